@@ -1,0 +1,118 @@
+// Package cli wires sparkrig's commands. Main returns an exit status instead of
+// calling os.Exit, so tests run the whole program in-process.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// Version is set at build time with -ldflags "-X github.com/sparkrig/sparkrig/internal/cli.Version=...".
+var Version = "dev"
+
+// Env is what a command may touch of the outside world: its streams, whether
+// stdout is a terminal, the clock and the environment.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// StdoutTTY is true when stdout is a terminal (colour, progress).
+	StdoutTTY bool
+	Now       func() time.Time
+	Getenv    func(string) string
+}
+
+// exitError carries an exit status and a one-line message up to Main.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// exitf returns an error that makes Main print msg and exit with code.
+func exitf(code int, format string, a ...any) error {
+	return &exitError{code: code, msg: fmt.Sprintf(format, a...)}
+}
+
+// statusError ends a command with a status and no message: the report said it all.
+func statusError(code int) error {
+	if code == ExitOK {
+		return nil
+	}
+	return &exitError{code: code}
+}
+
+// Main runs sparkrig with args and returns the exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Now: time.Now, Getenv: os.Getenv}
+	if f, ok := stdout.(*os.File); ok {
+		env.StdoutTTY = term.IsTerminal(int(f.Fd()))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	root := newRootCmd(env)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if ctx.Err() != nil {
+		fmt.Fprintln(stderr, "sparkrig: interrupted")
+		return ExitInterrupted
+	}
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.msg != "" {
+			fmt.Fprintln(stderr, "sparkrig: "+ee.msg)
+		}
+		return ee.code
+	}
+	// Anything else is a usage error from flag parsing or an unexpected failure.
+	fmt.Fprintln(stderr, "sparkrig: "+err.Error())
+	return ExitUnknown
+}
+
+func newRootCmd(env *Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sparkrig",
+		Short: "Audit, benchmark and configure multi-node NVIDIA GPU clusters (DGX Spark first)",
+		Long: `sparkrig makes a multi-node GPU cluster run at the speed its hardware allows.
+
+  doctor    audit this node, captured snapshots, or many nodes over SSH
+  snapshot  capture a node's evidence to a directory or .tar.gz
+  analyze   read nccl-tests, perftest, iperf3, nvbandwidth outputs and NCCL logs
+  bench     run network and NCCL benchmarks correctly and judge the results
+  report    render an HTML report from doctor, analyze and bench outputs
+  fix       write the network and NCCL configuration a topology needs
+
+` + exitHelp,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Version:       Version,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return exitf(ExitUnknown, "%s: %v (see --help)", c.CommandPath(), err)
+	})
+	root.AddCommand(
+		newDoctorCmd(env),
+		newSnapshotCmd(env),
+		newAnalyzeCmd(env),
+		newBenchCmd(env),
+		newReportCmd(env),
+		newFixCmd(env),
+	)
+	return root
+}

@@ -1,0 +1,97 @@
+// Package report is the one model every output format renders: the doctor's
+// findings per host and for the cluster, analysed benchmark files, and bench
+// runs. Renderers live in package render; this package holds data only.
+package report
+
+import (
+	"time"
+
+	"github.com/sparkrig/sparkrig/internal/check"
+)
+
+// SchemaVersion is the version of the JSON document. Bump it on any
+// incompatible change to the model.
+const SchemaVersion = 1
+
+// Report is one invocation's whole result (all hosts, all files).
+type Report struct {
+	Schema      int       `json:"schema_version"`
+	Tool        string    `json:"tool"`
+	ToolVersion string    `json:"tool_version"`
+	Command     string    `json:"command"`
+	GeneratedAt time.Time `json:"generated_at"`
+	// Status is the overall verdict: "ok", "warning", "critical" or "unknown".
+	Status string `json:"status"`
+
+	Hosts    []Host     `json:"hosts"`
+	Cluster  *Cluster   `json:"cluster,omitempty"`
+	Analyses []Analysis `json:"analyses,omitempty"`
+}
+
+// Host statuses.
+const (
+	HostAudited     = "audited"
+	HostUnreachable = "unreachable"
+	HostBadSnapshot = "bad-snapshot"
+	HostFailed      = "capture-failed"
+)
+
+// Host is one node's audit.
+type Host struct {
+	Host    string `json:"host"`
+	Profile string `json:"profile,omitempty"`
+	// Status is HostAudited, or why the host could not be audited.
+	Status   string          `json:"status"`
+	Error    string          `json:"error,omitempty"`
+	Source   string          `json:"source,omitempty"` // snapshot path, "live" or "ssh"
+	Findings []check.Finding `json:"findings"`
+	Skipped  []check.Skipped `json:"skipped,omitempty"`
+}
+
+// Cluster holds what only several nodes together show.
+type Cluster struct {
+	Topology string          `json:"topology,omitempty"`
+	Links    []Link          `json:"links"`
+	Findings []check.Finding `json:"findings"`
+}
+
+// Link is one cable (or switch path) between two netdevs of two nodes.
+type Link struct {
+	A        Endpoint `json:"a"`
+	B        Endpoint `json:"b"`
+	Subnet   string   `json:"subnet,omitempty"`
+	OK       bool     `json:"ok"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Endpoint is one end of a link.
+type Endpoint struct {
+	Host      string `json:"host"`
+	NetDev    string `json:"netdev"`
+	RDMADev   string `json:"rdma_dev,omitempty"`
+	Addr      string `json:"addr,omitempty"`
+	MTU       int    `json:"mtu"`
+	SpeedMbps int    `json:"speed_mbps,omitempty"`
+}
+
+// Analysis is filled by `sparkrig analyze` and `sparkrig bench`; see analysis.go.
+type Analysis = AnalysisResult
+
+// Worst returns the worst severity of every finding in the report.
+func (r *Report) Worst() check.Severity {
+	worst := check.OK
+	see := func(fs []check.Finding) {
+		for _, f := range fs {
+			if f.Severity.Rank() > worst.Rank() {
+				worst = f.Severity
+			}
+		}
+	}
+	for _, h := range r.Hosts {
+		see(h.Findings)
+	}
+	if r.Cluster != nil {
+		see(r.Cluster.Findings)
+	}
+	return worst
+}

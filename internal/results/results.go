@@ -1,0 +1,90 @@
+// Package results holds the typed model of benchmark results and the parsers
+// that produce it from the outputs of nccl-tests, perftest, iperf3 and
+// nvbandwidth. sparkrig's own benchmarks emit the same model, so analysis,
+// expectations and reports treat both alike.
+package results
+
+// Collective results use nccl-tests' definitions: algbw = size/time and
+// busbw = algbw × factor, where the factor depends on the collective and the
+// rank count n (all_reduce 2(n−1)/n; all_gather, reduce_scatter, alltoall
+// (n−1)/n; broadcast, reduce, sendrecv 1).
+
+// NCCLRow is one message size of a collective table. Pointers are nil where
+// the output says N/A or the column is absent.
+type NCCLRow struct {
+	SizeBytes int64  `json:"size_bytes"`
+	Count     int64  `json:"count"`
+	Type      string `json:"type"`
+	RedOp     string `json:"redop,omitempty"`
+	Root      int    `json:"root"`
+	OOP       Timing `json:"out_of_place"`
+	IP        Timing `json:"in_place"`
+}
+
+// Timing is one half (out-of-place or in-place) of a collective row.
+type Timing struct {
+	TimeUS    *float64 `json:"time_us,omitempty"`
+	AlgBWGBs  *float64 `json:"algbw_gbs,omitempty"`
+	BusBWGBs  *float64 `json:"busbw_gbs,omitempty"`
+	WrongErrs *int64   `json:"wrong,omitempty"`
+}
+
+// NCCLDevice is a rank's device line from the nccl-tests header.
+type NCCLDevice struct {
+	Rank   int    `json:"rank"`
+	Host   string `json:"host"`
+	PID    int    `json:"pid,omitempty"`
+	Device int    `json:"device"`
+	PCIBus string `json:"pci_bus,omitempty"`
+	Name   string `json:"name,omitempty"`
+}
+
+// NCCLTable is one collective run: a header, a table of sizes and a footer.
+type NCCLTable struct {
+	// Collective is the canonical name: all_reduce, all_gather, reduce_scatter,
+	// broadcast, reduce, alltoall, sendrecv, scatter, gather, hypercube.
+	Collective   string       `json:"collective"`
+	Tool         string       `json:"tool"` // "nccl-tests" or "sparkrig"
+	ToolVersion  string       `json:"tool_version,omitempty"`
+	NCCLVersion  string       `json:"nccl_version,omitempty"`
+	Ranks        int          `json:"ranks"`
+	Nodes        int          `json:"nodes"`
+	Devices      []NCCLDevice `json:"devices"`
+	Rows         []NCCLRow    `json:"rows"`
+	AvgBusBWGBs  *float64     `json:"avg_busbw_gbs,omitempty"` // the footer; averages every size
+	WrongResults int64        `json:"wrong_results"`
+	// PeakBusBWGBs is the best busbw of any row (either placement) and PeakSize its message size.
+	PeakBusBWGBs float64 `json:"peak_busbw_gbs"`
+	PeakSize     int64   `json:"peak_size_bytes"`
+}
+
+// BusBWFactor returns nccl-tests' bus-bandwidth factor for a collective on n ranks.
+func BusBWFactor(collective string, n int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	nf := float64(n)
+	switch collective {
+	case "all_reduce":
+		return 2 * (nf - 1) / nf
+	case "all_gather", "reduce_scatter", "alltoall":
+		return (nf - 1) / nf
+	default: // broadcast, reduce, sendrecv, scatter, gather, hypercube
+		return 1
+	}
+}
+
+// FinishPeak fills PeakBusBWGBs, PeakSize and WrongResults from Rows.
+func (t *NCCLTable) FinishPeak() {
+	t.PeakBusBWGBs, t.PeakSize, t.WrongResults = 0, 0, 0
+	for _, r := range t.Rows {
+		for _, tm := range []Timing{r.OOP, r.IP} {
+			if tm.BusBWGBs != nil && *tm.BusBWGBs > t.PeakBusBWGBs {
+				t.PeakBusBWGBs, t.PeakSize = *tm.BusBWGBs, r.SizeBytes
+			}
+			if tm.WrongErrs != nil && *tm.WrongErrs > 0 {
+				t.WrongResults += *tm.WrongErrs
+			}
+		}
+	}
+}

@@ -1,0 +1,242 @@
+package snapshot
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+const manifestName = "manifest.json"
+
+// maxSnapshotBytes bounds what a snapshot may expand to, so a hostile or
+// corrupt archive cannot exhaust memory.
+const maxSnapshotBytes = 512 << 20
+
+// ErrBadSnapshot marks a snapshot that cannot be read (truncated, no manifest, garbage).
+var ErrBadSnapshot = errors.New("bad snapshot")
+
+func badf(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadSnapshot, fmt.Sprintf(format, a...))
+}
+
+// keys returns the data keys in sorted order, so output is deterministic.
+func (s *Snapshot) keys() []string {
+	ks := make([]string, 0, len(s.Data))
+	for k := range s.Data {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func (s *Snapshot) manifestJSON() ([]byte, error) {
+	return json.MarshalIndent(s.Manifest, "", "  ")
+}
+
+// Write stores the snapshot at dst: a .tar.gz (or .tgz) archive when the name
+// says so, a directory otherwise.
+func (s *Snapshot) Write(dst string) error {
+	if IsArchiveName(dst) {
+		f, err := os.Create(dst)
+		if err != nil {
+			return err
+		}
+		if err := s.WriteTarGz(f); err != nil {
+			f.Close()
+			return fmt.Errorf("write %s: %w", dst, err)
+		}
+		return f.Close()
+	}
+	return s.WriteDir(dst)
+}
+
+// IsArchiveName reports whether name ends in .tar.gz or .tgz.
+func IsArchiveName(name string) bool {
+	return strings.HasSuffix(name, ".tar.gz") || strings.HasSuffix(name, ".tgz")
+}
+
+// WriteDir stores the snapshot as a directory tree at dir.
+func (s *Snapshot) WriteDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, k := range s.keys() {
+		p := filepath.Join(dir, filepath.FromSlash(k))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, s.Data[k], 0o644); err != nil {
+			return err
+		}
+	}
+	m, err := s.manifestJSON()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, manifestName), append(m, '\n'), 0o644)
+}
+
+// WriteTarGz writes the snapshot as a gzip-compressed tar stream.
+func (s *Snapshot) WriteTarGz(w io.Writer) error {
+	gz := gzip.NewWriter(w)
+	tw := tar.NewWriter(gz)
+	m, err := s.manifestJSON()
+	if err != nil {
+		return err
+	}
+	mtime := s.Manifest.CapturedAt
+	if mtime.IsZero() {
+		mtime = time.Unix(0, 0)
+	}
+	put := func(name string, b []byte) error {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), ModTime: mtime, Typeflag: tar.TypeReg}); err != nil {
+			return err
+		}
+		_, err := tw.Write(b)
+		return err
+	}
+	if err := put(manifestName, m); err != nil {
+		return err
+	}
+	for _, k := range s.keys() {
+		if err := put(k, s.Data[k]); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return gz.Close()
+}
+
+// Read loads a snapshot from a directory or a .tar.gz archive. Errors wrap
+// ErrBadSnapshot when the content is not a valid snapshot.
+func Read(src string) (*Snapshot, error) {
+	st, err := os.Stat(src)
+	if err != nil {
+		return nil, err
+	}
+	var s *Snapshot
+	if st.IsDir() {
+		s, err = ReadFS(os.DirFS(src))
+	} else {
+		var f *os.File
+		if f, err = os.Open(src); err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		s, err = ReadTarGz(f)
+	}
+	if err != nil {
+		return nil, err
+	}
+	s.Source = src
+	return s, nil
+}
+
+// ReadFS loads a snapshot from a directory tree.
+func ReadFS(fsys fs.FS) (*Snapshot, error) {
+	s := &Snapshot{Data: map[string][]byte{}}
+	mb, err := fs.ReadFile(fsys, manifestName)
+	if err != nil {
+		return nil, badf("no %s", manifestName)
+	}
+	if err := s.decodeManifest(mb); err != nil {
+		return nil, err
+	}
+	var total int64
+	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || p == manifestName || !(strings.HasPrefix(p, "files/") || strings.HasPrefix(p, "cmds/")) {
+			return nil
+		}
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		if total += int64(len(b)); total > maxSnapshotBytes {
+			return badf("larger than %d MiB", maxSnapshotBytes>>20)
+		}
+		s.Data[p] = b
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, s.validate()
+}
+
+// ReadTarGz loads a snapshot from a gzip-compressed tar stream.
+func ReadTarGz(r io.Reader) (*Snapshot, error) {
+	gz, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, badf("not a gzip archive (%v)", err)
+	}
+	tr := tar.NewReader(gz)
+	s := &Snapshot{Data: map[string][]byte{}}
+	var manifest []byte
+	var total int64
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, badf("archive is truncated or corrupt (%v)", err)
+		}
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		name := strings.TrimPrefix(path.Clean(h.Name), "./")
+		if total += h.Size; total > maxSnapshotBytes {
+			return nil, badf("larger than %d MiB", maxSnapshotBytes>>20)
+		}
+		var buf bytes.Buffer
+		if _, err := io.CopyN(&buf, tr, h.Size); err != nil {
+			return nil, badf("archive is truncated at %s (%v)", name, err)
+		}
+		switch {
+		case name == manifestName:
+			manifest = buf.Bytes()
+		case strings.HasPrefix(name, "files/") || strings.HasPrefix(name, "cmds/"):
+			s.Data[name] = buf.Bytes()
+		}
+	}
+	if manifest == nil {
+		return nil, badf("no %s in archive", manifestName)
+	}
+	if err := s.decodeManifest(manifest); err != nil {
+		return nil, err
+	}
+	return s, s.validate()
+}
+
+func (s *Snapshot) decodeManifest(b []byte) error {
+	if err := json.Unmarshal(b, &s.Manifest); err != nil {
+		return badf("%s is not valid JSON (%v)", manifestName, err)
+	}
+	if s.Manifest.Items == nil {
+		s.Manifest.Items = []Item{}
+	}
+	return nil
+}
+
+func (s *Snapshot) validate() error {
+	if err := s.Validate(); err != nil {
+		return badf("%v", err)
+	}
+	return nil
+}
