@@ -2,13 +2,12 @@ package cli
 
 import "github.com/spf13/cobra"
 
-// newBenchCmd is a placeholder until the bench command lands.
+// newBenchCmd is the parent of the benchmark commands.
 func newBenchCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "bench (not yet available)",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return exitf(ExitUnknown, "bench is not available in this build")
-		},
+		Short: "run network and NCCL benchmarks and judge the results",
 	}
+	cmd.AddCommand(newBenchGPUCmd(env))
+	return cmd
 }

@@ -1,0 +1,65 @@
+// Package render writes a report.Report as text, JSON or Markdown (and, in
+// their own files, HTML and Prometheus metrics). Every format renders the same
+// model; nothing here computes findings.
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/sparkrig/sparkrig/internal/report"
+)
+
+// Options tune the text renderers.
+type Options struct {
+	Color   bool // ANSI colours (only on a TTY, never with NO_COLOR)
+	Verbose bool // also list skipped checks and passing findings
+	Width   int  // terminal width; 100 when unknown
+}
+
+// Formats lists the accepted --format values.
+var Formats = []string{"text", "json", "markdown"}
+
+// Write renders r in the named format.
+func Write(w io.Writer, r *report.Report, format string, opt Options) error {
+	switch format {
+	case "text", "":
+		return Text(w, r, opt)
+	case "json":
+		return JSON(w, r)
+	case "markdown", "md":
+		return Markdown(w, r, opt)
+	}
+	return fmt.Errorf("unknown format %q", format)
+}
+
+// JSON writes r as one indented JSON document.
+func JSON(w io.Writer, r *report.Report) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// Text writes r for a terminal: hosts, then the cluster, then analysed files.
+func Text(w io.Writer, r *report.Report, opt Options) error {
+	if opt.Width <= 0 {
+		opt.Width = 100
+	}
+	for _, section := range []func(io.Writer, *report.Report, Options) error{textHosts, textCluster, textAnalyses} {
+		if err := section(w, r, opt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Markdown writes r for a GitHub issue or forum post.
+func Markdown(w io.Writer, r *report.Report, opt Options) error {
+	for _, section := range []func(io.Writer, *report.Report, Options) error{mdHosts, mdCluster, mdAnalyses} {
+		if err := section(w, r, opt); err != nil {
+			return err
+		}
+	}
+	return nil
+}
