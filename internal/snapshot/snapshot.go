@@ -102,6 +102,9 @@ func CmdKey(id, stream string) string { return "cmds/" + id + "." + stream }
 // AddFile records a file that was read.
 func (s *Snapshot) AddFile(p string, data []byte) {
 	p = path.Clean("/" + p)
+	if data == nil {
+		data = []byte{}
+	}
 	s.Data[FileKey(p)] = data
 	s.Manifest.Items = append(s.Manifest.Items, Item{Kind: KindFile, Name: p, Status: StatusOK, Size: int64(len(data))})
 }
@@ -127,6 +130,9 @@ func (s *Snapshot) AddCmd(it Item, stdout, stderr []byte) {
 		it.Status = StatusOK
 	}
 	it.Size = int64(len(stdout))
+	if stdout == nil {
+		stdout = []byte{}
+	}
 	s.Data[CmdKey(it.Name, "stdout")] = stdout
 	if len(stderr) > 0 {
 		s.Data[CmdKey(it.Name, "stderr")] = stderr

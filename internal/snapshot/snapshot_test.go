@@ -1,0 +1,148 @@
+package snapshot
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func sample() *Snapshot {
+	s := New("spark-01")
+	s.Manifest.CapturedAt = time.Date(2026, 11, 22, 3, 0, 0, 0, time.UTC)
+	s.Manifest.ToolVersion = "test"
+	s.Manifest.Capturer = "sparkrig"
+	s.AddFile("/proc/meminfo", []byte("MemTotal:       128479340 kB\nCmaTotal:              0 kB\n"))
+	s.AddFile("/sys/class/net/enp1s0f1np1/mtu", []byte("9000\n"))
+	s.AddLink("/sys/class/net/enp1s0f1np1/device", "../../../0000:01:00.1")
+	s.AddMissing(KindFile, "/etc/nccl.conf", StatusMissing, "no such file")
+	s.AddCmd(Item{Name: "uname", Argv: []string{"uname", "-a"}}, []byte("Linux spark-01 6.11.0-1016-nvidia aarch64\n"), nil)
+	s.AddCmd(Item{Name: "ibv_devinfo", Argv: []string{"ibv_devinfo", "-v"}, ExitCode: 255}, nil, []byte("Failed to get IB devices list\n"))
+	s.AddMissing(KindCmd, "nvidia-smi-q", StatusMissing, "executable file not found in $PATH")
+	return s
+}
+
+func TestRoundTrip(t *testing.T) {
+	want := sample()
+	dir := t.TempDir()
+	for _, dst := range []string{filepath.Join(dir, "tree"), filepath.Join(dir, "node.tar.gz")} {
+		if err := want.Write(dst); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read(dst)
+		if err != nil {
+			t.Fatalf("read %s: %v", dst, err)
+		}
+		if diff := cmp.Diff(want.Manifest, got.Manifest); diff != "" {
+			t.Errorf("%s manifest (-want +got):\n%s", dst, diff)
+		}
+		if diff := cmp.Diff(want.Data, got.Data); diff != "" {
+			t.Errorf("%s data (-want +got):\n%s", dst, diff)
+		}
+		if got.Source != dst {
+			t.Errorf("Source = %q, want %q", got.Source, dst)
+		}
+	}
+}
+
+func TestAccessors(t *testing.T) {
+	s := sample()
+	if b, ok := s.File("/sys/class/net/enp1s0f1np1/mtu"); !ok || string(b) != "9000\n" {
+		t.Errorf("File(mtu) = %q, %v", b, ok)
+	}
+	if _, ok := s.File("/etc/nccl.conf"); ok {
+		t.Error("File(/etc/nccl.conf) found, want missing")
+	}
+	if it, ok := s.Item(KindFile, "/etc/nccl.conf"); !ok || it.Status != StatusMissing {
+		t.Errorf("Item(nccl.conf) = %+v, %v", it, ok)
+	}
+	if tgt, ok := s.Link("/sys/class/net/enp1s0f1np1/device"); !ok || tgt != "../../../0000:01:00.1" {
+		t.Errorf("Link = %q, %v", tgt, ok)
+	}
+	if out, it, ok := s.Cmd("uname"); !ok || it.ExitCode != 0 || string(out) != "Linux spark-01 6.11.0-1016-nvidia aarch64\n" {
+		t.Errorf("Cmd(uname) = %q, %+v, %v", out, it, ok)
+	}
+	if _, it, ok := s.Cmd("ibv_devinfo"); !ok || it.ExitCode != 255 || string(s.Stderr("ibv_devinfo")) != "Failed to get IB devices list\n" {
+		t.Errorf("Cmd(ibv_devinfo) = %+v, %v", it, ok)
+	}
+	if _, it, ok := s.Cmd("nvidia-smi-q"); ok || it.Status != StatusMissing {
+		t.Errorf("Cmd(nvidia-smi-q) = %+v, %v; want missing", it, ok)
+	}
+	if got := s.List("/sys/class/net"); !cmp.Equal(got, []string{"enp1s0f1np1"}) {
+		t.Errorf("List(/sys/class/net) = %v", got)
+	}
+	if got := s.List("/sys/class/net/enp1s0f1np1"); !cmp.Equal(got, []string{"device", "mtu"}) {
+		t.Errorf("List(enp1s0f1np1) = %v", got)
+	}
+}
+
+func TestBadSnapshots(t *testing.T) {
+	dir := t.TempDir()
+	var good bytes.Buffer
+	if err := sample().WriteTarGz(&good); err != nil {
+		t.Fatal(err)
+	}
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	noManifest := New("x")
+	noManifest.Data["files/proc/meminfo"] = []byte("x")
+	var nm bytes.Buffer
+	// Write an archive without manifest.json by hand-building one.
+	if err := (&Snapshot{Data: noManifest.Data}).writeTarGzNoManifest(&nm); err != nil {
+		t.Fatal(err)
+	}
+	emptyDir := filepath.Join(dir, "empty")
+	os.Mkdir(emptyDir, 0o755)
+	badJSON := filepath.Join(dir, "badjson")
+	os.Mkdir(badJSON, 0o755)
+	os.WriteFile(filepath.Join(badJSON, "manifest.json"), []byte("{not json"), 0o644)
+	lying := filepath.Join(dir, "lying")
+	os.Mkdir(lying, 0o755)
+	os.WriteFile(filepath.Join(lying, "manifest.json"), []byte(`{"schema":1,"host":"h","items":[{"kind":"file","name":"/proc/meminfo","status":"ok"}]}`), 0o644)
+	tests := []struct {
+		name, path, want string
+	}{
+		{"truncated", write("trunc.tar.gz", good.Bytes()[:good.Len()/2]), "bad snapshot: archive is truncated"},
+		{"garbage", write("junk.tar.gz", []byte("\x00\x01garbage not gzip")), "bad snapshot: not a gzip archive"},
+		{"no manifest in archive", write("nm.tar.gz", nm.Bytes()), "bad snapshot: no manifest.json in archive"},
+		{"empty dir", emptyDir, "bad snapshot: no manifest.json"},
+		{"bad json", badJSON, "bad snapshot: manifest.json is not valid JSON"},
+		{"manifest lists absent file", lying, "bad snapshot: manifest lists /proc/meminfo but the snapshot holds no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Read(tt.path)
+			if err == nil || !errors.Is(err, ErrBadSnapshot) {
+				t.Fatalf("Read = %v, want ErrBadSnapshot", err)
+			}
+			if got := err.Error(); len(got) < len(tt.want) || got[:len(tt.want)] != tt.want {
+				t.Errorf("error = %q, want prefix %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzReadTarGz(f *testing.F) {
+	var good bytes.Buffer
+	if err := sample().WriteTarGz(&good); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good.Bytes())
+	f.Add(good.Bytes()[:100])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := ReadTarGz(bytes.NewReader(b))
+		if err == nil && s.Manifest.Host == "" {
+			t.Fatal("accepted a snapshot with no host")
+		}
+	})
+}
