@@ -1,0 +1,105 @@
+package capture
+
+import (
+	"context"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkrig/sparkrig/internal/snapshot"
+)
+
+func TestExpandCommands(t *testing.T) {
+	cmds := []Command{
+		{ID: "uname", Argv: []string{"uname", "-a"}},
+		{ID: "ethtool", Each: EachNetdev, Argv: []string{"ethtool", "{netdev}"}},
+	}
+	got := expandCommands(cmds, []string{"enp1s0f0np0", "enP7s7"})
+	var ids []string
+	var argvs [][]string
+	for _, r := range got {
+		ids = append(ids, r.id)
+		argvs = append(argvs, r.argv)
+	}
+	if d := cmp.Diff([]string{"uname", "ethtool.enp1s0f0np0", "ethtool.enP7s7"}, ids); d != "" {
+		t.Errorf("ids (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([][]string{{"uname", "-a"}, {"ethtool", "enp1s0f0np0"}, {"ethtool", "enP7s7"}}, argvs); d != "" {
+		t.Errorf("argv (-want +got):\n%s", d)
+	}
+}
+
+func TestFilterAndTail(t *testing.T) {
+	log := "[    1.0] usb 1-1: new device\n" +
+		"[   12.5] NVRM: Xid (PCI:0000:18:00): 79, pid=0, GPU has fallen off the bus.\n" +
+		"[   13.1] mlx5_core 0000:01:00.0 enp1s0f0np0: Link up\n" +
+		"[   14.0] EXT4-fs mounted\n"
+	got := filterLines([]byte(log), regexp.MustCompile(`NVRM: Xid|mlx5`))
+	want := "[   12.5] NVRM: Xid (PCI:0000:18:00): 79, pid=0, GPU has fallen off the bus.\n" +
+		"[   13.1] mlx5_core 0000:01:00.0 enp1s0f0np0: Link up\n"
+	if string(got) != want {
+		t.Errorf("filter = %q, want %q", got, want)
+	}
+	if got := tailLines(got, 1); string(got) != "[   13.1] mlx5_core 0000:01:00.0 enp1s0f0np0: Link up\n" {
+		t.Errorf("tail = %q", got)
+	}
+	if got := tailLines([]byte("a\nb"), 5); string(got) != "a\nb" {
+		t.Errorf("tail of short input = %q", got)
+	}
+}
+
+func TestEvidenceListIsWellFormed(t *testing.T) {
+	idRe := regexp.MustCompile(`^[a-z0-9-]+$`)
+	seen := map[string]bool{}
+	for _, c := range Commands {
+		if !idRe.MatchString(c.ID) || seen[c.ID] {
+			t.Errorf("command id %q is malformed or repeated", c.ID)
+		}
+		seen[c.ID] = true
+		if len(c.Argv) == 0 || c.Why == "" {
+			t.Errorf("command %s lacks argv or purpose", c.ID)
+		}
+		if c.Filter != "" {
+			if _, err := regexp.Compile(c.Filter); err != nil {
+				t.Errorf("command %s filter: %v", c.ID, err)
+			}
+		}
+	}
+	for _, p := range Files {
+		if !strings.HasPrefix(p.Glob, "/") || p.Why == "" {
+			t.Errorf("path %q must be absolute and say why", p.Glob)
+		}
+	}
+}
+
+// TestLocalOnThisMachine captures the machine running the tests: whatever it
+// lacks (GPU, RDMA, tools) must be recorded, never fatal.
+func TestLocalOnThisMachine(t *testing.T) {
+	s := Local(context.Background(), Options{ToolVersion: "test"})
+	if err := s.Validate(); err != nil {
+		t.Fatalf("live snapshot does not validate: %v", err)
+	}
+	if b, ok := s.File("/proc/meminfo"); !ok || !strings.Contains(string(b), "MemTotal:") {
+		t.Errorf("/proc/meminfo not captured")
+	}
+	it, ok := s.Item(snapshot.KindCmd, "nvidia-smi-q")
+	if !ok {
+		t.Fatal("nvidia-smi-q not recorded")
+	}
+	if _, err := exec.LookPath("nvidia-smi"); err != nil && it.Status != snapshot.StatusMissing {
+		t.Errorf("nvidia-smi absent but status %q", it.Status)
+	}
+	if _, ok := s.Item(snapshot.KindLink, "/sys/class/net/lo"); !ok {
+		t.Errorf("/sys/class/net/lo link not recorded")
+	}
+}
+
+// BenchmarkLocal measures a whole live capture on this machine.
+func BenchmarkLocal(b *testing.B) {
+	for b.Loop() {
+		Local(context.Background(), Options{})
+	}
+}
