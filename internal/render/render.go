@@ -19,7 +19,7 @@ type Options struct {
 }
 
 // Formats lists the accepted --format values.
-var Formats = []string{"text", "json", "markdown"}
+var Formats = []string{"text", "json", "markdown", "html", "prometheus"}
 
 // Write renders r in the named format.
 func Write(w io.Writer, r *report.Report, format string, opt Options) error {
@@ -30,6 +30,10 @@ func Write(w io.Writer, r *report.Report, format string, opt Options) error {
 		return JSON(w, r)
 	case "markdown", "md":
 		return Markdown(w, r, opt)
+	case "html":
+		return HTML(w, r, HTMLOptions{})
+	case "prometheus", "prom":
+		return Prometheus(w, r)
 	}
 	return fmt.Errorf("unknown format %q", format)
 }

@@ -1,0 +1,181 @@
+package render
+
+import (
+	"embed"
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/report"
+)
+
+//go:embed assets/report.html.tmpl assets/report.css assets/report.js
+var assets embed.FS
+
+var pageTmpl = template.Must(template.New("report.html.tmpl").ParseFS(assets, "assets/report.html.tmpl"))
+
+var (
+	pageCSS = template.CSS(mustAsset("assets/report.css"))
+	pageJS  = template.JS(mustAsset("assets/report.js"))
+)
+
+func mustAsset(name string) string {
+	b, err := assets.ReadFile(name)
+	if err != nil {
+		panic(err) // embedded at build time: cannot fail at run time
+	}
+	return string(b)
+}
+
+// HTMLOptions add what the report model does not carry.
+type HTMLOptions struct {
+	// Title heads the page; "sparkrig report" when empty.
+	Title string
+	// Inputs lists the files the report was made from, shown under the title.
+	Inputs []string
+}
+
+// HTML writes r as one self-contained HTML page: inline CSS, JS and SVG, and
+// a Content-Security-Policy that forbids every network request.
+func HTML(w io.Writer, r *report.Report, opt HTMLOptions) error {
+	return pageTmpl.Execute(w, newPage(r, opt))
+}
+
+// severities in display order, worst first.
+var severities = []check.Severity{check.Fail, check.Warn, check.NotEvaluated, check.Info, check.OK}
+
+// page is the view model of the HTML template.
+type page struct {
+	Title, Tool, ToolVersion, Command, Generated, Status string
+	Schema                                               int
+	Inputs                                               []string
+	CSS                                                  template.CSS
+	JS                                                   template.JS
+
+	HostCount, Unaudited int
+	Counts               []sevCount
+	Filters              []sevFilter
+	Hosts                []hostView
+	Topo                 *topoView
+
+	RunCount   int
+	Plots      []plotView
+	Rails      template.HTML
+	RailsSub   string
+	Comparison *comparison
+	Failed     []report.AnalysisResult
+}
+
+type sevCount struct {
+	Sev   check.Severity
+	Label string
+	N     int
+}
+
+type sevFilter struct {
+	Sev check.Severity
+	N   int
+	On  bool
+}
+
+type hostView struct {
+	Name, Profile, Status, Source, Error, Summary string
+	Findings                                      []findingView
+}
+
+type findingView struct {
+	check.Finding
+	Open bool
+}
+
+func newPage(r *report.Report, opt HTMLOptions) *page {
+	p := &page{
+		Title: opt.Title, Tool: r.Tool, ToolVersion: r.ToolVersion, Command: r.Command,
+		Status: statusWord(r), Schema: r.Schema, Inputs: opt.Inputs, CSS: pageCSS, JS: pageJS,
+		HostCount: len(r.Hosts),
+	}
+	if p.Title == "" {
+		p.Title = "sparkrig report"
+	}
+	if p.Tool == "" {
+		p.Tool = "sparkrig"
+	}
+	if !r.GeneratedAt.IsZero() {
+		p.Generated = r.GeneratedAt.UTC().Format(time.RFC3339)
+	}
+	counts := map[check.Severity]int{}
+	for _, h := range r.Hosts {
+		if h.Status != "" && h.Status != report.HostAudited {
+			p.Unaudited++
+		}
+		p.Hosts = append(p.Hosts, newHostView(h, counts))
+	}
+	if r.Cluster != nil && len(r.Cluster.Findings) > 0 {
+		p.Hosts = append(p.Hosts, newHostView(report.Host{Host: "cluster", Status: "cross-node checks", Findings: r.Cluster.Findings}, counts))
+	}
+	for _, s := range severities {
+		p.Filters = append(p.Filters, sevFilter{Sev: s, N: counts[s], On: s != check.OK})
+		if s != check.OK || counts[s] > 0 {
+			p.Counts = append(p.Counts, sevCount{Sev: s, Label: sevLabel(s), N: counts[s]})
+		}
+	}
+	p.Topo = newTopoView(r.Cluster)
+	runs, rails, failed := benchData(r)
+	addBenchmarks(p, runs, rails)
+	p.Failed = failed
+	return p
+}
+
+func newHostView(h report.Host, counts map[check.Severity]int) hostView {
+	v := hostView{Name: h.Host, Profile: h.Profile, Status: h.Status, Source: h.Source, Error: h.Error}
+	fs := append([]check.Finding(nil), h.Findings...)
+	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Severity.Rank() > fs[j].Severity.Rank() })
+	per := map[check.Severity]int{}
+	for _, f := range fs {
+		counts[f.Severity]++
+		per[f.Severity]++
+		v.Findings = append(v.Findings, findingView{Finding: f, Open: f.Severity == check.Fail})
+	}
+	var parts []string
+	for _, s := range severities {
+		if per[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", per[s], s))
+		}
+	}
+	v.Summary = strings.Join(parts, " · ")
+	return v
+}
+
+func sevLabel(s check.Severity) string {
+	switch s {
+	case check.Fail:
+		return "failed"
+	case check.Warn:
+		return "warnings"
+	case check.NotEvaluated:
+		return "not evaluated"
+	case check.Info:
+		return "info"
+	}
+	return "passed"
+}
+
+// statusWord is the report's overall status, derived from the findings when
+// the report does not say.
+func statusWord(r *report.Report) string {
+	switch r.Status {
+	case "ok", "warning", "critical", "unknown":
+		return r.Status
+	}
+	switch r.Worst() {
+	case check.Fail:
+		return "critical"
+	case check.Warn:
+		return "warning"
+	}
+	return "ok"
+}
