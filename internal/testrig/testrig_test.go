@@ -1,0 +1,79 @@
+package testrig
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+func twoSparks() Config {
+	return Config{
+		Hosts: []HostSpec{
+			{Name: "spark-01", NetDevs: map[string]NetDev{
+				"enp1s0f1np1":   {MTU: 9000, Addrs: []string{"192.168.100.10/24"}},
+				"enP2p1s0f1np1": {MTU: 9000, Addrs: []string{"192.168.101.10/24"}},
+				"enp1s0f0np0":   {},
+			},
+				Files:    map[string]string{"/etc/dgx-release": "DGX_NAME=\"DGX Spark\"\n", "/sys/class/infiniband/rocep1s0f1/fw_ver": "28.45.4028\n"},
+				Standins: []Standin{{Name: "nvidia-smi", Outputs: map[string]string{"-L": "GPU 0: NVIDIA GB10 (UUID: GPU-x)\n"}}},
+			},
+			{Name: "spark-02", NetDevs: map[string]NetDev{
+				"enp1s0f1np1":   {MTU: 1500, Addrs: []string{"192.168.100.11/24"}},
+				"enP2p1s0f1np1": {MTU: 9000, Addrs: []string{"192.168.101.11/24"}},
+			}},
+		},
+		Links: Cable("spark-01", 1, "spark-02", 1),
+	}
+}
+
+func sshRun(t *testing.T, r *Rig, host, cmd string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "ssh", "-F", r.SSHConfig, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", host, cmd).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ssh %s %q: %v: %s", host, cmd, err, out)
+	}
+	return string(out)
+}
+
+func TestRigHostsDifferForReal(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Skip("no OpenSSH client")
+	}
+	r := New(t, twoSparks())
+	if got := sshRun(t, r, "spark-01", "cat /sys/class/net/enp1s0f1np1/mtu /etc/dgx-release /sys/class/infiniband/rocep1s0f1/fw_ver; nvidia-smi -L"); got != "9000\nDGX_NAME=\"DGX Spark\"\n28.45.4028\nGPU 0: NVIDIA GB10 (UUID: GPU-x)\n" {
+		t.Errorf("spark-01 sees %q", got)
+	}
+	if got := sshRun(t, r, "spark-02", "cat /sys/class/net/enp1s0f1np1/mtu; test -e /etc/dgx-release || echo no-dgx; command -v nvidia-smi || echo no-smi"); got != "1500\nno-dgx\nno-smi\n" {
+		t.Errorf("spark-02 sees %q", got)
+	}
+	// The unlinked netdev exists with no carrier.
+	if got := sshRun(t, r, "spark-01", "cat /sys/class/net/enp1s0f0np0/carrier 2>&1 || true"); !strings.Contains(got, "Invalid argument") && got != "0\n" {
+		t.Errorf("unlinked netdev carrier: %q", got)
+	}
+	// Data traffic flows between the namespaces at the smaller MTU only.
+	if out, err := r.Host("spark-01").Exec(context.Background(), "ping", "-c", "1", "-W", "2", "-M", "do", "-s", "1472", "192.168.100.11"); err != nil {
+		t.Errorf("ping at 1500: %v %s", err, out)
+	}
+	if _, err := r.Host("spark-01").Exec(context.Background(), "ping", "-c", "1", "-W", "1", "-M", "do", "-s", "8972", "192.168.100.11"); err == nil {
+		t.Errorf("jumbo ping crossed a link whose far end has MTU 1500")
+	}
+	// Nothing leaked into the root namespace or the real /etc.
+	if _, err := os.Stat("/etc/dgx-release"); err == nil {
+		t.Errorf("/etc/dgx-release appeared on the machine")
+	}
+	dir := r.Dir
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Errorf("%s left after Close", dir)
+	}
+	if _, err := os.Stat("/run/netns/" + r.Hosts[0].NS); err == nil {
+		t.Errorf("namespace %s left after Close", r.Hosts[0].NS)
+	}
+}
