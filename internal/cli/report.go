@@ -1,14 +1,260 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
-// newReportCmd is a placeholder until the report command lands.
+	"github.com/spf13/cobra"
+
+	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
+)
+
+// reportOptions are the flags of `sparkrig report`.
+type reportOptions struct {
+	Output string
+	Format string
+	Title  string
+}
+
 func newReportCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "report",
-		Short: "report (not yet available)",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return exitf(ExitUnknown, "report is not available in this build")
-		},
+	o := &reportOptions{}
+	cmd := &cobra.Command{
+		Use:   "report INPUT... [-o report.html]",
+		Short: "render one HTML report from doctor, analyze and bench outputs",
+		Long: `Render one report from several inputs:
+
+  doctor or bench JSON      sparkrig doctor --format json, sparkrig bench ... --format json
+  snapshots                 a snapshot directory or .tar.gz: audited as sparkrig doctor would
+  raw benchmark outputs     nccl-tests, perftest, iperf3, nvbandwidth: parsed as sparkrig analyze would
+
+The HTML is one self-contained file: it makes no network request when opened.
+An input that cannot be read is named in the report and makes the exit status 3;
+the others are still rendered.`,
+		Example: `  sparkrig doctor --hosts spark-1,spark-2 --format json > doctor.json
+  sparkrig report doctor.json all_gather.txt ib_write_bw.txt -o report.html
+  sparkrig report doctor.json --format prometheus -o /var/lib/node_exporter/textfile/sparkrig.prom`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runReport(env, o, args) },
 	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "", `write here ("-" for stdout; default stdout, or report.html when stdout is a terminal)`)
+	f.StringVar(&o.Format, "format", "html", "output format: "+strings.Join(render.Formats, ", "))
+	f.StringVar(&o.Title, "title", "", "page title of the HTML report")
+	return cmd
+}
+
+func runReport(env *Env, o *reportOptions, inputs []string) error {
+	if !containsFormat(o.Format) {
+		return exitf(ExitUnknown, "report: unknown format %q (want one of %s)", o.Format, strings.Join(render.Formats, ", "))
+	}
+	r := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version,
+		Command: "report", GeneratedAt: env.Now().UTC(), Hosts: []report.Host{}}
+	bad := 0
+	for _, in := range inputs {
+		if err := addInput(r, in); err != nil {
+			bad++
+			fmt.Fprintf(env.Stderr, "sparkrig: report: %s: %v\n", in, err)
+			r.Analyses = append(r.Analyses, report.AnalysisResult{File: in, Error: err.Error()})
+		}
+	}
+	r.Status = mergedStatus(r, bad > 0)
+	out := o.Output
+	if out == "" && env.StdoutTTY && o.Format == "html" {
+		out = "report.html"
+	}
+	if err := writeReport(env, r, o, out, inputs); err != nil {
+		return exitf(ExitUnknown, "report: %v", err)
+	}
+	if out != "" && out != "-" {
+		fmt.Fprintf(env.Stderr, "wrote %s (%s)\n", out, reportSummary(r))
+	}
+	if bad > 0 {
+		return statusError(ExitUnknown)
+	}
+	return statusError(statusExit(r.Status))
+}
+
+func containsFormat(f string) bool {
+	for _, x := range render.Formats {
+		if x == f {
+			return true
+		}
+	}
+	return false
+}
+
+// writeReport renders to a temporary file next to out and renames it, so a
+// textfile collector or a browser never sees half a report.
+func writeReport(env *Env, r *report.Report, o *reportOptions, out string, inputs []string) error {
+	var buf bytes.Buffer
+	var err error
+	if o.Format == "html" {
+		err = render.HTML(&buf, r, render.HTMLOptions{Title: o.Title, Inputs: baseNames(inputs)})
+	} else {
+		err = render.Write(&buf, r, o.Format, render.Options{})
+	}
+	if err != nil {
+		return err
+	}
+	if out == "" || out == "-" {
+		_, err = env.Stdout.Write(buf.Bytes())
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(buf.Bytes()); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), out)
+}
+
+func baseNames(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = filepath.Base(filepath.Clean(p))
+	}
+	return out
+}
+
+// addInput reads one input into r: a sparkrig JSON document, a snapshot, or
+// a raw benchmark output.
+func addInput(r *report.Report, path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if st.IsDir() || snapshot.IsArchiveName(path) {
+		return addSnapshot(r, path)
+	}
+	data, err := readInput(path)
+	if err != nil {
+		return err
+	}
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		var doc report.Report
+		if err := json.Unmarshal(data, &doc); err != nil {
+			return fmt.Errorf("not a sparkrig JSON document: %v", err)
+		}
+		if doc.Schema == 0 || doc.Tool != "sparkrig" {
+			return addRaw(r, path, data)
+		}
+		if doc.Schema > report.SchemaVersion {
+			return fmt.Errorf("written by a newer sparkrig (schema %d; this one reads %d)", doc.Schema, report.SchemaVersion)
+		}
+		mergeReport(r, &doc)
+		return nil
+	}
+	return addRaw(r, path, data)
+}
+
+// maxInputBytes bounds one input file: benchmark logs are megabytes at most.
+const maxInputBytes = 256 << 20
+
+func readInput(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxInputBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxInputBytes {
+		return nil, fmt.Errorf("larger than %d MiB", maxInputBytes>>20)
+	}
+	return data, nil
+}
+
+// mergeReport adds a document's hosts, cluster and analyses. A host seen twice
+// keeps its latest audit.
+func mergeReport(r *report.Report, doc *report.Report) {
+	for _, h := range doc.Hosts {
+		replaced := false
+		for i := range r.Hosts {
+			if r.Hosts[i].Host == h.Host {
+				r.Hosts[i], replaced = h, true
+			}
+		}
+		if !replaced {
+			r.Hosts = append(r.Hosts, h)
+		}
+	}
+	if doc.Cluster != nil {
+		r.Cluster = doc.Cluster
+	}
+	r.Analyses = append(r.Analyses, doc.Analyses...)
+	if doc.Status == "unknown" {
+		r.Status = "unknown"
+	}
+}
+
+// mergedStatus is the worst of the findings, and unknown when an input could
+// not be read or a merged document said so.
+func mergedStatus(r *report.Report, bad bool) string {
+	if bad || r.Status == "unknown" {
+		return "unknown"
+	}
+	for _, h := range r.Hosts {
+		if h.Status != "" && h.Status != report.HostAudited {
+			return "unknown"
+		}
+	}
+	switch r.Worst() {
+	case check.Fail:
+		return "critical"
+	case check.Warn:
+		return "warning"
+	}
+	return "ok"
+}
+
+func statusExit(status string) int {
+	switch status {
+	case "warning":
+		return ExitWarning
+	case "critical":
+		return ExitCritical
+	case "unknown":
+		return ExitUnknown
+	}
+	return ExitOK
+}
+
+func reportSummary(r *report.Report) string {
+	n := 0
+	for _, h := range r.Hosts {
+		n += len(h.Findings)
+	}
+	parts := []string{plural(len(r.Hosts), "host"), plural(n, "finding")}
+	if len(r.Analyses) > 0 {
+		parts = append(parts, plural(len(r.Analyses), "analysed input"))
+	}
+	return r.Status + ": " + strings.Join(parts, ", ")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
