@@ -56,6 +56,21 @@ type NCCLTable struct {
 	// PeakBusBWGBs is the best busbw of any row (either placement) and PeakSize its message size.
 	PeakBusBWGBs float64 `json:"peak_busbw_gbs"`
 	PeakSize     int64   `json:"peak_size_bytes"`
+
+	// CollectiveGuessed is true when no line named the collective and it was
+	// told from the redop column and busbw/algbw.
+	CollectiveGuessed bool `json:"collective_guessed,omitempty"`
+	// RanksInferred is true when Ranks was recovered from busbw/algbw
+	// because the output printed no device lines.
+	RanksInferred bool `json:"ranks_inferred,omitempty"`
+	NThreads      int  `json:"nthreads,omitempty"`
+	NGpus         int  `json:"ngpus,omitempty"`
+	// OutOfBounds is the footer's "Out of bounds values" count.
+	OutOfBounds *int64 `json:"out_of_bounds,omitempty"`
+	// Complete is true when the footer was seen; false means a truncated table.
+	Complete bool `json:"complete"`
+	// Line is the input line where the table's column header was read.
+	Line int `json:"line,omitempty"`
 }
 
 // BusBWFactor returns nccl-tests' bus-bandwidth factor for a collective on n ranks.

@@ -1,0 +1,496 @@
+package results
+
+import (
+	"bytes"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// NCCLLog is what NCCL_DEBUG=INFO lines say about how NCCL set itself up.
+// It is filled line by line (Observe) so a log of any size is read in one
+// pass with bounded memory: every list is capped.
+type NCCLLog struct {
+	// InfoLines counts "NCCL INFO" lines; zero means the input had none.
+	InfoLines int64 `json:"info_lines"`
+	// Version is the library version, e.g. "2.28.9+cuda13.0".
+	Version string `json:"nccl_version,omitempty"`
+	// CUDADriver is the cudaDriverVersion code, e.g. 13000 for CUDA 13.0.
+	CUDADriver int `json:"cuda_driver_version,omitempty"`
+	// Network is the net plugin NCCL chose ("IB", "Socket", "AWS Libfabric").
+	Network string `json:"network,omitempty"`
+	// NetNotes are the lines that explain the choice, e.g. "NET/IB : No device found.".
+	NetNotes []string `json:"net_notes,omitempty"`
+	// IBDevices are the devices of "NET/IB : Using [0]mlx5_4:1/RoCE ...".
+	IBDevices []NCCLNetDevice `json:"ib_devices,omitempty"`
+	// SocketDevices are the interfaces of "NET/Socket : Using [0]eno1:10.0.0.1<0>".
+	SocketDevices []string `json:"socket_devices,omitempty"`
+	// RelaxedOrdering is true when the NET/IB line carries "[RO]".
+	RelaxedOrdering bool `json:"relaxed_ordering,omitempty"`
+	// OOB is the out-of-band interface NET/IB uses, e.g. "enp1s0f1np1:192.168.100.16<0>".
+	OOB string `json:"oob,omitempty"`
+	// Bootstrap is the bootstrap interface, e.g. "eth0:10.11.13.106<0>".
+	Bootstrap string `json:"bootstrap,omitempty"`
+	// GDRDisabledHCAs lists HCAs named in "GPU Direct RDMA Disabled for HCA".
+	GDRDisabledHCAs []string `json:"gdr_disabled_hcas,omitempty"`
+	// GDREnabledHCAs lists HCAs named in "GPU Direct RDMA Enabled for HCA".
+	GDREnabledHCAs []string `json:"gdr_enabled_hcas,omitempty"`
+	// RingGDR is the "GDR n" of "Connected all rings ... GDR n"; nil if absent.
+	RingGDR *int `json:"ring_gdr,omitempty"`
+	// Transports counts channel connections by transport as printed after
+	// "via", e.g. "NET/IB/0", "P2P/IPC/read", "SHM/direct/direct", "NET/IB/1/GDRDMA".
+	Transports map[string]int64 `json:"transports,omitempty"`
+	// Channels is the highest "Channel xx/NN" ring count seen, CollChannels
+	// the "N coll channels" count.
+	Channels     int `json:"channels,omitempty"`
+	CollChannels int `json:"coll_channels,omitempty"`
+	NRanks       int `json:"nranks,omitempty"`
+	NNodes       int `json:"nnodes,omitempty"`
+	LocalRanks   int `json:"local_ranks,omitempty"`
+	// Env holds NCCL variables the log says were set ("set by environment to",
+	// "set to") or that a command line in the input assigns.
+	Env map[string]string `json:"env,omitempty"`
+	// P2PRefused counts "Could not enable P2P between dev" lines.
+	P2PRefused int64 `json:"p2p_refused,omitempty"`
+	// RoCE GID index and path MTU per NCCL device, from the QP lines.
+	GIDs []NCCLGID `json:"gids,omitempty"`
+	// Warnings are the first "NCCL WARN" messages; WarnCount counts them all.
+	Warnings  []string `json:"warnings,omitempty"`
+	WarnCount int64    `json:"warn_count,omitempty"`
+	// Hosts are the host names that prefix the INFO lines.
+	Hosts []string `json:"hosts,omitempty"`
+
+	hostSet map[string]struct{}
+}
+
+// NCCLNetDevice is one network device NCCL uses.
+type NCCLNetDevice struct {
+	Index int    `json:"index"`
+	Name  string `json:"name"`
+	Port  int    `json:"port,omitempty"`
+	Link  string `json:"link,omitempty"` // "RoCE" or "IB"
+	// SpeedMbps comes from the per-device "NET/IB: [n] dev:uverbsN:1/RoCE ... speed=200000" line.
+	SpeedMbps int `json:"speed_mbps,omitempty"`
+}
+
+// NCCLGID is the GID index and path MTU one NCCL device uses.
+type NCCLGID struct {
+	Dev      int `json:"dev"`
+	GIDIndex int `json:"gid_index"`
+	// MTU is the IB path MTU in bytes (the log prints the enum: 3 = 1024, 5 = 4096).
+	MTU int `json:"mtu"`
+}
+
+const (
+	maxListed = 64
+	maxKeys   = 256
+)
+
+var (
+	tagNCCL = []byte("NCCL ")
+	tagInfo = []byte("NCCL INFO ")
+	tagWarn = []byte("NCCL WARN ")
+)
+
+// Observe reads one line (launcher prefix already removed) and reports
+// whether it was an NCCL log line.
+func (l *NCCLLog) Observe(line []byte) bool {
+	i := bytes.Index(line, tagNCCL)
+	if i < 0 {
+		if bytes.Contains(line, []byte("NCCL_")) && bytes.Contains(line, []byte("=")) {
+			l.commandEnv(line)
+		}
+		return false
+	}
+	rest := line[i:]
+	switch {
+	case bytes.HasPrefix(rest, tagInfo):
+		l.InfoLines++
+		l.host(line[:i])
+		l.info(rest[len(tagInfo):])
+		return true
+	case bytes.HasPrefix(rest, tagWarn):
+		l.host(line[:i])
+		l.WarnCount++
+		if len(l.Warnings) < 20 {
+			l.Warnings = append(l.Warnings, string(bytes.TrimSpace(rest[len(tagWarn):])))
+		}
+		return true
+	case bytes.HasPrefix(rest, []byte("NCCL version ")):
+		// NCCL <= 2.22 prints the version without the INFO prefix.
+		l.setVersion(rest[len("NCCL version "):])
+		return true
+	}
+	if bytes.Contains(line, []byte("NCCL_")) && bytes.Contains(line, []byte("=")) {
+		l.commandEnv(line)
+	}
+	return false
+}
+
+func (l *NCCLLog) host(prefix []byte) {
+	// "host:pid:tid [dev] " precedes the tag.
+	c := bytes.IndexByte(prefix, ':')
+	if c <= 0 {
+		return
+	}
+	h := prefix[:c]
+	if l.hostSet == nil {
+		l.hostSet = map[string]struct{}{}
+	}
+	if _, ok := l.hostSet[string(h)]; ok || len(l.hostSet) >= maxKeys {
+		return
+	}
+	l.hostSet[string(h)] = struct{}{}
+	l.Hosts = append(l.Hosts, string(h))
+}
+
+func (l *NCCLLog) setVersion(v []byte) {
+	f := bytes.Fields(v)
+	if len(f) > 0 && l.Version == "" {
+		l.Version = string(f[0])
+	}
+}
+
+func (l *NCCLLog) info(msg []byte) {
+	switch {
+	case bytes.HasPrefix(msg, []byte("Channel ")):
+		l.channel(msg)
+	case bytes.HasPrefix(msg, []byte("NET/IB")):
+		l.netIB(msg)
+	case bytes.HasPrefix(msg, []byte("NET/Socket")):
+		if u := afterPrefix(msg, "Using "); u != nil {
+			l.SocketDevices = nil
+			for _, f := range bytes.Fields(u) {
+				if len(l.SocketDevices) < maxListed {
+					l.SocketDevices = append(l.SocketDevices, string(stripIndex(f)))
+				}
+			}
+		}
+	case bytes.HasPrefix(msg, []byte("NET/Plugin")), bytes.HasPrefix(msg, []byte("NET/OFI")):
+		l.netNote(msg)
+	case bytes.HasPrefix(msg, []byte("Using network ")):
+		l.Network = string(bytes.TrimSpace(msg[len("Using network "):]))
+	case bytes.HasPrefix(msg, []byte("Bootstrap")):
+		if u := afterPrefix(msg, "Using "); u != nil {
+			l.Bootstrap = string(bytes.TrimSpace(u))
+		}
+	case bytes.HasPrefix(msg, []byte("cudaDriverVersion ")):
+		l.CUDADriver, _ = strconv.Atoi(string(bytes.TrimSpace(msg[len("cudaDriverVersion "):])))
+	case bytes.HasPrefix(msg, []byte("NCCL version ")):
+		l.setVersion(msg[len("NCCL version "):])
+	case bytes.HasPrefix(msg, []byte("NCCL_")):
+		l.envLine(msg)
+	case bytes.HasPrefix(msg, []byte("comm 0x")):
+		l.comm(msg)
+	case bytes.HasPrefix(msg, []byte("Connected all rings")):
+		if j := bytes.Index(msg, []byte(" GDR ")); j >= 0 {
+			if n, ok := leadingInt(msg[j+5:]); ok {
+				l.RingGDR = &n
+			}
+		}
+	case bytes.HasPrefix(msg, []byte("Could not enable P2P")):
+		l.P2PRefused++
+	default:
+		if j := bytes.Index(msg, []byte(" coll channels")); j > 0 {
+			if n, ok := leadingInt(msg); ok {
+				l.CollChannels = n
+			}
+		}
+	}
+}
+
+func (l *NCCLLog) netNote(msg []byte) {
+	if len(l.NetNotes) < maxListed {
+		s := string(bytes.TrimSpace(msg))
+		for _, n := range l.NetNotes {
+			if n == s {
+				return
+			}
+		}
+		l.NetNotes = append(l.NetNotes, s)
+	}
+}
+
+// channel handles "Channel 00/16 : 0 1" and
+// "Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0".
+func (l *NCCLLog) channel(msg []byte) {
+	if j := bytes.Index(msg, []byte(" via ")); j >= 0 {
+		t := bytes.TrimSpace(msg[j+5:])
+		if l.Transports == nil {
+			l.Transports = map[string]int64{}
+		}
+		if _, ok := l.Transports[string(t)]; ok || len(l.Transports) < maxKeys {
+			l.Transports[string(t)]++
+		}
+		return
+	}
+	if s := bytes.IndexByte(msg, '/'); s > 0 {
+		if n, ok := leadingInt(msg[s+1:]); ok && n > l.Channels {
+			l.Channels = n
+		}
+	}
+}
+
+func (l *NCCLLog) netIB(msg []byte) {
+	switch {
+	case bytes.Contains(msg, []byte("No device found")):
+		l.netNote(msg)
+	case bytes.Contains(msg, []byte("GPU Direct RDMA Disabled for HCA")):
+		l.GDRDisabledHCAs = addUnique(l.GDRDisabledHCAs, quoted(msg))
+	case bytes.Contains(msg, []byte("GPU Direct RDMA Enabled for HCA")):
+		l.GDREnabledHCAs = addUnique(l.GDREnabledHCAs, quoted(msg))
+	case bytes.Contains(msg, []byte(" GID ")) && bytes.Contains(msg, []byte("NCCL Dev ")):
+		l.gid(msg)
+	case bytes.Contains(msg, []byte(" speed=")) && bytes.HasPrefix(msg, []byte("NET/IB: [")):
+		l.ibSpeed(msg)
+	default:
+		if u := afterPrefix(msg, "Using "); u != nil && bytes.HasPrefix(msg, []byte("NET/IB : Using")) {
+			l.ibUsing(u)
+		}
+	}
+}
+
+// ibUsing parses "[0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE [RO]; OOB enp1s0f1np1:192.168.100.16<0>".
+func (l *NCCLLog) ibUsing(u []byte) {
+	devs, oob, _ := bytes.Cut(u, []byte("; OOB "))
+	l.OOB = string(bytes.TrimSpace(oob))
+	var list []NCCLNetDevice
+	for _, f := range bytes.Fields(devs) {
+		if bytes.Equal(f, []byte("[RO]")) {
+			l.RelaxedOrdering = true
+			continue
+		}
+		if len(f) < 2 || f[0] != '[' {
+			continue
+		}
+		d := NCCLNetDevice{}
+		close := bytes.IndexByte(f, ']')
+		if close < 0 {
+			continue
+		}
+		d.Index, _ = strconv.Atoi(string(f[1:close]))
+		spec := f[close+1:]
+		name, rest, _ := bytes.Cut(spec, []byte(":"))
+		d.Name = string(name)
+		port, link, _ := bytes.Cut(rest, []byte("/"))
+		d.Port, _ = strconv.Atoi(string(port))
+		d.Link = string(link)
+		for _, old := range l.IBDevices {
+			if old.Name == d.Name {
+				d.SpeedMbps = old.SpeedMbps
+			}
+		}
+		if len(list) < maxListed {
+			list = append(list, d)
+		}
+	}
+	if len(list) > 0 || len(l.IBDevices) == 0 {
+		l.IBDevices = list
+	}
+}
+
+// ibSpeed parses "NET/IB: [1] rocep1s0f1:uverbs1:1/RoCE provider=Mlx5 speed=200000 ...".
+func (l *NCCLLog) ibSpeed(msg []byte) {
+	f := bytes.Fields(msg)
+	if len(f) < 3 {
+		return
+	}
+	name, _, _ := bytes.Cut(f[2], []byte(":"))
+	j := bytes.Index(msg, []byte(" speed="))
+	speed, _ := leadingInt(msg[j+7:])
+	for i := range l.IBDevices {
+		if l.IBDevices[i].Name == string(name) {
+			l.IBDevices[i].SpeedMbps = speed
+			return
+		}
+	}
+	if len(l.IBDevices) < maxListed {
+		l.IBDevices = append(l.IBDevices, NCCLNetDevice{Index: -1, Name: string(name), SpeedMbps: speed})
+	}
+}
+
+// gid parses "NET/IB: NCCL Dev 1 IbDev 1 Port 1 qpn 704 mtu 3 GID 0 (80FE/...)".
+func (l *NCCLLog) gid(msg []byte) {
+	g := NCCLGID{Dev: -1, GIDIndex: -1}
+	f := bytes.Fields(msg)
+	for i := 0; i+1 < len(f); i++ {
+		n, err := strconv.Atoi(string(f[i+1]))
+		if err != nil {
+			continue
+		}
+		switch string(f[i]) {
+		case "Dev":
+			if g.Dev < 0 {
+				g.Dev = n
+			}
+		case "mtu":
+			if n >= 1 && n <= 5 {
+				g.MTU = 128 << n
+			}
+		case "GID":
+			g.GIDIndex = n
+		}
+	}
+	for _, old := range l.GIDs {
+		if old == g {
+			return
+		}
+	}
+	if len(l.GIDs) < maxListed {
+		l.GIDs = append(l.GIDs, g)
+	}
+}
+
+// comm parses "comm 0x... rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0"
+// and the older "comm 0x... rank 1 nranks 2 cudaDev 0 busId f5000 - Init COMPLETE".
+func (l *NCCLLog) comm(msg []byte) {
+	f := bytes.Fields(msg)
+	for i := 0; i+1 < len(f); i++ {
+		n, err := strconv.Atoi(string(f[i+1]))
+		if err != nil {
+			continue
+		}
+		switch string(f[i]) {
+		case "nRanks", "nranks":
+			l.NRanks = n
+		case "nNodes":
+			l.NNodes = n
+		case "localRanks":
+			l.LocalRanks = n
+		}
+	}
+}
+
+// envLine parses "NCCL_IB_HCA set to mlx5_4" and
+// "NCCL_SHM_DISABLE set by environment to 0.".
+func (l *NCCLLog) envLine(msg []byte) {
+	name, val, ok := bytes.Cut(msg, []byte(" set by environment to "))
+	if !ok {
+		name, val, ok = bytes.Cut(msg, []byte(" set to "))
+	}
+	if !ok || bytes.IndexByte(name, ' ') >= 0 {
+		return
+	}
+	v := bytes.TrimSpace(val)
+	v = bytes.TrimSuffix(v, []byte("."))
+	l.setEnv(string(name), string(v))
+}
+
+// commandEnv picks NCCL_X=v assignments out of a command line in the input
+// (e.g. "NCCL_P2P_DISABLE=1 ./build/all_reduce_perf" or "-x NCCL_DEBUG=INFO").
+func (l *NCCLLog) commandEnv(line []byte) {
+	for _, f := range bytes.Fields(line) {
+		k, v, ok := bytes.Cut(f, []byte("="))
+		if ok && bytes.HasPrefix(k, []byte("NCCL_")) && len(k) < 64 && isEnvName(k) {
+			l.setEnv(string(k), string(v))
+		}
+	}
+}
+
+func isEnvName(k []byte) bool {
+	for _, c := range k {
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+func (l *NCCLLog) setEnv(k, v string) {
+	if l.Env == nil {
+		l.Env = map[string]string{}
+	}
+	if _, ok := l.Env[k]; ok || len(l.Env) < maxKeys {
+		l.Env[k] = v
+	}
+}
+
+// TransportKinds sums Transports by kind: "NET/IB", "NET/Socket", "P2P",
+// "SHM", "NET/<plugin>", "COLLNET"..., and reports whether any NET
+// connection used GPUDirect RDMA.
+func (l *NCCLLog) TransportKinds() (kinds map[string]int64, gdr bool) {
+	kinds = map[string]int64{}
+	for t, n := range l.Transports {
+		parts := strings.Split(t, "/")
+		k := parts[0]
+		if k == "NET" && len(parts) > 1 {
+			k = "NET/" + parts[1]
+		}
+		kinds[k] += n
+		if strings.Contains(t, "GDRDMA") {
+			gdr = true
+		}
+	}
+	return kinds, gdr
+}
+
+// NetDevicesUsed lists the NET device indices that carried channels
+// (the n of "NET/IB/n"), sorted.
+func (l *NCCLLog) NetDevicesUsed() []int {
+	seen := map[int]bool{}
+	for t := range l.Transports {
+		parts := strings.Split(t, "/")
+		if len(parts) >= 3 && parts[0] == "NET" {
+			if n, err := strconv.Atoi(parts[2]); err == nil {
+				seen[n] = true
+			}
+		}
+	}
+	out := make([]int, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Ints(out)
+	return out
+}
+
+func afterPrefix(msg []byte, word string) []byte {
+	j := bytes.Index(msg, []byte(word))
+	if j < 0 {
+		return nil
+	}
+	return msg[j+len(word):]
+}
+
+func stripIndex(f []byte) []byte {
+	if len(f) > 0 && f[0] == '[' {
+		if c := bytes.IndexByte(f, ']'); c > 0 {
+			return f[c+1:]
+		}
+	}
+	return f
+}
+
+func quoted(msg []byte) string {
+	a := bytes.IndexByte(msg, '\'')
+	if a < 0 {
+		return ""
+	}
+	b := bytes.IndexByte(msg[a+1:], '\'')
+	if b < 0 {
+		return string(msg[a+1:])
+	}
+	return string(msg[a+1 : a+1+b])
+}
+
+func addUnique(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	if len(list) >= maxListed {
+		return list
+	}
+	return append(list, s)
+}
+
+func leadingInt(b []byte) (int, bool) {
+	b = bytes.TrimLeft(b, " ")
+	n, i := 0, 0
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' && i < 12 {
+		n = n*10 + int(b[i]-'0')
+		i++
+	}
+	return n, i > 0
+}

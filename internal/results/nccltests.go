@@ -1,0 +1,556 @@
+package results
+
+import (
+	"bytes"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// NCCLOutput is everything one nccl-tests text output (or NCCL_DEBUG=INFO
+// log) holds: the result tables and what the interleaved NCCL lines say.
+type NCCLOutput struct {
+	Tables []NCCLTable `json:"tables"`
+	Log    NCCLLog     `json:"log"`
+	// Lines counts input lines; Unparsed counts table rows that could not be read.
+	Lines    int `json:"lines"`
+	Unparsed int `json:"unparsed_rows,omitempty"`
+}
+
+// column roles of an nccl-tests table
+const (
+	colSkip = iota
+	colSize
+	colCount
+	colType
+	colRedop
+	colRoot
+	colTime
+	colAlgBW
+	colBusBW
+	colWrong
+)
+
+var defaultColumns = []int{colSize, colCount, colType, colRedop, colRoot,
+	colTime, colAlgBW, colBusBW, colWrong, colTime, colAlgBW, colBusBW, colWrong}
+
+type ncclParser struct {
+	out     NCCLOutput
+	cur     *NCCLTable
+	cols    []int
+	meta    NCCLTable // header fields waiting for their table
+	hasMeta bool
+}
+
+// ParseNCCLTests reads nccl-tests text output in one streaming pass: every
+// collective, old ("# nThread ...") and new ("# nccl-tests version ...")
+// headers, mpirun and srun line prefixes, NCCL INFO lines interleaved, several
+// tables per input, N/A and #wrong columns, and the footer. It returns what
+// it could read together with the first read error, if any.
+func ParseNCCLTests(r io.Reader) (NCCLOutput, error) {
+	p := &ncclParser{}
+	lr := NewLineReader(r)
+	var err error
+	for {
+		var line []byte
+		line, err = lr.Next()
+		if err != nil {
+			break
+		}
+		p.out.Lines = lr.Line()
+		p.line(StripLauncherPrefix(line))
+	}
+	p.finish()
+	p.out.Lines = lr.Line()
+	if err == io.EOF {
+		err = nil
+	}
+	return p.out, err
+}
+
+func (p *ncclParser) line(line []byte) {
+	t := bytes.TrimLeft(line, " \t")
+	if len(t) == 0 {
+		return
+	}
+	switch {
+	case t[0] == '#':
+		p.comment(t)
+	case t[0] >= '0' && t[0] <= '9':
+		if !p.row(t) {
+			p.out.Log.Observe(line)
+		}
+	default:
+		p.out.Log.Observe(line)
+		p.commandLine(t)
+	}
+}
+
+// commandLine remembers the collective of a pasted command line such as
+// "mpirun ... ./build/all_gather_perf -b 16G", for tables printed without
+// a "Collective test starting" line.
+func (p *ncclParser) commandLine(t []byte) {
+	i := bytes.Index(t, []byte("_perf"))
+	if i <= 0 {
+		return
+	}
+	j := bytes.LastIndexAny(t[:i], " /=")
+	name := CanonicalCollective(string(t[j+1 : i+5]))
+	if BusBWFactor(name, 2) == 0 || strings.ContainsAny(name, " .") {
+		return
+	}
+	switch name {
+	case "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv", "scatter", "gather", "hypercube":
+		if p.cur != nil && len(p.cur.Rows) > 0 {
+			p.closeTable()
+		}
+		if !p.hasMeta {
+			p.newMeta()
+		}
+		p.meta.Collective = name
+	}
+}
+
+func (p *ncclParser) comment(t []byte) {
+	body := bytes.TrimSpace(t[1:])
+	switch {
+	case bytes.HasPrefix(body, []byte("nccl-tests version ")):
+		p.closeTable()
+		p.newMeta()
+		f := bytes.Fields(body)
+		p.meta.ToolVersion = string(f[2])
+		for _, kv := range f[3:] {
+			if v, ok := bytes.CutPrefix(kv, []byte("nccl-library=")); ok {
+				p.meta.NCCLVersion = NCCLVersionString(atoi(v))
+			}
+		}
+	case bytes.HasPrefix(body, []byte("Collective test starting:")):
+		if p.cur != nil && len(p.cur.Rows) > 0 {
+			p.closeTable()
+		}
+		if !p.hasMeta {
+			p.newMeta()
+		}
+		p.meta.Collective = CanonicalCollective(string(bytes.TrimSpace(body[len("Collective test starting:"):])))
+	case bytes.HasPrefix(body, []byte("nThread ")):
+		if p.cur != nil && len(p.cur.Rows) > 0 || !p.hasMeta {
+			p.closeTable()
+			if !p.hasMeta {
+				p.newMeta()
+			}
+		}
+		f := bytes.Fields(body)
+		for i := 0; i+1 < len(f); i++ {
+			switch string(f[i]) {
+			case "nThread":
+				p.meta.NThreads = atoi(f[i+1])
+			case "nGpus":
+				p.meta.NGpus = atoi(f[i+1])
+			}
+		}
+	case bytes.HasPrefix(body, []byte("Rank ")):
+		if d, ok := parseDeviceLine(body); ok {
+			if !p.hasMeta {
+				p.closeTable()
+				p.newMeta()
+			}
+			if len(p.meta.Devices) < 4096 {
+				p.meta.Devices = append(p.meta.Devices, d)
+			}
+		}
+	case isColumnHeader(body):
+		p.closeTable()
+		p.cols = columnsOf(body)
+		p.openTable()
+	case bytes.HasPrefix(body, []byte("Out of bounds values")):
+		if p.cur != nil {
+			_, v, _ := bytes.Cut(body, []byte(":"))
+			f := bytes.Fields(v)
+			if len(f) > 0 {
+				n := int64(atoi(f[0]))
+				p.cur.OutOfBounds = &n
+			}
+		}
+	case bytes.HasPrefix(body, []byte("Avg bus bandwidth")):
+		if p.cur != nil {
+			_, v, _ := bytes.Cut(body, []byte(":"))
+			f := bytes.Fields(v)
+			if len(f) > 0 {
+				if x, err := strconv.ParseFloat(string(f[0]), 64); err == nil && !math.IsNaN(x) && !math.IsInf(x, 0) {
+					p.cur.AvgBusBWGBs = &x
+				}
+			}
+			p.cur.Complete = true
+		}
+	case bytes.HasPrefix(body, []byte("Collective test concluded")):
+		if p.cur != nil {
+			p.cur.Complete = true
+		}
+		p.closeTable()
+	}
+}
+
+func (p *ncclParser) newMeta() {
+	p.meta = NCCLTable{}
+	p.hasMeta = true
+}
+
+func (p *ncclParser) openTable() {
+	t := p.meta
+	t.Tool = "nccl-tests"
+	t.Devices = append([]NCCLDevice(nil), p.meta.Devices...)
+	t.Line = p.out.Lines
+	p.cur = &t
+	p.hasMeta = false
+	p.meta = NCCLTable{}
+}
+
+func (p *ncclParser) closeTable() {
+	if p.cur == nil {
+		return
+	}
+	if len(p.cur.Rows) > 0 {
+		p.out.Tables = append(p.out.Tables, *p.cur)
+	}
+	p.cur = nil
+}
+
+// row parses one result line; it returns false when the line is not one.
+func (p *ncclParser) row(t []byte) bool {
+	f := bytes.Fields(t)
+	if len(f) < 4 {
+		return false
+	}
+	if _, err := strconv.ParseInt(string(f[0]), 10, 64); err != nil {
+		return false
+	}
+	cols := p.cols
+	if cols == nil {
+		cols = defaultColumns
+	}
+	if len(f) < len(cols) {
+		f = splitGlued(f)
+	}
+	if len(f) < len(cols) {
+		if p.cur != nil {
+			p.out.Unparsed++
+		}
+		return p.cur != nil
+	}
+	if p.cur == nil {
+		p.openTable()
+	}
+	r, ok := parseRow(f, cols)
+	if !ok {
+		p.out.Unparsed++
+		return true
+	}
+	if len(p.cur.Rows) < 1<<16 {
+		p.cur.Rows = append(p.cur.Rows, r)
+	}
+	return true
+}
+
+func parseRow(f [][]byte, cols []int) (NCCLRow, bool) {
+	var r NCCLRow
+	half := 0
+	seenTime := false
+	for i, c := range cols {
+		v := f[i]
+		tm := &r.OOP
+		if half == 1 {
+			tm = &r.IP
+		}
+		switch c {
+		case colSize:
+			n, err := strconv.ParseInt(string(v), 10, 64)
+			if err != nil {
+				return r, false
+			}
+			r.SizeBytes = n
+		case colCount:
+			r.Count, _ = strconv.ParseInt(string(v), 10, 64)
+		case colType:
+			r.Type = string(v)
+		case colRedop:
+			r.RedOp = string(v)
+		case colRoot:
+			r.Root = atoi(v)
+		case colTime:
+			if seenTime {
+				half = 1
+				tm = &r.IP
+			}
+			seenTime = true
+			tm.TimeUS = numOrNil(v)
+		case colAlgBW:
+			tm.AlgBWGBs = numOrNil(v)
+		case colBusBW:
+			tm.BusBWGBs = numOrNil(v)
+		case colWrong:
+			if x := numOrNil(v); x != nil {
+				n := int64(*x)
+				tm.WrongErrs = &n
+			}
+		}
+	}
+	return r, true
+}
+
+// splitGlued separates numbers that ran into each other when a column
+// overflowed, e.g. "1234.5612.34" (two %.2f values) or "268435456float".
+func splitGlued(f [][]byte) [][]byte {
+	out := make([][]byte, 0, len(f)+4)
+	for _, tok := range f {
+		for len(tok) > 0 {
+			d := bytes.IndexByte(tok, '.')
+			if d >= 0 && d+3 < len(tok) && bytes.IndexByte(tok[d+1:], '.') >= 0 {
+				out = append(out, tok[:d+3])
+				tok = tok[d+3:]
+				continue
+			}
+			if k := digitsThenLetters(tok); k > 0 {
+				out = append(out, tok[:k])
+				tok = tok[k:]
+				continue
+			}
+			out = append(out, tok)
+			break
+		}
+	}
+	return out
+}
+
+func digitsThenLetters(tok []byte) int {
+	i := 0
+	for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
+		i++
+	}
+	if i > 0 && i < len(tok) && (tok[i] >= 'a' && tok[i] <= 'z') {
+		return i
+	}
+	return 0
+}
+
+func isColumnHeader(body []byte) bool {
+	return bytes.HasPrefix(body, []byte("size")) && (bytes.Contains(body, []byte("busbw")) || bytes.Contains(body, []byte("algbw")))
+}
+
+func columnsOf(body []byte) []int {
+	var cols []int
+	for _, f := range bytes.Fields(body) {
+		c := colSkip
+		switch string(f) {
+		case "size":
+			c = colSize
+		case "count":
+			c = colCount
+		case "type":
+			c = colType
+		case "redop":
+			c = colRedop
+		case "root":
+			c = colRoot
+		case "time", "cputime":
+			c = colTime
+		case "algbw":
+			c = colAlgBW
+		case "busbw":
+			c = colBusBW
+		case "#wrong", "error", "#error":
+			c = colWrong
+		}
+		cols = append(cols, c)
+	}
+	// trailing optional columns (#iters, timestamp, per-iteration stats) are
+	// not required of a row
+	for len(cols) > 0 && cols[len(cols)-1] == colSkip {
+		cols = cols[:len(cols)-1]
+	}
+	return cols
+}
+
+// parseDeviceLine reads "Rank  0 Group  0 Pid 1935208 on spark device  0 [000f:01:00] NVIDIA GB10"
+// (the "#" already removed); older versions print "[0x35]" and no Group.
+func parseDeviceLine(body []byte) (NCCLDevice, bool) {
+	var d NCCLDevice
+	f := bytes.Fields(body)
+	on, dev := -1, -1
+	for i := 0; i+1 < len(f); i++ {
+		switch string(f[i]) {
+		case "Rank":
+			d.Rank = atoi(f[i+1])
+		case "Pid":
+			d.PID = atoi(f[i+1])
+		case "on":
+			if on < 0 {
+				on = i
+				d.Host = string(f[i+1])
+			}
+		case "device":
+			if dev < 0 {
+				dev = i
+				d.Device = atoi(f[i+1])
+			}
+		}
+	}
+	if on < 0 || dev < 0 {
+		return d, false
+	}
+	rest := f[min(dev+2, len(f)):]
+	if len(rest) > 0 && rest[0][0] == '[' {
+		d.PCIBus = strings.Trim(string(rest[0]), "[]")
+		rest = rest[1:]
+	}
+	d.Name = string(bytes.Join(rest, []byte(" ")))
+	return d, true
+}
+
+func (p *ncclParser) finish() {
+	p.closeTable()
+	for i := range p.out.Tables {
+		t := &p.out.Tables[i]
+		t.finishMeta(&p.out.Log)
+	}
+}
+
+// finishMeta fills ranks, nodes, NCCL version and the peak from what the
+// table and the log say, inferring the rank count from busbw/algbw when no
+// device lines were printed.
+func (t *NCCLTable) finishMeta(log *NCCLLog) {
+	if t.Collective == "" {
+		t.Collective = guessCollective(t)
+		t.CollectiveGuessed = t.Collective != ""
+	}
+	if t.NCCLVersion == "" {
+		t.NCCLVersion = log.Version
+	}
+	if len(t.Devices) > 0 {
+		t.Ranks = len(t.Devices)
+		hosts := map[string]bool{}
+		for _, d := range t.Devices {
+			hosts[d.Host] = true
+		}
+		t.Nodes = len(hosts)
+	} else if log.NRanks > 0 {
+		t.Ranks, t.Nodes = log.NRanks, log.NNodes
+	}
+	if t.Ranks == 0 {
+		if n := InferRanks(t); n > 0 {
+			t.Ranks, t.RanksInferred = n, true
+		}
+	}
+	t.FinishPeak()
+}
+
+// guessCollective names a table that had no "Collective test starting" line
+// from its redop and root columns, only where that is unambiguous.
+func guessCollective(t *NCCLTable) string {
+	if len(t.Rows) == 0 {
+		return ""
+	}
+	r := t.Rows[0]
+	if r.RedOp != "" && r.RedOp != "none" && r.Root == -1 {
+		if n := InferRanks(&NCCLTable{Collective: "all_reduce", Rows: t.Rows}); n > 0 {
+			return "all_reduce"
+		}
+	}
+	return ""
+}
+
+// InferRanks recovers the rank count from busbw/algbw for collectives whose
+// factor depends on it (all_reduce, all_gather, reduce_scatter, alltoall);
+// 0 when it cannot be told.
+func InferRanks(t *NCCLTable) int {
+	var alg, bus float64
+	for _, r := range t.Rows {
+		for _, tm := range []Timing{r.OOP, r.IP} {
+			if tm.AlgBWGBs != nil && tm.BusBWGBs != nil && *tm.AlgBWGBs > alg {
+				alg, bus = *tm.AlgBWGBs, *tm.BusBWGBs
+			}
+		}
+	}
+	if alg < 0.3 {
+		return 0
+	}
+	f := bus / alg
+	var n float64
+	switch t.Collective {
+	case "all_reduce":
+		if f >= 2 || f < 1 {
+			return 0
+		}
+		n = 2 / (2 - f)
+	case "all_gather", "reduce_scatter", "alltoall":
+		if f >= 1 || f < 0.5 {
+			return 0
+		}
+		n = 1 / (1 - f)
+	default:
+		return 0
+	}
+	k := int(math.Round(n))
+	if k < 2 || k > 1<<20 || math.Abs(BusBWFactor(t.Collective, k)-f) > 0.03*f {
+		return 0
+	}
+	return k
+}
+
+// CanonicalCollective maps "all_gather_perf", "./build/all_reduce_perf_mpi",
+// "AllGather" and the like to nccl-tests' canonical names.
+func CanonicalCollective(s string) string {
+	s = strings.ToLower(s)
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		s = s[i+1:]
+	}
+	s = strings.TrimSuffix(s, "_mpi")
+	s = strings.TrimSuffix(s, "_perf")
+	switch strings.ReplaceAll(s, "_", "") {
+	case "allreduce":
+		return "all_reduce"
+	case "allgather":
+		return "all_gather"
+	case "reducescatter":
+		return "reduce_scatter"
+	case "alltoall":
+		return "alltoall"
+	case "broadcast":
+		return "broadcast"
+	case "reduce":
+		return "reduce"
+	case "sendrecv":
+		return "sendrecv"
+	case "scatter":
+		return "scatter"
+	case "gather":
+		return "gather"
+	case "hypercube":
+		return "hypercube"
+	}
+	return s
+}
+
+// NCCLVersionString turns NCCL_VERSION_CODE (22803) into "2.28.3".
+func NCCLVersionString(code int) string {
+	if code <= 0 {
+		return ""
+	}
+	if code >= 10000 {
+		return strconv.Itoa(code/10000) + "." + strconv.Itoa(code/100%100) + "." + strconv.Itoa(code%100)
+	}
+	return strconv.Itoa(code/1000) + "." + strconv.Itoa(code/100%10) + "." + strconv.Itoa(code%100)
+}
+
+func numOrNil(v []byte) *float64 {
+	x, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return nil
+	}
+	return &x
+}
+
+func atoi(b []byte) int {
+	n, _ := strconv.Atoi(string(b))
+	return n
+}
