@@ -1,0 +1,249 @@
+// Package fix writes the network and NCCL configuration a cluster topology
+// needs: netplan for the ConnectX-7 netdevs, a sysctl drop-in, /etc/nccl.conf
+// lines and an environment file for launchers. Planning is pure (facts and
+// options in, files out); applying and rolling back go through a Transport
+// that runs POSIX sh on the host, so the same logic serves SSH and the test
+// rig's network namespaces.
+package fix
+
+import (
+	"fmt"
+	"io/fs"
+	"net/netip"
+	"sort"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/facts"
+)
+
+// Topology is how the nodes' CX-7 ports are cabled.
+type Topology string
+
+// Topologies sparkrig configures.
+const (
+	OneCable  Topology = "one-cable"  // two nodes, one QSFP cable
+	TwoCables Topology = "two-cables" // two nodes, both QSFP ports cabled
+	Ring      Topology = "ring"       // three nodes, switchless, N1.P0–N2.P1, N2.P0–N3.P1, N3.P0–N1.P1
+	Switch    Topology = "switch"     // N nodes on a QSFP switch
+)
+
+// Topologies lists the accepted --topology values.
+var Topologies = []Topology{OneCable, TwoCables, Ring, Switch}
+
+// Addressing modes for the CX-7 netdevs.
+const (
+	Static    = "static"     // fixed /24 per rail (NVIDIA's "manual" option)
+	LinkLocal = "link-local" // IPv4 link-local on every twin (NVIDIA's "automatic" option)
+)
+
+// Paths of the files fix owns.
+const (
+	NetplanPath = "/etc/netplan/40-cx7.yaml"
+	SysctlPath  = "/etc/sysctl.d/60-sparkrig.conf"
+	NCCLConf    = "/etc/nccl.conf"
+	EnvPath     = "/etc/sparkrig/cluster.env"
+)
+
+// Options choose what the plan writes.
+type Options struct {
+	Topology   Topology
+	Addressing string         // Static (default) or LinkLocal
+	Subnets    []netip.Prefix // one per rail; empty: 192.168.100.0/24, 192.168.101.0/24, ...
+	FirstHost  int            // host number of the first node on every rail (default 10)
+	MTU        int            // default 9000
+	// Port is the QSFP port cabled in the one-cable and switch topologies;
+	// -1 picks the port whose twins have carrier, else port 1.
+	Port int
+	// SocketIfname overrides the bootstrap interface (NCCL_SOCKET_IFNAME and friends).
+	SocketIfname string
+}
+
+func (o *Options) setDefaults() {
+	if o.Addressing == "" {
+		o.Addressing = Static
+	}
+	if o.FirstHost == 0 {
+		o.FirstHost = 10
+	}
+	if o.MTU == 0 {
+		o.MTU = 9000
+	}
+}
+
+// Node is one host's input to the plan.
+type Node struct {
+	Facts *facts.Node
+	// Current holds the present content of the files fix writes, keyed by
+	// path; a path absent from the map does not exist on the host.
+	Current map[string][]byte
+	// SSHIface is the interface the SSH session arrives on ("" when unknown,
+	// e.g. for a snapshot).
+	SSHIface string
+}
+
+// Plan is what fix would change on every node.
+type Plan struct {
+	Topology   Topology   `json:"topology"`
+	Addressing string     `json:"addressing"`
+	Hosts      []HostPlan `json:"hosts"`
+}
+
+// HostPlan is one node's part of the plan.
+type HostPlan struct {
+	Host  string   `json:"host"`
+	Rails []Rail   `json:"rails"`
+	Files []Change `json:"files"`
+	// Protected lists the interfaces fix must never touch on this host.
+	Protected []string `json:"protected"`
+	Notes     []string `json:"notes,omitempty"`
+	// Sysctls are the runtime values the drop-in sets, for verification.
+	Sysctls map[string]string `json:"sysctls,omitempty"`
+}
+
+// Rail is one addressed CX-7 netdev and the peers it faces.
+type Rail struct {
+	NetDev  string `json:"netdev"`
+	RDMADev string `json:"rdma_dev"`
+	Port    int    `json:"port"`
+	Twin    int    `json:"twin"`           // 0 for the PCI domain 0000 function, 1 for the other
+	Addr    string `json:"addr,omitempty"` // "192.168.100.10/24"; empty for link-local
+	Subnet  string `json:"subnet,omitempty"`
+	MTU     int    `json:"mtu"`
+	Peers   []string `json:"peers"` // "host:netdev"
+}
+
+// Change is one file fix writes.
+type Change struct {
+	Path string      `json:"path"`
+	Mode fs.FileMode `json:"mode"`
+	Old  []byte      `json:"-"`
+	// OldExists is false when the file does not exist yet.
+	OldExists bool   `json:"old_exists"`
+	New       []byte `json:"-"`
+	Why       string `json:"why"`
+	// Resolves lists the doctor finding IDs the change fixes.
+	Resolves []string `json:"resolves,omitempty"`
+}
+
+// Changed reports whether writing the file would change anything.
+func (c Change) Changed() bool { return !c.OldExists || string(c.Old) != string(c.New) }
+
+// Changed reports whether any file of the host would change.
+func (h HostPlan) Changed() bool {
+	for _, c := range h.Files {
+		if c.Changed() {
+			return true
+		}
+	}
+	return false
+}
+
+// Build plans every node. Nodes are in the order the user gave them: node i
+// gets host number FirstHost+i on every rail. An error names the first node
+// or option that makes a safe plan impossible.
+func Build(nodes []Node, opt Options) (*Plan, error) {
+	opt.setDefaults()
+	if err := validate(nodes, opt); err != nil {
+		return nil, err
+	}
+	ports := make([]cx7Ports, len(nodes))
+	for i, n := range nodes {
+		ports[i] = findCX7(n.Facts)
+	}
+	cables, err := cabling(opt, ports)
+	if err != nil {
+		return nil, err
+	}
+	rails, err := assign(nodes, ports, cables, opt)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Topology: opt.Topology, Addressing: opt.Addressing}
+	for i, n := range nodes {
+		hp, err := hostPlan(n, rails[i], opt, ports[i])
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n.Facts.Host, err)
+		}
+		p.Hosts = append(p.Hosts, hp)
+	}
+	return p, nil
+}
+
+func validate(nodes []Node, opt Options) error {
+	want := map[Topology][2]int{OneCable: {2, 2}, TwoCables: {2, 2}, Ring: {3, 3}, Switch: {2, 1 << 16}}
+	r, ok := want[opt.Topology]
+	if !ok {
+		return fmt.Errorf("unknown topology %q (want one of %s)", opt.Topology, topologyList())
+	}
+	if len(nodes) < r[0] || len(nodes) > r[1] {
+		if r[0] == r[1] {
+			return fmt.Errorf("topology %s needs exactly %d nodes, got %d", opt.Topology, r[0], len(nodes))
+		}
+		return fmt.Errorf("topology %s needs at least %d nodes, got %d", opt.Topology, r[0], len(nodes))
+	}
+	if opt.Addressing != Static && opt.Addressing != LinkLocal {
+		return fmt.Errorf("unknown addressing %q (want static or link-local)", opt.Addressing)
+	}
+	if opt.Addressing == LinkLocal && opt.Topology != OneCable {
+		return fmt.Errorf("link-local addressing is documented for two nodes on one cable only; use static for %s", opt.Topology)
+	}
+	if opt.MTU < 1280 || opt.MTU > 9216 {
+		return fmt.Errorf("MTU %d out of range 1280..9216", opt.MTU)
+	}
+	if opt.FirstHost < 1 || opt.FirstHost+len(nodes)-1 > 254 {
+		return fmt.Errorf("host numbers %d..%d do not fit a /24", opt.FirstHost, opt.FirstHost+len(nodes)-1)
+	}
+	seen := map[string]bool{}
+	for i, n := range nodes {
+		if n.Facts == nil || n.Facts.Host == "" {
+			return fmt.Errorf("node %d has no facts", i+1)
+		}
+		if seen[n.Facts.Host] {
+			return fmt.Errorf("host %s is listed twice", n.Facts.Host)
+		}
+		seen[n.Facts.Host] = true
+	}
+	return nil
+}
+
+func topologyList() string {
+	s := make([]string, len(Topologies))
+	for i, t := range Topologies {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}
+
+// hostPlan renders one node's files from its rails.
+func hostPlan(n Node, rails []Rail, opt Options, ports cx7Ports) (HostPlan, error) {
+	hp := HostPlan{Host: n.Facts.Host, Rails: rails, Notes: ports.notes}
+	hp.Protected = protected(n)
+	if err := guard(n, hp); err != nil {
+		return hp, err
+	}
+	np := renderNetplan(rails, opt)
+	hp.Files = append(hp.Files, change(n, NetplanPath, 0o600, np,
+		"persist addresses and MTU "+fmt.Sprint(opt.MTU)+" on every cabled twin", netplanResolves(n.Facts, rails)))
+	sc, values, res := renderSysctl(n.Facts, n.Current[SysctlPath])
+	hp.Sysctls = values
+	if sc != nil || n.Current[SysctlPath] != nil {
+		hp.Files = append(hp.Files, change(n, SysctlPath, 0o644, sc, "TCP buffers and port range for NCCL/Gloo/MPI bootstrap and socket traffic", res))
+	}
+	env, err := launchEnv(n, rails, opt)
+	if err != nil {
+		return hp, err
+	}
+	hp.Files = append(hp.Files,
+		change(n, NCCLConf, 0o644, mergeNCCLConf(n.Current[NCCLConf], env), "NCCL reads these for every job, whatever the launcher", ncclResolves(n.Facts, env)),
+		change(n, EnvPath, 0o644, renderEnv(env), "the same settings for vLLM, PyTorch (Gloo), mpirun and UCX launchers", nil))
+	if opt.Addressing == LinkLocal {
+		hp.Notes = append(hp.Notes, "link-local puts both twins in 169.254.0.0/16 and the addresses change on reboot; NVIDIA documents it, but static addressing keeps the twins on distinct subnets")
+	}
+	return hp, nil
+}
+
+func change(n Node, path string, mode fs.FileMode, content []byte, why string, resolves []string) Change {
+	old, ok := n.Current[path]
+	sort.Strings(resolves)
+	return Change{Path: path, Mode: mode, Old: old, OldExists: ok, New: content, Why: why, Resolves: resolves}
+}

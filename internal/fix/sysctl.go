@@ -1,0 +1,117 @@
+package fix
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/facts"
+)
+
+// sysctlSetting is one kernel parameter fix raises, with why and where the
+// value comes from.
+type sysctlSetting struct {
+	Key   string
+	Value string
+	// Short reports whether the current value falls short of Value.
+	Short func(cur string) bool
+	Why   string
+	// Finding is the doctor's finding ID for this parameter.
+	Finding string
+}
+
+// Socket buffers of 64 MiB cover a 200 Gb/s link's bandwidth-delay product
+// with a wide margin at direct-cable round trips (~2.5 MB at 100 µs).
+const bufMax = 67108864
+
+// Sources: seed 002 (the book, lines 1703-1705 and 3892) and seed 004 (notes on its
+// chapter 4, lines 193 and 378).
+var sysctlSettings = []sysctlSetting{
+	{Key: "net.core.rmem_max", Value: "67108864", Short: belowInt(bufMax), Finding: "sysctl.rmem-max",
+		Why: "let one socket buffer up to 64 MiB so a TCP stream (NCCL/Gloo socket transport, bootstrap, iperf3) can fill a 100-200 Gb/s link. Source: \"AI Systems Performance Engineering\" (C. Fregly, O'Reilly), \"Tune TCP/IP Stack if Using Ethernet\""},
+	{Key: "net.core.wmem_max", Value: "67108864", Short: belowInt(bufMax), Finding: "sysctl.wmem-max",
+		Why: "the send side of the same limit. Source: as above (rmem_max and wmem_max are raised together)"},
+	{Key: "net.ipv4.tcp_rmem", Value: "4096 131072 67108864", Short: belowField(2, bufMax), Finding: "sysctl.tcp-rmem",
+		Why: "TCP receive autotuning may grow to 64 MiB. Source: as above (\"raise ... the autotuning limits (net.ipv4.tcp_{r,w}mem)\")"},
+	{Key: "net.ipv4.tcp_wmem", Value: "4096 65536 67108864", Short: belowField(2, bufMax), Finding: "sysctl.tcp-wmem",
+		Why: "TCP send autotuning may grow to 64 MiB. Source: as above"},
+	{Key: "net.ipv4.ip_local_port_range", Value: "10000 65535", Short: fewerPorts(55536), Finding: "sysctl.ip-local-port-range",
+		Why: "more ephemeral ports for the many bootstrap and socket connections of a large job: too few and handshakes fail or stall. Source: notes on \"AI Systems Performance Engineering\" ch. 4 (\"Widen port range in /proc/sys/net/ipv4/ip_local_port_range. Example: 10000 65535\")"},
+}
+
+func belowInt(min int64) func(string) bool {
+	return func(cur string) bool {
+		v, err := strconv.ParseInt(strings.TrimSpace(cur), 10, 64)
+		return err != nil || v < min
+	}
+}
+
+func belowField(i int, min int64) func(string) bool {
+	return func(cur string) bool {
+		f := strings.Fields(cur)
+		if len(f) <= i {
+			return true
+		}
+		return belowInt(min)(f[i])
+	}
+}
+
+func fewerPorts(n int64) func(string) bool {
+	return func(cur string) bool {
+		f := strings.Fields(cur)
+		if len(f) != 2 {
+			return true
+		}
+		lo, e1 := strconv.ParseInt(f[0], 10, 64)
+		hi, e2 := strconv.ParseInt(f[1], 10, 64)
+		return e1 != nil || e2 != nil || hi-lo+1 < n
+	}
+}
+
+// renderSysctl writes the drop-in: every parameter the node falls short on,
+// plus any the existing drop-in already sets (so planning after an apply
+// shows no change). It returns nil when there is nothing to set.
+func renderSysctl(n *facts.Node, current []byte) (content []byte, values map[string]string, resolves []string) {
+	had := parseSysctlConf(current)
+	var b strings.Builder
+	values = map[string]string{}
+	for _, s := range sysctlSettings {
+		cur, known := n.Sysctls[s.Key]
+		short := !known || s.Short(cur)
+		if _, ok := had[s.Key]; !short && !ok {
+			continue
+		}
+		if known && short {
+			resolves = append(resolves, s.Finding)
+		}
+		b.WriteString("\n" + commentWrap(s.Why, 78))
+		fmt.Fprintf(&b, "%s = %s\n", s.Key, s.Value)
+		values[s.Key] = s.Value
+	}
+	if b.Len() == 0 {
+		return nil, nil, nil
+	}
+	head := "# Written by sparkrig fix; loaded at boot and by `sysctl --system`.\n" +
+		"# Remove it (or run `sparkrig fix --rollback`) to go back to the previous values.\n"
+	return []byte(head + b.String()), values, resolves
+}
+
+// parseSysctlConf reads "key = value" lines of a sysctl.d file.
+func parseSysctlConf(b []byte) map[string]string {
+	out := map[string]string{}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' || line[0] == ';' {
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		out[strings.TrimPrefix(strings.TrimSpace(k), "-")] = strings.Join(strings.Fields(v), " ")
+	}
+	return out
+}
