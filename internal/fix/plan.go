@@ -102,13 +102,13 @@ type HostPlan struct {
 
 // Rail is one addressed CX-7 netdev and the peers it faces.
 type Rail struct {
-	NetDev  string `json:"netdev"`
-	RDMADev string `json:"rdma_dev"`
-	Port    int    `json:"port"`
-	Twin    int    `json:"twin"`           // 0 for the PCI domain 0000 function, 1 for the other
-	Addr    string `json:"addr,omitempty"` // "192.168.100.10/24"; empty for link-local
-	Subnet  string `json:"subnet,omitempty"`
-	MTU     int    `json:"mtu"`
+	NetDev  string   `json:"netdev"`
+	RDMADev string   `json:"rdma_dev"`
+	Port    int      `json:"port"`
+	Twin    int      `json:"twin"`           // 0 for the PCI domain 0000 function, 1 for the other
+	Addr    string   `json:"addr,omitempty"` // "192.168.100.10/24"; empty for link-local
+	Subnet  string   `json:"subnet,omitempty"`
+	MTU     int      `json:"mtu"`
 	Peers   []string `json:"peers"` // "host:netdev"
 }
 
