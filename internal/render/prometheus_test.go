@@ -1,0 +1,107 @@
+package render
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+func parseProm(t *testing.T, text string) map[string]*dto.MetricFamily {
+	t.Helper()
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatalf("exposition does not parse: %v\n%s", err, text)
+	}
+	return fams
+}
+
+// promValue finds the sample of family name whose labels include want.
+func promValue(t *testing.T, fams map[string]*dto.MetricFamily, name string, want map[string]string) float64 {
+	t.Helper()
+	f := fams[name]
+	if f == nil {
+		t.Fatalf("no metric family %s", name)
+	}
+	for _, m := range f.Metric {
+		ok := true
+		for k, v := range want {
+			found := false
+			for _, l := range m.Label {
+				if l.GetName() == k && l.GetValue() == v {
+					found = true
+				}
+			}
+			ok = ok && found
+		}
+		if ok {
+			return m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("%s has no sample with labels %v", name, want)
+	return 0
+}
+
+func TestPrometheusDoctor(t *testing.T) {
+	var buf bytes.Buffer
+	if err := Prometheus(&buf, twoSparks()); err != nil {
+		t.Fatal(err)
+	}
+	text := buf.String()
+	fams := parseProm(t, text)
+	for name, f := range fams {
+		if f.GetHelp() == "" || f.GetType() != dto.MetricType_GAUGE {
+			t.Errorf("%s: help %q type %v", name, f.GetHelp(), f.GetType())
+		}
+	}
+	cases := []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"sparkrig_status", nil, 2},
+		{"sparkrig_report_timestamp_seconds", nil, 1795316400},
+		{"sparkrig_host_audited", map[string]string{"host": "spark-bd26"}, 1},
+		{"sparkrig_host_audited", map[string]string{"host": "spark-3", "status": "unreachable"}, 0},
+		{"sparkrig_findings", map[string]string{"host": "spark-bd26", "severity": "fail"}, 1},
+		{"sparkrig_findings", map[string]string{"host": "spark-bd26", "severity": "warn"}, 1},
+		{"sparkrig_findings", map[string]string{"host": "spark-3995", "severity": "fail"}, 0},
+		{"sparkrig_findings", map[string]string{"host": "spark-3995", "severity": "not-evaluated"}, 1},
+		{"sparkrig_cluster_findings", map[string]string{"severity": "fail"}, 1},
+		{"sparkrig_check_status", map[string]string{"host": "spark-bd26", "check": "spark.twin-unaddressed", "subject": "enP2p1s0f0np0"}, 4},
+		{"sparkrig_check_status", map[string]string{"host": "spark-bd26", "check": "gpu.driver"}, 0},
+		{"sparkrig_check_status", map[string]string{"host": "cluster", "check": "cluster.mtu-mismatch"}, 4},
+		{"sparkrig_link_speed_bytes", map[string]string{"host": "spark-3995", "netdev": "enp1s0f0np0"}, 12.5e9},
+		{"sparkrig_link_speed_bytes", map[string]string{"host": "spark-bd26", "netdev": "enp1s0f0np0"}, 25e9},
+		{"sparkrig_link_mtu_bytes", map[string]string{"host": "spark-bd26", "netdev": "enp1s0f0np0", "peer_host": "spark-3995"}, 1500},
+		{"sparkrig_link_ok", map[string]string{"host": "spark-bd26", "netdev": "enP2p1s0f0np0"}, 1},
+		{"sparkrig_link_ok", map[string]string{"host": "spark-bd26", "netdev": "enp1s0f0np0"}, 0},
+	}
+	for _, c := range cases {
+		if got := promValue(t, fams, c.name, c.labels); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	// Every severity is present for every host, so a count that drops to zero
+	// is a sample of 0, not a vanished series.
+	if n := len(fams["sparkrig_findings"].Metric); n != 3*5 {
+		t.Errorf("sparkrig_findings has %d samples, want 15", n)
+	}
+}
+
+func TestPrometheusEscapesLabels(t *testing.T) {
+	r := twoSparks()
+	r.Hosts[0].Findings[0].Subject = "quote\" back\\slash\nnewline"
+	var buf bytes.Buffer
+	if err := Prometheus(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	fams := parseProm(t, buf.String())
+	if v := promValue(t, fams, "sparkrig_check_status", map[string]string{"subject": "quote\" back\\slash\nnewline"}); v != 3 {
+		t.Errorf("escaped subject: got %v", v)
+	}
+}
