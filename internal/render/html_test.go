@@ -25,7 +25,7 @@ func TestHTMLDoctor(t *testing.T) {
 		{"host sections", count(page, `<section class="host"`), 4}, // 3 hosts + cluster
 		{"fix copy buttons", count(page, `<div class="fix">`), 4},
 		{"links in the table", count(page, `class="link-row`), 2},
-		{"faulty links in the table", count(page, `class="link-row bad"`), 1},
+		{"faulty links in the table", count(page, `class="link-row faulty"`), 1},
 		{"links drawn", count(page, `<path class="link`), 2},
 		{"faulty links drawn", count(page, `<path class="link bad"`), 1},
 		{"nodes drawn", count(page, `<g class="node"`), 2},

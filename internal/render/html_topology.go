@@ -82,7 +82,7 @@ const (
 	topoW     = 960
 	boxW      = 220
 	boxHead   = 30
-	portRow   = 19
+	portRow   = 30
 	compactAt = 12 // more hosts than this: boxes without ports
 )
 
