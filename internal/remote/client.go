@@ -1,0 +1,436 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/user"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// DefaultConnectTimeout bounds TCP connect plus SSH handshake when neither
+// the options nor ssh_config's ConnectTimeout say otherwise.
+const DefaultConnectTimeout = 10 * time.Second
+
+// Options say how to reach hosts. The zero value behaves like plain `ssh`:
+// ~/.ssh/config, $SSH_AUTH_SOCK, ~/.ssh/known_hosts, unknown keys refused.
+type Options struct {
+	// ConfigFile replaces ~/.ssh/config (like ssh -F).
+	ConfigFile string
+	// Home is the local home directory ("" = the current user's).
+	Home string
+	// AgentSock is the ssh-agent socket; "" means no agent. Callers pass
+	// $SSH_AUTH_SOCK.
+	AgentSock string
+	// User, Port and IdentityFiles override ssh_config when set.
+	User          string
+	Port          int
+	IdentityFiles []string
+	// KnownHosts replaces UserKnownHostsFile when set.
+	KnownHosts []string
+	// AcceptNewHostKeys records unknown host keys in known_hosts instead of
+	// refusing them (StrictHostKeyChecking=accept-new). Changed keys are
+	// always refused.
+	AcceptNewHostKeys bool
+	ConnectTimeout    time.Duration
+}
+
+// Dialer opens connections with resolved options; it is safe for concurrent use.
+type Dialer struct {
+	opt  Options
+	conf *SSHConfig
+}
+
+// NewDialer reads the OpenSSH configuration once for many dials.
+func NewDialer(o Options) (*Dialer, error) {
+	if o.Home == "" {
+		o.Home, _ = os.UserHomeDir()
+	}
+	local := ""
+	if u, err := user.Current(); err == nil {
+		local = u.Username
+	}
+	conf, err := LoadSSHConfig(o.ConfigFile, o.Home, local)
+	if err != nil {
+		return nil, err
+	}
+	return &Dialer{opt: o, conf: conf}, nil
+}
+
+// Dial connects to one host ("[user@]host[:port]" or an ssh_config alias).
+func Dial(ctx context.Context, host string, o Options) (*Client, error) {
+	d, err := NewDialer(o)
+	if err != nil {
+		return nil, err
+	}
+	return d.Dial(ctx, host)
+}
+
+// Resolve returns how host would be reached, after ssh_config and overrides.
+func (d *Dialer) Resolve(host string) (Endpoint, error) {
+	e, err := d.conf.Resolve(host)
+	if err != nil {
+		return e, err
+	}
+	if d.opt.User != "" {
+		e.User = d.opt.User
+	}
+	if d.opt.Port != 0 {
+		e.Port = d.opt.Port
+	}
+	if len(d.opt.IdentityFiles) > 0 {
+		e.IdentityFiles = d.opt.IdentityFiles
+	}
+	if len(d.opt.KnownHosts) > 0 {
+		e.KnownHosts = d.opt.KnownHosts
+	}
+	if d.opt.ConnectTimeout > 0 {
+		e.ConnectTimeout = d.opt.ConnectTimeout
+	}
+	if e.ConnectTimeout == 0 {
+		e.ConnectTimeout = DefaultConnectTimeout
+	}
+	return e, nil
+}
+
+// Client is an SSH connection to one host.
+type Client struct {
+	Host     string
+	Endpoint Endpoint
+	// Notes are non-fatal remarks (a key recorded in known_hosts, an
+	// identity that could not be used).
+	Notes []string
+
+	c     *ssh.Client
+	chain []*ssh.Client // jump hosts, closed after c
+}
+
+// Dial connects to host, through its ProxyJump chain if any.
+func (d *Dialer) Dial(ctx context.Context, host string) (*Client, error) {
+	e, err := d.Resolve(host)
+	if err != nil {
+		return nil, err
+	}
+	cl := &Client{Host: host, Endpoint: e}
+	var via *ssh.Client
+	for _, j := range e.ProxyJump {
+		je, err := d.Resolve(j)
+		if err != nil {
+			cl.Close()
+			return nil, fmt.Errorf("jump host %s: %w", j, err)
+		}
+		je.ProxyJump = nil
+		jc, err := d.connect(ctx, je, via, cl)
+		if err != nil {
+			cl.Close()
+			return nil, fmt.Errorf("%s via jump host %s: %w", host, j, err)
+		}
+		cl.chain = append(cl.chain, jc)
+		via = jc
+	}
+	c, err := d.connect(ctx, e, via, cl)
+	if err != nil {
+		cl.Close()
+		return nil, fmt.Errorf("%s: %w", host, err)
+	}
+	cl.c = c
+	return cl, nil
+}
+
+// connect opens TCP (directly or through via) and does the SSH handshake,
+// all bounded by the endpoint's connect timeout and ctx.
+func (d *Dialer) connect(ctx context.Context, e Endpoint, via *ssh.Client, cl *Client) (*ssh.Client, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.ConnectTimeout)
+	defer cancel()
+	conn, err := dialTCP(ctx, e.Addr(), via)
+	if err != nil {
+		return nil, err
+	}
+	acceptNew := d.opt.AcceptNewHostKeys || e.StrictHostKeyChecking == "accept-new" || e.StrictHostKeyChecking == "no" || e.StrictHostKeyChecking == "off"
+	hk, err := newHostKeyChecker(e.KnownHosts, acceptNew, e.HashKnownHosts)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	keyAddr := e.Addr()
+	if e.HostKeyAlias != "" {
+		keyAddr = joinHostPort(e.HostKeyAlias, e.Port)
+	}
+	var keyErr error
+	sg, closeAgent, notes := signers(e, d.opt.AgentSock, d.opt.Home)
+	defer closeAgent()
+	if len(sg) == 0 {
+		conn.Close()
+		return nil, fmt.Errorf("%w: no usable key for %s@%s (%s)", ErrAuth, e.User, e.HostName, strings.Join(append(notes, "no agent keys and no readable identity file"), "; "))
+	}
+	cfg := &ssh.ClientConfig{
+		User: e.User,
+		Auth: []ssh.AuthMethod{ssh.PublicKeys(sg...)},
+		HostKeyCallback: func(_ string, r net.Addr, k ssh.PublicKey) error {
+			keyErr = hk.check(keyAddr, r, k)
+			return keyErr
+		},
+		HostKeyAlgorithms: hk.knownAlgorithms(keyAddr),
+		Timeout:           e.ConnectTimeout,
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	sc, chans, reqs, err := ssh.NewClientConn(conn, e.Addr(), cfg)
+	if !stop() || err != nil {
+		conn.Close()
+		if keyErr != nil {
+			return nil, keyErr
+		}
+		return nil, classifyHandshake(ctx, e, err, notes)
+	}
+	conn.SetDeadline(time.Time{})
+	if hk.accepted != "" {
+		cl.Notes = append(cl.Notes, hk.accepted)
+	}
+	cl.Notes = append(cl.Notes, notes...)
+	return ssh.NewClient(sc, chans, reqs), nil
+}
+
+func dialTCP(ctx context.Context, addr string, via *ssh.Client) (net.Conn, error) {
+	var conn net.Conn
+	var err error
+	if via != nil {
+		conn, err = via.DialContext(ctx, "tcp", addr)
+	} else {
+		var nd net.Dialer
+		conn, err = nd.DialContext(ctx, "tcp", addr)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("%w: connect to %s timed out", ErrUnreachable, addr)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+	}
+	return conn, nil
+}
+
+func classifyHandshake(ctx context.Context, e Endpoint, err error, notes []string) error {
+	switch {
+	case errors.Is(err, ErrHostKey):
+		return err
+	case ctx.Err() != nil || isTimeout(err):
+		return fmt.Errorf("%w: SSH handshake with %s did not finish within %s", ErrTimeout, e.Addr(), e.ConnectTimeout)
+	case err != nil && strings.Contains(err.Error(), "unable to authenticate"):
+		msg := fmt.Sprintf("%s@%s refused every key offered", e.User, e.HostName)
+		if len(notes) > 0 {
+			msg += " (" + strings.Join(notes, "; ") + ")"
+		}
+		return fmt.Errorf("%w: %s", ErrAuth, msg)
+	case err == nil:
+		return fmt.Errorf("%w: SSH handshake with %s cancelled", ErrTimeout, e.Addr())
+	}
+	return fmt.Errorf("%w: SSH handshake with %s: %v", ErrUnreachable, e.Addr(), err)
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// Close closes the connection and any jump-host connections.
+func (c *Client) Close() error {
+	var err error
+	if c.c != nil {
+		err = c.c.Close()
+	}
+	for i := len(c.chain) - 1; i >= 0; i-- {
+		c.chain[i].Close()
+	}
+	return err
+}
+
+// Run runs cmd (a shell command line) and returns its output and exit
+// status. A non-zero exit is not an error. When ctx ends first, the remote
+// command's process group is killed and the error wraps ErrTimeout.
+func (c *Client) Run(ctx context.Context, cmd string, stdin io.Reader) (stdout, stderr []byte, exit int, err error) {
+	var o, e bytes.Buffer
+	p, err := c.Start(cmd, stdin, &o, &e)
+	if err != nil {
+		return nil, nil, -1, err
+	}
+	exit, err = p.WaitContext(ctx)
+	return o.Bytes(), e.Bytes(), exit, err
+}
+
+// Process is a command started on a remote host.
+type Process struct {
+	client *Client
+	sess   *ssh.Session
+	done   chan struct{}
+	exit   int
+	err    error
+
+	mu  sync.Mutex
+	pid int // the remote process group, known once the command started
+}
+
+// pidMarker is the first line the wrapper prints, carrying the remote
+// process group id so Kill can end the whole group.
+const pidMarker = "sparkrig-pgid "
+
+// Start runs cmd without waiting for it. The remote shell (a session leader,
+// sshd calls setsid) execs /bin/sh, so the command and its children share a
+// process group that Kill can end even when they ignore a closed channel.
+func (c *Client) Start(cmd string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
+	sess, err := c.c.NewSession()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: open session: %v", ErrDropped, c.Host, err)
+	}
+	p := &Process{client: c, sess: sess, done: make(chan struct{})}
+	if stdout == nil {
+		stdout = io.Discard
+	}
+	sess.Stdin = stdin
+	sess.Stdout = &pidFilter{w: stdout, p: p}
+	sess.Stderr = stderr
+	wrapped := "exec /bin/sh -c 'echo \"" + pidMarker + "$$\"; exec /bin/sh -c \"$0\"' " + ShellQuote(cmd)
+	if err := sess.Start(wrapped); err != nil {
+		sess.Close()
+		return nil, fmt.Errorf("%w: %s: start: %v", ErrDropped, c.Host, err)
+	}
+	go func() {
+		p.exit, p.err = exitStatus(c.Host, sess.Wait())
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// Wait waits for the command and returns its exit status.
+func (p *Process) Wait() (int, error) {
+	<-p.done
+	return p.exit, p.err
+}
+
+// WaitContext waits like Wait, but kills the command when ctx ends first.
+func (p *Process) WaitContext(ctx context.Context) (int, error) {
+	select {
+	case <-p.done:
+		return p.exit, p.err
+	case <-ctx.Done():
+	}
+	kctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	p.Kill(kctx)
+	return -1, fmt.Errorf("%w: %s: command still running at its deadline (%v)", ErrTimeout, p.client.Host, context.Cause(ctx))
+}
+
+// Kill ends the remote command: SIGTERM to its process group, SIGKILL if it
+// is still there after 2 s, run over a second session; then the session is
+// closed. It returns once the command is gone or ctx ends.
+func (p *Process) Kill(ctx context.Context) error {
+	p.mu.Lock()
+	pid := p.pid
+	p.mu.Unlock()
+	var err error
+	if pid > 1 {
+		script := fmt.Sprintf("kill -TERM -%d 2>/dev/null; i=0; while kill -0 -%d 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i+1)); done; kill -KILL -%d 2>/dev/null; true", pid, pid, pid)
+		err = p.client.quick(ctx, script)
+	}
+	p.sess.Signal(ssh.SIGKILL)
+	p.sess.Close()
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+	}
+	return err
+}
+
+// PGID returns the remote process group id (0 until the command started).
+func (p *Process) PGID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.pid
+}
+
+// quick runs a short helper command on its own session, bounded by ctx.
+func (c *Client) quick(ctx context.Context, cmd string) error {
+	s, err := c.c.NewSession()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	errc := make(chan error, 1)
+	go func() { errc <- s.Run(cmd) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func exitStatus(host string, err error) (int, error) {
+	var ee *ssh.ExitError
+	var em *ssh.ExitMissingError
+	switch {
+	case err == nil:
+		return 0, nil
+	case errors.As(err, &ee) && ee.Signal() == "":
+		return ee.ExitStatus(), nil
+	case errors.As(err, &ee):
+		return -1, fmt.Errorf("%s: command killed by SIG%s", host, ee.Signal())
+	case errors.As(err, &em), errors.Is(err, io.EOF):
+		return -1, fmt.Errorf("%w: %s: the connection closed before the command finished", ErrDropped, host)
+	}
+	return -1, fmt.Errorf("%w: %s: %v", ErrDropped, host, err)
+}
+
+// pidFilter strips the wrapper's first line from stdout and records the pid.
+type pidFilter struct {
+	w    io.Writer
+	p    *Process
+	head []byte
+	seen bool
+}
+
+func (f *pidFilter) Write(b []byte) (int, error) {
+	if f.seen {
+		return f.w.Write(b)
+	}
+	n := len(b)
+	f.head = append(f.head, b...)
+	i := bytes.IndexByte(f.head, '\n')
+	if i < 0 {
+		if len(f.head) > 64 { // not our marker: pass everything through
+			f.seen = true
+			_, err := f.w.Write(f.head)
+			return n, err
+		}
+		return n, nil
+	}
+	f.seen = true
+	line, rest := string(f.head[:i]), f.head[i+1:]
+	if pid, ok := strings.CutPrefix(line, pidMarker); ok {
+		var v int
+		fmt.Sscan(pid, &v)
+		f.p.mu.Lock()
+		f.p.pid = v
+		f.p.mu.Unlock()
+	} else {
+		rest = f.head
+	}
+	if len(rest) > 0 {
+		if _, err := f.w.Write(rest); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// ShellQuote quotes s as one POSIX shell word.
+func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -1,0 +1,231 @@
+package remote
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kevinburke/ssh_config"
+)
+
+// Endpoint is a host as OpenSSH would reach it after reading the user's and
+// the system's ssh_config.
+type Endpoint struct {
+	// Name is the host as the user wrote it (the ssh_config alias).
+	Name     string
+	HostName string
+	Port     int
+	User     string
+	// IdentityFiles are the keys to offer, in order (~ expanded).
+	IdentityFiles  []string
+	IdentitiesOnly bool
+	// KnownHosts are the known_hosts files to check (UserKnownHostsFile).
+	KnownHosts []string
+	// HostKeyAlias, when set, is the name looked up in known_hosts.
+	HostKeyAlias string
+	// ProxyJump lists jump hosts in order ("" or "none": direct).
+	ProxyJump []string
+	// StrictHostKeyChecking is the config's value ("yes", "accept-new", ...).
+	StrictHostKeyChecking string
+	HashKnownHosts        bool
+	ConnectTimeout        time.Duration
+}
+
+// Addr is host:port for dialing.
+func (e Endpoint) Addr() string {
+	return joinHostPort(e.HostName, e.Port)
+}
+
+func joinHostPort(h string, port int) string {
+	if strings.Contains(h, ":") {
+		return "[" + h + "]:" + strconv.Itoa(port)
+	}
+	return h + ":" + strconv.Itoa(port)
+}
+
+// SSHConfig is the parsed user and system OpenSSH client configuration.
+type SSHConfig struct {
+	files []*ssh_config.Config
+	home  string
+	user  string // local user name, the default remote user
+}
+
+// LoadSSHConfig reads the OpenSSH client configuration. userFile "" means
+// ~/.ssh/config followed by the system file /etc/ssh/ssh_config, as ssh reads
+// them; a missing default file is not an error. A named userFile replaces
+// both, like ssh -F, and must exist.
+func LoadSSHConfig(userFile, home, localUser string) (*SSHConfig, error) {
+	c := &SSHConfig{home: home, user: localUser}
+	explicit := userFile != ""
+	if !explicit {
+		userFile = filepath.Join(home, ".ssh", "config")
+	}
+	files := []string{userFile, "/etc/ssh/ssh_config"}
+	if explicit {
+		files = files[:1] // like ssh -F: the system file is not read
+	}
+	for i, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			if i == 0 && explicit {
+				return nil, fmt.Errorf("read ssh config: %w", err)
+			}
+			continue
+		}
+		cfg, err := ParseSSHConfig(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		c.files = append(c.files, cfg)
+	}
+	return c, nil
+}
+
+// ParseSSHConfig parses ssh_config text. The underlying parser panics on some
+// malformed input; that is turned into an error.
+func ParseSSHConfig(b []byte) (cfg *ssh_config.Config, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			cfg, err = nil, fmt.Errorf("cannot parse: %v", r)
+		}
+	}()
+	return ssh_config.Decode(bytes.NewReader(b))
+}
+
+// NewSSHConfig builds a configuration from already parsed files, first wins
+// (for tests and callers that hold the text).
+func NewSSHConfig(home, localUser string, files ...*ssh_config.Config) *SSHConfig {
+	return &SSHConfig{files: files, home: home, user: localUser}
+}
+
+func (c *SSHConfig) get(alias, key string) string {
+	for _, f := range c.files {
+		if v, err := f.Get(alias, key); err == nil && v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func (c *SSHConfig) getAll(alias, key string) []string {
+	var out []string
+	for _, f := range c.files {
+		if v, err := f.GetAll(alias, key); err == nil {
+			out = append(out, v...)
+		}
+	}
+	return out
+}
+
+// Resolve applies the configuration to a host spec "[user@]host[:port]", like
+// ssh does: values on the command line (user, port in the spec) win over the
+// config, and the first matching value in the config wins.
+func (c *SSHConfig) Resolve(spec string) (Endpoint, error) {
+	user, alias, port, err := splitSpec(spec)
+	if err != nil {
+		return Endpoint{}, err
+	}
+	e := Endpoint{Name: alias, HostName: alias, Port: 22, User: c.user}
+	if v := c.get(alias, "HostName"); v != "" {
+		e.HostName = strings.ReplaceAll(v, "%h", alias)
+	}
+	if v := c.get(alias, "Port"); v != "" {
+		if e.Port, err = parsePort(v); err != nil {
+			return e, fmt.Errorf("ssh config for %s: Port %q: %w", alias, v, err)
+		}
+	}
+	if port != 0 {
+		e.Port = port
+	}
+	if v := c.get(alias, "User"); v != "" {
+		e.User = v
+	}
+	if user != "" {
+		e.User = user
+	}
+	for _, f := range c.getAll(alias, "IdentityFile") {
+		e.IdentityFiles = append(e.IdentityFiles, c.expand(f, e))
+	}
+	e.IdentitiesOnly = strings.EqualFold(c.get(alias, "IdentitiesOnly"), "yes")
+	for _, v := range c.getAll(alias, "UserKnownHostsFile") {
+		for _, f := range strings.Fields(v) {
+			e.KnownHosts = append(e.KnownHosts, c.expand(f, e))
+		}
+		break // the first UserKnownHostsFile line wins, like ssh
+	}
+	if len(e.KnownHosts) == 0 {
+		e.KnownHosts = []string{filepath.Join(c.home, ".ssh", "known_hosts")}
+	}
+	e.HostKeyAlias = c.get(alias, "HostKeyAlias")
+	if v := c.get(alias, "ProxyJump"); v != "" && !strings.EqualFold(v, "none") {
+		for _, j := range strings.Split(v, ",") {
+			if j = strings.TrimSpace(j); j != "" {
+				e.ProxyJump = append(e.ProxyJump, j)
+			}
+		}
+	}
+	e.StrictHostKeyChecking = strings.ToLower(c.get(alias, "StrictHostKeyChecking"))
+	e.HashKnownHosts = strings.EqualFold(c.get(alias, "HashKnownHosts"), "yes")
+	if v := c.get(alias, "ConnectTimeout"); v != "" {
+		if s, err := strconv.Atoi(v); err == nil && s > 0 {
+			e.ConnectTimeout = time.Duration(s) * time.Second
+		}
+	}
+	return e, nil
+}
+
+// expand replaces ~ and the common % tokens of ssh_config paths.
+func (c *SSHConfig) expand(p string, e Endpoint) string {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		p = filepath.Join(c.home, p[1:])
+	}
+	r := strings.NewReplacer("%d", c.home, "%u", c.user, "%r", e.User, "%h", e.HostName, "%n", e.Name, "%p", strconv.Itoa(e.Port), "%%", "%")
+	return r.Replace(p)
+}
+
+// splitSpec splits "[user@]host[:port]"; an IPv6 host with a port is written
+// "[addr]:port".
+func splitSpec(spec string) (user, host string, port int, err error) {
+	if i := strings.LastIndexByte(spec, '@'); i >= 0 {
+		user, spec = spec[:i], spec[i+1:]
+	}
+	host = spec
+	switch {
+	case strings.HasPrefix(spec, "["):
+		end := strings.IndexByte(spec, ']')
+		if end < 0 {
+			return "", "", 0, fmt.Errorf("host %q: missing ]", spec)
+		}
+		host = spec[1:end]
+		if rest := spec[end+1:]; rest != "" {
+			if !strings.HasPrefix(rest, ":") {
+				return "", "", 0, fmt.Errorf("host %q: junk after ]", spec)
+			}
+			if port, err = parsePort(rest[1:]); err != nil {
+				return "", "", 0, fmt.Errorf("host %q: %w", spec, err)
+			}
+		}
+	case strings.Count(spec, ":") == 1:
+		i := strings.IndexByte(spec, ':')
+		host = spec[:i]
+		if port, err = parsePort(spec[i+1:]); err != nil {
+			return "", "", 0, fmt.Errorf("host %q: %w", spec, err)
+		}
+	}
+	if host == "" {
+		return "", "", 0, fmt.Errorf("empty host name in %q", spec)
+	}
+	return user, host, port, nil
+}
+
+func parsePort(s string) (int, error) {
+	p, err := strconv.Atoi(s)
+	if err != nil || p < 1 || p > 65535 {
+		return 0, fmt.Errorf("bad port %q", s)
+	}
+	return p, nil
+}

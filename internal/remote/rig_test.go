@@ -1,0 +1,175 @@
+package remote_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sparkrig/sparkrig/internal/remote"
+	"github.com/sparkrig/sparkrig/internal/testrig"
+)
+
+func rigOptions(r *testrig.Rig) remote.Options {
+	return remote.Options{ConfigFile: r.SSHConfig, Home: r.Dir}
+}
+
+func TestRunOnRig(t *testing.T) {
+	r := testrig.New(t, testrig.Config{Hosts: []testrig.HostSpec{{Name: "spark-01"}}})
+	ctx := context.Background()
+	c, err := remote.Dial(ctx, "spark-01", rigOptions(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	out, errOut, code, err := c.Run(ctx, "cat; echo oops >&2; exit 3", strings.NewReader("hello\n"))
+	if err != nil || string(out) != "hello\n" || string(errOut) != "oops\n" || code != 3 {
+		t.Fatalf("Run = %q, %q, %d, %v", out, errOut, code, err)
+	}
+	// A command whose first line looks nothing like the marker passes through.
+	out, _, _, _ = c.Run(ctx, "printf 'a\\nb'", nil)
+	if string(out) != "a\nb" {
+		t.Errorf("stdout = %q", out)
+	}
+}
+
+func TestKillEndsTheRemoteProcessGroup(t *testing.T) {
+	r := testrig.New(t, testrig.Config{Hosts: []testrig.HostSpec{{Name: "spark-01"}}})
+	ctx := context.Background()
+	c, err := remote.Dial(ctx, "spark-01", rigOptions(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var out bytes.Buffer
+	// A child that ignores SIGTERM must still go (SIGKILL after the grace).
+	p, err := c.Start("sh -c 'trap \"\" TERM; sleep 300' & sleep 301; wait", nil, &out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for p.PGID() == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p.PGID() == 0 {
+		t.Fatal("no process group reported")
+	}
+	h := r.Host("spark-01")
+	if got, _ := h.Exec(ctx, "pgrep", "-c", "-g", itoa(p.PGID())); strings.TrimSpace(string(got)) == "0" {
+		t.Fatalf("process group not running before Kill")
+	}
+	kctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	p.Kill(kctx)
+	// Zombies are dead already; they wait only for their parent to reap them.
+	got, _ := h.Exec(ctx, "ps", "-o", "stat=,pid=,args=", "-g", itoa(p.PGID()))
+	for _, l := range strings.Split(strings.TrimSpace(string(got)), "\n") {
+		if l != "" && !strings.HasPrefix(l, "Z") {
+			t.Errorf("process left after Kill: %s", l)
+		}
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func TestUnknownHostKeyRefusedThenAcceptedNew(t *testing.T) {
+	r := testrig.New(t, testrig.Config{Hosts: []testrig.HostSpec{{Name: "spark-01", UnknownHostKey: true}}})
+	ctx := context.Background()
+	h := r.Host("spark-01")
+	_, err := remote.Dial(ctx, "spark-01", rigOptions(r))
+	if !errors.Is(err, remote.ErrHostKey) || !strings.Contains(err.Error(), h.HostKeyFingerprint) || !strings.Contains(err.Error(), "unknown") || !strings.Contains(err.Error(), h.Addr) {
+		t.Fatalf("err = %v; want an unknown-host-key refusal naming %s and %s", err, h.Addr, h.HostKeyFingerprint)
+	}
+	o := rigOptions(r)
+	o.AcceptNewHostKeys = true
+	c, err := remote.Dial(ctx, "spark-01", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	kh, _ := os.ReadFile(r.KnownHosts)
+	if !strings.Contains(string(kh), h.Addr+" "+h.HostKeyLine) {
+		t.Errorf("known_hosts after accept-new:\n%s", kh)
+	}
+	// Now known: a plain dial works.
+	c, err = remote.Dial(ctx, "spark-01", rigOptions(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+}
+
+func TestChangedHostKeyRefusedEvenWithAcceptNew(t *testing.T) {
+	r := testrig.New(t, testrig.Config{Hosts: []testrig.HostSpec{{Name: "a"}, {Name: "b"}}})
+	// Record b's key under a's address: a now presents a "changed" key.
+	a, b := r.Host("a"), r.Host("b")
+	if err := os.WriteFile(r.KnownHosts, []byte(a.Addr+" "+b.HostKeyLine+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := rigOptions(r)
+	o.AcceptNewHostKeys = true
+	_, err := remote.Dial(context.Background(), "a", o)
+	if !errors.Is(err, remote.ErrHostKey) || !strings.Contains(err.Error(), "CHANGED") || !strings.Contains(err.Error(), a.HostKeyFingerprint) || !strings.Contains(err.Error(), b.HostKeyFingerprint) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestFailuresAreBoundedAndClassified(t *testing.T) {
+	r := testrig.New(t, testrig.Config{Hosts: []testrig.HostSpec{
+		{Name: "down", Down: true}, {Name: "nosshd", NoSSHD: true}, {Name: "hang", HangAfterAuth: true},
+	}})
+	o := rigOptions(r)
+	o.ConnectTimeout = time.Second
+	ctx := context.Background()
+
+	start := time.Now()
+	_, err := remote.Dial(ctx, "down", o)
+	if !errors.Is(err, remote.ErrUnreachable) || time.Since(start) > 3*time.Second {
+		t.Errorf("down: %v after %v", err, time.Since(start))
+	}
+	_, err = remote.Dial(ctx, "nosshd", o)
+	if !errors.Is(err, remote.ErrUnreachable) || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("nosshd: %v", err)
+	}
+	c, err := remote.Dial(ctx, "hang", o)
+	if err != nil {
+		t.Fatalf("hang: auth should succeed: %v", err)
+	}
+	defer c.Close()
+	rctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	_, _, _, err = c.Run(rctx, "echo hi", nil)
+	if !errors.Is(err, remote.ErrTimeout) || time.Since(start) > 3*time.Second {
+		t.Errorf("hang: %v after %v", err, time.Since(start))
+	}
+}
+
+func TestAuthRefused(t *testing.T) {
+	r := testrig.New(t, testrig.Config{Hosts: []testrig.HostSpec{{Name: "a"}}})
+	other := t.TempDir() + "/id_other"
+	// Any key the server does not know.
+	if err := os.WriteFile(other, []byte(strangerKey), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := rigOptions(r)
+	o.IdentityFiles = []string{other}
+	_, err := remote.Dial(context.Background(), "a", o)
+	if !errors.Is(err, remote.ErrAuth) {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// strangerKey is a throw-away ed25519 key that no rig host authorises.
+const strangerKey = `-----BEGIN OPENSSH PRIVATE KEY-----
+b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW
+QyNTUxOQAAACBSTx/a1AUjg7RgTh8F4kZpfYpBtGjbFBAa6sUj7KMApgAAAJCBQQCWgUEA
+lgAAAAtzc2gtZWQyNTUxOQAAACBSTx/a1AUjg7RgTh8F4kZpfYpBtGjbFBAa6sUj7KMApg
+AAAEDuCXOkTuXBjW+g5C+2UJzvHSgvwrdWKW4gE/6yySI28VJPH9rUBSODtGBOHwXiRml9
+ikG0aNsUEBrqxSPsowCmAAAADHN0cmFuZ2VyLWtleQE=
+-----END OPENSSH PRIVATE KEY-----
+`
