@@ -1,0 +1,300 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Step statuses.
+const (
+	StatusOK          = "ok"
+	StatusFailed      = "failed"
+	StatusTimeout     = "timeout"
+	StatusInterrupted = "interrupted"
+	StatusSkipped     = "skipped"
+)
+
+// CmdResult is one command as it ran: what, where, and everything it printed.
+type CmdResult struct {
+	Host      string            `json:"host"`
+	Role      string            `json:"role"`
+	Command   string            `json:"command"`
+	Argv      []string          `json:"argv"`
+	Env       []Var             `json:"env,omitempty"`
+	ExitCode  int               `json:"exit_code"`
+	Error     string            `json:"error,omitempty"`
+	ElapsedMS int64             `json:"elapsed_ms"`
+	Stdout    string            `json:"stdout"`
+	Stderr    string            `json:"stderr,omitempty"`
+	Files     map[string]string `json:"files,omitempty"`
+}
+
+// StepResult is one step as it ran.
+type StepResult struct {
+	ID         string      `json:"id"`
+	Kind       string      `json:"kind"`
+	Tool       string      `json:"tool"`
+	Rails      []string    `json:"rails,omitempty"`
+	Collective string      `json:"collective,omitempty"`
+	Status     string      `json:"status"`
+	Error      string      `json:"error,omitempty"`
+	Commands   []CmdResult `json:"commands"`
+}
+
+// Executor runs a plan's steps through a transport and cleans up after each.
+type Executor struct {
+	T      Transport
+	RunDir string // scratch directory on every node (pid files, -J outputs)
+	// ReadyTimeout bounds the wait for a server to listen (default 20 s).
+	ReadyTimeout time.Duration
+	// Grace is how long a stopped process gets before KILL (default 3 s).
+	Grace time.Duration
+
+	seq int
+}
+
+func (x *Executor) defaults() {
+	if x.ReadyTimeout <= 0 {
+		x.ReadyTimeout = 20 * time.Second
+	}
+	if x.Grace <= 0 {
+		x.Grace = 3 * time.Second
+	}
+	if x.RunDir == "" {
+		x.RunDir = "/tmp/sparkrig-bench"
+	}
+}
+
+// Prepare creates the scratch directory on every host.
+func (x *Executor) Prepare(ctx context.Context, hosts []string) map[string]error {
+	x.defaults()
+	errs := map[string]error{}
+	for _, h := range hosts {
+		if _, err := run(ctx, x.T, h, "mkdir -p "+shQuote(x.RunDir)); err != nil {
+			errs[h] = fmt.Errorf("create %s on %s: %w", x.RunDir, h, err)
+		}
+	}
+	return errs
+}
+
+// Cleanup stops anything a run left on the hosts (by the pid files in the
+// scratch directory) and removes the directory.
+func (x *Executor) Cleanup(hosts []string) {
+	x.defaults()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	dir := shQuote(x.RunDir)
+	script := `for p in ` + dir + `/*.pid; do [ -f "$p" ] || continue; c=$(cat "$p"); [ -n "$c" ] && { kill -KILL "-$c" 2>/dev/null || kill -KILL "$c" 2>/dev/null; }; done; rm -rf ` + dir
+	for _, h := range hosts {
+		run(ctx, x.T, h, script)
+	}
+}
+
+type started struct {
+	cmd            Cmd
+	p              *proc
+	stdout, stderr *syncBuffer
+	begin          time.Time
+}
+
+// Run runs one step: servers, readiness, clients, then stops every process
+// it started whatever happened. ctx ending (Ctrl-C) interrupts the step.
+func (x *Executor) Run(ctx context.Context, s Step) StepResult {
+	x.defaults()
+	res := StepResult{ID: s.ID, Kind: s.Kind, Tool: s.Tool, Rails: s.Rails, Collective: s.Collective, Status: StatusOK}
+	var all []*started
+	defer func() { x.stopAll(all) }()
+
+	tctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	for _, c := range s.Servers {
+		st := x.start(tctx, c)
+		all = append(all, st)
+	}
+	var err error
+	for _, st := range all {
+		if err = x.waitReady(tctx, st); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		var clients []*started
+		for _, c := range s.Clients {
+			st := x.start(tctx, c)
+			all = append(all, st)
+			clients = append(clients, st)
+		}
+		err = waitAll(tctx, clients)
+	}
+	x.stopAll(all)
+	switch {
+	case ctx.Err() != nil:
+		res.Status, res.Error = StatusInterrupted, "interrupted"
+	case tctx.Err() != nil:
+		res.Status, res.Error = StatusTimeout, fmt.Sprintf("did not finish within %s", s.Timeout)
+	case err != nil:
+		res.Status, res.Error = StatusFailed, err.Error()
+	}
+	for _, st := range all {
+		res.Commands = append(res.Commands, x.record(st))
+	}
+	return res
+}
+
+func (x *Executor) start(ctx context.Context, c Cmd) *started {
+	x.seq++
+	pidfile := path.Join(x.RunDir, strconv.Itoa(x.seq)+"-"+c.Role+".pid")
+	st := &started{cmd: c, stdout: &syncBuffer{}, stderr: &syncBuffer{}, begin: time.Now()}
+	st.p = start(ctx, x.T, c, pidfile, st.stdout, st.stderr)
+	return st
+}
+
+// waitReady waits until a server listens on its port, or for a short fixed
+// delay when listening cannot be seen (rdma_cm uses no TCP port).
+func (x *Executor) waitReady(ctx context.Context, st *started) error {
+	if st.cmd.ListenPort == 0 {
+		return sleepOrDone(ctx, st, 1500*time.Millisecond)
+	}
+	rctx, cancel := context.WithTimeout(ctx, x.ReadyTimeout)
+	defer cancel()
+	check := fmt.Sprintf(`command -v ss >/dev/null 2>&1 || { echo unknown; exit 0; }; ss -Hltn 'sport = :%d' | grep -q . && echo ready; exit 0`, st.cmd.ListenPort)
+	for {
+		if st.p.exited() {
+			return fmt.Errorf("%s server on %s exited before listening: %s", st.cmd.Argv[0], st.cmd.Host, lastLine(st.stderr.String(), st.stdout.String()))
+		}
+		out, err := run(rctx, x.T, st.cmd.Host, check)
+		switch strings.TrimSpace(out) {
+		case "ready":
+			return nil
+		case "unknown":
+			return sleepOrDone(ctx, st, 1500*time.Millisecond)
+		}
+		if rctx.Err() != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%s server on %s did not listen on port %d within %s (%v)", st.cmd.Argv[0], st.cmd.Host, st.cmd.ListenPort, x.ReadyTimeout, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func sleepOrDone(ctx context.Context, st *started, d time.Duration) error {
+	select {
+	case <-time.After(d):
+		if st.p.exited() {
+			return fmt.Errorf("%s server on %s exited early: %s", st.cmd.Argv[0], st.cmd.Host, lastLine(st.stderr.String(), st.stdout.String()))
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// waitAll waits for every client; the first failure is the step's error.
+func waitAll(ctx context.Context, cs []*started) error {
+	var first error
+	for _, c := range cs {
+		if err := c.p.wait(ctx); err != nil && first == nil {
+			first = fmt.Errorf("%s on %s: %w: %s", c.cmd.Argv[0], c.cmd.Host, err, lastLine(c.stderr.String(), c.stdout.String()))
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return first
+}
+
+// stopAll stops every process in parallel; it is idempotent.
+func (x *Executor) stopAll(all []*started) {
+	var wg sync.WaitGroup
+	for _, st := range all {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st.p.stop(x.Grace)
+		}()
+	}
+	wg.Wait()
+}
+
+func (x *Executor) record(st *started) CmdResult {
+	r := CmdResult{Host: st.cmd.Host, Role: st.cmd.Role, Command: CommandLine(st.cmd), Argv: st.cmd.Argv, Env: st.cmd.Env,
+		ElapsedMS: time.Since(st.begin).Milliseconds(), Stdout: st.stdout.String(), Stderr: st.stderr.String()}
+	if err := st.p.err; err != nil {
+		r.ExitCode, r.Error = exitCode(err), err.Error()
+	}
+	if len(st.cmd.Fetch) > 0 {
+		r.Files = x.fetch(st.cmd)
+	}
+	return r
+}
+
+// fetch reads back and removes the files a command wrote on its host.
+func (x *Executor) fetch(c Cmd) map[string]string {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	files := map[string]string{}
+	for _, f := range c.Fetch {
+		out, err := run(ctx, x.T, c.Host, "cat "+shQuote(f)+" && rm -f "+shQuote(f))
+		if err == nil {
+			files[f] = out
+		}
+	}
+	return files
+}
+
+// exitCode extracts a process exit status from an error, -1 when there is none.
+func exitCode(err error) int {
+	var ec interface{ ExitCode() int }
+	if errors.As(err, &ec) {
+		return ec.ExitCode()
+	}
+	var es interface{ ExitStatus() int }
+	if errors.As(err, &es) {
+		return es.ExitStatus()
+	}
+	return -1
+}
+
+func lastLine(texts ...string) string {
+	for _, t := range texts {
+		t = strings.TrimSpace(t)
+		if t == "" {
+			continue
+		}
+		if i := strings.LastIndexByte(t, '\n'); i >= 0 {
+			return t[i+1:]
+		}
+		return t
+	}
+	return "no output"
+}
+
+// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var _ io.Writer = (*syncBuffer)(nil)

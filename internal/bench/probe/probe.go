@@ -1,0 +1,348 @@
+// Package probe is sparkrig's own TCP benchmark: a short-lived server and a
+// client that measure multi-stream throughput and round-trip latency between
+// two nodes with nothing installed on them but the sparkrig binary.
+//
+// Protocol: every connection opens with one byte naming its kind.
+//
+//	'D' data: the client writes until its duration ends, then half-closes;
+//	    the server answers with 24 bytes: bytes received, and the first- and
+//	    last-byte times (Unix ns, server clock), big-endian.
+//	'P' ping: the client writes PingSize-byte messages, the server echoes
+//	    each; the client times the round trips.
+//	'Q' quit: the server stops accepting and exits once streams are done.
+package probe
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Connection kinds.
+const (
+	kindData = 'D'
+	kindPing = 'P'
+	kindQuit = 'Q'
+)
+
+// PingSize is the size of one latency message, like a small RPC.
+const PingSize = 64
+
+// bufSize is the read and write size of a data stream; iperf3's TCP default.
+const bufSize = 128 << 10
+
+// ServerConfig tunes Serve.
+type ServerConfig struct {
+	// Once makes the server return after a client says quit.
+	Once bool
+	// Idle ends the server when no connection arrives for this long (default 60 s).
+	Idle time.Duration
+}
+
+// Serve answers probe clients on l until a quit (with Once), an idle
+// timeout, or l is closed.
+func Serve(l net.Listener, cfg ServerConfig) error {
+	if cfg.Idle <= 0 {
+		cfg.Idle = 60 * time.Second
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	quit := make(chan struct{})
+	var quitOnce sync.Once
+	for {
+		if tl, ok := l.(*net.TCPListener); ok {
+			tl.SetDeadline(time.Now().Add(cfg.Idle))
+		}
+		c, err := l.Accept()
+		if err != nil {
+			select {
+			case <-quit:
+				return nil
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return fmt.Errorf("no client within %s", cfg.Idle)
+			}
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if serveConn(c) == kindQuit && cfg.Once {
+				quitOnce.Do(func() { close(quit); l.Close() })
+			}
+		}()
+	}
+}
+
+// serveConn handles one connection and returns its kind.
+func serveConn(c net.Conn) byte {
+	defer c.Close()
+	var k [1]byte
+	if _, err := io.ReadFull(c, k[:]); err != nil {
+		return 0
+	}
+	switch k[0] {
+	case kindData:
+		sink(c)
+	case kindPing:
+		echo(c)
+	}
+	return k[0]
+}
+
+// sink counts what arrives until EOF and reports it.
+func sink(c net.Conn) {
+	buf := make([]byte, bufSize)
+	var n uint64
+	var first, last time.Time
+	for {
+		m, err := c.Read(buf)
+		if m > 0 {
+			if n == 0 {
+				first = time.Now()
+			}
+			n += uint64(m)
+		}
+		if err != nil {
+			break
+		}
+	}
+	last = time.Now()
+	if n == 0 {
+		first = last
+	}
+	var out [24]byte
+	binary.BigEndian.PutUint64(out[0:], n)
+	binary.BigEndian.PutUint64(out[8:], uint64(first.UnixNano()))
+	binary.BigEndian.PutUint64(out[16:], uint64(last.UnixNano()))
+	c.Write(out[:])
+}
+
+func echo(c net.Conn) {
+	buf := make([]byte, PingSize)
+	for {
+		if _, err := io.ReadFull(c, buf); err != nil {
+			return
+		}
+		if _, err := c.Write(buf); err != nil {
+			return
+		}
+	}
+}
+
+// ClientConfig is what a client measures.
+type ClientConfig struct {
+	Addr     string        // server host:port
+	Bind     string        // local address to send from ("" for any)
+	Streams  int           // parallel data streams (default 4)
+	Duration time.Duration // data phase (default 10 s)
+	Pings    int           // round trips timed (default 1000)
+	// Quit tells the server to exit afterwards.
+	Quit bool
+}
+
+// Result is one probe run, as the client prints it (JSON).
+type Result struct {
+	Tool       string    `json:"tool"` // "sparkrig-probe"
+	Server     string    `json:"server"`
+	Streams    int       `json:"streams"`
+	DurationS  float64   `json:"duration_s"`
+	Bytes      uint64    `json:"bytes"`
+	Gbps       float64   `json:"throughput_gbps"`
+	StreamGbps []float64 `json:"stream_gbps"`
+	RTT        RTT       `json:"rtt_us"`
+}
+
+// RTT summarises the round trips in microseconds.
+type RTT struct {
+	Samples int     `json:"samples"`
+	Min     float64 `json:"min"`
+	Avg     float64 `json:"avg"`
+	P50     float64 `json:"p50"`
+	P99     float64 `json:"p99"`
+	Max     float64 `json:"max"`
+}
+
+// Parse reads a client's JSON output.
+func Parse(data []byte) (Result, error) {
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return r, fmt.Errorf("probe output: %w", err)
+	}
+	if r.Tool != "sparkrig-probe" {
+		return r, fmt.Errorf("probe output: not a sparkrig-probe result")
+	}
+	return r, nil
+}
+
+// Run measures round trips, then throughput, against a probe server.
+func Run(cfg ClientConfig) (Result, error) {
+	if cfg.Streams <= 0 {
+		cfg.Streams = 4
+	}
+	if cfg.Duration <= 0 {
+		cfg.Duration = 10 * time.Second
+	}
+	if cfg.Pings <= 0 {
+		cfg.Pings = 1000
+	}
+	res := Result{Tool: "sparkrig-probe", Server: cfg.Addr, Streams: cfg.Streams}
+	d := dialer(cfg.Bind)
+	rtt, err := pings(d, cfg.Addr, cfg.Pings)
+	if err != nil {
+		return res, err
+	}
+	res.RTT = rtt
+	if err := throughput(d, cfg, &res); err != nil {
+		return res, err
+	}
+	if cfg.Quit {
+		if c, err := d.Dial("tcp", cfg.Addr); err == nil {
+			c.Write([]byte{kindQuit})
+			c.Close()
+		}
+	}
+	return res, nil
+}
+
+func dialer(bind string) *net.Dialer {
+	d := &net.Dialer{Timeout: 10 * time.Second}
+	if bind != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(bind)}
+	}
+	return d
+}
+
+func open(d *net.Dialer, addr string, kind byte) (net.Conn, error) {
+	c, err := d.Dial("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("connect to probe server %s: %w", addr, err)
+	}
+	if _, err := c.Write([]byte{kind}); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("probe server %s: %w", addr, err)
+	}
+	return c, nil
+}
+
+func pings(d *net.Dialer, addr string, n int) (RTT, error) {
+	c, err := open(d, addr, kindPing)
+	if err != nil {
+		return RTT{}, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	msg := make([]byte, PingSize)
+	got := make([]byte, PingSize)
+	samples := make([]float64, 0, n)
+	for i := 0; i < n; i++ {
+		binary.BigEndian.PutUint64(msg, uint64(i))
+		t0 := time.Now()
+		if _, err := c.Write(msg); err != nil {
+			return RTT{}, fmt.Errorf("ping %s: %w", addr, err)
+		}
+		if _, err := io.ReadFull(c, got); err != nil {
+			return RTT{}, fmt.Errorf("ping %s: %w", addr, err)
+		}
+		samples = append(samples, float64(time.Since(t0).Nanoseconds())/1e3)
+	}
+	return summarise(samples), nil
+}
+
+func summarise(s []float64) RTT {
+	if len(s) == 0 {
+		return RTT{}
+	}
+	sort.Float64s(s)
+	sum := 0.0
+	for _, v := range s {
+		sum += v
+	}
+	pct := func(p float64) float64 { return s[min(len(s)-1, int(p*float64(len(s))))] }
+	return RTT{Samples: len(s), Min: s[0], Avg: sum / float64(len(s)), P50: pct(0.50), P99: pct(0.99), Max: s[len(s)-1]}
+}
+
+type streamReport struct {
+	bytes       uint64
+	first, last int64
+	err         error
+}
+
+func throughput(d *net.Dialer, cfg ClientConfig, res *Result) error {
+	conns := make([]net.Conn, cfg.Streams)
+	for i := range conns {
+		c, err := open(d, cfg.Addr, kindData)
+		if err != nil {
+			for _, o := range conns[:i] {
+				o.Close()
+			}
+			return err
+		}
+		conns[i] = c
+	}
+	reports := make([]streamReport, len(conns))
+	var wg sync.WaitGroup
+	deadline := time.Now().Add(cfg.Duration)
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			reports[i] = send(c, deadline)
+		}()
+	}
+	wg.Wait()
+	var first, last int64
+	for i, r := range reports {
+		if r.err != nil {
+			return fmt.Errorf("stream %d to %s: %w", i, cfg.Addr, r.err)
+		}
+		res.Bytes += r.bytes
+		if first == 0 || r.first < first {
+			first = r.first
+		}
+		last = max(last, r.last)
+		res.StreamGbps = append(res.StreamGbps, gbps(r.bytes, r.last-r.first))
+	}
+	res.DurationS = float64(last-first) / 1e9
+	res.Gbps = gbps(res.Bytes, last-first)
+	return nil
+}
+
+// send writes until the deadline, half-closes and reads the server's count.
+func send(c net.Conn, deadline time.Time) streamReport {
+	defer c.Close()
+	buf := make([]byte, bufSize)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	for time.Now().Before(deadline) {
+		if _, err := c.Write(buf); err != nil {
+			return streamReport{err: err}
+		}
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	var out [24]byte
+	if _, err := io.ReadFull(c, out[:]); err != nil {
+		return streamReport{err: fmt.Errorf("reading the server's count: %w", err)}
+	}
+	return streamReport{bytes: binary.BigEndian.Uint64(out[0:]),
+		first: int64(binary.BigEndian.Uint64(out[8:])), last: int64(binary.BigEndian.Uint64(out[16:]))}
+}
+
+func gbps(bytes uint64, ns int64) float64 {
+	if ns <= 0 {
+		return 0
+	}
+	return float64(bytes) * 8 / float64(ns)
+}

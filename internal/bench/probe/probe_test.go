@@ -1,0 +1,67 @@
+package probe
+
+import (
+	"net"
+	"testing"
+	"time"
+)
+
+func TestProbeLoopback(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Serve(l, ServerConfig{Once: true, Idle: 10 * time.Second}) }()
+	res, err := Run(ClientConfig{Addr: l.Addr().String(), Bind: "127.0.0.1", Streams: 3, Duration: 300 * time.Millisecond, Pings: 200, Quit: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Streams != 3 || len(res.StreamGbps) != 3 || res.Bytes == 0 || res.Gbps <= 0 {
+		t.Errorf("throughput result %+v", res)
+	}
+	if res.DurationS < 0.25 || res.DurationS > 5 {
+		t.Errorf("duration %.3f s, want about 0.3 s", res.DurationS)
+	}
+	if r := res.RTT; r.Samples != 200 || !(r.Min > 0 && r.Min <= r.P50 && r.P50 <= r.P99 && r.P99 <= r.Max) {
+		t.Errorf("rtt %+v", r)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("server: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("server still running after quit")
+	}
+}
+
+func TestServeIdleTimeout(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := Serve(l, ServerConfig{Idle: 50 * time.Millisecond}); err == nil {
+		t.Fatal("idle server returned no error")
+	}
+}
+
+func TestParseRejectsOtherJSON(t *testing.T) {
+	if _, err := Parse([]byte(`{"start":{}}`)); err == nil {
+		t.Error("iperf3-like JSON accepted as a probe result")
+	}
+	if _, err := Parse([]byte(`{"tool":"sparkrig-probe","streams":2,"throughput_gbps":9.5}`)); err != nil {
+		t.Error(err)
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(`{"tool":"sparkrig-probe","server":"10.0.0.1:18615","streams":4,"duration_s":10.0,"bytes":12,"throughput_gbps":9.5,"stream_gbps":[2.4],"rtt_us":{"samples":1000,"min":11.2}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		r, err := Parse(data)
+		if err == nil && r.Tool != "sparkrig-probe" {
+			t.Fatalf("accepted %q", data)
+		}
+	})
+}

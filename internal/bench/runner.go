@@ -1,0 +1,207 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Transport runs a POSIX sh command line on a host and returns when it has
+// exited. stdin must reach the command and its end must reach it as EOF:
+// the wrapper every bench process runs under ends its process when stdin
+// closes, which is what happens when sparkrig dies and the SSH session (or
+// pipe) with it.
+type Transport interface {
+	Exec(ctx context.Context, host, script string, stdin io.Reader, stdout, stderr io.Writer) error
+}
+
+// Local runs scripts on this machine with sh, whatever host they name. It
+// serves `--hosts localhost` and the tests.
+type Local struct{}
+
+// Exec runs script with sh -c. Cancelling ctx kills sh's process group.
+func (Local) Exec(ctx context.Context, host, script string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cmd := exec.CommandContext(ctx, "sh", "-c", script)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 2 * time.Second
+	var pw *os.File
+	if stdin != nil {
+		// A real pipe, so Wait never waits on a copy from stdin.
+		pr, w, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		cmd.Stdin, pw = pr, w
+		defer pr.Close()
+		go func() {
+			io.Copy(pw, stdin)
+			pw.Close()
+		}()
+	}
+	err := cmd.Run()
+	if ce, ok := stdin.(io.Closer); ok && stdin != nil {
+		ce.Close()
+	}
+	return err
+}
+
+// wrapper runs "$@" in its own session, records its pid in $1, and ends it
+// (and what it started) on TERM or when stdin reaches EOF: the SSH session
+// that started it is gone. It exits with the command's status.
+const wrapper = `p=$1; shift
+if command -v setsid >/dev/null 2>&1; then setsid "$@" </dev/null & else "$@" </dev/null & fi
+c=$!
+echo "$c" >"$p"
+stop() { kill -TERM "-$c" 2>/dev/null || kill -TERM "$c" 2>/dev/null; }
+trap stop TERM INT HUP
+( while read -r _; do :; done; stop; sleep 3; kill -KILL "-$c" 2>/dev/null || kill -KILL "$c" 2>/dev/null ) &
+w=$!
+wait "$c"; rc=$?
+while kill -0 "$c" 2>/dev/null; do wait "$c"; rc=$?; done
+kill "$w" 2>/dev/null
+rm -f "$p"
+exit "$rc"`
+
+// killScript stops the process recorded in pidfile: TERM to its process
+// group, KILL after a grace period if it is still there.
+func killScript(pidfile string) string {
+	q := shQuote(pidfile)
+	return `p=` + q + `; [ -f "$p" ] || exit 0; c=$(cat "$p"); [ -n "$c" ] || exit 0
+kill -TERM "-$c" 2>/dev/null || kill -TERM "$c" 2>/dev/null
+i=0; while kill -0 "$c" 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
+kill -KILL "-$c" 2>/dev/null || kill -KILL "$c" 2>/dev/null; rm -f "$p"; exit 0`
+}
+
+// Script is the sh command line that runs c under the wrapper, with its
+// environment set by env(1) and its pid recorded in pidfile.
+func Script(c Cmd, pidfile string) string {
+	var b strings.Builder
+	b.WriteString("sh -c ")
+	b.WriteString(shQuote(wrapper))
+	b.WriteString(" sparkrig-bench ")
+	b.WriteString(shQuote(pidfile))
+	if len(c.Env) > 0 {
+		b.WriteString(" env")
+		for _, v := range c.Env {
+			b.WriteString(" " + shQuote(v.Name+"="+v.Value))
+		}
+	}
+	for _, a := range c.Argv {
+		b.WriteString(" " + shQuote(a))
+	}
+	return b.String()
+}
+
+// CommandLine is c as a user would type it, for --dry-run and the record.
+func CommandLine(c Cmd) string {
+	var parts []string
+	for _, v := range c.Env {
+		parts = append(parts, shQuote(v.Name+"="+v.Value))
+	}
+	for _, a := range c.Argv {
+		parts = append(parts, shQuote(a))
+	}
+	return strings.Join(parts, " ")
+}
+
+// shQuote quotes s for POSIX sh when it needs it.
+func shQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// proc is one started command.
+type proc struct {
+	host, pidfile string
+	t             Transport
+	stdin         *io.PipeWriter
+	cancel        context.CancelFunc
+	done          chan struct{}
+	err           error
+	stopOnce      sync.Once
+}
+
+// start runs c under the wrapper in the background.
+func start(ctx context.Context, t Transport, c Cmd, pidfile string, stdout, stderr io.Writer) *proc {
+	pr, pw := io.Pipe()
+	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	p := &proc{host: c.Host, pidfile: pidfile, t: t, stdin: pw, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		p.err = t.Exec(cctx, c.Host, Script(c, pidfile), pr, stdout, stderr)
+		pr.Close()
+	}()
+	return p
+}
+
+// wait returns the command's error, or ctx's when ctx ends first.
+func (p *proc) wait(ctx context.Context) error {
+	select {
+	case <-p.done:
+		return p.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// exited reports whether the command has ended.
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop ends the command on its host: by its pid over a fresh session, then
+// by closing its stdin, and last by dropping the session. It waits at most
+// grace for the command to be gone.
+func (p *proc) stop(grace time.Duration) {
+	p.stopOnce.Do(func() {
+		if !p.exited() {
+			kctx, cancel := context.WithTimeout(context.Background(), grace)
+			p.t.Exec(kctx, p.host, killScript(p.pidfile), nil, io.Discard, io.Discard)
+			cancel()
+		}
+		p.stdin.Close()
+		select {
+		case <-p.done:
+		case <-time.After(grace):
+		}
+		p.cancel()
+		<-p.done
+	})
+}
+
+// run runs a short command to completion on a host and returns its stdout.
+func run(ctx context.Context, t Transport, host, script string) (string, error) {
+	var out, errb strings.Builder
+	err := t.Exec(ctx, host, script, nil, &out, &errb)
+	if err != nil {
+		msg := strings.TrimSpace(errb.String())
+		if msg != "" {
+			return out.String(), fmt.Errorf("%w: %s", err, firstLine(msg))
+		}
+	}
+	return out.String(), err
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
