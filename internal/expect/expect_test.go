@@ -1,0 +1,77 @@
+package expect
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestDefaultLoads(t *testing.T) {
+	s, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Expectations) < 9 || len(s.Wires) < 12 {
+		t.Fatalf("%d expectations, %d wires", len(s.Expectations), len(s.Wires))
+	}
+	for _, e := range s.Expectations {
+		if !strings.Contains(e.Source, "(") {
+			t.Errorf("%s: source does not name where it comes from: %q", e.ID, e.Source)
+		}
+	}
+}
+
+func TestFindSparkAllGather(t *testing.T) {
+	s, _ := Default()
+	q := Query{Platform: "dgx-spark", Topology: "2-nodes-1-cable", Measure: NCCLBusBW, Collective: "all_gather", Ranks: 2, Sizes: []int64{17179869184}}
+	got := s.Find(q)
+	if len(got) != 1 || got[0].ID != "spark-2n1c-all-gather-large" {
+		t.Fatalf("%+v", got)
+	}
+	e := got[0]
+	for v, want := range map[float64]string{20.95: "warning", 21.99: "ok", 17.4: "critical", 21.875: "ok"} {
+		if g := e.Verdict(v); g != want {
+			t.Errorf("verdict(%v) = %s, want %s", v, g, want)
+		}
+	}
+	q.Sizes = []int64{33554432, 1 << 30}
+	if got := s.Find(q); len(got) != 2 || got[0].Conditions.MinSize != 1<<30 {
+		t.Errorf("order: %+v", got)
+	}
+	q.Collective = "all_reduce"
+	if got := s.Find(q); len(got) != 0 {
+		t.Errorf("all_reduce on spark has no sourced number, got %+v", got)
+	}
+}
+
+func TestLatencyLowerIsBetter(t *testing.T) {
+	s, _ := Default()
+	got := s.Find(Query{Platform: "dgx-spark", Topology: "2-nodes-1-cable", Measure: RDMALat, Verb: "write"})
+	if len(got) != 1 {
+		t.Fatal(got)
+	}
+	for v, want := range map[float64]string{1.47: "ok", 3: "warning", 120: "critical"} {
+		if g := got[0].Verdict(v); g != want {
+			t.Errorf("verdict(%v) = %s, want %s", v, g, want)
+		}
+	}
+}
+
+func TestParseRejectsBadThresholds(t *testing.T) {
+	_, err := Parse([]byte("expectations:\n- {id: x, unit: GB/s, source: s (x), better: higher, value: 10, warn: 11, pass: 5}\n"))
+	if err == nil || !strings.Contains(err.Error(), "pass <= warn <= value") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestWireAndVersion(t *testing.T) {
+	s, _ := Default()
+	if w, ok := s.Wire("dgx-spark", "network"); !ok || w.Value != 25 {
+		t.Errorf("%+v", w)
+	}
+	if w, ok := s.Wire("dgx-spark", "pcie-gen4"); !ok || w.Value != 31.5 {
+		t.Errorf("%+v", w)
+	}
+	if !VersionAtLeast("2.28.9+cuda13.0", "2.28.3") || VersionAtLeast("2.25.1+cuda12.2", "2.28.3") || !VersionAtLeast("2.28.3", "2.28.3") {
+		t.Error("version compare")
+	}
+}
