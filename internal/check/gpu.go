@@ -1,0 +1,217 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/facts"
+)
+
+var gpuNeeds = []string{facts.SrcNvidiaSMI}
+
+var haveGPUs = onlyIf(hasGPUs, "nvidia-smi lists no GPU")
+
+var gpuDriver = Check{
+	ID: "gpu.driver", Title: "NVIDIA driver and CUDA versions",
+	Profiles: gpuProfiles, Needs: gpuNeeds,
+	Run: func(n *facts.Node) []Finding {
+		var names []string
+		for _, g := range n.GPUs {
+			names = append(names, g.Name)
+		}
+		obs := fmt.Sprintf("driver %s, CUDA %s, %d GPU(s): %s", n.Driver.Version, n.Driver.CUDAVersion, len(n.GPUs), summarize(names))
+		return []Finding{{Severity: Info, Subject: "driver", Observed: obs, Expected: "the same driver and CUDA on every node", Source: srcNVIDIASMI}}
+	},
+}
+
+// summarize collapses repeated names ("8× NVIDIA H100 80GB HBM3").
+func summarize(names []string) string {
+	count := map[string]int{}
+	var order []string
+	for _, n := range names {
+		if count[n] == 0 {
+			order = append(order, n)
+		}
+		count[n]++
+	}
+	var out []string
+	for _, n := range order {
+		out = append(out, fmt.Sprintf("%d× %s", count[n], n))
+	}
+	return strings.Join(out, ", ")
+}
+
+func gpuSubject(g facts.GPU) string { return fmt.Sprintf("GPU %d", g.Index) }
+
+var gpuPersistence = Check{
+	ID: "gpu.persistence", Title: "persistence mode on",
+	Profiles: gpuProfiles, Needs: gpuNeeds, Applies: haveGPUs,
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, g := range n.GPUs {
+			if g.Persistence != "Disabled" {
+				out = append(out, ok(gpuSubject(g), "persistence "+orNA(g.Persistence)))
+				continue
+			}
+			out = append(out, Finding{Severity: Warn, Subject: gpuSubject(g), Observed: "persistence mode Disabled", Expected: "Enabled (nvidia-persistenced running)",
+				Why:    "without persistence the driver tears the GPU down between jobs, adding seconds of start-up and clock ramp to every run",
+				Fix:    "sudo systemctl enable --now nvidia-persistenced   # or: sudo nvidia-smi -pm 1",
+				Source: srcSeed002})
+		}
+		return out
+	},
+}
+
+func orNA(s string) string {
+	if s == "" {
+		return "N/A"
+	}
+	return s
+}
+
+var gpuMIG = Check{
+	ID: "gpu.mig", Title: "MIG disabled on GPUs used for NCCL",
+	Profiles: gpuProfiles, Needs: gpuNeeds, Applies: haveGPUs,
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, g := range n.GPUs {
+			if g.MIGMode != "Enabled" {
+				out = append(out, ok(gpuSubject(g), "MIG "+orNA(g.MIGMode)))
+				continue
+			}
+			out = append(out, Finding{Severity: Warn, Subject: gpuSubject(g), Observed: "MIG Enabled", Expected: "MIG Disabled for multi-node training and NCCL benchmarks",
+				Why:    "MIG instances get a slice of the GPU and no NVLink peer access, so collectives run far below the GPU's rate",
+				Fix:    fmt.Sprintf("sudo nvidia-smi -i %d -mig 0 && sudo nvidia-smi -i %d -r", g.Index, g.Index),
+				Source: srcSeed002})
+		}
+		return out
+	},
+}
+
+var gpuECC = Check{
+	ID: "gpu.ecc", Title: "ECC enabled, no uncorrectable errors",
+	Profiles: gpuProfiles, Needs: gpuNeeds, Applies: haveGPUs,
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, g := range n.GPUs {
+			switch {
+			case g.ECCUncorrectable != nil && *g.ECCUncorrectable > 0:
+				out = append(out, Finding{Severity: Warn, Subject: gpuSubject(g),
+					Observed: fmt.Sprintf("%d volatile uncorrectable ECC errors", *g.ECCUncorrectable), Expected: "0",
+					Why:    "uncorrectable memory errors kill the jobs that touch them and precede row remapping or GPU replacement",
+					Fix:    fmt.Sprintf("drain the node, then `sudo nvidia-smi -i %d -r`; if errors recur, open a hardware case", g.Index),
+					Source: srcNVIDIASMI})
+			case g.ECCMode == "Disabled":
+				out = append(out, Finding{Severity: Warn, Subject: gpuSubject(g), Observed: "ECC Disabled", Expected: "ECC Enabled on data-center GPUs",
+					Why: "without ECC a flipped bit silently corrupts results instead of being corrected or reported",
+					Fix: fmt.Sprintf("sudo nvidia-smi -i %d -e 1 && sudo reboot", g.Index), Source: srcSeed002})
+			default:
+				out = append(out, ok(gpuSubject(g), "ECC "+orNA(g.ECCMode)))
+			}
+		}
+		return out
+	},
+}
+
+var gpuRemap = Check{
+	ID: "gpu.remapped-rows", Title: "no pending or failed row remapping",
+	Profiles: gpuProfiles, Needs: gpuNeeds, Applies: haveGPUs,
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, g := range n.GPUs {
+			switch {
+			case g.RemapFailure == "Yes":
+				out = append(out, Finding{Severity: Fail, Subject: gpuSubject(g), Observed: "row remapping failed", Expected: "no remapping failure",
+					Why: "the GPU ran out of spare rows; its memory can no longer be trusted", Fix: "take the GPU out of service and open an RMA", Source: srcNVIDIASMI})
+			case g.RemapPending == "Yes":
+				out = append(out, Finding{Severity: Warn, Subject: gpuSubject(g), Observed: "row remapping pending", Expected: "no pending remapping",
+					Why: "a remapped row only takes effect after a GPU reset", Fix: fmt.Sprintf("drain the node, then sudo nvidia-smi -i %d -r", g.Index), Source: srcNVIDIASMI})
+			case g.RemapPending != "":
+				out = append(out, ok(gpuSubject(g), "no remapping pending"))
+			}
+		}
+		return out
+	},
+}
+
+// fatalXIDs are Xid codes NVIDIA documents as needing a reset or service.
+var fatalXIDs = map[int]string{
+	48: "double-bit ECC error", 63: "row remapping event", 64: "row remapping failure", 74: "NVLink error",
+	79: "GPU has fallen off the bus", 92: "high single-bit ECC rate", 94: "contained ECC error",
+	95: "uncontained ECC error", 119: "GSP RPC timeout", 120: "GSP error",
+}
+
+var gpuXID = Check{
+	ID: "gpu.xid", Title: "no Xid events in the kernel log",
+	Profiles: gpuProfiles, Needs: []string{facts.SrcKernelLog},
+	Run: func(n *facts.Node) []Finding {
+		if len(n.KernelLog.XIDs) == 0 {
+			return []Finding{ok("kernel log", "no NVRM Xid lines")}
+		}
+		sev, codes := Warn, map[int]int{}
+		var order []int
+		for _, x := range n.KernelLog.XIDs {
+			if codes[x.Code] == 0 {
+				order = append(order, x.Code)
+			}
+			codes[x.Code]++
+			if _, bad := fatalXIDs[x.Code]; bad {
+				sev = Fail
+			}
+		}
+		var parts []string
+		for _, c := range order {
+			p := fmt.Sprintf("Xid %d ×%d", c, codes[c])
+			if d := fatalXIDs[c]; d != "" {
+				p += " (" + d + ")"
+			}
+			parts = append(parts, p)
+		}
+		return []Finding{{Severity: sev, Subject: "kernel log", Observed: strings.Join(parts, ", ") + "; last: " + n.KernelLog.XIDs[len(n.KernelLog.XIDs)-1].Line,
+			Expected: "no Xid events since boot", Why: "Xid events are GPU faults reported by the driver; the listed codes mean failed or corrupted work",
+			Fix: "look up each code in NVIDIA's Xid catalogue; `sudo nvidia-smi -r` or a reboot clears transient faults, repeats need a hardware case", Source: srcXIDDoc}}
+	},
+}
+
+// throttleHW are clock-event reasons that mean the GPU is slowed by heat or power faults.
+var throttleHW = []string{"hw_slowdown", "hw_thermal_slowdown", "hw_power_brake_slowdown", "sw_thermal_slowdown"}
+
+var gpuThrottle = Check{
+	ID: "gpu.throttle", Title: "no thermal or hardware clock slowdown",
+	Profiles: gpuProfiles, Needs: gpuNeeds, Applies: haveGPUs,
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, g := range n.GPUs {
+			var hw []string
+			for _, r := range g.ThrottleReasons {
+				if contains(throttleHW, r) {
+					hw = append(hw, r)
+				}
+			}
+			switch {
+			case len(hw) > 0:
+				out = append(out, Finding{Severity: Warn, Subject: gpuSubject(g), Observed: "active: " + strings.Join(hw, ", "), Expected: "no thermal or hardware slowdown",
+					Why: "a slowed GPU drags every collective it takes part in down to its pace", Fix: "check cooling and power: nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER", Source: srcSeed002})
+			case len(g.ThrottleReasons) > 0:
+				out = append(out, Finding{Severity: Info, Subject: gpuSubject(g), Observed: "active: " + strings.Join(g.ThrottleReasons, ", "), Expected: "no slowdown under load", Source: srcNVIDIASMI})
+			default:
+				out = append(out, ok(gpuSubject(g), "no clock slowdown"))
+			}
+		}
+		return out
+	},
+}
+
+var gpuPeermem = Check{
+	ID: "gpu.peermem", Title: "GPUDirect RDMA module where RDMA NICs are present",
+	Profiles: []Profile{ProfileGPU}, Needs: []string{facts.SrcModules},
+	Applies: onlyIf(func(n *facts.Node) bool { return hasGPUs(n) && hasRDMA(n) }, "no GPU with an RDMA NIC beside it"),
+	Run: func(n *facts.Node) []Finding {
+		if loadedWord(n, "nvidia_peermem") == "loaded" {
+			return []Finding{ok("node", "nvidia_peermem loaded")}
+		}
+		return []Finding{{Severity: Warn, Subject: "node", Observed: "nvidia_peermem not loaded", Expected: "nvidia_peermem loaded (or DMA-BUF GPUDirect with an open kernel driver)",
+			Why: "without GPUDirect RDMA NCCL copies every transfer through host memory, costing bandwidth and CPU",
+			Fix: "sudo modprobe nvidia_peermem && echo nvidia_peermem | sudo tee /etc/modules-load.d/nvidia-peermem.conf", Source: srcSeed004}}
+	},
+}

@@ -1,0 +1,55 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/facts"
+)
+
+// Profile names a platform whose expectations the checks apply.
+type Profile string
+
+// Profiles.
+const (
+	ProfileSpark   Profile = "dgx-spark"  // NVIDIA DGX Spark (GB10) and OEM GB10 systems
+	ProfileGPU     Profile = "gpu-server" // any other Linux host with NVIDIA GPUs
+	ProfileNoGPU   Profile = "no-gpu"     // no NVIDIA GPU found
+	ProfileUnknown Profile = ""
+)
+
+// Profiles lists the accepted --profile values.
+var Profiles = []Profile{ProfileSpark, ProfileGPU, ProfileNoGPU}
+
+// ParseProfile validates a --profile value.
+func ParseProfile(s string) (Profile, error) {
+	for _, p := range Profiles {
+		if string(p) == s {
+			return p, nil
+		}
+	}
+	return ProfileUnknown, fmt.Errorf("unknown profile %q (want one of dgx-spark, gpu-server, no-gpu)", s)
+}
+
+// DetectProfile picks the platform from facts: /etc/dgx-release naming a DGX
+// Spark or a GPU named "NVIDIA GB10" means dgx-spark; other NVIDIA GPUs (or a
+// loaded nvidia driver) mean gpu-server.
+func DetectProfile(n *facts.Node) Profile {
+	if n.DGX != nil && strings.Contains(n.DGX.Name, "Spark") {
+		return ProfileSpark
+	}
+	for _, g := range n.GPUs {
+		if strings.Contains(g.Name, "GB10") {
+			return ProfileSpark
+		}
+	}
+	if len(n.GPUs) > 0 || n.Driver.Version != "" {
+		return ProfileGPU
+	}
+	for _, f := range n.PCI {
+		if f.Vendor != nil && *f.Vendor == "0x10de" && strings.HasPrefix(f.Class, "0x03") {
+			return ProfileGPU
+		}
+	}
+	return ProfileNoGPU
+}

@@ -1,0 +1,134 @@
+package check
+
+import "github.com/sparkrig/sparkrig/internal/facts"
+
+// Check is one audit rule.
+type Check struct {
+	ID    string
+	Title string
+	// Profiles the check belongs to; empty means every profile.
+	Profiles []Profile
+	// Needs names the facts sources the check reads; when one is not "ok" the
+	// check reports not-evaluated instead of running.
+	Needs []string
+	// Applies gates the check on the node; it returns why not when false.
+	Applies func(n *facts.Node) (bool, string)
+	// Run returns the check's findings (Host, ID and Title are filled in).
+	Run func(n *facts.Node) []Finding
+}
+
+// Registry is every single-node check, in the order findings are reported.
+var Registry = []Check{
+	// DGX Spark: ConnectX-7 ports and their twins.
+	sparkCX7Present,
+	sparkLinkSpeed,
+	sparkTwinUnaddressed,
+	sparkTwinsSameSubnet,
+	sparkMTU,
+	sparkMTUTwins,
+	sparkAddrPersisted,
+	sparkDHCP,
+	sparkRoCEGID,
+	sparkPCIeWidth,
+	sparkCMA,
+	sparkGPUDirect,
+	sparkOS,
+	// NCCL.
+	ncclVersion,
+	ncclSocketIfname,
+	ncclIBHCA,
+	// GPUs.
+	gpuDriver,
+	gpuPersistence,
+	gpuMIG,
+	gpuECC,
+	gpuRemap,
+	gpuXID,
+	gpuThrottle,
+	gpuPeermem,
+	// RDMA and NUMA.
+	rdmaPorts,
+	numaLocality,
+	memlock,
+	// Operating system tuning.
+	osGovernor,
+	osTHP,
+	osSwap,
+	netBuffers,
+	netTCPBuffers,
+	netPortRange,
+}
+
+// Run applies every check of the registry that belongs to profile p and
+// returns the findings in registry order and the checks that did not apply with why.
+func Run(n *facts.Node, p Profile) ([]Finding, []Skipped) {
+	findings := []Finding{}
+	skipped := []Skipped{}
+	for _, c := range Registry {
+		if !inProfile(c, p) {
+			skipped = append(skipped, Skipped{ID: c.ID, Host: n.Host, Reason: "not part of the " + string(p) + " profile"})
+			continue
+		}
+		if c.Applies != nil {
+			if ok, why := c.Applies(n); !ok {
+				skipped = append(skipped, Skipped{ID: c.ID, Host: n.Host, Reason: why})
+				continue
+			}
+		}
+		if f, missing := notEvaluated(n, c); missing {
+			findings = append(findings, f)
+			continue
+		}
+		for _, f := range c.Run(n) {
+			f.ID, f.Host = c.ID, n.Host
+			if f.Title == "" {
+				f.Title = c.Title
+			}
+			findings = append(findings, f)
+		}
+	}
+	return findings, skipped
+}
+
+func inProfile(c Check, p Profile) bool {
+	if len(c.Profiles) == 0 {
+		return true
+	}
+	for _, q := range c.Profiles {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// notEvaluated returns the finding of a check whose evidence is missing.
+func notEvaluated(n *facts.Node, c Check) (Finding, bool) {
+	for _, src := range c.Needs {
+		st := n.Sources[src]
+		if st.Status == "ok" {
+			continue
+		}
+		obs := src + " " + st.Status
+		if st.Status == "" {
+			obs = src + " not captured"
+		}
+		if st.Detail != "" {
+			obs += ": " + st.Detail
+		}
+		return Finding{
+			ID: c.ID, Host: n.Host, Severity: NotEvaluated, Subject: "node", Title: c.Title,
+			Observed: obs, Expected: "the " + src + " evidence",
+			Why: "without this evidence the check can neither pass nor fail",
+			Fix: notEvaluatedFix(st.Status),
+		}, true
+	}
+	return Finding{}, false
+}
+
+func notEvaluatedFix(status string) string {
+	if status == "denied" {
+		return "run sparkrig doctor with sudo to read root-only files"
+	}
+	return "install the missing tool or capture the file, then run sparkrig doctor again"
+}

@@ -1,0 +1,512 @@
+package check
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/facts"
+)
+
+// sparkPort is one QSFP port of the DGX Spark ConnectX-7: two PCIe functions
+// ("twins"), each a Gen5 x4 endpoint good for about 100 Gb/s.
+type sparkPort struct {
+	Name  string
+	Twins [2]string
+	RDMA  [2]string
+}
+
+var sparkPorts = []sparkPort{
+	{"port 0", [2]string{"enp1s0f0np0", "enP2p1s0f0np0"}, [2]string{"rocep1s0f0", "roceP2p1s0f0"}},
+	{"port 1", [2]string{"enp1s0f1np1", "enP2p1s0f1np1"}, [2]string{"rocep1s0f1", "roceP2p1s0f1"}},
+}
+
+// sparkNetdevs lists the four CX-7 netdev names.
+func sparkNetdevs() []string {
+	return []string{sparkPorts[0].Twins[0], sparkPorts[0].Twins[1], sparkPorts[1].Twins[0], sparkPorts[1].Twins[1]}
+}
+
+func isSparkNetdev(name string) bool {
+	for _, s := range sparkNetdevs() {
+		if s == name {
+			return true
+		}
+	}
+	return false
+}
+
+// cabled reports whether a port has a live cable: a twin with carrier or up.
+func cabled(n *facts.Node, p sparkPort) bool {
+	for _, t := range p.Twins {
+		if d := n.NetDev(t); d != nil && ((d.Carrier != nil && *d.Carrier) || d.OperState == "up") {
+			return true
+		}
+	}
+	return false
+}
+
+func cabledPorts(n *facts.Node) []sparkPort {
+	var out []sparkPort
+	for _, p := range sparkPorts {
+		if cabled(n, p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func anyCabled(n *facts.Node) (bool, string) {
+	if len(cabledPorts(n)) == 0 {
+		return false, "no ConnectX-7 port has a cable (no twin has carrier)"
+	}
+	return true, ""
+}
+
+var spark = []Profile{ProfileSpark}
+
+var sparkCX7Present = Check{
+	ID: "spark.cx7-present", Title: "ConnectX-7 netdevs and RoCE devices present and mapped",
+	Profiles: spark, Needs: []string{facts.SrcNetSysfs},
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, p := range sparkPorts {
+			for i, t := range p.Twins {
+				d := n.NetDev(t)
+				switch {
+				case d == nil:
+					out = append(out, Finding{Severity: Fail, Subject: t,
+						Observed: "interface absent", Expected: t + " (" + p.Name + ") present",
+						Why:    "each QSFP port is two PCIe functions; a missing function halves that port's bandwidth",
+						Fix:    "check `lspci -d 15b3:` lists four ConnectX-7 functions and `dmesg | grep mlx5` for probe errors; update the DGX OS and firmware",
+						Source: srcPlaybook})
+				case n.Has(facts.SrcRDMA) && d.RDMADev == "":
+					out = append(out, Finding{Severity: Warn, Subject: t,
+						Observed: "no RDMA device on " + t, Expected: p.RDMA[i] + " ==> " + t,
+						Why:    "NCCL uses RoCE through the RDMA device; without it traffic falls back to TCP sockets",
+						Fix:    "sudo modprobe mlx5_ib && ibdev2netdev",
+						Source: srcPlaybook})
+				default:
+					out = append(out, ok(t, t+" present"+rdmaSuffix(d)))
+				}
+			}
+		}
+		return out
+	},
+}
+
+func rdmaSuffix(d *facts.NetDev) string {
+	if d.RDMADev == "" {
+		return ""
+	}
+	return ", RDMA " + d.RDMADev
+}
+
+var sparkLinkSpeed = Check{
+	ID: "spark.link-speed", Title: "cabled port negotiated 200 Gb/s",
+	Profiles: spark, Needs: []string{facts.SrcNetSysfs}, Applies: anyCabled,
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, p := range cabledPorts(n) {
+			for _, t := range p.Twins {
+				d := n.NetDev(t)
+				if d == nil || d.SpeedMbps == nil {
+					continue
+				}
+				if *d.SpeedMbps >= 200000 {
+					out = append(out, ok(t, fmt.Sprintf("%d Mb/s", *d.SpeedMbps)))
+					continue
+				}
+				out = append(out, Finding{Severity: Warn, Subject: t,
+					Observed: fmt.Sprintf("%d Mb/s", *d.SpeedMbps), Expected: "200000 Mb/s",
+					Why:    "a port that negotiated 100G (typically behind a switch with auto-negotiation) caps the link at half its bandwidth",
+					Fix:    "force 200G on the switch port (MikroTik: set the interface speed to 200G-baseCR4, auto-negotiation off), then check `ethtool " + t + " | grep Speed`",
+					Source: "DGX Spark platform notes, pitfall 4; " + srcCommunity})
+			}
+		}
+		return out
+	},
+}
+
+var sparkTwinUnaddressed = Check{
+	ID: "spark.twin-unaddressed", Title: "both twins of a cabled port addressed",
+	Profiles: spark, Needs: []string{facts.SrcIPAddr}, Applies: anyCabled,
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, p := range cabledPorts(n) {
+			var have, lack []string
+			for _, t := range p.Twins {
+				if d := n.NetDev(t); d != nil && len(ipv4(d)) > 0 {
+					have = append(have, t)
+				} else {
+					lack = append(lack, t)
+				}
+			}
+			subject := p.Twins[0] + "+" + p.Twins[1]
+			switch len(have) {
+			case 2:
+				out = append(out, ok(subject, "both twins have IPv4 addresses"))
+			case 1:
+				out = append(out, Finding{Severity: Fail, Subject: lack[0],
+					Observed: "no IPv4 address; its twin " + have[0] + " has one", Expected: "both twins of " + p.Name + " addressed, on different subnets",
+					Why:    "each twin carries only ~100 Gb/s, so a port with one addressed twin runs at half bandwidth",
+					Fix:    twinNetplanFix(p),
+					Source: srcPlaybook + "; " + srcSeed001})
+			default:
+				out = append(out, Finding{Severity: Warn, Subject: subject,
+					Observed: p.Name + " is cabled but neither twin has an IPv4 address", Expected: "both twins addressed",
+					Why:    "RoCE needs an IP address (GID) on each function; an unaddressed cabled port carries no NCCL traffic",
+					Fix:    twinNetplanFix(p),
+					Source: srcPlaybook})
+			}
+		}
+		return out
+	},
+}
+
+// twinNetplanFix is NVIDIA's netplan for one port, node 1 addressing.
+func twinNetplanFix(p sparkPort) string {
+	return fmt.Sprintf(`sudo tee /etc/netplan/40-cx7.yaml >/dev/null <<'YAML'
+network:
+  version: 2
+  ethernets:
+    %s:
+      addresses: [192.168.100.10/24]
+      mtu: 9000
+      dhcp4: false
+    %s:
+      addresses: [192.168.101.10/24]
+      mtu: 9000
+      dhcp4: false
+YAML
+sudo chmod 600 /etc/netplan/40-cx7.yaml && sudo netplan apply   # use .11 on the second node`, p.Twins[0], p.Twins[1])
+}
+
+var sparkTwinsSameSubnet = Check{
+	ID: "spark.twins-same-subnet", Title: "twins on different subnets",
+	Profiles: spark, Needs: []string{facts.SrcIPAddr},
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, p := range sparkPorts {
+			a, b := n.NetDev(p.Twins[0]), n.NetDev(p.Twins[1])
+			if a == nil || b == nil {
+				continue
+			}
+			subject := p.Twins[0] + "+" + p.Twins[1]
+			shared := sharedSubnet(ipv4(a), ipv4(b))
+			switch {
+			case len(ipv4(a)) == 0 || len(ipv4(b)) == 0:
+			case shared == "link-local":
+				out = append(out, Finding{Severity: Info, Subject: subject,
+					Observed: "both twins use IPv4 link-local (169.254.0.0/16)", Expected: "link-local or static per-twin subnets",
+					Why:    "NVIDIA's link-local option works for two nodes; static per-twin subnets make routing explicit",
+					Source: srcPlaybook})
+			case shared != "":
+				out = append(out, Finding{Severity: Fail, Subject: subject,
+					Observed: "both twins in " + shared, Expected: "each twin on its own subnet (e.g. 192.168.100.0/24 and 192.168.101.0/24)",
+					Why:    "two interfaces on one subnet make the kernel route and answer ARP through either, which breaks RoCE connections",
+					Fix:    twinNetplanFix(p),
+					Source: "DGX Spark platform notes, pitfall 2; " + srcPlaybook})
+			default:
+				out = append(out, ok(subject, cidrs(ipv4(a))+" / "+cidrs(ipv4(b))))
+			}
+		}
+		return out
+	},
+}
+
+// sharedSubnet returns a subnet both address lists fall in ("" if none).
+func sharedSubnet(a, b []netip.Prefix) string {
+	for _, x := range a {
+		for _, y := range b {
+			if isLinkLocal(x) && isLinkLocal(y) {
+				return "link-local"
+			}
+			if x.Masked() == y.Masked() || x.Contains(y.Addr()) || y.Contains(x.Addr()) {
+				return x.Masked().String()
+			}
+		}
+	}
+	return ""
+}
+
+// activeSparkNetdevs lists CX-7 netdevs that are cabled or addressed.
+func activeSparkNetdevs(n *facts.Node) []*facts.NetDev {
+	var out []*facts.NetDev
+	for _, p := range sparkPorts {
+		c := cabled(n, p)
+		for _, t := range p.Twins {
+			if d := n.NetDev(t); d != nil && (c || len(ipv4(d)) > 0) {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+var sparkMTU = Check{
+	ID: "spark.mtu", Title: "jumbo MTU on the ConnectX-7 data path",
+	Profiles: spark, Needs: []string{facts.SrcNetSysfs}, Applies: anyCabled,
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, d := range activeSparkNetdevs(n) {
+			if d.MTU >= 9000 {
+				out = append(out, ok(d.Name, fmt.Sprintf("MTU %d", d.MTU)))
+				continue
+			}
+			out = append(out, Finding{Severity: Warn, Subject: d.Name,
+				Observed: fmt.Sprintf("MTU %d", d.MTU), Expected: "MTU 9000 (and the same on the peer and any switch)",
+				Why:    "with MTU 1500 RoCE runs at active_mtu 1024 and all_gather loses about 5 % bus bandwidth",
+				Fix:    "add `mtu: 9000` under " + d.Name + " in /etc/netplan/40-cx7.yaml, then `sudo netplan apply` (now: sudo ip link set " + d.Name + " mtu 9000)",
+				Source: srcSeed000 + "; " + srcCommunity})
+		}
+		return out
+	},
+}
+
+var sparkMTUTwins = Check{
+	ID: "spark.mtu-twins-differ", Title: "equal MTU on both twins",
+	Profiles: spark, Needs: []string{facts.SrcNetSysfs}, Applies: anyCabled,
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, p := range cabledPorts(n) {
+			a, b := n.NetDev(p.Twins[0]), n.NetDev(p.Twins[1])
+			if a == nil || b == nil {
+				continue
+			}
+			subject := p.Twins[0] + "+" + p.Twins[1]
+			if a.MTU == b.MTU {
+				out = append(out, ok(subject, fmt.Sprintf("MTU %d on both", a.MTU)))
+				continue
+			}
+			out = append(out, Finding{Severity: Warn, Subject: subject,
+				Observed: fmt.Sprintf("%s MTU %d, %s MTU %d", a.Name, a.MTU, b.Name, b.MTU), Expected: "the same MTU on both twins",
+				Why:    "NCCL stripes traffic over both twins, so the smaller MTU sets the pace and mismatched peers drop jumbo frames",
+				Fix:    fmt.Sprintf("set `mtu: 9000` for both %s and %s in /etc/netplan/40-cx7.yaml; sudo netplan apply", a.Name, b.Name),
+				Source: srcSeed000})
+		}
+		return out
+	},
+}
+
+var sparkAddrPersisted = Check{
+	ID: "spark.addr-persisted", Title: "ConnectX-7 addresses persisted in configuration",
+	Profiles: spark, Needs: []string{facts.SrcIPAddr, facts.SrcNetConfig},
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, name := range sparkNetdevs() {
+			d := n.NetDev(name)
+			if d == nil {
+				continue
+			}
+			for _, a := range ipv4(d) {
+				if isLinkLocal(a) || dynamic(d, a) {
+					continue
+				}
+				if src := configuredBy(n, name, a); src != "" {
+					out = append(out, ok(name, a.String()+" from "+src))
+					continue
+				}
+				out = append(out, Finding{Severity: Warn, Subject: name,
+					Observed: a.String() + " is set but no netplan, NetworkManager or networkd file configures it", Expected: "the address in /etc/netplan/40-cx7.yaml",
+					Why:    "an address set by hand with `ip addr` is gone after a reboot and the cluster silently loses the link",
+					Fix:    "persist it: add `addresses: [" + a.String() + "]` under " + name + " in /etc/netplan/40-cx7.yaml (mode 600), then `sudo netplan apply`",
+					Source: "DGX Spark platform notes, pitfall 11; " + srcPlaybook})
+			}
+		}
+		return out
+	},
+}
+
+func dynamic(d *facts.NetDev, p netip.Prefix) bool {
+	for _, a := range d.Addrs {
+		if a.CIDR == p.String() {
+			return a.Dynamic
+		}
+	}
+	return false
+}
+
+// configuredBy names the file that configures address a on iface ("" if none).
+func configuredBy(n *facts.Node, iface string, a netip.Prefix) string {
+	for _, c := range n.ConfigFor(iface) {
+		for _, ca := range c.Addrs {
+			if p, err := netip.ParsePrefix(ca); err == nil && p.Addr() == a.Addr() {
+				return c.Source
+			}
+		}
+	}
+	return ""
+}
+
+var sparkDHCP = Check{
+	ID: "spark.dhcp-on-cx7", Title: "no DHCP on ConnectX-7 netdevs",
+	Profiles: spark, Needs: []string{facts.SrcIPAddr},
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, name := range sparkNetdevs() {
+			d := n.NetDev(name)
+			if d == nil {
+				continue
+			}
+			var why []string
+			for _, a := range d.Addrs {
+				if a.Family == "inet" && a.Dynamic {
+					why = append(why, a.CIDR+" is a DHCP lease")
+				}
+			}
+			for _, c := range n.ConfigFor(name) {
+				if c.DHCP4 {
+					why = append(why, c.Source+" sets dhcp4")
+				}
+			}
+			if len(why) == 0 {
+				continue
+			}
+			out = append(out, Finding{Severity: Warn, Subject: name,
+				Observed: strings.Join(why, "; "), Expected: "a static address (or IPv4 link-local) on each CX-7 netdev",
+				Why:    "a lease can change or lapse, and NCCL_IB_HCA/GID pairings built on it break between runs",
+				Fix:    "set `dhcp4: false` and a static `addresses:` entry for " + name + " in /etc/netplan/40-cx7.yaml; sudo netplan apply",
+				Source: srcSeed000 + "; " + srcPlaybook})
+		}
+		return out
+	},
+}
+
+var sparkRoCEGID = Check{
+	ID: "spark.roce-gid", Title: "RoCE v2 IPv4 GID at index 3 on active ports",
+	Profiles: spark, Needs: []string{facts.SrcRDMA}, Applies: onlyIf(hasActiveRDMAWithGIDs, "no active RDMA port with a GID table captured"),
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, r := range n.RDMA {
+			for _, p := range r.Ports {
+				if p.State != "ACTIVE" {
+					continue
+				}
+				subject := fmt.Sprintf("%s/%d", r.Name, p.Num)
+				g := gidAt(p, 3)
+				if g != nil && g.Type == "RoCE v2" && g.IPv4 != "" {
+					out = append(out, ok(subject, "GID 3 = RoCE v2 "+g.IPv4))
+					continue
+				}
+				obs := "GID index 3 empty"
+				if g != nil {
+					obs = fmt.Sprintf("GID index 3 = %s (%s)", g.GID, g.Type)
+				}
+				out = append(out, Finding{Severity: Warn, Subject: subject,
+					Observed: obs, Expected: "GID index 3 = RoCE v2 with the netdev's IPv4 address",
+					Why:    "NCCL_IB_GID_INDEX=3 selects RoCE v2 over IPv4; without it NCCL picks a link-local GID that does not route between subnets",
+					Fix:    "give " + r.NetDev + " a static IPv4 address (netplan), then check `cat /sys/class/infiniband/" + r.Name + "/ports/" + fmt.Sprint(p.Num) + "/gid_attrs/types/3`",
+					Source: "DGX Spark platform notes (NCCL_IB_GID_INDEX); " + srcCommunity})
+			}
+		}
+		return out
+	},
+}
+
+func hasActiveRDMAWithGIDs(n *facts.Node) bool {
+	for _, r := range n.RDMA {
+		for _, p := range r.Ports {
+			if p.State == "ACTIVE" && len(p.GIDs) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func gidAt(p facts.RDMAPort, idx int) *facts.GID {
+	for i := range p.GIDs {
+		if p.GIDs[i].Index == idx {
+			return &p.GIDs[i]
+		}
+	}
+	return nil
+}
+
+var sparkPCIeWidth = Check{
+	ID: "spark.pcie-width", Title: "ConnectX-7 PCIe links trained at Gen5 x4",
+	Profiles: spark, Needs: []string{facts.SrcPCI},
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, f := range n.PCI {
+			if f.Vendor == nil || *f.Vendor != "0x15b3" || f.StaWidth == 0 {
+				continue
+			}
+			obs := fmt.Sprintf("%s x%d (capable %s x%d)", f.StaSpeed, f.StaWidth, f.CapSpeed, f.CapWidth)
+			switch {
+			case f.StaWidth < f.CapWidth || f.StaWidth < 4:
+				out = append(out, Finding{Severity: Fail, Subject: f.Addr,
+					Observed: obs, Expected: "32GT/s x4 (PCIe Gen5 x4)",
+					Why:    "a CX-7 function trained at x2 moves at most ~50 Gb/s, halving its twin's share of the port",
+					Fix:    "update the DGX Spark BIOS/firmware (`sudo fwupdmgr refresh && sudo fwupdmgr update`), then power-cycle",
+					Source: srcSparkBIOS})
+			case facts.PCIeGen(f.StaSpeed) < facts.PCIeGen(f.CapSpeed):
+				out = append(out, Finding{Severity: Warn, Subject: f.Addr,
+					Observed: obs, Expected: f.CapSpeed + " x" + fmt.Sprint(f.CapWidth),
+					Why:    "a link below its capable speed caps RDMA bandwidth (links idle in a power-saving state also read low)",
+					Fix:    "re-check under load: `sudo lspci -s " + f.Addr + " -vv | grep LnkSta`; update BIOS/firmware if it stays low",
+					Source: srcPCIeSysfs})
+			default:
+				out = append(out, ok(f.Addr, obs))
+			}
+		}
+		return out
+	},
+}
+
+var sparkCMA = Check{
+	ID: "spark.cma", Title: "contiguous memory area available for RDMA registration",
+	Profiles: spark, Needs: []string{facts.SrcMeminfo},
+	Run: func(n *facts.Node) []Finding {
+		cma := n.Memory.CmaTotalBytes
+		if cma == nil {
+			return []Finding{{Severity: Info, Subject: "kernel", Observed: "no CmaTotal line in /proc/meminfo", Expected: "CmaTotal > 0 kB"}}
+		}
+		if *cma > 0 {
+			return []Finding{ok("kernel", fmt.Sprintf("CmaTotal %d kB", *cma>>10))}
+		}
+		obs := "CmaTotal: 0 kB"
+		if !strings.Contains(n.OS.Cmdline, "kho=off") {
+			obs += ", kernel command line lacks kho=off"
+		}
+		return []Finding{{Severity: Warn, Subject: "kernel", Observed: obs, Expected: "CmaTotal > 0 kB (kho=off on 7.0 kernels)",
+			Why:    "without a CMA pool ibv_reg_mr fails with ENOMEM and NCCL cannot register buffers for RoCE",
+			Fix:    "add kho=off: sudo sed -i 's/^GRUB_CMDLINE_LINUX_DEFAULT=\"/&kho=off /' /etc/default/grub && sudo update-grub && sudo reboot",
+			Source: "DGX Spark platform notes, pitfall 9; " + srcCommunity}}
+	},
+}
+
+var sparkGPUDirect = Check{
+	ID: "spark.gpudirect", Title: "GPUDirect RDMA on GB10",
+	Profiles: spark, Needs: []string{facts.SrcModules},
+	Run: func(n *facts.Node) []Finding {
+		return []Finding{{Severity: Info, Subject: "node",
+			Observed: "nvidia_peermem " + loadedWord(n, "nvidia_peermem"), Expected: "not available on GB10 (normal)",
+			Why:    "GB10 has no GPUDirect RDMA: NCCL stages through host memory and logs no GDRDMA, which is expected",
+			Source: srcGPUDirectGB}}
+	},
+}
+
+func loadedWord(n *facts.Node, mod string) string {
+	for _, m := range n.Modules {
+		if m == mod {
+			return "loaded"
+		}
+	}
+	return "not loaded"
+}
+
+var sparkOS = Check{
+	ID: "spark.os", Title: "Ubuntu 24.04 or later",
+	Profiles: spark, Needs: []string{facts.SrcOSRelease},
+	Run: func(n *facts.Node) []Finding {
+		obs := strings.TrimSpace(n.OS.PrettyName + " (" + n.OS.Kernel + ")")
+		if n.OS.ID == "ubuntu" && facts.CompareVersions(n.OS.VersionID, "24.04") >= 0 {
+			return []Finding{ok("os", obs)}
+		}
+		return []Finding{{Severity: Warn, Subject: "os", Observed: obs, Expected: "Ubuntu 24.04+ (DGX OS) with the current NVIDIA driver",
+			Why:    "the DGX Spark network stack and NCCL builds are validated on DGX OS / Ubuntu 24.04",
+			Fix:    "sudo apt update && sudo apt full-upgrade (DGX OS), or reinstall DGX OS",
+			Source: srcSeed000}}
+	},
+}
