@@ -33,7 +33,7 @@ func (h *Host) writeFixtures() error {
 	}
 	for _, p := range sortedKeys(h.spec.Files) {
 		clean := path.Clean("/" + p)
-		if clean == "/" || strings.ContainsAny(clean, ":,\n") {
+		if clean == "/" || strings.Contains(clean, "\n") {
 			return fmt.Errorf("host %s: bad fixture path %q", h.Name, p)
 		}
 		if err := writeFile(filepath.Join(root, clean), []byte(h.spec.Files[p]), 0o644); err != nil {
@@ -45,7 +45,9 @@ func (h *Host) writeFixtures() error {
 			return err
 		}
 	}
-	return nil
+	var err error
+	h.pciMount, err = h.writePCIStandins(root, h.links)
+	return err
 }
 
 func (h *Host) writeStandin(root string, s Standin) error {

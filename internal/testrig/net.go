@@ -203,19 +203,7 @@ func (h *Host) mtu(dev string) int {
 func (h *Host) nsScript(subnet string, i int, links []Link) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "link set lo up\naddr add %s.%d/24 dev %s\nlink set %s up\n", subnet, 10+i, mgmtDev, mgmtDev)
-	devs := map[string]bool{}
-	for d := range h.spec.NetDevs {
-		devs[d] = true
-	}
-	for _, l := range links {
-		if l.A == h.Name {
-			devs[l.ADev] = true
-		}
-		if l.B == h.Name {
-			devs[l.BDev] = true
-		}
-	}
-	for _, d := range sortedKeys(devs) {
+	for _, d := range h.netdevs(links) {
 		nd := h.spec.NetDevs[d]
 		for _, a := range nd.Addrs {
 			fmt.Fprintf(&b, "addr add %s dev %s\n", a, d)

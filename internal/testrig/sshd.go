@@ -211,5 +211,6 @@ func (h *Host) mountScript() (string, error) {
 				up, work, filepath.Join(root, name), name, up, work, name)
 		}
 	}
+	b.WriteString(h.pciMount)
 	return b.String(), nil
 }

@@ -64,6 +64,9 @@ type HostSpec struct {
 type NetDev struct {
 	MTU   int      // 0 means 1500
 	Addrs []string // CIDRs, e.g. "192.168.100.10/24"
+	// SpeedMbps is what /sys/class/net/<dev>/speed reports for netdevs with
+	// a stand-in PCI function (0 means 200000, a Spark port).
+	SpeedMbps int
 	// Down leaves the netdev administratively down.
 	Down bool
 }
@@ -107,6 +110,8 @@ type Host struct {
 	Dir         string
 
 	spec     HostSpec
+	links    []Link
+	pciMount string // overlay mounts of the stand-in PCI netdevs
 	sshd     *exec.Cmd
 	sshdPID  int
 	ownsSSHD bool
@@ -242,6 +247,7 @@ func (r *Rig) build(cfg Config) error {
 		return err
 	}
 	for _, h := range r.Hosts {
+		h.links = cfg.Links
 		if err := h.writeFixtures(); err != nil {
 			return err
 		}

@@ -77,3 +77,26 @@ func TestRigHostsDifferForReal(t *testing.T) {
 		t.Errorf("namespace %s left after Close", r.Hosts[0].NS)
 	}
 }
+
+func TestStandinPCIMakesVethsLookPhysical(t *testing.T) {
+	cfg := twoSparks()
+	cfg.Hosts[1].NetDevs["enP2p1s0f1np1"] = NetDev{MTU: 9000, SpeedMbps: 100000}
+	r := New(t, cfg)
+	ctx := context.Background()
+	out, err := r.Host("spark-02").Exec(ctx, "sh", "-c", "readlink /sys/class/net/enP2p1s0f1np1 /sys/class/net/enP2p1s0f1np1/device /sys/class/net/enP2p1s0f1np1/device/driver; cat /sys/class/net/enP2p1s0f1np1/speed /sys/class/net/enP2p1s0f1np1/mtu /sys/bus/pci/devices/0002:01:00.1/vendor; echo /sys/class/net/*/device")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "../../devices/pci0002:00/0002:00:00.0/0002:01:00.1/net/enP2p1s0f1np1\n../../../0002:01:00.1\n../../../../bus/pci/drivers/mlx5_core\n100000\n9000\n0x15b3\n" +
+		"/sys/class/net/enP2p1s0f1np1/device /sys/class/net/enp1s0f1np1/device\n"
+	if string(out) != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+	// The MTU is live: change it and sysfs follows.
+	if _, err := r.Host("spark-02").Exec(ctx, "ip", "link", "set", "enP2p1s0f1np1", "mtu", "4200"); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := r.Host("spark-02").Exec(ctx, "cat", "/sys/class/net/enP2p1s0f1np1/mtu"); string(out) != "4200\n" {
+		t.Errorf("mtu after change: %q", out)
+	}
+}
