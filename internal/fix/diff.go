@@ -64,7 +64,7 @@ func lcsOps(a, b []string) []op {
 		case i < n && j < m && a[i] == b[j]:
 			ops = append(ops, op{' ', i, j})
 			i, j = i+1, j+1
-		case j < m && (i == n || t[i][j+1] >= t[i+1][j]):
+		case j < m && (i == n || t[i][j+1] > t[i+1][j]):
 			ops = append(ops, op{'+', i, j})
 			j++
 		default:

@@ -10,15 +10,14 @@ import (
 // Doctor finding IDs a change can resolve. They name the doctor's checks, so
 // `sparkrig doctor` output and `sparkrig fix --plan` output can be matched.
 const (
-	FindTwinUnaddressed   = "spark.twin-unaddressed"
-	FindTwinsSameSubnet   = "spark.twins-same-subnet"
-	FindMTU               = "spark.mtu"
-	FindAddrNotPersisted  = "spark.addr-not-persisted"
-	FindDHCPOnCX7         = "spark.dhcp-on-cx7"
-	FindNCCLSocketIfname  = "nccl.socket-ifname"
-	FindNCCLIBHCA         = "nccl.ib-hca"
-	FindNCCLGIDIndex      = "nccl.ib-gid-index"
-	FindNCCLSubnetRouting = "nccl.subnet-aware-routing"
+	FindTwinUnaddressed  = "spark.twin-unaddressed"
+	FindTwinsSameSubnet  = "spark.twins-same-subnet"
+	FindMTU              = "spark.mtu"
+	FindMTUTwinsDiffer   = "spark.mtu-twins-differ"
+	FindAddrNotPersisted = "spark.addr-persisted"
+	FindDHCPOnCX7        = "spark.dhcp-on-cx7"
+	FindNCCLSocketIfname = "nccl.socket-ifname"
+	FindNCCLIBHCA        = "nccl.ib-hca"
 )
 
 // netplanResolves lists what the doctor flags today that the planned netplan
@@ -31,6 +30,7 @@ func netplanResolves(n *facts.Node, rails []Rail) []string {
 		}
 	}
 	subnets := map[netip.Prefix]int{}
+	mtus := map[int][]int{}
 	for _, r := range rails {
 		d := netdev(n, r.NetDev)
 		if d == nil {
@@ -56,6 +56,12 @@ func netplanResolves(n *facts.Node, rails []Rail) []string {
 		}
 		if d.MTU != 0 && d.MTU != r.MTU {
 			add(FindMTU)
+		}
+		mtus[r.Port] = append(mtus[r.Port], d.MTU)
+	}
+	for _, m := range mtus {
+		if len(m) == 2 && m[0] != m[1] {
+			add(FindMTUTwinsDiffer)
 		}
 	}
 	for _, c := range subnets {
@@ -89,10 +95,8 @@ func persisted(n *facts.Node, iface, cidr string) bool {
 // a missing NCCL_IB_HCA.
 func ncclResolves(n *facts.Node, env []envVar) []string {
 	ids := map[string]string{
-		"NCCL_SOCKET_IFNAME":           FindNCCLSocketIfname,
-		"NCCL_IB_HCA":                  FindNCCLIBHCA,
-		"NCCL_IB_GID_INDEX":            FindNCCLGIDIndex,
-		"NCCL_IB_SUBNET_AWARE_ROUTING": FindNCCLSubnetRouting,
+		"NCCL_SOCKET_IFNAME": FindNCCLSocketIfname,
+		"NCCL_IB_HCA":        FindNCCLIBHCA,
 	}
 	var out []string
 	for _, e := range env {
@@ -104,7 +108,7 @@ func ncclResolves(n *facts.Node, env []envVar) []string {
 		if v, inEnv := n.NCCL.Env[e.Key]; inEnv {
 			cur, set = v, true
 		}
-		if (set && cur != e.Value) || (!set && (e.Key == "NCCL_IB_HCA" || e.Key == "NCCL_IB_SUBNET_AWARE_ROUTING")) {
+		if (set && cur != e.Value) || (!set && e.Key == "NCCL_IB_HCA") {
 			out = append(out, id)
 		}
 	}
