@@ -53,3 +53,26 @@ func DetectProfile(n *facts.Node) Profile {
 	}
 	return ProfileNoGPU
 }
+
+// profileFinding says which profile the audit used and what it rests on, so a
+// node where little applies still says why.
+func profileFinding(n *facts.Node, p Profile) Finding {
+	detected := DetectProfile(n)
+	obs := string(p)
+	switch {
+	case p != detected:
+		obs += " (set by --profile; detected " + string(detected) + ")"
+	case n.DGX != nil:
+		obs += " (/etc/dgx-release: " + n.DGX.Name + ")"
+	case len(n.GPUs) > 0:
+		obs += fmt.Sprintf(" (%d NVIDIA GPU(s): %s)", len(n.GPUs), n.GPUs[0].Name)
+	case p == ProfileNoGPU:
+		why := "nvidia-smi lists no GPU"
+		if st := n.Sources[facts.SrcNvidiaSMI]; st.Status != "ok" && st.Detail != "" {
+			why = st.Detail
+		}
+		obs += " (" + why + "; GPU, NCCL and DGX Spark checks do not apply)"
+	}
+	return Finding{ID: "node.profile", Host: n.Host, Severity: Info, Subject: "node", Title: "platform profile",
+		Observed: obs, Expected: "the profile matching this machine", Source: "detected from /etc/dgx-release, nvidia-smi and PCI ids"}
+}

@@ -62,7 +62,7 @@ var Registry = []Check{
 // Run applies every check of the registry that belongs to profile p and
 // returns the findings in registry order and the checks that did not apply with why.
 func Run(n *facts.Node, p Profile) ([]Finding, []Skipped) {
-	findings := []Finding{}
+	findings := []Finding{profileFinding(n, p)}
 	skipped := []Skipped{}
 	for _, c := range Registry {
 		if !inProfile(c, p) {
@@ -120,15 +120,35 @@ func notEvaluated(n *facts.Node, c Check) (Finding, bool) {
 			ID: c.ID, Host: n.Host, Severity: NotEvaluated, Subject: "node", Title: c.Title,
 			Observed: obs, Expected: "the " + src + " evidence",
 			Why: "without this evidence the check can neither pass nor fail",
-			Fix: notEvaluatedFix(st.Status),
+			Fix: notEvaluatedFix(src, st.Status),
 		}, true
 	}
 	return Finding{}, false
 }
 
-func notEvaluatedFix(status string) string {
+// sourceFixes says how to make a missing source available.
+var sourceFixes = map[string]string{
+	"nvidia-smi": "check the NVIDIA driver is installed and loaded: nvidia-smi (package nvidia-utils-<version>)",
+	"nccl-lib":   "install NCCL (apt install libnccl2) or add your NCCL build's lib directory to /etc/ld.so.conf.d and run sudo ldconfig",
+	"cpufreq":    "no cpufreq driver exposes a governor here (common in VMs); set the power profile in the BIOS or hypervisor",
+	"rdma":       "install rdma-core and ibverbs-utils (apt install rdma-core ibverbs-utils)",
+	"kernel-log": "run sparkrig doctor with sudo, or set kernel.dmesg_restrict=0, to read the kernel log",
+	"ip-addr":    "install iproute2",
+	"net-config": "run sparkrig doctor with sudo to read root-only network configuration",
+	"os-release": "the snapshot lacks /etc/os-release; capture it again with sparkrig snapshot",
+	"sysfs-net":  "the snapshot lacks /sys/class/net; capture it again with sparkrig snapshot",
+	"pci":        "the snapshot lacks /sys/bus/pci; capture it again with sparkrig snapshot",
+	"limits":     "the snapshot lacks /proc/self/limits; capture it again with sparkrig snapshot",
+	"modules":    "the snapshot lacks /proc/modules; capture it again with sparkrig snapshot",
+	"meminfo":    "the snapshot lacks /proc/meminfo; capture it again with sparkrig snapshot",
+}
+
+func notEvaluatedFix(src, status string) string {
 	if status == "denied" {
 		return "run sparkrig doctor with sudo to read root-only files"
 	}
-	return "install the missing tool or capture the file, then run sparkrig doctor again"
+	if f, ok := sourceFixes[src]; ok {
+		return f
+	}
+	return "capture the missing evidence (sparkrig snapshot), then run sparkrig doctor again"
 }

@@ -1,14 +1,203 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
 
-// newDoctorCmd is a placeholder until the doctor command lands.
+	"github.com/spf13/cobra"
+
+	"github.com/sparkrig/sparkrig/internal/capture"
+	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
+)
+
+// doctorOptions are the doctor command's flags.
+type doctorOptions struct {
+	snapshots []string
+	format    string
+	verbose   bool
+	profile   string
+	remote    remoteOptions
+}
+
 func newDoctorCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "doctor",
-		Short: "doctor (not yet available)",
+	opts := &doctorOptions{}
+	cmd := &cobra.Command{
+		Use:   "doctor [--snapshot PATH...]",
+		Short: "audit this node, captured snapshots, or nodes over SSH",
+		Long: `doctor audits a node's configuration for what costs multi-node GPU performance:
+ConnectX-7 twins, addressing, MTU, link speed, PCIe width, NCCL version and settings,
+GPU state (persistence, MIG, ECC, Xid, throttling), and OS and network tuning.
+
+Without flags it audits this machine. --snapshot audits captured snapshots
+(directories or .tar.gz archives from "sparkrig snapshot"); several paths may
+follow it, so a shell glob works: sparkrig doctor --snapshot nodes/*.tar.gz
+
+` + exitHelp,
+		Example: `  sparkrig doctor
+  sparkrig doctor --format json > node.json
+  sparkrig doctor --snapshot node1.tar.gz node2.tar.gz
+  sparkrig doctor --verbose --profile gpu-server`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exitf(ExitUnknown, "doctor is not available in this build")
+			if len(args) > 0 && len(opts.snapshots) == 0 {
+				return exitf(ExitUnknown, "doctor: unexpected argument %q (snapshots go after --snapshot)", args[0])
+			}
+			opts.snapshots = append(opts.snapshots, args...)
+			return runDoctor(cmd.Context(), env, opts)
 		},
 	}
+	f := cmd.Flags()
+	f.StringArrayVar(&opts.snapshots, "snapshot", nil, "audit a snapshot directory or .tar.gz instead of this machine (repeatable; more paths may follow)")
+	f.StringVar(&opts.format, "format", "text", "output format: text, json or markdown")
+	f.BoolVarP(&opts.verbose, "verbose", "v", false, "also show passing checks and why skipped checks did not apply")
+	f.StringVar(&opts.profile, "profile", "", "platform profile: dgx-spark, gpu-server or no-gpu (default: detected per host)")
+	addRemoteFlags(f, &opts.remote)
+	return cmd
+}
+
+func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
+	if !slices.Contains(append(render.Formats, "md"), opts.format) {
+		return exitf(ExitUnknown, "doctor: unknown --format %q (want text, json or markdown)", opts.format)
+	}
+	var profile check.Profile
+	if opts.profile != "" {
+		p, err := check.ParseProfile(opts.profile)
+		if err != nil {
+			return exitf(ExitUnknown, "doctor: --profile: %v", err)
+		}
+		profile = p
+	}
+	caps, err := doctorCaptures(ctx, env, opts)
+	if err != nil {
+		return err
+	}
+	r := auditReport(caps, profile, env)
+	for _, h := range r.Hosts {
+		if h.Status != report.HostAudited {
+			fmt.Fprintf(env.Stderr, "sparkrig: %s: %s\n", h.Source, h.Error)
+		}
+	}
+	code := doctorExit(r)
+	r.Status = statusWord(code)
+	if opts.format == "text" && len(auditedHosts(r)) == 0 {
+		return statusError(code) // the stderr lines said it all
+	}
+	ropt := render.Options{Color: env.StdoutTTY && env.Getenv("NO_COLOR") == "", Verbose: opts.verbose, Width: 100}
+	if err := render.Write(env.Stdout, r, opts.format, ropt); err != nil {
+		return exitf(ExitUnknown, "doctor: write report: %v", err)
+	}
+	return statusError(code)
+}
+
+// doctorCaptures gathers every host's evidence: over SSH, from snapshots, or live.
+func doctorCaptures(ctx context.Context, env *Env, opts *doctorOptions) ([]hostCapture, error) {
+	switch {
+	case opts.remote.enabled():
+		caps, err := captureRemote(ctx, env, &opts.remote)
+		if err != nil {
+			return nil, exitf(ExitUnknown, "doctor: %v", err)
+		}
+		return caps, nil
+	case len(opts.snapshots) > 0:
+		return readSnapshots(opts.snapshots), nil
+	}
+	s := capture.Local(ctx, capture.Options{ToolVersion: Version, Now: env.Now})
+	return []hostCapture{{Host: s.Manifest.Host, Source: "live", Snap: s}}, nil
+}
+
+// readSnapshots reads each path; a bad one becomes a host that was not audited.
+func readSnapshots(paths []string) []hostCapture {
+	out := make([]hostCapture, 0, len(paths))
+	for _, p := range paths {
+		s, err := snapshot.Read(p)
+		if err != nil {
+			out = append(out, hostCapture{Host: p, Source: p, Err: err, Status: report.HostBadSnapshot})
+			continue
+		}
+		out = append(out, hostCapture{Host: s.Manifest.Host, Source: p, Snap: s})
+	}
+	return out
+}
+
+// auditReport parses and checks every captured host, then the cluster.
+func auditReport(caps []hostCapture, profile check.Profile, env *Env) *report.Report {
+	r := &report.Report{
+		Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version, Command: "doctor",
+		GeneratedAt: env.Now().UTC(), Hosts: []report.Host{},
+	}
+	var nodes []*facts.Node
+	for _, c := range caps {
+		if c.Err != nil || c.Snap == nil {
+			status := c.Status
+			if status == "" {
+				status = report.HostFailed
+			}
+			r.Hosts = append(r.Hosts, report.Host{Host: c.Host, Source: c.Source, Status: status, Error: errLine(c.Err), Findings: []check.Finding{}})
+			continue
+		}
+		n := facts.FromSnapshot(c.Snap)
+		nodes = append(nodes, n)
+		p := profile
+		if p == check.ProfileUnknown {
+			p = check.DetectProfile(n)
+		}
+		findings, skipped := check.Run(n, p)
+		r.Hosts = append(r.Hosts, report.Host{
+			Host: n.Host, Profile: string(p), Status: report.HostAudited, Source: c.Source,
+			Findings: findings, Skipped: skipped,
+		})
+	}
+	r.Cluster = auditCluster(nodes)
+	return r
+}
+
+func errLine(err error) string {
+	if err == nil {
+		return "no evidence"
+	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}
+
+func auditedHosts(r *report.Report) []report.Host {
+	var out []report.Host
+	for _, h := range r.Hosts {
+		if h.Status == report.HostAudited {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// doctorExit maps a report to the exit status: a fail finding is CRITICAL, a
+// warning WARNING; otherwise a host that could not be audited makes it UNKNOWN.
+func doctorExit(r *report.Report) int {
+	switch r.Worst() {
+	case check.Fail:
+		return ExitCritical
+	case check.Warn:
+		return ExitWarning
+	}
+	if len(auditedHosts(r)) < len(r.Hosts) {
+		return ExitUnknown
+	}
+	return ExitOK
+}
+
+// statusWord names an exit status for the report's Status field.
+func statusWord(code int) string {
+	switch code {
+	case ExitOK:
+		return "ok"
+	case ExitWarning:
+		return "warning"
+	case ExitCritical:
+		return "critical"
+	}
+	return "unknown"
 }

@@ -1,11 +1,276 @@
 package render
 
 import (
+	"fmt"
 	"io"
+	"sort"
+	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
-func textHosts(w io.Writer, r *report.Report, opt Options) error { return nil }
+// ANSI colours per severity (used only when Options.Color is set).
+var sevColor = map[check.Severity]string{
+	check.Fail:         "\x1b[1;31m",
+	check.Warn:         "\x1b[33m",
+	check.NotEvaluated: "\x1b[35m",
+	check.Info:         "\x1b[36m",
+	check.OK:           "\x1b[32m",
+}
 
-func mdHosts(w io.Writer, r *report.Report, opt Options) error { return nil }
+const colorReset = "\x1b[0m"
+
+// sevBadge is a fixed-width severity label ("FAIL", "WARN", "N/E ", ...),
+// coloured when asked.
+func sevBadge(s check.Severity, color bool) string {
+	label := map[check.Severity]string{
+		check.Fail: "FAIL", check.Warn: "WARN", check.NotEvaluated: "N/E ", check.Info: "INFO", check.OK: "ok  ",
+	}[s]
+	if label == "" {
+		label = strings.ToUpper(string(s))
+	}
+	return paint(s, label, color)
+}
+
+func paint(s check.Severity, text string, color bool) string {
+	if !color || sevColor[s] == "" {
+		return text
+	}
+	return sevColor[s] + text + colorReset
+}
+
+func bold(text string, color bool) string {
+	if !color {
+		return text
+	}
+	return "\x1b[1m" + text + colorReset
+}
+
+// counts tallies findings per severity.
+func counts(fs []check.Finding) map[check.Severity]int {
+	c := map[check.Severity]int{}
+	for _, f := range fs {
+		c[f.Severity]++
+	}
+	return c
+}
+
+// summaryLine is "1 fail · 2 warn · 3 info · 0 not evaluated · 20 ok".
+func summaryLine(c map[check.Severity]int, color bool) string {
+	part := func(s check.Severity, word string) string {
+		t := fmt.Sprintf("%d %s", c[s], word)
+		if c[s] == 0 {
+			return t
+		}
+		return paint(s, t, color)
+	}
+	return strings.Join([]string{
+		part(check.Fail, "fail"), part(check.Warn, "warn"), part(check.NotEvaluated, "not evaluated"),
+		part(check.Info, "info"), part(check.OK, "ok"),
+	}, " · ")
+}
+
+// subjectGroups groups findings by subject, worst subject first, then in
+// the order the registry produced them.
+func subjectGroups(fs []check.Finding) [][]check.Finding {
+	idx := map[string]int{}
+	var groups [][]check.Finding
+	for _, f := range fs {
+		i, ok := idx[f.Subject]
+		if !ok {
+			i = len(groups)
+			idx[f.Subject] = i
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], f)
+	}
+	worst := func(g []check.Finding) int {
+		w := -1
+		for _, f := range g {
+			w = max(w, f.Severity.Rank())
+		}
+		return w
+	}
+	sort.SliceStable(groups, func(i, j int) bool { return worst(groups[i]) > worst(groups[j]) })
+	return groups
+}
+
+// wrap breaks s into lines of at most width runes (never splitting words),
+// keeping existing line breaks.
+func wrap(s string, width int) []string {
+	var out []string
+	for _, para := range strings.Split(s, "\n") {
+		line := ""
+		for _, w := range strings.Fields(para) {
+			switch {
+			case line == "":
+				line = w
+			case len([]rune(line))+1+len([]rune(w)) <= width:
+				line += " " + w
+			default:
+				out = append(out, line)
+				line = w
+			}
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// writeField writes "label: value" with the value wrapped under itself.
+// Fixes keep their lines (commands, file contents) and are not re-wrapped.
+func writeField(b *strings.Builder, indent, label, value string, width int, verbatim bool) {
+	if value == "" {
+		return
+	}
+	pad := indent + strings.Repeat(" ", 10)
+	var ls []string
+	if verbatim {
+		ls = strings.Split(value, "\n")
+	} else {
+		ls = wrap(value, max(width-len(pad), 20))
+	}
+	for i, l := range ls {
+		if i == 0 {
+			fmt.Fprintf(b, "%s%-10s%s\n", indent, label+":", l)
+		} else {
+			fmt.Fprintf(b, "%s%s\n", pad, l)
+		}
+	}
+}
+
+func textHosts(w io.Writer, r *report.Report, opt Options) error {
+	if len(r.Hosts) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	all := map[check.Severity]int{}
+	audited := 0
+	for _, h := range r.Hosts {
+		textHost(&b, h, opt)
+		for s, n := range counts(h.Findings) {
+			all[s] += n
+		}
+		if h.Status == report.HostAudited {
+			audited++
+		}
+	}
+	hosts := fmt.Sprintf("%d of %d host(s) audited", audited, len(r.Hosts))
+	fmt.Fprintf(&b, "%s %s: %s\n", bold("summary", opt.Color), hosts, summaryLine(all, opt.Color))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func textHost(b *strings.Builder, h report.Host, opt Options) {
+	head := h.Host
+	if h.Profile != "" {
+		head += " · " + h.Profile
+	}
+	if h.Source != "" {
+		head += " · " + h.Source
+	}
+	fmt.Fprintln(b, bold(head, opt.Color))
+	if h.Status != report.HostAudited {
+		fmt.Fprintf(b, "  %s not audited (%s): %s\n\n", paint(check.Fail, "UNKNOWN", opt.Color), h.Status, h.Error)
+		return
+	}
+	for _, g := range subjectGroups(h.Findings) {
+		textSubject(b, g, opt)
+	}
+	if opt.Verbose && len(h.Skipped) > 0 {
+		fmt.Fprintln(b, "  skipped checks")
+		for _, s := range h.Skipped {
+			for i, l := range wrap(s.Reason, opt.Width-32) {
+				id := ""
+				if i == 0 {
+					id = s.ID
+				}
+				fmt.Fprintf(b, "    %-28s%s\n", id, l)
+			}
+		}
+	}
+	fmt.Fprintf(b, "  %s\n\n", summaryLine(counts(h.Findings), opt.Color))
+}
+
+// textSubject writes one subject's findings: problems in full, info and
+// (with --verbose) ok findings on one line each.
+func textSubject(b *strings.Builder, g []check.Finding, opt Options) {
+	var shown []check.Finding
+	for _, f := range g {
+		if f.Severity != check.OK || opt.Verbose {
+			shown = append(shown, f)
+		}
+	}
+	if len(shown) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  %s\n", g[0].Subject)
+	for _, f := range shown {
+		line := f.ID + " — " + f.Title
+		if f.Severity == check.OK || f.Severity == check.Info {
+			line += ": " + f.Observed
+		}
+		ls := wrap(line, opt.Width-10)
+		fmt.Fprintf(b, "    %s  %s\n", sevBadge(f.Severity, opt.Color), ls[0])
+		for _, l := range ls[1:] {
+			fmt.Fprintf(b, "          %s\n", l)
+		}
+		if f.Severity == check.OK || f.Severity == check.Info {
+			continue
+		}
+		const ind = "          "
+		writeField(b, ind, "seen", f.Observed, opt.Width, false)
+		writeField(b, ind, "expected", f.Expected, opt.Width, false)
+		writeField(b, ind, "why", f.Why, opt.Width, false)
+		writeField(b, ind, "fix", f.Fix, opt.Width, true)
+		writeField(b, ind, "source", f.Source, opt.Width, false)
+	}
+}
+
+func mdHosts(w io.Writer, r *report.Report, opt Options) error {
+	for _, h := range r.Hosts {
+		head := "### " + h.Host
+		if h.Profile != "" {
+			head += " (" + h.Profile + ")"
+		}
+		if _, err := fmt.Fprintf(w, "%s\n\n", head); err != nil {
+			return err
+		}
+		if h.Status != report.HostAudited {
+			if _, err := fmt.Fprintf(w, "Not audited (%s): %s\n\n", h.Status, mdCell(h.Error)); err != nil {
+				return err
+			}
+			continue
+		}
+		if _, err := fmt.Fprintf(w, "%s\n\n", summaryLine(counts(h.Findings), false)); err != nil {
+			return err
+		}
+		var rows [][]string
+		for _, g := range subjectGroups(h.Findings) {
+			for _, f := range g {
+				if f.Severity == check.OK && !opt.Verbose {
+					continue
+				}
+				rows = append(rows, []string{mdSeverity(string(f.Severity)), mdCode(f.ID), f.Subject, f.Observed, f.Expected, mdCode(oneLine(f.Fix))})
+			}
+		}
+		if len(rows) > 0 {
+			if err := mdTable(w, []string{"severity", "check", "subject", "observed", "expected", "fix"}, rows); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// oneLine joins a multi-line fix with "; " for a table cell.
+func oneLine(s string) string {
+	var parts []string
+	for _, l := range strings.Split(s, "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			parts = append(parts, l)
+		}
+	}
+	return strings.Join(parts, " ⏎ ")
+}
