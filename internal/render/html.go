@@ -42,7 +42,8 @@ type HTMLOptions struct {
 // HTML writes r as one self-contained HTML page: inline CSS, JS and SVG, and
 // a Content-Security-Policy that forbids every network request.
 func HTML(w io.Writer, r *report.Report, opt HTMLOptions) error {
-	return pageTmpl.Execute(w, newPage(r, opt))
+	runs, rails, failed := benchData(r)
+	return pageTmpl.Execute(w, newPage(r, opt, runs, rails, failed))
 }
 
 // severities in display order, worst first.
@@ -92,7 +93,7 @@ type findingView struct {
 	Open bool
 }
 
-func newPage(r *report.Report, opt HTMLOptions) *page {
+func newPage(r *report.Report, opt HTMLOptions, runs []ncclRun, rails []railResult, failed []report.AnalysisResult) *page {
 	p := &page{
 		Title: opt.Title, Tool: r.Tool, ToolVersion: r.ToolVersion, Command: r.Command,
 		Status: statusWord(r), Schema: r.Schema, Inputs: opt.Inputs, CSS: pageCSS, JS: pageJS,
@@ -124,7 +125,6 @@ func newPage(r *report.Report, opt HTMLOptions) *page {
 		}
 	}
 	p.Topo = newTopoView(r.Cluster)
-	runs, rails, failed := benchData(r)
 	addBenchmarks(p, runs, rails)
 	p.Failed = failed
 	return p

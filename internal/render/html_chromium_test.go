@@ -20,6 +20,8 @@ type pageFacts struct {
 	BadLinks        int            `json:"badLinks"`
 	Status          string         `json:"status"`
 	AfterFilter     int            `json:"afterFilter"`
+	Rails           int            `json:"rails"`
+	CompareRows     int            `json:"compareRows"`
 }
 
 const pageFactsJS = `(() => {
@@ -35,6 +37,8 @@ const pageFactsJS = `(() => {
     links: document.querySelectorAll("svg.topology path.link").length,
     badLinks: document.querySelectorAll("svg.topology path.link.bad").length,
     status: document.getElementById("status").textContent,
+    rails: document.querySelectorAll("svg.rails rect.bar").length,
+    compareRows: document.querySelectorAll("table.compare tbody tr").length,
   };
   // Untick "fail": the filter must hide exactly the fail rows.
   const box = document.querySelector('.filters input[data-sev="fail"]');
@@ -49,9 +53,15 @@ const pageFactsJS = `(() => {
 // a full-page screenshot.
 func loadInChromium(t *testing.T, r *report.Report, dark bool) (pageFacts, []byte) {
 	t.Helper()
+	runs, rails, failed := benchData(r)
+	return loadPageInChromium(t, newPage(r, HTMLOptions{Inputs: []string{"doctor.json"}}, runs, rails, failed), dark)
+}
+
+func loadPageInChromium(t *testing.T, p *page, dark bool) (pageFacts, []byte) {
+	t.Helper()
 	b := startBrowser(t)
 	var buf bytes.Buffer
-	if err := HTML(&buf, r, HTMLOptions{Inputs: []string{"doctor.json"}}); err != nil {
+	if err := pageTmpl.Execute(&buf, p); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "report.html")

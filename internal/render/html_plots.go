@@ -82,7 +82,19 @@ func addBenchmarks(p *page, runs []ncclRun, rails []railResult) {
 
 func newPlot(coll string, runs []ncclRun) plotView {
 	v := plotView{Collective: coll}
-	t := runs[len(runs)-1].Table
+	t := runs[0].Table
+	if len(runs) > 1 {
+		best := runs[0]
+		for _, r := range runs[1:] {
+			if r.Table.PeakBusBWGBs > best.Table.PeakBusBWGBs {
+				best = r
+			}
+		}
+		v.Sub = fmt.Sprintf("%d runs · best peak %.2f GB/s at %s (%s)", len(runs), best.Table.PeakBusBWGBs, humanSize(best.Table.PeakSize), best.Run)
+		v.SVG, v.Points = busbwSVG(runs)
+		v.Legend, v.Verdicts = plotLegend(runs)
+		return v
+	}
 	var sub []string
 	if t.Ranks > 0 {
 		s := fmt.Sprintf("%d ranks", t.Ranks)
@@ -102,6 +114,12 @@ func newPlot(coll string, runs []ncclRun) plotView {
 	}
 	v.Sub = strings.Join(sub, " · ")
 	v.SVG, v.Points = busbwSVG(runs)
+	v.Legend, v.Verdicts = plotLegend(runs)
+	return v
+}
+
+func plotLegend(runs []ncclRun) (legend []legendItem, verdicts []string) {
+	v := plotView{}
 	for i, r := range runs {
 		v.Legend = append(v.Legend, legendItem{Class: fmt.Sprintf("c%d", i%6), Label: r.Run})
 		v.Verdicts = append(v.Verdicts, r.Verdicts...)
@@ -114,7 +132,7 @@ func newPlot(coll string, runs []ncclRun) plotView {
 	if wire > 0 {
 		v.Legend = append(v.Legend, legendItem{Class: "cw", Line: "dot", Label: fmt.Sprintf("wire limit %.1f GB/s", wire)})
 	}
-	return v
+	return v.Legend, v.Verdicts
 }
 
 // refLines returns the expected busbw and the wire limit of a plot: the
@@ -133,8 +151,8 @@ func refLines(runs []ncclRun) (exp, wire float64) {
 
 // plot geometry
 const (
-	plotW, plotH                     = 640.0, 300.0
-	padL, padR, padT, padB           = 52.0, 18.0, 14.0, 42.0
+	plotW, plotH                     = 960.0, 340.0
+	padL, padR, padT, padB           = 56.0, 18.0, 14.0, 42.0
 	innerW, innerH                   = plotW - padL - padR, plotH - padT - padB
 	maxXTicks                        = 9
 	sizeAxisLabel, busbwAxisLabelTxt = "message size (bytes)", "busbw (GB/s)"
@@ -162,7 +180,10 @@ func busbwSVG(runs []ncclRun) (template.HTML, int) {
 	exp, wire := refLines(runs)
 	drawRef(&s, "wire", wire, "wire limit", py)
 	drawRef(&s, "expected", exp, "expected", py)
-	points := 0
+	points, total := 0, 0
+	for _, r := range runs {
+		total += len(r.Table.Rows)
+	}
 	for i, r := range runs {
 		cls := fmt.Sprintf("s%d", i%6)
 		var oop, ip []string
@@ -184,8 +205,11 @@ func busbwSVG(runs []ncclRun) (template.HTML, int) {
 			if row.IP.BusBWGBs != nil {
 				tip += fmt.Sprintf(", %.2f in place", *row.IP.BusBWGBs)
 			}
-			fmt.Fprintf(&dots, `<circle class="pt %s" cx="%.1f" cy="%.1f" r="3.5" data-size="%d" data-busbw="%g"><title>%s</title></circle>`,
+			fmt.Fprintf(&dots, `<circle class="pt %s" cx="%.1f" cy="%.1f" r="4" data-size="%d" data-busbw="%g"><title>%s</title></circle>`,
 				cls, x, py(*b), row.SizeBytes, *b, template.HTMLEscapeString(tip))
+			if total <= 6 { // a few points: write their values
+				fmt.Fprintf(&dots, `<text class="ptval" x="%.1f" y="%.1f">%.2f</text>`, x+8, py(*b)+4, *b)
+			}
 			points++
 		}
 		if len(ip) > 1 {
@@ -225,7 +249,8 @@ func plotAxes(runs []ncclRun) (axis, axis) {
 	if hi-lo < 4 { // a single size still gets an axis around it
 		lo, hi = lo-2, hi+2
 	}
-	return axis{lo, hi}, axis{0, niceCeil(top * 1.08)}
+	yTop, _ := niceAxis(top * 1.05)
+	return axis{lo, hi}, axis{0, yTop}
 }
 
 func drawPlotGrid(s *strings.Builder, xa, ya axis, px func(int64) float64, py func(float64) float64) {
@@ -241,7 +266,7 @@ func drawPlotGrid(s *strings.Builder, xa, ya axis, px func(int64) float64, py fu
 		fmt.Fprintf(s, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, x, padT, x, padT+innerH)
 		fmt.Fprintf(s, `<text class="tick xtick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, x, padT+innerH+16, humanSize(int64(math.Exp2(k))))
 	}
-	yStep := niceStep(ya.hi / 5)
+	_, yStep := niceAxis(ya.hi)
 	for v := 0.0; v <= ya.hi+1e-9; v += yStep {
 		y := py(v)
 		fmt.Fprintf(s, `<line class="grid" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, padL, y, padL+innerW, y)
@@ -263,17 +288,16 @@ func drawRef(s *strings.Builder, cls string, v float64, label string, py func(fl
 
 // railsSVG draws one horizontal bar per rail with its expectation marked.
 func railsSVG(rails []railResult) template.HTML {
-	const rowH, labelW, w = 30.0, 230.0, 640.0
+	const rowH, labelW, w = 30.0, 260.0, 960.0
 	top := 0.0
 	for _, r := range rails {
 		top = math.Max(top, math.Max(r.Gbps, r.ExpectedGbps))
 	}
-	top = niceCeil(top * 1.1)
+	top, step := niceAxis(top * 1.08)
 	h := float64(len(rails))*rowH + 34
 	bw := w - labelW - 20
 	var s strings.Builder
 	fmt.Fprintf(&s, `<svg class="rails" viewBox="0 0 %.0f %.0f" role="img" aria-label="RDMA bandwidth per rail">`, w, h)
-	step := niceStep(top / 5)
 	for v := 0.0; v <= top+1e-9; v += step {
 		x := labelW + bw*v/top
 		fmt.Fprintf(&s, `<line class="grid" x1="%.1f" y1="6" x2="%.1f" y2="%.1f"/><text class="tick" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`,
@@ -370,27 +394,23 @@ func trimFloat(v float64) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// niceCeil rounds v up to 1, 2, 2.5 or 5 times a power of ten.
-func niceCeil(v float64) float64 {
+// niceAxis returns a round axis maximum at or above v and its tick step, so
+// that the last tick is the top of the axis.
+func niceAxis(v float64) (top, step float64) {
 	if v <= 0 {
-		return 1
+		return 1, 0.2
 	}
-	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if m*p >= v-1e-12 {
-			return m * p
-		}
-	}
-	return 10 * p
+	step = niceStep(v / 6)
+	return math.Ceil(v/step-1e-9) * step, step
 }
 
-// niceStep rounds a tick step to 1, 2 or 5 times a power of ten.
+// niceStep rounds a tick step to 1, 2, 2.5 or 5 times a power of ten.
 func niceStep(v float64) float64 {
 	if v <= 0 {
 		return 1
 	}
 	p := math.Pow(10, math.Floor(math.Log10(v)))
-	for _, m := range []float64{1, 2, 5, 10} {
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
 		if m*p >= v-1e-12 {
 			return m * p
 		}

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -84,6 +85,17 @@ func TestHumanSize(t *testing.T) {
 	for in, want := range map[int64]string{1: "1", 8: "8", 1024: "1K", 65536: "64K", 33554432: "32M", 17179869184: "16G", 1536: "1.5K"} {
 		if got := humanSize(in); got != want {
 			t.Errorf("humanSize(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestNiceAxis(t *testing.T) {
+	for _, c := range []struct{ in, top, step float64 }{
+		{26.25, 30, 5}, {105.08, 120, 20}, {246.5, 250, 50}, {0.5, 0.5, 0.1}, {0, 1, 0.2},
+	} {
+		top, step := niceAxis(c.in)
+		if math.Abs(top-c.top) > 1e-9 || math.Abs(step-c.step) > 1e-9 {
+			t.Errorf("niceAxis(%v) = %v, %v; want %v, %v", c.in, top, step, c.top, c.step)
 		}
 	}
 }
