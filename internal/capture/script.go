@@ -1,0 +1,347 @@
+package capture
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sparkrig/sparkrig/internal/snapshot"
+)
+
+// The SSH capture: Script is a POSIX sh program generated from Files and
+// Commands, so a node needs nothing but /bin/sh and coreutils (any
+// architecture, no sparkrig installed). It writes one framed stream to
+// stdout, which ReadScriptOutput turns into the same snapshot Local would
+// have taken on that node. Each record is
+//
+//	@@ <kind> <status> <bytes> <exit> <name>\n<bytes of payload>
+//
+// kind is file, link, cmd (payload: stdout), cmderr (stderr) or meta;
+// status is a snapshot status; for a missing, denied or failed item the
+// payload is the error text. The stream ends with "@@ end - 0 0 -"; a
+// stream without it was cut off (the connection dropped mid-capture).
+
+// scriptMarker begins every record header.
+const scriptMarker = "@@ "
+
+// Script returns the capture script for the evidence lists.
+func Script() string {
+	return buildScript(Files, Commands)
+}
+
+func buildScript(files []Path, cmds []Command) string {
+	var b strings.Builder
+	b.WriteString(scriptPrelude)
+	b.WriteString("# Commands run in the background while files are read.\n")
+	for i, c := range cmds {
+		writeScriptCommand(&b, i, c)
+	}
+	b.WriteString("# Files.\n")
+	for _, p := range files {
+		fn := "rd"
+		switch {
+		case p.Link:
+			fn = "lnk"
+		case p.NameOnly:
+			fn = "nameonly"
+		}
+		fmt.Fprintf(&b, "each %s %s %s\n", fn, shWord(p.Glob), shWord(kindOfPath(p)))
+	}
+	b.WriteString("wait\n")
+	for i, c := range cmds {
+		if c.Each == EachNetdev {
+			fmt.Fprintf(&b, "for d in $NETDEVS; do put %d.$d %s.$d; done\n", i, shWord(c.ID))
+		} else {
+			fmt.Fprintf(&b, "put %d %s\n", i, shWord(c.ID))
+		}
+	}
+	b.WriteString("end\n")
+	return b.String()
+}
+
+func kindOfPath(p Path) string {
+	if p.Link {
+		return snapshot.KindLink
+	}
+	return snapshot.KindFile
+}
+
+// writeScriptCommand emits the background run of one command (one per
+// netdev for EachNetdev commands).
+func writeScriptCommand(b *strings.Builder, i int, c Command) {
+	timeout := c.Timeout
+	if timeout == 0 {
+		timeout = DefaultTimeout
+	}
+	argv := make([]string, len(c.Argv))
+	for j, a := range c.Argv {
+		argv[j] = shWord(a)
+		if c.Each == EachNetdev {
+			argv[j] = strings.ReplaceAll(argv[j], "{netdev}", `'"$d"'`)
+		}
+	}
+	post := fmt.Sprintf(" %s %d", shWord(c.Filter), c.Tail)
+	line := fmt.Sprintf("run %s %d%s %s &\n", "%s", int(timeout.Seconds()+0.5), post, strings.Join(argv, " "))
+	if c.Each == EachNetdev {
+		fmt.Fprintf(b, "for d in $NETDEVS; do "+strings.TrimSuffix(line, "\n")+" done\n", fmt.Sprintf("%d.$d", i))
+		return
+	}
+	fmt.Fprintf(b, line, strconv.Itoa(i))
+}
+
+// shWord quotes s as one sh word.
+func shWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// scriptPrelude defines the helpers. head -c bounds every read; `timeout`
+// (coreutils, busybox) bounds commands where the node has it, and the
+// caller's per-host deadline bounds the rest.
+var scriptPrelude = `#!/bin/sh
+# sparkrig capture script: reads files and runs commands, writes a framed
+# stream to stdout. Changes nothing on the node. Generated; do not edit.
+export LC_ALL=C
+umask 077
+T=$(mktemp -d 2>/dev/null) || { T=/tmp/sparkrig-capture.$$; mkdir -m 700 "$T" || exit 97; }
+trap 'rm -rf "$T"' EXIT
+trap 'exit 130' INT TERM HUP
+IFS='
+'
+emit() { # kind status exit name payload-file
+  n=$(wc -c < "$5" | tr -d ' ')
+  printf '@@ %s %s %s %s %s\n' "$1" "$2" "$n" "$3" "$4"
+  cat "$5"
+}
+miss() { # kind status name text
+  printf '%s' "$4" > "$T/m"
+  emit "$1" "$2" 0 "$3" "$T/m"
+}
+rd() {
+  if [ ! -e "$1" ]; then miss file missing "$1" 'open: no such file or directory'
+  elif [ ! -r "$1" ]; then miss file denied "$1" 'open: permission denied'
+  elif head -c ` + strconv.Itoa(MaxFileBytes) + ` "$1" > "$T/f" 2> "$T/e"; then emit file ok 0 "$1" "$T/f"
+  else emit file error 0 "$1" "$T/e"
+  fi
+}
+lnk() {
+  if [ -L "$1" ]; then readlink "$1" | tr -d '\n' > "$T/f"; emit link ok 0 "$1" "$T/f"
+  else miss link missing "$1" 'readlink: no such file or directory'
+  fi
+}
+nameonly() {
+  if [ -L "$1" ]; then lnk "$1"
+  elif [ -e "$1" ]; then : > "$T/f"; emit file ok 0 "$1" "$T/f"
+  else miss file missing "$1" 'lstat: no such file or directory'
+  fi
+}
+each() { # fn pattern kind: fn on every match, or the pattern recorded as missing
+  found=
+  for p in $2; do
+    if [ -e "$p" ] || [ -L "$p" ]; then found=1; "$1" "$p"; fi
+  done
+  [ -n "$found" ] || case "$2" in *[*?[]*) miss "$3" missing "$2" 'no match';; *) "$1" "$2";; esac
+}
+run() { # slot timeout filter tail argv...
+  s=$1; to=$2; filt=$3; tl=$4; shift 4
+  if ! command -v "$1" >/dev/null 2>&1; then echo "missing $1 not found" > "$T/c$s.st"; return; fi
+  if command -v timeout >/dev/null 2>&1; then timeout -k 1 "$to" "$@"; else "$@"; fi < /dev/null > "$T/c$s.raw" 2> "$T/c$s.e"
+  rc=$?
+  head -c ` + strconv.Itoa(MaxOutputBytes) + ` "$T/c$s.raw" > "$T/c$s.o"; rm -f "$T/c$s.raw"
+  if [ -n "$filt" ]; then grep -E -e "$filt" "$T/c$s.o" > "$T/c$s.g"; mv "$T/c$s.g" "$T/c$s.o"; fi
+  if [ "$tl" -gt 0 ]; then tail -n "$tl" "$T/c$s.o" > "$T/c$s.g"; mv "$T/c$s.g" "$T/c$s.o"; fi
+  if [ $rc -eq 124 ] && command -v timeout >/dev/null 2>&1; then echo "error timed out after ${to}s" > "$T/c$s.st"
+  else echo "ok $rc" > "$T/c$s.st"; fi
+}
+put() { # slot id
+  IFS=' ' read -r st rest < "$T/c$1.st" || { st=error; rest='no result'; }
+  case $st in
+  ok) emit cmd ok "$rest" "$2" "$T/c$1.o"; emit cmderr ok 0 "$2" "$T/c$1.e" ;;
+  missing) miss cmd missing "$2" "$rest" ;;
+  *) [ -f "$T/c$1.o" ] || : > "$T/c$1.o"; emit cmd error -1 "$2" "$T/c$1.o"; miss cmderr error "$2" "$rest" ;;
+  esac
+}
+end() { printf '@@ end - 0 0 -\n'; }
+meta() { printf '%s' "$2" > "$T/m"; emit meta ok 0 "$1" "$T/m"; }
+meta os "$(uname -s 2>/dev/null)"
+meta arch "$(uname -m 2>/dev/null)"
+meta user "$(id -un 2>/dev/null)"
+NETDEVS=
+for p in /sys/class/net/*/device; do
+  [ -e "$p" ] || [ -L "$p" ] || continue
+  p=${p%/device}; NETDEVS="$NETDEVS${NETDEVS:+
+}${p##*/}"
+done
+`
+
+// ErrCaptureCut marks a capture stream that ended before its end record.
+var ErrCaptureCut = errors.New("capture stream cut off")
+
+// ScriptMeta is what the caller knows about a script capture.
+type ScriptMeta struct {
+	Host        string // the host as the user named it
+	ToolVersion string
+	CapturedAt  time.Time
+	Duration    time.Duration
+}
+
+// ReadScriptOutput parses the stream Script writes into a snapshot. A cut-off
+// stream returns what arrived together with an error wrapping ErrCaptureCut;
+// a stream that is not a capture at all returns an error naming the problem.
+func ReadScriptOutput(r io.Reader, m ScriptMeta) (*snapshot.Snapshot, error) {
+	s := snapshot.New(m.Host)
+	s.Manifest.CapturedAt = m.CapturedAt.UTC()
+	s.Manifest.ToolVersion = m.ToolVersion
+	s.Manifest.Capturer = "sh"
+	s.Manifest.DurationMS = m.Duration.Milliseconds()
+	br := bufio.NewReaderSize(r, 64<<10)
+	cmds := map[string]int{} // id → index of its item, to attach stderr
+	var total int64
+	for {
+		h, err := readScriptHeader(br)
+		if err == io.EOF {
+			return s, fmt.Errorf("%w after %d items", ErrCaptureCut, len(s.Manifest.Items))
+		}
+		if err != nil {
+			return s, err
+		}
+		if h.kind == "end" {
+			return s, nil
+		}
+		if total += h.size; total > 512<<20 {
+			return s, fmt.Errorf("capture stream larger than 512 MiB")
+		}
+		payload := make([]byte, h.size)
+		if _, err := io.ReadFull(br, payload); err != nil {
+			return s, fmt.Errorf("%w inside %s", ErrCaptureCut, h.name)
+		}
+		addScriptRecord(s, h, payload, cmds)
+	}
+}
+
+type scriptHeader struct {
+	kind, status, name string
+	size               int64
+	exit               int
+}
+
+func readScriptHeader(br *bufio.Reader) (scriptHeader, error) {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		if line == "" && err == io.EOF {
+			return scriptHeader{}, io.EOF
+		}
+		return scriptHeader{}, fmt.Errorf("%w in a record header", ErrCaptureCut)
+	}
+	rest, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), scriptMarker)
+	f := strings.SplitN(rest, " ", 5)
+	if !ok || len(f) != 5 {
+		return scriptHeader{}, fmt.Errorf("not a sparkrig capture stream: unexpected line %.80q", line)
+	}
+	h := scriptHeader{kind: f[0], status: f[1], name: f[4]}
+	var err1, err2 error
+	h.size, err1 = strconv.ParseInt(f[2], 10, 64)
+	h.exit, err2 = strconv.Atoi(f[3])
+	if err1 != nil || err2 != nil || h.size < 0 {
+		return scriptHeader{}, fmt.Errorf("not a sparkrig capture stream: bad record header %.80q", line)
+	}
+	return h, nil
+}
+
+func addScriptRecord(s *snapshot.Snapshot, h scriptHeader, payload []byte, cmds map[string]int) {
+	switch h.kind {
+	case "meta":
+		setScriptMeta(&s.Manifest, h.name, string(payload))
+	case snapshot.KindFile, snapshot.KindLink:
+		switch {
+		case h.status == snapshot.StatusError:
+			st, text := scriptReadError(string(payload))
+			s.AddMissing(h.kind, h.name, st, text)
+		case h.status != snapshot.StatusOK:
+			s.AddMissing(h.kind, h.name, h.status, string(payload))
+		case h.kind == snapshot.KindLink:
+			s.AddLink(h.name, string(payload))
+		default:
+			s.AddFile(h.name, payload)
+		}
+	case snapshot.KindCmd:
+		it := snapshot.Item{Name: h.name, Argv: scriptArgv(h.name), Status: h.status, ExitCode: h.exit}
+		if h.status == snapshot.StatusMissing {
+			it.Error = string(payload)
+			payload = nil
+		}
+		if h.status == snapshot.StatusError {
+			it.ExitCode = 0
+		}
+		s.AddCmd(it, payload, nil)
+		cmds[h.name] = len(s.Manifest.Items) - 1
+	case "cmderr":
+		i, ok := cmds[h.name]
+		if !ok {
+			return
+		}
+		if h.status == snapshot.StatusError {
+			s.Manifest.Items[i].Error = strings.TrimSpace(string(payload))
+		} else if len(payload) > 0 {
+			s.Data[snapshot.CmdKey(h.name, "stderr")] = payload
+		}
+	}
+}
+
+// scriptReadError maps head's error message to the status and text the local
+// capture records for the same errno (sysfs answers EINVAL or ENODEV for
+// attributes without a value, such as the speed of a link that is down).
+func scriptReadError(msg string) (status, text string) {
+	for _, e := range []struct{ errno, status, text string }{
+		{"Invalid argument", snapshot.StatusMissing, "read: invalid argument"},
+		{"No such device", snapshot.StatusMissing, "read: no such device"},
+		{"No such file or directory", snapshot.StatusMissing, "open: no such file or directory"},
+		{"Permission denied", snapshot.StatusDenied, "open: permission denied"},
+	} {
+		if strings.Contains(msg, e.errno) {
+			return e.status, e.text
+		}
+	}
+	return snapshot.StatusError, strings.TrimSpace(msg)
+}
+
+func setScriptMeta(m *snapshot.Manifest, key, v string) {
+	switch key {
+	case "os":
+		m.OS = strings.ToLower(v)
+	case "arch":
+		m.Arch = goArch(v)
+	case "user":
+		m.User = v
+	}
+}
+
+// goArch maps uname -m to Go's names, as the local capture records them.
+func goArch(m string) string {
+	switch m {
+	case "aarch64", "arm64":
+		return "arm64"
+	case "x86_64", "amd64":
+		return "amd64"
+	}
+	return m
+}
+
+// scriptArgv reconstructs a command's argv from its id ("ethtool.enp1s0f1np1").
+func scriptArgv(id string) []string {
+	for _, c := range Commands {
+		if c.ID == id {
+			return c.Argv
+		}
+		if nd, ok := strings.CutPrefix(id, c.ID+"."); ok && c.Each == EachNetdev {
+			argv := make([]string, len(c.Argv))
+			for i, a := range c.Argv {
+				argv[i] = strings.ReplaceAll(a, "{netdev}", nd)
+			}
+			return argv
+		}
+	}
+	return nil
+}
+

@@ -1,0 +1,148 @@
+package capture
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkrig/sparkrig/internal/snapshot"
+)
+
+func runScript(t *testing.T, script string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-s")
+	cmd.Stdin = strings.NewReader(script)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("script: %v", err)
+	}
+	return out
+}
+
+// itemKeys lists kind, name and status of every file and link, the part of
+// a capture that must not depend on how it was taken.
+func itemKeys(s *snapshot.Snapshot, kinds ...string) []string {
+	var out []string
+	for _, it := range s.Manifest.Items {
+		for _, k := range kinds {
+			if it.Kind == k && !volatile(it.Name) {
+				out = append(out, it.Kind+" "+it.Status+" "+it.Name)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// volatile paths differ between two captures of one machine (the capturing
+// process's own limits are the same, but /proc/self points elsewhere).
+func volatile(name string) bool { return strings.HasPrefix(name, "/proc/self/") }
+
+// The script must collect exactly what the local capture collects.
+func TestScriptMatchesLocalCapture(t *testing.T) {
+	local := Local(context.Background(), Options{})
+	out := runScript(t, Script())
+	s, err := ReadScriptOutput(bytes.NewReader(out), ScriptMeta{Host: "here"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(itemKeys(local, snapshot.KindFile, snapshot.KindLink), itemKeys(s, snapshot.KindFile, snapshot.KindLink)); diff != "" {
+		t.Errorf("files and links differ (-local +script):\n%s", diff)
+	}
+	if diff := cmp.Diff(itemKeys(local, snapshot.KindCmd), itemKeys(s, snapshot.KindCmd)); diff != "" {
+		t.Errorf("commands differ (-local +script):\n%s", diff)
+	}
+	for _, p := range []string{"/etc/os-release", "/proc/sys/kernel/osrelease", "/proc/cmdline"} {
+		a, _ := local.File(p)
+		b, ok := s.File(p)
+		if !ok || !bytes.Equal(a, b) {
+			t.Errorf("%s: local %q, script %q", p, a, b)
+		}
+	}
+	for _, id := range []string{"uname-m", "ip-route"} {
+		a, ai, _ := local.Cmd(id)
+		b, bi, ok := s.Cmd(id)
+		if !ok || !bytes.Equal(a, b) || ai.ExitCode != bi.ExitCode || !cmp.Equal(ai.Argv, bi.Argv) {
+			t.Errorf("%s: local %q %+v, script %q %+v", id, a, ai, b, bi)
+		}
+	}
+	if err := s.Validate(); err != nil {
+		t.Error(err)
+	}
+	if s.Manifest.Arch != local.Manifest.Arch || s.Manifest.OS != "linux" || s.Manifest.Capturer != "sh" {
+		t.Errorf("manifest: %+v", s.Manifest)
+	}
+}
+
+func TestScriptRecordsFilterTailTimeoutAndMissing(t *testing.T) {
+	cmds := []Command{
+		{ID: "filtered", Argv: []string{"printf", `a1\nb2\na3\na4\n`}, Filter: "^a", Tail: 2},
+		{ID: "fails", Argv: []string{"sh", "-c", "echo out; echo err >&2; exit 4"}},
+		{ID: "slow", Argv: []string{"sleep", "30"}, Timeout: time.Second},
+		{ID: "absent", Argv: []string{"no-such-tool-sparkrig"}},
+	}
+	out := runScript(t, buildScript([]Path{{Glob: "/no/such/*/glob"}, {Glob: "/no/such/file"}}, cmds))
+	s, err := ReadScriptOutput(bytes.NewReader(out), ScriptMeta{Host: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, it := range s.Manifest.Items {
+		got[it.Name] = it.Status + "|" + it.Error
+		if it.Kind == snapshot.KindCmd {
+			got[it.Name] += "|" + string(s.Data[snapshot.CmdKey(it.Name, "stdout")]) + "|" + string(s.Stderr(it.Name))
+		}
+	}
+	want := map[string]string{
+		"/no/such/*/glob": "missing|no match",
+		"/no/such/file":   "missing|open: no such file or directory",
+		"filtered":        "ok||a3\na4\n|",
+		"fails":           "ok||out\n|err\n",
+		"slow":            "error|timed out after 1s||",
+		"absent":          "missing|no-such-tool-sparkrig not found||",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if it, _ := s.Item(snapshot.KindCmd, "fails"); it.ExitCode != 4 {
+		t.Errorf("exit code %d", it.ExitCode)
+	}
+}
+
+func TestReadScriptOutputRejectsGarbageAndCutStreams(t *testing.T) {
+	if _, err := ReadScriptOutput(strings.NewReader("Welcome to Ubuntu!\n"), ScriptMeta{Host: "h"}); err == nil || !strings.Contains(err.Error(), "not a sparkrig capture stream") {
+		t.Errorf("banner: %v", err)
+	}
+	full := "@@ file ok 3 0 /etc/x\nabc@@ end - 0 0 -\n"
+	s, err := ReadScriptOutput(strings.NewReader(full), ScriptMeta{Host: "h"})
+	if err != nil || string(s.Data["files/etc/x"]) != "abc" {
+		t.Fatalf("full: %v", err)
+	}
+	for _, cut := range []string{full[:10], full[:22], full[:30]} {
+		s, err := ReadScriptOutput(strings.NewReader(cut), ScriptMeta{Host: "h"})
+		if !errors.Is(err, ErrCaptureCut) || s == nil {
+			t.Errorf("%q: %v", cut, err)
+		}
+	}
+}
+
+func FuzzReadScriptOutput(f *testing.F) {
+	f.Add([]byte("@@ meta ok 5 0 os\nLinux@@ file ok 3 0 /etc/x\nabc@@ link ok 2 0 /sys/class/net/lo\n..@@ cmd ok 2 1 uname\nhi@@ cmderr ok 1 0 uname\nx@@ end - 0 0 -\n"))
+	f.Add([]byte("@@ cmd missing 8 0 ibdev2netdev\nnot here@@ cmderr error 5 0 ibdev2netdev\noops\n"))
+	f.Add([]byte("@@ file ok -1 0 /x\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, _ := ReadScriptOutput(bytes.NewReader(b), ScriptMeta{Host: "h"})
+		if s == nil {
+			t.Fatal("nil snapshot")
+		}
+	})
+}
