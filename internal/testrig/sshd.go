@@ -155,7 +155,9 @@ func (h *Host) startSSHD() error {
 		return err
 	}
 	defer log.Close()
-	cmd := exec.Command("ip", "netns", "exec", h.NS, "/bin/sh", "-ec", script+final)
+	// Own UTS namespace: the host answers to its own name (uname -n).
+	script = fmt.Sprintf("echo %s > /proc/sys/kernel/hostname\n", h.Name) + script
+	cmd := exec.Command("ip", "netns", "exec", h.NS, "unshare", "--uts", "/bin/sh", "-ec", script+final)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start sshd on %s: %w", h.Name, err)

@@ -171,12 +171,13 @@ func (r *Rig) Names() []string {
 	return out
 }
 
-// Exec runs argv inside the host's network and mount namespaces (so it sees
-// the host's netdevs and fixture files) and returns its combined output.
+// Exec runs argv inside the host's network, mount and UTS namespaces (so it
+// sees the host's netdevs, fixture files and name) and returns its combined
+// output.
 func (h *Host) Exec(ctx context.Context, argv ...string) ([]byte, error) {
 	var full []string
 	if h.sshdPID > 0 {
-		full = append([]string{"nsenter", "-t", fmt.Sprint(h.sshdPID), "-n", "-m", "--"}, argv...)
+		full = append([]string{"nsenter", "-t", fmt.Sprint(h.sshdPID), "-n", "-m", "-u", "--"}, argv...)
 	} else {
 		full = append([]string{"ip", "netns", "exec", h.NS}, argv...)
 	}

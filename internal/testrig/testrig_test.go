@@ -48,7 +48,7 @@ func TestRigHostsDifferForReal(t *testing.T) {
 	if got := sshRun(t, r, "spark-01", "cat /sys/class/net/enp1s0f1np1/mtu /etc/dgx-release /sys/class/infiniband/rocep1s0f1/fw_ver; nvidia-smi -L"); got != "9000\nDGX_NAME=\"DGX Spark\"\n28.45.4028\nGPU 0: NVIDIA GB10 (UUID: GPU-x)\n" {
 		t.Errorf("spark-01 sees %q", got)
 	}
-	if got := sshRun(t, r, "spark-02", "cat /sys/class/net/enp1s0f1np1/mtu; test -e /etc/dgx-release || echo no-dgx; command -v nvidia-smi || echo no-smi"); got != "1500\nno-dgx\nno-smi\n" {
+	if got := sshRun(t, r, "spark-02", "uname -n; cat /sys/class/net/enp1s0f1np1/mtu; test -e /etc/dgx-release || echo no-dgx; command -v nvidia-smi || echo no-smi"); got != "spark-02\n1500\nno-dgx\nno-smi\n" {
 		t.Errorf("spark-02 sees %q", got)
 	}
 	// The unlinked netdev exists with no carrier.
