@@ -1,14 +1,511 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
 
-// newBenchGPUCmd is a placeholder until bench gpu lands.
+	"github.com/spf13/cobra"
+
+	"github.com/sparkrig/sparkrig/internal/gpu"
+	"github.com/sparkrig/sparkrig/internal/results"
+)
+
+// gpuOptions are the flags every bench gpu subcommand shares.
+type gpuOptions struct {
+	python  string
+	libDirs []string
+	format  string
+	memFrac float64
+}
+
+func (o *gpuOptions) addFlags(cmd *cobra.Command) {
+	f := cmd.PersistentFlags()
+	f.StringVar(&o.python, "python", "", "a Python interpreter (e.g. .venv/bin/python): search its nvidia-* wheels and compare with its PyTorch")
+	f.StringSliceVar(&o.libDirs, "lib-dir", nil, "directories searched first for libcuda, libcudart, libnccl, libcublas")
+	f.StringVar(&o.format, "format", "text", "output format: text or json")
+	f.Float64Var(&o.memFrac, "mem-fraction", 0.5, "most of the free GPU memory (MemAvailable on unified memory) a benchmark may use")
+}
+
+func (o *gpuOptions) validate() error {
+	if o.format != "text" && o.format != "json" {
+		return exitf(ExitUnknown, "--format %q: want text or json", o.format)
+	}
+	if o.memFrac <= 0 || o.memFrac > 0.95 {
+		return exitf(ExitUnknown, "--mem-fraction %g: want more than 0 and at most 0.95", o.memFrac)
+	}
+	return nil
+}
+
+// newBenchGPUCmd is `sparkrig bench gpu`.
 func newBenchGPUCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
+	o := &gpuOptions{}
+	cmd := &cobra.Command{
 		Use:   "gpu",
-		Short: "GPU benchmarks through the node's CUDA libraries (not yet available)",
+		Short: "GPU benchmarks through the node's own CUDA, NCCL and cuBLAS libraries (nothing to build)",
+		Long: `Measure NCCL collectives, memory copies and GEMM throughput with the libraries
+already on this node (libcuda, libcudart, libnccl, libcublas), loaded at run time.
+
+Libraries are searched in --lib-dir, LD_LIBRARY_PATH, CUDA_HOME, the nvidia-*
+wheels of --python's environment, the ld.so cache and the standard directories.`,
+	}
+	o.addFlags(cmd)
+	cmd.AddCommand(newGPUInfoCmd(env, o), newGPUCollectiveCmd(env, o), newGPUMemoryCmd(env, o), newGPUGEMMCmd(env, o))
+	return cmd
+}
+
+// gpuSession is a loaded stack plus what the commands print about it.
+type gpuSession struct {
+	stack *gpu.Stack
+	info  gpu.Info
+	py    *gpu.PythonEnv
+}
+
+// openGPU finds and loads the libraries; without a driver it exits 3 with "no CUDA driver found".
+func openGPU(ctx context.Context, env *Env, o *gpuOptions) (*gpuSession, error) {
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
+	s := &gpuSession{}
+	in := gpu.SearchInput{Explicit: o.libDirs, LDLibraryPath: env.Getenv("LD_LIBRARY_PATH"),
+		CUDAHome: firstNonEmpty(env.Getenv("CUDA_HOME"), env.Getenv("CUDA_PATH")), StandardDirs: gpu.StandardDirs()}
+	if out, err := exec.CommandContext(ctx, "ldconfig", "-p").Output(); err == nil {
+		in.LDCache = gpu.ParseLDConfig(out, runtime.GOARCH)
+	} else if out, err := exec.CommandContext(ctx, "/sbin/ldconfig", "-p").Output(); err == nil {
+		in.LDCache = gpu.ParseLDConfig(out, runtime.GOARCH)
+	}
+	if o.python != "" {
+		py, err := gpu.RunPython(ctx, o.python, "info")
+		if err != nil {
+			return nil, exitf(ExitUnknown, "--python: %v", err)
+		}
+		s.py = &py
+		in.SitePackages = py.SitePackages
+	}
+	st, err := gpu.Open(in)
+	if errors.Is(err, gpu.ErrNoDriver) {
+		return nil, exitf(ExitUnknown, "%v", err)
+	} else if err != nil {
+		return nil, exitf(ExitUnknown, "%v", err)
+	}
+	s.stack = st
+	drv, _ := os.ReadFile("/proc/driver/nvidia/version")
+	if s.info, err = st.Info(gpu.ParseDriverVersion(drv)); err != nil {
+		return nil, exitf(ExitUnknown, "%v", err)
+	}
+	if len(s.info.Devices) == 0 {
+		return nil, exitf(ExitUnknown, "no CUDA device visible (CUDA_VISIBLE_DEVICES=%q)", env.Getenv("CUDA_VISIBLE_DEVICES"))
+	}
+	return s, nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, x := range s {
+		if x != "" {
+			return x
+		}
+	}
+	return ""
+}
+
+// memCap is the cap for device dev.
+func (s *gpuSession) memCap(dev int, frac float64) gpu.MemCap {
+	var avail uint64
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		avail = gpu.ParseMemAvailable(b)
+	}
+	return gpu.NewMemCap(s.info.Devices[dev], avail, frac)
+}
+
+func (s *gpuSession) pickDevices(list string) ([]int, error) {
+	n := len(s.info.Devices)
+	if list == "" || list == "all" {
+		d := make([]int, n)
+		for i := range d {
+			d[i] = i
+		}
+		return d, nil
+	}
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		i, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || i < 0 || i >= n {
+			return nil, exitf(ExitUnknown, "--devices %q: %q is not a device (have 0..%d)", list, f, n-1)
+		}
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+func writeJSON(w io.Writer, v any) error {
+	e := json.NewEncoder(w)
+	e.SetIndent("", "  ")
+	return e.Encode(v)
+}
+
+func newGPUInfoCmd(env *Env, o *gpuOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "info",
+		Short: "driver, CUDA runtime, NCCL and cuBLAS versions, devices; with --python the PyTorch stack",
+		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exitf(ExitUnknown, "bench gpu is not available in this build")
+			s, err := openGPU(cmd.Context(), env, o)
+			if err != nil {
+				return err
+			}
+			if o.format == "json" {
+				return writeJSON(env.Stdout, struct {
+					gpu.Info
+					Python *gpu.PythonEnv `json:"python,omitempty"`
+				}{s.info, s.py})
+			}
+			writeInfo(env.Stdout, s.info, s.py)
+			return nil
 		},
 	}
+}
+
+func writeInfo(w io.Writer, in gpu.Info, py *gpu.PythonEnv) {
+	fmt.Fprintf(w, "driver         %s (supports CUDA %s)\n", orDash(in.Driver), in.DriverCUDA)
+	fmt.Fprintf(w, "cuda runtime   %s  %s\n", in.Runtime, in.Libraries["cudart"])
+	fmt.Fprintf(w, "nccl           %s  %s\n", orDash(in.NCCL), firstNonEmpty(in.Libraries["nccl"], in.Missing["nccl"]))
+	fmt.Fprintf(w, "cublas         %s  %s\n", orDash(in.CUBLAS), firstNonEmpty(in.Libraries["cublas"], in.Missing["cublas"]))
+	for _, d := range in.Devices {
+		fmt.Fprintf(w, "gpu %d          %s  sm %s (%s)  %d SMs  %s  free %s of %s%s\n", d.Index, d.Name, d.Capability, d.SMArch(),
+			d.SMs, d.PCIBus, gpu.HumanBytes(int64(d.MemFreeBytes)), gpu.HumanBytes(int64(d.MemTotBytes)), map[bool]string{true: "  unified memory"}[d.Integrated])
+	}
+	if py == nil {
+		return
+	}
+	if py.Error != "" {
+		fmt.Fprintf(w, "python         %s: %s\n", py.Python, py.Error)
+		return
+	}
+	fmt.Fprintf(w, "torch          %s (CUDA %s, NCCL %s)\n", py.Torch, py.TorchCUDA, orDash(py.NCCL))
+	for _, d := range in.Devices {
+		verdict := "covers " + d.SMArch()
+		if !py.CoversArch(d.SMArch()) {
+			verdict = "does NOT list " + d.SMArch() + ": kernels for this GPU come from PTX JIT or a fallback"
+		}
+		fmt.Fprintf(w, "torch archs    %s  %s\n", strings.Join(py.ArchList, " "), verdict)
+		break
+	}
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// collectiveOptions are the flags of bench gpu collective.
+type collectiveOptions struct {
+	ops, minB, maxB, dtype, devices, checkB, rendezvous, jsonFile string
+	factor                                                        int64
+	iters, warmup, rank, nranks, device                           int
+}
+
+func newGPUCollectiveCmd(env *Env, g *gpuOptions) *cobra.Command {
+	o := &collectiveOptions{}
+	cmd := &cobra.Command{
+		Use:   "collective",
+		Short: "NCCL collectives over a size sweep, reported like nccl-tests (time, algbw, busbw, #wrong)",
+		Long: `Run NCCL collectives over a size sweep and print nccl-tests' table.
+
+One process drives every selected GPU (ncclCommInitAll). For one process per
+GPU or per node, start one sparkrig per rank with --nranks, --rank and
+--rendezvous HOST:PORT: rank 0 listens there and hands NCCL's unique id to the
+others; no MPI is needed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCollective(cmd.Context(), env, g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.ops, "op", "all_reduce", "collectives, comma-separated: "+strings.Join(gpu.Collectives, ","))
+	f.StringVarP(&o.minB, "minbytes", "b", "1M", "smallest message size")
+	f.StringVarP(&o.maxB, "maxbytes", "e", "1G", "largest message size")
+	f.Int64VarP(&o.factor, "stepfactor", "f", 2, "size multiplier between steps")
+	f.IntVarP(&o.iters, "iters", "n", 20, "timed iterations per size")
+	f.IntVarP(&o.warmup, "warmup", "w", 5, "untimed iterations before each size")
+	f.StringVarP(&o.dtype, "datatype", "d", "float", "element type: float, half, bfloat16")
+	f.StringVar(&o.checkB, "check-max", "64M", "verify results (the #wrong column) for sizes up to this; 0 turns it off")
+	f.StringVar(&o.devices, "devices", "all", "GPUs for a single-process run, e.g. 0,1")
+	f.IntVar(&o.nranks, "nranks", 0, "ranks in a multi-process run (one GPU per process)")
+	f.IntVar(&o.rank, "rank", 0, "this process's rank in a multi-process run")
+	f.IntVar(&o.device, "device", -1, "GPU of this rank in a multi-process run (default: rank modulo GPU count)")
+	f.StringVar(&o.rendezvous, "rendezvous", "", "rank 0's HOST:PORT for a multi-process run")
+	f.StringVar(&o.jsonFile, "json-file", "", "also write the tables as JSON to this file")
+	return cmd
+}
+
+func (o *collectiveOptions) options() (gpu.CollectiveOptions, error) {
+	co := gpu.CollectiveOptions{Factor: o.factor, Iters: o.iters, Warmup: o.warmup}
+	var err error
+	for _, op := range strings.Split(o.ops, ",") {
+		co.Ops = append(co.Ops, strings.TrimSpace(op))
+	}
+	if co.MinBytes, err = gpu.ParseSize(o.minB); err != nil {
+		return co, err
+	}
+	if co.MaxBytes, err = gpu.ParseSize(o.maxB); err != nil {
+		return co, err
+	}
+	if co.CheckBytes, err = gpu.ParseSize(o.checkB); err != nil {
+		return co, err
+	}
+	if co.DType, err = gpu.ParseDType(o.dtype); err != nil {
+		return co, err
+	}
+	if o.nranks != 0 && (o.nranks < 2 || o.rank < 0 || o.rank >= o.nranks || o.rendezvous == "") {
+		return co, fmt.Errorf("multi-process run: need --nranks >= 2, 0 <= --rank < --nranks and --rendezvous HOST:PORT")
+	}
+	return co, co.Validate()
+}
+
+func runCollective(ctx context.Context, env *Env, g *gpuOptions, o *collectiveOptions) error {
+	co, err := o.options()
+	if err != nil {
+		return exitf(ExitUnknown, "bench gpu collective: %v", err)
+	}
+	s, err := openGPU(ctx, env, g)
+	if err != nil {
+		return err
+	}
+	devs, err := s.pickDevices(o.devices)
+	if err != nil {
+		return err
+	}
+	if o.nranks != 0 {
+		dev := o.device
+		if dev < 0 {
+			dev = o.rank % len(s.info.Devices)
+		}
+		devs = []int{dev}
+	}
+	for _, d := range devs {
+		if err := s.memCap(d, g.memFrac).Allow(fmt.Sprintf("a sweep up to %s (send + receive buffers)", gpu.HumanBytes(co.MaxBytes)), co.BufferBytes()); err != nil {
+			return exitf(ExitUnknown, "bench gpu collective: %v", err)
+		}
+	}
+	host, _ := os.Hostname()
+	hdr := gpu.SweepHeader{Version: Version, Host: host, Options: co}
+	quiet := o.nranks != 0 && o.rank != 0
+	hooks := gpu.Hooks{}
+	if g.format == "text" && !quiet {
+		hooks = gpu.Hooks{
+			Start: func(t results.NCCLTable) { gpu.WriteTableHeader(env.Stdout, stamp(t, host), hdr) },
+			Row:   func(r results.NCCLRow) { gpu.WriteRow(env.Stdout, r) },
+			End:   func(t results.NCCLTable) { gpu.WriteTableFooter(env.Stdout, t) },
+		}
+	}
+	var tables []results.NCCLTable
+	if o.nranks != 0 {
+		tables, err = s.stack.RunRank(ctx, gpu.RankOptions{Rank: o.rank, NRanks: o.nranks, Device: devs[0], Addr: o.rendezvous}, co, hooks)
+	} else {
+		tables, err = s.stack.RunLocal(ctx, devs, co, hooks)
+	}
+	for i := range tables {
+		tables[i] = stamp(tables[i], host)
+	}
+	if tables == nil {
+		tables = []results.NCCLTable{}
+	}
+	if g.format == "json" && !quiet {
+		writeJSON(env.Stdout, tables)
+	}
+	if o.jsonFile != "" && !quiet {
+		if werr := writeJSONFile(o.jsonFile, tables); werr != nil && err == nil {
+			err = werr
+		}
+	}
+	if err != nil {
+		return exitf(ExitUnknown, "bench gpu collective: %v", err)
+	}
+	for _, t := range tables {
+		if t.WrongResults > 0 {
+			return exitf(ExitCritical, "%s: %d wrong values in the result check", t.Collective, t.WrongResults)
+		}
+	}
+	return nil
+}
+
+// stamp fills what only the command knows: the tool version, host and pid.
+func stamp(t results.NCCLTable, host string) results.NCCLTable {
+	t.ToolVersion = Version
+	ds := make([]results.NCCLDevice, len(t.Devices))
+	for i, d := range t.Devices {
+		d.Host, d.PID = host, os.Getpid()
+		ds[i] = d
+	}
+	t.Devices = ds
+	return t
+}
+
+func writeJSONFile(path string, v any) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := writeJSON(f, v); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func newGPUMemoryCmd(env *Env, g *gpuOptions) *cobra.Command {
+	var size, tests, devices string
+	var iters int
+	cmd := &cobra.Command{
+		Use:   "memory",
+		Short: "device-to-device, pinned host-to-device and device-to-host copy bandwidth (GB/s, like nvbandwidth)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := gpu.ParseSize(size)
+			if err != nil || n <= 0 || iters < 1 {
+				return exitf(ExitUnknown, "bench gpu memory: --size %q, --iters %d: need a positive size and iteration count", size, iters)
+			}
+			s, err := openGPU(cmd.Context(), env, g)
+			if err != nil {
+				return err
+			}
+			devs, err := s.pickDevices(devices)
+			if err != nil {
+				return err
+			}
+			for _, d := range devs {
+				if err := s.memCap(d, g.memFrac).Allow("two copy buffers of "+gpu.HumanBytes(n), 2*uint64(n)); err != nil {
+					return exitf(ExitUnknown, "bench gpu memory: %v", err)
+				}
+			}
+			res, err := s.stack.RunMemory(cmd.Context(), gpu.MemoryOptions{Bytes: n, Iters: iters, Devices: devs, Tests: strings.Split(tests, ",")})
+			if g.format == "json" {
+				writeJSON(env.Stdout, res)
+			} else {
+				writeCopies(env.Stdout, res, s.info)
+			}
+			if err != nil {
+				return exitf(ExitUnknown, "bench gpu memory: %v", err)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&size, "size", "1G", "bytes per copy")
+	f.IntVar(&iters, "iters", 20, "timed copies per test")
+	f.StringVar(&tests, "tests", "d2d,h2d,d2h,peer", "tests: d2d, h2d, d2h, peer")
+	f.StringVar(&devices, "devices", "all", "GPUs, e.g. 0,1")
+	return cmd
+}
+
+func writeCopies(w io.Writer, res []gpu.CopyResult, in gpu.Info) {
+	fmt.Fprintf(w, "%-9s %-10s %8s %6s %10s\n", "test", "src->dst", "size", "iters", "GB/s")
+	for _, r := range res {
+		fmt.Fprintf(w, "%-9s %-10s %8s %6d %10.2f", r.Name, endpoint(r.Src)+"->"+endpoint(r.Dst), gpu.HumanBytes(r.Bytes), r.Iters, r.GBs)
+		if r.Name == "d2d" && in.Devices[r.Src].Integrated {
+			// A copy reads and writes: DRAM traffic is twice the copy rate.
+			fmt.Fprintf(w, "   DRAM traffic %.0f GB/s = %.0f%% of the 273 GB/s LPDDR5X peak", 2*r.GBs, 2*r.GBs/273*100)
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func endpoint(d int) string {
+	if d < 0 {
+		return "host"
+	}
+	return "gpu" + strconv.Itoa(d)
+}
+
+func newGPUGEMMCmd(env *Env, g *gpuOptions) *cobra.Command {
+	var dtype string
+	o := gpu.GEMMOptions{}
+	cmd := &cobra.Command{
+		Use:   "gemm",
+		Short: "FP16/BF16 GEMM throughput for a fixed time with a rolling TFLOP/s figure; --python runs torch.matmul alongside",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var err error
+			if o.DType, err = gpu.ParseDType(dtype); err != nil {
+				return exitf(ExitUnknown, "bench gpu gemm: %v", err)
+			}
+			if err := o.Validate(); err != nil {
+				return exitf(ExitUnknown, "bench gpu gemm: %v", err)
+			}
+			return runGEMM(cmd.Context(), env, g, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dtype, "dtype", "bf16", "bf16 or fp16")
+	f.IntVar(&o.M, "m", 8192, "rows of A and C")
+	f.IntVar(&o.N, "n", 8192, "columns of B and C")
+	f.IntVar(&o.K, "k", 8192, "columns of A, rows of B")
+	f.DurationVar(&o.Duration, "duration", 10*time.Second, "how long to run")
+	f.IntVar(&o.Device, "device", 0, "GPU")
+	return cmd
+}
+
+func runGEMM(ctx context.Context, env *Env, g *gpuOptions, o gpu.GEMMOptions) error {
+	s, err := openGPU(ctx, env, g)
+	if err != nil {
+		return err
+	}
+	if o.Device < 0 || o.Device >= len(s.info.Devices) {
+		return exitf(ExitUnknown, "bench gpu gemm: --device %d: have 0..%d", o.Device, len(s.info.Devices)-1)
+	}
+	if err := s.memCap(o.Device, g.memFrac).Allow(fmt.Sprintf("a %dx%dx%d %s GEMM", o.M, o.N, o.K, o.DType.Name), o.Bytes()); err != nil {
+		return exitf(ExitUnknown, "bench gpu gemm: %v", err)
+	}
+	text := g.format == "text"
+	if text {
+		fmt.Fprintf(env.Stdout, "gemm %s %dx%dx%d on gpu %d (%s) for %v\n", o.DType.Name, o.M, o.N, o.K, o.Device, s.info.Devices[o.Device].Name, o.Duration)
+	}
+	last := time.Duration(0)
+	res, err := s.stack.RunGEMM(ctx, o, func(tf float64, el time.Duration) {
+		if text && el-last >= time.Second {
+			last = el
+			fmt.Fprintf(env.Stdout, "  %5.1fs  %7.1f TFLOP/s\n", el.Seconds(), tf)
+		}
+	})
+	if err != nil {
+		return exitf(ExitUnknown, "bench gpu gemm: %v", err)
+	}
+	var torch *gpu.GEMMResult
+	if g.python != "" {
+		py, err := gpu.RunPython(ctx, g.python, "gemm", o.DType.Name, strconv.Itoa(o.M), strconv.Itoa(o.N), strconv.Itoa(o.K),
+			strconv.FormatFloat(o.Duration.Seconds(), 'f', -1, 64), strconv.Itoa(o.Device))
+		if err != nil {
+			return exitf(ExitUnknown, "bench gpu gemm --python: %v", err)
+		}
+		if py.GEMM == nil {
+			return exitf(ExitUnknown, "bench gpu gemm --python: torch ran no GEMM (%s)", firstNonEmpty(py.Error, "CUDA not available to torch"))
+		}
+		torch = py.GEMM
+	}
+	if !text {
+		return writeJSON(env.Stdout, struct {
+			Sparkrig gpu.GEMMResult  `json:"sparkrig"`
+			Torch    *gpu.GEMMResult `json:"torch,omitempty"`
+		}{res, torch})
+	}
+	fmt.Fprintf(env.Stdout, "%-28s %10s %10s %8s\n", "tool", "TFLOP/s", "best", "iters")
+	for _, r := range []*gpu.GEMMResult{&res, torch} {
+		if r != nil {
+			fmt.Fprintf(env.Stdout, "%-28s %10.1f %10.1f %8d\n", r.Tool, r.TFLOPS, r.Best, r.Iters)
+		}
+	}
+	if torch != nil && torch.TFLOPS > 0 {
+		fmt.Fprintf(env.Stdout, "sparkrig / torch = %.3f\n", res.TFLOPS/torch.TFLOPS)
+	}
+	return nil
 }

@@ -1,0 +1,124 @@
+package gpu
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/results"
+)
+
+// MemCap is the free-memory cap: the most one benchmark may allocate on a device.
+type MemCap struct {
+	Bytes  uint64
+	Reason string // how it was derived, for the refusal message
+}
+
+// NewMemCap takes fraction of the device's free memory, or of the host's
+// MemAvailable when the GPU shares it (integrated, e.g. GB10): there
+// cudaMemGetInfo does not see what the page cache could give back.
+func NewMemCap(d Device, memAvailable uint64, fraction float64) MemCap {
+	if d.Integrated && memAvailable > 0 {
+		return MemCap{Bytes: uint64(float64(memAvailable) * fraction),
+			Reason: fmt.Sprintf("%.0f%% of MemAvailable %s (unified memory)", fraction*100, HumanBytes(int64(memAvailable)))}
+	}
+	return MemCap{Bytes: uint64(float64(d.MemFreeBytes) * fraction),
+		Reason: fmt.Sprintf("%.0f%% of GPU %d's free memory %s", fraction*100, d.Index, HumanBytes(int64(d.MemFreeBytes)))}
+}
+
+// Allow returns an error when need exceeds the cap.
+func (c MemCap) Allow(what string, need uint64) error {
+	if need > c.Bytes {
+		return fmt.Errorf("%s needs %s per GPU, above the cap of %s (%s); lower the size or raise --mem-fraction",
+			what, HumanBytes(int64(need)), HumanBytes(int64(c.Bytes)), c.Reason)
+	}
+	return nil
+}
+
+// RunLocal runs every collective of o over devs in this process and returns
+// one table per collective. row is called after each size.
+func (s *Stack) RunLocal(ctx context.Context, devs []int, o CollectiveOptions, h Hooks) ([]results.NCCLTable, error) {
+	defer lockThread()()
+	g, err := s.NewLocalGroup(devs)
+	if err != nil {
+		return nil, err
+	}
+	defer g.Close()
+	return g.runAll(ctx, o, h)
+}
+
+// Hooks let a caller print a table as it is measured. Any may be nil.
+type Hooks struct {
+	Start func(results.NCCLTable) // header fields filled, no rows yet
+	Row   func(results.NCCLRow)
+	End   func(results.NCCLTable)
+}
+
+func (g *Group) runAll(ctx context.Context, o CollectiveOptions, h Hooks) ([]results.NCCLTable, error) {
+	if err := g.alloc(o.BufferBytes()); err != nil {
+		return nil, err
+	}
+	_, ver := g.nccl.Version()
+	var tables []results.NCCLTable
+	for _, op := range o.Ops {
+		t := g.newTable(op, ver)
+		if h.Start != nil {
+			h.Start(t)
+		}
+		err := g.Sweep(ctx, &t, o, h.Row)
+		if err != nil {
+			return tables, err
+		}
+		if h.End != nil {
+			h.End(t)
+		}
+		tables = append(tables, t)
+	}
+	return tables, nil
+}
+
+func (g *Group) newTable(op, ncclVersion string) results.NCCLTable {
+	return results.NCCLTable{Collective: op, Tool: "sparkrig", NCCLVersion: ncclVersion,
+		Ranks: g.nranks, Nodes: 1, Devices: g.devices(), Rows: []results.NCCLRow{}}
+}
+
+func (g *Group) devices() []results.NCCLDevice {
+	var ds []results.NCCLDevice
+	for _, r := range g.local {
+		bus, _ := g.s.RT.PCIBusID(r.dev)
+		ds = append(ds, results.NCCLDevice{Rank: r.index, Device: r.dev, PCIBus: bus, Name: g.s.Driver.DeviceName(r.dev)})
+	}
+	return ds
+}
+
+// HumanBytes prints a size the way the sweep flags take it (1M, 256M, 8G),
+// or with one decimal in GiB when it is not a whole number of units.
+func HumanBytes(b int64) string {
+	units := []string{"", "K", "M", "G", "T"}
+	v, i := b, 0
+	for v >= 1024 && v%1024 == 0 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	switch {
+	case i < 3 && b >= 1<<30:
+		return fmt.Sprintf("%.1fG", float64(b)/(1<<30))
+	case i < 2 && b >= 1<<20:
+		return fmt.Sprintf("%.1fM", float64(b)/(1<<20))
+	case i == 0:
+		return fmt.Sprintf("%dB", b)
+	}
+	return fmt.Sprintf("%d%s", v, units[i])
+}
+
+// ParseMemAvailable returns MemAvailable from /proc/meminfo in bytes (0 when absent).
+func ParseMemAvailable(b []byte) uint64 {
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
+			var kb uint64
+			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
+			return kb * 1024
+		}
+	}
+	return 0
+}
