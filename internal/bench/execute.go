@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,6 +59,9 @@ type Executor struct {
 	ReadyTimeout time.Duration
 	// Grace is how long a stopped process gets before KILL (default 3 s).
 	Grace time.Duration
+	// Helper is a local sparkrig binary Prepare copies to HelperPath on
+	// every host (the native TCP probe); "" copies nothing.
+	Helper, HelperPath string
 
 	seq int
 }
@@ -80,10 +85,51 @@ func (x *Executor) Prepare(ctx context.Context, hosts []string) map[string]error
 	for _, h := range hosts {
 		if _, err := run(ctx, x.T, h, "mkdir -p "+shQuote(x.RunDir)); err != nil {
 			errs[h] = fmt.Errorf("create %s on %s: %w", x.RunDir, h, err)
+			continue
+		}
+		if x.Helper != "" {
+			if err := x.upload(ctx, h); err != nil {
+				errs[h] = err
+			}
 		}
 	}
 	return errs
 }
+
+// upload copies the helper binary to a host after checking it can run there.
+func (x *Executor) upload(ctx context.Context, host string) error {
+	arch, err := run(ctx, x.T, host, "uname -m")
+	if err != nil {
+		return fmt.Errorf("uname on %s: %w", host, err)
+	}
+	if want := goarch(strings.TrimSpace(arch)); want != runtime.GOARCH {
+		return fmt.Errorf("%s is %s but this sparkrig is built for %s: install sparkrig for %s there and pass --probe-path", host, strings.TrimSpace(arch), runtime.GOARCH, want)
+	}
+	f, err := os.Open(x.Helper)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	dst := shQuote(x.HelperPath)
+	script := "cat >" + dst + ".tmp && chmod 755 " + dst + ".tmp && mv " + dst + ".tmp " + dst
+	var errb strings.Builder
+	if err := x.T.Exec(ctx, host, script, f, io.Discard, &errb); err != nil {
+		return fmt.Errorf("copy the probe helper to %s:%s: %w %s", host, x.HelperPath, err, strings.TrimSpace(errb.String()))
+	}
+	return nil
+}
+
+func goarch(uname string) string {
+	switch uname {
+	case "x86_64":
+		return "amd64"
+	case "aarch64", "arm64":
+		return "arm64"
+	}
+	return uname
+}
+
+func (x *Executor) skipTool(tool string) bool { return x.HelperPath != "" && tool == x.HelperPath }
 
 // Cleanup stops anything a run left on the hosts (by the pid files in the
 // scratch directory) and removes the directory.

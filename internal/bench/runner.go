@@ -55,14 +55,16 @@ func (Local) Exec(ctx context.Context, host, script string, stdin io.Reader, std
 
 // wrapper runs "$@" in its own session, records its pid in $1, and ends it
 // (and what it started) on TERM or when stdin reaches EOF: the SSH session
-// that started it is gone. It exits with the command's status.
+// that started it is gone. It exits with the command's status. The watcher
+// reads stdin through fd 3 because sh gives background jobs /dev/null.
 const wrapper = `p=$1; shift
-if command -v setsid >/dev/null 2>&1; then setsid "$@" </dev/null & else "$@" </dev/null & fi
+exec 3<&0
+if command -v setsid >/dev/null 2>&1; then setsid "$@" </dev/null 3<&- & else "$@" </dev/null 3<&- & fi
 c=$!
 echo "$c" >"$p"
 stop() { kill -TERM "-$c" 2>/dev/null || kill -TERM "$c" 2>/dev/null; }
 trap stop TERM INT HUP
-( while read -r _; do :; done; stop; sleep 3; kill -KILL "-$c" 2>/dev/null || kill -KILL "$c" 2>/dev/null ) &
+( while read -r _ <&3; do :; done; stop; sleep 3; kill -KILL "-$c" 2>/dev/null || kill -KILL "$c" 2>/dev/null ) &
 w=$!
 wait "$c"; rc=$?
 while kill -0 "$c" 2>/dev/null; do wait "$c"; rc=$?; done

@@ -1,0 +1,338 @@
+package bench
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/bench/probe"
+	"github.com/sparkrig/sparkrig/internal/expect"
+	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/results"
+)
+
+// Parsed is what the parsers read from a step's outputs.
+type Parsed struct {
+	Perftest []results.PerftestRun  `json:"perftest,omitempty"`
+	Iperf3   []results.Iperf3Result `json:"iperf3,omitempty"`
+	Probe    []probe.Result         `json:"probe,omitempty"`
+	NCCL     *results.NCCLOutput    `json:"nccl,omitempty"`
+}
+
+// Context is what judging needs to pick expectations.
+type Context struct {
+	Platform string // expect platform, "" when unknown
+	Topology string
+	Ranks    int
+}
+
+// NewContext names the platform and topology of a run.
+func NewContext(nodes []*facts.Node, rails []Rail) Context {
+	c := Context{Topology: topology(nodes, rails)}
+	for _, n := range nodes {
+		c.Ranks += max(1, len(n.GPUs))
+	}
+	if len(nodes) > 0 && isSpark(nodes[0]) {
+		c.Platform = "dgx-spark"
+	} else if len(nodes) > 0 && len(nodes[0].GPUs) > 0 {
+		name := strings.ToLower(nodes[0].GPUs[0].Name)
+		for _, p := range []string{"h200", "h100", "a100"} {
+			if strings.Contains(name, p) {
+				c.Platform = p
+			}
+		}
+	}
+	return c
+}
+
+func isSpark(n *facts.Node) bool {
+	if n.DGX != nil && strings.Contains(n.DGX.Name, "Spark") {
+		return true
+	}
+	return len(n.GPUs) > 0 && strings.Contains(n.GPUs[0].Name, "GB10")
+}
+
+// topology names the cabling the way expect does: two nodes over one cable
+// use one physical port's twins (at most two rails), over two cables more.
+func topology(nodes []*facts.Node, rails []Rail) string {
+	switch {
+	case len(nodes) <= 1:
+		return "single-node"
+	case len(nodes) == 3 && len(rails) >= 6:
+		return "3-node-ring"
+	case len(nodes) > 2:
+		return "switch"
+	case len(rails) > 2:
+		return "2-nodes-2-cables"
+	}
+	return "2-nodes-1-cable"
+}
+
+// Judge parses a step's outputs and judges every number it gives, as the
+// analysis of one input in the report model.
+func Judge(s StepResult, c Context, set expect.Set) (Parsed, report.AnalysisResult) {
+	var p Parsed
+	var errs []string
+	clients := 0
+	for _, cr := range s.Commands {
+		if cr.Role == RoleServer {
+			continue
+		}
+		clients++
+		switch {
+		case strings.HasPrefix(s.Tool, "ib_"):
+			runs, err := results.ParsePerftest(strings.NewReader(cr.Stdout))
+			if err != nil || len(runs) == 0 {
+				errs = append(errs, fmt.Sprintf("%s on %s: no perftest result in the output", s.Tool, cr.Host))
+			}
+			p.Perftest = append(p.Perftest, runs...)
+		case s.Tool == "iperf3":
+			r, err := results.ParseIperf3([]byte(cr.Stdout))
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("iperf3 on %s: %v", cr.Host, err))
+				continue
+			}
+			p.Iperf3 = append(p.Iperf3, r)
+		case s.Tool == "sparkrig-probe":
+			r, err := probe.Parse([]byte(cr.Stdout))
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("probe on %s: %v", cr.Host, err))
+				continue
+			}
+			p.Probe = append(p.Probe, r)
+		case s.Kind == KindNCCL:
+			out, err := parseNCCL(cr)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s on %s: %v", s.Tool, cr.Host, err))
+			}
+			p.NCCL = &out
+		}
+	}
+	a := report.AnalysisResult{File: s.ID, Format: format(s), Platform: c.Platform, Topology: c.Topology,
+		Items: []report.AnalysisItem{}, Flags: []report.AnalysisFlag{}, Notes: errs}
+	a.Data = report.AnalysisData{Perftest: p.Perftest}
+	if len(p.Iperf3) > 0 {
+		a.Data.Iperf3 = &p.Iperf3[0]
+	}
+	if p.NCCL != nil {
+		a.Data.NCCLTables, a.Data.NCCLLog = p.NCCL.Tables, &p.NCCL.Log
+	}
+	if s.Status != StatusOK {
+		a.Status, a.Error = report.VerdictUnknown, s.Error
+		return p, a
+	}
+	a.Items = items(s, p)
+	for i := range a.Items {
+		judge(&a.Items[i], s, p, c, set)
+	}
+	a.Status = worst(a.Items)
+	if len(errs) > 0 && len(a.Items) == 0 {
+		a.Status, a.Error = report.VerdictUnknown, strings.Join(errs, "; ")
+	}
+	a.Measured = measured(a.Items)
+	return p, a
+}
+
+func format(s StepResult) string {
+	switch {
+	case strings.HasPrefix(s.Tool, "ib_"):
+		return "perftest"
+	case s.Kind == KindNCCL:
+		return "nccl-tests"
+	}
+	return s.Tool
+}
+
+// worst is the worst verdict of the items: critical, warning, ok, or
+// no-expectation when nothing was judged.
+func worst(items []report.AnalysisItem) string {
+	rank := map[string]int{report.VerdictNone: 0, report.VerdictOK: 1, report.VerdictWarning: 2, report.VerdictCritical: 3}
+	w := report.VerdictNone
+	for _, it := range items {
+		if rank[it.Verdict] > rank[w] {
+			w = it.Verdict
+		}
+	}
+	return w
+}
+
+func measured(items []report.AnalysisItem) string {
+	var parts []string
+	for _, it := range items {
+		parts = append(parts, fmt.Sprintf("%s %s %.2f %s", it.Subject, it.Metric, it.Value, it.Unit))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// parseNCCL reads the text output (tables and NCCL INFO lines) and, when
+// nccl-tests wrote -J JSON, takes the tables from it instead.
+func parseNCCL(cr CmdResult) (results.NCCLOutput, error) {
+	out, err := results.ParseNCCLTests(strings.NewReader(cr.Stdout + "\n" + cr.Stderr))
+	for _, f := range sortedKeys(cr.Files) {
+		if t, jerr := results.ParseNCCLTestsJSON([]byte(cr.Files[f])); jerr == nil && len(t.Rows) > 0 {
+			out.Tables = []results.NCCLTable{t}
+		}
+	}
+	if err == nil && len(out.Tables) == 0 {
+		err = fmt.Errorf("no result table in the output")
+	}
+	return out, err
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func items(s StepResult, p Parsed) []report.AnalysisItem {
+	subject := strings.Join(s.Rails, "+")
+	if len(s.Rails) > 1 {
+		subject = "all rails (" + subject + ")"
+	}
+	item := func(metric string, v float64, unit, summary string) report.AnalysisItem {
+		return report.AnalysisItem{Subject: subject, Metric: metric, Value: round2(v), Unit: unit, Summary: summary}
+	}
+	var out []report.AnalysisItem
+	switch {
+	case s.Tool == "ib_write_bw":
+		sum := 0.0
+		var parts []string
+		for _, r := range p.Perftest {
+			bw, _ := r.BestAvgGbps()
+			sum += bw
+			parts = append(parts, fmt.Sprintf("%s %.2f", r.Device, bw))
+		}
+		out = append(out, item("BW average", sum, "Gb/s", strings.Join(parts, " + ")))
+	case s.Tool == "ib_write_lat":
+		for _, r := range p.Perftest {
+			for _, row := range r.Lat {
+				if row.AvgUS != nil {
+					out = append(out, item("t_avg", *row.AvgUS, "us", fmt.Sprintf("%d B, %d iterations", row.Bytes, row.Iterations)))
+				}
+			}
+		}
+	case s.Tool == "iperf3":
+		for _, r := range p.Iperf3 {
+			out = append(out, item("received", r.ReceivedGbps, "Gb/s", fmt.Sprintf("%d streams, sent %.2f Gb/s", r.Streams, r.SentGbps)))
+		}
+	case s.Tool == "sparkrig-probe":
+		for _, r := range p.Probe {
+			out = append(out, item("received", r.Gbps, "Gb/s", fmt.Sprintf("%d streams over %.1f s", r.Streams, r.DurationS)),
+				item("round trip", r.RTT.Avg, "us", fmt.Sprintf("min %.1f, p99 %.1f us over %d round trips", r.RTT.Min, r.RTT.P99, r.RTT.Samples)))
+		}
+	case s.Kind == KindNCCL && p.NCCL != nil:
+		for _, t := range p.NCCL.Tables {
+			it := item("busbw peak", t.PeakBusBWGBs, "GB/s", ncclSummary(t, p.NCCL.Log))
+			it.Subject, it.AtSize = t.Collective, t.PeakSize
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+func ncclSummary(t results.NCCLTable, l results.NCCLLog) string {
+	s := fmt.Sprintf("%d ranks on %d nodes, %d sizes", t.Ranks, t.Nodes, len(t.Rows))
+	if l.Network != "" {
+		s += ", network " + l.Network
+	}
+	return s
+}
+
+// judge finds the expectation that fits an item and gives the verdict.
+func judge(it *report.AnalysisItem, s StepResult, p Parsed, c Context, set expect.Set) {
+	it.Verdict = report.VerdictNone
+	if c.Platform == "" {
+		it.NoExpectation = "platform not recognised"
+		return
+	}
+	q := expect.Query{Platform: c.Platform, Topology: c.Topology, Ranks: c.Ranks,
+		Verb: "write", Devices: len(s.Rails), Protocol: "TCP", Collective: s.Collective}
+	switch {
+	case s.Tool == "ib_write_bw" && len(s.Rails) > 1:
+		q.Measure = expect.RDMABWAggr
+	case s.Tool == "ib_write_bw":
+		q.Measure = expect.RDMABW
+	case s.Tool == "ib_write_lat":
+		q.Measure = expect.RDMALat
+	case it.Metric == "received":
+		q.Measure = expect.TCPBW
+	case s.Kind == KindNCCL:
+		q.Measure = expect.NCCLBusBW
+	default:
+		it.NoExpectation = "no expectation for " + it.Metric
+		return
+	}
+	if q.Measure == expect.NCCLBusBW && p.NCCL != nil {
+		for _, t := range p.NCCL.Tables {
+			if t.Collective != it.Subject {
+				continue
+			}
+			for _, r := range t.Rows {
+				q.Sizes = append(q.Sizes, r.SizeBytes)
+			}
+			found := set.Find(q)
+			if len(found) == 0 {
+				break
+			}
+			sizes := found[0].SizesIn(q.Sizes)
+			if len(sizes) > 0 {
+				it.Metric, it.Value = "busbw at "+sizeRange(sizes), round2(bestIn(t, sizes))
+				it.AtSize = sizes[len(sizes)-1]
+			}
+			apply(it, found[0])
+			return
+		}
+	}
+	found := set.Find(q)
+	if len(found) == 0 {
+		it.NoExpectation = fmt.Sprintf("none for %s on %s, %s", q.Measure, c.Platform, c.Topology)
+		return
+	}
+	apply(it, found[0])
+}
+
+func apply(it *report.AnalysisItem, e expect.Expectation) {
+	it.Expectation = &report.ExpectationRef{ID: e.ID, Value: e.Value, Unit: e.Unit, Better: e.Better,
+		Warn: e.Warn, Pass: e.Pass, Source: e.Source}
+	if e.Value != 0 {
+		r := round2(it.Value / e.Value)
+		it.Ratio = &r
+	}
+	it.Verdict = e.Verdict(it.Value)
+}
+
+func bestIn(t results.NCCLTable, sizes []int64) float64 {
+	in := map[int64]bool{}
+	for _, s := range sizes {
+		in[s] = true
+	}
+	best := 0.0
+	for _, r := range t.Rows {
+		if !in[r.SizeBytes] {
+			continue
+		}
+		for _, tm := range []results.Timing{r.OOP, r.IP} {
+			if tm.BusBWGBs != nil && *tm.BusBWGBs > best {
+				best = *tm.BusBWGBs
+			}
+		}
+	}
+	return best
+}
+
+func sizeRange(sizes []int64) string {
+	if len(sizes) == 0 {
+		return "no size"
+	}
+	if len(sizes) == 1 {
+		return SizeString(sizes[0])
+	}
+	return SizeString(sizes[0]) + "–" + SizeString(sizes[len(sizes)-1])
+}
+
+func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }

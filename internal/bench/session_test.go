@@ -1,0 +1,280 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkrig/sparkrig/internal/expect"
+	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
+)
+
+// port0Pair is the pair of NVIDIA's performance guide: port 0 cabled, both
+// twins addressed.
+func port0Pair() []*facts.Node {
+	return []*facts.Node{
+		sparkNode("spark-1", []int{0}, map[string]string{"enp1s0f0np0": "192.168.200.12/24", "enP2p1s0f0np0": "192.168.201.12/24"}),
+		sparkNode("spark-2", []int{0}, map[string]string{"enp1s0f0np0": "192.168.200.13/24", "enP2p1s0f0np0": "192.168.201.13/24"}),
+	}
+}
+
+func session(t *testing.T, nodes []*facts.Node, o Options) *Session {
+	t.Helper()
+	p, err := NewPlan(nodes, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := expect.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	return &Session{Exec: &Executor{T: Local{}, RunDir: filepath.Join(dir, "run"), Grace: time.Second}, Nodes: nodes, Plan: p, Set: set}
+}
+
+func judged(rec *Record) map[string]string {
+	out := map[string]string{}
+	for _, a := range rec.Analyses {
+		for _, it := range a.Items {
+			out[a.File+" "+it.Metric] = strings.TrimRight(strings.TrimRight(jsonNum(it.Value), "0"), ".") + " " + it.Unit + " " + it.Verdict
+		}
+		if len(a.Items) == 0 {
+			out[a.File] = a.Status + ": " + a.Error
+		}
+	}
+	return out
+}
+
+func jsonNum(v float64) string {
+	b, _ := json.Marshal(v)
+	s := string(b)
+	if !strings.Contains(s, ".") {
+		s += ".0"
+	}
+	return s
+}
+
+// TestRDMAWithStandins runs the whole rdma plan of a healthy pair through
+// stand-ins that replay NVIDIA's recorded ib_write_bw outputs, one per twin.
+func TestRDMAWithStandins(t *testing.T) {
+	bin := standins(t, nil, "ib_write_bw", "ib_write_lat")
+	s := session(t, port0Pair(), Options{Kinds: []string{KindRDMA}, Tools: Tools{Perftest: bin}, Duration: time.Second})
+	rec := s.Run(context.Background())
+
+	want := map[string]string{
+		"rdma/rail0/ib_write_bw BW average": "92.57 Gb/s ok",
+		"rdma/rail0/ib_write_lat t_avg":     "1.47 us ok",
+		"rdma/rail1/ib_write_bw BW average": "97.29 Gb/s ok",
+		"rdma/rail1/ib_write_lat t_avg":     "1.47 us ok",
+		"rdma/all/ib_write_bw BW average":   "189.86 Gb/s ok",
+	}
+	if d := cmp.Diff(want, judged(rec)); d != "" {
+		t.Errorf("results (-want +got):\n%s", d)
+	}
+	if rec.Status != report.VerdictOK {
+		t.Errorf("status %s", rec.Status)
+	}
+	agg := rec.Bench.Steps[4]
+	wantCmds := []string{
+		bin + "/ib_write_bw -d rocep1s0f0 -i 1 -p 18515 -F -x 3 --report_gbits -q 1 -D 1",
+		bin + "/ib_write_bw -d roceP2p1s0f0 -i 1 -p 18516 -F -x 3 --report_gbits -q 1 -D 1",
+		bin + "/ib_write_bw -d rocep1s0f0 -i 1 -p 18515 -F -x 3 --report_gbits -q 1 -D 1 192.168.200.12",
+		bin + "/ib_write_bw -d roceP2p1s0f0 -i 1 -p 18516 -F -x 3 --report_gbits -q 1 -D 1 192.168.201.12",
+	}
+	var got []string
+	for _, c := range agg.Commands {
+		got = append(got, c.Command)
+	}
+	if d := cmp.Diff(wantCmds, got); d != "" {
+		t.Errorf("aggregate commands (-want +got):\n%s", d)
+	}
+	if left := eventually(3*time.Second, func() []string { return leftovers(t, bin, 18515, 18516) }); len(left) > 0 {
+		t.Errorf("left behind after a clean run: %q", left)
+	}
+	if _, err := os.Stat(s.Exec.RunDir); err == nil {
+		t.Errorf("scratch directory %s left behind", s.Exec.RunDir)
+	}
+}
+
+// TestInterruptStopsEveryProcess cancels a run (Ctrl-C) while its client
+// hangs: the server holding its port and the client must both be gone.
+func TestInterruptStopsEveryProcess(t *testing.T) {
+	bin := standins(t, map[string]string{"SPARKRIG_STANDIN_HANG": "client"}, "ib_write_bw", "ib_write_lat")
+	s := session(t, port0Pair(), Options{Kinds: []string{KindRDMA}, Tools: Tools{Perftest: bin}, Duration: time.Second, BasePort: 18615})
+	ctx, cancel := context.WithCancel(context.Background())
+	s.Progress = func(e Event) {
+		if !e.Done && e.Index == 1 {
+			time.AfterFunc(700*time.Millisecond, cancel)
+		}
+	}
+	start := time.Now()
+	rec := s.Run(ctx)
+	if el := time.Since(start); el > 10*time.Second {
+		t.Errorf("interrupted run took %s to return", el)
+	}
+	if st := rec.Bench.Steps[0].Status; st != StatusInterrupted {
+		t.Errorf("first step %s, want interrupted", st)
+	}
+	for _, st := range rec.Bench.Steps[1:] {
+		if st.Status != StatusInterrupted {
+			t.Errorf("%s ran after the interrupt: %s", st.ID, st.Status)
+		}
+	}
+	if !rec.Bench.Interrupted {
+		t.Error("record does not say it was interrupted")
+	}
+	if left := eventually(3*time.Second, func() []string { return leftovers(t, bin, 18615) }); len(left) > 0 {
+		t.Errorf("left behind after Ctrl-C: %q", left)
+	}
+}
+
+// TestTimeoutStopsEveryProcess lets a step run past its timeout: the step
+// says so and nothing of it survives.
+func TestTimeoutStopsEveryProcess(t *testing.T) {
+	bin := standins(t, map[string]string{"SPARKRIG_STANDIN_HANG": "client"}, "ib_write_bw")
+	p, err := NewPlan(port0Pair(), Options{Kinds: []string{KindRDMA}, Tools: Tools{Perftest: bin}, BasePort: 18715})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := p.Steps[0]
+	st.Timeout = 800 * time.Millisecond
+	x := &Executor{T: Local{}, RunDir: t.TempDir(), Grace: time.Second}
+	res := x.Run(context.Background(), st)
+	if res.Status != StatusTimeout || !strings.Contains(res.Error, "800ms") {
+		t.Errorf("status %s (%s), want timeout", res.Status, res.Error)
+	}
+	if len(res.Commands) != 2 || !strings.Contains(res.Commands[0].Stdout, "Waiting for client to connect") {
+		t.Errorf("server output not kept: %+v", res.Commands)
+	}
+	if left := eventually(3*time.Second, func() []string { return leftovers(t, bin, 18715) }); len(left) > 0 {
+		t.Errorf("left behind after a timeout: %q", left)
+	}
+}
+
+// TestServerFailsEarly: a server that cannot start fails its step with its
+// own message, and the next step still runs.
+func TestServerFailsEarly(t *testing.T) {
+	bin := standins(t, nil, "ib_write_bw", "ib_write_lat")
+	s := session(t, port0Pair(), Options{Kinds: []string{KindRDMA}, Tools: Tools{Perftest: bin}, Duration: time.Second, BasePort: 18815})
+	os.Remove(filepath.Join(bin, "ib_write_lat"))
+	os.WriteFile(filepath.Join(bin, "ib_write_lat"), []byte("#!/bin/sh\necho ' Couldn'\\''t listen on port' >&2\nexit 1\n"), 0o755)
+	rec := s.Run(context.Background())
+	lat := rec.Bench.Steps[1]
+	if lat.Status != StatusFailed || !strings.Contains(lat.Error, "exited before listening: Couldn't listen on port") {
+		t.Errorf("lat step: %s %q", lat.Status, lat.Error)
+	}
+	if bw := rec.Bench.Steps[2]; bw.Status != StatusOK {
+		t.Errorf("the step after a failure did not run: %s %s", bw.Status, bw.Error)
+	}
+	if rec.Status != report.VerdictUnknown {
+		t.Errorf("run status %s, want unknown", rec.Status)
+	}
+}
+
+// TestMissingToolIsNamedWithHowToGetIt: steps whose program a host lacks
+// are skipped with the install hint; the others run.
+func TestMissingToolIsNamedWithHowToGetIt(t *testing.T) {
+	bin := standins(t, nil, "ib_write_bw")
+	s := session(t, port0Pair(), Options{Kinds: []string{KindRDMA}, Tools: Tools{Perftest: bin}, Duration: time.Second, BasePort: 18915})
+	rec := s.Run(context.Background())
+	lat := rec.Bench.Steps[1]
+	if lat.Status != StatusSkipped || !strings.Contains(lat.Error, "ib_write_lat not found on spark-1: install perftest (Ubuntu/Debian: sudo apt install perftest)") {
+		t.Errorf("lat step: %s %q", lat.Status, lat.Error)
+	}
+	if rec.Bench.Steps[0].Status != StatusOK {
+		t.Errorf("bw step: %s %s", rec.Bench.Steps[0].Status, rec.Bench.Steps[0].Error)
+	}
+}
+
+// TestNCCLThroughMPIRunStandin runs all_gather through an mpirun stand-in
+// replaying a real two-Spark run, and checks the environment mpirun got.
+func TestNCCLThroughMPIRunStandin(t *testing.T) {
+	traceDir := t.TempDir()
+	bin := standins(t, map[string]string{"SPARKRIG_STANDIN_TRACE": traceDir}, "mpirun", "all_gather_perf")
+	s := session(t, healthyPair(), Options{Kinds: []string{KindNCCL}, Collectives: []string{"all_gather"},
+		Tools: Tools{MPIRun: bin + "/mpirun", NCCLTests: bin}, MinBytes: 1 << 30, MaxBytes: 1 << 30})
+	rec := s.Run(context.Background())
+	want := map[string]string{"nccl/all_gather busbw at 1G": "21.99 GB/s ok"}
+	if d := cmp.Diff(want, judged(rec)); d != "" {
+		t.Errorf("results (-want +got):\n%s", d)
+	}
+	if n := rec.Bench.Steps[0].Parsed.NCCL; n == nil || n.Log.Network != "IB" {
+		t.Errorf("NCCL log not parsed to NET/IB: %+v", n)
+	}
+	traces, _ := filepath.Glob(filepath.Join(traceDir, "mpirun-*.json"))
+	if len(traces) != 1 {
+		t.Fatalf("mpirun ran %d times", len(traces))
+	}
+	b, _ := os.ReadFile(traces[0])
+	var tr struct {
+		Args []string
+		Env  map[string]string
+	}
+	json.Unmarshal(b, &tr)
+	wantEnv := map[string]string{
+		"NCCL_SOCKET_IFNAME": "enp1s0f1np1", "NCCL_IB_HCA": "rocep1s0f1,roceP2p1s0f1", "NCCL_IB_GID_INDEX": "3",
+		"UCX_NET_DEVICES": "rocep1s0f1:1,roceP2p1s0f1:1", "OMPI_MCA_btl_tcp_if_include": "enp1s0f1np1",
+		"OMPI_MCA_oob_tcp_if_include": "enp1s0f1np1", "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET",
+	}
+	if d := cmp.Diff(wantEnv, tr.Env); d != "" {
+		t.Errorf("mpirun's environment (-want +got):\n%s", d)
+	}
+	args := strings.Join(tr.Args, " ")
+	for _, w := range []string{"-np 2 -H 192.168.100.10:1,192.168.100.11:1", "-x NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1",
+		"-x NCCL_IB_GID_INDEX=3", bin + "/all_gather_perf -g 1 -b 1G -e 1G -f 2"} {
+		if !strings.Contains(args, w) {
+			t.Errorf("mpirun args lack %q:\n%s", w, args)
+		}
+	}
+}
+
+func TestMemoryCapAndBusyGPU(t *testing.T) {
+	nodes := healthyPair()
+	avail := uint64(40 << 30)
+	nodes[1].Memory.AvailableBytes = &avail
+	nodes[0].GPUs[0].Processes = 2
+	p, err := NewPlan(nodes, Options{Kinds: []string{KindNCCL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 50 % of 40 GiB is 20 GiB; all_gather on 2 ranks takes 2.5× its size,
+	// all_reduce 3×.
+	for _, st := range p.Steps {
+		argv := strings.Join(st.Clients[0].Argv, " ")
+		want := map[string]string{"all_gather": "-b 32M -e 8G", "all_reduce": "-b 32M -e 4G"}[st.Collective]
+		if !strings.Contains(argv, want) {
+			t.Errorf("%s: %s, want %s", st.ID, argv, want)
+		}
+	}
+	var capped []string
+	for _, n := range p.Notes {
+		if n.ID == "bench.size-capped" {
+			capped = append(capped, n.Detail)
+		}
+	}
+	wantCapped := []string{
+		"all_gather capped at -e 8G (asked 16G): a rank may take at most 50% of MemAvailable 40.0 GiB on spark-2",
+		"all_reduce capped at -e 4G (asked 16G): a rank may take at most 50% of MemAvailable 40.0 GiB on spark-2",
+	}
+	if d := cmp.Diff(wantCapped, capped); d != "" {
+		t.Errorf("cap notes (-want +got):\n%s", d)
+	}
+	wantRef := []Refusal{{Host: "spark-1", Forceable: true, Reason: "GPU 0 (NVIDIA GB10) already runs 2 process(es); stop them or pass --force"}}
+	if d := cmp.Diff(wantRef, p.Refusals); d != "" {
+		t.Errorf("refusals (-want +got):\n%s", d)
+	}
+
+	tiny := uint64(100 << 20)
+	nodes[1].Memory.AvailableBytes = &tiny
+	p, _ = NewPlan(nodes, Options{Kinds: []string{KindNCCL}, Collectives: []string{"all_reduce"}})
+	if len(p.Steps) != 0 || len(p.Refusals) != 2 || p.Refusals[1].Forceable {
+		t.Errorf("a node with 100 MiB free still gets a run: steps %d, refusals %+v", len(p.Steps), p.Refusals)
+	}
+}
