@@ -1,14 +1,146 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
 
-// newAnalyzeCmd is a placeholder until the analyze command lands.
+	"github.com/spf13/cobra"
+
+	"github.com/sparkrig/sparkrig/internal/analyze"
+	"github.com/sparkrig/sparkrig/internal/expect"
+	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/report"
+)
+
+type analyzeOptions struct {
+	format      string
+	inputFormat string
+	platform    string
+	topology    string
+}
+
 func newAnalyzeCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "analyze",
-		Short: "analyze (not yet available)",
+	opts := &analyzeOptions{}
+	cmd := &cobra.Command{
+		Use:   "analyze FILE... | -",
+		Short: "Judge nccl-tests, perftest, iperf3 and nvbandwidth outputs and NCCL logs",
+		Long: `analyze reads benchmark outputs and answers, for each file: what was measured,
+what this platform and topology should give and where that number comes from,
+the ratio, a verdict, and the known causes that fit the gap, most likely first.
+
+Formats are detected from the content (--input-format overrides):
+  nccl-tests        text output, any collective, mpirun/srun prefixes, INFO lines mixed in
+  nccl-tests-json   the -J FILE document (the embedded environment is never echoed)
+  nccl-log          NCCL_DEBUG=INFO lines alone
+  perftest          ib_{write,read,send}_{bw,lat}
+  iperf3            iperf3 -J, client or server side
+  nvbandwidth       nvbandwidth text output
+  all_reduce_bench  the Markdown table of all_reduce_bench.py
+
+Use - to read standard input.
+
+` + exitHelp,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return exitf(ExitUnknown, "analyze is not available in this build")
+			return runAnalyze(env, opts, args)
 		},
 	}
+	f := cmd.Flags()
+	f.StringVar(&opts.format, "format", "text", "output format: text, json or markdown")
+	f.StringVar(&opts.inputFormat, "input-format", "", "input format instead of detecting it: "+strings.Join(analyze.Formats, ", "))
+	f.StringVar(&opts.platform, "platform", "", "platform instead of inferring it: "+strings.Join(expect.Platforms, ", "))
+	f.StringVar(&opts.topology, "topology", "", "topology instead of inferring it: "+strings.Join(expect.Topologies, ", "))
+	return cmd
+}
+
+func (o *analyzeOptions) validate() error {
+	switch {
+	case !slices.Contains(render.Formats, o.format):
+		return exitf(ExitUnknown, "analyze: unknown --format %q (want text, json or markdown)", o.format)
+	case o.inputFormat != "" && !slices.Contains(analyze.Formats, o.inputFormat):
+		return exitf(ExitUnknown, "analyze: unknown --input-format %q (want one of %s)", o.inputFormat, strings.Join(analyze.Formats, ", "))
+	case o.platform != "" && !slices.Contains(expect.Platforms, o.platform):
+		return exitf(ExitUnknown, "analyze: unknown --platform %q (want one of %s)", o.platform, strings.Join(expect.Platforms, ", "))
+	case o.topology != "" && !slices.Contains(expect.Topologies, o.topology):
+		return exitf(ExitUnknown, "analyze: unknown --topology %q (want one of %s)", o.topology, strings.Join(expect.Topologies, ", "))
+	}
+	return nil
+}
+
+func runAnalyze(env *Env, opts *analyzeOptions, args []string) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	aopt := analyze.Options{InputFormat: opts.inputFormat, Platform: opts.platform, Topology: opts.topology}
+	r := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version, Command: "analyze",
+		GeneratedAt: env.Now().UTC(), Hosts: []report.Host{}}
+	for _, name := range args {
+		res := analyzeFile(env, name, aopt)
+		if res.Error != "" {
+			fmt.Fprintf(env.Stderr, "sparkrig: %s: %s\n", res.File, res.Error)
+		}
+		r.Analyses = append(r.Analyses, res)
+	}
+	code := analyzeExit(r.Analyses)
+	r.Status = statusWord(code)
+	ropt := render.Options{Color: env.StdoutTTY && env.Getenv("NO_COLOR") == "", Width: 100}
+	if err := render.Write(env.Stdout, r, opts.format, ropt); err != nil {
+		return exitf(ExitUnknown, "analyze: write report: %v", err)
+	}
+	return statusError(code)
+}
+
+func analyzeFile(env *Env, name string, opt analyze.Options) report.AnalysisResult {
+	var in io.Reader = env.Stdin
+	display := name
+	if name == "-" {
+		display = "(stdin)"
+	} else {
+		f, err := os.Open(name)
+		if err != nil {
+			return unreadable(name, err)
+		}
+		defer f.Close()
+		if st, err := f.Stat(); err == nil && st.IsDir() {
+			return unreadable(name, fmt.Errorf("is a directory"))
+		}
+		in = f
+	}
+	return analyze.Reader(display, in, opt)
+}
+
+func unreadable(name string, err error) report.AnalysisResult {
+	msg := err.Error()
+	if pe, ok := err.(*os.PathError); ok {
+		msg = pe.Op + ": " + pe.Err.Error()
+	}
+	return report.AnalysisResult{File: name, Status: report.VerdictUnknown, Error: msg,
+		Items: []report.AnalysisItem{}, Flags: []report.AnalysisFlag{}}
+}
+
+// analyzeExit maps the files' verdicts to the exit status, as the doctor
+// does: a result below its threshold is CRITICAL, one near it WARNING;
+// otherwise a file that could not be read makes it UNKNOWN.
+func analyzeExit(as []report.AnalysisResult) int {
+	worst := ExitOK
+	unknown := false
+	for _, a := range as {
+		switch a.Status {
+		case report.VerdictCritical:
+			worst = ExitCritical
+		case report.VerdictWarning:
+			if worst != ExitCritical {
+				worst = ExitWarning
+			}
+		case report.VerdictUnknown:
+			unknown = true
+		}
+	}
+	if worst == ExitOK && unknown {
+		return ExitUnknown
+	}
+	return worst
 }

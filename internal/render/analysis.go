@@ -1,11 +1,233 @@
 package render
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/results"
 )
 
-func textAnalyses(w io.Writer, r *report.Report, opt Options) error { return nil }
+// textAnalyses writes each analysed file: what was measured, what was
+// expected and from where, the verdict, and the causes that fit.
+func textAnalyses(w io.Writer, r *report.Report, opt Options) error {
+	p := &printer{w: w}
+	for i, a := range r.Analyses {
+		if i > 0 {
+			p.line("")
+		}
+		textAnalysis(p, &a, opt)
+	}
+	return p.err
+}
 
-func mdAnalyses(w io.Writer, r *report.Report, opt Options) error { return nil }
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) line(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format+"\n", args...)
+	}
+}
+
+func verdictWord(v string, opt Options) string {
+	word := strings.ToUpper(v)
+	if !opt.Color {
+		return word
+	}
+	switch v {
+	case report.VerdictCritical:
+		return "\x1b[31m" + word + "\x1b[0m"
+	case report.VerdictWarning, report.VerdictUnknown:
+		return "\x1b[33m" + word + "\x1b[0m"
+	case report.VerdictOK:
+		return "\x1b[32m" + word + "\x1b[0m"
+	}
+	return word
+}
+
+func textAnalysis(p *printer, a *report.AnalysisResult, opt Options) {
+	if a.Error != "" {
+		p.line("%s: %s: %s", a.File, verdictWord(report.VerdictUnknown, opt), a.Error)
+		return
+	}
+	p.line("%s  %s  (%s)", a.File, verdictWord(a.Status, opt), a.Format)
+	p.line("  measured  %s", a.Measured)
+	p.line("  platform  %s", given(a.Platform, a.PlatformInferred, a.PlatformEvidence))
+	p.line("  topology  %s", given(a.Topology, a.TopologyInferred, a.TopologyEvidence))
+	for _, n := range a.Notes {
+		p.line("  note      %s", n)
+	}
+	for _, it := range a.Items {
+		textItem(p, &it, opt)
+	}
+	if len(a.Flags) > 0 {
+		p.line("")
+		p.line("  NCCL log")
+		for _, f := range a.Flags {
+			p.line("    [%s] %s: %s", f.Severity, f.ID, f.Message)
+			if f.Evidence != "" {
+				p.line("        seen: %s", f.Evidence)
+			}
+			if f.Fix != "" {
+				p.line("        fix:  %s", f.Fix)
+			}
+		}
+	}
+}
+
+func given(v string, inferred bool, evidence string) string {
+	switch {
+	case v == "":
+		return "unknown"
+	case inferred:
+		return v + " (inferred: " + evidence + ")"
+	}
+	return v + " (given)"
+}
+
+func textItem(p *printer, it *report.AnalysisItem, opt Options) {
+	p.line("")
+	p.line("  %s", it.Subject)
+	at := ""
+	if it.AtSize > 0 {
+		at = " at " + results.HumanSize(it.AtSize)
+	}
+	p.line("    %-14s %s %s%s  %s", it.Metric, num(it.Value), it.Unit, at, verdictWord(it.Verdict, opt))
+	if e := it.Expectation; e != nil {
+		cmp := "<"
+		if e.Better == "lower" {
+			cmp = ">"
+		}
+		p.line("    expected       %s %s (%s); warn %s %s, fail %s %s; ratio %.3f", num(e.Value), e.Unit, e.Conditions, cmp, num(e.Warn), cmp, num(e.Pass), *it.Ratio)
+		p.line("    source         %s", e.Source)
+	} else if it.NoExpectation != "" {
+		p.line("    expected       %s", it.NoExpectation)
+	}
+	if wr := it.Wire; wr != nil {
+		p.line("    wire           %s of %s %s = %.1f %% of %s", num(wr.Compared), num(wr.Value), wr.Unit, wr.Fraction*100, wr.Name)
+	}
+	if it.Summary != "" {
+		p.line("    result         %s", it.Summary)
+	}
+	for _, n := range it.Notes {
+		p.line("    note           %s", n)
+	}
+	textCauses(p, it.Causes)
+}
+
+func textCauses(p *printer, causes []report.Cause) {
+	if len(causes) == 0 {
+		return
+	}
+	p.line("    causes, most likely first:")
+	for i, c := range causes {
+		p.line("     %d. [%s] %s", i+1, c.Likelihood, c.Title)
+		for _, e := range c.Evidence {
+			p.line("        + %s", e)
+		}
+		for _, e := range c.Against {
+			p.line("        - %s", e)
+		}
+		if c.Likelihood != "ruled-out" {
+			p.line("        confirm: %s", c.Confirm)
+			if c.Fix != "" {
+				p.line("        fix:     %s", c.Fix)
+			}
+		}
+	}
+}
+
+func num(v float64) string {
+	s := fmt.Sprintf("%.3f", v)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// mdAnalyses writes the analysed files for a GitHub issue or forum post.
+func mdAnalyses(w io.Writer, r *report.Report, opt Options) error {
+	p := &printer{w: w}
+	if len(r.Analyses) == 0 {
+		return nil
+	}
+	p.line("## Benchmark analysis")
+	for _, a := range r.Analyses {
+		p.line("")
+		if a.Error != "" {
+			p.line("### `%s`: UNKNOWN", a.File)
+			p.line("")
+			p.line("%s", a.Error)
+			continue
+		}
+		p.line("### `%s`: %s", a.File, strings.ToUpper(a.Status))
+		p.line("")
+		p.line("- **Measured:** %s (%s)", a.Measured, a.Format)
+		p.line("- **Platform:** %s", given(a.Platform, a.PlatformInferred, a.PlatformEvidence))
+		p.line("- **Topology:** %s", given(a.Topology, a.TopologyInferred, a.TopologyEvidence))
+		for _, n := range a.Notes {
+			p.line("- **Note:** %s", n)
+		}
+		if len(a.Items) > 0 {
+			p.line("")
+			p.line("| result | value | expected | ratio | wire | verdict |")
+			p.line("|---|---:|---:|---:|---:|---|")
+			for _, it := range a.Items {
+				exp, ratio, wire := "no expectation", "", ""
+				if e := it.Expectation; e != nil {
+					exp = fmt.Sprintf("%s %s", num(e.Value), e.Unit)
+					ratio = fmt.Sprintf("%.3f", *it.Ratio)
+				}
+				if it.Wire != nil {
+					wire = fmt.Sprintf("%.1f %%", it.Wire.Fraction*100)
+				}
+				p.line("| %s (%s) | %s %s | %s | %s | %s | %s |", it.Subject, it.Metric, num(it.Value), it.Unit, exp, ratio, wire, strings.ToUpper(it.Verdict))
+			}
+		}
+		for _, it := range a.Items {
+			mdItem(p, &it)
+		}
+		if len(a.Flags) > 0 {
+			p.line("")
+			p.line("**NCCL log**")
+			p.line("")
+			for _, f := range a.Flags {
+				p.line("- `%s` **%s**: %s (seen: %s)", f.Severity, f.ID, f.Message, f.Evidence)
+			}
+		}
+	}
+	return p.err
+}
+
+func mdItem(p *printer, it *report.AnalysisItem) {
+	if it.Expectation == nil && len(it.Causes) == 0 && len(it.Notes) == 0 {
+		return
+	}
+	p.line("")
+	p.line("**%s**: %s", it.Subject, it.Summary)
+	if e := it.Expectation; e != nil {
+		p.line("")
+		p.line("Expected %s %s (%s). Source: %s", num(e.Value), e.Unit, e.Conditions, e.Source)
+	}
+	for _, n := range it.Notes {
+		p.line("")
+		p.line("> %s", n)
+	}
+	for i, c := range it.Causes {
+		if i == 0 {
+			p.line("")
+		}
+		p.line("%d. **%s** (%s)", i+1, c.Title, c.Likelihood)
+		for _, e := range c.Evidence {
+			p.line("   - evidence: %s", e)
+		}
+		for _, e := range c.Against {
+			p.line("   - against: %s", e)
+		}
+		if c.Likelihood != "ruled-out" {
+			p.line("   - confirm: %s", c.Confirm)
+		}
+	}
+}

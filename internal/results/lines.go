@@ -102,17 +102,3 @@ func StripLauncherPrefix(line []byte) []byte {
 	return line
 }
 
-// IsBinary reports whether a sample of input looks like binary data rather
-// than text: a NUL byte, or many control characters.
-func IsBinary(sample []byte) bool {
-	ctl := 0
-	for _, c := range sample {
-		if c == 0 {
-			return true
-		}
-		if c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != 0x1b {
-			ctl++
-		}
-	}
-	return len(sample) > 0 && ctl*20 > len(sample)
-}

@@ -4,6 +4,8 @@
 // expectations and reports treat both alike.
 package results
 
+import "strconv"
+
 // Collective results use nccl-tests' definitions: algbw = size/time and
 // busbw = algbw × factor, where the factor depends on the collective and the
 // rank count n (all_reduce 2(n−1)/n; all_gather, reduce_scatter, alltoall
@@ -102,4 +104,18 @@ func (t *NCCLTable) FinishPeak() {
 			}
 		}
 	}
+}
+
+// HumanSize writes a byte count the way nccl-tests' -b/-e take it: 16 GiB
+// as "16G", 32 MiB as "32M", others in bytes.
+func HumanSize(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		m      int64
+	}{{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if n >= u.m && n%u.m == 0 {
+			return strconv.FormatInt(n/u.m, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10) + " B"
 }

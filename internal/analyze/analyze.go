@@ -1,0 +1,214 @@
+// Package analyze turns a benchmark output into verdicts: it detects the
+// format from the content, parses it in one streaming pass, works out (or
+// takes) the platform and topology, compares each result with the
+// expectation that fits, and asks diagnose for the causes of any gap. The
+// bench command calls Judge with results it parsed itself.
+package analyze
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/sparkrig/sparkrig/internal/expect"
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/results"
+)
+
+// Options tune an analysis.
+type Options struct {
+	// InputFormat forces a format instead of detecting it.
+	InputFormat string
+	// Platform and Topology override what is inferred from the input.
+	Platform string
+	Topology string
+	// Expect is the expectation set; nil means the embedded default.
+	Expect *expect.Set
+}
+
+// sampleSize is how much of an input format detection looks at.
+const sampleSize = 64 << 10
+
+// maxJSON bounds a JSON document, which has to be read whole.
+const maxJSON = 64 << 20
+
+// Parsed is results already parsed, e.g. by the bench command.
+type Parsed struct {
+	Format      string
+	NCCL        *results.NCCLOutput
+	Perftest    []results.PerftestRun
+	Iperf3      *results.Iperf3Result
+	NVBandwidth *results.NVBandwidthRun
+}
+
+// Reader analyses one input. It never fails: a file that cannot be read
+// comes back with Status "unknown" and a one-line Error.
+func Reader(name string, r io.Reader, opt Options) report.AnalysisResult {
+	p, err := Parse(r, opt.InputFormat)
+	if err != nil {
+		res := report.AnalysisResult{File: name, Format: p.Format, Status: report.VerdictUnknown, Error: err.Error(),
+			Items: []report.AnalysisItem{}, Flags: []report.AnalysisFlag{}}
+		return res
+	}
+	return Judge(name, p, opt)
+}
+
+// Parse detects the format (unless forced) and parses the input.
+func Parse(r io.Reader, format string) (Parsed, error) {
+	br := bufio.NewReaderSize(r, sampleSize)
+	sample, err := br.Peek(sampleSize)
+	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+		return Parsed{}, fmt.Errorf("read: %w", err)
+	}
+	if format == "" {
+		if format, err = Detect(sample); err != nil {
+			return Parsed{}, err
+		}
+	} else if len(sample) == 0 {
+		return Parsed{Format: format}, ErrEmpty
+	}
+	p := Parsed{Format: format}
+	switch format {
+	case FormatNCCLTests, FormatNCCLLog:
+		o, err := results.ParseNCCLTests(br)
+		p.NCCL = &o
+		if err != nil {
+			return p, fmt.Errorf("%s: %w", format, err)
+		}
+		if len(o.Tables) == 0 && o.Log.InfoLines == 0 && o.Log.Version == "" {
+			if o.Unparsed > 0 {
+				return p, fmt.Errorf("%s: %d table rows could not be read and no complete row was found", format, o.Unparsed)
+			}
+			return p, fmt.Errorf("%s: no result rows and no NCCL INFO lines found (truncated?)", format)
+		}
+		if len(o.Tables) > 0 {
+			p.Format = FormatNCCLTests
+		} else {
+			p.Format = FormatNCCLLog
+		}
+	case FormatPerftest:
+		runs, err := results.ParsePerftest(br)
+		p.Perftest = runs
+		if err != nil {
+			return p, fmt.Errorf("perftest: %w", err)
+		}
+		if !anyRows(runs) {
+			return p, fmt.Errorf("perftest: no result rows found (truncated?)")
+		}
+	case FormatNVBandwidth:
+		run, err := results.ParseNVBandwidth(br)
+		p.NVBandwidth = &run
+		if err != nil {
+			return p, fmt.Errorf("nvbandwidth: %w", err)
+		}
+		if len(run.Tests) == 0 || len(run.Tests[0].Values) == 0 {
+			return p, fmt.Errorf("nvbandwidth: no result matrix found (truncated?)")
+		}
+	case FormatAllReduceBench:
+		t, err := results.ParseAllReduceBench(br)
+		p.NCCL = &results.NCCLOutput{Tables: []results.NCCLTable{t}}
+		if err != nil {
+			return p, fmt.Errorf("all_reduce_bench: %w", err)
+		}
+		if len(t.Rows) == 0 {
+			return p, fmt.Errorf("all_reduce_bench: no table rows found")
+		}
+	case FormatIperf3, FormatNCCLTestsJSON:
+		data, err := io.ReadAll(io.LimitReader(br, maxJSON+1))
+		if err != nil {
+			return p, fmt.Errorf("read: %w", err)
+		}
+		if len(data) > maxJSON {
+			return p, fmt.Errorf("%s: JSON document larger than %d MiB", format, maxJSON>>20)
+		}
+		return parseJSON(p, data)
+	default:
+		return p, fmt.Errorf("unknown input format %q (want one of %v)", format, Formats)
+	}
+	return p, nil
+}
+
+func parseJSON(p Parsed, data []byte) (Parsed, error) {
+	if p.Format == FormatIperf3 {
+		r, err := results.ParseIperf3(data)
+		if err != nil {
+			return p, err
+		}
+		p.Iperf3 = &r
+		return p, nil
+	}
+	t, err := results.ParseNCCLTestsJSON(data)
+	if err != nil {
+		return p, err
+	}
+	if len(t.Rows) == 0 {
+		return p, fmt.Errorf("nccl-tests JSON: no results (truncated?)")
+	}
+	p.NCCL = &results.NCCLOutput{Tables: []results.NCCLTable{t}}
+	return p, nil
+}
+
+func anyRows(runs []results.PerftestRun) bool {
+	for _, r := range runs {
+		if len(r.BW) > 0 || len(r.Lat) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Judge compares already-parsed results with their expectations.
+func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
+	set := opt.Expect
+	if set == nil {
+		s, err := expect.Default()
+		if err != nil {
+			return report.AnalysisResult{File: name, Format: p.Format, Status: report.VerdictUnknown, Error: err.Error()}
+		}
+		set = &s
+	}
+	a := &analysis{set: set, res: report.AnalysisResult{File: name, Format: p.Format,
+		Items: []report.AnalysisItem{}, Flags: []report.AnalysisFlag{}}}
+	a.infer(p, opt)
+	switch {
+	case p.NCCL != nil:
+		a.nccl(p.NCCL)
+	case p.Perftest != nil:
+		a.perftest(p.Perftest)
+	case p.Iperf3 != nil:
+		a.iperf3(p.Iperf3)
+	case p.NVBandwidth != nil:
+		a.nvbandwidth(p.NVBandwidth)
+	}
+	a.res.Status = a.status()
+	return a.res
+}
+
+type analysis struct {
+	set *expect.Set
+	res report.AnalysisResult
+}
+
+// status is the worst verdict of the items and flags.
+func (a *analysis) status() string {
+	rank := map[string]int{report.VerdictNone: 0, report.VerdictOK: 1, report.VerdictWarning: 2, report.VerdictCritical: 3}
+	worst := report.VerdictNone
+	see := func(v string) {
+		if rank[v] > rank[worst] {
+			worst = v
+		}
+	}
+	for _, it := range a.res.Items {
+		see(it.Verdict)
+	}
+	for _, f := range a.res.Flags {
+		switch f.Severity {
+		case "fail":
+			see(report.VerdictCritical)
+		case "warn":
+			see(report.VerdictWarning)
+		}
+	}
+	return worst
+}

@@ -1,0 +1,119 @@
+package analyze
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/results"
+)
+
+// sparkRoCE matches the names of DGX Spark's four ConnectX-7 RoCE functions.
+var sparkRoCE = regexp.MustCompile(`^roce(p1s0f[01]|P2p1s0f[01])$`)
+
+// infer fills platform and topology from the options or the input.
+func (a *analysis) infer(p Parsed, opt Options) {
+	r := &a.res
+	plat, pev := inferPlatform(p)
+	topo, tev := inferTopology(p, plat)
+	r.Platform, r.Topology = opt.Platform, opt.Topology
+	if r.Platform == "" && plat != "" {
+		r.Platform, r.PlatformInferred, r.PlatformEvidence = plat, true, pev
+	}
+	if r.Topology == "" && topo != "" {
+		r.Topology, r.TopologyInferred, r.TopologyEvidence = topo, true, tev
+	}
+}
+
+func gpuPlatform(name string) string {
+	n := strings.ToUpper(name)
+	switch {
+	case strings.Contains(n, "GB10"):
+		return "dgx-spark"
+	case strings.Contains(n, "H200"):
+		return "h200"
+	case strings.Contains(n, "H100"):
+		return "h100"
+	case strings.Contains(n, "A100"):
+		return "a100"
+	}
+	return ""
+}
+
+func inferPlatform(p Parsed) (string, string) {
+	if p.NCCL != nil {
+		for _, t := range p.NCCL.Tables {
+			for _, d := range t.Devices {
+				if pl := gpuPlatform(d.Name); pl != "" {
+					return pl, fmt.Sprintf("GPU %q in the device lines", d.Name)
+				}
+			}
+		}
+		for _, d := range p.NCCL.Log.IBDevices {
+			if sparkRoCE.MatchString(d.Name) {
+				return "dgx-spark", fmt.Sprintf("RoCE device %s is one of DGX Spark's ConnectX-7 twins", d.Name)
+			}
+		}
+	}
+	for _, r := range p.Perftest {
+		if sparkRoCE.MatchString(r.Device) {
+			return "dgx-spark", fmt.Sprintf("RoCE device %s is one of DGX Spark's ConnectX-7 twins", r.Device)
+		}
+	}
+	if p.NVBandwidth != nil {
+		for _, d := range p.NVBandwidth.Devices {
+			if pl := gpuPlatform(d); pl != "" {
+				return pl, fmt.Sprintf("%q in the device list", d)
+			}
+		}
+	}
+	return "", ""
+}
+
+func inferTopology(p Parsed, platform string) (string, string) {
+	switch {
+	case p.NCCL != nil:
+		nodes, how := 0, ""
+		for _, t := range p.NCCL.Tables {
+			if t.Nodes > 0 {
+				nodes, how = t.Nodes, fmt.Sprintf("%d hosts in the device lines", t.Nodes)
+				break
+			}
+		}
+		if nodes == 0 && p.NCCL.Log.NNodes > 0 {
+			nodes, how = p.NCCL.Log.NNodes, fmt.Sprintf("NCCL reports nNodes %d", p.NCCL.Log.NNodes)
+		}
+		return topologyFor(nodes, how, platform, &p.NCCL.Log)
+	case p.Perftest != nil || p.Iperf3 != nil:
+		return "2-nodes-1-cable", "a point-to-point test between two hosts; the cable count is not in the output, one cable assumed"
+	case p.NVBandwidth != nil:
+		return "single-node", "nvbandwidth measures inside one node"
+	}
+	return "", ""
+}
+
+func topologyFor(nodes int, how, platform string, log *results.NCCLLog) (string, string) {
+	switch {
+	case nodes == 1:
+		return "single-node", how
+	case nodes == 2:
+		ports := map[string]bool{}
+		for _, d := range log.IBDevices {
+			if sparkRoCE.MatchString(d.Name) {
+				ports[d.Name[len(d.Name)-1:]] = true
+			}
+		}
+		if len(ports) == 2 {
+			return "2-nodes-2-cables", how + "; NCCL uses RoCE devices of both ports"
+		}
+		if len(ports) == 1 {
+			return "2-nodes-1-cable", how + "; NCCL uses RoCE devices of one port"
+		}
+		return "2-nodes-1-cable", how + "; the cable count is not in the output, one cable assumed"
+	case nodes == 3 && platform == "dgx-spark":
+		return "3-node-ring", how + "; three DGX Spark without a switch are cabled as a ring"
+	case nodes >= 3:
+		return "switch", how
+	}
+	return "", ""
+}

@@ -1,0 +1,307 @@
+package analyze
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/diagnose"
+	"github.com/sparkrig/sparkrig/internal/expect"
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/results"
+)
+
+// requiredNCCL is the NCCL version a platform needs (seed 000 for DGX Spark).
+var requiredNCCL = map[string]string{"dgx-spark": "2.28.3"}
+
+func (a *analysis) nccl(o *results.NCCLOutput) {
+	log := &o.Log
+	if log.InfoLines > 0 || log.Version != "" || log.WarnCount > 0 {
+		a.res.Data.NCCLLog = log
+		a.flags(log)
+	}
+	a.res.Data.NCCLTables = o.Tables
+	for i := range o.Tables {
+		a.res.Items = append(a.res.Items, a.ncclItem(&o.Tables[i], log))
+	}
+	if o.Unparsed > 0 {
+		a.note("%d table rows could not be read and were skipped", o.Unparsed)
+	}
+	a.res.Measured = ncclMeasured(o)
+}
+
+func ncclMeasured(o *results.NCCLOutput) string {
+	if len(o.Tables) == 0 {
+		l := &o.Log
+		parts := []string{"NCCL_DEBUG=INFO log"}
+		if l.Version != "" {
+			parts = append(parts, "NCCL "+l.Version)
+		}
+		if l.Network != "" {
+			parts = append(parts, "network "+l.Network)
+		}
+		if l.NRanks > 0 {
+			parts = append(parts, rankNodes(l.NRanks, l.NNodes))
+		}
+		return strings.Join(parts, ", ")
+	}
+	var names []string
+	for _, t := range o.Tables {
+		names = append(names, collName(&t))
+	}
+	t := o.Tables[0]
+	s := fmt.Sprintf("nccl-tests %s", strings.Join(uniq(names), ", "))
+	if len(o.Tables) > 1 {
+		s += fmt.Sprintf(" (%d tables)", len(o.Tables))
+	}
+	return s + ", " + rankNodes(t.Ranks, t.Nodes) + ", " + sizeRange(&t)
+}
+
+func collName(t *results.NCCLTable) string {
+	if t.Collective == "" {
+		return "unknown collective"
+	}
+	return t.Collective
+}
+
+func rankNodes(ranks, nodes int) string {
+	r := "? ranks"
+	if ranks > 0 {
+		r = fmt.Sprintf("%d ranks", ranks)
+	}
+	if nodes > 0 {
+		return fmt.Sprintf("%s on %d node%s", r, nodes, plural(nodes))
+	}
+	return r
+}
+
+func sizeRange(t *results.NCCLTable) string {
+	if len(t.Rows) == 0 {
+		return "no sizes"
+	}
+	lo, hi := t.Rows[0].SizeBytes, t.Rows[len(t.Rows)-1].SizeBytes
+	if lo == hi {
+		return results.HumanSize(lo)
+	}
+	return results.HumanSize(lo) + "–" + results.HumanSize(hi)
+}
+
+func (a *analysis) ncclItem(t *results.NCCLTable, log *results.NCCLLog) report.AnalysisItem {
+	it := report.AnalysisItem{Subject: collName(t) + ", " + rankNodes(t.Ranks, t.Nodes), Metric: "busbw peak", Unit: "GB/s",
+		Value: t.PeakBusBWGBs, AtSize: t.PeakSize, Verdict: report.VerdictNone}
+	sizes := make([]int64, len(t.Rows))
+	for i, r := range t.Rows {
+		sizes[i] = r.SizeBytes
+	}
+	q := expect.Query{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.NCCLBusBW,
+		Collective: t.Collective, Sizes: sizes, Ranks: t.Ranks}
+	if exps := a.set.Find(q); len(exps) > 0 {
+		e := exps[0]
+		it.Value, it.AtSize = plateau(t, e.SizesIn(sizes))
+		it.Metric = "busbw plateau"
+		a.compare(&it, e)
+	} else {
+		it.NoExpectation = a.noExpectation(fmt.Sprintf("%s busbw with %s", collName(t), rankNodes(t.Ranks, t.Nodes)))
+	}
+	it.Summary = tableSummary(t)
+	it.Notes = a.busbwNotes(t, log, &it)
+	if t.WrongResults > 0 || t.OutOfBounds != nil && *t.OutOfBounds > 0 {
+		it.Verdict = report.VerdictCritical
+	}
+	if t.CollectiveGuessed {
+		it.Notes = append(it.Notes, "no line names the collective; all_reduce was told from the redop column and busbw/algbw")
+	}
+	if t.RanksInferred {
+		it.Notes = append(it.Notes, fmt.Sprintf("no device lines; %d ranks follow from busbw/algbw", t.Ranks))
+	}
+	if !t.Complete {
+		it.Notes = append(it.Notes, "the table ends without its footer: the output was cut or the run stopped early")
+	}
+	it.Causes = diagnose.Causes(diagnose.Input{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.NCCLBusBW,
+		Ratio: ratioOf(it), Verdict: it.Verdict, Table: t, Log: logOrNil(log), NCCLMin: requiredNCCL[a.res.Platform]})
+	return it
+}
+
+func logOrNil(l *results.NCCLLog) *results.NCCLLog {
+	if l == nil || l.InfoLines == 0 && l.Version == "" {
+		return nil
+	}
+	return l
+}
+
+func ratioOf(it report.AnalysisItem) float64 {
+	if it.Ratio == nil {
+		return 0
+	}
+	return *it.Ratio
+}
+
+// plateau is the best busbw (either placement) among the given sizes: the
+// large-message plateau, not the footer average over every size.
+func plateau(t *results.NCCLTable, sizes []int64) (float64, int64) {
+	in := map[int64]bool{}
+	for _, s := range sizes {
+		in[s] = true
+	}
+	var best float64
+	var at int64
+	for _, r := range t.Rows {
+		if !in[r.SizeBytes] {
+			continue
+		}
+		for _, tm := range []results.Timing{r.OOP, r.IP} {
+			if tm.BusBWGBs != nil && *tm.BusBWGBs > best {
+				best, at = *tm.BusBWGBs, r.SizeBytes
+			}
+		}
+	}
+	return best, at
+}
+
+func tableSummary(t *results.NCCLTable) string {
+	var parts []string
+	last := t.Rows[len(t.Rows)-1]
+	if last.OOP.BusBWGBs != nil && last.IP.BusBWGBs != nil {
+		parts = append(parts, fmt.Sprintf("at %s busbw %.2f out-of-place, %.2f in-place", results.HumanSize(last.SizeBytes), *last.OOP.BusBWGBs, *last.IP.BusBWGBs))
+	}
+	parts = append(parts, fmt.Sprintf("peak %.2f GB/s at %s", t.PeakBusBWGBs, results.HumanSize(t.PeakSize)))
+	if t.AvgBusBWGBs != nil {
+		parts = append(parts, fmt.Sprintf("footer average %g GB/s (over every size, not judged)", *t.AvgBusBWGBs))
+	}
+	parts = append(parts, fmt.Sprintf("%d size%s %s", len(t.Rows), plural(len(t.Rows)), sizeRange(t)))
+	if t.WrongResults > 0 {
+		parts = append(parts, fmt.Sprintf("%d WRONG elements", t.WrongResults))
+	}
+	if t.NCCLVersion != "" {
+		parts = append(parts, "NCCL "+t.NCCLVersion)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// busbwNotes says how to read busbw for this run, and states it as a
+// fraction of the wire where the wire is known.
+func (a *analysis) busbwNotes(t *results.NCCLTable, log *results.NCCLLog, it *report.AnalysisItem) []string {
+	var notes []string
+	k, n := t.Nodes, t.Ranks
+	if k == 0 && log != nil {
+		k = log.NNodes
+	}
+	switch {
+	case k >= 2 && n >= k:
+		share := it.Value
+		if n > k {
+			share = it.Value * float64(k-1) / float64(n-1)
+			notes = append(notes, fmt.Sprintf("per-GPU network share = busbw·(k−1)/(n−1) = %.2f·%d/%d = %.2f GB/s (k=%d nodes, n=%d GPUs)", it.Value, k-1, n-1, share, k, n))
+		} else {
+			notes = append(notes, "one GPU per node: busbw is the per-GPU network share")
+		}
+		if t.Collective == "all_reduce" && k == 2 {
+			notes = append(notes, "busbw equals a wire speed only for ring; on 2 nodes NCCL may choose tree for all_reduce, whose busbw can exceed the NIC rate")
+		} else {
+			notes = append(notes, "ring algorithm: busbw ≈ the per-GPU wire speed at large sizes")
+		}
+		a.wire(it, share, a.networkWire(log))
+	case k == 1:
+		notes = append(notes, "single node: busbw is bounded by the GPU-to-GPU fabric (NVLink/NVSwitch or PCIe), not the network")
+		if w, ok := a.set.Wire(a.res.Platform, "nvlink"); ok {
+			a.wire(it, it.Value, &w)
+		}
+	}
+	return notes
+}
+
+func (a *analysis) networkWire(log *results.NCCLLog) *expect.Wire {
+	applies := "network"
+	if a.res.Topology == "2-nodes-2-cables" {
+		applies = "network-2-cables"
+	}
+	if w, ok := a.set.Wire(a.res.Platform, applies); ok {
+		return &w
+	}
+	if log != nil && len(log.IBDevices) > 0 && log.IBDevices[0].SpeedMbps > 0 {
+		if w, ok := a.set.Wire("any", fmt.Sprintf("nic-%d", log.IBDevices[0].SpeedMbps/1000)); ok {
+			return &w
+		}
+	}
+	return nil
+}
+
+func (a *analysis) wire(it *report.AnalysisItem, compared float64, w *expect.Wire) {
+	if w == nil || w.Value <= 0 {
+		return
+	}
+	it.Wire = &report.WireRef{Name: w.Name, Compared: round2(compared), Value: w.Value, Unit: w.Unit,
+		Fraction: round3(compared / w.Value), Source: w.Source}
+}
+
+// compare fills the expectation, ratio and verdict of an item.
+func (a *analysis) compare(it *report.AnalysisItem, e expect.Expectation) {
+	it.Expectation = &report.ExpectationRef{ID: e.ID, Value: e.Value, Unit: e.Unit, Better: e.Better,
+		Warn: e.Warn, Pass: e.Pass, Conditions: conditions(e), Source: e.Source}
+	r := round3(it.Value / e.Value)
+	it.Ratio = &r
+	it.Verdict = e.Verdict(it.Value)
+}
+
+func conditions(e expect.Expectation) string {
+	c := e.Conditions
+	parts := []string{e.Platform, e.Topology}
+	if c.Collective != "" {
+		parts = append(parts, c.Collective)
+	}
+	if c.Ranks > 0 {
+		parts = append(parts, fmt.Sprintf("%d ranks", c.Ranks))
+	}
+	switch {
+	case c.MinSize > 0 && c.MaxSize > 0:
+		parts = append(parts, "sizes "+results.HumanSize(c.MinSize)+"–"+results.HumanSize(c.MaxSize))
+	case c.MinSize > 0:
+		parts = append(parts, "sizes ≥ "+results.HumanSize(c.MinSize))
+	}
+	if c.Verb != "" {
+		parts = append(parts, c.Verb)
+	}
+	if c.Devices > 0 {
+		parts = append(parts, fmt.Sprintf("%d devices", c.Devices))
+	}
+	if c.NCCLMin != "" {
+		parts = append(parts, "NCCL ≥ "+c.NCCLMin)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// noExpectation explains why nothing was compared.
+func (a *analysis) noExpectation(what string) string {
+	switch {
+	case a.res.Platform == "":
+		return "no expectation: the platform is not in the file (give --platform " + strings.Join(expect.Platforms, "|") + ")"
+	case a.res.Topology == "":
+		return "no expectation: the topology is not in the file (give --topology " + strings.Join(expect.Topologies, "|") + ")"
+	}
+	return fmt.Sprintf("no expectation for %s on %s, %s", what, a.res.Platform, a.res.Topology)
+}
+
+func (a *analysis) note(format string, args ...any) {
+	a.res.Notes = append(a.res.Notes, fmt.Sprintf(format, args...))
+}
+
+func uniq(s []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, x := range s {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
+func round3(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }

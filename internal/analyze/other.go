@@ -1,0 +1,192 @@
+package analyze
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/diagnose"
+	"github.com/sparkrig/sparkrig/internal/expect"
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/results"
+)
+
+func (a *analysis) perftest(runs []results.PerftestRun) {
+	a.res.Data.Perftest = runs
+	var names []string
+	for i := range runs {
+		r := &runs[i]
+		names = append(names, perftestName(r))
+		switch {
+		case r.Kind == "lat" && len(r.Lat) > 0:
+			a.res.Items = append(a.res.Items, a.latItem(r))
+		case len(r.BW) > 0:
+			a.res.Items = append(a.res.Items, a.bwItem(r))
+		}
+	}
+	a.res.Measured = "perftest " + strings.Join(uniq(names), ", ")
+	if agg, ok := a.aggregate(runs); ok {
+		a.res.Items = append(a.res.Items, agg)
+	}
+}
+
+func perftestName(r *results.PerftestRun) string {
+	s := "ib_" + r.Verb + "_" + r.Kind
+	if r.Device != "" {
+		s += " on " + r.Device
+	}
+	return s
+}
+
+func (a *analysis) bwItem(r *results.PerftestRun) report.AnalysisItem {
+	best, size := r.BestAvgGbps()
+	it := report.AnalysisItem{Subject: perftestName(r), Metric: "BW average", Value: round2(best), Unit: "Gb/s", AtSize: size, Verdict: report.VerdictNone}
+	it.Summary = fmt.Sprintf("%d row%s; MTU %d B; %s; %d QP%s", len(r.BW), plural(len(r.BW)), r.MTU, r.Connection, r.QPs, plural(r.QPs))
+	if r.Unit != "" && r.Unit != "Gb/sec" {
+		it.Summary += fmt.Sprintf("; printed in %s (2^20 B/s), converted", r.Unit)
+	}
+	if r.RunInfinitely {
+		it.Notes = append(it.Notes, "--run_infinitely: one row per interval, peak not measured; the best interval average is judged")
+	}
+	if r.Duration {
+		it.Notes = append(it.Notes, "duration mode: iterations are counted, not set")
+	}
+	q := expect.Query{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.RDMABW, Verb: r.Verb}
+	if e := a.set.Find(q); len(e) > 0 {
+		a.compare(&it, e[0])
+	} else {
+		it.NoExpectation = a.noExpectation("ib_" + r.Verb + "_bw")
+	}
+	if w, ok := a.set.Wire(a.res.Platform, "network"); ok {
+		a.wire(&it, best/8, &w)
+		if a.res.Platform == "dgx-spark" {
+			it.Notes = append(it.Notes, "one RoCE device is one PCIe Gen5 x4 twin, good for ~100 Gb/s: a single run reaches about half the 200 Gb/s port")
+		}
+	}
+	it.Causes = diagnose.Causes(diagnose.Input{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.RDMABW,
+		Ratio: ratioOf(it), Verdict: it.Verdict, Perftest: r})
+	return it
+}
+
+// aggregate sums concurrent bandwidth runs on distinct devices in one file
+// (NVIDIA's guide runs one ib_write_bw per twin and adds them).
+func (a *analysis) aggregate(runs []results.PerftestRun) (report.AnalysisItem, bool) {
+	devs := map[string]float64{}
+	verb := ""
+	for i := range runs {
+		r := &runs[i]
+		if r.Kind != "bw" || r.Device == "" || len(r.BW) == 0 {
+			continue
+		}
+		best, _ := r.BestAvgGbps()
+		devs[r.Device] = max(devs[r.Device], best)
+		verb = r.Verb
+	}
+	if len(devs) < 2 {
+		return report.AnalysisItem{}, false
+	}
+	var sum float64
+	var names []string
+	for d, v := range devs {
+		sum += v
+		names = append(names, d)
+	}
+	it := report.AnalysisItem{Subject: fmt.Sprintf("ib_%s_bw summed over %d devices", verb, len(devs)), Metric: "sum of BW averages",
+		Value: round2(sum), Unit: "Gb/s", Verdict: report.VerdictNone,
+		Notes: []string{"assumes the runs in this file ran at the same time, one per device (as in NVIDIA's twin benchmark)"}}
+	q := expect.Query{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.RDMABWAggr, Verb: verb, Devices: len(devs)}
+	if e := a.set.Find(q); len(e) > 0 {
+		a.compare(&it, e[0])
+	} else {
+		it.NoExpectation = a.noExpectation(fmt.Sprintf("ib_%s_bw over %d devices", verb, len(devs)))
+	}
+	if w, ok := a.set.Wire(a.res.Platform, "network"); ok {
+		a.wire(&it, sum/8, &w)
+	}
+	return it, true
+}
+
+func (a *analysis) latItem(r *results.PerftestRun) report.AnalysisItem {
+	row := r.Lat[0]
+	it := report.AnalysisItem{Subject: perftestName(r), Metric: "t_avg", Unit: "us", AtSize: row.Bytes, Verdict: report.VerdictNone}
+	if row.AvgUS != nil {
+		it.Value = *row.AvgUS
+	}
+	it.Summary = fmt.Sprintf("t_min %s, t_typical %s, t_max %s, 99%% %s, 99.9%% %s us over %d iterations; MTU %d B",
+		fmtp(row.MinUS), fmtp(row.TypicalUS), fmtp(row.MaxUS), fmtp(row.P99US), fmtp(row.P999US), row.Iterations, r.MTU)
+	q := expect.Query{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.RDMALat, Verb: r.Verb}
+	if e := a.set.Find(q); len(e) > 0 {
+		a.compare(&it, e[0])
+	} else {
+		it.NoExpectation = a.noExpectation("ib_" + r.Verb + "_lat")
+	}
+	it.Causes = diagnose.Causes(diagnose.Input{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.RDMALat,
+		Ratio: ratioOf(it), Verdict: it.Verdict, Perftest: r})
+	return it
+}
+
+func fmtp(v *float64) string {
+	if v == nil {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", *v)
+}
+
+func (a *analysis) iperf3(r *results.Iperf3Result) {
+	a.res.Data.Iperf3 = r
+	a.res.Measured = fmt.Sprintf("iperf3 %s %s, %d stream%s", r.Protocol, r.Role, r.Streams, plural(r.Streams))
+	if r.Error != "" {
+		a.res.Status = report.VerdictUnknown
+		a.res.Error = "iperf3 reported an error: " + r.Error
+		return
+	}
+	it := report.AnalysisItem{Subject: fmt.Sprintf("iperf3 %s to %s", r.Protocol, r.Remote), Metric: "received", Value: round3(r.ReceivedGbps), Unit: "Gb/s", Verdict: report.VerdictNone}
+	if r.Role == "server" {
+		it.Subject = fmt.Sprintf("iperf3 %s from %s (server side)", r.Protocol, r.Remote)
+	}
+	it.Summary = fmt.Sprintf("sent %.3f Gb/s, received %.3f Gb/s; %d intervals (%d omitted) from %.3f to %.3f Gb/s", r.SentGbps, r.ReceivedGbps,
+		r.Intervals, r.OmittedIntervals, r.MinIntervalGbps, r.MaxIntervalGbps)
+	if r.Retransmits != nil {
+		it.Summary += fmt.Sprintf("; %d retransmits", *r.Retransmits)
+	}
+	if r.LostPercent != nil {
+		it.Summary += fmt.Sprintf("; %.2f %% lost, jitter %.3f ms", *r.LostPercent, *r.JitterMS)
+	}
+	q := expect.Query{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.TCPBW, Protocol: r.Protocol}
+	if e := a.set.Find(q); len(e) > 0 {
+		a.compare(&it, e[0])
+	} else {
+		it.NoExpectation = a.noExpectation("iperf3 " + r.Protocol)
+	}
+	if w, ok := a.set.Wire(a.res.Platform, "network"); ok {
+		a.wire(&it, r.ReceivedGbps/8, &w)
+	}
+	it.Notes = append(it.Notes, "TCP goes through the kernel network stack; NCCL and perftest use RDMA and reach more on the same link")
+	a.res.Items = append(a.res.Items, it)
+}
+
+func (a *analysis) nvbandwidth(run *results.NVBandwidthRun) {
+	a.res.Data.NVBandwidth = run
+	var names []string
+	for i := range run.Tests {
+		m := &run.Tests[i]
+		names = append(names, m.Name)
+		it := report.AnalysisItem{Subject: m.Name, Metric: "max", Value: m.Max, Unit: "GB/s", Verdict: report.VerdictNone}
+		it.Summary = fmt.Sprintf("%dx%d matrix; min %.2f, mean %.2f, max %.2f GB/s", len(m.Rows), len(m.Columns), m.Min, m.Mean, m.Max)
+		if m.Sum != nil {
+			it.Summary += fmt.Sprintf("; SUM %.2f", *m.Sum)
+		}
+		it.NoExpectation = a.noExpectation(m.Name)
+		applies := "nvlink"
+		if strings.HasPrefix(m.Name, "host_to_device") || strings.HasPrefix(m.Name, "device_to_host") {
+			applies = "host-link"
+		}
+		if w, ok := a.set.Wire(a.res.Platform, applies); ok {
+			a.wire(&it, m.Max, &w)
+		}
+		if m.Min > 0 && m.Min < 0.9*m.Mean {
+			it.Notes = append(it.Notes, fmt.Sprintf("the slowest pair (%.2f GB/s) is more than 10 %% below the mean (%.2f)", m.Min, m.Mean))
+		}
+		a.res.Items = append(a.res.Items, it)
+	}
+	a.res.Measured = "nvbandwidth " + strings.Join(names, ", ")
+}
