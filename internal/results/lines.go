@@ -101,4 +101,3 @@ func StripLauncherPrefix(line []byte) []byte {
 	}
 	return line
 }
-
