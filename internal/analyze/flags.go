@@ -15,7 +15,9 @@ func (a *analysis) flags(l *results.NCCLLog) {
 	kinds, gdr := l.TransportKinds()
 	multi := l.NNodes > 1 || len(l.Hosts) > 1
 	spark := a.res.Platform == "dgx-spark"
-	if (l.Network == "Socket" || kinds["NET/Socket"] > 0) && (multi || len(l.IBDevices) > 0) {
+	// a channel via NET/ only exists between nodes, so NET/Socket channels
+	// are inter-node traffic over TCP whatever the host names say
+	if kinds["NET/Socket"] > 0 || l.Network == "Socket" && (multi || len(l.IBDevices) > 0) {
 		ev := fmt.Sprintf("'Using network %s'", l.Network)
 		if n := kinds["NET/Socket"]; n > 0 {
 			ev = fmt.Sprintf("%d channel connections via NET/Socket", n)

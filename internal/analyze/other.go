@@ -38,14 +38,14 @@ func perftestName(r *results.PerftestRun) string {
 }
 
 func (a *analysis) bwItem(r *results.PerftestRun) report.AnalysisItem {
-	best, size := r.BestAvgGbps()
+	best, size := r.SteadyAvgGbps()
 	it := report.AnalysisItem{Subject: perftestName(r), Metric: "BW average", Value: round2(best), Unit: "Gb/s", AtSize: size, Verdict: report.VerdictNone}
 	it.Summary = fmt.Sprintf("%d row%s; MTU %d B; %s; %d QP%s", len(r.BW), plural(len(r.BW)), r.MTU, r.Connection, r.QPs, plural(r.QPs))
 	if r.Unit != "" && r.Unit != "Gb/sec" {
 		it.Summary += fmt.Sprintf("; printed in %s (2^20 B/s), converted", r.Unit)
 	}
 	if r.RunInfinitely {
-		it.Notes = append(it.Notes, "--run_infinitely: one row per interval, peak not measured; the best interval average is judged")
+		it.Notes = append(it.Notes, "--run_infinitely: one row per interval, peak not measured; the median interval is judged")
 	}
 	if r.Duration {
 		it.Notes = append(it.Notes, "duration mode: iterations are counted, not set")
@@ -77,7 +77,7 @@ func (a *analysis) aggregate(runs []results.PerftestRun) (report.AnalysisItem, b
 		if r.Kind != "bw" || r.Device == "" || len(r.BW) == 0 {
 			continue
 		}
-		best, _ := r.BestAvgGbps()
+		best, _ := r.SteadyAvgGbps()
 		devs[r.Device] = max(devs[r.Device], best)
 		verb = r.Verb
 	}

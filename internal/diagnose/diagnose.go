@@ -389,7 +389,7 @@ func placementGap(t *results.NCCLTable) float64 {
 }
 
 // collapse finds a size (>= 1 MiB) whose busbw, in either placement, falls
-// below 70 % of the same placement at the sizes around it.
+// below 80 % of the same placement at the sizes around it.
 func collapse(t *results.NCCLTable) string {
 	get := func(r results.NCCLRow, ip bool) float64 {
 		p := r.OOP.BusBWGBs
@@ -405,14 +405,14 @@ func collapse(t *results.NCCLTable) string {
 	for i := 1; i < len(rows); i++ {
 		for _, ip := range []bool{false, true} {
 			v, prev := get(rows[i], ip), get(rows[i-1], ip)
-			if rows[i].SizeBytes < 1<<20 || prev <= 0 || v <= 0 || v >= 0.7*prev {
+			if rows[i].SizeBytes < 1<<20 || prev <= 0 || v <= 0 || v >= 0.8*prev {
 				continue
 			}
 			next := 0.0
 			if i+1 < len(rows) {
 				next = get(rows[i+1], ip)
 			}
-			if i+1 < len(rows) && next < 0.7*prev {
+			if i+1 < len(rows) && next < 0.8*prev {
 				continue // a lasting drop, not a collapse at one size
 			}
 			where := "out-of-place"

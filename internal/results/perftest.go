@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"io"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -58,6 +59,21 @@ type PerftestLatRow struct {
 	StdevUS    *float64 `json:"t_stdev_us,omitempty"`
 	P99US      *float64 `json:"p99_us,omitempty"`
 	P999US     *float64 `json:"p999_us,omitempty"`
+}
+
+// SteadyAvgGbps is the bandwidth to judge: the median row of a
+// --run_infinitely run (each row is one interval of the same transfer), else
+// the best average of the size sweep. It returns the message size too.
+func (r *PerftestRun) SteadyAvgGbps() (float64, int64) {
+	if !r.RunInfinitely || len(r.BW) == 0 {
+		return r.BestAvgGbps()
+	}
+	v := make([]float64, len(r.BW))
+	for i, row := range r.BW {
+		v[i] = row.AvgGbps
+	}
+	sort.Float64s(v)
+	return v[len(v)/2], r.BW[0].Bytes
 }
 
 // BestAvgGbps returns the best average bandwidth of the run and its message size.

@@ -1,0 +1,267 @@
+package analyze
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/report"
+)
+
+// verbatim returns a fixture's program output (the text between the
+// BEGIN/END VERBATIM lines), or the whole file for byte-exact JSON fixtures.
+func verbatim(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte("=== BEGIN VERBATIM ===")) {
+		return b
+	}
+	var out bytes.Buffer
+	in := false
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		switch s := string(bytes.TrimRight(line, "\n")); {
+		case s == "=== BEGIN VERBATIM ===":
+			in = true
+		case s == "=== END VERBATIM ===":
+			in = false
+		case in:
+			out.Write(line)
+		}
+	}
+	return out.Bytes()
+}
+
+func analyseFixture(t *testing.T, name string, opt Options) report.AnalysisResult {
+	t.Helper()
+	return Reader(name, bytes.NewReader(verbatim(t, name)), opt)
+}
+
+func causeIDs(cs []report.Cause) []string {
+	var ids []string
+	for _, c := range cs {
+		ids = append(ids, c.ID+":"+c.Likelihood)
+	}
+	return ids
+}
+
+func TestSparkAllGather16GMTU1500(t *testing.T) {
+	a := analyseFixture(t, "nccl-tests/04_all_gather_16G_2x_dgx-spark_GB10_new-header.txt", Options{})
+	if a.Format != FormatNCCLTests || a.Platform != "dgx-spark" || !a.PlatformInferred || a.Topology != "2-nodes-1-cable" || !a.TopologyInferred {
+		t.Fatalf("%+v", a)
+	}
+	if a.Status != report.VerdictWarning || len(a.Items) != 1 {
+		t.Fatalf("status %s items %d", a.Status, len(a.Items))
+	}
+	it := a.Items[0]
+	if it.Value != 20.95 || it.AtSize != 17179869184 || it.Expectation.ID != "spark-2n1c-all-gather-large" || *it.Ratio != 0.954 || it.Verdict != report.VerdictWarning {
+		t.Errorf("item %+v", it)
+	}
+	if it.Wire == nil || it.Wire.Fraction != 0.838 || it.Wire.Value != 25 {
+		t.Errorf("wire %+v", it.Wire)
+	}
+	if got := causeIDs(it.Causes); len(got) == 0 || got[0] != "mtu-1500:possible" {
+		t.Errorf("causes %v", got)
+	}
+	tb := a.Data.NCCLTables[0]
+	if *tb.Rows[0].OOP.BusBWGBs != 18.94 || *tb.Rows[0].IP.BusBWGBs != 20.95 || tb.Ranks != 2 || tb.Nodes != 2 {
+		t.Errorf("table %+v", tb)
+	}
+}
+
+func TestSparkLogBothTwinsOK(t *testing.T) {
+	a := analyseFixture(t, "nccl-logs/09_dgx-spark_nccl2.28.9_net-ib-2-twins_gdr-disabled_gid0-on-second-twin.txt", Options{})
+	it := a.Items[0]
+	if it.Verdict != report.VerdictOK || it.Value != 21.99 || *it.Ratio != 1.001 || len(it.Causes) != 0 {
+		t.Errorf("item %+v", it)
+	}
+	var flags []string
+	for _, f := range a.Flags {
+		flags = append(flags, string(f.Severity)+":"+f.ID)
+	}
+	if strings.Join(flags, ",") != "info:nccl.gdr-unavailable-gb10,warn:spark.roce-gid" {
+		t.Errorf("flags %v", flags)
+	}
+	// the GID 0 on the second twin is a warning even though the number is fine
+	if a.Status != report.VerdictWarning || a.TopologyEvidence != "2 hosts in the device lines; NCCL uses RoCE devices of one port" {
+		t.Errorf("status %s topo %q", a.Status, a.TopologyEvidence)
+	}
+}
+
+func TestSocketFallbackLog(t *testing.T) {
+	a := analyseFixture(t, "nccl-logs/03_net-socket_fallback_hpcx-ibext_p2p-ipc-read.txt", Options{})
+	if a.Format != FormatNCCLLog || a.Status != report.VerdictCritical || len(a.Flags) != 1 || a.Flags[0].ID != "nccl.net-socket" {
+		t.Fatalf("%+v", a)
+	}
+	if a.Flags[0].Evidence != "2 channel connections via NET/Socket" {
+		t.Errorf("evidence %q", a.Flags[0].Evidence)
+	}
+}
+
+func TestHalfBandwidthOneTwin(t *testing.T) {
+	// The real Spark run with its second RoCE device removed from the
+	// NET/IB line and the channels, and busbw halved, as a one-twin run shows.
+	in := string(verbatim(t, "nccl-logs/09_dgx-spark_nccl2.28.9_net-ib-2-twins_gdr-disabled_gid0-on-second-twin.txt"))
+	in = strings.ReplaceAll(in, " [1]roceP2p1s0f1:1/RoCE", "")
+	in = strings.ReplaceAll(in, "via NET/IB/1", "via NET/IB/0")
+	in = strings.ReplaceAll(in, "43.98   21.99", "21.99   11.00")
+	in = strings.ReplaceAll(in, "43.88   21.94", "21.94   10.97")
+	a := Reader("one-twin", strings.NewReader(in), Options{})
+	it := a.Items[0]
+	if it.Verdict != report.VerdictCritical || *it.Ratio != 0.501 || it.Value != 11 {
+		t.Fatalf("%+v", it)
+	}
+	got := causeIDs(it.Causes)
+	want := "one-twin-unused:likely mtu-1500:possible net-socket:ruled-out link-100g:ruled-out nccl-build:ruled-out"
+	if strings.Join(got, " ") != want {
+		t.Errorf("causes %v", got)
+	}
+}
+
+func TestPerftestTwins(t *testing.T) {
+	a := analyseFixture(t, "perftest/01_ib_write_bw_dgx-spark_run_infinitely_2rails.txt", Options{})
+	if a.Platform != "dgx-spark" || len(a.Items) != 3 || a.Status != report.VerdictOK {
+		t.Fatalf("%+v", a)
+	}
+	sum := a.Items[2]
+	if sum.Value != 189.85 || sum.Expectation.ID != "spark-rdma-write-bw-both-twins" || *sum.Ratio != 1 || sum.Verdict != report.VerdictOK {
+		t.Errorf("aggregate %+v", sum)
+	}
+	if a.Items[0].Value != 92.57 || *a.Items[0].Ratio != 0.964 || a.Items[1].Value != 97.28 {
+		t.Errorf("per twin %+v / %+v", a.Items[0], a.Items[1])
+	}
+}
+
+func TestPerftestLatency(t *testing.T) {
+	a := analyseFixture(t, "perftest/03_ib_write_lat_dgx-spark_rdma_cm.txt", Options{})
+	it := a.Items[0]
+	if it.Value != 1.47 || it.Unit != "us" || it.Verdict != report.VerdictOK || it.Expectation.Better != "lower" {
+		t.Errorf("%+v", it)
+	}
+	// the same run over a kernel TCP path
+	in := strings.Replace(string(verbatim(t, "perftest/03_ib_write_lat_dgx-spark_rdma_cm.txt")), "1.47                1.47", "120.5               121.3", 1)
+	a = Reader("tcp", strings.NewReader(in), Options{})
+	it = a.Items[0]
+	if it.Verdict != report.VerdictCritical || len(it.Causes) == 0 || it.Causes[0].ID != "tcp-path" || it.Causes[0].Likelihood != "likely" {
+		t.Errorf("%+v", it)
+	}
+}
+
+func TestLegacyPerftestNoExpectation(t *testing.T) {
+	a := analyseFixture(t, "perftest/06_ib_send_bw_UD_-a_legacy-format_MBsec.txt", Options{})
+	it := a.Items[0]
+	if a.Platform != "" || it.Verdict != report.VerdictNone || !strings.HasPrefix(it.NoExpectation, "no expectation: the platform is not in the file") || it.Value != 24.49 {
+		t.Errorf("%+v", it)
+	}
+}
+
+func TestIperf3(t *testing.T) {
+	a := analyseFixture(t, "iperf3/01_iperf3-3.9_tcp_client_omit3.json", Options{Platform: "dgx-spark"})
+	it := a.Items[0]
+	if a.Format != FormatIperf3 || it.Value != 0.054 || it.Verdict != report.VerdictCritical || a.Status != report.VerdictCritical {
+		t.Errorf("%+v", it)
+	}
+	if a.Data.Iperf3.OmittedIntervals != 3 {
+		t.Errorf("%+v", a.Data.Iperf3)
+	}
+}
+
+func TestNVBandwidthWire(t *testing.T) {
+	a := analyseFixture(t, "nvbandwidth/02_h2d_memcpy_sm_a100_full-run.txt", Options{})
+	it := a.Items[0]
+	if a.Platform != "a100" || a.Topology != "single-node" || it.Value != 25.13 || it.Wire == nil || it.Wire.Fraction != 0.798 || it.Verdict != report.VerdictNone {
+		t.Errorf("%+v %+v", a, it.Wire)
+	}
+}
+
+func TestNCCLJSONNeverEchoesEnv(t *testing.T) {
+	a := analyseFixture(t, "nccl-tests-json/01_all_gather_2.17.6-keys_spark-values.json", Options{})
+	if a.Format != FormatNCCLTestsJSON || a.Items[0].Value != 20.95 || a.Status != report.VerdictWarning {
+		t.Fatalf("%+v", a)
+	}
+	b, _ := json.Marshal(a)
+	if bytes.Contains(b, []byte("do-not-echo")) || bytes.Contains(b, []byte("HOME=")) {
+		t.Errorf("environment leaked: %s", b)
+	}
+}
+
+func TestH100Override(t *testing.T) {
+	a := analyseFixture(t, "nccl-tests/02_all_reduce_2x_p5_16gpu_srun-label-prefix.txt", Options{Platform: "h100", Topology: "switch"})
+	it := a.Items[0]
+	if a.PlatformInferred || it.Verdict != report.VerdictNone || !strings.Contains(it.NoExpectation, "no expectation for all_reduce busbw with 16 ranks on h100, switch") {
+		t.Errorf("%+v", it)
+	}
+}
+
+func TestCollapseAtOneSize(t *testing.T) {
+	a := analyseFixture(t, "nccl-tests/03_all_reduce_intranode_nvlink_vs_p2p-disabled.txt", Options{})
+	it := a.Items[3] // the DGX A100 NVSwitch table with its 4 GiB in-place outlier
+	if len(it.Causes) != 1 || it.Causes[0].ID != "size-collapse" || it.Causes[0].Evidence[0] != "in-place busbw drops to 164.13 GB/s at 4G between 230.13 and 234.74" {
+		t.Errorf("%+v", it.Causes)
+	}
+}
+
+// endless yields n bytes of b repeated, without holding them.
+type endless struct {
+	prefix []byte
+	b      byte
+	n, pos int64
+}
+
+func (e *endless) Read(p []byte) (int, error) {
+	if e.pos >= e.n {
+		return 0, io.EOF
+	}
+	i := 0
+	for ; i < len(p) && e.pos < e.n; i++ {
+		if e.pos < int64(len(e.prefix)) {
+			p[i] = e.prefix[e.pos]
+		} else {
+			p[i] = e.b
+		}
+		e.pos++
+	}
+	return i, nil
+}
+
+func TestBadInput(t *testing.T) {
+	cases := []struct {
+		name string
+		in   io.Reader
+		want string
+	}{
+		{"empty", strings.NewReader(""), "empty input"},
+		{"blank", strings.NewReader("\n\n  \n"), "empty input"},
+		{"binary", bytes.NewReader([]byte{0x7f, 'E', 'L', 'F', 2, 1, 1, 0, 0, 0}), "binary data"},
+		{"unknown", strings.NewReader("hello world\n"), "unknown format"},
+		{"2GB no newline", &endless{b: 'x', n: 2 << 30}, "unknown format"},
+		{"2GB log line", &endless{prefix: []byte("host:1:1 [0] NCCL INFO "), b: 'x', n: 2 << 30}, "line 1: line too long"},
+		{"truncated", strings.NewReader("#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n  1073741824     268435456     float     sum      -1  1121937    0.96\n"), "1 table rows could not be read"},
+		{"perftest header only", strings.NewReader("                    RDMA_Write BW Test\n Dual-port       : OFF          Device         : rocep1s0f1\n"), "perftest: no result rows"},
+		{"bad json", strings.NewReader(`{"intervals": [`), "iperf3 JSON"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := Reader(c.name, c.in, Options{})
+			if a.Status != report.VerdictUnknown || !strings.Contains(a.Error, c.want) || strings.Contains(a.Error, "\n") {
+				t.Errorf("status %s error %q, want %q", a.Status, a.Error, c.want)
+			}
+			if e, ok := c.in.(*endless); ok && e.pos > 2<<20 {
+				t.Errorf("read %d bytes of a file it could not use", e.pos)
+			}
+		})
+	}
+}
+
+func TestForcedFormat(t *testing.T) {
+	a := Reader("x", bytes.NewReader(verbatim(t, "nvbandwidth/01_d2d_memcpy_write_ce_8gpu_README.txt")), Options{InputFormat: FormatPerftest})
+	if a.Status != report.VerdictUnknown || a.Error != "perftest: no result rows found (truncated?)" {
+		t.Errorf("%+v", a)
+	}
+}
