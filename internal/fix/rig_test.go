@@ -1,0 +1,207 @@
+package fix
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkrig/sparkrig/internal/remote"
+	"github.com/sparkrig/sparkrig/internal/testrig"
+)
+
+// rigPair is two Sparks on one cable (port 1 to port 1), their twins at MTU
+// 1500 without addresses, as a pair looks before anyone configured it. /var
+// gets an overlay (by laying a file under it) so backups stay in the host.
+func rigPair(t *testing.T) (*testrig.Rig, map[string]SSH) {
+	t.Helper()
+	host := func(name string) testrig.HostSpec {
+		return testrig.HostSpec{Name: name,
+			NetDevs: map[string]testrig.NetDev{"enp1s0f1np1": {}, "enP2p1s0f1np1": {}, "enp1s0f0np0": {}, "enP2p1s0f0np0": {}},
+			Files:   map[string]string{"/etc/dgx-release": "DGX_NAME=\"DGX Spark\"\n", "/var/backups/.sparkrig-rig": ""},
+		}
+	}
+	r := testrig.New(t, testrig.Config{
+		Hosts: []testrig.HostSpec{host("spark-01"), host("spark-02")},
+		Links: testrig.Cable("spark-01", 1, "spark-02", 1),
+	})
+	d, err := remote.NewDialer(remote.Options{ConfigFile: r.SSHConfig, Home: r.Dir, ConnectTimeout: 3 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := map[string]SSH{}
+	for _, n := range r.Names() {
+		ts[n] = SSH{Dialer: d, Host: n}
+	}
+	return r, ts
+}
+
+// planLive observes every host over SSH and plans from what it saw.
+func planLive(t *testing.T, r *testrig.Rig, ts map[string]SSH, opt Options) *Plan {
+	t.Helper()
+	var nodes []Node
+	for _, n := range r.Names() {
+		o, err := observe(context.Background(), ts[n], 10*time.Second)
+		if err != nil {
+			t.Fatalf("observe %s: %v", n, err)
+		}
+		nodes = append(nodes, Node{Facts: o.Facts(n), Current: o.Files, SSHIface: o.SSHIface})
+	}
+	p, err := Build(nodes, opt)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	return p
+}
+
+func rigApplyOptions(stamp string) ApplyOptions {
+	return ApplyOptions{Activation: ActivateIP, DeadMan: 6 * time.Second, Settle: 500 * time.Millisecond, Probe: 3 * time.Second, Stamp: stamp}
+}
+
+func rigExec(t *testing.T, r *testrig.Rig, host string, argv ...string) string {
+	t.Helper()
+	out, err := r.Host(host).Exec(context.Background(), argv...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// TestRigApplyRollback applies a one-cable plan for real on two namespace
+// hosts over SSH, checks jumbo frames pass on both rails, plans again (no
+// change), and rolls one host back.
+func TestRigApplyRollback(t *testing.T) {
+	r, ts := rigPair(t)
+	ctx := context.Background()
+	p := planLive(t, r, ts, Options{Topology: OneCable, Port: -1})
+	for _, h := range p.Hosts {
+		if !slicesEqual(h.Protected, []string{"enP7s7"}) {
+			t.Errorf("%s: protected %v, want [enP7s7] (management and SSH interface)", h.Host, h.Protected)
+		}
+		out := Apply(ctx, h, ts[h.Host], rigApplyOptions("20261122T000001Z"))
+		// rmem_max and wmem_max are global, read-only inside a namespace: they
+		// stay short before and after, which is not worse.
+		want := Outcome{Host: h.Host, Status: Applied, Backup: "/var/backups/sparkrig/20261122T000001Z",
+			After: []string{"net.core.rmem_max = 4194304, want 67108864", "net.core.wmem_max = 4194304, want 67108864"}}
+		if d := cmp.Diff(want, out, cmpIgnoreBefore); d != "" {
+			t.Log(rigExec(t, r, h.Host, "sh", "-c", "cd "+out.Backup+" && stat -c '%n %y' * && cat deadman.sh && date"))
+			t.Fatalf("Apply %s (-want +got):\n%s", h.Host, d)
+		}
+	}
+	// The rails carry jumbo frames unfragmented, on both subnets.
+	for _, dst := range []string{"192.168.100.11", "192.168.101.11"} {
+		rigExec(t, r, "spark-01", "ping", "-c", "1", "-W", "2", "-M", "do", "-s", "8972", dst)
+	}
+	if got := rigExec(t, r, "spark-01", "stat", "-c", "%a", NetplanPath); got != "600\n" {
+		t.Errorf("netplan file mode %q, want 600", got)
+	}
+	if got := rigExec(t, r, "spark-02", "sysctl", "-n", "net.ipv4.tcp_rmem"); got != "4096\t131072\t67108864\n" {
+		t.Errorf("tcp_rmem in spark-02's namespace = %q", got)
+	}
+	// Planning again shows nothing to change.
+	for _, h := range planLive(t, r, ts, Options{Topology: OneCable, Port: -1}).Hosts {
+		for _, c := range h.Files {
+			if c.Changed() {
+				t.Errorf("%s %s changes again after apply:\n%s", h.Host, c.Path, Unified("a", "b", c.Old, c.New))
+			}
+		}
+	}
+	// Roll spark-01 back: files gone, rails and sysctls as before.
+	dir, err := Rollback(ctx, ts["spark-01"])
+	if err != nil || dir != "/var/backups/sparkrig/20261122T000001Z" {
+		t.Fatalf("Rollback = %q, %v", dir, err)
+	}
+	after, err := observe(ctx, ts["spark-01"], 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Files) != 0 {
+		t.Errorf("files left after rollback: %v", keys(after.Files))
+	}
+	l, _ := after.Link("enp1s0f1np1")
+	if l.MTU != 1500 || len(l.Addrs) != 0 {
+		t.Errorf("enp1s0f1np1 after rollback: mtu %d addrs %v, want 1500 and none", l.MTU, l.Addrs)
+	}
+	if got := after.Sysctls["net.ipv4.tcp_rmem"]; got != "4096 131072 33554432" && got != "4096 131072 6291456" {
+		t.Errorf("tcp_rmem after rollback = %q, want the namespace default", got)
+	}
+	if _, err := Rollback(ctx, ts["spark-01"]); err == nil || !strings.Contains(err.Error(), "no backup to restore") {
+		t.Errorf("second rollback: %v, want 'no backup to restore'", err)
+	}
+}
+
+var cmpIgnoreBefore = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".Before" }, cmp.Ignore())
+
+// TestRigDeadManRestores plants a change that cuts the host off (a rail
+// address equal to the controller's own): the controller loses the host,
+// and the host's dead-man timer restores the backup by itself.
+func TestRigDeadManRestores(t *testing.T) {
+	r, ts := rigPair(t)
+	ctx := context.Background()
+	p := planLive(t, r, ts, Options{Topology: OneCable, Port: -1})
+	hp := p.Hosts[1]
+	mgmt := r.Host("spark-02").Addr
+	controller := mgmt[:strings.LastIndex(mgmt, ".")] + ".1"
+	hp.Rails[0].Addr = controller + "/32"
+	start := time.Now()
+	out := Apply(ctx, hp, ts["spark-02"], rigApplyOptions("20261122T000002Z"))
+	if out.Status != RolledBackTimer {
+		t.Fatalf("Apply = %+v, want status %s", out, RolledBackTimer)
+	}
+	if el := time.Since(start); el < 6*time.Second {
+		t.Errorf("restored after %s, before the 6 s timer could fire", el)
+	}
+	o, err := observe(ctx, ts["spark-02"], 5*time.Second)
+	if err != nil {
+		t.Fatalf("host does not answer after the timer: %v", err)
+	}
+	l, _ := o.Link("enp1s0f1np1")
+	if l.MTU != 1500 || len(l.Addrs) != 0 || len(o.Files) != 0 {
+		t.Errorf("after the timer: mtu %d addrs %v files %v, want 1500, none, none", l.MTU, l.Addrs, keys(o.Files))
+	}
+	if got := rigExec(t, r, "spark-02", "cat", "/var/backups/sparkrig/20261122T000002Z/activate.rc"); got != "0\n" {
+		t.Errorf("activate.rc = %q: the planted change should have applied cleanly", got)
+	}
+}
+
+// TestRigRefusesSSHInterface checks the host-side guard: a plan that would
+// reconfigure the interface the SSH session arrives on is refused before any
+// backup or write, both by Apply and by the staging script on its own.
+func TestRigRefusesSSHInterface(t *testing.T) {
+	r, ts := rigPair(t)
+	ctx := context.Background()
+	p := planLive(t, r, ts, Options{Topology: OneCable, Port: -1})
+	hp := p.Hosts[0]
+	hp.Rails = append(hp.Rails, Rail{NetDev: "enP7s7", Addr: "192.168.102.10/24", MTU: 9000})
+	out := Apply(ctx, hp, ts["spark-01"], rigApplyOptions("20261122T000003Z"))
+	if out.Status != Refused || out.Detail != "the SSH session arrives on enP7s7, which the plan reconfigures" {
+		t.Errorf("Apply = %+v, want refused", out)
+	}
+	_, err := ts["spark-01"].Run(ctx, stageScript(hp, "20261122T000004Z", ActivateIP, time.Minute))
+	var se *ScriptError
+	if !errors.As(err, &se) || se.Exit != 3 || !strings.Contains(se.Stderr, "refused: this SSH session arrives on enP7s7") {
+		t.Errorf("stage script: %v, want exit 3 refused", err)
+	}
+	if got := rigExec(t, r, "spark-01", "sh", "-c", "ls /var/backups/sparkrig 2>&1; ip -o -4 addr show dev enP7s7 | wc -l"); !strings.Contains(got, "No such file") || !strings.HasSuffix(got, "1\n") {
+		t.Errorf("after refusal: %q, want no backups and enP7s7 untouched", got)
+	}
+	// Planning itself refuses when it knows the SSH interface is a rail.
+	n := Node{Facts: sparkNode(t, "spark-01", verbatim(t, "ibdev2netdev-port1-up.txt")[0]), SSHIface: "enp1s0f1np1"}
+	m := Node{Facts: sparkNode(t, "spark-02", verbatim(t, "ibdev2netdev-port1-up.txt")[0])}
+	if _, err := Build([]Node{n, m}, Options{Topology: OneCable, Port: -1}); !errors.Is(err, ErrRefused) {
+		t.Errorf("Build: %v, want ErrRefused", err)
+	}
+}
+
+func slicesEqual(a, b []string) bool { return cmp.Equal(a, b) }
+
+func keys(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
