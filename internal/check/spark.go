@@ -249,6 +249,9 @@ var sparkMTU = Check{
 	Run: func(n *facts.Node) []Finding {
 		var out []Finding
 		for _, d := range activeSparkNetdevs(n) {
+			if twinMTUDiffers(n, d.Name) {
+				continue // spark.mtu-twins-differ reports it, with a fix for both
+			}
 			if d.MTU >= 9000 {
 				out = append(out, ok(d.Name, fmt.Sprintf("MTU %d", d.MTU)))
 				continue
@@ -261,6 +264,17 @@ var sparkMTU = Check{
 		}
 		return out
 	},
+}
+
+// twinMTUDiffers reports whether a cabled netdev's twin has another MTU.
+func twinMTUDiffers(n *facts.Node, name string) bool {
+	for _, p := range cabledPorts(n) {
+		a, b := n.NetDev(p.Twins[0]), n.NetDev(p.Twins[1])
+		if a != nil && b != nil && (a.Name == name || b.Name == name) {
+			return a.MTU != b.MTU
+		}
+	}
+	return false
 }
 
 var sparkMTUTwins = Check{
@@ -379,8 +393,8 @@ var sparkRoCEGID = Check{
 		var out []Finding
 		for _, r := range n.RDMA {
 			for _, p := range r.Ports {
-				if p.State != "ACTIVE" {
-					continue
+				if nd := n.NetDev(r.NetDev); p.State != "ACTIVE" || nd == nil || len(ipv4(nd)) == 0 {
+					continue // an unaddressed netdev has no IPv4 GID; spark.twin-unaddressed covers it
 				}
 				subject := fmt.Sprintf("%s/%d", r.Name, p.Num)
 				g := gidAt(p, 3)

@@ -1,0 +1,128 @@
+package check
+
+import (
+	"path/filepath"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
+)
+
+// problems returns "id severity" of every warn, fail and not-evaluated finding.
+func problems(fs []Finding) []string {
+	seen := map[string]bool{}
+	out := []string{}
+	for _, f := range fs {
+		if f.Severity.Rank() < NotEvaluated.Rank() {
+			continue
+		}
+		k := f.ID + " " + string(f.Severity)
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func auditTree(t *testing.T, dir string) (Profile, []Finding) {
+	t.Helper()
+	s, err := snapshot.Read(filepath.Join(nodesDir, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := facts.FromSnapshot(s)
+	p := DetectProfile(n)
+	fs, _ := Run(n, p)
+	return p, fs
+}
+
+// TestSparkTrees: the healthy Spark raises no problem; each pitfall tree
+// raises exactly its finding at its severity.
+func TestSparkTrees(t *testing.T) {
+	for _, c := range sparkCases {
+		t.Run(c.dir, func(t *testing.T) {
+			p, fs := auditTree(t, c.dir)
+			if p != ProfileSpark {
+				t.Fatalf("profile %q, want dgx-spark", p)
+			}
+			want := []string{}
+			if c.wantID != "" {
+				want = []string{c.wantID + " " + string(c.wantSev)}
+			}
+			if d := cmp.Diff(want, problems(fs)); d != "" {
+				t.Errorf("problems (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestRealTrees audits snapshots captured by sparkrig on real machines.
+func TestRealTrees(t *testing.T) {
+	tests := []struct {
+		dir     string
+		profile Profile
+		want    []string
+	}{
+		// 2× H200 VM: no cpufreq governor is exposed, which is reported, not passed.
+		{"gpu-h200x2", ProfileGPU, []string{"os.cpu-governor not-evaluated"}},
+		// The CI machine: no GPU, no RDMA; nothing GPU-specific applies.
+		{"no-gpu-vm", ProfileNoGPU, []string{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.dir, func(t *testing.T) {
+			p, fs := auditTree(t, tt.dir)
+			if p != tt.profile {
+				t.Errorf("profile %q, want %q", p, tt.profile)
+			}
+			if d := cmp.Diff(tt.want, problems(fs)); d != "" {
+				t.Errorf("problems (-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestGPUTreeFacts pins what the real H200 snapshot says, so a parser change
+// that loses a GPU field fails here.
+func TestGPUTreeFacts(t *testing.T) {
+	s, err := snapshot.Read(filepath.Join(nodesDir, "gpu-h200x2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := facts.FromSnapshot(s)
+	if n.Driver.Version != "580.159.04" || n.Driver.CUDAVersion != "13.0" || n.NCCL.Version != "2.28.3" {
+		t.Errorf("driver %+v, NCCL %q", n.Driver, n.NCCL.Version)
+	}
+	if len(n.GPUs) != 2 {
+		t.Fatalf("%d GPUs, want 2", len(n.GPUs))
+	}
+	g := n.GPUs[0]
+	if g.Name != "NVIDIA H200" || g.Persistence != "Enabled" || g.MIGMode != "Disabled" || g.ECCMode != "Enabled" || g.RemapPending != "No" {
+		t.Errorf("GPU 0 = %+v", g)
+	}
+	if g.MemoryTotalMiB == nil || *g.MemoryTotalMiB < 140000 {
+		t.Errorf("GPU 0 memory %v MiB, want about 143771", g.MemoryTotalMiB)
+	}
+}
+
+// TestProfileOverride: --profile dgx-spark on a non-Spark says what is missing.
+func TestProfileOverride(t *testing.T) {
+	s, err := snapshot.Read(filepath.Join(nodesDir, "gpu-h200x2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs, _ := Run(facts.FromSnapshot(s), ProfileSpark)
+	var absent int
+	for _, f := range fs {
+		if f.ID == "spark.cx7-present" && f.Severity == Fail {
+			absent++
+		}
+	}
+	if absent != 4 {
+		t.Errorf("%d absent CX-7 netdevs reported, want 4", absent)
+	}
+}
