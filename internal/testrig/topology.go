@@ -7,6 +7,7 @@ import "fmt"
 //
 //	"pair": spark-01 port 1 ↔ spark-02 port 1, twins on 192.168.100/24 and 192.168.101/24
 //	"ring": three nodes cabled N1.P0–N2.P1, N2.P0–N3.P1, N3.P0–N1.P1, six /24s
+//	        addressed as in NVIDIA's "Connect Three Sparks" playbook
 //	"none": no data links (management network only; any n)
 //
 // Tests start from these and change what they need.
@@ -31,16 +32,15 @@ func Sparks(n int, layout string) (Config, error) {
 		if n != 3 {
 			return cfg, fmt.Errorf("layout ring needs 3 hosts, not %d", n)
 		}
-		// Cable k joins node k's port 0 to node k+1's port 1; each twin pair
-		// of each cable gets its own /24.
-		for k := range 3 {
-			a, b := k, (k+1)%3
+		// NVIDIA's "Connect Three Sparks" addressing: cable N1.P0–N2.P1 on
+		// 192.168.0-1.x, N1.P1–N3.P0 on 192.168.2-3.x, N2.P0–N3.P1 on
+		// 192.168.4-5.x; the port-0 end is .1, the port-1 end .2.
+		for _, c := range []struct{ p0, p1, subnet int }{{0, 1, 0}, {2, 0, 2}, {1, 2, 4}} {
 			for twin := range 2 {
-				subnet := 100 + 2*k + twin
-				cfg.Hosts[a].NetDevs[PortNetDevs(0)[twin]] = NetDev{MTU: 9000, Addrs: []string{fmt.Sprintf("192.168.%d.%d/24", subnet, 10+a)}}
-				cfg.Hosts[b].NetDevs[PortNetDevs(1)[twin]] = NetDev{MTU: 9000, Addrs: []string{fmt.Sprintf("192.168.%d.%d/24", subnet, 10+b)}}
+				cfg.Hosts[c.p0].NetDevs[PortNetDevs(0)[twin]] = NetDev{MTU: 9000, Addrs: []string{fmt.Sprintf("192.168.%d.1/24", c.subnet+twin)}}
+				cfg.Hosts[c.p1].NetDevs[PortNetDevs(1)[twin]] = NetDev{MTU: 9000, Addrs: []string{fmt.Sprintf("192.168.%d.2/24", c.subnet+twin)}}
 			}
-			cfg.Links = append(cfg.Links, Cable(cfg.Hosts[a].Name, 0, cfg.Hosts[b].Name, 1)...)
+			cfg.Links = append(cfg.Links, Cable(cfg.Hosts[c.p0].Name, 0, cfg.Hosts[c.p1].Name, 1)...)
 		}
 	default:
 		return cfg, fmt.Errorf("unknown layout %q (pair, ring, none)", layout)
