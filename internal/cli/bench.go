@@ -1,13 +1,412 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
 
-// newBenchCmd is the parent of the benchmark commands.
+	"github.com/spf13/cobra"
+
+	"github.com/sparkrig/sparkrig/internal/bench"
+	"github.com/sparkrig/sparkrig/internal/expect"
+	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/remote"
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
+)
+
+// benchOptions are the flags of `sparkrig bench`.
+type benchOptions struct {
+	hosts       []string
+	snapshots   []string
+	sshConfig   string
+	dryRun      bool
+	force       bool
+	native      bool
+	format      string
+	resultsDir  string
+	duration    time.Duration
+	streams     int
+	qps         int
+	port        int
+	collectives []string
+	minBytes    string
+	maxBytes    string
+	memFraction float64
+	tools       bench.Tools
+	bootstrapIf string
+	mpiHosts    []string
+	probePath   string
+}
+
 func newBenchCmd(env *Env) *cobra.Command {
+	o := &benchOptions{}
 	cmd := &cobra.Command{
-		Use:   "bench",
+		Use:   "bench [rdma|tcp|nccl|all]... --hosts A,B",
 		Short: "run network and NCCL benchmarks and judge the results",
+		Long: `bench runs the network and NCCL benchmarks of a set of nodes the way they are meant
+to be run, derived from each node's facts, then judges every result against its
+expectation:
+
+  rdma   ib_write_bw and ib_write_lat on every rail (the RoCE devices facing each
+         other across a link), server on one node, client on the other; then
+         ib_write_bw on all rails at once for the aggregate
+  tcp    iperf3 per rail (-P streams, JSON), or with --native sparkrig's own probe
+         (nothing installed on the nodes: a short-lived copy of sparkrig runs it)
+  nccl   nccl-tests (all_gather_perf, all_reduce_perf) through mpirun from the first
+         host, with NCCL_SOCKET_IFNAME, NCCL_IB_HCA, NCCL_IB_GID_INDEX, UCX_NET_DEVICES
+         and OMPI_MCA_btl_tcp_if_include derived from the facts; NCCL_DEBUG=INFO kept
+  all    rdma, tcp and nccl (the default)
+
+Safety: message sizes are capped so a test takes at most --mem-fraction of the free
+memory of any node (MemAvailable on unified memory); a GPU already running a process
+stops the run unless --force; --dry-run prints every command per host with its
+environment and runs nothing. Every process started on a node is stopped on success,
+failure, timeout and Ctrl-C.
+
+Each run is written as one JSON document to --results (plan, facts summary,
+commands, raw outputs, parsed results, verdicts); "sparkrig bench compare" shows
+what changed between two of them.
+
+` + exitHelp,
+		Example: `  sparkrig bench --hosts spark-1,spark-2 --dry-run
+  sparkrig bench rdma --hosts spark-1,spark-2
+  sparkrig bench tcp --native --hosts spark-1,spark-2
+  sparkrig bench nccl --hosts spark-1,spark-2 --nccl-tests ~/nccl-tests/build --collective all_gather
+  sparkrig bench compare sparkrig-results/bench-A.json sparkrig-results/bench-B.json`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runBench(cmd.Context(), env, o, args) },
 	}
-	cmd.AddCommand(newBenchGPUCmd(env))
+	f := cmd.Flags()
+	f.StringSliceVar(&o.hosts, "hosts", nil, "nodes to benchmark, as SSH names (first node runs the servers and mpirun); \"localhost\" runs here")
+	f.StringArrayVar(&o.snapshots, "from-snapshot", nil, "plan from captured snapshots instead of capturing (with --dry-run; repeatable)")
+	f.StringVar(&o.sshConfig, "ssh-config", "", "OpenSSH client config to use instead of ~/.ssh/config")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print every command per host with its environment; run nothing")
+	f.BoolVar(&o.force, "force", false, "run even when a GPU already runs a process or free memory is unknown")
+	f.BoolVar(&o.native, "native", false, "tcp: use sparkrig's own probe instead of iperf3")
+	f.StringVar(&o.format, "format", "text", "output: text or json (the run's document)")
+	f.StringVar(&o.resultsDir, "results", "sparkrig-results", "directory the run's JSON document is written to")
+	f.DurationVar(&o.duration, "duration", 10*time.Second, "length of each bandwidth test")
+	f.IntVar(&o.streams, "streams", 4, "TCP streams per rail")
+	f.IntVar(&o.qps, "qps", 1, "ib_write_bw queue pairs (-q)")
+	f.IntVar(&o.port, "port", 18515, "first TCP port the servers listen on")
+	f.StringSliceVar(&o.collectives, "collective", []string{"all_gather", "all_reduce"}, "nccl-tests collectives (all_gather, all_reduce, reduce_scatter, broadcast, reduce, alltoall, sendrecv, ...)")
+	f.StringVar(&o.minBytes, "min-bytes", "32M", "nccl-tests -b")
+	f.StringVar(&o.maxBytes, "max-bytes", "16G", "nccl-tests -e before the memory cap")
+	f.Float64Var(&o.memFraction, "mem-fraction", 0.5, "largest share of a node's free memory one test may take")
+	f.StringVar(&o.tools.Perftest, "perftest", "", "directory of ib_write_bw and ib_write_lat on the nodes (default: PATH)")
+	f.StringVar(&o.tools.IPerf3, "iperf3", "", "path of iperf3 on the nodes (default: PATH)")
+	f.StringVar(&o.tools.MPIRun, "mpirun", "", "path of mpirun on the first node (default: PATH)")
+	f.StringVar(&o.tools.NCCLTests, "nccl-tests", "", "directory of the nccl-tests binaries on the nodes (default: PATH)")
+	f.StringVar(&o.bootstrapIf, "bootstrap-if", "", "interface for NCCL bootstrap and MPI (default: derived)")
+	f.StringSliceVar(&o.mpiHosts, "mpi-hosts", nil, "names mpirun on the first node uses for the nodes (default: rail addresses)")
+	f.StringVar(&o.probePath, "probe-path", "", "sparkrig on the nodes for --native (default: copy this binary)")
+	cmd.AddCommand(newBenchGPUCmd(env), newBenchCompareCmd(env), newProbeServerCmd(env), newProbeClientCmd(env))
 	return cmd
+}
+
+func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) error {
+	kinds, err := benchKinds(args)
+	if err != nil {
+		return err
+	}
+	if o.format != "text" && o.format != "json" {
+		return exitf(ExitUnknown, "bench: unknown --format %q (want text or json)", o.format)
+	}
+	if len(o.hosts) == 0 && len(o.snapshots) == 0 {
+		return exitf(ExitUnknown, "bench: name the nodes with --hosts A,B (or --hosts localhost)")
+	}
+	if len(o.snapshots) > 0 && !o.dryRun {
+		return exitf(ExitUnknown, "bench: --from-snapshot plans only; add --dry-run, or name live nodes with --hosts")
+	}
+	opts, err := o.planOptions(kinds)
+	if err != nil {
+		return err
+	}
+	t, closeT, err := o.transport(env)
+	if err != nil {
+		return exitf(ExitUnknown, "bench: %v", err)
+	}
+	defer closeT()
+	nodes, err := o.nodes(ctx, env, t)
+	if err != nil {
+		return err
+	}
+	if dup := duplicateHost(nodes); dup != "" {
+		return exitf(ExitUnknown, "bench: %s is named twice", dup)
+	}
+	if slices.Contains(kinds, bench.KindNCCL) {
+		opts.NCCLJSON = ncclJSONSupported(ctx, t, nodes[0].Host, opts.Tools)
+	}
+	plan, err := bench.NewPlan(nodes, opts)
+	if err != nil {
+		return exitf(ExitUnknown, "bench: %v", err)
+	}
+	if o.dryRun {
+		writeDryRun(env.Stdout, plan)
+		return nil
+	}
+	if err := refuse(env, plan, o.force); err != nil {
+		return err
+	}
+	return o.execute(ctx, env, t, nodes, plan, opts)
+}
+
+// benchKinds turns the positional arguments into benchmark kinds.
+func benchKinds(args []string) ([]string, error) {
+	if len(args) == 0 {
+		args = []string{"all"}
+	}
+	var kinds []string
+	for _, a := range args {
+		switch a {
+		case "all":
+			kinds = append(kinds, bench.KindRDMA, bench.KindTCP, bench.KindNCCL)
+		case bench.KindRDMA, bench.KindTCP, bench.KindNCCL:
+			kinds = append(kinds, a)
+		default:
+			return nil, exitf(ExitUnknown, "bench: unknown benchmark %q (want rdma, tcp, nccl, all, or a subcommand: compare, gpu)", a)
+		}
+	}
+	slices.Sort(kinds)
+	return slices.Compact(kinds), nil
+}
+
+func (o *benchOptions) planOptions(kinds []string) (bench.Options, error) {
+	minB, err := parseSize(o.minBytes)
+	if err != nil {
+		return bench.Options{}, exitf(ExitUnknown, "bench: --min-bytes: %v", err)
+	}
+	maxB, err := parseSize(o.maxBytes)
+	if err != nil {
+		return bench.Options{}, exitf(ExitUnknown, "bench: --max-bytes: %v", err)
+	}
+	if minB > maxB {
+		return bench.Options{}, exitf(ExitUnknown, "bench: --min-bytes %s is above --max-bytes %s", o.minBytes, o.maxBytes)
+	}
+	if o.memFraction <= 0 || o.memFraction > 0.9 {
+		return bench.Options{}, exitf(ExitUnknown, "bench: --mem-fraction %.2f: want more than 0 and at most 0.9", o.memFraction)
+	}
+	if o.streams < 1 || o.streams > 128 || o.qps < 1 || o.duration < time.Second {
+		return bench.Options{}, exitf(ExitUnknown, "bench: --streams 1..128, --qps ≥ 1 and --duration ≥ 1s")
+	}
+	runDir := "/tmp/sparkrig-bench-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	probePath := o.probePath
+	return bench.Options{Kinds: kinds, Tools: o.tools, Duration: o.duration, Streams: o.streams, QPs: o.qps,
+		BasePort: o.port, Collectives: o.collectives, MinBytes: minB, MaxBytes: maxB, MemFraction: o.memFraction,
+		BootstrapIf: o.bootstrapIf, MPIHosts: o.mpiHosts, Native: o.native, ProbePath: probePath, RunDir: runDir,
+		Force: o.force}, nil
+}
+
+// parseSize reads a byte count as nccl-tests does: 32M, 16G, 1K or bytes.
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	switch strings.ToUpper(s[len(s)-min(1, len(s)):]) {
+	case "K":
+		mult = 1 << 10
+	case "M":
+		mult = 1 << 20
+	case "G":
+		mult = 1 << 30
+	}
+	num := s
+	if mult > 1 {
+		num = s[:len(s)-1]
+	}
+	v, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || v <= 0 {
+		return 0, fmt.Errorf("%q is not a size (e.g. 32M, 16G)", s)
+	}
+	return v * mult, nil
+}
+
+// isLocal reports whether the hosts are just this machine.
+func (o *benchOptions) isLocal() bool {
+	return len(o.hosts) == 1 && (o.hosts[0] == "localhost" || o.hosts[0] == "127.0.0.1")
+}
+
+// transport is how commands reach the nodes: sh here for localhost, SSH otherwise.
+func (o *benchOptions) transport(env *Env) (bench.Transport, func(), error) {
+	if o.isLocal() || len(o.hosts) == 0 {
+		return bench.Local{}, func() {}, nil
+	}
+	d, err := remote.NewDialer(remote.Options{ConfigFile: o.sshConfig, AgentSock: env.Getenv("SSH_AUTH_SOCK")})
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &bench.SSH{Dialer: d}
+	return s, s.Close, nil
+}
+
+// nodes returns every host's facts: from snapshots, or captured now. Any
+// host that cannot be captured stops the run: a plan needs all of them.
+func (o *benchOptions) nodes(ctx context.Context, env *Env, t bench.Transport) ([]*facts.Node, error) {
+	if len(o.snapshots) > 0 {
+		var nodes []*facts.Node
+		for _, p := range o.snapshots {
+			s, err := snapshot.Read(p)
+			if err != nil {
+				return nil, exitf(ExitUnknown, "bench: %s: %v", p, err)
+			}
+			nodes = append(nodes, facts.FromSnapshot(s))
+		}
+		return nodes, nil
+	}
+	if env.StdoutTTY {
+		fmt.Fprintf(env.Stderr, "capturing %s ...\n", strings.Join(o.hosts, ", "))
+	}
+	nodes, errs := bench.Gather(ctx, t, o.hosts, Version)
+	var bad []string
+	for _, err := range errs {
+		if err != nil {
+			bad = append(bad, err.Error())
+		}
+	}
+	if len(bad) > 0 {
+		return nil, exitf(ExitUnknown, "bench: %s", strings.Join(bad, "; "))
+	}
+	return nodes, nil
+}
+
+func duplicateHost(nodes []*facts.Node) string {
+	seen := map[string]bool{}
+	for _, n := range nodes {
+		if seen[n.Host] {
+			return n.Host
+		}
+		seen[n.Host] = true
+	}
+	return ""
+}
+
+// ncclJSONSupported asks the nccl-tests build whether it has -J (2.17.3+).
+func ncclJSONSupported(ctx context.Context, t bench.Transport, host string, tools bench.Tools) bool {
+	var out strings.Builder
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	script := remote.ShellQuote(tools.Path("all_reduce_perf")) + " -h 2>&1 | grep -q output_file && echo yes"
+	err := t.Exec(cctx, host, script, nil, &out, io.Discard)
+	return err == nil && strings.TrimSpace(out.String()) == "yes"
+}
+
+// refuse stops a run the plan says must not happen.
+func refuse(env *Env, p *bench.Plan, force bool) error {
+	var hard, soft []string
+	for _, r := range p.Refusals {
+		line := r.Host + ": " + r.Reason
+		if r.Forceable && force {
+			fmt.Fprintln(env.Stderr, "sparkrig: bench: going on despite (--force): "+line)
+			continue
+		}
+		if r.Forceable {
+			soft = append(soft, line)
+		} else {
+			hard = append(hard, line)
+		}
+	}
+	if all := append(hard, soft...); len(all) > 0 {
+		return exitf(ExitUnknown, "bench: refusing to run: %s", strings.Join(all, "; "))
+	}
+	return nil
+}
+
+func (o *benchOptions) execute(ctx context.Context, env *Env, t bench.Transport, nodes []*facts.Node, plan *bench.Plan, opts bench.Options) error {
+	set, err := expect.Default()
+	if err != nil {
+		return exitf(ExitUnknown, "bench: %v", err)
+	}
+	x := &bench.Executor{T: t, RunDir: opts.RunDir}
+	if o.native && o.probePath == "" {
+		if err := helper(x, o.isLocal(), plan); err != nil {
+			return exitf(ExitUnknown, "bench: %v", err)
+		}
+	}
+	s := &bench.Session{Exec: x, Nodes: nodes, Plan: plan, Set: set, Args: os.Args[1:], Now: env.Now, ToolVersion: Version}
+	if env.StdoutTTY {
+		s.Progress = progress(env.Stderr)
+	}
+	rec := s.Run(ctx)
+	path, err := bench.Save(o.resultsDir, rec)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "sparkrig: bench: writing the result: %v\n", err)
+	}
+	if o.format == "json" {
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(rec)
+	} else {
+		writeBenchText(env.Stdout, rec)
+	}
+	if path != "" {
+		fmt.Fprintf(env.Stderr, "wrote %s\n", path)
+	}
+	if rec.Bench.Interrupted {
+		return statusError(ExitInterrupted)
+	}
+	return statusError(benchExit(rec.Status))
+}
+
+// helper arranges for the probe: this very binary here, a copy elsewhere.
+func helper(x *bench.Executor, local bool, plan *bench.Plan) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	if local {
+		replaceArg0(plan, plan.Steps, self)
+		return nil
+	}
+	x.Helper, x.HelperPath = self, filepath.Join(x.RunDir, "sparkrig")
+	replaceArg0(plan, plan.Steps, x.HelperPath)
+	return nil
+}
+
+func replaceArg0(p *bench.Plan, steps []bench.Step, path string) {
+	for i := range steps {
+		if steps[i].Tool != "sparkrig-probe" {
+			continue
+		}
+		for j := range steps[i].Servers {
+			steps[i].Servers[j].Argv[0] = path
+		}
+		for j := range steps[i].Clients {
+			steps[i].Clients[j].Argv[0] = path
+		}
+	}
+}
+
+func benchExit(status string) int {
+	switch status {
+	case report.VerdictOK, report.VerdictNone:
+		return ExitOK
+	case report.VerdictWarning:
+		return ExitWarning
+	case report.VerdictCritical:
+		return ExitCritical
+	}
+	return ExitUnknown
+}
+
+// progress prints a line as each step starts and ends (terminal only).
+func progress(w io.Writer) func(bench.Event) {
+	return func(e bench.Event) {
+		if !e.Done {
+			fmt.Fprintf(w, "[%d/%d] %s ...\n", e.Index, e.Total, e.Step.ID)
+			return
+		}
+		line := e.Status
+		if e.Result != nil && e.Result.Measured != "" {
+			line = e.Result.Measured + " → " + e.Result.Status
+		} else if e.Result != nil && e.Result.Error != "" {
+			line = e.Status + ": " + e.Result.Error
+		}
+		fmt.Fprintf(w, "[%d/%d] %s: %s\n", e.Index, e.Total, e.Step.ID, line)
+	}
 }
