@@ -2,11 +2,9 @@ package render
 
 import (
 	"embed"
-	"fmt"
 	"html/template"
 	"io"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/check"
@@ -84,9 +82,16 @@ type sevFilter struct {
 }
 
 type hostView struct {
-	Name, Profile, Status, Source, Error, Summary string
-	Findings                                      []findingView
+	Name, Profile, Status, Source, Error string
+	Badges                               []sevCount
+	Findings                             []findingView
+	// Open unfolds the host: always in small reports; in large ones only
+	// when it could not be audited (the badges summarise the rest).
+	Open bool
 }
+
+// openHostsUpTo is the largest report whose hosts all start unfolded.
+const openHostsUpTo = 8
 
 type findingView struct {
 	check.Finding
@@ -118,6 +123,11 @@ func newPage(r *report.Report, opt HTMLOptions, runs []ncclRun, rails []railResu
 	if r.Cluster != nil && len(r.Cluster.Findings) > 0 {
 		p.Hosts = append(p.Hosts, newHostView(report.Host{Host: "cluster", Status: "cross-node checks", Findings: r.Cluster.Findings}, counts))
 	}
+	if len(r.Hosts) <= openHostsUpTo {
+		for i := range p.Hosts {
+			p.Hosts[i].Open = true
+		}
+	}
 	for _, s := range severities {
 		p.Filters = append(p.Filters, sevFilter{Sev: s, N: counts[s], On: s != check.OK})
 		if s != check.OK || counts[s] > 0 {
@@ -140,13 +150,12 @@ func newHostView(h report.Host, counts map[check.Severity]int) hostView {
 		per[f.Severity]++
 		v.Findings = append(v.Findings, findingView{Finding: f, Open: f.Severity == check.Fail})
 	}
-	var parts []string
 	for _, s := range severities {
-		if per[s] > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", per[s], s))
+		if per[s] > 0 && s != check.OK {
+			v.Badges = append(v.Badges, sevCount{Sev: s, N: per[s]})
 		}
 	}
-	v.Summary = strings.Join(parts, " · ")
+	v.Open = v.Error != ""
 	return v
 }
 

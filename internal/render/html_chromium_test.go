@@ -22,6 +22,9 @@ type pageFacts struct {
 	AfterFilter     int            `json:"afterFilter"`
 	Rails           int            `json:"rails"`
 	CompareRows     int            `json:"compareRows"`
+	CompareColls    int            `json:"compareColls"`
+	Expected        string         `json:"expected"`
+	Wire            string         `json:"wire"`
 }
 
 const pageFactsJS = `(() => {
@@ -39,6 +42,9 @@ const pageFactsJS = `(() => {
     status: document.getElementById("status").textContent,
     rails: document.querySelectorAll("svg.rails rect.bar").length,
     compareRows: document.querySelectorAll("table.compare tbody tr").length,
+    compareColls: document.querySelectorAll("table.compare thead th").length - 1,
+    expected: (document.querySelector('.plot[data-collective="all_gather"] line.expected') || {dataset: {}}).dataset.value || "",
+    wire: (document.querySelector('.plot[data-collective="all_gather"] line.wire') || {dataset: {}}).dataset.value || "",
   };
   // Untick "fail": the filter must hide exactly the fail rows.
   const box = document.querySelector('.filters input[data-sev="fail"]');
@@ -54,7 +60,7 @@ const pageFactsJS = `(() => {
 func loadInChromium(t *testing.T, r *report.Report, dark bool) (pageFacts, []byte) {
 	t.Helper()
 	runs, rails, failed := benchData(r)
-	return loadPageInChromium(t, newPage(r, HTMLOptions{Inputs: []string{"doctor.json"}}, runs, rails, failed), dark)
+	return loadPageInChromium(t, newPage(r, HTMLOptions{Inputs: inputNames(r)}, runs, rails, failed), dark)
 }
 
 func loadPageInChromium(t *testing.T, p *page, dark bool) (pageFacts, []byte) {
@@ -92,4 +98,12 @@ func saveShot(t *testing.T, name string, png []byte) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s (%d bytes)", p, len(png))
+}
+
+func inputNames(r *report.Report) []string {
+	names := []string{"doctor.json"}
+	for _, a := range r.Analyses {
+		names = append(names, a.File)
+	}
+	return names
 }

@@ -1,14 +1,157 @@
 package render
 
-import "github.com/sparkrig/sparkrig/internal/report"
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/results"
+)
 
 // benchData collects from the report what the benchmark section draws: NCCL
-// tables per run, RDMA measurements per rail, and inputs that failed.
+// tables per run with their expectation and wire limit, RDMA bandwidth per
+// rail, and inputs that could not be read.
 func benchData(r *report.Report) (runs []ncclRun, rails []railResult, failed []report.AnalysisResult) {
-	for _, a := range r.Analyses {
-		if a.Error != "" {
-			failed = append(failed, a)
+	for i := range r.Analyses {
+		a := &r.Analyses[i]
+		if a.Error != "" && len(a.Data.NCCLTables) == 0 && len(a.Data.Perftest) == 0 {
+			failed = append(failed, *a)
+			continue
 		}
+		label := runLabel(a.File)
+		runs = append(runs, ncclRuns(a, label)...)
+		rails = append(rails, perftestRails(a, label)...)
 	}
 	return runs, rails, failed
+}
+
+// runLabel names a run in legends: the file name without its directory and
+// extension, or the run's own name.
+func runLabel(file string) string {
+	if file == "" {
+		return "run"
+	}
+	if strings.ContainsAny(file, `/\`) {
+		file = filepath.Base(file)
+	}
+	for _, ext := range []string{".txt", ".log", ".out", ".json"} {
+		file = strings.TrimSuffix(file, ext)
+	}
+	return file
+}
+
+// ncclRuns pairs each table with its judged item: the analysis appends one
+// busbw item per table, in table order.
+func ncclRuns(a *report.AnalysisResult, label string) []ncclRun {
+	var items []*report.AnalysisItem
+	for i := range a.Items {
+		if strings.HasPrefix(a.Items[i].Metric, "busbw") {
+			items = append(items, &a.Items[i])
+		}
+	}
+	var out []ncclRun
+	for i := range a.Data.NCCLTables {
+		run := ncclRun{Run: label, Table: &a.Data.NCCLTables[i]}
+		if len(a.Data.NCCLTables) > 1 { // several tables in one file: number them
+			run.Run = fmt.Sprintf("%s #%d", label, i+1)
+		}
+		if i < len(items) && len(items) == len(a.Data.NCCLTables) {
+			it := items[i]
+			run.ExpectedGBs = expectedGBs(it)
+			run.WireGBs = wireBusBWGBs(it)
+			run.Verdicts = itemVerdicts(it)
+		}
+		out = append(out, run)
+	}
+	return out
+}
+
+// expectedGBs is the item's expectation in GB/s, or 0.
+func expectedGBs(it *report.AnalysisItem) float64 {
+	if e := it.Expectation; e != nil {
+		return toGBs(e.Value, e.Unit)
+	}
+	return 0
+}
+
+// wireBusBWGBs states the wire limit in busbw terms. The analysis compares
+// the wire with a value derived from busbw (the per-GPU network share), so
+// the limit scales by busbw/compared.
+func wireBusBWGBs(it *report.AnalysisItem) float64 {
+	w := it.Wire
+	if w == nil || w.Compared <= 0 || it.Value <= 0 || it.Unit != "GB/s" {
+		return 0
+	}
+	return toGBs(w.Value, w.Unit) * it.Value / toGBs(w.Compared, w.Unit)
+}
+
+// toGBs converts a bandwidth to GB/s (1e9 bytes per second). Units are
+// case-sensitive: GB/s is bytes, Gb/s bits.
+func toGBs(v float64, unit string) float64 {
+	switch unit {
+	case "Gb/s", "Gbit/s", "Gb/sec":
+		return v / 8
+	case "MB/s", "MB/sec":
+		return v / 1000
+	case "Mb/s", "Mbit/s":
+		return v / 8000
+	}
+	return v // GB/s
+}
+
+// itemVerdicts says what was judged, in one line, and names the likely causes.
+func itemVerdicts(it *report.AnalysisItem) []string {
+	var out []string
+	if e := it.Expectation; e != nil {
+		s := fmt.Sprintf("%s: %s %.2f %s", it.Verdict, it.Metric, it.Value, it.Unit)
+		if it.AtSize > 0 {
+			s += " at " + humanSize(it.AtSize)
+		}
+		s += fmt.Sprintf(", expected %.4g %s", e.Value, e.Unit)
+		if it.Ratio != nil {
+			s += fmt.Sprintf(" (%.0f %%)", *it.Ratio*100)
+		}
+		out = append(out, s)
+	}
+	for _, c := range it.Causes {
+		if c.Likelihood == "likely" || c.Likelihood == "possible" {
+			out = append(out, c.Likelihood+" cause: "+c.Title)
+		}
+	}
+	return out
+}
+
+// perftestRails gives one bar per bandwidth run with a device, with the
+// expectation of its judged item when there is one.
+func perftestRails(a *report.AnalysisResult, label string) []railResult {
+	exp := map[string]float64{}
+	for _, it := range a.Items {
+		if e := it.Expectation; e != nil {
+			exp[it.Subject] = toGBs(e.Value, e.Unit) * 8
+		}
+	}
+	var out []railResult
+	for i := range a.Data.Perftest {
+		p := &a.Data.Perftest[i]
+		if p.Kind != "bw" || len(p.BW) == 0 {
+			continue
+		}
+		g, _ := p.BestAvgGbps()
+		rail := p.Device
+		if rail == "" {
+			rail = "ib_" + p.Verb + "_bw"
+		}
+		out = append(out, railResult{Run: label, Rail: rail, Gbps: g, ExpectedGbps: exp[perftestSubject(p)]})
+	}
+	return out
+}
+
+// perftestSubject is the subject the analysis gives a perftest run.
+func perftestSubject(p *results.PerftestRun) string {
+	s := "ib_" + p.Verb + "_" + p.Kind
+	if p.Device != "" {
+		s += " on " + p.Device
+	}
+	return s
 }

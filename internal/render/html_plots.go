@@ -37,13 +37,14 @@ type plotView struct {
 
 type legendItem struct{ Class, Line, Label string }
 
+// comparison has one row per run and one column per collective.
 type comparison struct {
-	Runs []string
-	Rows []compareRow
+	Colls []string
+	Rows  []compareRow
 }
 
 type compareRow struct {
-	Name  string
+	Run   string
 	Cells []compareCell
 }
 
@@ -122,15 +123,20 @@ func plotLegend(runs []ncclRun) (legend []legendItem, verdicts []string) {
 	v := plotView{}
 	for i, r := range runs {
 		v.Legend = append(v.Legend, legendItem{Class: fmt.Sprintf("c%d", i%6), Label: r.Run})
-		v.Verdicts = append(v.Verdicts, r.Verdicts...)
+		for _, s := range r.Verdicts {
+			if len(runs) > 1 {
+				s = r.Run + ": " + s
+			}
+			v.Verdicts = append(v.Verdicts, s)
+		}
 	}
 	v.Legend = append(v.Legend, legendItem{Class: "muted", Line: "dash", Label: "in-place"})
 	exp, wire := refLines(runs)
 	if exp > 0 {
-		v.Legend = append(v.Legend, legendItem{Class: "ce", Line: "dash", Label: fmt.Sprintf("expected %.1f GB/s", exp)})
+		v.Legend = append(v.Legend, legendItem{Class: "ce", Line: "dash", Label: fmt.Sprintf("expected %.4g GB/s", exp)})
 	}
 	if wire > 0 {
-		v.Legend = append(v.Legend, legendItem{Class: "cw", Line: "dot", Label: fmt.Sprintf("wire limit %.1f GB/s", wire)})
+		v.Legend = append(v.Legend, legendItem{Class: "cw", Line: "dot", Label: fmt.Sprintf("wire limit %.4g GB/s", wire)})
 	}
 	return v.Legend, v.Verdicts
 }
@@ -282,8 +288,8 @@ func drawRef(s *strings.Builder, cls string, v float64, label string, py func(fl
 		return
 	}
 	y := py(v)
-	fmt.Fprintf(s, `<line class="%s" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, cls, padL, y, padL+innerW, y)
-	fmt.Fprintf(s, `<text class="reflabel %s" x="%.1f" y="%.1f" text-anchor="end">%s %.1f</text>`, cls, padL+innerW-4, y-4, label, v)
+	fmt.Fprintf(s, `<line class="%s" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" data-value="%g"/>`, cls, padL, y, padL+innerW, y, v)
+	fmt.Fprintf(s, `<text class="reflabel %s" x="%.1f" y="%.1f" text-anchor="end">%s %.4g</text>`, cls, padL+innerW-4, y-4, label, v)
 }
 
 // railsSVG draws one horizontal bar per rail with its expectation marked.
@@ -294,6 +300,10 @@ func railsSVG(rails []railResult) template.HTML {
 		top = math.Max(top, math.Max(r.Gbps, r.ExpectedGbps))
 	}
 	top, step := niceAxis(top * 1.08)
+	manyRuns := false
+	for _, r := range rails {
+		manyRuns = manyRuns || r.Run != rails[0].Run
+	}
 	h := float64(len(rails))*rowH + 34
 	bw := w - labelW - 20
 	var s strings.Builder
@@ -310,8 +320,8 @@ func railsSVG(rails []railResult) template.HTML {
 			cls += " low"
 		}
 		label := r.Rail
-		if r.Run != "" {
-			label = r.Run + " · " + r.Rail
+		if manyRuns {
+			label = r.Rail + " · " + r.Run
 		}
 		fmt.Fprintf(&s, `<text class="tick" x="%.1f" y="%.1f" text-anchor="end">%s</text>`, labelW-8, y+15, template.HTMLEscapeString(trimLabel(label, 36)))
 		fmt.Fprintf(&s, `<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3"><title>%s: %.2f Gb/s</title></rect>`,
@@ -326,8 +336,9 @@ func railsSVG(rails []railResult) template.HTML {
 	return template.HTML(s.String())
 }
 
-// newComparison tabulates the peak busbw of every collective across runs,
-// when there is more than one run.
+// newComparison tabulates the peak busbw of every run and collective, with
+// the change against the first run that has the collective, when there is
+// more than one run.
 func newComparison(runs []ncclRun, colls []string) *comparison {
 	var labels []string
 	peak := map[[2]string]float64{}
@@ -338,42 +349,45 @@ func newComparison(runs []ncclRun, colls []string) *comparison {
 		if !containsString(labels, r.Run) {
 			labels = append(labels, r.Run)
 		}
-		k := [2]string{r.Table.Collective, r.Run}
+		k := [2]string{r.Run, r.Table.Collective}
 		peak[k] = math.Max(peak[k], r.Table.PeakBusBWGBs)
 	}
 	if len(labels) < 2 {
 		return nil
 	}
-	c := &comparison{Runs: labels}
-	for _, coll := range colls {
-		row := compareRow{Name: coll}
-		base := 0.0
-		for i, run := range labels {
-			v, ok := peak[[2]string{coll, run}]
+	c := &comparison{Colls: colls}
+	base := map[string]float64{}
+	for _, run := range labels {
+		row := compareRow{Run: run}
+		for _, coll := range colls {
+			v, ok := peak[[2]string{run, coll}]
 			if !ok {
 				row.Cells = append(row.Cells, compareCell{Value: "–"})
 				continue
 			}
 			cell := compareCell{Value: fmt.Sprintf("%.2f", v)}
-			if i == 0 || base == 0 {
-				base = v
+			if b := base[coll]; b == 0 {
+				base[coll] = v
 			} else {
-				d := (v - base) / base * 100
-				cell.Delta = fmt.Sprintf("%+.1f%%", d)
-				switch {
-				case d <= -5:
-					cell.Class = "bad"
-				case d >= 5:
-					cell.Class = "good"
-				default:
-					cell.Class = "muted"
-				}
+				cell.Delta, cell.Class = deltaCell(v, b)
 			}
 			row.Cells = append(row.Cells, cell)
 		}
 		c.Rows = append(c.Rows, row)
 	}
 	return c
+}
+
+// deltaCell writes the change from base in percent, classed by size.
+func deltaCell(v, base float64) (string, string) {
+	d := (v - base) / base * 100
+	switch {
+	case d <= -5:
+		return fmt.Sprintf("%+.1f%%", d), "bad"
+	case d >= 5:
+		return fmt.Sprintf("%+.1f%%", d), "good"
+	}
+	return fmt.Sprintf("%+.1f%%", d), "muted"
 }
 
 // humanSize writes a byte count in binary units the way nccl-tests users

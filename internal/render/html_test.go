@@ -23,7 +23,7 @@ func TestHTMLDoctor(t *testing.T) {
 	}{
 		{"finding rows", count(page, `<details class="finding"`), 7},
 		{"fail rows", count(page, `class="finding" data-sev="fail"`), 2},
-		{"host sections", count(page, `<section class="host"`), 4}, // 3 hosts + cluster
+		{"host sections", count(page, `<details class="host"`), 4}, // 3 hosts + cluster
 		{"fix copy buttons", count(page, `<div class="fix">`), 4},
 		{"links in the table", count(page, `class="link-row`), 2},
 		{"faulty links in the table", count(page, `class="link-row faulty"`), 1},

@@ -91,6 +91,7 @@ type topoBox struct {
 	x, y, h  float64
 	ports    []string
 	portSide map[string]float64 // +1 right edge, -1 left edge
+	out      [2]float64         // compact drawing: direction away from the circle's centre
 }
 
 func (b *topoBox) center() (float64, float64) { return b.x + boxW/2, b.y + b.h/2 }
@@ -172,15 +173,24 @@ func topoBoxes(links []linkRow) (map[string]*topoBox, []string) {
 // hosts face each other; more stand on an ellipse.
 func placeBoxes(boxes map[string]*topoBox, order []string, compact bool) float64 {
 	maxH := 0.0
+	n := len(order)
+	if compact { // hosts are dots on a circle, labelled outside it
+		rx := float64(topoW)/2 - 110
+		ry := rx * 0.8
+		for i, name := range order {
+			a := -math.Pi/2 + 2*math.Pi*float64(i)/float64(n)
+			b := boxes[name]
+			b.h = 0
+			b.x, b.y = topoW/2+rx*math.Cos(a)-boxW/2, ry+40+ry*math.Sin(a)
+			b.out = [2]float64{math.Cos(a), math.Sin(a)}
+		}
+		return 2*ry + 80
+	}
 	for _, name := range order {
 		b := boxes[name]
 		b.h = boxHead + float64(len(b.ports))*portRow + 8
-		if compact {
-			b.h = boxHead
-		}
 		maxH = math.Max(maxH, b.h)
 	}
-	n := len(order)
 	if n <= 2 {
 		for i, name := range order {
 			b := boxes[name]
@@ -201,6 +211,19 @@ func placeBoxes(boxes map[string]*topoBox, order []string, compact bool) float64
 
 func drawBox(s *strings.Builder, b *topoBox, compact bool) {
 	esc := template.HTMLEscapeString
+	if compact {
+		cx, cy := b.center()
+		dx, dy := b.out[0], b.out[1]
+		anchor := "start"
+		if dx < -0.3 {
+			anchor = "end"
+		} else if dx < 0.3 {
+			anchor = "middle"
+		}
+		fmt.Fprintf(s, `<g class="node" data-host="%s"><circle class="portdot" cx="%.1f" cy="%.1f" r="6"/>`, esc(b.name), cx, cy)
+		fmt.Fprintf(s, `<text class="port" x="%.1f" y="%.1f" text-anchor="%s">%s</text></g>`, cx+dx*14, cy+dy*14+3.5, anchor, esc(trimLabel(b.name, 18)))
+		return
+	}
 	fmt.Fprintf(s, `<g class="node" data-host="%s"><rect x="%.1f" y="%.1f" width="%d" height="%.1f" rx="8"/>`, esc(b.name), b.x, b.y, boxW, b.h)
 	fmt.Fprintf(s, `<text class="hname" x="%.1f" y="%.1f" text-anchor="middle">%s</text>`, b.x+boxW/2, b.y+20, esc(trimLabel(b.name, 26)))
 	if !compact {

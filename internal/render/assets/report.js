@@ -39,6 +39,6 @@
 
   // Printing shows every finding, opened.
   window.addEventListener("beforeprint", function () {
-    document.querySelectorAll("details.finding").forEach(function (d) { d.open = true; });
+    document.querySelectorAll("details.finding, details.host, details.links").forEach(function (d) { d.open = true; });
   });
 })();
