@@ -1,0 +1,82 @@
+package cluster
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
+)
+
+// Analysis is what several nodes' facts say together.
+type Analysis struct {
+	Hosts    []string
+	Topology Topology
+	Rails    []Rail
+	Segments []Segment
+	Cables   []Cable
+	Links    []report.Link
+	Findings []check.Finding
+}
+
+// Analyze works out links, topology and cross-node consistency.
+func Analyze(nodes []*facts.Node) *Analysis {
+	a := &Analysis{}
+	for _, n := range nodes {
+		a.Hosts = append(a.Hosts, n.Host)
+		a.Rails = append(a.Rails, Rails(n)...)
+	}
+	a.Segments = Segments(a.Rails)
+	a.Cables = Cables(a.Segments)
+	a.Topology = DetectTopology(a.Hosts, a.Segments)
+	a.Findings = append(a.Findings, topologyFinding(a))
+	links, fs := buildLinks(a.Segments, a.Topology)
+	a.Links = links
+	a.Findings = append(a.Findings, fs...)
+	a.Findings = append(a.Findings, consistency(nodes)...)
+	a.Findings = append(a.Findings, ibHCAOrder(nodes)...)
+	return a
+}
+
+func topologyFinding(a *Analysis) check.Finding {
+	obs := fmt.Sprintf("%s: %d nodes, %d cables, %d rails with addresses", a.Topology, len(a.Hosts), len(a.Cables), len(a.Rails))
+	return check.Finding{ID: "cluster.topology", Severity: check.Info, Subject: "cluster", Title: "detected topology", Observed: obs,
+		Source: "DGX Spark platform notes (topologies)"}
+}
+
+// Report builds the report section, adding the ping mesh's findings (nil
+// pings: the mesh did not run, e.g. when auditing snapshots).
+func (a *Analysis) Report(pings []PingResult, meshRan bool) *report.Cluster {
+	c := &report.Cluster{Topology: string(a.Topology), Links: a.Links, Findings: append([]check.Finding(nil), a.Findings...)}
+	if c.Links == nil {
+		c.Links = []report.Link{}
+	}
+	if meshRan {
+		c.Findings = append(c.Findings, PingFindings(pings)...)
+		markPingProblems(c.Links, pings)
+	}
+	sort.SliceStable(c.Findings, func(i, j int) bool {
+		return c.Findings[i].Severity.Rank() > c.Findings[j].Severity.Rank()
+	})
+	return c
+}
+
+// markPingProblems adds failed probes to the links they crossed.
+func markPingProblems(links []report.Link, pings []PingResult) {
+	for _, p := range pings {
+		if !p.FullOK || p.Full.Received == p.Full.Sent {
+			continue
+		}
+		for i := range links {
+			l := &links[i]
+			if l.A.Host == p.From.Host && l.A.NetDev == p.From.NetDev || l.B.Host == p.From.Host && l.B.NetDev == p.From.NetDev {
+				if l.B.Host != SwitchHost && l.A.Host != p.To.Host && l.B.Host != p.To.Host {
+					continue
+				}
+				l.OK = false
+				l.Problems = append(l.Problems, fmt.Sprintf("DF ping %s→%s at MTU %d: %d/%d replies", p.From.Host, p.To.Host, p.From.MTU, p.Full.Received, p.Full.Sent))
+			}
+		}
+	}
+}

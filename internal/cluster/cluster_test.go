@@ -1,0 +1,305 @@
+package cluster
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/facts"
+)
+
+// node builds a Spark's facts: netdevs given as "name=cidr[,cidr]@mtu"
+// ("enp1s0f1np1=192.168.100.10/24@9000"; no cidr: unaddressed).
+func node(host string, netdevs ...string) *facts.Node {
+	n := &facts.Node{Host: host, Sysctls: map[string]string{}, NCCL: facts.NCCL{ConfFile: map[string]string{}, Env: map[string]string{}},
+		Sources: map[string]facts.SourceStatus{facts.SrcSysctl: {Status: "ok"}, facts.SrcIPAddr: {Status: "ok"}}}
+	for _, spec := range netdevs {
+		name, rest, _ := strings.Cut(spec, "=")
+		cidrs, mtu, _ := strings.Cut(rest, "@")
+		d := facts.NetDev{Name: name, MTU: atoi(mtu), Driver: "mlx5_core", Addrs: []facts.Addr{}}
+		speed := 200000
+		d.SpeedMbps = &speed
+		for _, c := range strings.Split(cidrs, ",") {
+			if c != "" {
+				d.Addrs = append(d.Addrs, facts.Addr{CIDR: c, Family: "inet"})
+			}
+		}
+		n.NetDevs = append(n.NetDevs, d)
+	}
+	n.NetDevs = append(n.NetDevs, facts.NetDev{Name: "enP7s7", MTU: 1500, Driver: "r8127", Addrs: []facts.Addr{{CIDR: "10.0.0.5/24", Family: "inet"}}})
+	return n
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		n = 10*n + int(c-'0')
+	}
+	return n
+}
+
+// pair is NVIDIA's two-Spark addressing (netplan fixture
+// 01_40-cx7_two-sparks_port1_static-per-twin-subnets): port 1 twins on
+// 192.168.100.0/24 and 192.168.101.0/24, .10 and .11, here at MTU 9000.
+func pair() []*facts.Node {
+	return []*facts.Node{
+		node("spark-01", "enp1s0f1np1=192.168.100.10/24@9000", "enP2p1s0f1np1=192.168.101.10/24@9000", "enp1s0f0np0=@1500", "enP2p1s0f0np0=@1500"),
+		node("spark-02", "enp1s0f1np1=192.168.100.11/24@9000", "enP2p1s0f1np1=192.168.101.11/24@9000", "enp1s0f0np0=@1500", "enP2p1s0f0np0=@1500"),
+	}
+}
+
+// ring is NVIDIA's three-Spark addressing (netplan fixture
+// 03_40-cx7_three-sparks-ring_all-four-ifaces), at MTU 9000.
+func ring() []*facts.Node {
+	return []*facts.Node{
+		node("spark-01", "enp1s0f0np0=192.168.0.1/24@9000", "enP2p1s0f0np0=192.168.1.1/24@9000", "enp1s0f1np1=192.168.2.1/24@9000", "enP2p1s0f1np1=192.168.3.1/24@9000"),
+		node("spark-02", "enp1s0f0np0=192.168.4.1/24@9000", "enP2p1s0f0np0=192.168.5.1/24@9000", "enp1s0f1np1=192.168.0.2/24@9000", "enP2p1s0f1np1=192.168.1.2/24@9000"),
+		node("spark-03", "enp1s0f0np0=192.168.2.2/24@9000", "enP2p1s0f0np0=192.168.3.2/24@9000", "enp1s0f1np1=192.168.4.2/24@9000", "enP2p1s0f1np1=192.168.5.2/24@9000"),
+	}
+}
+
+// notOK returns "id subject: observed" of every finding worse than info.
+func notOK(fs []check.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		if f.Severity.Rank() > check.Info.Rank() {
+			out = append(out, string(f.Severity)+" "+f.ID+" "+f.Subject+": "+f.Observed)
+		}
+	}
+	return out
+}
+
+func TestHealthyPair(t *testing.T) {
+	a := Analyze(pair())
+	if a.Topology != TwoNodesOneCable {
+		t.Errorf("topology %s", a.Topology)
+	}
+	if got := notOK(a.Findings); len(got) != 0 {
+		t.Errorf("findings on a healthy pair: %q", got)
+	}
+	if len(a.Links) != 2 || !a.Links[0].OK || a.Links[0].A.NetDev != "enp1s0f1np1" || a.Links[0].B.Host != "spark-02" || a.Links[0].Subnet != "192.168.100.0/24" {
+		t.Errorf("links: %+v", a.Links)
+	}
+	if diff := cmp.Diff([]Cable{{A: "spark-01", B: "spark-02", PortA: "1", PortB: "1"}}, a.Cables); diff != "" {
+		t.Error(diff)
+	}
+}
+
+func TestMTUMismatchOnOneLink(t *testing.T) {
+	nodes := pair()
+	nodes[1].NetDevs[0].MTU = 1500
+	got := notOK(Analyze(nodes).Findings)
+	want := []string{
+		"fail cluster.mtu-mismatch spark-01:enp1s0f1np1↔spark-02:enp1s0f1np1: spark-01 enp1s0f1np1 MTU 9000, spark-02 enp1s0f1np1 MTU 1500",
+		"warn cluster.mtu-inconsistent enp1s0f1np1: spark-01: 9000; spark-02: 1500",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestTwinUnaddressedOnOneNode(t *testing.T) {
+	nodes := pair()
+	nodes[1].NetDevs[1].Addrs = []facts.Addr{}
+	a := Analyze(nodes)
+	want := []string{"warn cluster.rail-unpaired enP2p1s0f1np1: spark-01 enP2p1s0f1np1 192.168.101.10/24: no peer in 192.168.101.0/24"}
+	if diff := cmp.Diff(want, notOK(a.Findings)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if a.Topology != TwoNodesOneCable || len(a.Links) != 1 {
+		t.Errorf("topology %s, %d links", a.Topology, len(a.Links))
+	}
+}
+
+func TestDifferentNCCLVersionsNameTheOutlier(t *testing.T) {
+	nodes := ring()
+	for i, v := range []string{"2.28.9", "2.28.9", "2.27.3"} {
+		nodes[i].NCCL.Version = v
+	}
+	want := []string{"fail cluster.nccl-mismatch NCCL: spark-03: 2.27.3; the other 2 of 3: 2.28.9"}
+	if diff := cmp.Diff(want, notOK(Analyze(nodes).Findings)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// Two nodes: no majority, both named.
+	p := pair()
+	p[0].NCCL.Version, p[1].NCCL.Version = "2.28.9", "2.28.3"
+	want = []string{"fail cluster.nccl-mismatch NCCL: spark-01: 2.28.9; spark-02: 2.28.3"}
+	if diff := cmp.Diff(want, notOK(Analyze(p).Findings)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestRing(t *testing.T) {
+	a := Analyze(ring())
+	if a.Topology != ThreeNodeRing || len(a.Links) != 6 || len(a.Cables) != 3 {
+		t.Fatalf("topology %s, %d links, %d cables", a.Topology, len(a.Links), len(a.Cables))
+	}
+	if got := notOK(a.Findings); len(got) != 0 {
+		t.Errorf("findings on the playbook's ring: %q", got)
+	}
+}
+
+func TestRingCabledP0ToP0(t *testing.T) {
+	// N1.P0–N2.P0 instead of N1.P0–N2.P1: spark-02's port-0 twins carry the
+	// 192.168.0-1 subnets, and its port 1 takes the cable to spark-03.
+	nodes := []*facts.Node{
+		node("spark-01", "enp1s0f0np0=192.168.0.1/24@9000", "enP2p1s0f0np0=192.168.1.1/24@9000", "enp1s0f1np1=192.168.2.1/24@9000", "enP2p1s0f1np1=192.168.3.1/24@9000"),
+		node("spark-02", "enp1s0f0np0=192.168.0.2/24@9000", "enP2p1s0f0np0=192.168.1.2/24@9000", "enp1s0f1np1=192.168.4.1/24@9000", "enP2p1s0f1np1=192.168.5.1/24@9000"),
+		node("spark-03", "enp1s0f0np0=192.168.2.2/24@9000", "enP2p1s0f0np0=192.168.3.2/24@9000", "enp1s0f1np1=192.168.4.2/24@9000", "enP2p1s0f1np1=192.168.5.2/24@9000"),
+	}
+	a := Analyze(nodes)
+	want := []string{
+		"fail cluster.ring-cabling spark-01:enp1s0f0np0↔spark-02:enp1s0f0np0: spark-01 port 0 (enp1s0f0np0) ↔ spark-02 port 0 (enp1s0f0np0)",
+		"fail cluster.ring-cabling spark-01:enP2p1s0f0np0↔spark-02:enP2p1s0f0np0: spark-01 port 0 (enP2p1s0f0np0) ↔ spark-02 port 0 (enP2p1s0f0np0)",
+		"fail cluster.ring-cabling spark-02:enp1s0f1np1↔spark-03:enp1s0f1np1: spark-02 port 1 (enp1s0f1np1) ↔ spark-03 port 1 (enp1s0f1np1)",
+		"fail cluster.ring-cabling spark-02:enP2p1s0f1np1↔spark-03:enP2p1s0f1np1: spark-02 port 1 (enP2p1s0f1np1) ↔ spark-03 port 1 (enP2p1s0f1np1)",
+	}
+	if a.Topology != ThreeNodeRing {
+		t.Errorf("topology %s", a.Topology)
+	}
+	if diff := cmp.Diff(want, notOK(a.Findings)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestPortMismatchOnAPair(t *testing.T) {
+	nodes := []*facts.Node{
+		node("spark-01", "enp1s0f1np1=192.168.100.10/24@9000", "enP2p1s0f1np1=192.168.101.10/24@9000"),
+		node("spark-02", "enp1s0f0np0=192.168.100.11/24@9000", "enP2p1s0f0np0=192.168.101.11/24@9000"),
+	}
+	got := notOK(Analyze(nodes).Findings)
+	if len(got) < 2 || !strings.HasPrefix(got[0], "warn cluster.port-mismatch spark-01:enp1s0f1np1↔spark-02:enp1s0f0np0: spark-01 port 1 (enp1s0f1np1) ↔ spark-02 port 0 (enp1s0f0np0)") {
+		t.Errorf("got %q", got)
+	}
+}
+
+// Four nodes behind a switch, NVIDIA's static 4-node addressing (netplan
+// fixture 04): one node's port at 100G and MTU 1500.
+func TestSwitch(t *testing.T) {
+	var nodes []*facts.Node
+	for i := range 4 {
+		n := node("spark-0"+string(rune('1'+i)), "enp1s0f0np0=192.168.100."+string(rune('1'+i))+"/24@9000")
+		nodes = append(nodes, n)
+	}
+	nodes[2].NetDevs[0].MTU = 1500
+	slow := 100000
+	nodes[3].NetDevs[0].SpeedMbps = &slow
+	a := Analyze(nodes)
+	want := []string{
+		"fail cluster.mtu-mismatch enp1s0f0np0: spark-03 enp1s0f0np0 MTU 1500; most of 192.168.100.0/24 uses 9000",
+		"warn cluster.speed-mismatch enp1s0f0np0: spark-04 enp1s0f0np0 at 100 Gb/s; most of 192.168.100.0/24 at 200 Gb/s",
+		"warn cluster.mtu-inconsistent enp1s0f0np0: spark-03: 1500; the other 3 of 4: 9000",
+	}
+	if a.Topology != Switched || len(a.Links) != 4 {
+		t.Errorf("topology %s, %d links", a.Topology, len(a.Links))
+	}
+	if diff := cmp.Diff(want, notOK(a.Findings)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestIBHCAOrder(t *testing.T) {
+	nodes := pair()
+	nodes[0].NCCL.Env["NCCL_IB_HCA"] = "rocep1s0f1,roceP2p1s0f1"
+	nodes[1].NCCL.Env["NCCL_IB_HCA"] = "roceP2p1s0f1,rocep1s0f1"
+	want := []string{"fail cluster.nccl-ib-hca-order NCCL_IB_HCA: same devices, different order: spark-01: rocep1s0f1,roceP2p1s0f1; spark-02: roceP2p1s0f1,rocep1s0f1"}
+	if diff := cmp.Diff(want, notOK(Analyze(nodes).Findings)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	nodes[1].NCCL.Env["NCCL_IB_HCA"] = nodes[0].NCCL.Env["NCCL_IB_HCA"]
+	if got := notOK(Analyze(nodes).Findings); len(got) != 0 {
+		t.Errorf("same order flagged: %q", got)
+	}
+}
+
+func TestConsistencyIgnoresHostSpecificCmdline(t *testing.T) {
+	nodes := pair()
+	nodes[0].OS.Cmdline = "BOOT_IMAGE=/vmlinuz-6.11 root=UUID=aaaa ro quiet iommu=pt"
+	nodes[1].OS.Cmdline = "BOOT_IMAGE=/vmlinuz-6.11 root=UUID=bbbb ro quiet iommu=pt"
+	if got := notOK(Analyze(nodes).Findings); len(got) != 0 {
+		t.Errorf("got %q", got)
+	}
+	nodes[1].OS.Cmdline += " kho=off"
+	want := []string{"warn cluster.cmdline-mismatch kernel command line: spark-01: iommu=pt quiet ro; spark-02: iommu=pt kho=off quiet ro"}
+	if diff := cmp.Diff(want, notOK(Analyze(nodes).Findings)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// verbatim returns the program output inside a fixture's VERBATIM markers.
+func verbatim(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "=== BEGIN VERBATIM ===\n")
+	body, _, ok2 := strings.Cut(rest, "=== END VERBATIM ===")
+	if !ok || !ok2 {
+		t.Fatalf("%s: no VERBATIM block", path)
+	}
+	return []byte(body)
+}
+
+func TestParsePing(t *testing.T) {
+	for _, tt := range []struct {
+		file string
+		want PingStats
+	}{
+		{"01_iputils_df-9000_both-ends-9000_ok.txt", PingStats{Sent: 3, Received: 3, AvgRTTms: 0.047}},
+		{"02_iputils_df-9000_far-end-1500_100pct-loss.txt", PingStats{Sent: 3}},
+		{"03_iputils_df-9000_local-mtu-1500_message-too-long.txt", PingStats{Sent: 1}},
+		{"04_iputils_no-such-peer_100pct-loss.txt", PingStats{Sent: 3}},
+	} {
+		got, ok := ParsePing(verbatim(t, "testdata/ping/"+tt.file))
+		if !ok || got != tt.want {
+			t.Errorf("%s: %+v %v", tt.file, got, ok)
+		}
+	}
+	if _, ok := ParsePing([]byte("ping: invalid argument: '-M'\n")); ok {
+		t.Error("parsed an option error")
+	}
+}
+
+func FuzzParsePing(f *testing.F) {
+	for _, n := range []string{"01_iputils_df-9000_both-ends-9000_ok.txt", "02_iputils_df-9000_far-end-1500_100pct-loss.txt", "03_iputils_df-9000_local-mtu-1500_message-too-long.txt"} {
+		f.Add(verbatim(f, "testdata/ping/"+n))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if s, ok := ParsePing(b); ok && (s.Sent < 0 || s.Received < 0) {
+			t.Errorf("negative counts %+v", s)
+		}
+		ParsePingScript([]PingTarget{{}}, b)
+	})
+}
+
+func TestPingMeshFindings(t *testing.T) {
+	nodes := pair()
+	nodes[1].NetDevs[0].MTU = 1500
+	a := Analyze(nodes)
+	plan := PingPlan(a.Segments)
+	if len(plan["spark-01"]) != 2 || len(plan["spark-02"]) != 2 || plan["spark-02"][0].Size() != 1472 || plan["spark-01"][0].Size() != 8972 {
+		t.Fatalf("plan: %+v", plan)
+	}
+	okOut := verbatim(t, "testdata/ping/01_iputils_df-9000_both-ends-9000_ok.txt")
+	lossOut := verbatim(t, "testdata/ping/02_iputils_df-9000_far-end-1500_100pct-loss.txt")
+	small := []byte("1 packets transmitted, 1 received, 0% packet loss, time 0ms\nrtt min/avg/max/mdev = 0.050/0.050/0.050/0.000 ms\n")
+	// spark-01's first target crosses the 1500 link, the second the healthy twin.
+	out := "@@ping 0 1\n" + string(lossOut) + "@@small 0 0\n" + string(small) + "@@ping 1 0\n" + string(okOut)
+	res := ParsePingScript(plan["spark-01"], []byte(out))
+	got := notOK(PingFindings(res))
+	want := []string{"fail cluster.df-ping enp1s0f1np1 → spark-02 192.168.100.11: 0/3 replies (100% loss) at 9000-byte frames; 1500-byte frames pass"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	c := a.Report(res, true)
+	if c.Links[0].OK || !strings.Contains(strings.Join(c.Links[0].Problems, "|"), "DF ping spark-01→spark-02 at MTU 9000: 0/3 replies") {
+		t.Errorf("link 0: %+v", c.Links[0])
+	}
+	if !c.Links[1].OK {
+		t.Errorf("healthy link marked: %+v", c.Links[1])
+	}
+}
