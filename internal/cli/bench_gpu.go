@@ -298,12 +298,11 @@ func runCollective(ctx context.Context, env *Env, g *gpuOptions, o *collectiveOp
 		}
 	}
 	host, _ := os.Hostname()
-	hdr := gpu.SweepHeader{Version: Version, Host: host, Options: co}
 	quiet := o.nranks != 0 && o.rank != 0
 	hooks := gpu.Hooks{}
 	if g.format == "text" && !quiet {
 		hooks = gpu.Hooks{
-			Start: func(t results.NCCLTable) { gpu.WriteTableHeader(env.Stdout, stamp(t, host), hdr) },
+			Start: func(t results.NCCLTable) { gpu.WriteTableHeader(env.Stdout, stamp(t, host), co) },
 			Row:   func(r results.NCCLRow) { gpu.WriteRow(env.Stdout, r) },
 			End:   func(t results.NCCLTable) { gpu.WriteTableFooter(env.Stdout, t) },
 		}

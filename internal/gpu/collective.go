@@ -299,6 +299,11 @@ func (g *Group) Sweep(ctx context.Context, t *results.NCCLTable, o CollectiveOpt
 		t.AvgBusBWGBs = avgBusBW(t.Rows)
 		t.FinishPeak()
 	}()
+	defer func() { // like nccl-tests' footer: only a finished sweep is complete
+		if t.Complete = len(t.Rows) > 0 && ctx.Err() == nil; t.Complete {
+			t.OutOfBounds = &t.WrongResults
+		}
+	}()
 	for _, size := range o.Sizes() {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -330,8 +335,7 @@ func (g *Group) measure(op string, param, bytes int64, factor float64, inPlace b
 	if err != nil {
 		return results.Timing{}, err
 	}
-	algbw := float64(bytes) / us / 1e3 // bytes/µs/1e3 = GB/s
-	busbw := algbw * factor
+	algbw, busbw := Bandwidth(bytes, us, factor)
 	tm := results.Timing{TimeUS: &us, AlgBWGBs: &algbw, BusBWGBs: &busbw}
 	if bytes <= o.CheckBytes {
 		wrong, err := g.verify(op, param, o.DType, inPlace)
@@ -341,6 +345,13 @@ func (g *Group) measure(op string, param, bytes int64, factor float64, inPlace b
 		tm.WrongErrs = &wrong
 	}
 	return tm, nil
+}
+
+// Bandwidth is nccl-tests' arithmetic: algbw = bytes / time in GB/s (10⁹),
+// busbw = algbw × the collective's factor (results.BusBWFactor).
+func Bandwidth(bytes int64, us, factor float64) (algbw, busbw float64) {
+	algbw = float64(bytes) / us / 1e3
+	return algbw, algbw * factor
 }
 
 // avgBusBW is nccl-tests' footer: the mean busbw over every row and placement measured.

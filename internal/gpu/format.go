@@ -7,23 +7,16 @@ import (
 	"github.com/sparkrig/sparkrig/internal/results"
 )
 
-// SweepHeader is what the text output states before a table.
-type SweepHeader struct {
-	Version string // sparkrig's
-	Host    string
-	Options CollectiveOptions
-}
-
-// WriteTableHeader prints the nccl-tests-style header of one collective's table.
-func WriteTableHeader(w io.Writer, t results.NCCLTable, h SweepHeader) {
-	o := h.Options
-	fmt.Fprintf(w, "# sparkrig %s bench gpu collective nccl-library=%s\n", h.Version, t.NCCLVersion)
+// WriteTableHeader prints the nccl-tests-style header of one collective's
+// table: the sweep's options, then one line per device of this process.
+func WriteTableHeader(w io.Writer, t results.NCCLTable, o CollectiveOptions) {
+	fmt.Fprintf(w, "# sparkrig %s bench gpu collective nccl-library=%s\n", t.ToolVersion, t.NCCLVersion)
 	fmt.Fprintf(w, "# Collective test starting: %s\n", t.Collective)
 	fmt.Fprintf(w, "# nRanks %d minBytes %d maxBytes %d step: %d(factor) warmup iters: %d iters: %d validation: <=%d bytes\n",
 		t.Ranks, o.MinBytes, o.MaxBytes, o.Factor, o.Warmup, o.Iters, o.CheckBytes)
 	fmt.Fprintf(w, "#\n# Using devices\n")
 	for _, d := range t.Devices {
-		fmt.Fprintf(w, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] %s\n", d.Rank, d.PID, h.Host, d.Device, d.PCIBus, d.Name)
+		fmt.Fprintf(w, "#  Rank %2d Group  0 Pid %6d on %10s device %2d [%s] %s\n", d.Rank, d.PID, d.Host, d.Device, d.PCIBus, d.Name)
 	}
 	fmt.Fprintf(w, "#\n")
 	fmt.Fprintf(w, "#%73s%31s\n", "out-of-place", "in-place")
@@ -80,8 +73,8 @@ func round3(v float64) float64 {
 }
 
 // WriteTable prints a whole table.
-func WriteTable(w io.Writer, t results.NCCLTable, h SweepHeader) {
-	WriteTableHeader(w, t, h)
+func WriteTable(w io.Writer, t results.NCCLTable, o CollectiveOptions) {
+	WriteTableHeader(w, t, o)
 	for _, r := range t.Rows {
 		WriteRow(w, r)
 	}

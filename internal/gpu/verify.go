@@ -59,21 +59,34 @@ func fillSend(b []byte, dt DType, r int, elems int64) {
 	}
 }
 
-// countWrong compares a received buffer with the expected result, allowing
-// the rounding of the element type.
+// countWrong compares a received buffer with the expected result. The
+// pattern's sums are integers every type holds exactly up to its exact limit
+// (256 for bfloat16, 2048 for half, 2^24 for float), and all partial sums stay
+// below the final one, so below the limit any difference is an error; above it
+// (many ranks) rounding of n partial sums is allowed.
 func countWrong(b []byte, dt DType, op string, n, r int, param int64) int64 {
-	tol := float32(1e-3)
-	if dt.Size == 2 {
-		tol = 1e-2
-	}
 	var wrong int64
 	for i := int64(0); i < recvElems(op, n, param); i++ {
 		want, got := expected(op, n, r, param, i), dt.get(b, i)
-		if !(math.Abs(float64(got-want)) <= float64(tol*want)) {
+		if !(math.Abs(float64(got-want)) <= dt.tolerance(want, n)) {
 			wrong++
 		}
 	}
 	return wrong
+}
+
+func (d DType) tolerance(want float32, n int) float64 {
+	limit, eps := float32(1<<24), 0x1p-24
+	switch d.nccl {
+	case ncclBfloat16:
+		limit, eps = 256, 0x1p-8
+	case ncclFloat16:
+		limit, eps = 2048, 0x1p-11
+	}
+	if want <= limit {
+		return 0
+	}
+	return float64(want) * eps * float64(n)
 }
 
 // verify runs op once on the check pattern and counts wrong elements over all

@@ -1,0 +1,99 @@
+package gpu
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{
+		"1M": 1 << 20, "8G": 8 << 30, "256K": 256 << 10, "1048576": 1 << 20, "2GiB": 2 << 30, "64m": 64 << 20, "0": 0, "1T": 1 << 40,
+	} {
+		got, err := ParseSize(in)
+		if err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "M", "1.5G", "-1M", "1X", "99999999999T"} {
+		if _, err := ParseSize(bad); err == nil {
+			t.Errorf("ParseSize(%q) accepted", bad)
+		}
+	}
+}
+
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"1M", "8G", "64M", "1048576", "2GiB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if v, err := ParseSize(s); err == nil && v < 0 {
+			t.Fatalf("ParseSize(%q) = %d", s, v)
+		}
+	})
+}
+
+func TestParseDType(t *testing.T) {
+	for in, want := range map[string]string{"bf16": "bfloat16", "fp16": "half", "float": "float", "fp32": "float", "half": "half"} {
+		got, err := ParseDType(in)
+		if err != nil || got.Name != want {
+			t.Errorf("ParseDType(%q) = %q, %v; want %q", in, got.Name, err, want)
+		}
+	}
+	if _, err := ParseDType("int8"); err == nil {
+		t.Error("int8 accepted")
+	}
+}
+
+func TestHumanBytes(t *testing.T) {
+	for in, want := range map[int64]string{
+		1 << 20: "1M", 8 << 30: "8G", 512: "512B", 146052224 << 10: "139.3G", 3 << 19: "1.5M",
+	} {
+		if got := HumanBytes(in); got != want {
+			t.Errorf("HumanBytes(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestVersions(t *testing.T) {
+	for v, want := range map[int]string{22803: "2.28.3", 22809: "2.28.9", 2708: "2.7.8", 0: ""} {
+		if got := FormatNCCLVersion(v); got != want {
+			t.Errorf("FormatNCCLVersion(%d) = %q, want %q", v, got, want)
+		}
+	}
+	for v, want := range map[int]string{13000: "13.0", 12080: "12.8", 13010: "13.1"} {
+		if got := FormatCUDAVersion(v); got != want {
+			t.Errorf("FormatCUDAVersion(%d) = %q, want %q", v, got, want)
+		}
+	}
+	for cc, want := range map[string]string{"9.0": "sm_90", "12.1": "sm_121", "10.0": "sm_100"} {
+		if got := (Device{Capability: cc}).SMArch(); got != want {
+			t.Errorf("SMArch(%s) = %s, want %s", cc, got, want)
+		}
+	}
+}
+
+func TestMemCap(t *testing.T) {
+	avail := ParseMemAvailable(readVerbatim(t, "testdata/proc-meminfo.debian12-x86_64.txt"))
+	if avail != 24012636*1024 {
+		t.Fatalf("MemAvailable = %d", avail)
+	}
+	// H200 as recorded (testdata/gpu info): 146052224 KiB free.
+	h200 := Device{Index: 0, MemFreeBytes: 146052224 << 10}
+	c := NewMemCap(h200, avail, 0.5)
+	if c.Bytes != 146052224<<9 {
+		t.Fatalf("discrete GPU cap = %d, want half the free memory", c.Bytes)
+	}
+	if err := c.Allow("a sweep up to 8G", 16<<30); err != nil {
+		t.Fatalf("16 GiB on H200 refused: %v", err)
+	}
+	err := c.Allow("a sweep up to 64G (send + receive buffers)", 128<<30)
+	want := "a sweep up to 64G (send + receive buffers) needs 128G per GPU, above the cap of 69.6G (50% of GPU 0's free memory 139.3G); lower the size or raise --mem-fraction"
+	if err == nil || err.Error() != want {
+		t.Fatalf("refusal:\n got %v\nwant %s", err, want)
+	}
+	// Unified memory (GB10): the cap comes from MemAvailable, not cudaMemGetInfo.
+	gb10 := Device{Integrated: true, MemFreeBytes: 1 << 40}
+	if c := NewMemCap(gb10, avail, 0.5); c.Bytes != avail/2 || !strings.Contains(c.Reason, "MemAvailable") {
+		t.Fatalf("unified cap = %d (%s)", c.Bytes, c.Reason)
+	}
+}
