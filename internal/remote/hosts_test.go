@@ -1,0 +1,204 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseHostList(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want []string
+		err  string
+	}{
+		{in: "spark-01,spark-02", want: []string{"spark-01", "spark-02"}},
+		{in: "spark-[01-04]", want: []string{"spark-01", "spark-02", "spark-03", "spark-04"}},
+		{in: "node[1,3,9-11].lan", want: []string{"node1.lan", "node3.lan", "node9.lan", "node10.lan", "node11.lan"}},
+		{in: "r[1-2]n[01-02]", want: []string{"r1n01", "r1n02", "r2n01", "r2n02"}},
+		{in: " a , b,a,", want: []string{"a", "b"}},
+		{in: "root@spark-[1-2]:2222", want: []string{"root@spark-1:2222", "root@spark-2:2222"}},
+		{in: "spark-[04-01]", err: `host range "spark-[04-01]": bad range "04-01"`},
+		{in: "spark-[01-04", err: `host range "spark-[01-04": missing ]`},
+		{in: "spark-[a-b]", err: `host range "spark-[a-b]": "a" is not a number`},
+		{in: "n[1-99999]", err: "more than 4096"},
+		{in: ",", err: "empty host list"},
+	} {
+		got, err := ParseHostList(tt.in)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: err %v, want %q", tt.in, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tt.in, err)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%q (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}
+
+func TestParseHostfile(t *testing.T) {
+	// Open MPI hostfile syntax (mpirun --hostfile), and a plain list.
+	mpi := "# two Sparks\nspark-01 slots=1\nspark-02 slots=1 max_slots=2   # the second\n\n"
+	got, err := ParseHostfile([]byte(mpi))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]HostfileEntry{{"spark-01", 1}, {"spark-02", 1}}, got); diff != "" {
+		t.Error(diff)
+	}
+	got, err = ParseHostfile([]byte("spark-[01-03]\nspark-01\n"))
+	if err != nil || len(got) != 3 || got[2].Host != "spark-03" {
+		t.Errorf("plain: %v %v", got, err)
+	}
+	for in, want := range map[string]string{
+		"spark-01 slots=x\n":     "line 1: bad slots=\"x\"",
+		"a\nspark-01 2\n":        "line 2: unexpected \"2\"",
+		"# nothing\n\n":          "no hosts in hostfile",
+		"ok\nspark-[3-1] slots=1": "line 2:",
+	} {
+		if _, err := ParseHostfile([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want %q", in, err, want)
+		}
+	}
+}
+
+func FuzzParseHostList(f *testing.F) {
+	for _, s := range []string{"spark-[01-04]", "a,b", "n[1,3-5]x[01-02]", "[", "a]b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		hs, err := ParseHostList(s)
+		if err == nil && (len(hs) == 0 || len(hs) > MaxHosts) {
+			t.Errorf("%q: %d hosts", s, len(hs))
+		}
+	})
+}
+
+func FuzzParseHostfile(f *testing.F) {
+	f.Add([]byte("spark-01 slots=1\nspark-02 slots=1\n"))
+	f.Add([]byte("# c\nnode[1-3]\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		hs, err := ParseHostfile(b)
+		if err == nil && len(hs) == 0 {
+			t.Error("no hosts and no error")
+		}
+	})
+}
+
+func TestResolveSSHConfig(t *testing.T) {
+	home := t.TempDir()
+	cfgText := `
+Host spark-*
+  User ubuntu
+  IdentityFile ~/.ssh/spark_ed25519
+  IdentitiesOnly yes
+  ProxyJump bastion,jump2
+
+Host spark-01
+  HostName 192.168.1.21
+  Port 2201
+  UserKnownHostsFile ~/.ssh/known_spark /etc/ssh/ssh_known_hosts
+
+Host bastion
+  HostName bastion.example.net
+  User admin
+  ProxyJump none
+
+Host *
+  User fallback
+  Port 22
+`
+	p := filepath.Join(home, "config")
+	os.WriteFile(p, []byte(cfgText), 0o600)
+	c, err := LoadSSHConfig(p, home, "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := c.Resolve("spark-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Endpoint{Name: "spark-01", HostName: "192.168.1.21", Port: 2201, User: "ubuntu",
+		IdentityFiles: []string{home + "/.ssh/spark_ed25519"}, IdentitiesOnly: true,
+		KnownHosts: []string{home + "/.ssh/known_spark", "/etc/ssh/ssh_known_hosts"}, ProxyJump: []string{"bastion", "jump2"}}
+	if diff := cmp.Diff(want, e); diff != "" {
+		t.Errorf("spark-01 (-want +got):\n%s", diff)
+	}
+	e, _ = c.Resolve("root@spark-02:2222")
+	if e.User != "root" || e.Port != 2222 || e.HostName != "spark-02" || e.KnownHosts[0] != home+"/.ssh/known_hosts" {
+		t.Errorf("spark-02: %+v", e)
+	}
+	e, _ = c.Resolve("bastion")
+	if e.User != "admin" || e.ProxyJump != nil || e.HostName != "bastion.example.net" {
+		t.Errorf("bastion: %+v", e)
+	}
+	e, _ = c.Resolve("other")
+	if e.User != "fallback" || e.Port != 22 {
+		t.Errorf("other: %+v", e)
+	}
+	if _, err := LoadSSHConfig(filepath.Join(home, "nope"), home, "me"); err == nil {
+		t.Error("missing -F file accepted")
+	}
+	os.WriteFile(p, []byte("Host x\n  Port 99999\n"), 0o600)
+	c, _ = LoadSSHConfig(p, home, "me")
+	if _, err := c.Resolve("x"); err == nil || !strings.Contains(err.Error(), `Port "99999"`) {
+		t.Errorf("bad port: %v", err)
+	}
+}
+
+func TestFanOutBoundsConcurrencyAndDeadlines(t *testing.T) {
+	var running, peak atomic.Int32
+	hosts := []string{"a", "b", "c", "d", "e", "f"}
+	f := FanOut{Parallel: 2, PerHost: 200 * time.Millisecond}
+	start := time.Now()
+	res := f.Each(context.Background(), hosts, func(ctx context.Context, i int, h string) error {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			if p := peak.Load(); n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		switch h {
+		case "b": // ignores its deadline entirely
+			time.Sleep(5 * time.Second)
+			return nil
+		case "c":
+			<-ctx.Done()
+			return ctx.Err()
+		case "d":
+			return errors.New("refused")
+		}
+		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+	if peak.Load() > 2 {
+		t.Errorf("peak concurrency %d", peak.Load())
+	}
+	if el := time.Since(start); el > 2*time.Second {
+		t.Errorf("took %v: a stuck host held the others", el)
+	}
+	var got []string
+	for _, r := range res {
+		s := r.Host + ":ok"
+		if r.Err != nil {
+			s = r.Host + ":" + r.Err.Error()
+		}
+		got = append(got, s)
+	}
+	want := []string{"a:ok", "b:timed out: b: no answer by its deadline", "c:context deadline exceeded", "d:refused", "e:ok", "f:ok"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
