@@ -62,9 +62,9 @@ func TestParseHostfile(t *testing.T) {
 		t.Errorf("plain: %v %v", got, err)
 	}
 	for in, want := range map[string]string{
-		"spark-01 slots=x\n":     "line 1: bad slots=\"x\"",
-		"a\nspark-01 2\n":        "line 2: unexpected \"2\"",
-		"# nothing\n\n":          "no hosts in hostfile",
+		"spark-01 slots=x\n":      "line 1: bad slots=\"x\"",
+		"a\nspark-01 2\n":         "line 2: unexpected \"2\"",
+		"# nothing\n\n":           "no hosts in hostfile",
 		"ok\nspark-[3-1] slots=1": "line 2:",
 	} {
 		if _, err := ParseHostfile([]byte(in)); err == nil || !strings.Contains(err.Error(), want) {
