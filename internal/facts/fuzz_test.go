@@ -1,0 +1,103 @@
+package facts
+
+import (
+	"strings"
+	"testing"
+)
+
+// seedVerbatim adds every verbatim block of the fixtures with these prefixes.
+func seedVerbatim(f *testing.F, prefixes ...string) {
+	for _, p := range prefixes {
+		for _, b := range verbatim(f, fixture(f, p)) {
+			f.Add([]byte(b))
+		}
+	}
+}
+
+func FuzzParseIbvDevinfo(f *testing.F) {
+	seedVerbatim(f, "rdma_04_", "rdma_05_", "rdma_11_")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, d := range parseIbvDevinfo(b) {
+			if d.Ports == nil {
+				t.Fatalf("device %q has nil ports", d.Name)
+			}
+		}
+	})
+}
+
+func FuzzParseIbdev2netdev(f *testing.F) {
+	seedVerbatim(f, "rdma_01_", "rdma_04_", "rdma_05_")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for k, v := range parseIbdev2netdev(b) {
+			if k == "" || v == "" || strings.ContainsAny(k+v, " \t\n") {
+				t.Fatalf("bad pair %q => %q", k, v)
+			}
+		}
+	})
+}
+
+func FuzzParseLspciVV(f *testing.F) {
+	seedVerbatim(f, "pci_01_", "pci_02_")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, fn := range parseLspciVV(b) {
+			if fn.Addr == "" {
+				t.Fatal("function without address")
+			}
+		}
+	})
+}
+
+func FuzzParseKernelLog(f *testing.F) {
+	seedVerbatim(f, "proc_03_", "proc_04_")
+	f.Add([]byte("[ 6101.345678] NVRM: Xid (PCI:0000:18:00): 79, pid=0, GPU has fallen off the bus.\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		kl := parseKernelLog(b)
+		for _, x := range kl.XIDs {
+			if !strings.Contains(x.Line, "Xid") {
+				t.Fatalf("Xid from a line without Xid: %q", x.Line)
+			}
+		}
+	})
+}
+
+func FuzzParseNetplan(f *testing.F) {
+	seedVerbatim(f, "netplan_01_", "netplan_03_", "netplan_05_", "netplan_06_")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		cs, err := parseNetplan("x.yaml", b)
+		if err == nil && cs == nil {
+			t.Fatal("nil configs without error")
+		}
+	})
+}
+
+func FuzzParseNvidiaSMIXML(f *testing.F) {
+	f.Add(readTestdata(f, "nvidia-smi-q-x.h200x2.xml"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, gpus, err := parseNvidiaSMIXML(b)
+		if err != nil && gpus != nil {
+			t.Fatal("GPUs returned with an error")
+		}
+	})
+}
+
+func FuzzParseEthtool(f *testing.F) {
+	seedVerbatim(f, "ethtool_01_", "ethtool_02_")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if s := parseEthtoolSpeed(b); s != nil && *s <= 0 {
+			t.Fatalf("speed %d", *s)
+		}
+		parseEthtoolFEC(b)
+	})
+}
+
+func FuzzParseMeminfoAndLimits(f *testing.F) {
+	f.Add([]byte("MemTotal:       125535996 kB\nCmaTotal:              0 kB\nHugePages_Total:       0\n"))
+	f.Add([]byte("Max locked memory         unlimited            unlimited            bytes\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		parseMeminfo(b)
+		parseProcLimits(b)
+		parseLimitsConfMemlock(b)
+		parseKeyValues(b)
+		parseINI(b)
+	})
+}
