@@ -152,7 +152,7 @@ func auditReport(caps []hostCapture, profile check.Profile, env *Env) *report.Re
 			Findings: findings, Skipped: skipped,
 		})
 	}
-	r.Cluster = auditCluster(nodes)
+	r.Cluster = auditCluster(nodes, caps)
 	return r
 }
 

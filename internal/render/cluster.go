@@ -1,11 +1,139 @@
 package render
 
 import (
+	"fmt"
 	"io"
+	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
-func textCluster(w io.Writer, r *report.Report, opt Options) error { return nil }
+// textCluster draws the cluster section: the topology, one line per link
+// (which port of which node faces which, with MTU, speed and subnet; faulty
+// links marked with their problems), then the cluster findings.
+func textCluster(w io.Writer, r *report.Report, opt Options) error {
+	c := r.Cluster
+	if c == nil {
+		return nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", bold(fmt.Sprintf("cluster · %s · %d link(s)", orUnknown(c.Topology), len(c.Links)), opt.Color))
+	textLinks(&b, c.Links, opt)
+	for _, g := range subjectGroups(clusterSubjects(c.Findings)) {
+		textSubject(&b, g, opt)
+	}
+	fmt.Fprintf(&b, "  %s\n\n", summaryLine(counts(c.Findings), opt.Color))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
 
-func mdCluster(w io.Writer, r *report.Report, opt Options) error { return nil }
+func orUnknown(s string) string {
+	if s == "" {
+		return "topology unknown"
+	}
+	return s
+}
+
+// clusterSubjects prefixes the host to findings about one node's part of
+// the cluster, so they group and read as "spark-01 enp1s0f1np1 → ...".
+func clusterSubjects(fs []check.Finding) []check.Finding {
+	out := make([]check.Finding, len(fs))
+	for i, f := range fs {
+		if f.Host != "" {
+			f.Subject = f.Host + " " + f.Subject
+		}
+		out[i] = f
+	}
+	return out
+}
+
+// endText is "spark-01 enp1s0f1np1" and its "MTU 9000 · 200G" details.
+func endText(e report.Endpoint) (string, string) {
+	details := []string{}
+	if e.MTU > 0 {
+		details = append(details, fmt.Sprintf("MTU %d", e.MTU))
+	}
+	if e.SpeedMbps > 0 {
+		details = append(details, speedShort(e.SpeedMbps))
+	}
+	name := e.Host + " " + e.NetDev
+	if e.Host == "(switch)" {
+		name = "switch " + e.NetDev
+	}
+	return name, strings.Join(details, " · ")
+}
+
+func speedShort(mbps int) string {
+	if mbps%1000 == 0 {
+		return fmt.Sprintf("%dG", mbps/1000)
+	}
+	return fmt.Sprintf("%dM", mbps)
+}
+
+func textLinks(b *strings.Builder, links []report.Link, opt Options) {
+	if len(links) == 0 {
+		fmt.Fprintf(b, "  no data links found (no two nodes share a subnet on a ConnectX netdev)\n")
+		return
+	}
+	type row struct{ a, ad, b, bd, subnet, state string }
+	var rows []row
+	wa, wad, wb, wbd := 0, 0, 0, 0
+	for _, l := range links {
+		an, ad := endText(l.A)
+		bn, bd := endText(l.B)
+		rw := row{a: an, ad: ad, b: bn, bd: bd, subnet: l.Subnet, state: "ok"}
+		if !l.OK {
+			rw.state = strings.Join(l.Problems, "; ")
+		}
+		rows = append(rows, rw)
+		wa, wad, wb, wbd = max(wa, len(an)), max(wad, len(ad)), max(wb, len(bn)), max(wbd, len(bd))
+	}
+	for i, rw := range rows {
+		wire, state := "────────", paint(check.OK, rw.state, opt.Color)
+		if !links[i].OK {
+			wire, state = "───"+paint(check.Fail, "✗", opt.Color)+"────", paint(check.Fail, rw.state, opt.Color)
+		}
+		fmt.Fprintf(b, "  %-*s  %-*s %s %-*s  %-*s  %-18s %s\n", wa, rw.a, wad, rw.ad, wire, wb, rw.b, wbd, rw.bd, rw.subnet, state)
+	}
+}
+
+// mdCluster writes the cluster section as Markdown: topology, a links table
+// and the cluster findings.
+func mdCluster(w io.Writer, r *report.Report, opt Options) error {
+	c := r.Cluster
+	if c == nil {
+		return nil
+	}
+	if _, err := fmt.Fprintf(w, "### cluster (%s)\n\n%s\n\n", orUnknown(c.Topology), summaryLine(counts(c.Findings), false)); err != nil {
+		return err
+	}
+	var rows [][]string
+	for _, l := range c.Links {
+		an, ad := endText(l.A)
+		bn, bd := endText(l.B)
+		state := "ok"
+		if !l.OK {
+			state = "**" + strings.Join(l.Problems, "; ") + "**"
+		}
+		rows = append(rows, []string{an + " (" + ad + ")", bn + " (" + bd + ")", l.Subnet, state})
+	}
+	if len(rows) > 0 {
+		if err := mdTable(w, []string{"end A", "end B", "subnet", "state"}, rows); err != nil {
+			return err
+		}
+	}
+	rows = nil
+	for _, g := range subjectGroups(clusterSubjects(c.Findings)) {
+		for _, f := range g {
+			if f.Severity == check.OK && !opt.Verbose {
+				continue
+			}
+			rows = append(rows, []string{mdSeverity(string(f.Severity)), mdCode(f.ID), f.Subject, f.Observed, f.Expected, mdCode(oneLine(f.Fix))})
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return mdTable(w, []string{"severity", "check", "subject", "observed", "expected", "fix"}, rows)
+}
