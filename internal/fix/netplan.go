@@ -2,7 +2,10 @@ package fix
 
 import (
 	"fmt"
+	"sort"
 	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/facts"
 
 	"gopkg.in/yaml.v3"
 )
@@ -57,4 +60,19 @@ func netplanIfaces(b []byte) ([]string, error) {
 		out = append(out, k)
 	}
 	return out, nil
+}
+
+// netplanConfig reads what a netplan file fix wrote persists, per interface.
+// An unreadable file persists nothing.
+func netplanConfig(b []byte) []facts.IfaceConfig {
+	var d netplanDoc
+	if yaml.Unmarshal(b, &d) != nil {
+		return nil
+	}
+	var out []facts.IfaceConfig
+	for name, e := range d.Network.Ethernets {
+		out = append(out, facts.IfaceConfig{Name: name, Source: NetplanPath, Tool: "netplan", Addrs: e.Addresses, MTU: e.MTU})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

@@ -152,7 +152,16 @@ func (o Observation) Facts(host string) *facts.Node {
 	if o.DGX != "" {
 		n.DGX = &facts.DGXRelease{Name: o.DGX}
 	}
-	n.NCCL.ConfFile = parseNCCLConf(o.Files[NCCLConf])
+	for _, src := range []string{facts.SrcNetSysfs, facts.SrcIPAddr, facts.SrcSysctl, facts.SrcNetConfig} {
+		n.Sources[src] = facts.SourceStatus{Status: "ok"}
+	}
+	if b, ok := o.Files[NetplanPath]; ok {
+		n.NetConfig = netplanConfig(b)
+	}
+	if b, ok := o.Files[NCCLConf]; ok {
+		n.NCCL.ConfFile = parseNCCLConf(b)
+		n.Sources[facts.SrcNCCLConf] = facts.SourceStatus{Status: "ok"}
+	}
 	return n
 }
 

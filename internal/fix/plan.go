@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/netip"
-	"sort"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
@@ -79,6 +78,9 @@ type Node struct {
 	// SSHIface is the interface the SSH session arrives on ("" when unknown,
 	// e.g. for a snapshot).
 	SSHIface string
+	// Unknown lists files whose present content the evidence does not hold
+	// (a snapshot that could not read them): they are planned as new.
+	Unknown []string
 }
 
 // Plan is what fix would change on every node.
@@ -218,32 +220,35 @@ func topologyList() string {
 func hostPlan(n Node, rails []Rail, opt Options, ports cx7Ports) (HostPlan, error) {
 	hp := HostPlan{Host: n.Facts.Host, Rails: rails, Notes: ports.notes}
 	hp.Protected = protected(n)
+	for _, u := range n.Unknown {
+		hp.Notes = append(hp.Notes, "the evidence does not hold "+u+"; its diff is against an empty file")
+	}
 	if err := guard(n, hp); err != nil {
 		return hp, err
 	}
 	np := renderNetplan(rails, opt)
 	hp.Files = append(hp.Files, change(n, NetplanPath, 0o600, np,
-		"persist addresses and MTU "+fmt.Sprint(opt.MTU)+" on every cabled twin", netplanResolves(n.Facts, rails)))
-	sc, values, res := renderSysctl(n.Facts, n.Current[SysctlPath])
+		"persist addresses and MTU "+fmt.Sprint(opt.MTU)+" on every cabled twin"))
+	sc, values := renderSysctl(n.Facts, n.Current[SysctlPath])
 	hp.Sysctls = values
 	if sc != nil || n.Current[SysctlPath] != nil {
-		hp.Files = append(hp.Files, change(n, SysctlPath, 0o644, sc, "TCP buffers and port range for NCCL/Gloo/MPI bootstrap and socket traffic", res))
+		hp.Files = append(hp.Files, change(n, SysctlPath, 0o644, sc, "TCP buffers and port range for NCCL/Gloo/MPI bootstrap and socket traffic"))
 	}
 	env, err := launchEnv(n, rails, opt)
 	if err != nil {
 		return hp, err
 	}
 	hp.Files = append(hp.Files,
-		change(n, NCCLConf, 0o644, mergeNCCLConf(n.Current[NCCLConf], env), "NCCL reads these for every job, whatever the launcher", ncclResolves(n.Facts, env)),
-		change(n, EnvPath, 0o644, renderEnv(env), "the same settings for vLLM, PyTorch (Gloo), mpirun and UCX launchers", nil))
+		change(n, NCCLConf, 0o644, mergeNCCLConf(n.Current[NCCLConf], env), "NCCL reads these for every job, whatever the launcher"),
+		change(n, EnvPath, 0o644, renderEnv(env), "the same settings for vLLM, PyTorch (Gloo), mpirun and UCX launchers"))
+	attribute(n.Facts, &hp)
 	if opt.Addressing == LinkLocal {
 		hp.Notes = append(hp.Notes, "link-local puts both twins in 169.254.0.0/16 and the addresses change on reboot; NVIDIA documents it, but static addressing keeps the twins on distinct subnets")
 	}
 	return hp, nil
 }
 
-func change(n Node, path string, mode fs.FileMode, content []byte, why string, resolves []string) Change {
+func change(n Node, path string, mode fs.FileMode, content []byte, why string) Change {
 	old, ok := n.Current[path]
-	sort.Strings(resolves)
-	return Change{Path: path, Mode: mode, Old: old, OldExists: ok, New: content, Why: why, Resolves: resolves}
+	return Change{Path: path, Mode: mode, Old: old, OldExists: ok, New: content, Why: why}
 }

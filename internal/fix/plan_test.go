@@ -51,7 +51,10 @@ var linuxDefaults = map[string]string{
 // management port enP7s7.
 func sparkNode(t testing.TB, host, ibdev2netdev string) *facts.Node {
 	t.Helper()
-	n := &facts.Node{Host: host, DGX: &facts.DGXRelease{Name: "DGX Spark"}, Sysctls: map[string]string{}}
+	n := &facts.Node{Host: host, DGX: &facts.DGXRelease{Name: "DGX Spark"}, Sysctls: map[string]string{}, Sources: map[string]facts.SourceStatus{}}
+	for _, src := range []string{facts.SrcNetSysfs, facts.SrcIPAddr, facts.SrcNetConfig, facts.SrcSysctl, facts.SrcNCCLConf, facts.SrcEnv, facts.SrcRDMA} {
+		n.Sources[src] = facts.SourceStatus{Status: "ok"}
+	}
 	for k, v := range linuxDefaults {
 		n.Sysctls[k] = v
 	}
@@ -63,7 +66,14 @@ func sparkNode(t testing.TB, host, ibdev2netdev string) *facts.Node {
 			t.Fatalf("unexpected ibdev2netdev line %q", line)
 		}
 		up := f[5] == "(Up)"
-		n.NetDevs = append(n.NetDevs, facts.NetDev{Name: f[4], MTU: 1500, Carrier: &up, Driver: "mlx5_core", PCIAddr: pci[f[4]], RDMADev: f[0]})
+		d := facts.NetDev{Name: f[4], MTU: 1500, Carrier: &up, Driver: "mlx5_core", PCIAddr: pci[f[4]], RDMADev: f[0], Addrs: []facts.Addr{}}
+		state := "DOWN"
+		if up {
+			speed := 200000
+			d.SpeedMbps, state = &speed, "ACTIVE"
+		}
+		n.NetDevs = append(n.NetDevs, d)
+		n.RDMA = append(n.RDMA, facts.RDMADev{Name: f[0], NetDev: f[4], PCIAddr: pci[f[4]], Ports: []facts.RDMAPort{{Num: 1, State: state, LinkLayer: "Ethernet"}}})
 	}
 	yes := true
 	n.NetDevs = append(n.NetDevs, facts.NetDev{Name: "enP7s7", MTU: 1500, Carrier: &yes, Driver: "r8127",

@@ -1,116 +1,135 @@
 package fix
 
 import (
-	"net/netip"
-	"slices"
+	"sort"
+	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
-// Doctor finding IDs a change can resolve. They name the doctor's checks, so
-// `sparkrig doctor` output and `sparkrig fix --plan` output can be matched.
-const (
-	FindTwinUnaddressed  = "spark.twin-unaddressed"
-	FindTwinsSameSubnet  = "spark.twins-same-subnet"
-	FindMTU              = "spark.mtu"
-	FindMTUTwinsDiffer   = "spark.mtu-twins-differ"
-	FindAddrNotPersisted = "spark.addr-persisted"
-	FindDHCPOnCX7        = "spark.dhcp-on-cx7"
-	FindNCCLSocketIfname = "nccl.socket-ifname"
-	FindNCCLIBHCA        = "nccl.ib-hca"
-)
-
-// netplanResolves lists what the doctor flags today that the planned netplan
-// file fixes, judged from the node's facts.
-func netplanResolves(n *facts.Node, rails []Rail) []string {
-	var out []string
-	add := func(id string) {
-		if !slices.Contains(out, id) {
-			out = append(out, id)
-		}
-	}
-	subnets := map[netip.Prefix]int{}
-	mtus := map[int][]int{}
-	for _, r := range rails {
-		d := netdev(n, r.NetDev)
-		if d == nil {
-			continue
-		}
-		v4 := 0
-		for _, a := range d.Addrs {
-			p, err := netip.ParsePrefix(a.CIDR)
-			if err != nil || !p.Addr().Is4() || p.Addr().IsLinkLocalUnicast() {
-				continue
-			}
-			v4++
-			subnets[p.Masked()]++
-			if a.Dynamic {
-				add(FindDHCPOnCX7)
-			}
-			if !persisted(n, r.NetDev, a.CIDR) {
-				add(FindAddrNotPersisted)
-			}
-		}
-		if v4 == 0 && r.Addr != "" {
-			add(FindTwinUnaddressed)
-		}
-		if d.MTU != 0 && d.MTU != r.MTU {
-			add(FindMTU)
-		}
-		mtus[r.Port] = append(mtus[r.Port], d.MTU)
-	}
-	for _, m := range mtus {
-		if len(m) == 2 && m[0] != m[1] {
-			add(FindMTUTwinsDiffer)
-		}
-	}
-	for _, c := range subnets {
-		if c > 1 {
-			add(FindTwinsSameSubnet)
+// flagged runs the doctor's checks on n and returns its findings worse than
+// ok (info, warn, fail), keyed "ID subject".
+func flagged(n *facts.Node) map[string]check.Finding {
+	fs, _ := check.Run(n, check.DetectProfile(n))
+	out := map[string]check.Finding{}
+	for _, f := range fs {
+		switch f.Severity {
+		case check.Info, check.Warn, check.Fail:
+			out[f.ID+" "+f.Subject] = f
 		}
 	}
 	return out
 }
 
-func netdev(n *facts.Node, name string) *facts.NetDev {
-	for i := range n.NetDevs {
-		if n.NetDevs[i].Name == name {
-			return &n.NetDevs[i]
+// resolved lists the findings of before that after no longer has, as
+// "ID (subject, subject)", sorted.
+func resolved(before, after map[string]check.Finding) []string {
+	subjects := map[string][]string{}
+	for k, f := range before {
+		if _, still := after[k]; !still {
+			subjects[f.ID] = append(subjects[f.ID], f.Subject)
 		}
-	}
-	return nil
-}
-
-func persisted(n *facts.Node, iface, cidr string) bool {
-	for _, c := range n.NetConfig {
-		if c.Name == iface && slices.Contains(c.Addrs, cidr) {
-			return true
-		}
-	}
-	return false
-}
-
-// ncclResolves lists the NCCL findings the planned settings fix: a value set
-// today (in /etc/nccl.conf or the environment) that differs from the plan, or
-// a missing NCCL_IB_HCA.
-func ncclResolves(n *facts.Node, env []envVar) []string {
-	ids := map[string]string{
-		"NCCL_SOCKET_IFNAME": FindNCCLSocketIfname,
-		"NCCL_IB_HCA":        FindNCCLIBHCA,
 	}
 	var out []string
-	for _, e := range env {
-		id, ok := ids[e.Key]
-		if !ok {
+	for id, ss := range subjects {
+		sort.Strings(ss)
+		out = append(out, id+" ("+strings.Join(ss, ", ")+")")
+	}
+	sort.Strings(out)
+	return out
+}
+
+// attribute runs the doctor on the node as it is, then as it would be after
+// each file of the plan in turn (netplan, sysctl, nccl.conf), and records on
+// each change the findings it makes go away.
+func attribute(n *facts.Node, hp *HostPlan) {
+	steps := []struct {
+		path  string
+		apply func(*facts.Node)
+	}{
+		{NetplanPath, func(s *facts.Node) { withRails(s, hp.Rails) }},
+		{SysctlPath, func(s *facts.Node) {
+			for k, v := range hp.Sysctls {
+				s.Sysctls[k] = v
+			}
+		}},
+		{NCCLConf, func(s *facts.Node) {
+			for _, c := range hp.Files {
+				if c.Path == NCCLConf {
+					s.NCCL.ConfFile = parseNCCLConf(c.New)
+				}
+			}
+			for k := range s.NCCL.ConfFile {
+				delete(s.NCCL.Env, k) // the plan's launchers source the same values
+			}
+		}},
+	}
+	sim := cloneNode(n)
+	before := flagged(sim)
+	for _, st := range steps {
+		st.apply(sim)
+		after := flagged(sim)
+		for i := range hp.Files {
+			if hp.Files[i].Path == st.path {
+				hp.Files[i].Resolves = resolved(before, after)
+			}
+		}
+		before = after
+	}
+}
+
+// withRails sets the rails' addresses and MTU as the netplan file would,
+// persisted in /etc/netplan/40-cx7.yaml.
+func withRails(n *facts.Node, rails []Rail) {
+	var cfg []facts.IfaceConfig
+	for _, c := range n.NetConfig {
+		if c.Source != NetplanPath {
+			cfg = append(cfg, c)
+		}
+	}
+	for _, r := range rails {
+		d := n.NetDev(r.NetDev)
+		if d == nil {
 			continue
 		}
-		cur, set := n.NCCL.ConfFile[e.Key]
-		if v, inEnv := n.NCCL.Env[e.Key]; inEnv {
-			cur, set = v, true
+		d.MTU = r.MTU
+		var addrs []facts.Addr
+		for _, a := range d.Addrs {
+			if a.Family != "inet" || strings.HasPrefix(a.CIDR, "169.254.") && r.Addr == "" {
+				addrs = append(addrs, a)
+			}
 		}
-		if (set && cur != e.Value) || (!set && e.Key == "NCCL_IB_HCA") {
-			out = append(out, id)
+		ic := facts.IfaceConfig{Name: r.NetDev, Source: NetplanPath, Tool: "netplan", MTU: r.MTU, LinkLocal: r.Addr == ""}
+		if r.Addr != "" {
+			addrs = append(addrs, facts.Addr{CIDR: r.Addr, Family: "inet", Scope: "global"})
+			ic.Addrs = []string{r.Addr}
 		}
+		d.Addrs = addrs
+		cfg = append(cfg, ic)
+	}
+	n.NetConfig = cfg
+}
+
+// cloneNode copies the parts of n the simulation changes.
+func cloneNode(n *facts.Node) *facts.Node {
+	c := *n
+	c.NetDevs = make([]facts.NetDev, len(n.NetDevs))
+	for i, d := range n.NetDevs {
+		d.Addrs = append([]facts.Addr(nil), d.Addrs...)
+		c.NetDevs[i] = d
+	}
+	c.NetConfig = append([]facts.IfaceConfig(nil), n.NetConfig...)
+	c.Sysctls = copyMap(n.Sysctls)
+	c.NCCL.ConfFile = copyMap(n.NCCL.ConfFile)
+	c.NCCL.Env = copyMap(n.NCCL.Env)
+	return &c
+}
+
+func copyMap(m map[string]string) map[string]string {
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[k] = v
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
@@ -18,8 +19,6 @@ type sysctlSetting struct {
 	// Short reports whether the current value falls short of Value.
 	Short func(cur string) bool
 	Why   string
-	// Finding is the doctor's finding ID for this parameter.
-	Finding string
 }
 
 // Socket buffers of 64 MiB cover a 200 Gb/s link's bandwidth-delay product
@@ -29,15 +28,15 @@ const bufMax = 67108864
 // Sources: seed 002 (the book, lines 1703-1705 and 3892) and seed 004 (notes on its
 // chapter 4, lines 193 and 378).
 var sysctlSettings = []sysctlSetting{
-	{Key: "net.core.rmem_max", Value: "67108864", Short: belowInt(bufMax), Finding: "sysctl.rmem-max",
+	{Key: "net.core.rmem_max", Value: "67108864", Short: belowInt(bufMax),
 		Why: "let one socket buffer up to 64 MiB so a TCP stream (NCCL/Gloo socket transport, bootstrap, iperf3) can fill a 100-200 Gb/s link. Source: \"AI Systems Performance Engineering\" (C. Fregly, O'Reilly), \"Tune TCP/IP Stack if Using Ethernet\""},
-	{Key: "net.core.wmem_max", Value: "67108864", Short: belowInt(bufMax), Finding: "sysctl.wmem-max",
+	{Key: "net.core.wmem_max", Value: "67108864", Short: belowInt(bufMax),
 		Why: "the send side of the same limit. Source: as above (rmem_max and wmem_max are raised together)"},
-	{Key: "net.ipv4.tcp_rmem", Value: "4096 131072 67108864", Short: belowField(2, bufMax), Finding: "sysctl.tcp-rmem",
+	{Key: "net.ipv4.tcp_rmem", Value: "4096 131072 67108864", Short: belowField(2, bufMax),
 		Why: "TCP receive autotuning may grow to 64 MiB. Source: as above (\"raise ... the autotuning limits (net.ipv4.tcp_{r,w}mem)\")"},
-	{Key: "net.ipv4.tcp_wmem", Value: "4096 65536 67108864", Short: belowField(2, bufMax), Finding: "sysctl.tcp-wmem",
+	{Key: "net.ipv4.tcp_wmem", Value: "4096 65536 67108864", Short: belowField(2, bufMax),
 		Why: "TCP send autotuning may grow to 64 MiB. Source: as above"},
-	{Key: "net.ipv4.ip_local_port_range", Value: "10000 65535", Short: fewerPorts(55536), Finding: "sysctl.ip-local-port-range",
+	{Key: "net.ipv4.ip_local_port_range", Value: "10000 65535", Short: fewerPorts(55536),
 		Why: "more ephemeral ports for the many bootstrap and socket connections of a large job: too few and handshakes fail or stall. Source: notes on \"AI Systems Performance Engineering\" ch. 4 (\"Widen port range in /proc/sys/net/ipv4/ip_local_port_range. Example: 10000 65535\")"},
 }
 
@@ -73,29 +72,46 @@ func fewerPorts(n int64) func(string) bool {
 // renderSysctl writes the drop-in: every parameter the node falls short on,
 // plus any the existing drop-in already sets (so planning after an apply
 // shows no change). It returns nil when there is nothing to set.
-func renderSysctl(n *facts.Node, current []byte) (content []byte, values map[string]string, resolves []string) {
+func renderSysctl(n *facts.Node, current []byte) (content []byte, values map[string]string) {
 	had := parseSysctlConf(current)
+	judged, bad := doctorSysctls(n)
 	var b strings.Builder
 	values = map[string]string{}
 	for _, s := range sysctlSettings {
 		cur, known := n.Sysctls[s.Key]
 		short := !known || s.Short(cur)
+		if judged[s.Key] {
+			short = bad[s.Key]
+		}
 		if _, ok := had[s.Key]; !short && !ok {
 			continue
-		}
-		if known && short {
-			resolves = append(resolves, s.Finding)
 		}
 		b.WriteString("\n" + commentWrap(s.Why, 78))
 		fmt.Fprintf(&b, "%s = %s\n", s.Key, s.Value)
 		values[s.Key] = s.Value
 	}
 	if b.Len() == 0 {
-		return nil, nil, nil
+		return nil, nil
 	}
 	head := "# Written by sparkrig fix; loaded at boot and by `sysctl --system`.\n" +
 		"# Remove it (or run `sparkrig fix --rollback`) to go back to the previous values.\n"
-	return []byte(head + b.String()), values, resolves
+	return []byte(head + b.String()), values
+}
+
+// doctorSysctls says which parameters the doctor judged and which it flagged
+// (info, warn or fail). Where it did not judge one (its check does not apply
+// or the value was not captured), fix falls back to its own threshold.
+func doctorSysctls(n *facts.Node) (judged, bad map[string]bool) {
+	judged, bad = map[string]bool{}, map[string]bool{}
+	fs, _ := check.Run(n, check.DetectProfile(n))
+	for _, f := range fs {
+		if f.Severity == check.NotEvaluated {
+			continue
+		}
+		judged[f.Subject] = true
+		bad[f.Subject] = bad[f.Subject] || f.Severity != check.OK
+	}
+	return judged, bad
 }
 
 // parseSysctlConf reads "key = value" lines of a sysctl.d file.
