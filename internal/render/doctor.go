@@ -125,11 +125,28 @@ func writeField(b *strings.Builder, indent, label, value string, width int, verb
 		return
 	}
 	pad := indent + strings.Repeat(" ", 10)
+	avail := max(width-len(pad), 20)
 	var ls []string
-	if verbatim {
-		ls = strings.Split(value, "\n")
-	} else {
-		ls = wrap(value, max(width-len(pad), 20))
+	if !verbatim {
+		ls = wrap(value, avail)
+	}
+	// Fixes keep their lines and indentation (commands, file contents); only
+	// a line too long for the terminal is wrapped, under its own indentation.
+	for _, l := range strings.Split(value, "\n") {
+		if !verbatim {
+			break
+		}
+		if len([]rune(l)) <= avail {
+			ls = append(ls, l)
+			continue
+		}
+		lead := l[:len(l)-len(strings.TrimLeft(l, " "))]
+		for i, part := range wrap(l, avail-len(lead)-2) {
+			if i > 0 {
+				part = "  " + part
+			}
+			ls = append(ls, lead+part)
+		}
 	}
 	for i, l := range ls {
 		if i == 0 {
@@ -167,7 +184,7 @@ func textHost(b *strings.Builder, h report.Host, opt Options) {
 	if h.Profile != "" {
 		head += " · " + h.Profile
 	}
-	if h.Source != "" {
+	if h.Source != "" && h.Source != h.Host {
 		head += " · " + h.Source
 	}
 	fmt.Fprintln(b, bold(head, opt.Color))

@@ -1,0 +1,101 @@
+package render
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
+)
+
+// treesReport audits every snapshot tree of testdata/nodes into one report.
+func treesReport(t *testing.T) *report.Report {
+	t.Helper()
+	dirs, _ := filepath.Glob("../../testdata/nodes/*/manifest.json")
+	if len(dirs) < 10 {
+		t.Fatalf("found %d snapshot trees", len(dirs))
+	}
+	r := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", Command: "doctor", Hosts: []report.Host{}}
+	for _, m := range dirs {
+		s, err := snapshot.Read(filepath.Dir(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := facts.FromSnapshot(s)
+		p := check.DetectProfile(n)
+		fs, sk := check.Run(n, p)
+		r.Hosts = append(r.Hosts, report.Host{Host: n.Host, Profile: string(p), Status: report.HostAudited, Source: filepath.Base(filepath.Dir(m)), Findings: fs, Skipped: sk})
+	}
+	r.Hosts = append(r.Hosts, report.Host{Host: "bad.tar.gz", Source: "bad.tar.gz", Status: report.HostBadSnapshot, Error: "bad snapshot: not a gzip archive (gzip: invalid header)"})
+	return r
+}
+
+func TestTextFits100Columns(t *testing.T) {
+	r := treesReport(t)
+	for _, verbose := range []bool{false, true} {
+		var b bytes.Buffer
+		if err := Text(&b, r, Options{Verbose: verbose, Width: 100}); err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(b.String(), "\n") {
+			if n := utf8.RuneCountInString(l); n > 100 {
+				t.Errorf("verbose=%v line %d has %d columns: %q", verbose, i+1, n, l)
+			}
+		}
+		if strings.Contains(b.String(), "\x1b[") {
+			t.Error("colour codes without Options.Color")
+		}
+	}
+}
+
+func TestTextColourAndSummary(t *testing.T) {
+	r := &report.Report{Hosts: []report.Host{{Host: "n1", Profile: "dgx-spark", Status: report.HostAudited, Findings: []check.Finding{
+		{ID: "spark.mtu", Severity: check.Warn, Subject: "enp1s0f1np1", Title: "jumbo MTU", Observed: "MTU 1500", Expected: "MTU 9000", Fix: "sudo ip link set enp1s0f1np1 mtu 9000"},
+		{ID: "spark.pcie-width", Severity: check.Fail, Subject: "0002:01:00.1", Title: "PCIe x4", Observed: "32GT/s x2"},
+		{ID: "spark.mtu", Severity: check.OK, Subject: "enP2p1s0f1np1", Title: "jumbo MTU", Observed: "MTU 9000"},
+	}}}}
+	var plain, colour bytes.Buffer
+	Text(&plain, r, Options{Width: 100})
+	Text(&colour, r, Options{Width: 100, Color: true})
+	want := "n1 · dgx-spark\n" +
+		"  0002:01:00.1\n" +
+		"    FAIL  spark.pcie-width — PCIe x4\n" +
+		"          seen:     32GT/s x2\n" +
+		"  enp1s0f1np1\n" +
+		"    WARN  spark.mtu — jumbo MTU\n" +
+		"          seen:     MTU 1500\n" +
+		"          expected: MTU 9000\n" +
+		"          fix:      sudo ip link set enp1s0f1np1 mtu 9000\n" +
+		"  1 fail · 1 warn · 0 not evaluated · 0 info · 1 ok\n\n" +
+		"summary 1 of 1 host(s) audited: 1 fail · 1 warn · 0 not evaluated · 0 info · 1 ok\n"
+	if plain.String() != want {
+		t.Errorf("text:\n%s\nwant:\n%s", plain.String(), want)
+	}
+	if !strings.Contains(colour.String(), "\x1b[1;31mFAIL\x1b[0m") || !strings.Contains(colour.String(), "\x1b[33mWARN\x1b[0m") {
+		t.Errorf("no colour badges in %q", colour.String())
+	}
+}
+
+func TestMarkdownHosts(t *testing.T) {
+	r := treesReport(t)
+	var b bytes.Buffer
+	if err := Markdown(&b, r, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"### spark1 (dgx-spark)\n",
+		"| severity | check | subject | observed | expected | fix |\n",
+		"| ⚠️ warn | `spark.link-speed` | enp1s0f1np1 | 100000 Mb/s | 200000 Mb/s |",
+		"Not audited (bad-snapshot): bad snapshot: not a gzip archive",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+}
