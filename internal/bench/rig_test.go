@@ -1,0 +1,189 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sparkrig/sparkrig/internal/expect"
+	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/remote"
+	"github.com/sparkrig/sparkrig/internal/testrig"
+)
+
+// rigPair starts two Spark-named hosts cabled port 1 to port 1 (veths),
+// each with a real sshd, and returns the rig with an SSH transport to it.
+func rigPair(t testing.TB) (*testrig.Rig, *SSH) {
+	t.Helper()
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Skip("iperf3 not installed")
+	}
+	cfg, err := testrig.Sparks(2, "pair")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := testrig.New(t, cfg)
+	d, err := remote.NewDialer(remote.Options{ConfigFile: r.SSHConfig})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &SSH{Dialer: d}
+	t.Cleanup(s.Close)
+	return r, s
+}
+
+// sparkrigBinary builds the command once per test binary.
+var sparkrigBinary = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "sparkrig-bench-test")
+	if err != nil {
+		return "", err
+	}
+	bin := filepath.Join(dir, "sparkrig")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/sparkrig/sparkrig/cmd/sparkrig").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build: %v: %s", err, out)
+	}
+	return bin, nil
+})
+
+func gatherRig(t testing.TB, s *SSH, r *testrig.Rig) []*facts.Node {
+	t.Helper()
+	nodes, errs := Gather(context.Background(), s, r.Names(), "test")
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return nodes
+}
+
+func rigSession(t testing.TB, s *SSH, nodes []*facts.Node, o Options, helper string) *Session {
+	t.Helper()
+	o.RunDir = "/tmp/sparkrig-bench-" + strings.ReplaceAll(t.Name(), "/", "_")
+	p, err := NewPlan(nodes, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := expect.Default()
+	x := &Executor{T: s, RunDir: o.RunDir}
+	if helper != "" {
+		x.Helper, x.HelperPath = helper, o.RunDir+"/sparkrig"
+	}
+	return &Session{Exec: x, Nodes: nodes, Plan: p, Set: set}
+}
+
+// rigLeftovers lists what a run left on every
+// rig host (processes whose command line names one of the ports, and
+// those ports listening). The hosts share the machine's PID namespace, so
+// ports tell this test's processes from anyone else's.
+func rigLeftovers(t testing.TB, r *testrig.Rig, ports ...int) []string {
+	var out []string
+	var pat, alt []string
+	for _, p := range ports {
+		pat = append(pat, fmt.Sprintf("*%d*", p))
+		alt = append(alt, fmt.Sprint(p))
+	}
+	for _, h := range r.Hosts {
+		got, _ := h.Exec(context.Background(), "sh", "-c",
+			`for p in /proc/[0-9]*; do c=$(tr '\0' ' ' 2>/dev/null <$p/cmdline); case "$c" in *for\ p\ in*) ;; `+strings.Join(pat, "|")+`) echo "$c";; esac; done; ss -Hltn | grep -E ':(`+strings.Join(alt, "|")+`) ' || true`)
+		for _, l := range strings.Split(strings.TrimSpace(string(got)), "\n") {
+			if l != "" {
+				out = append(out, h.Name+": "+l)
+			}
+		}
+	}
+	return out
+}
+
+// TestRigTCP runs iperf3 and the native probe for real between two rig
+// hosts over SSH, on both rails, and leaves nothing behind.
+func TestRigTCP(t *testing.T) {
+	r, s := rigPair(t)
+	t0 := time.Now()
+	nodes := gatherRig(t, s, r)
+	t.Logf("captured both hosts in %s", time.Since(t0))
+	bin, err := sparkrigBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, native := range []bool{false, true} {
+		sess := rigSession(t, s, nodes, Options{Kinds: []string{KindTCP}, Duration: time.Second, Streams: 2, Native: native}, bin)
+		t0 := time.Now()
+		rec := sess.Run(context.Background())
+		t.Logf("native=%v ran in %s", native, time.Since(t0))
+		if len(rec.Analyses) != 2 {
+			t.Fatalf("native=%v: %d steps, want one per rail: %+v", native, len(rec.Analyses), sess.Plan.Notes)
+		}
+		for i, a := range rec.Analyses {
+			st := rec.Bench.Steps[i]
+			if st.Status != StatusOK || len(a.Items) == 0 || a.Items[0].Value < 0.5 {
+				t.Errorf("native=%v %s: %s %s items %+v", native, a.File, st.Status, st.Error, a.Items)
+				continue
+			}
+			t.Logf("%s: %s", a.File, a.Measured)
+		}
+		client := rec.Bench.Steps[1].Commands[1]
+		if client.Host != "spark-02" || !strings.Contains(client.Command, "192.168.101.10") {
+			t.Errorf("rail1 client: %s %s", client.Host, client.Command)
+		}
+	}
+	if left := eventually(5*time.Second, func() []string { return rigLeftovers(t, r, 18615, 18616) }); len(left) > 0 {
+		t.Errorf("left on the hosts: %q", left)
+	}
+}
+
+// TestRigKilledRun interrupts and kills the sparkrig command mid-run and
+// looks on the hosts for anything it started: processes and ports.
+func TestRigKilledRun(t *testing.T) {
+	r, _ := rigPair(t)
+	bin, err := sparkrigBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		sig    syscall.Signal
+		native bool
+	}{{syscall.SIGINT, true}, {syscall.SIGKILL, false}} {
+		sig, native := c.sig, c.native
+		{
+			args := []string{"bench", "tcp", "--hosts", "spark-01,spark-02", "--ssh-config", r.SSHConfig,
+				"--duration", "60s", "--results", t.TempDir(), "--port", "19515"}
+			if native {
+				args = append(args, "--native")
+			}
+			cmd := exec.Command(bin, args...)
+			var out strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// Wait until the client runs, then signal.
+			running := eventually(20*time.Second, func() []string {
+				if len(rigLeftovers(t, r, 19615)) >= 2 {
+					return nil
+				}
+				return []string{"not yet"}
+			})
+			if len(running) > 0 {
+				t.Fatalf("%v native=%v: the run never started: %s", sig, native, out.String())
+			}
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			if sig == syscall.SIGINT {
+				if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+					t.Errorf("after SIGINT: %v, want exit 130: %s", err, out.String())
+				}
+			}
+			if left := eventually(8*time.Second, func() []string { return rigLeftovers(t, r, 19615, 19616) }); len(left) > 0 {
+				t.Errorf("%v native=%v: left on the hosts: %q", sig, native, left)
+			}
+		}
+	}
+}
