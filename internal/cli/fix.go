@@ -1,14 +1,340 @@
 package cli
 
-import "github.com/spf13/cobra"
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
 
-// newFixCmd is a placeholder until the fix command lands.
+	"github.com/spf13/cobra"
+
+	"github.com/sparkrig/sparkrig/internal/capture"
+	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/fix"
+	"github.com/sparkrig/sparkrig/internal/remote"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
+)
+
+// fixOptions are the fix command's flags.
+type fixOptions struct {
+	plan, apply, rollback bool
+	hosts                 []string
+	snapshots             []string
+	topology              string
+	addressing            string
+	subnets               []string
+	firstHost, mtu, port  int
+	socketIfname          string
+	output                string
+	format                string
+	deadman               time.Duration
+	sshConfig             string
+	acceptNew             bool
+}
+
+const fixHelp = `fix writes what a topology needs on every node: netplan for the ConnectX-7 twins
+(/etc/netplan/40-cx7.yaml, mode 600: both twins of every cabled port addressed, each
+on its own subnet, MTU 9000), a sysctl drop-in (/etc/sysctl.d/60-sparkrig.conf) for
+the socket buffers and port range the doctor flags, the NCCL lines of /etc/nccl.conf,
+and /etc/sparkrig/cluster.env with NCCL, UCX, Open MPI and Gloo settings for launchers.
+
+  --plan      (default) print per host a unified diff against what is there now, and
+              the doctor findings each change resolves; -o DIR also writes the full
+              files under DIR/<host>/<path>. Changes nothing.
+  --apply     over SSH (root, or sudo -n): back up every file to
+              /var/backups/sparkrig/<time>/, write, arm a dead-man timer on the host,
+              run netplan apply and sysctl --system, check back over a new connection
+              and confirm; if the host stops answering its timer restores the backup,
+              if the checks got worse sparkrig restores it at once.
+  --rollback  restore the newest backup on every host.
+
+fix never touches the management port (enP7s7 on a DGX Spark) or the interface the
+SSH session arrives on, and refuses a plan that would.
+
+Exit status: 0 nothing to change / all applied; 1 changes proposed (--plan) or
+applied with problems left; 2 a host refused or rolled back; 3 bad input or a host
+unreachable; 130 interrupted.`
+
 func newFixCmd(env *Env) *cobra.Command {
-	return &cobra.Command{
-		Use:   "fix",
-		Short: "fix (not yet available)",
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return exitf(ExitUnknown, "fix is not available in this build")
-		},
+	o := &fixOptions{}
+	cmd := &cobra.Command{
+		Use:   "fix (--plan | --apply | --rollback) (--hosts H1,H2 | --snapshot S1 --snapshot S2)",
+		Short: "write the network and NCCL configuration a topology needs",
+		Long:  fixHelp,
+		Example: `  sparkrig fix --plan --hosts spark-01,spark-02
+  sparkrig fix --plan --snapshot a.tar.gz --snapshot b.tar.gz --topology one-cable -o proposed/
+  sparkrig fix --plan --hosts spark-0[1-3] --topology ring --subnets 10.10.0.0/24,10.10.1.0/24,10.10.2.0/24,10.10.3.0/24,10.10.4.0/24,10.10.5.0/24
+  sparkrig fix --apply --hosts spark-01,spark-02
+  sparkrig fix --rollback --hosts spark-01,spark-02`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runFix(cmd.Context(), env, o) },
 	}
+	f := cmd.Flags()
+	f.BoolVar(&o.plan, "plan", false, "show what would change (the default)")
+	f.BoolVar(&o.apply, "apply", false, "apply the plan over SSH, with backup and automatic rollback")
+	f.BoolVar(&o.rollback, "rollback", false, "restore the newest backup on every host")
+	f.StringSliceVar(&o.hosts, "hosts", nil, "SSH hosts in node order (comma-separated; ~/.ssh/config aliases work)")
+	f.StringArrayVar(&o.snapshots, "snapshot", nil, "plan offline from captured snapshots, in node order (repeatable)")
+	f.StringVar(&o.topology, "topology", "", "one-cable, two-cables, ring or switch (default: detected)")
+	f.StringVar(&o.addressing, "addressing", fix.Static, "static or link-local (one-cable only)")
+	f.StringSliceVar(&o.subnets, "subnets", nil, "rail subnets in order (default 192.168.100.0/24, 192.168.101.0/24, ...)")
+	f.IntVar(&o.firstHost, "first-host", 10, "host number of the first node on every rail; node i gets first-host+i")
+	f.IntVar(&o.mtu, "mtu", 9000, "MTU of the rails")
+	f.IntVar(&o.port, "port", -1, "QSFP port cabled in one-cable and switch topologies (default: the one with carrier)")
+	f.StringVar(&o.socketIfname, "socket-ifname", "", "bootstrap interface for NCCL/UCX/MPI/Gloo (default: a rail, or the management port in the ring)")
+	f.StringVarP(&o.output, "output", "o", "", "also write each host's proposed files under DIR/<host>/<path>")
+	f.StringVar(&o.format, "format", "text", "text or json")
+	f.DurationVar(&o.deadman, "deadman", 90*time.Second, "how long a host waits for confirmation before restoring by itself")
+	f.StringVar(&o.sshConfig, "ssh-config", "", "OpenSSH client config file (default ~/.ssh/config)")
+	f.BoolVar(&o.acceptNew, "accept-new-host-keys", false, "record unknown host keys (like StrictHostKeyChecking=accept-new)")
+	return cmd
+}
+
+func runFix(ctx context.Context, env *Env, o *fixOptions) error {
+	modes := 0
+	for _, m := range []bool{o.plan, o.apply, o.rollback} {
+		if m {
+			modes++
+		}
+	}
+	switch {
+	case modes > 1:
+		return exitf(ExitUnknown, "fix: choose one of --plan, --apply, --rollback")
+	case len(o.hosts) == 0 && len(o.snapshots) == 0:
+		return exitf(ExitUnknown, "fix: name the nodes with --hosts or --snapshot")
+	case len(o.hosts) > 0 && len(o.snapshots) > 0:
+		return exitf(ExitUnknown, "fix: use --hosts or --snapshot, not both")
+	case (o.apply || o.rollback) && len(o.hosts) == 0:
+		return exitf(ExitUnknown, "fix: --apply and --rollback work over SSH: give --hosts")
+	case o.format != "text" && o.format != "json":
+		return exitf(ExitUnknown, "fix: unknown format %q (want text or json)", o.format)
+	}
+	var ts []fix.SSH
+	if len(o.hosts) > 0 {
+		d, err := remote.NewDialer(remote.Options{ConfigFile: o.sshConfig, AgentSock: env.Getenv("SSH_AUTH_SOCK"), AcceptNewHostKeys: o.acceptNew})
+		if err != nil {
+			return exitf(ExitUnknown, "fix: %v", err)
+		}
+		for _, h := range o.hosts {
+			ts = append(ts, fix.SSH{Dialer: d, Host: h})
+		}
+	}
+	if o.rollback {
+		return fixRollback(ctx, env, ts)
+	}
+	p, err := fixPlan(ctx, env, o, ts)
+	if err != nil {
+		return err
+	}
+	if o.output != "" {
+		if err := fix.WriteFiles(o.output, p); err != nil {
+			return exitf(ExitUnknown, "fix: write %s: %v", o.output, err)
+		}
+	}
+	if o.apply {
+		return fixApply(ctx, env, o, p, ts)
+	}
+	changes := 0
+	if o.format == "json" {
+		for _, h := range p.Hosts {
+			if h.Changed() {
+				changes++
+			}
+		}
+		enc := json.NewEncoder(env.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(p); err != nil {
+			return err
+		}
+	} else if changes, err = fix.WritePlan(env.Stdout, p); err != nil {
+		return err
+	}
+	if changes > 0 {
+		return statusError(ExitWarning)
+	}
+	return nil
+}
+
+// fixPlan gathers every node (over SSH or from snapshots) and builds the plan.
+func fixPlan(ctx context.Context, env *Env, o *fixOptions, ts []fix.SSH) (*fix.Plan, error) {
+	var nodes []fix.Node
+	var err error
+	if len(ts) > 0 {
+		nodes, err = observeHosts(ctx, ts)
+	} else {
+		nodes, err = snapshotNodes(o.snapshots)
+	}
+	if err != nil {
+		return nil, err
+	}
+	opt := fix.Options{Topology: fix.Topology(o.topology), Addressing: o.addressing, FirstHost: o.firstHost, MTU: o.mtu, Port: o.port, SocketIfname: o.socketIfname}
+	for _, s := range o.subnets {
+		p, err := netip.ParsePrefix(strings.TrimSpace(s))
+		if err != nil {
+			return nil, exitf(ExitUnknown, "fix: --subnets: %q is not a CIDR subnet", s)
+		}
+		opt.Subnets = append(opt.Subnets, p)
+	}
+	if opt.Topology == "" {
+		facts := make([]*facts.Node, len(nodes))
+		for i, n := range nodes {
+			facts[i] = n.Facts
+		}
+		t, why := fix.Detect(facts)
+		if t == "" {
+			return nil, exitf(ExitUnknown, "fix: cannot tell the topology (%s); give --topology one-cable|two-cables|ring|switch", why)
+		}
+		fmt.Fprintf(env.Stderr, "topology %s (%s); override with --topology\n", t, why)
+		opt.Topology = t
+	}
+	p, err := fix.Build(nodes, opt)
+	if errors.Is(err, fix.ErrRefused) {
+		return nil, exitf(ExitCritical, "fix: %v", err)
+	}
+	if err != nil {
+		return nil, exitf(ExitUnknown, "fix: %v", err)
+	}
+	return p, nil
+}
+
+// observeHosts reads every host in parallel; any host failing stops the
+// plan, since a plan is for the whole cluster.
+func observeHosts(ctx context.Context, ts []fix.SSH) ([]fix.Node, error) {
+	nodes := make([]fix.Node, len(ts))
+	errs := make([]error, len(ts))
+	var wg sync.WaitGroup
+	for i, t := range ts {
+		wg.Go(func() {
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			defer cancel()
+			b, err := t.Run(cctx, fix.ObserveScript())
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			ob, err := fix.ParseObservation(b)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			nodes[i] = fix.Node{Facts: captureFacts(cctx, t, ob), Current: ob.Files, SSHIface: ob.SSHIface}
+		})
+	}
+	wg.Wait()
+	var bad []string
+	for i, err := range errs {
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("%s: %v", ts[i].Host, err))
+		}
+	}
+	if len(bad) > 0 {
+		return nil, exitf(ExitUnknown, "fix: cannot read every node, so no plan:\n  %s", strings.Join(bad, "\n  "))
+	}
+	return nodes, nil
+}
+
+// snapshotNodes reads captured snapshots. Files a snapshot does not hold
+// are planned as new, with a note.
+func snapshotNodes(paths []string) ([]fix.Node, error) {
+	var nodes []fix.Node
+	for _, p := range paths {
+		s, err := snapshot.Read(p)
+		if err != nil {
+			return nil, exitf(ExitUnknown, "fix: %s: %v", p, err)
+		}
+		n := fix.Node{Facts: facts.FromSnapshot(s), Current: map[string][]byte{}}
+		for _, f := range fix.Paths() {
+			if b, ok := s.File(f); ok {
+				n.Current[f] = b
+			} else if it, found := s.Item(snapshot.KindFile, f); !found || it.Status != snapshot.StatusMissing {
+				n.Unknown = append(n.Unknown, f)
+			}
+		}
+		nodes = append(nodes, n)
+	}
+	return nodes, nil
+}
+
+func fixApply(ctx context.Context, env *Env, o *fixOptions, p *fix.Plan, ts []fix.SSH) error {
+	if _, err := fix.WritePlan(env.Stdout, p); err != nil {
+		return err
+	}
+	stamp := fix.Stamp(env.Now())
+	outs := make([]fix.Outcome, len(p.Hosts))
+	var wg sync.WaitGroup
+	for i, h := range p.Hosts {
+		wg.Go(func() {
+			outs[i] = fix.Apply(ctx, h, ts[i], fix.ApplyOptions{DeadMan: o.deadman, Stamp: stamp, Log: env.Stderr})
+		})
+	}
+	wg.Wait()
+	code := ExitOK
+	fmt.Fprintln(env.Stdout)
+	for _, out := range outs {
+		fmt.Fprintf(env.Stdout, "%s: %s", out.Host, out.Status)
+		if out.Backup != "" {
+			fmt.Fprintf(env.Stdout, " (backup %s)", out.Backup)
+		}
+		if out.Detail != "" {
+			fmt.Fprintf(env.Stdout, ": %s", out.Detail)
+		}
+		fmt.Fprintln(env.Stdout)
+		for _, pr := range out.After {
+			fmt.Fprintf(env.Stdout, "   still: %s\n", pr)
+		}
+		code = max(code, applyExit(out))
+	}
+	return statusError(code)
+}
+
+func applyExit(o fix.Outcome) int {
+	switch o.Status {
+	case fix.Applied:
+		if len(o.After) > 0 {
+			return ExitWarning
+		}
+		return ExitOK
+	case fix.Unchanged:
+		return ExitOK
+	case fix.Refused, fix.RolledBack, fix.RolledBackTimer:
+		return ExitCritical
+	}
+	return ExitUnknown
+}
+
+func fixRollback(ctx context.Context, env *Env, ts []fix.SSH) error {
+	code := ExitOK
+	for _, t := range ts {
+		cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		dir, err := fix.Rollback(cctx, t)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(env.Stdout, "%s: not rolled back: %v\n", t.Host, err)
+			code = ExitUnknown
+			continue
+		}
+		fmt.Fprintf(env.Stdout, "%s: restored %s\n", t.Host, dir)
+	}
+	return statusError(code)
+}
+
+// captureFacts runs the doctor's capture on the host for the full facts
+// (RDMA devices, persisted configuration, NCCL settings); when that fails it
+// falls back to what the observation shows.
+func captureFacts(ctx context.Context, t fix.SSH, ob fix.Observation) *facts.Node {
+	start := time.Now()
+	b, err := t.Run(ctx, "exec sh -c "+remote.ShellQuote(capture.Script())+" </dev/null")
+	if err != nil {
+		return ob.Facts(t.Host)
+	}
+	s, err := capture.ReadScriptOutput(bytes.NewReader(b), capture.ScriptMeta{Host: t.Host, ToolVersion: Version, CapturedAt: start, Duration: time.Since(start)})
+	if err != nil {
+		return ob.Facts(t.Host)
+	}
+	return facts.FromSnapshot(s)
 }
