@@ -56,7 +56,8 @@ func Reader(name string, r io.Reader, opt Options) report.AnalysisResult {
 
 // Parse detects the format (unless forced) and parses the input.
 func Parse(r io.Reader, format string) (Parsed, error) {
-	br := bufio.NewReaderSize(r, sampleSize)
+	// the line reader reuses this buffer (same size), so the input is copied once
+	br := bufio.NewReaderSize(r, results.ReadBufferSize)
 	sample, err := br.Peek(sampleSize)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		return Parsed{}, fmt.Errorf("read: %w", err)

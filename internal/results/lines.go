@@ -27,9 +27,13 @@ type LineReader struct {
 	read int64
 }
 
+// ReadBufferSize is the LineReader's buffer; a *bufio.Reader of this size
+// passed to NewLineReader is used as is.
+const ReadBufferSize = 256 << 10
+
 // NewLineReader returns a LineReader over r.
 func NewLineReader(r io.Reader) *LineReader {
-	return &LineReader{r: bufio.NewReaderSize(r, 256<<10)}
+	return &LineReader{r: bufio.NewReaderSize(r, ReadBufferSize)}
 }
 
 // Line returns the number of the line last returned (1-based).

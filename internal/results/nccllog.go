@@ -60,7 +60,10 @@ type NCCLLog struct {
 	// Hosts are the host names that prefix the INFO lines.
 	Hosts []string `json:"hosts,omitempty"`
 
-	hostSet map[string]struct{}
+	hostSet   map[string]struct{}
+	lastHost  []byte
+	transport map[string]*int64
+	scratch   [][]byte
 }
 
 // NCCLNetDevice is one network device NCCL uses.
@@ -134,6 +137,10 @@ func (l *NCCLLog) host(prefix []byte) {
 		return
 	}
 	h := prefix[:c]
+	if bytes.Equal(h, l.lastHost) {
+		return
+	}
+	l.lastHost = append(l.lastHost[:0], h...)
 	if l.hostSet == nil {
 		l.hostSet = map[string]struct{}{}
 	}
@@ -145,56 +152,93 @@ func (l *NCCLLog) host(prefix []byte) {
 }
 
 func (l *NCCLLog) setVersion(v []byte) {
-	f := bytes.Fields(v)
-	if len(f) > 0 && l.Version == "" {
-		l.Version = string(f[0])
+	if l.Version != "" {
+		return
+	}
+	l.scratch = appendFields(l.scratch[:0], v)
+	if len(l.scratch) > 0 {
+		l.Version = string(l.scratch[0])
 	}
 }
 
 func (l *NCCLLog) info(msg []byte) {
-	switch {
-	case bytes.HasPrefix(msg, []byte("Channel ")):
-		l.channel(msg)
-	case bytes.HasPrefix(msg, []byte("NET/IB")):
-		l.netIB(msg)
-	case bytes.HasPrefix(msg, []byte("NET/Socket")):
-		if u := afterPrefix(msg, "Using "); u != nil {
-			l.SocketDevices = nil
-			for _, f := range bytes.Fields(u) {
-				if len(l.SocketDevices) < maxListed {
-					l.SocketDevices = append(l.SocketDevices, string(stripIndex(f)))
-				}
-			}
-		}
-	case bytes.HasPrefix(msg, []byte("NET/Plugin")), bytes.HasPrefix(msg, []byte("NET/OFI")):
-		l.netNote(msg)
-	case bytes.HasPrefix(msg, []byte("Using network ")):
-		l.Network = string(bytes.TrimSpace(msg[len("Using network "):]))
-	case bytes.HasPrefix(msg, []byte("Bootstrap")):
-		if u := afterPrefix(msg, "Using "); u != nil {
-			l.Bootstrap = string(bytes.TrimSpace(u))
-		}
-	case bytes.HasPrefix(msg, []byte("cudaDriverVersion ")):
-		l.CUDADriver, _ = strconv.Atoi(string(bytes.TrimSpace(msg[len("cudaDriverVersion "):])))
-	case bytes.HasPrefix(msg, []byte("NCCL version ")):
-		l.setVersion(msg[len("NCCL version "):])
-	case bytes.HasPrefix(msg, []byte("NCCL_")):
-		l.envLine(msg)
-	case bytes.HasPrefix(msg, []byte("comm 0x")):
-		l.comm(msg)
-	case bytes.HasPrefix(msg, []byte("Connected all rings")):
-		if j := bytes.Index(msg, []byte(" GDR ")); j >= 0 {
-			if n, ok := leadingInt(msg[j+5:]); ok {
+	if len(msg) < 2 {
+		return
+	}
+	// dispatch on the first bytes: most lines match none of the prefixes,
+	// and a large log is read at close to disk speed only if they cost little
+	switch msg[0] {
+	case 'C':
+		switch {
+		case bytes.HasPrefix(msg, []byte("Channel ")):
+			l.channel(msg)
+		case bytes.HasPrefix(msg, []byte("Connected all rings")):
+			if n, ok := intAfter(msg, " GDR "); ok {
 				l.RingGDR = &n
 			}
+		case bytes.HasPrefix(msg, []byte("Could not enable P2P")):
+			l.P2PRefused++
 		}
-	case bytes.HasPrefix(msg, []byte("Could not enable P2P")):
-		l.P2PRefused++
+	case 'N':
+		switch {
+		case len(msg) > 5 && msg[1] == 'E' && msg[3] == '/':
+			switch msg[4] {
+			case 'I':
+				if bytes.HasPrefix(msg, []byte("NET/IB")) {
+					l.netIB(msg)
+				}
+			case 'S':
+				if bytes.HasPrefix(msg, []byte("NET/Socket")) {
+					l.netSocket(msg)
+				}
+			case 'P', 'O':
+				if bytes.HasPrefix(msg, []byte("NET/Plugin")) || bytes.HasPrefix(msg, []byte("NET/OFI")) {
+					l.netNote(msg)
+				}
+			}
+		case bytes.HasPrefix(msg, []byte("NCCL version ")):
+			l.setVersion(msg[len("NCCL version "):])
+		case bytes.HasPrefix(msg, []byte("NCCL_")):
+			l.envLine(msg)
+		}
+	case 'U':
+		if bytes.HasPrefix(msg, []byte("Using network ")) {
+			if v := bytes.TrimSpace(msg[len("Using network "):]); string(v) != l.Network {
+				l.Network = string(v)
+			}
+		}
+	case 'B':
+		if bytes.HasPrefix(msg, []byte("Bootstrap")) {
+			if u := afterPrefix(msg, "Using "); u != nil {
+				l.Bootstrap = string(bytes.TrimSpace(u))
+			}
+		}
+	case 'c':
+		switch {
+		case bytes.HasPrefix(msg, []byte("cudaDriverVersion ")):
+			l.CUDADriver, _ = leadingInt(msg[len("cudaDriverVersion "):])
+		case bytes.HasPrefix(msg, []byte("comm 0x")):
+			l.comm(msg)
+		}
 	default:
-		if j := bytes.Index(msg, []byte(" coll channels")); j > 0 {
+		if msg[0] >= '0' && msg[0] <= '9' && bytes.Contains(msg, []byte(" coll channels")) {
 			if n, ok := leadingInt(msg); ok {
 				l.CollChannels = n
 			}
+		}
+	}
+}
+
+func (l *NCCLLog) netSocket(msg []byte) {
+	u := afterPrefix(msg, "Using ")
+	if u == nil {
+		return
+	}
+	l.SocketDevices = l.SocketDevices[:0]
+	l.scratch = appendFields(l.scratch[:0], u)
+	for _, f := range l.scratch {
+		if len(l.SocketDevices) < maxListed {
+			l.SocketDevices = append(l.SocketDevices, string(stripIndex(f)))
 		}
 	}
 }
@@ -216,11 +260,18 @@ func (l *NCCLLog) netNote(msg []byte) {
 func (l *NCCLLog) channel(msg []byte) {
 	if j := bytes.Index(msg, []byte(" via ")); j >= 0 {
 		t := bytes.TrimSpace(msg[j+5:])
-		if l.Transports == nil {
+		if n := l.transport[string(t)]; n != nil {
+			*n++
+			return
+		}
+		if l.transport == nil {
+			l.transport = map[string]*int64{}
 			l.Transports = map[string]int64{}
 		}
-		if _, ok := l.Transports[string(t)]; ok || len(l.Transports) < maxKeys {
-			l.Transports[string(t)]++
+		if len(l.transport) < maxKeys {
+			n := new(int64)
+			*n = 1
+			l.transport[string(t)] = n
 		}
 		return
 	}
@@ -232,30 +283,37 @@ func (l *NCCLLog) channel(msg []byte) {
 }
 
 func (l *NCCLLog) netIB(msg []byte) {
+	// "NET/IB : X" and "NET/IB: X" both occur; dispatch on X
+	rest := bytes.TrimLeft(msg[len("NET/IB"):], " :")
 	switch {
-	case bytes.Contains(msg, []byte("No device found")):
-		l.netNote(msg)
-	case bytes.Contains(msg, []byte("GPU Direct RDMA Disabled for HCA")):
-		l.GDRDisabledHCAs = addUnique(l.GDRDisabledHCAs, quoted(msg))
-	case bytes.Contains(msg, []byte("GPU Direct RDMA Enabled for HCA")):
-		l.GDREnabledHCAs = addUnique(l.GDREnabledHCAs, quoted(msg))
-	case bytes.Contains(msg, []byte(" GID ")) && bytes.Contains(msg, []byte("NCCL Dev ")):
-		l.gid(msg)
-	case bytes.Contains(msg, []byte(" speed=")) && bytes.HasPrefix(msg, []byte("NET/IB: [")):
-		l.ibSpeed(msg)
-	default:
-		if u := afterPrefix(msg, "Using "); u != nil && bytes.HasPrefix(msg, []byte("NET/IB : Using")) {
-			l.ibUsing(u)
+	case bytes.HasPrefix(rest, []byte("Using ")):
+		l.ibUsing(rest[len("Using "):])
+	case bytes.HasPrefix(rest, []byte("[")):
+		if bytes.Contains(rest, []byte(" speed=")) {
+			l.ibSpeed(msg)
 		}
+	case bytes.HasPrefix(rest, []byte("NCCL Dev ")):
+		if bytes.Contains(rest, []byte(" GID ")) {
+			l.gid(msg)
+		}
+	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA Disabled for HCA")):
+		l.GDRDisabledHCAs = addUnique(l.GDRDisabledHCAs, quoted(msg))
+	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA Enabled for HCA")):
+		l.GDREnabledHCAs = addUnique(l.GDREnabledHCAs, quoted(msg))
+	case bytes.HasPrefix(rest, []byte("No device found")):
+		l.netNote(msg)
 	}
 }
 
 // ibUsing parses "[0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE [RO]; OOB enp1s0f1np1:192.168.100.16<0>".
 func (l *NCCLLog) ibUsing(u []byte) {
 	devs, oob, _ := bytes.Cut(u, []byte("; OOB "))
-	l.OOB = string(bytes.TrimSpace(oob))
+	if o := bytes.TrimSpace(oob); string(o) != l.OOB {
+		l.OOB = string(o)
+	}
 	var list []NCCLNetDevice
-	for _, f := range bytes.Fields(devs) {
+	l.scratch = appendFields(l.scratch[:0], devs)
+	for _, f := range l.scratch {
 		if bytes.Equal(f, []byte("[RO]")) {
 			l.RelaxedOrdering = true
 			continue
@@ -291,7 +349,8 @@ func (l *NCCLLog) ibUsing(u []byte) {
 
 // ibSpeed parses "NET/IB: [1] rocep1s0f1:uverbs1:1/RoCE provider=Mlx5 speed=200000 ...".
 func (l *NCCLLog) ibSpeed(msg []byte) {
-	f := bytes.Fields(msg)
+	l.scratch = appendFields(l.scratch[:0], msg)
+	f := l.scratch
 	if len(f) < 3 {
 		return
 	}
@@ -312,24 +371,14 @@ func (l *NCCLLog) ibSpeed(msg []byte) {
 // gid parses "NET/IB: NCCL Dev 1 IbDev 1 Port 1 qpn 704 mtu 3 GID 0 (80FE/...)".
 func (l *NCCLLog) gid(msg []byte) {
 	g := NCCLGID{Dev: -1, GIDIndex: -1}
-	f := bytes.Fields(msg)
-	for i := 0; i+1 < len(f); i++ {
-		n, err := strconv.Atoi(string(f[i+1]))
-		if err != nil {
-			continue
-		}
-		switch string(f[i]) {
-		case "Dev":
-			if g.Dev < 0 {
-				g.Dev = n
-			}
-		case "mtu":
-			if n >= 1 && n <= 5 {
-				g.MTU = 128 << n
-			}
-		case "GID":
-			g.GIDIndex = n
-		}
+	if n, ok := intAfter(msg, " Dev "); ok {
+		g.Dev = n
+	}
+	if n, ok := intAfter(msg, " mtu "); ok && n >= 1 && n <= 5 {
+		g.MTU = 128 << n
+	}
+	if n, ok := intAfter(msg, " GID "); ok {
+		g.GIDIndex = n
 	}
 	for _, old := range l.GIDs {
 		if old == g {
@@ -344,21 +393,26 @@ func (l *NCCLLog) gid(msg []byte) {
 // comm parses "comm 0x... rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0"
 // and the older "comm 0x... rank 1 nranks 2 cudaDev 0 busId f5000 - Init COMPLETE".
 func (l *NCCLLog) comm(msg []byte) {
-	f := bytes.Fields(msg)
-	for i := 0; i+1 < len(f); i++ {
-		n, err := strconv.Atoi(string(f[i+1]))
-		if err != nil {
-			continue
-		}
-		switch string(f[i]) {
-		case "nRanks", "nranks":
-			l.NRanks = n
-		case "nNodes":
-			l.NNodes = n
-		case "localRanks":
-			l.LocalRanks = n
-		}
+	if n, ok := intAfter(msg, " nRanks "); ok {
+		l.NRanks = n
+	} else if n, ok := intAfter(msg, " nranks "); ok {
+		l.NRanks = n
 	}
+	if n, ok := intAfter(msg, " nNodes "); ok {
+		l.NNodes = n
+	}
+	if n, ok := intAfter(msg, " localRanks "); ok {
+		l.LocalRanks = n
+	}
+}
+
+// intAfter reads the integer that follows key in msg.
+func intAfter(msg []byte, key string) (int, bool) {
+	j := bytes.Index(msg, []byte(key))
+	if j < 0 {
+		return 0, false
+	}
+	return leadingInt(msg[j+len(key):])
 }
 
 // envLine parses "NCCL_IB_HCA set to mlx5_4" and
@@ -379,7 +433,8 @@ func (l *NCCLLog) envLine(msg []byte) {
 // commandEnv picks NCCL_X=v assignments out of a command line in the input
 // (e.g. "NCCL_P2P_DISABLE=1 ./build/all_reduce_perf" or "-x NCCL_DEBUG=INFO").
 func (l *NCCLLog) commandEnv(line []byte) {
-	for _, f := range bytes.Fields(line) {
+	l.scratch = appendFields(l.scratch[:0], line)
+	for _, f := range l.scratch {
 		k, v, ok := bytes.Cut(f, []byte("="))
 		if ok && bytes.HasPrefix(k, []byte("NCCL_")) && len(k) < 64 && isEnvName(k) {
 			l.setEnv(string(k), string(v))
@@ -400,8 +455,18 @@ func (l *NCCLLog) setEnv(k, v string) {
 	if l.Env == nil {
 		l.Env = map[string]string{}
 	}
+	if old, ok := l.Env[k]; ok && old == v {
+		return
+	}
 	if _, ok := l.Env[k]; ok || len(l.Env) < maxKeys {
 		l.Env[k] = v
+	}
+}
+
+// Finish copies the running counts into Transports; call it after the last Observe.
+func (l *NCCLLog) Finish() {
+	for k, n := range l.transport {
+		l.Transports[k] = *n
 	}
 }
 

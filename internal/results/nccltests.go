@@ -16,7 +16,12 @@ type NCCLOutput struct {
 	// Lines counts input lines; Unparsed counts table rows that could not be read.
 	Lines    int `json:"lines"`
 	Unparsed int `json:"unparsed_rows,omitempty"`
+	// DroppedTables counts tables beyond the first maxTables, not kept.
+	DroppedTables int `json:"dropped_tables,omitempty"`
 }
+
+// maxTables bounds how many tables one input keeps.
+const maxTables = 1024
 
 // column roles of an nccl-tests table
 const (
@@ -36,6 +41,7 @@ var defaultColumns = []int{colSize, colCount, colType, colRedop, colRoot,
 	colTime, colAlgBW, colBusBW, colWrong, colTime, colAlgBW, colBusBW, colWrong}
 
 type ncclParser struct {
+	fields  [][]byte // reused between lines
 	out     NCCLOutput
 	cur     *NCCLTable
 	cols    []int
@@ -70,7 +76,11 @@ func ParseNCCLTests(r io.Reader) (NCCLOutput, error) {
 }
 
 func (p *ncclParser) line(line []byte) {
-	t := bytes.TrimLeft(line, " \t")
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	t := line[i:]
 	if len(t) == 0 {
 		return
 	}
@@ -82,8 +92,9 @@ func (p *ncclParser) line(line []byte) {
 			p.out.Log.Observe(line)
 		}
 	default:
-		p.out.Log.Observe(line)
-		p.commandLine(t)
+		if !p.out.Log.Observe(line) {
+			p.commandLine(t)
+		}
 	}
 }
 
@@ -118,7 +129,8 @@ func (p *ncclParser) comment(t []byte) {
 	case bytes.HasPrefix(body, []byte("nccl-tests version ")):
 		p.closeTable()
 		p.newMeta()
-		f := bytes.Fields(body)
+		p.fields = appendFields(p.fields[:0], body)
+		f := p.fields
 		p.meta.ToolVersion = string(f[2])
 		for _, kv := range f[3:] {
 			if v, ok := bytes.CutPrefix(kv, []byte("nccl-library=")); ok {
@@ -140,7 +152,8 @@ func (p *ncclParser) comment(t []byte) {
 				p.newMeta()
 			}
 		}
-		f := bytes.Fields(body)
+		p.fields = appendFields(p.fields[:0], body)
+		f := p.fields
 		for i := 0; i+1 < len(f); i++ {
 			switch string(f[i]) {
 			case "nThread":
@@ -166,7 +179,8 @@ func (p *ncclParser) comment(t []byte) {
 	case bytes.HasPrefix(body, []byte("Out of bounds values")):
 		if p.cur != nil {
 			_, v, _ := bytes.Cut(body, []byte(":"))
-			f := bytes.Fields(v)
+			p.fields = appendFields(p.fields[:0], v)
+			f := p.fields
 			if len(f) > 0 {
 				n := int64(atoi(f[0]))
 				p.cur.OutOfBounds = &n
@@ -175,7 +189,8 @@ func (p *ncclParser) comment(t []byte) {
 	case bytes.HasPrefix(body, []byte("Avg bus bandwidth")):
 		if p.cur != nil {
 			_, v, _ := bytes.Cut(body, []byte(":"))
-			f := bytes.Fields(v)
+			p.fields = appendFields(p.fields[:0], v)
+			f := p.fields
 			if len(f) > 0 {
 				if x, err := strconv.ParseFloat(string(f[0]), 64); err == nil && !math.IsNaN(x) && !math.IsInf(x, 0) {
 					p.cur.AvgBusBWGBs = &x
@@ -210,19 +225,23 @@ func (p *ncclParser) closeTable() {
 	if p.cur == nil {
 		return
 	}
-	if len(p.cur.Rows) > 0 {
+	switch {
+	case len(p.cur.Rows) > 0:
 		p.out.Tables = append(p.out.Tables, *p.cur)
+	case len(p.out.Tables) >= maxTables:
+		p.out.DroppedTables++
 	}
 	p.cur = nil
 }
 
 // row parses one result line; it returns false when the line is not one.
 func (p *ncclParser) row(t []byte) bool {
-	f := bytes.Fields(t)
-	if len(f) < 4 {
+	if !looksLikeRow(t) {
 		return false
 	}
-	if _, err := strconv.ParseInt(string(f[0]), 10, 64); err != nil {
+	p.fields = appendFields(p.fields[:0], t)
+	f := p.fields
+	if len(f) < 4 {
 		return false
 	}
 	cols := p.cols
@@ -241,19 +260,42 @@ func (p *ncclParser) row(t []byte) bool {
 	if p.cur == nil {
 		p.openTable()
 	}
+	if len(p.out.Tables) >= maxTables || len(p.cur.Rows) >= 1<<16 {
+		return true // counted in closeTable, not kept
+	}
 	r, ok := parseRow(f, cols)
 	if !ok {
 		p.out.Unparsed++
 		return true
 	}
-	if len(p.cur.Rows) < 1<<16 {
-		p.cur.Rows = append(p.cur.Rows, r)
-	}
+	p.cur.Rows = append(p.cur.Rows, r)
 	return true
+}
+
+// looksLikeRow is a cheap test that a line starts with an integer followed
+// by a space, as every result row does.
+func looksLikeRow(t []byte) bool {
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	return i > 0 && i < len(t) && (t[i] == ' ' || t[i] == '\t')
 }
 
 func parseRow(f [][]byte, cols []int) (NCCLRow, bool) {
 	var r NCCLRow
+	// one allocation holds every number of the row
+	store := new([8]float64)
+	next := 0
+	num := func(v []byte) *float64 {
+		x, ok := parseNum(v)
+		if !ok || next == len(store) {
+			return nil
+		}
+		store[next] = x
+		next++
+		return &store[next-1]
+	}
 	half := 0
 	seenTime := false
 	for i, c := range cols {
@@ -283,14 +325,14 @@ func parseRow(f [][]byte, cols []int) (NCCLRow, bool) {
 				tm = &r.IP
 			}
 			seenTime = true
-			tm.TimeUS = numOrNil(v)
+			tm.TimeUS = num(v)
 		case colAlgBW:
-			tm.AlgBWGBs = numOrNil(v)
+			tm.AlgBWGBs = num(v)
 		case colBusBW:
-			tm.BusBWGBs = numOrNil(v)
+			tm.BusBWGBs = num(v)
 		case colWrong:
-			if x := numOrNil(v); x != nil {
-				n := int64(*x)
+			if x, ok := parseNum(v); ok {
+				n := int64(x)
 				tm.WrongErrs = &n
 			}
 		}
@@ -409,6 +451,7 @@ func parseDeviceLine(body []byte) (NCCLDevice, bool) {
 
 func (p *ncclParser) finish() {
 	p.closeTable()
+	p.out.Log.Finish()
 	for i := range p.out.Tables {
 		t := &p.out.Tables[i]
 		t.finishMeta(&p.out.Log)
@@ -543,11 +586,42 @@ func NCCLVersionString(code int) string {
 }
 
 func numOrNil(v []byte) *float64 {
-	x, err := strconv.ParseFloat(string(v), 64)
-	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+	x, ok := parseNum(v)
+	if !ok {
 		return nil
 	}
 	return &x
+}
+
+// parseNum reads a finite number; "N/A" and the like are not one.
+func parseNum(v []byte) (float64, bool) {
+	if len(v) == 0 || !(v[0] >= '0' && v[0] <= '9' || v[0] == '-' || v[0] == '+' || v[0] == '.') {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0, false
+	}
+	return x, true
+}
+
+// appendFields is bytes.Fields into a reused slice.
+func appendFields(dst [][]byte, s []byte) [][]byte {
+	i := 0
+	for i < len(s) {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		j := i
+		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
+			j++
+		}
+		if j > i {
+			dst = append(dst, s[i:j])
+		}
+		i = j
+	}
+	return dst
 }
 
 func atoi(b []byte) int {
