@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -61,5 +62,45 @@ func TestBenchGPUNoDriver(t *testing.T) {
 	}
 	if strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {
 		t.Fatal("want one line")
+	}
+}
+
+// writeInfo reproduces the recorded H200 info text from the recorded JSON of
+// the same machine and environment (two runs; nothing in them differs).
+func TestWriteInfoRecordedH200(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/gpu/sparkrig.bench-gpu-info.python.h200x2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		gpu.Info
+		Python *gpu.PythonEnv `json:"python"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	writeInfo(&got, rec.Info, rec.Python)
+	want, err := os.ReadFile("../../testdata/gpu/sparkrig.bench-gpu-info.python.h200x2.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, v, _ := strings.Cut(string(want), "=== BEGIN VERBATIM ===\n")
+	v, _, _ = strings.Cut(v, "=== END VERBATIM ===\n")
+	if got.String() != v {
+		t.Fatalf("info text:\n%s\nrecorded:\n%s", got.String(), v)
+	}
+}
+
+func TestArchVerdict(t *testing.T) {
+	torch211 := []string{"sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"}
+	for cc, want := range map[string]string{
+		"9.0":  "covers sm_90",
+		"12.1": "no sm_121 kernels: runs its sm_120 ones (binary compatible, not built for this GPU)",
+		"7.0":  "no kernels for sm_70: CUDA operations will fail",
+	} {
+		if got := archVerdict(torch211, gpu.Device{Capability: cc}); got != want {
+			t.Errorf("%s: %q, want %q", cc, got, want)
+		}
 	}
 }

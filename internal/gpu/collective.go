@@ -116,6 +116,8 @@ type Group struct {
 	nccl   *NCCL
 	nranks int
 	local  []*rank
+	// peers, on rank 0 of a multi-process run, describes every rank's device.
+	peers []results.NCCLDevice
 }
 
 // NewLocalGroup creates one communicator over devs in this process (ncclCommInitAll).

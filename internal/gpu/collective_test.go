@@ -160,11 +160,15 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-const h200Table = "../../testdata/gpu/sparkrig.bench-gpu-collective.all_reduce.h200x2"
+const (
+	h200Table   = "../../testdata/gpu/sparkrig.bench-gpu-collective.all_reduce.h200x2"
+	h200AllOps  = "../../testdata/gpu/sparkrig.bench-gpu-collective.all-ops.h200x2"
+	h200TwoProc = "../../testdata/gpu/sparkrig.bench-gpu-collective.2proc"
+)
 
-func loadH200Tables(t *testing.T) []results.NCCLTable {
+func loadTables(t *testing.T, path string) []results.NCCLTable {
 	t.Helper()
-	b, err := os.ReadFile(h200Table + ".json")
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,19 +179,97 @@ func loadH200Tables(t *testing.T) []results.NCCLTable {
 	return tables
 }
 
-// The recorded JSON (--json-file) and text of one H200 run must agree: the
-// text printer reproduces the recorded text byte for byte from the model.
-func TestRecordedH200RunRoundTrips(t *testing.T) {
-	tables := loadH200Tables(t)
-	if len(tables) != 1 {
-		t.Fatalf("%d tables, want 1", len(tables))
+func loadH200Tables(t *testing.T) []results.NCCLTable { return loadTables(t, h200Table+".json") }
+
+// Each recorded run was written twice, as text and with --json-file: the text
+// printer must reproduce the recorded text byte for byte from the model.
+func TestRecordedH200RunsRoundTrip(t *testing.T) {
+	for _, tt := range []struct {
+		json, text string
+		opts       CollectiveOptions
+	}{
+		{h200Table + ".json", h200Table + ".txt",
+			CollectiveOptions{MinBytes: 1 << 20, MaxBytes: 8 << 30, Factor: 2, Warmup: 10, Iters: 50, CheckBytes: 64 << 20}},
+		{h200AllOps + ".json", h200AllOps + ".txt",
+			CollectiveOptions{MinBytes: 1 << 20, MaxBytes: 256 << 20, Factor: 4, Warmup: 5, Iters: 20, CheckBytes: 64 << 20}},
+		{h200TwoProc + ".h200x2.json", h200TwoProc + "-rank0.h200x2.txt",
+			CollectiveOptions{MinBytes: 1 << 20, MaxBytes: 64 << 20, Factor: 8, Warmup: 5, Iters: 20, CheckBytes: 64 << 20}},
+	} {
+		var got bytes.Buffer
+		for _, tb := range loadTables(t, tt.json) {
+			WriteTable(&got, tb, tt.opts)
+		}
+		want := readVerbatim(t, tt.text)
+		if diff := cmp.Diff(string(want), got.String()); diff != "" {
+			t.Errorf("%s from the recorded model (-recorded +printed):\n%s", tt.text, diff)
+		}
 	}
-	o := CollectiveOptions{MinBytes: 1 << 20, MaxBytes: 8 << 30, Factor: 2, Warmup: 10, Iters: 50, CheckBytes: 64 << 20}
-	var got bytes.Buffer
-	WriteTable(&got, tables[0], o)
-	want := readVerbatim(t, h200Table+".txt")
-	if diff := cmp.Diff(string(want), got.String()); diff != "" {
-		t.Fatalf("text from the recorded model (-recorded +printed):\n%s", diff)
+}
+
+func TestRecordedAllOpsModel(t *testing.T) {
+	tables := loadTables(t, h200AllOps+".json")
+	var ops []string
+	for _, tb := range tables {
+		ops = append(ops, tb.Collective)
+		if !tb.Complete || tb.OutOfBounds == nil || *tb.OutOfBounds != 0 || tb.WrongResults != 0 || len(tb.Rows) != 5 {
+			t.Errorf("%s: complete %v, out of bounds %v, %d rows", tb.Collective, tb.Complete, tb.OutOfBounds, len(tb.Rows))
+		}
+		for _, r := range tb.Rows {
+			if hasInPlace(tb.Collective) != (r.IP.TimeUS != nil) {
+				t.Errorf("%s %d B: in-place column present = %v", tb.Collective, r.SizeBytes, r.IP.TimeUS != nil)
+			}
+			if _, alg := Bandwidth(r.SizeBytes, *r.OOP.TimeUS, 1); math.Abs(alg-*r.OOP.AlgBWGBs) > 1e-9 {
+				t.Errorf("%s %d B: algbw %v, recomputed %v", tb.Collective, r.SizeBytes, *r.OOP.AlgBWGBs, alg)
+			}
+			_, bus := Bandwidth(r.SizeBytes, *r.OOP.TimeUS, results.BusBWFactor(tb.Collective, 2))
+			if math.Abs(bus-*r.OOP.BusBWGBs) > 1e-9 {
+				t.Errorf("%s %d B: busbw %v, recomputed %v", tb.Collective, r.SizeBytes, *r.OOP.BusBWGBs, bus)
+			}
+		}
+	}
+	if !cmp.Equal(ops, Collectives) {
+		t.Errorf("collectives %v, want %v", ops, Collectives)
+	}
+}
+
+func TestRecordedTwoProcessRun(t *testing.T) {
+	for _, tb := range loadTables(t, h200TwoProc+".h200x2.json") {
+		if tb.Ranks != 2 || tb.Nodes != 1 || len(tb.Devices) != 2 {
+			t.Fatalf("%s: %d ranks, %d nodes, %d devices", tb.Collective, tb.Ranks, tb.Nodes, len(tb.Devices))
+		}
+		d0, d1 := tb.Devices[0], tb.Devices[1]
+		if d0.Rank != 0 || d1.Rank != 1 || d0.PID == d1.PID || d0.Device != 0 || d1.Device != 1 || d1.PCIBus != "0000:00:07.0" {
+			t.Errorf("%s devices: %+v", tb.Collective, tb.Devices)
+		}
+	}
+}
+
+// Every recorded text output reads through the nccl-tests parser with no
+// unreadable rows and every #wrong zero.
+func TestRecordedTextsParse(t *testing.T) {
+	for path, want := range map[string][]string{
+		h200Table + ".txt":                {"all_reduce"},
+		h200AllOps + ".txt":               Collectives,
+		h200TwoProc + "-rank0.h200x2.txt": {"all_reduce", "all_gather"},
+		"../../testdata/gpu/sparkrig.bench-gpu-collective.all_reduce.wheelnccl.h200x2.txt": {"all_reduce"},
+		"../../testdata/gpu/sparkrig.bench-gpu-collective.all_reduce.2proc.h200x2.txt":     {"all_reduce"},
+		"../../testdata/gpu/sparkrig.bench-gpu-collective.bf16.h200x2.txt":                 {"all_reduce", "reduce_scatter"},
+	} {
+		out, err := results.ParseNCCLTests(bytes.NewReader(readVerbatim(t, path)))
+		if err != nil || out.Unparsed != 0 {
+			t.Errorf("%s: %v, %d unparsed", path, err, out.Unparsed)
+			continue
+		}
+		var got []string
+		for _, tb := range out.Tables {
+			got = append(got, tb.Collective)
+			if tb.WrongResults != 0 || !tb.Complete {
+				t.Errorf("%s %s: %d wrong, complete %v", path, tb.Collective, tb.WrongResults, tb.Complete)
+			}
+		}
+		if !cmp.Equal(got, want) {
+			t.Errorf("%s: collectives %v, want %v", path, got, want)
+		}
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-//go:embed torch.py
+//go:embed torch_probe.py
 var torchScript string
 
 // PythonEnv is what a Python environment's PyTorch reports about itself.
@@ -26,15 +26,48 @@ type PythonEnv struct {
 	GEMM          *GEMMResult `json:"gemm,omitempty"`
 }
 
-// CoversArch reports whether torch ships kernels for arch (e.g. sm_121); a
-// build with PTX for an older compute_XY also runs there, through the JIT.
-func (p PythonEnv) CoversArch(arch string) bool {
-	for _, a := range p.ArchList {
-		if a == arch {
-			return true
+// Coverage is how a PyTorch build's arch list (torch.cuda.get_arch_list())
+// serves a device of compute capability major.minor.
+type Coverage int
+
+// Coverage levels, best first.
+const (
+	CoverExact     Coverage = iota // sm_XY built in
+	CoverSameMajor                 // an older sm_XZ of the same major: binary compatible, not tuned
+	CoverPTX                       // only PTX (compute_XY): JIT-compiled at first use
+	CoverNone                      // nothing runs
+)
+
+// ArchCoverage classifies list for the device and returns what it found.
+// CUDA runs a cubin built for sm_XY on sm_XZ with Z >= Y of the same major,
+// and PTX for any compute_XY not newer than the device.
+func ArchCoverage(list []string, major, minor int) (Coverage, string) {
+	best, what := CoverNone, ""
+	for _, a := range list {
+		var kind string
+		var maj, min int
+		n, _ := fmt.Sscanf(strings.Replace(a, "_", " ", 1), "%s %d", &kind, &maj)
+		if n != 2 {
+			continue
+		}
+		maj, min = maj/10, maj%10
+		if a[len(a)-1] == 'a' || a[len(a)-1] == 'f' { // sm_90a, sm_100f: arch-specific, not portable
+			continue
+		}
+		c := CoverNone
+		switch {
+		case kind == "sm" && maj == major && min == minor:
+			c = CoverExact
+		case kind == "sm" && maj == major && min < minor:
+			c = CoverSameMajor
+		case kind == "compute" && (maj < major || maj == major && min <= minor):
+			c = CoverPTX
+		}
+		if c < best {
+			best, what = c, a
 		}
 	}
-	return false
+	return best, what
 }
 
 // RunPython runs the embedded torch script with python and parses its JSON.

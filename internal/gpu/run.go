@@ -78,8 +78,22 @@ func (g *Group) runAll(ctx context.Context, o CollectiveOptions, h Hooks) ([]res
 }
 
 func (g *Group) newTable(op, ncclVersion string) results.NCCLTable {
+	devs := g.devices()
+	if g.peers != nil {
+		devs = append([]results.NCCLDevice(nil), g.peers...)
+	}
 	return results.NCCLTable{Collective: op, Tool: "sparkrig", NCCLVersion: ncclVersion,
-		Ranks: g.nranks, Nodes: 1, Devices: g.devices(), Rows: []results.NCCLRow{}}
+		Ranks: g.nranks, Nodes: countHosts(devs), Devices: devs, Rows: []results.NCCLRow{}}
+}
+
+// countHosts is the number of distinct hosts among devs (at least 1): a
+// single-process run leaves Host empty, that is this host.
+func countHosts(devs []results.NCCLDevice) int {
+	hosts := map[string]bool{}
+	for _, d := range devs {
+		hosts[d.Host] = true
+	}
+	return max(1, len(hosts))
 }
 
 func (g *Group) devices() []results.NCCLDevice {

@@ -97,3 +97,80 @@ func TestMemCap(t *testing.T) {
 		t.Fatalf("unified cap = %d (%s)", c.Bytes, c.Reason)
 	}
 }
+
+func TestArchCoverage(t *testing.T) {
+	// torch 2.11.0+cu130 on the H200 machine (testdata/gpu info output).
+	torch211 := []string{"sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120"}
+	for _, tt := range []struct {
+		list         []string
+		major, minor int
+		want         Coverage
+		what         string
+	}{
+		{torch211, 9, 0, CoverExact, "sm_90"},
+		{torch211, 12, 1, CoverSameMajor, "sm_120"}, // DGX Spark GB10
+		{torch211, 10, 3, CoverSameMajor, "sm_100"},
+		{[]string{"sm_80", "sm_90", "compute_90"}, 12, 1, CoverPTX, "compute_90"},
+		{[]string{"sm_80", "sm_90a"}, 9, 0, CoverNone, ""},
+		{[]string{"sm_121", "sm_120"}, 12, 1, CoverExact, "sm_121"},
+		{nil, 12, 1, CoverNone, ""},
+	} {
+		c, what := ArchCoverage(tt.list, tt.major, tt.minor)
+		if c != tt.want || what != tt.what {
+			t.Errorf("ArchCoverage(%v, %d.%d) = %d %q, want %d %q", tt.list, tt.major, tt.minor, c, what, tt.want, tt.what)
+		}
+	}
+}
+
+const h200Samples = "../../testdata/gpu/"
+
+func TestParseDriverVersion(t *testing.T) {
+	b := readVerbatim(t, h200Samples+"proc-driver-nvidia-version.h200x2.txt")
+	if got := ParseDriverVersion(b); got != "580.159.04" {
+		t.Fatalf("ParseDriverVersion = %q, want 580.159.04", got)
+	}
+	if got := ParseDriverVersion([]byte("no driver here\n")); got != "" {
+		t.Fatalf("junk gave %q", got)
+	}
+}
+
+func FuzzParseDriverVersion(f *testing.F) {
+	f.Add(readVerbatimF(f, h200Samples+"proc-driver-nvidia-version.h200x2.txt"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if v := ParseDriverVersion(b); strings.ContainsAny(v, " \n") {
+			t.Fatalf("version %q", v)
+		}
+	})
+}
+
+func TestParseLDConfigCUDAMachine(t *testing.T) {
+	m := ParseLDConfig(readVerbatim(t, h200Samples+"ldconfig-p.cuda.h200x2.txt"), "amd64")
+	for name, want := range map[string][]string{
+		"libcuda.so.1":    {"/usr/local/nvidia/lib64/libcuda.so.1", "/lib/libcuda.so.1"},
+		"libnccl.so.2":    {"/lib/x86_64-linux-gnu/libnccl.so.2"},
+		"libcublas.so.13": {"/usr/local/cuda/targets/x86_64-linux/lib/libcublas.so.13"},
+	} {
+		if got := m[name]; !slicesEqual(got, want) {
+			t.Errorf("%s = %v, want %v", name, got, want)
+		}
+	}
+	if len(m) != 12 { // 16 lines, four names listed twice
+		t.Errorf("%d names, want 12", len(m))
+	}
+}
+
+func slicesEqual(a, b []string) bool { return strings.Join(a, "\n") == strings.Join(b, "\n") }
+
+func TestParsePythonEnvErrorPath(t *testing.T) {
+	env, err := ParsePythonEnv(readVerbatim(t, h200Samples+"torch-probe.circular-import.h200x2.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.Python != "3.12.3" || len(env.SitePackages) != 4 || env.Torch != "" ||
+		!strings.HasPrefix(env.Error, "import torch: partially initialized module 'torch'") {
+		t.Fatalf("%+v", env)
+	}
+	if _, err := ParsePythonEnv([]byte("Traceback (most recent call last):\n")); err == nil {
+		t.Fatal("a traceback parsed")
+	}
+}
