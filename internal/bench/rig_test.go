@@ -187,3 +187,37 @@ func TestRigKilledRun(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkProbeVsIPerf3 measures the native probe against iperf3 on the
+// same veth rail of a rig, same streams and duration, alternating twice so
+// neither gets a quieter machine. Run it once: -bench ProbeVsIPerf3 -benchtime 1x.
+func BenchmarkProbeVsIPerf3(b *testing.B) {
+	r, s := rigPair(b)
+	nodes := gatherRig(b, s, r)
+	bin, err := sparkrigBinary()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sum := map[bool]float64{}
+	runs := 0
+	for b.Loop() {
+		for range 2 {
+			for _, native := range []bool{false, true} {
+				sess := rigSession(b, s, nodes, Options{Kinds: []string{KindTCP}, Duration: 5 * time.Second, Streams: 4, Native: native}, bin)
+				sess.Plan.Steps = sess.Plan.Steps[:1] // rail0 only
+				rec := sess.Run(context.Background())
+				a := rec.Analyses[0]
+				if len(a.Items) == 0 {
+					b.Fatalf("native=%v: %s", native, rec.Bench.Steps[0].Error)
+				}
+				sum[native] += a.Items[0].Value
+				b.Logf("%s: %s", a.File, a.Measured)
+			}
+			runs++
+		}
+	}
+	ip, pr := sum[false]/float64(runs), sum[true]/float64(runs)
+	b.ReportMetric(ip, "iperf3-Gb/s")
+	b.ReportMetric(pr, "probe-Gb/s")
+	b.ReportMetric(pr/ip, "probe/iperf3")
+}
