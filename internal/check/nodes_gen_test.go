@@ -108,6 +108,9 @@ var sparkCases = []sparkCase{
 		n.iface("enP2p1s0f1np1").addrs = nil
 		n.netplan = strings.Join(strings.Split(netplanSpark1, "\n")[:10], "\n") + "\n"
 	}, "spark.twin-unaddressed", Fail, "enP2p1s0f1np1 has no address; only one twin of port 1 carries traffic"},
+	{"spark-twin-down", func(n *sparkNode) {
+		n.iface("enP2p1s0f1np1").up = false
+	}, "spark.twin-down", Fail, "enP2p1s0f1np1 down while its twin carries the cable"},
 	{"spark-twins-same-subnet", func(n *sparkNode) {
 		n.iface("enP2p1s0f1np1").addrs = []string{"192.168.100.17/24"}
 		n.netplan = strings.Replace(netplanSpark1, "192.168.200.17/24", "192.168.100.17/24", 1)

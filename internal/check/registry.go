@@ -22,6 +22,7 @@ var Registry = []Check{
 	// DGX Spark: ConnectX-7 ports and their twins.
 	sparkCX7Present,
 	sparkLinkSpeed,
+	sparkTwinDown,
 	sparkTwinUnaddressed,
 	sparkTwinsSameSubnet,
 	sparkMTU,

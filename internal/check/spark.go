@@ -127,6 +127,32 @@ var sparkLinkSpeed = Check{
 	},
 }
 
+var sparkTwinDown = Check{
+	ID: "spark.twin-down", Title: "both twins of a cabled port up",
+	Profiles: spark, Needs: []string{facts.SrcNetSysfs}, Applies: anyCabled,
+	Run: func(n *facts.Node) []Finding {
+		var out []Finding
+		for _, p := range cabledPorts(n) {
+			for _, t := range p.Twins {
+				d := n.NetDev(t)
+				if d == nil {
+					continue // spark.cx7-present reports it
+				}
+				if d.OperState == "up" {
+					out = append(out, ok(t, "up"))
+					continue
+				}
+				out = append(out, Finding{Severity: Fail, Subject: t,
+					Observed: "operstate " + d.OperState + " while its twin on " + p.Name + " is up", Expected: "both twins of a cabled port up",
+					Why:    "the cable carries two ~100 Gb/s functions; with one down the port runs at half bandwidth",
+					Fix:    "sudo ip link set " + t + " up   # and check /etc/netplan/40-cx7.yaml configures it",
+					Source: "DGX Spark platform notes (twins); " + srcPlaybook})
+			}
+		}
+		return out
+	},
+}
+
 var sparkTwinUnaddressed = Check{
 	ID: "spark.twin-unaddressed", Title: "both twins of a cabled port addressed",
 	Profiles: spark, Needs: []string{facts.SrcIPAddr}, Applies: anyCabled,

@@ -24,11 +24,32 @@ var rdmaPorts = Check{
 						Why: "the cable is up but the RDMA port is not, so RDMA traffic cannot use this link", Fix: "sudo rdma link show; check the switch port and `ibv_devinfo -d " + r.Name + "`", Source: srcRDMADoc})
 					continue
 				}
+				if best := bestRate(n, r.BoardID); p.State == "ACTIVE" && p.RateGbps > 0 && p.RateGbps < best {
+					out = append(out, Finding{Severity: Warn, Subject: subject, Observed: obs, Expected: fmt.Sprintf("%d Gb/s like the other ports of board %s", best, r.BoardID),
+						Why: "a port that negotiated below its siblings slows every collective that crosses it", Fix: "check the cable and switch port speed: ethtool " + r.NetDev + "; ibv_devinfo -d " + r.Name, Source: srcRDMADoc})
+					continue
+				}
 				out = append(out, ok(subject, obs))
 			}
 		}
 		return out
 	},
+}
+
+// bestRate is the highest rate of an active port among devices of one board model.
+func bestRate(n *facts.Node, board string) int {
+	best := 0
+	for _, r := range n.RDMA {
+		if r.BoardID != board || board == "" {
+			continue
+		}
+		for _, p := range r.Ports {
+			if p.State == "ACTIVE" {
+				best = max(best, p.RateGbps)
+			}
+		}
+	}
+	return best
 }
 
 var numaLocality = Check{
