@@ -39,8 +39,8 @@ func (o *gpuOptions) validate() error {
 	if o.format != "text" && o.format != "json" {
 		return exitf(ExitUnknown, "--format %q: want text or json", o.format)
 	}
-	if o.memFrac <= 0 || o.memFrac > 0.95 {
-		return exitf(ExitUnknown, "--mem-fraction %g: want more than 0 and at most 0.95", o.memFrac)
+	if o.memFrac <= 0 || o.memFrac > 0.9 {
+		return exitf(ExitUnknown, "--mem-fraction %g: want more than 0 and at most 0.9", o.memFrac)
 	}
 	return nil
 }
@@ -122,7 +122,7 @@ func (s *gpuSession) memCap(dev int, frac float64) gpu.MemCap {
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 		avail = gpu.ParseMemAvailable(b)
 	}
-	return gpu.NewMemCap(s.info.Devices[dev], avail, frac)
+	return gpu.NewMemCap(s.info.Devices[dev], avail, frac, len(s.info.Devices))
 }
 
 func (s *gpuSession) pickDevices(list string) ([]int, error) {
@@ -487,11 +487,17 @@ func runGEMM(ctx context.Context, env *Env, g *gpuOptions, o gpu.GEMMOptions) er
 	}
 	last := time.Duration(0)
 	res, err := s.stack.RunGEMM(ctx, o, func(tf float64, el time.Duration) {
-		if text && el-last >= time.Second {
+		switch {
+		case text && env.StdoutTTY: // one line, rewritten in place
+			fmt.Fprintf(env.Stdout, "\r  %5.1fs  %7.1f TFLOP/s", el.Seconds(), tf)
+		case text && el-last >= time.Second:
 			last = el
 			fmt.Fprintf(env.Stdout, "  %5.1fs  %7.1f TFLOP/s\n", el.Seconds(), tf)
 		}
 	})
+	if text && env.StdoutTTY {
+		fmt.Fprintln(env.Stdout)
+	}
 	if err != nil {
 		return exitf(ExitUnknown, "bench gpu gemm: %v", err)
 	}

@@ -30,7 +30,7 @@ func TestBenchGPUFlags(t *testing.T) {
 		{[]string{"collective", "-n", "0"},
 			"sparkrig: bench gpu collective: iterations 0, warm-up 5: need at least 1 iteration"},
 		{[]string{"collective", "--format", "yaml"}, `sparkrig: --format "yaml": want text or json`},
-		{[]string{"memory", "--mem-fraction", "1.5"}, "sparkrig: --mem-fraction 1.5: want more than 0 and at most 0.95"},
+		{[]string{"memory", "--mem-fraction", "1.5"}, "sparkrig: --mem-fraction 1.5: want more than 0 and at most 0.9"},
 		{[]string{"memory", "--size", "0"}, `sparkrig: bench gpu memory: --size "0", --iters 20: need a positive size and iteration count`},
 		{[]string{"gemm", "--dtype", "fp32"}, "sparkrig: bench gpu gemm: gemm data type float: want bf16 or fp16"},
 		{[]string{"gemm", "--m", "0"}, "sparkrig: bench gpu gemm: gemm shape 0x8192x8192: every dimension must be positive"},

@@ -1,7 +1,3 @@
-// Package gpu runs GPU benchmarks (NCCL collectives, memory copies, GEMM)
-// through the CUDA, NCCL and cuBLAS libraries already installed on a node. The
-// libraries are loaded at run time with purego, so sparkrig needs no cgo and no
-// compiler on the node, and the same binary cross-compiles to linux/arm64.
 package gpu
 
 import (

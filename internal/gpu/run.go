@@ -14,13 +14,19 @@ type MemCap struct {
 	Reason string // how it was derived, for the refusal message
 }
 
-// NewMemCap takes fraction of the device's free memory, or of the host's
-// MemAvailable when the GPU shares it (integrated, e.g. GB10): there
-// cudaMemGetInfo does not see what the page cache could give back.
-func NewMemCap(d Device, memAvailable uint64, fraction float64) MemCap {
+// NewMemCap takes fraction of the device's free memory, or, when the GPU
+// shares the host's memory (integrated, e.g. GB10), fraction of MemAvailable
+// split among the node's gpus: there cudaMemGetInfo does not count what the
+// page cache could give back. sparkrig bench sizes nccl-tests the same way.
+func NewMemCap(d Device, memAvailable uint64, fraction float64, gpus int) MemCap {
 	if d.Integrated && memAvailable > 0 {
-		return MemCap{Bytes: uint64(float64(memAvailable) * fraction),
-			Reason: fmt.Sprintf("%.0f%% of MemAvailable %s (unified memory)", fraction*100, HumanBytes(int64(memAvailable)))}
+		gpus = max(1, gpus)
+		share := ""
+		if gpus > 1 {
+			share = fmt.Sprintf(" shared by %d GPUs", gpus)
+		}
+		return MemCap{Bytes: uint64(float64(memAvailable)*fraction) / uint64(gpus),
+			Reason: fmt.Sprintf("%.0f%% of MemAvailable %s%s (unified memory)", fraction*100, HumanBytes(int64(memAvailable)), share)}
 	}
 	return MemCap{Bytes: uint64(float64(d.MemFreeBytes) * fraction),
 		Reason: fmt.Sprintf("%.0f%% of GPU %d's free memory %s", fraction*100, d.Index, HumanBytes(int64(d.MemFreeBytes)))}

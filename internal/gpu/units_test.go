@@ -77,9 +77,10 @@ func TestMemCap(t *testing.T) {
 	if avail != 24012636*1024 {
 		t.Fatalf("MemAvailable = %d", avail)
 	}
-	// H200 as recorded (testdata/gpu info): 146052224 KiB free.
+	// H200 as recorded (testdata/gpu info): 146052224 KiB free; the refusal
+	// text is the one recorded in sparkrig.bench-gpu-collective.cap-refusal.h200x2.txt.
 	h200 := Device{Index: 0, MemFreeBytes: 146052224 << 10}
-	c := NewMemCap(h200, avail, 0.5)
+	c := NewMemCap(h200, avail, 0.5, 2)
 	if c.Bytes != 146052224<<9 {
 		t.Fatalf("discrete GPU cap = %d, want half the free memory", c.Bytes)
 	}
@@ -93,8 +94,11 @@ func TestMemCap(t *testing.T) {
 	}
 	// Unified memory (GB10): the cap comes from MemAvailable, not cudaMemGetInfo.
 	gb10 := Device{Integrated: true, MemFreeBytes: 1 << 40}
-	if c := NewMemCap(gb10, avail, 0.5); c.Bytes != avail/2 || !strings.Contains(c.Reason, "MemAvailable") {
+	if c := NewMemCap(gb10, avail, 0.5, 1); c.Bytes != avail/2 || c.Reason != "50% of MemAvailable 22.9G (unified memory)" {
 		t.Fatalf("unified cap = %d (%s)", c.Bytes, c.Reason)
+	}
+	if c := NewMemCap(gb10, avail, 0.5, 2); c.Bytes != avail/4 || !strings.HasSuffix(c.Reason, " shared by 2 GPUs (unified memory)") {
+		t.Fatalf("unified cap over 2 GPUs = %d (%s)", c.Bytes, c.Reason)
 	}
 }
 
