@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/diagnose"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -25,6 +26,18 @@ func (a *analysis) nccl(o *results.NCCLOutput) {
 	}
 	if o.Unparsed > 0 {
 		a.note("%d table rows could not be read and were skipped", o.Unparsed)
+	}
+	if o.DroppedTables > 0 {
+		a.note("%d further tables were not kept (more than %d in one input)", o.DroppedTables, len(o.Tables))
+	}
+	if need := requiredNCCL[a.res.Platform]; need != "" && log.Version == "" {
+		for _, t := range o.Tables {
+			if t.NCCLVersion != "" && !expect.VersionAtLeast(t.NCCLVersion, need) {
+				a.flag(check.Warn, "nccl.too-old", fmt.Sprintf("NCCL %s is older than %s, the minimum for %s", t.NCCLVersion, need, a.res.Platform),
+					"nccl-tests header: nccl-library "+t.NCCLVersion, "install NCCL >= "+need+" (v2.28.9-1 for DGX Spark) and rebuild nccl-tests against it", "seed 000")
+				break
+			}
+		}
 	}
 	a.res.Measured = ncclMeasured(o)
 }

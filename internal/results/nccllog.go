@@ -489,13 +489,13 @@ func (l *NCCLLog) TransportKinds() (kinds map[string]int64, gdr bool) {
 	return kinds, gdr
 }
 
-// NetDevicesUsed lists the NET device indices that carried channels
+// NetDevicesUsed lists the NET/IB device indices that carried channels
 // (the n of "NET/IB/n"), sorted.
 func (l *NCCLLog) NetDevicesUsed() []int {
 	seen := map[int]bool{}
 	for t := range l.Transports {
 		parts := strings.Split(t, "/")
-		if len(parts) >= 3 && parts[0] == "NET" {
+		if len(parts) >= 3 && parts[0] == "NET" && parts[1] == "IB" {
 			if n, err := strconv.Atoi(parts[2]); err == nil {
 				seen[n] = true
 			}

@@ -1,0 +1,89 @@
+package diagnose
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/results"
+)
+
+func f(v float64) *float64 { return &v }
+
+func ids(cs []report.Cause) string {
+	var s []string
+	for _, c := range cs {
+		s = append(s, c.ID+":"+c.Likelihood)
+	}
+	return strings.Join(s, " ")
+}
+
+// sparkTable is the DGX Spark all_gather 16 GiB row (NVIDIA/dgx-spark-playbooks
+// issue #25) with its busbw scaled to what a cause produces.
+func sparkTable(oop, ip float64) *results.NCCLTable {
+	t := &results.NCCLTable{Collective: "all_gather", Ranks: 2, Nodes: 2, NCCLVersion: "2.28.3",
+		Rows: []results.NCCLRow{{SizeBytes: 17179869184, OOP: results.Timing{BusBWGBs: f(oop)}, IP: results.Timing{BusBWGBs: f(ip)}}}}
+	t.FinishPeak()
+	return t
+}
+
+func TestSocketTenth(t *testing.T) {
+	log := &results.NCCLLog{InfoLines: 40, Network: "Socket", Transports: map[string]int64{"NET/Socket/0": 4},
+		NetNotes: []string{"NET/IB : No device found."}}
+	in := Input{Platform: "dgx-spark", Topology: "2-nodes-1-cable", Measure: "nccl-busbw", Ratio: 0.1, Verdict: report.VerdictCritical,
+		Table: sparkTable(2.1, 2.2), Log: log, NCCLMin: "2.28.3"}
+	got := Causes(in)
+	if ids(got) != "net-socket:likely" {
+		t.Fatalf("causes %s", ids(got))
+	}
+	if got[0].Evidence[0] != "the log says 'Using network Socket' and 4 channel connections via NET/Socket" || got[0].Evidence[1] != "and why: \"NET/IB : No device found.\"" {
+		t.Errorf("evidence %q", got[0].Evidence)
+	}
+}
+
+func TestTenthWithoutLog(t *testing.T) {
+	in := Input{Platform: "dgx-spark", Topology: "2-nodes-1-cable", Measure: "nccl-busbw", Ratio: 0.138, Verdict: report.VerdictCritical, Table: sparkTable(3.04, 3.04)}
+	got := Causes(in)
+	if ids(got) != "net-socket:possible" || !strings.Contains(got[0].Evidence[0], "no NCCL INFO lines in the file to confirm") {
+		t.Errorf("causes %s %q", ids(got), got[0].Evidence)
+	}
+}
+
+func TestHalfWith100GLink(t *testing.T) {
+	log := &results.NCCLLog{InfoLines: 40, Network: "IB", Transports: map[string]int64{"NET/IB/0": 2, "NET/IB/1": 2},
+		IBDevices: []results.NCCLNetDevice{{Name: "rocep1s0f1", SpeedMbps: 100000}, {Name: "roceP2p1s0f1", SpeedMbps: 100000}}}
+	in := Input{Platform: "dgx-spark", Topology: "switch", Measure: "nccl-busbw", Ratio: 0.5, Verdict: report.VerdictCritical,
+		Table: sparkTable(10.9, 11), Log: log, NCCLMin: "2.28.3"}
+	if got := ids(Causes(in)); got != "link-100g:likely net-socket:ruled-out one-twin-unused:ruled-out nccl-build:ruled-out" {
+		t.Errorf("causes %s", got)
+	}
+}
+
+func TestWrongResultsEvenWhenFast(t *testing.T) {
+	tb := sparkTable(22, 22)
+	tb.Rows[0].OOP.WrongErrs = new(int64)
+	*tb.Rows[0].OOP.WrongErrs = 12
+	tb.FinishPeak()
+	in := Input{Platform: "dgx-spark", Topology: "2-nodes-1-cable", Measure: "nccl-busbw", Ratio: 1.0, Verdict: report.VerdictOK, Table: tb}
+	got := Causes(in)
+	if ids(got) != "wrong-results:likely" || got[0].Evidence[0] != "#wrong reports 12 wrong elements" {
+		t.Errorf("causes %s", ids(got))
+	}
+}
+
+func TestP2PDisabledSingleNode(t *testing.T) {
+	log := &results.NCCLLog{Env: map[string]string{"NCCL_P2P_DISABLE": "1"}}
+	in := Input{Platform: "a100", Topology: "single-node", Measure: "nccl-busbw", Ratio: 0.02, Verdict: report.VerdictCritical, Log: log}
+	if got := ids(Causes(in)); got != "p2p-disabled:likely" {
+		t.Errorf("causes %s", got)
+	}
+}
+
+func TestMTUFromPerftest(t *testing.T) {
+	p := &results.PerftestRun{Kind: "bw", Verb: "write", Device: "rocep1s0f1", MTU: 1024}
+	in := Input{Platform: "dgx-spark", Topology: "2-nodes-1-cable", Measure: "rdma-bw", Ratio: 0.93, Verdict: report.VerdictWarning, Perftest: p}
+	got := Causes(in)
+	if ids(got) != "mtu-1500:likely" || len(got[0].Evidence) != 2 {
+		t.Errorf("causes %s %q", ids(got), got[0].Evidence)
+	}
+}
