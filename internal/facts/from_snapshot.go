@@ -254,7 +254,17 @@ func driverFromProc(v string) string {
 func (b *builder) kernelLog() {
 	out, ok := b.cmd(SrcKernelLog, "dmesg")
 	if !ok {
+		dmesgWhy := b.n.Sources[SrcKernelLog]
 		out, ok = b.cmd(SrcKernelLog, "journal-kernel")
+		// journalctl exits 0 with no lines when it may not read the system
+		// journal; only its stderr tells, and an empty log must not pass.
+		if msg := firstLine(b.s.Stderr("journal-kernel")); ok && msg != "" {
+			b.set(SrcKernelLog, snapshot.StatusDenied, "journalctl -k: "+msg)
+			return
+		}
+		if !ok && dmesgWhy.Status != "" {
+			b.n.Sources[SrcKernelLog] = dmesgWhy
+		}
 	}
 	if !ok {
 		return

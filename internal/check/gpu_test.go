@@ -1,0 +1,70 @@
+package check
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
+)
+
+// h200 returns the facts of the real 2× H200 snapshot, to be changed per case.
+func h200(t *testing.T) *facts.Node {
+	t.Helper()
+	s, err := snapshot.Read(filepath.Join(nodesDir, "gpu-h200x2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return facts.FromSnapshot(s)
+}
+
+func TestGPUChecksOnChangedH200(t *testing.T) {
+	u := func(v uint64) *uint64 { return &v }
+	tests := []struct {
+		name   string
+		change func(n *facts.Node)
+		want   []string
+	}{
+		{"persistence off", func(n *facts.Node) { n.GPUs[1].Persistence = "Disabled" }, []string{"gpu.persistence warn"}},
+		{"MIG on", func(n *facts.Node) { n.GPUs[0].MIGMode = "Enabled" }, []string{"gpu.mig warn"}},
+		{"ECC off", func(n *facts.Node) { n.GPUs[0].ECCMode = "Disabled" }, []string{"gpu.ecc warn"}},
+		{"uncorrectable ECC", func(n *facts.Node) { n.GPUs[0].ECCUncorrectable = u(3) }, []string{"gpu.ecc warn"}},
+		{"remap pending", func(n *facts.Node) { n.GPUs[0].RemapPending = "Yes" }, []string{"gpu.remapped-rows warn"}},
+		{"remap failed", func(n *facts.Node) { n.GPUs[0].RemapFailure = "Yes" }, []string{"gpu.remapped-rows fail"}},
+		{"thermal slowdown", func(n *facts.Node) { n.GPUs[0].ThrottleReasons = []string{"hw_thermal_slowdown"} }, []string{"gpu.throttle warn"}},
+		{"Xid 79", func(n *facts.Node) {
+			n.KernelLog.XIDs = []facts.XID{{Code: 79, PCIBus: "0000:18:00.0", Line: "NVRM: Xid (PCI:0000:18:00): 79, pid=0, GPU has fallen off the bus."}}
+		}, []string{"gpu.xid fail"}},
+		{"Xid 13", func(n *facts.Node) { n.KernelLog.XIDs = []facts.XID{{Code: 13, Line: "NVRM: Xid (PCI:0000:18:00): 13, Graphics SM Warp Exception"}} }, []string{"gpu.xid warn"}},
+		{"THP never", func(n *facts.Node) { n.Memory.THP = "never" }, []string{"os.thp warn"}},
+		{"swap with swappiness 60", func(n *facts.Node) { n.Memory.SwapTotalBytes = u(8 << 30) }, []string{"os.swap warn"}},
+		{"powersave governor", func(n *facts.Node) {
+			n.CPU.Governors = []string{"powersave"}
+			n.Sources[facts.SrcGovernor] = facts.SourceStatus{Status: "ok"}
+		}, []string{"os.cpu-governor warn"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			n := h200(t)
+			n.Sources[facts.SrcGovernor] = facts.SourceStatus{Status: "ok"}
+			n.CPU.Governors = []string{"performance"}
+			tt.change(n)
+			fs, _ := Run(n, ProfileGPU)
+			if d := cmp.Diff(tt.want, problems(fs)); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestNCCLListMatching(t *testing.T) {
+	ex, exact, e := ncclList("^=docker0,lo")
+	if !ex || !exact || !cmp.Equal(e, []string{"docker0", "lo"}) {
+		t.Errorf("ncclList = %v %v %v", ex, exact, e)
+	}
+	if !ncclMatches("enp1s0f1", "enp1s0f1np1", false) || ncclMatches("enp1s0f1", "enp1s0f1np1", true) {
+		t.Error("prefix vs exact matching")
+	}
+}
