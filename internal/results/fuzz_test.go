@@ -38,6 +38,7 @@ func FuzzParsePerftest(f *testing.F) {
 		runs, _ := ParsePerftest(bytes.NewReader(b))
 		for _, r := range runs {
 			r.BestAvgGbps()
+			r.SteadyAvgGbps()
 		}
 	})
 }
