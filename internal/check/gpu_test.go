@@ -37,7 +37,9 @@ func TestGPUChecksOnChangedH200(t *testing.T) {
 		{"Xid 79", func(n *facts.Node) {
 			n.KernelLog.XIDs = []facts.XID{{Code: 79, PCIBus: "0000:18:00.0", Line: "NVRM: Xid (PCI:0000:18:00): 79, pid=0, GPU has fallen off the bus."}}
 		}, []string{"gpu.xid fail"}},
-		{"Xid 13", func(n *facts.Node) { n.KernelLog.XIDs = []facts.XID{{Code: 13, Line: "NVRM: Xid (PCI:0000:18:00): 13, Graphics SM Warp Exception"}} }, []string{"gpu.xid warn"}},
+		{"Xid 13", func(n *facts.Node) {
+			n.KernelLog.XIDs = []facts.XID{{Code: 13, Line: "NVRM: Xid (PCI:0000:18:00): 13, Graphics SM Warp Exception"}}
+		}, []string{"gpu.xid warn"}},
 		{"THP never", func(n *facts.Node) { n.Memory.THP = "never" }, []string{"os.thp warn"}},
 		{"swap with swappiness 60", func(n *facts.Node) { n.Memory.SwapTotalBytes = u(8 << 30) }, []string{"os.swap warn"}},
 		{"powersave governor", func(n *facts.Node) {
