@@ -129,6 +129,7 @@ func Apply(ctx context.Context, hp HostPlan, t Transport, opt ApplyOptions) Outc
 		return awaitTimer(ctx, t, out, opt)
 	}
 	out.After = append(Problems(hp, after), collateral(hp, before, after)...)
+	out.After = append(out.After, doctorRegressions(hp.Host, before, after)...)
 	if len(newProblems(out.Before, out.After)) > 0 {
 		if _, err := t.Run(ctx, restoreNowScript(out.Backup)); err != nil {
 			return awaitTimer(ctx, t, out, opt)

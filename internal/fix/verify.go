@@ -3,6 +3,7 @@ package fix
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 )
 
@@ -66,5 +67,19 @@ func collateral(hp HostPlan, before, after Observation) []string {
 			out = append(out, fmt.Sprintf("%s: %s, was up", b.Name, strings.ToLower(a.OperState)))
 		}
 	}
+	return out
+}
+
+// doctorRegressions re-runs the doctor's checks on what the host showed
+// before and after, and lists the findings that are new after.
+func doctorRegressions(host string, before, after Observation) []string {
+	was := flagged(before.Facts(host))
+	var out []string
+	for k, f := range flagged(after.Facts(host)) {
+		if _, old := was[k]; !old {
+			out = append(out, fmt.Sprintf("doctor: %s (%s): %s", f.ID, f.Subject, f.Observed))
+		}
+	}
+	sort.Strings(out)
 	return out
 }
