@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -90,10 +89,8 @@ func openGPU(ctx context.Context, env *Env, o *gpuOptions) (*gpuSession, error) 
 		s.py = &py
 		in.SitePackages = py.SitePackages
 	}
-	st, err := gpu.Open(in)
-	if errors.Is(err, gpu.ErrNoDriver) {
-		return nil, exitf(ExitUnknown, "%v", err)
-	} else if err != nil {
+	st, err := gpu.Open(in) // "no CUDA driver found (...)" leads the message when libcuda is missing
+	if err != nil {
 		return nil, exitf(ExitUnknown, "%v", err)
 	}
 	s.stack = st

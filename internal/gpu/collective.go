@@ -155,7 +155,8 @@ func (s *Stack) NewRankGroup(id UniqueID, nranks, r, dev int) (*Group, error) {
 	return &Group{s: s, nccl: n, nranks: nranks, local: []*rank{{index: r, dev: dev, comm: comm}}}, nil
 }
 
-// alloc gives each local rank a stream and two buffers of bytes each.
+// alloc gives each local rank a stream and a send and a receive buffer of
+// bytes each (the largest size: see BufferBytes).
 func (g *Group) alloc(bytes uint64) error {
 	rt := g.s.RT
 	for _, r := range g.local {

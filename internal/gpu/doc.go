@@ -3,7 +3,7 @@
 // libraries are loaded at run time with purego, so sparkrig needs no cgo and no
 // compiler on the node, and the same binary cross-compiles to linux/arm64.
 //
-// Using the package from other commands
+// # Using the package from other commands
 //
 // Load the libraries once, then run benchmarks on the Stack:
 //

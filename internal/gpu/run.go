@@ -61,7 +61,7 @@ type Hooks struct {
 }
 
 func (g *Group) runAll(ctx context.Context, o CollectiveOptions, h Hooks) ([]results.NCCLTable, error) {
-	if err := g.alloc(o.BufferBytes()); err != nil {
+	if err := g.alloc(uint64(o.MaxBytes)); err != nil {
 		return nil, err
 	}
 	_, ver := g.nccl.Version()

@@ -17,7 +17,6 @@ out["arch_list"] = torch.cuda.get_arch_list() if torch.cuda.is_available() else 
 out["cuda_available"] = torch.cuda.is_available()
 if torch.cuda.is_available():
     out["nccl"] = ".".join(map(str, torch.cuda.nccl.version())) if hasattr(torch.cuda, "nccl") else None
-    out["cublas_lib"] = None
 if mode == "gemm" and torch.cuda.is_available():
     dtype = {"bfloat16": torch.bfloat16, "half": torch.float16}[sys.argv[2]]
     m, n, k, dur, dev = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), float(sys.argv[6]), int(sys.argv[7])
