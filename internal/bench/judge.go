@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -172,6 +173,12 @@ func parseNCCL(cr CmdResult) (results.NCCLOutput, error) {
 	for _, f := range sortedKeys(cr.Files) {
 		if t, jerr := results.ParseNCCLTestsJSON([]byte(cr.Files[f])); jerr == nil && len(t.Rows) > 0 {
 			out.Tables = []results.NCCLTable{t}
+			continue
+		}
+		// sparkrig's own collectives write the tables themselves.
+		var own []results.NCCLTable
+		if json.Unmarshal([]byte(cr.Files[f]), &own) == nil && len(own) > 0 && len(own[0].Rows) > 0 {
+			out.Tables = own
 		}
 	}
 	if err == nil && len(out.Tables) == 0 {

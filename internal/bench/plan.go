@@ -86,11 +86,14 @@ type Options struct {
 	BootstrapIf string
 	MPIHosts    []string // -H names for mpirun; default: rail addresses
 
-	Native    bool   // TCP through sparkrig's probe instead of iperf3
-	ProbePath string // the probe helper's path on the nodes
-	RunDir    string // per-run scratch directory on the nodes
-	Force     bool
-	Links     []Link
+	Native bool // TCP through sparkrig's probe instead of iperf3
+	// NativeNCCL, on a single node without nccl-tests, is the sparkrig that
+	// runs the collectives itself (bench gpu collective).
+	NativeNCCL string
+	ProbePath  string // the probe helper's path on the nodes
+	RunDir     string // per-run scratch directory on the nodes
+	Force      bool
+	Links      []Link
 }
 
 func (o *Options) defaults() {

@@ -83,7 +83,14 @@ func ncclStep(nodes []*facts.Node, perNode []int, env []Var, coll string, maxByt
 		args = append(args, "-J", jsonFile)
 	}
 	var c Cmd
-	if len(nodes) == 1 {
+	if len(nodes) == 1 && o.NativeNCCL != "" {
+		jsonFile = path.Join(o.RunDir, coll+".json")
+		st.Tool = "sparkrig-collective"
+		c = Cmd{Host: nodes[0].Host, Role: RoleLauncher, Env: []Var{{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "INIT,NET"}},
+			Argv: []string{o.NativeNCCL, "bench", "gpu", "--mem-fraction", strconv.FormatFloat(o.MemFraction, 'f', -1, 64),
+				"collective", "--op", coll, "-b", SizeString(min(o.MinBytes, maxBytes)), "-e", SizeString(maxBytes), "-f", "2",
+				"--json-file", jsonFile}}
+	} else if len(nodes) == 1 {
 		c = Cmd{Host: nodes[0].Host, Role: RoleLauncher,
 			Argv: append([]string{bin, "-g", strconv.Itoa(perNode[0])}, args...),
 			Env:  []Var{{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "INIT,NET"}}}

@@ -144,6 +144,12 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 	}
 	if slices.Contains(kinds, bench.KindNCCL) {
 		opts.NCCLJSON = ncclJSONSupported(ctx, t, nodes[0].Host, opts.Tools)
+		if len(nodes) == 1 && o.isLocal() && !haveTool(ctx, t, nodes[0].Host, opts.Tools.Path(opts.Collectives[0]+"_perf")) {
+			// No nccl-tests here: run the collectives through this node's own NCCL.
+			if self, err := os.Executable(); err == nil {
+				opts.NativeNCCL = self
+			}
+		}
 	}
 	plan, err := bench.NewPlan(nodes, opts)
 	if err != nil {
@@ -294,6 +300,12 @@ func ncclJSONSupported(ctx context.Context, t bench.Transport, host string, tool
 	script := remote.ShellQuote(tools.Path("all_reduce_perf")) + " -h 2>&1 | grep -q output_file && echo yes"
 	err := t.Exec(cctx, host, script, nil, &out, io.Discard)
 	return err == nil && strings.TrimSpace(out.String()) == "yes"
+}
+
+func haveTool(ctx context.Context, t bench.Transport, host, tool string) bool {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	return t.Exec(cctx, host, "command -v "+remote.ShellQuote(tool)+" >/dev/null", nil, io.Discard, io.Discard) == nil
 }
 
 // refuse stops a run the plan says must not happen.

@@ -38,6 +38,14 @@ func writeDryRun(w io.Writer, p *bench.Plan) {
 	}
 }
 
+// clip shortens s for a table cell; the whole text is in the JSON document.
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
 func railDetail(r bench.Rail) string {
 	if !r.A.RDMAReady() || !r.B.RDMAReady() {
 		return fmt.Sprintf("%s ↔ %s (no RDMA)", r.A.Addr, r.B.Addr)
@@ -73,7 +81,7 @@ func writeBenchText(w io.Writer, rec *bench.Record) {
 	for i, a := range rec.Analyses {
 		if len(a.Items) == 0 {
 			st := rec.Bench.Steps[i]
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t%s\n", a.File, st.Error, st.Status)
+			fmt.Fprintf(tw, "%s\t%s\t-\t-\t%s\n", a.File, clip(st.Error, 90), st.Status)
 			continue
 		}
 		for _, it := range a.Items {
