@@ -131,7 +131,11 @@ func captureRemote(ctx context.Context, env *Env, o *remoteOptions) ([]hostCaptu
 	caps := make([]hostCapture, len(hosts))
 	clients := make([]*remote.Client, len(hosts))
 	var mu sync.Mutex
+	closed := false // set once the fan-out is over: late finishers clean up after themselves
 	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		closed = true
 		for _, c := range clients {
 			if c != nil {
 				c.Close()
@@ -141,11 +145,17 @@ func captureRemote(ctx context.Context, env *Env, o *remoteOptions) ([]hostCaptu
 	prog := newProgress(env, "capturing", len(hosts))
 	script := capture.Script()
 	fan := remote.FanOut{Parallel: o.parallel, PerHost: o.hostTimeout, Progress: prog.update}
-	fan.Each(ctx, hosts, func(ctx context.Context, i int, host string) error {
+	results := fan.Each(ctx, hosts, func(ctx context.Context, i int, host string) error {
 		c, s, err := captureOne(ctx, d, host, script)
 		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			if c != nil {
+				c.Close()
+			}
+			return err
+		}
 		clients[i] = c
-		mu.Unlock()
 		caps[i] = hostCapture{Host: host, Source: "ssh", Snap: s, Err: err, Status: hostStatus(err)}
 		if err != nil {
 			caps[i].Snap = nil
@@ -153,16 +163,15 @@ func captureRemote(ctx context.Context, env *Env, o *remoteOptions) ([]hostCaptu
 		return err
 	})
 	prog.finish()
-	for i := range caps {
-		if caps[i].Snap == nil && caps[i].Err == nil {
-			caps[i].Err = fmt.Errorf("%w: %s: no answer by the deadline", remote.ErrTimeout, hosts[i])
-			caps[i].Status = report.HostFailed
+	mu.Lock()
+	for i, res := range results {
+		if caps[i].Host == "" { // the fan-out gave up on it before it answered
+			caps[i] = hostCapture{Host: hosts[i], Source: "ssh", Err: res.Err, Status: hostStatus(res.Err)}
 		}
 	}
+	cl := append([]*remote.Client(nil), clients...)
+	mu.Unlock()
 	if !o.noPing {
-		mu.Lock()
-		cl := append([]*remote.Client(nil), clients...)
-		mu.Unlock()
 		pingMesh(ctx, env, o, caps, cl)
 	}
 	return caps, nil
@@ -231,6 +240,8 @@ func pingMesh(ctx context.Context, env *Env, o *remoteOptions, caps []hostCaptur
 	}
 	prog := newProgress(env, "ping mesh", len(from))
 	fan := remote.FanOut{Parallel: o.parallel, PerHost: 30 * time.Second, Progress: prog.update}
+	var mu sync.Mutex
+	done := false
 	fan.Each(ctx, from, func(ctx context.Context, _ int, host string) error {
 		i := idx[host]
 		ts := plan[host]
@@ -241,9 +252,16 @@ func pingMesh(ctx context.Context, env *Env, o *remoteOptions, caps []hostCaptur
 				res[j].ErrText = "mesh did not finish: " + err.Error()
 			}
 		}
-		caps[i].Pings = res
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			caps[i].Pings = res
+		}
 		return err
 	})
+	mu.Lock()
+	done = true
+	mu.Unlock()
 	prog.finish()
 }
 

@@ -1,0 +1,264 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/testrig"
+)
+
+// These tests run the doctor over real SSH against rig hosts (network
+// namespaces with sshd; see internal/testrig). They need root.
+
+// rigDoctor runs `sparkrig doctor --format json` against the rig's hosts.
+func rigDoctor(t *testing.T, r *testrig.Rig, extra ...string) (int, *report.Report, string) {
+	t.Helper()
+	args := append([]string{"doctor", "--format", "json", "--ssh-config", r.SSHConfig, "--host-timeout", "10s", "--hosts", strings.Join(r.Names(), ",")}, extra...)
+	var out, errb bytes.Buffer
+	code := Main(args, strings.NewReader(""), &out, &errb)
+	var rep report.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("exit %d, no JSON report: %v\nstdout: %s\nstderr: %s", code, err, out.String(), errb.String())
+	}
+	return code, &rep, errb.String()
+}
+
+// clusterProblems lists "severity id host subject: observed" of cluster
+// findings worse than info, sorted.
+func clusterProblems(r *report.Report) []string {
+	var out []string
+	if r.Cluster == nil {
+		return []string{"no cluster section"}
+	}
+	for _, f := range r.Cluster.Findings {
+		if f.Severity.Rank() > check.Info.Rank() {
+			out = append(out, fmt.Sprintf("%s %s %s %s: %s", f.Severity, f.ID, f.Host, f.Subject, f.Observed))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func countID(r *report.Report, id string, sev check.Severity) int {
+	n := 0
+	for _, f := range r.Cluster.Findings {
+		if f.ID == id && f.Severity == sev {
+			n++
+		}
+	}
+	return n
+}
+
+func sparkPair(t *testing.T, edit func(*testrig.Config)) *testrig.Rig {
+	t.Helper()
+	cfg, err := testrig.Sparks(2, "pair")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	return testrig.New(t, cfg)
+}
+
+func TestRigHealthyPair(t *testing.T) {
+	t.Parallel()
+	r := sparkPair(t, nil)
+	_, rep, _ := rigDoctor(t, r)
+	if got := clusterProblems(rep); len(got) != 0 {
+		t.Errorf("cluster problems on a healthy pair: %q", got)
+	}
+	if rep.Cluster.Topology != "two-nodes-one-cable" || len(rep.Cluster.Links) != 2 {
+		t.Errorf("topology %s, links %+v", rep.Cluster.Topology, rep.Cluster.Links)
+	}
+	if n := countID(rep, "cluster.df-ping", check.OK); n != 4 {
+		t.Errorf("%d passing DF pings, want 4 (2 rails × 2 directions)", n)
+	}
+	for _, h := range rep.Hosts {
+		if h.Status != report.HostAudited || h.Source != "ssh" {
+			t.Errorf("%s: %s %s", h.Host, h.Status, h.Error)
+		}
+	}
+}
+
+func TestRigMTUMismatchCaughtByFactsAndPing(t *testing.T) {
+	t.Parallel()
+	r := sparkPair(t, func(c *testrig.Config) {
+		c.Hosts[1].NetDevs["enp1s0f1np1"] = testrig.NetDev{MTU: 1500, Addrs: []string{"192.168.100.11/24"}}
+	})
+	code, rep, _ := rigDoctor(t, r)
+	want := []string{
+		"fail cluster.df-ping spark-01 enp1s0f1np1 → spark-02 192.168.100.11: 0/3 replies (100% loss) at 9000-byte frames; 1500-byte frames pass",
+		"fail cluster.mtu-mismatch  spark-01:enp1s0f1np1↔spark-02:enp1s0f1np1: spark-01 enp1s0f1np1 MTU 9000, spark-02 enp1s0f1np1 MTU 1500",
+		"warn cluster.mtu-inconsistent  enp1s0f1np1: spark-01: 9000; spark-02: 1500",
+	}
+	if diff := cmp.Diff(want, clusterProblems(rep)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if code != ExitCritical {
+		t.Errorf("exit %d", code)
+	}
+	// The 1500 side's own pings fit its MTU and pass: the picture shows the direction.
+	if n := countID(rep, "cluster.df-ping", check.OK); n != 3 {
+		t.Errorf("%d passing DF pings, want 3", n)
+	}
+}
+
+func TestRigTwinUnaddressedOnOneNode(t *testing.T) {
+	t.Parallel()
+	r := sparkPair(t, func(c *testrig.Config) {
+		c.Hosts[1].NetDevs["enP2p1s0f1np1"] = testrig.NetDev{MTU: 9000}
+	})
+	_, rep, _ := rigDoctor(t, r)
+	want := []string{"warn cluster.rail-unpaired spark-01 enP2p1s0f1np1: spark-01 enP2p1s0f1np1 192.168.101.10/24: no peer in 192.168.101.0/24"}
+	if diff := cmp.Diff(want, clusterProblems(rep)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestRigDifferentNCCLVersions(t *testing.T) {
+	t.Parallel()
+	r := sparkPair(t, func(c *testrig.Config) {
+		// Stand-in library names: the capture records them by name only.
+		c.Hosts[0].Files = map[string]string{"/usr/local/lib/libnccl.so.2.28.9": ""}
+		c.Hosts[1].Files = map[string]string{"/usr/local/lib/libnccl.so.2.27.3": ""}
+	})
+	_, rep, _ := rigDoctor(t, r, "--no-ping")
+	want := []string{"fail cluster.nccl-mismatch  NCCL: spark-01: 2.28.9; spark-02: 2.27.3"}
+	if diff := cmp.Diff(want, clusterProblems(rep)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if countID(rep, "cluster.df-ping", check.OK) != 0 {
+		t.Error("the mesh ran despite --no-ping")
+	}
+}
+
+func TestRigRingCabledP0ToP0(t *testing.T) {
+	t.Parallel()
+	// Cable 1 joins spark-01 port 0 to spark-02 port 0 instead of port 1.
+	cfg, _ := testrig.Sparks(3, "none")
+	set := func(h, port, subnet, host int) {
+		for twin, dev := range testrig.PortNetDevs(port) {
+			cfg.Hosts[h].NetDevs[dev] = testrig.NetDev{MTU: 9000, Addrs: []string{fmt.Sprintf("192.168.%d.%d/24", subnet+twin, host)}}
+		}
+	}
+	set(0, 0, 0, 1)
+	set(1, 0, 0, 2)
+	cfg.Links = append(cfg.Links, testrig.Cable("spark-01", 0, "spark-02", 0)...)
+	set(0, 1, 2, 1)
+	set(2, 0, 2, 2)
+	cfg.Links = append(cfg.Links, testrig.Cable("spark-01", 1, "spark-03", 0)...)
+	set(1, 1, 4, 1)
+	set(2, 1, 4, 2)
+	cfg.Links = append(cfg.Links, testrig.Cable("spark-02", 1, "spark-03", 1)...)
+	r := testrig.New(t, cfg)
+	_, rep, _ := rigDoctor(t, r)
+	if rep.Cluster.Topology != "three-node-ring" {
+		t.Errorf("topology %s", rep.Cluster.Topology)
+	}
+	var got []string
+	for _, p := range clusterProblems(rep) {
+		got = append(got, strings.SplitN(p, ":", 2)[0])
+	}
+	want := []string{
+		"fail cluster.ring-cabling  spark-01",
+		"fail cluster.ring-cabling  spark-01",
+		"fail cluster.ring-cabling  spark-02",
+		"fail cluster.ring-cabling  spark-02",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s\n%q", diff, clusterProblems(rep))
+	}
+	if n := countID(rep, "cluster.df-ping", check.OK); n != 12 {
+		t.Errorf("%d passing DF pings, want 12 (6 rails × 2 directions)", n)
+	}
+}
+
+// hostStatuses maps host → status (and the error's key part).
+func hostStatuses(r *report.Report) map[string]string {
+	m := map[string]string{}
+	for _, h := range r.Hosts {
+		m[h.Host] = h.Status
+	}
+	return m
+}
+
+func TestRigHostDownHangingAndUnknownKey(t *testing.T) {
+	t.Parallel()
+	cfg, _ := testrig.Sparks(2, "pair")
+	cfg.Hosts = append(cfg.Hosts,
+		testrig.HostSpec{Name: "down", Down: true},
+		testrig.HostSpec{Name: "hangs", HangAfterAuth: true},
+		testrig.HostSpec{Name: "stranger", UnknownHostKey: true})
+	r := testrig.New(t, cfg)
+	start := time.Now()
+	code, rep, stderr := rigDoctor(t, r, "--host-timeout", "5s")
+	elapsed := time.Since(start)
+	want := map[string]string{"spark-01": "audited", "spark-02": "audited", "down": "unreachable", "hangs": "capture-failed", "stranger": "unreachable"}
+	if diff := cmp.Diff(want, hostStatuses(rep)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if code != ExitUnknown {
+		t.Errorf("exit %d, want %d (hosts not audited, nothing worse)", code, ExitUnknown)
+	}
+	// The bad hosts are bounded by the 5 s per-host deadline, in parallel.
+	if elapsed > 15*time.Second {
+		t.Errorf("took %v", elapsed)
+	}
+	if rep.Cluster == nil || len(rep.Cluster.Links) != 2 {
+		t.Errorf("the reachable pair was not audited as a cluster: %+v", rep.Cluster)
+	}
+	s := r.Host("stranger")
+	for _, h := range rep.Hosts {
+		if h.Host == "stranger" && (!strings.Contains(h.Error, s.HostKeyFingerprint) || !strings.Contains(h.Error, "unknown")) {
+			t.Errorf("stranger's error does not name the fingerprint %s: %s", s.HostKeyFingerprint, h.Error)
+		}
+	}
+	if !strings.Contains(stderr, "stranger") || !strings.Contains(stderr, "down") {
+		t.Errorf("stderr: %s", stderr)
+	}
+	// Nothing was added to known_hosts without --accept-new-host-keys.
+	if kh, _ := os.ReadFile(r.KnownHosts); strings.Contains(string(kh), s.Addr) {
+		t.Error("unknown key recorded")
+	}
+}
+
+func TestRigSnapshotPerHostThenDoctorOnSnapshots(t *testing.T) {
+	t.Parallel()
+	r := sparkPair(t, func(c *testrig.Config) {
+		c.Hosts[1].NetDevs["enP2p1s0f1np1"] = testrig.NetDev{MTU: 4200, Addrs: []string{"192.168.101.11/24"}}
+	})
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := Main([]string{"snapshot", "--ssh-config", r.SSHConfig, "--hosts", "spark-[01-02]", "-o", dir}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("snapshot: exit %d: %s", code, errb.String())
+	}
+	paths, _ := filepath.Glob(filepath.Join(dir, "*.tar.gz"))
+	if len(paths) != 2 {
+		t.Fatalf("archives: %v", paths)
+	}
+	out.Reset()
+	Main(append([]string{"doctor", "--format", "json", "--snapshot"}, paths...), strings.NewReader(""), &out, &errb)
+	var rep report.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"fail cluster.mtu-mismatch  spark-01:enP2p1s0f1np1↔spark-02:enP2p1s0f1np1: spark-01 enP2p1s0f1np1 MTU 9000, spark-02 enP2p1s0f1np1 MTU 4200",
+		"warn cluster.mtu-inconsistent  enP2p1s0f1np1: spark-01: 9000; spark-02: 4200",
+	}
+	if diff := cmp.Diff(want, clusterProblems(&rep)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
