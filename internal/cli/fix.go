@@ -33,6 +33,7 @@ type fixOptions struct {
 	output                string
 	format                string
 	deadman               time.Duration
+	activate              string
 	sshConfig             string
 	acceptNew             bool
 }
@@ -90,6 +91,7 @@ func newFixCmd(env *Env) *cobra.Command {
 	f.StringVarP(&o.output, "output", "o", "", "also write each host's proposed files under DIR/<host>/<path>")
 	f.StringVar(&o.format, "format", "text", "text or json")
 	f.DurationVar(&o.deadman, "deadman", 90*time.Second, "how long a host waits for confirmation before restoring by itself")
+	f.StringVar(&o.activate, "activate", "netplan", "how --apply makes changes take effect: netplan (netplan apply, sysctl --system) or ip (ip addr/link and sysctl -p, for hosts where no netplan renderer runs, such as network namespaces)")
 	f.StringVar(&o.sshConfig, "ssh-config", "", "OpenSSH client config file (default ~/.ssh/config)")
 	f.BoolVar(&o.acceptNew, "accept-new-host-keys", false, "record unknown host keys (like StrictHostKeyChecking=accept-new)")
 	return cmd
@@ -111,6 +113,8 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 		return exitf(ExitUnknown, "fix: use --hosts or --snapshot, not both")
 	case (o.apply || o.rollback) && len(o.hosts) == 0:
 		return exitf(ExitUnknown, "fix: --apply and --rollback work over SSH: give --hosts")
+	case o.activate != "netplan" && o.activate != "ip":
+		return exitf(ExitUnknown, "fix: unknown --activate %q (want netplan or ip)", o.activate)
 	case o.format != "text" && o.format != "json":
 		return exitf(ExitUnknown, "fix: unknown format %q (want text or json)", o.format)
 	}
@@ -265,11 +269,15 @@ func fixApply(ctx context.Context, env *Env, o *fixOptions, p *fix.Plan, ts []fi
 		return err
 	}
 	stamp := fix.Stamp(env.Now())
+	act := fix.ActivateNetplan
+	if o.activate == "ip" {
+		act = fix.ActivateIP
+	}
 	outs := make([]fix.Outcome, len(p.Hosts))
 	var wg sync.WaitGroup
 	for i, h := range p.Hosts {
 		wg.Go(func() {
-			outs[i] = fix.Apply(ctx, h, ts[i], fix.ApplyOptions{DeadMan: o.deadman, Stamp: stamp, Log: env.Stderr})
+			outs[i] = fix.Apply(ctx, h, ts[i], fix.ApplyOptions{Activation: act, DeadMan: o.deadman, Stamp: stamp, Log: env.Stderr})
 		})
 	}
 	wg.Wait()

@@ -2,11 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/sparkrig/sparkrig/internal/capture"
+	"github.com/sparkrig/sparkrig/internal/fix"
+	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/testrig"
 )
 
@@ -78,6 +82,83 @@ func TestFixBadInput(t *testing.T) {
 		code, _, errOut := runMain(t, tt.args...)
 		if code != ExitUnknown || errOut != tt.want {
 			t.Errorf("%v: exit %d, stderr %q; want 3, %q", tt.args, code, errOut, tt.want)
+		}
+	}
+}
+
+// TestFixApplyOnRig applies for real on two namespace hosts (activation with
+// ip, since no netplan renderer runs in a namespace), plans again (nothing to
+// change, exit 0) and rolls both back.
+func TestFixApplyOnRig(t *testing.T) {
+	r := fixRig(t)
+	ssh := []string{"--hosts", "spark-01,spark-02", "--ssh-config", r.SSHConfig}
+	code, out, errOut := runMain(t, append([]string{"fix", "--apply", "--activate", "ip", "--deadman", "20s"}, ssh...)...)
+	// The doctor finds rmem_max (4 MiB here) big enough, so only the port range is raised.
+	if code != ExitOK || !strings.Contains(out, "spark-01: applied (backup /var/backups/sparkrig/") ||
+		!strings.Contains(out, "spark-02: applied") || !strings.Contains(out, "+net.ipv4.ip_local_port_range = 10000 65535\n") || strings.Contains(out, "rmem_max =") {
+		t.Fatalf("apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := rigOut(t, r, "spark-02", "ip", "-o", "-4", "addr", "show", "dev", "enP2p1s0f1np1"); !strings.Contains(got, "192.168.101.11/24") {
+		t.Errorf("spark-02 enP2p1s0f1np1: %s", got)
+	}
+	code, out, _ = runMain(t, append([]string{"fix", "--plan"}, ssh...)...)
+	if code != ExitOK || !strings.HasSuffix(out, "\nnothing to change\n") {
+		t.Errorf("plan after apply: exit %d\n%s", code, out)
+	}
+	code, out, _ = runMain(t, append([]string{"fix", "--rollback"}, ssh...)...)
+	if code != ExitOK || strings.Count(out, ": restored /var/backups/sparkrig/") != 2 {
+		t.Errorf("rollback: exit %d\n%s", code, out)
+	}
+	if got := rigOut(t, r, "spark-02", "sh", "-c", "cat /sys/class/net/enP2p1s0f1np1/mtu; ls /etc/netplan"); got != "1500\n" {
+		t.Errorf("after rollback: %q, want MTU 1500 and no netplan file", got)
+	}
+}
+
+func rigOut(t *testing.T, r *testrig.Rig, host string, argv ...string) string {
+	t.Helper()
+	out, err := r.Host(host).Exec(context.Background(), argv...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
+}
+
+// TestFixPlanFromSnapshots captures both rig hosts with the doctor's capture
+// script, then plans offline from the snapshots alone.
+func TestFixPlanFromSnapshots(t *testing.T) {
+	r := fixRig(t)
+	d, err := remote.NewDialer(remote.Options{ConfigFile: r.SSHConfig, Home: r.Dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	var args []string
+	for _, h := range r.Names() {
+		b, err := fix.SSH{Dialer: d, Host: h}.Run(context.Background(), "exec sh -c "+remote.ShellQuote(capture.Script())+" </dev/null")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := capture.ReadScriptOutput(bytes.NewReader(b), capture.ScriptMeta{Host: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, h+".tar.gz")
+		if err := s.Write(p); err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--snapshot", p)
+	}
+	code, out, errOut := runMain(t, append([]string{"fix", "--plan", "--topology", "one-cable", "--subnets", "10.77.0.0/24,10.77.1.0/24"}, args...)...)
+	if code != ExitWarning {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{
+		"== spark-01\n   enp1s0f1np1    rocep1s0f1    10.77.0.10/24      mtu 9000 -> spark-02:enp1s0f1np1\n",
+		"   note: the evidence does not hold /etc/sysctl.d/60-sparkrig.conf; its diff is against an empty file\n",
+		"+        - 10.77.1.11/24\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
 		}
 	}
 }
