@@ -61,7 +61,30 @@ func NCCLEnv(nodes []*facts.Node, rails []Rail, o EnvOptions) ([]Var, []Note) {
 	add("OMPI_MCA_oob_tcp_if_include", ifname)
 	add("NCCL_DEBUG", "INFO")
 	add("NCCL_DEBUG_SUBSYS", "INIT,NET")
-	return env, notes
+	return env, append(notes, nodeOverrides(nodes, env)...)
+}
+
+// nodeOverrides notes NCCL settings a node's environment or /etc/nccl.conf
+// gives a different value: the bench exports its own, but the node's jobs
+// run with theirs.
+func nodeOverrides(nodes []*facts.Node, env []Var) []Note {
+	var notes []Note
+	for _, n := range nodes {
+		for _, v := range env {
+			if v.Name == "NCCL_DEBUG" || v.Name == "NCCL_DEBUG_SUBSYS" {
+				continue
+			}
+			for src, m := range map[string]map[string]string{"the environment": n.NCCL.Env, "/etc/nccl.conf": n.NCCL.ConfFile} {
+				if have, ok := m[v.Name]; ok && have != v.Value {
+					notes = append(notes, Note{ID: "bench.node-nccl-setting", Host: n.Host,
+						Detail: fmt.Sprintf("%s sets %s=%s; the bench runs with %s=%s, but other jobs on this node get the node's value", src, v.Name, have, v.Name, v.Value),
+						Fix:    fmt.Sprintf("set %s=%s in %s (or remove it)", v.Name, v.Value, src)})
+				}
+			}
+		}
+	}
+	sort.SliceStable(notes, func(i, j int) bool { return notes[i].Host+notes[i].Detail < notes[j].Host+notes[j].Detail })
+	return notes
 }
 
 type hca struct {
@@ -211,6 +234,9 @@ func bootstrapIf(nodes []*facts.Node, rails []Rail, override string) (string, []
 	if override != "" {
 		return override, nil
 	}
+	if name := nodeSetting(nodes, "NCCL_SOCKET_IFNAME"); name != "" && sharedSubnetIf(nodes, name) {
+		return name, nil // the nodes' own choice, and it works
+	}
 	if len(nodes) > 2 {
 		if name := commonMgmtIf(nodes); name != "" {
 			return name, nil
@@ -231,26 +257,48 @@ func bootstrapIf(nodes []*facts.Node, rails []Rail, override string) (string, []
 // commonMgmtIf returns a netdev name without RDMA that every node has with
 // an IPv4 address in one shared subnet, or "".
 func commonMgmtIf(nodes []*facts.Node) string {
-	first := nodes[0]
-	for _, nd := range first.NetDevs {
-		if nd.RDMADev != "" {
-			continue
-		}
-		for _, p := range ipv4Prefixes(nd) {
-			all := true
-			for _, other := range nodes[1:] {
-				od := findNetDev(other, nd.Name)
-				if od == nil || !hasPrefix(*od, p.Masked().String()) {
-					all = false
-					break
-				}
-			}
-			if all {
-				return nd.Name
-			}
+	for _, nd := range nodes[0].NetDevs {
+		if nd.RDMADev == "" && sharedSubnetIf(nodes, nd.Name) {
+			return nd.Name
 		}
 	}
 	return ""
+}
+
+// sharedSubnetIf reports whether every node has netdev name with an IPv4
+// address in one subnet they all share.
+func sharedSubnetIf(nodes []*facts.Node, name string) bool {
+	first := findNetDev(nodes[0], name)
+	if first == nil {
+		return false
+	}
+	for _, p := range ipv4Prefixes(*first) {
+		all := true
+		for _, other := range nodes[1:] {
+			od := findNetDev(other, name)
+			if od == nil || !hasPrefix(*od, p.Masked().String()) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// nodeSetting is the value the first node's environment (or nccl.conf)
+// gives a variable, when it is one plain interface name.
+func nodeSetting(nodes []*facts.Node, name string) string {
+	v := nodes[0].NCCL.Env[name]
+	if v == "" {
+		v = nodes[0].NCCL.ConfFile[name]
+	}
+	if strings.ContainsAny(v, ",^= ") {
+		return ""
+	}
+	return v
 }
 
 func hasPrefix(nd facts.NetDev, subnet string) bool {

@@ -107,7 +107,25 @@ func Rails(nodes []*facts.Node, links []Link) ([]Rail, []Note) {
 	for i := range rails {
 		rails[i].Name = fmt.Sprintf("rail%d", i)
 	}
-	return rails, notes
+	return rails, append(notes, sharedSubnets(rails)...)
+}
+
+// sharedSubnets notes netdevs of one node on one subnet: the kernel sends
+// both rails' traffic out of whichever route it finds first.
+func sharedSubnets(rails []Rail) []Note {
+	seen := map[string]string{}
+	var notes []Note
+	for _, r := range rails {
+		k := r.A.Host + " " + r.Subnet
+		if prev, ok := seen[k]; ok && prev != r.A.NetDev && r.Subnet != "" {
+			notes = append(notes, Note{ID: "bench.twins-same-subnet", Host: r.A.Host,
+				Detail: fmt.Sprintf("%s and %s share %s: traffic for either may leave through the other, so per-rail numbers are not per twin", prev, r.A.NetDev, r.Subnet),
+				Fix:    "give each twin its own subnet (sparkrig fix writes /etc/netplan/40-cx7.yaml)"})
+			continue
+		}
+		seen[k] = r.A.NetDev
+	}
+	return notes
 }
 
 func hostIndex(nodes []*facts.Node, host string) int {
@@ -228,21 +246,37 @@ func pairSubnets(a, b *facts.Node) []Link {
 	var links []Link
 	for _, da := range a.NetDevs {
 		for _, pa := range ipv4Prefixes(da) {
+			var cands []Link
 			for _, db := range b.NetDevs {
 				for _, pb := range ipv4Prefixes(db) {
 					if pa.Masked() != pb.Masked() || pa.Addr() == pb.Addr() {
 						continue
 					}
-					links = append(links, Link{
+					cands = append(cands, Link{
 						A:      LinkEnd{Host: a.Host, NetDev: da.Name, Addr: pa.Addr().String()},
 						B:      LinkEnd{Host: b.Host, NetDev: db.Name, Addr: pb.Addr().String()},
 						Subnet: pa.Masked().String(),
 					})
 				}
 			}
+			links = append(links, preferSameName(cands)...)
 		}
 	}
 	return links
+}
+
+// preferSameName keeps, of several peers on one subnet, the netdev of the
+// same name: twins on one subnet would otherwise pair crosswise.
+func preferSameName(cands []Link) []Link {
+	if len(cands) < 2 {
+		return cands
+	}
+	for _, c := range cands {
+		if c.A.NetDev == c.B.NetDev {
+			return []Link{c}
+		}
+	}
+	return cands[:1]
 }
 
 // ipv4Prefixes lists a netdev's IPv4 prefixes other than loopback and
