@@ -96,9 +96,12 @@ func writeScriptCommand(b *strings.Builder, i int, c Command) {
 // shWord quotes s as one sh word.
 func shWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// scriptPrelude defines the helpers. head -c bounds every read; `timeout`
-// (coreutils, busybox) bounds commands where the node has it, and the
-// caller's per-host deadline bounds the rest.
+// scriptPrelude defines the helpers. Files are read with the shell's own
+// `read`, not one process per file: on a node the capture then costs a few
+// dozen processes (the commands themselves), not a thousand. `read` drops
+// NUL bytes, which none of the captured text files hold. `timeout`
+// (coreutils, busybox) bounds commands where the node has it; the caller's
+// per-host deadline bounds the rest.
 var scriptPrelude = `#!/bin/sh
 # sparkrig capture script: reads files and runs commands, writes a framed
 # stream to stdout. Changes nothing on the node. Generated; do not edit.
@@ -107,33 +110,41 @@ umask 077
 T=$(mktemp -d 2>/dev/null) || { T=/tmp/sparkrig-capture.$$; mkdir -m 700 "$T" || exit 97; }
 trap 'rm -rf "$T"' EXIT
 trap 'exit 130' INT TERM HUP
-IFS='
+NL='
 '
-emit() { # kind status exit name payload-file
-  n=$(wc -c < "$5" | tr -d ' ')
-  printf '@@ %s %s %s %s %s\n' "$1" "$2" "$n" "$3" "$4"
-  cat "$5"
+IFS=$NL
+slurp() { # file limit: the file's text in $c
+  c=; l=
+  while IFS= read -r l; do
+    c=$c$l$NL; l=
+    [ ${#c} -lt "$2" ] || break
+  done < "$1"
+  c=$c$l
 }
-miss() { # kind status name text
-  printf '%s' "$4" > "$T/m"
-  emit "$1" "$2" 0 "$3" "$T/m"
+out() { # kind status exit name text
+  printf '@@ %s %s %d %s %s\n%s' "$1" "$2" ${#5} "$3" "$4" "$5"
 }
 rd() {
-  if [ ! -e "$1" ]; then miss file missing "$1" 'open: no such file or directory'
-  elif [ ! -r "$1" ]; then miss file denied "$1" 'open: permission denied'
-  elif head -c ` + strconv.Itoa(MaxFileBytes) + ` "$1" > "$T/f" 2> "$T/e"; then emit file ok 0 "$1" "$T/f"
-  else emit file error 0 "$1" "$T/e"
+  if [ ! -e "$1" ]; then out file missing 0 "$1" 'open: no such file or directory'
+  elif [ ! -r "$1" ]; then out file denied 0 "$1" 'open: permission denied'
+  else
+    slurp "$1" ` + strconv.Itoa(MaxFileBytes) + `
+    if [ -z "$c" ] && ! head -c 1 "$1" > /dev/null 2> "$T/e"; then
+      # sysfs answers EINVAL for attributes without a value; head tells why
+      IFS= read -r e < "$T/e"; out file error 0 "$1" "$e"
+    else out file ok 0 "$1" "$c"
+    fi
   fi
 }
 lnk() {
-  if [ -L "$1" ]; then readlink "$1" | tr -d '\n' > "$T/f"; emit link ok 0 "$1" "$T/f"
-  else miss link missing "$1" 'readlink: no such file or directory'
+  if [ -L "$1" ]; then out link ok 0 "$1" "$(readlink "$1")"
+  else out link missing 0 "$1" 'readlink: no such file or directory'
   fi
 }
 nameonly() {
   if [ -L "$1" ]; then lnk "$1"
-  elif [ -e "$1" ]; then : > "$T/f"; emit file ok 0 "$1" "$T/f"
-  else miss file missing "$1" 'lstat: no such file or directory'
+  elif [ -e "$1" ]; then out file ok 0 "$1" ''
+  else out file missing 0 "$1" 'lstat: no such file or directory'
   fi
 }
 each() { # fn pattern kind: fn on every match, or the pattern recorded as missing
@@ -141,37 +152,38 @@ each() { # fn pattern kind: fn on every match, or the pattern recorded as missin
   for p in $2; do
     if [ -e "$p" ] || [ -L "$p" ]; then found=1; "$1" "$p"; fi
   done
-  [ -n "$found" ] || case "$2" in *[*?[]*) miss "$3" missing "$2" 'no match';; *) "$1" "$2";; esac
+  [ -n "$found" ] || case "$2" in *[*?[]*) out "$3" missing 0 "$2" 'no match';; *) "$1" "$2";; esac
 }
 run() { # slot timeout filter tail argv...
   s=$1; to=$2; filt=$3; tl=$4; shift 4
   if ! command -v "$1" >/dev/null 2>&1; then echo "missing $1 not found" > "$T/c$s.st"; return; fi
-  if command -v timeout >/dev/null 2>&1; then timeout -k 1 "$to" "$@"; else "$@"; fi < /dev/null > "$T/c$s.raw" 2> "$T/c$s.e"
+  if [ -n "$HAVE_TIMEOUT" ]; then timeout -k 1 "$to" "$@"; else "$@"; fi < /dev/null > "$T/c$s.o" 2> "$T/c$s.e"
   rc=$?
-  head -c ` + strconv.Itoa(MaxOutputBytes) + ` "$T/c$s.raw" > "$T/c$s.o"; rm -f "$T/c$s.raw"
-  if [ -n "$filt" ]; then grep -E -e "$filt" "$T/c$s.o" > "$T/c$s.g"; mv "$T/c$s.g" "$T/c$s.o"; fi
-  if [ "$tl" -gt 0 ]; then tail -n "$tl" "$T/c$s.o" > "$T/c$s.g"; mv "$T/c$s.g" "$T/c$s.o"; fi
-  if [ $rc -eq 124 ] && command -v timeout >/dev/null 2>&1; then echo "error timed out after ${to}s" > "$T/c$s.st"
-  else echo "ok $rc" > "$T/c$s.st"; fi
+  f=o
+  if [ -n "$filt" ]; then grep -E -e "$filt" "$T/c$s.$f" > "$T/c$s.g"; f=g; fi
+  if [ "$tl" -gt 0 ]; then tail -n "$tl" "$T/c$s.$f" > "$T/c$s.t"; f=t; fi
+  if [ $rc -eq 124 ] && [ -n "$HAVE_TIMEOUT" ]; then echo "error timed out after ${to}s" > "$T/c$s.st"
+  else echo "ok $rc $f" > "$T/c$s.st"; fi
 }
 put() { # slot id
   IFS=' ' read -r st rest < "$T/c$1.st" || { st=error; rest='no result'; }
   case $st in
-  ok) emit cmd ok "$rest" "$2" "$T/c$1.o"; emit cmderr ok 0 "$2" "$T/c$1.e" ;;
-  missing) miss cmd missing "$2" "$rest" ;;
-  *) [ -f "$T/c$1.o" ] || : > "$T/c$1.o"; emit cmd error -1 "$2" "$T/c$1.o"; miss cmderr error "$2" "$rest" ;;
+  ok)
+    slurp "$T/c$1.${rest#* }" ` + strconv.Itoa(MaxOutputBytes) + `; out cmd ok "${rest%% *}" "$2" "$c"
+    if [ -s "$T/c$1.e" ]; then slurp "$T/c$1.e" ` + strconv.Itoa(MaxOutputBytes) + `; out cmderr ok 0 "$2" "$c"; fi ;;
+  missing) out cmd missing 0 "$2" "$rest" ;;
+  *) out cmd error -1 "$2" ''; out cmderr error 0 "$2" "$rest" ;;
   esac
 }
 end() { printf '@@ end - 0 0 -\n'; }
-meta() { printf '%s' "$2" > "$T/m"; emit meta ok 0 "$1" "$T/m"; }
-meta os "$(uname -s 2>/dev/null)"
-meta arch "$(uname -m 2>/dev/null)"
-meta user "$(id -un 2>/dev/null)"
+command -v timeout >/dev/null 2>&1 && HAVE_TIMEOUT=1
+out meta ok 0 os "$(uname -s 2>/dev/null)"
+out meta ok 0 arch "$(uname -m 2>/dev/null)"
+out meta ok 0 user "$(id -un 2>/dev/null)"
 NETDEVS=
 for p in /sys/class/net/*/device; do
   [ -e "$p" ] || [ -L "$p" ] || continue
-  p=${p%/device}; NETDEVS="$NETDEVS${NETDEVS:+
-}${p##*/}"
+  p=${p%/device}; NETDEVS="$NETDEVS${NETDEVS:+$NL}${p##*/}"
 done
 `
 
