@@ -356,4 +356,3 @@ func scriptArgv(id string) []string {
 	}
 	return nil
 }
-
