@@ -265,3 +265,17 @@ func TestForcedFormat(t *testing.T) {
 		t.Errorf("%+v", a)
 	}
 }
+
+func TestPerGPUNetworkShare(t *testing.T) {
+	// 2 nodes x 8 H100 (16 ranks) over EFA: busbw 487.26 GB/s is 32.48 GB/s
+	// per GPU on the network, and tree may exceed the NIC rate on 2 nodes
+	a := analyseFixture(t, "nccl-tests/02_all_reduce_2x_p5_16gpu_srun-label-prefix.txt", Options{Topology: "2-nodes-1-cable"})
+	it := a.Items[0]
+	want := []string{
+		"per-GPU network share = busbw·(k−1)/(n−1) = 487.26·1/15 = 32.48 GB/s (k=2 nodes, n=16 GPUs)",
+		"busbw equals a wire speed only for ring; on 2 nodes NCCL may choose tree for all_reduce, whose busbw can exceed the NIC rate",
+	}
+	if len(it.Notes) < 2 || it.Notes[0] != want[0] || it.Notes[1] != want[1] {
+		t.Errorf("notes %q", it.Notes)
+	}
+}

@@ -15,7 +15,11 @@ var sparkRoCE = regexp.MustCompile(`^roce(p1s0f[01]|P2p1s0f[01])$`)
 func (a *analysis) infer(p Parsed, opt Options) {
 	r := &a.res
 	plat, pev := inferPlatform(p)
-	topo, tev := inferTopology(p, plat)
+	eff := plat
+	if opt.Platform != "" {
+		eff = opt.Platform
+	}
+	topo, tev := inferTopology(p, eff)
 	r.Platform, r.Topology = opt.Platform, opt.Topology
 	if r.Platform == "" && plat != "" {
 		r.Platform, r.PlatformInferred, r.PlatformEvidence = plat, true, pev
@@ -84,7 +88,7 @@ func inferTopology(p Parsed, platform string) (string, string) {
 			nodes, how = p.NCCL.Log.NNodes, fmt.Sprintf("NCCL reports nNodes %d", p.NCCL.Log.NNodes)
 		}
 		return topologyFor(nodes, how, platform, &p.NCCL.Log)
-	case p.Perftest != nil || p.Iperf3 != nil:
+	case (p.Perftest != nil || p.Iperf3 != nil) && platform == "dgx-spark":
 		return "2-nodes-1-cable", "a point-to-point test between two hosts; the cable count is not in the output, one cable assumed"
 	case p.NVBandwidth != nil:
 		return "single-node", "nvbandwidth measures inside one node"
@@ -96,6 +100,8 @@ func topologyFor(nodes int, how, platform string, log *results.NCCLLog) (string,
 	switch {
 	case nodes == 1:
 		return "single-node", how
+	case nodes >= 2 && platform != "dgx-spark":
+		return "switch", how + "; nodes other than DGX Spark are taken to meet at a switch"
 	case nodes == 2:
 		ports := map[string]bool{}
 		for _, d := range log.IBDevices {

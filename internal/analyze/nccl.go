@@ -198,6 +198,9 @@ func (a *analysis) busbwNotes(t *results.NCCLTable, log *results.NCCLLog, it *re
 	if k == 0 && log != nil {
 		k = log.NNodes
 	}
+	if k == 0 {
+		k = nodesOf(a.res.Topology)
+	}
 	switch {
 	case k >= 2 && n >= k:
 		share := it.Value
@@ -220,6 +223,19 @@ func (a *analysis) busbwNotes(t *results.NCCLTable, log *results.NCCLLog, it *re
 		}
 	}
 	return notes
+}
+
+// nodesOf is the node count a topology implies (0 for a switch).
+func nodesOf(topology string) int {
+	switch {
+	case topology == "single-node":
+		return 1
+	case strings.HasPrefix(topology, "2-nodes"):
+		return 2
+	case topology == "3-node-ring":
+		return 3
+	}
+	return 0
 }
 
 func (a *analysis) networkWire(log *results.NCCLLog) *expect.Wire {
