@@ -339,3 +339,29 @@ func TestSplitGlued(t *testing.T) {
 		t.Errorf("%+v %+v", r.OOP, r.IP)
 	}
 }
+
+// The fixtures hold no server-side or UDP iperf3 output; these documents
+// are the real client sample's shape with the server and UDP keys iperf3
+// writes instead (start.accepted_connection; end.sum with jitter_ms and
+// lost_percent), values made up for the test.
+func TestIperf3ServerAndUDP(t *testing.T) {
+	server := `{"start":{"version":"iperf 3.16","accepted_connection":{"host":"192.168.100.10","port":40000},
+	"test_start":{"protocol":"TCP","num_streams":4,"omit":0,"duration":10,"reverse":0}},
+	"intervals":[{"sum":{"bits_per_second":9.0e10,"omitted":false}},{"sum":{"bits_per_second":9.4e10,"omitted":false}}],
+	"end":{"streams":[{},{},{},{}],"sum_sent":{"bits_per_second":0,"retransmits":0},"sum_received":{"bits_per_second":9.2e10}}}`
+	r, err := ParseIperf3([]byte(server))
+	if err != nil || r.Role != "server" || r.Remote != "192.168.100.10" || r.Streams != 4 || r.ReceivedGbps != 92 || r.MinIntervalGbps != 90 || r.MaxIntervalGbps != 94 {
+		t.Errorf("server %+v %v", r, err)
+	}
+	udp := `{"start":{"version":"iperf 3.9","connecting_to":{"host":"10.0.0.2","port":5201},
+	"test_start":{"protocol":"UDP","num_streams":1,"omit":0,"duration":5,"reverse":0}},
+	"intervals":[{"sum":{"bits_per_second":1e9,"omitted":false}}],
+	"end":{"sum":{"bits_per_second":1e9,"jitter_ms":0.012,"lost_percent":2.5}}}`
+	r, err = ParseIperf3([]byte(udp))
+	if err != nil || r.Protocol != "UDP" || r.SentGbps != 1 || r.ReceivedGbps != 0.975 || *r.LostPercent != 2.5 || *r.JitterMS != 0.012 {
+		t.Errorf("udp %+v %v", r, err)
+	}
+	if r, _ := ParseIperf3([]byte(`{"start":{},"error":"unable to connect to server: Connection refused"}`)); r.Error == "" {
+		t.Errorf("error not kept: %+v", r)
+	}
+}
