@@ -365,3 +365,27 @@ func TestIperf3ServerAndUDP(t *testing.T) {
 		t.Errorf("error not kept: %+v", r)
 	}
 }
+
+// Column layouts printed by current nccl-tests (src/util.cu writeResultHeader)
+// that no fixture shows: a broadcast with a root, and -I per-iteration
+// columns between the placements. Header lines follow the printf formats;
+// the numbers are made up.
+func TestNCCLTestsOtherLayouts(t *testing.T) {
+	in := "# Collective test starting: broadcast_perf\n" +
+		"#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong \n" +
+		"     1048576        262144     float    none       0    45.10   23.25   23.25       0    44.90   23.35   23.35       0\n" +
+		"# Collective test starting: sendrecv_perf\n" +
+		"#       size         count      type   redop    root     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv%     time   algbw   busbw  #wrong    i_min    i_max    i_p99    i_cv% \n" +
+		"     1048576        262144     float     sum      -1    60.00   17.48   17.48       0    59.00    61.00    61.00     1.00    59.50   17.62   17.62     N/A    58.00    60.00    60.00     1.10\n"
+	o, err := ParseNCCLTests(strings.NewReader(in))
+	if err != nil || len(o.Tables) != 2 {
+		t.Fatalf("%d tables, %v", len(o.Tables), err)
+	}
+	b, s := o.Tables[0], o.Tables[1]
+	if b.Collective != "broadcast" || b.Rows[0].Root != 0 || *b.Rows[0].IP.BusBWGBs != 23.35 || b.Ranks != 0 {
+		t.Errorf("broadcast %+v", b)
+	}
+	if s.Collective != "sendrecv" || *s.Rows[0].IP.TimeUS != 59.5 || *s.Rows[0].IP.BusBWGBs != 17.62 || s.Rows[0].IP.WrongErrs != nil || *s.Rows[0].OOP.WrongErrs != 0 {
+		t.Errorf("sendrecv %+v %+v", s.Rows[0].OOP, s.Rows[0].IP)
+	}
+}
