@@ -2,9 +2,7 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +12,6 @@ import (
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
-	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
 // reportOptions are the flags of `sparkrig report`.
@@ -57,14 +54,7 @@ func runReport(env *Env, o *reportOptions, inputs []string) error {
 	}
 	r := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version,
 		Command: "report", GeneratedAt: env.Now().UTC(), Hosts: []report.Host{}}
-	bad := 0
-	for _, in := range inputs {
-		if err := addInput(r, in); err != nil {
-			bad++
-			fmt.Fprintf(env.Stderr, "sparkrig: report: %s: %v\n", in, err)
-			r.Analyses = append(r.Analyses, report.AnalysisResult{File: in, Error: err.Error()})
-		}
-	}
+	bad := reportInputs(env, r, inputs)
 	r.Status = mergedStatus(r, bad > 0)
 	out := o.Output
 	if out == "" && env.StdoutTTY && o.Format == "html" {
@@ -133,56 +123,6 @@ func baseNames(paths []string) []string {
 		out[i] = filepath.Base(filepath.Clean(p))
 	}
 	return out
-}
-
-// addInput reads one input into r: a sparkrig JSON document, a snapshot, or
-// a raw benchmark output.
-func addInput(r *report.Report, path string) error {
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if st.IsDir() || snapshot.IsArchiveName(path) {
-		return addSnapshot(r, path)
-	}
-	data, err := readInput(path)
-	if err != nil {
-		return err
-	}
-	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
-		var doc report.Report
-		if err := json.Unmarshal(data, &doc); err != nil {
-			return fmt.Errorf("not a sparkrig JSON document: %v", err)
-		}
-		if doc.Schema == 0 || doc.Tool != "sparkrig" {
-			return addRaw(r, path, data)
-		}
-		if doc.Schema > report.SchemaVersion {
-			return fmt.Errorf("written by a newer sparkrig (schema %d; this one reads %d)", doc.Schema, report.SchemaVersion)
-		}
-		mergeReport(r, &doc)
-		return nil
-	}
-	return addRaw(r, path, data)
-}
-
-// maxInputBytes bounds one input file: benchmark logs are megabytes at most.
-const maxInputBytes = 256 << 20
-
-func readInput(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxInputBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxInputBytes {
-		return nil, fmt.Errorf("larger than %d MiB", maxInputBytes>>20)
-	}
-	return data, nil
 }
 
 // mergeReport adds a document's hosts, cluster and analyses. A host seen twice

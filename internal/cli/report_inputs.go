@@ -1,18 +1,121 @@
 package cli
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"os"
 
+	"github.com/sparkrig/sparkrig/internal/analyze"
+	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
-// addSnapshot audits a captured snapshot as `sparkrig doctor --snapshot`
-// would and adds its host.
-func addSnapshot(r *report.Report, path string) error {
-	return fmt.Errorf("auditing snapshots needs the doctor, which is not in this build")
+// reportInputs sorts the inputs of `sparkrig report` into snapshots (audited
+// together, so the cluster checks see every node) and files (JSON documents
+// or raw benchmark outputs), and adds them to r. It returns how many inputs
+// could not be read; each is named on stderr and in the report.
+func reportInputs(env *Env, r *report.Report, inputs []string) int {
+	bad := 0
+	var snaps []string
+	for _, in := range inputs {
+		st, err := os.Stat(in)
+		switch {
+		case err != nil:
+			bad += badInput(env, r, in, err)
+		case st.IsDir() || snapshot.IsArchiveName(in):
+			snaps = append(snaps, in)
+		default:
+			if err := addFile(r, in); err != nil {
+				bad += badInput(env, r, in, err)
+			}
+		}
+	}
+	if len(snaps) > 0 {
+		// The same path as `sparkrig doctor --snapshot A --snapshot B`.
+		doc := auditReport(readSnapshots(snaps), check.ProfileUnknown, env)
+		for _, h := range doc.Hosts {
+			if h.Status == report.HostBadSnapshot {
+				fmt.Fprintf(env.Stderr, "sparkrig: report: %s: %s\n", h.Source, h.Error)
+				bad++
+			}
+		}
+		mergeReport(r, doc)
+	}
+	return bad
 }
 
-// addRaw analyses a raw benchmark output as `sparkrig analyze` would.
-func addRaw(r *report.Report, path string, data []byte) error {
-	return fmt.Errorf("not a sparkrig JSON document, and raw benchmark outputs need analyze, which is not in this build")
+func badInput(env *Env, r *report.Report, in string, err error) int {
+	msg := err.Error()
+	if pe, ok := err.(*os.PathError); ok {
+		msg = pe.Op + ": " + pe.Err.Error()
+	}
+	fmt.Fprintf(env.Stderr, "sparkrig: report: %s: %s\n", in, msg)
+	r.Analyses = append(r.Analyses, report.AnalysisResult{File: in, Status: report.VerdictUnknown, Error: msg,
+		Items: []report.AnalysisItem{}, Flags: []report.AnalysisFlag{}})
+	return 1
+}
+
+// maxInputBytes bounds one input file: benchmark logs are megabytes at most.
+const maxInputBytes = 256 << 20
+
+// addFile reads a sparkrig JSON document (doctor, analyze, bench) or
+// analyses a raw benchmark output as `sparkrig analyze` would.
+func addFile(r *report.Report, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxInputBytes+1))
+	if err != nil {
+		return err
+	}
+	if len(data) > maxInputBytes {
+		return fmt.Errorf("larger than %d MiB", maxInputBytes>>20)
+	}
+	if doc, ok, err := sparkrigDocument(data); ok {
+		if err != nil {
+			return err
+		}
+		mergeReport(r, doc)
+		return nil
+	}
+	a := analyze.Reader(path, bytes.NewReader(data), analyze.Options{})
+	if a.Error != "" {
+		return fmt.Errorf("%s", a.Error)
+	}
+	r.Analyses = append(r.Analyses, a)
+	return nil
+}
+
+// runStepSep joins a bench run's id and a step's id in an analysis' File; the
+// HTML report names the run in legends and comparisons (render.runLabel).
+const runStepSep = " · "
+
+// sparkrigDocument decodes data when it is a sparkrig JSON document. A bench
+// record's analyses are relabelled with the run's id, so runs compare by
+// name in the report.
+func sparkrigDocument(data []byte) (*report.Report, bool, error) {
+	var doc struct {
+		report.Report
+		Bench *struct {
+			ID string `json:"id"`
+		} `json:"bench"`
+	}
+	t := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	if len(t) == 0 || t[0] != '{' || json.Unmarshal(data, &doc) != nil || doc.Tool != "sparkrig" {
+		return nil, false, nil
+	}
+	if doc.Schema > report.SchemaVersion {
+		return nil, true, fmt.Errorf("written by a newer sparkrig (schema %d; this one reads %d)", doc.Schema, report.SchemaVersion)
+	}
+	if doc.Bench != nil && doc.Bench.ID != "" {
+		for i := range doc.Analyses {
+			doc.Analyses[i].File = doc.Bench.ID + runStepSep + doc.Analyses[i].File
+		}
+	}
+	return &doc.Report, true, nil
 }

@@ -27,10 +27,14 @@ func benchData(r *report.Report) (runs []ncclRun, rails []railResult, failed []r
 }
 
 // runLabel names a run in legends: the file name without its directory and
-// extension, or the run's own name.
+// extension, or for a bench record's step ("<run id> · <step id>", as the
+// report command names them) the run's id.
 func runLabel(file string) string {
 	if file == "" {
 		return "run"
+	}
+	if run, _, ok := strings.Cut(file, " · "); ok {
+		return run
 	}
 	if strings.ContainsAny(file, `/\`) {
 		file = filepath.Base(file)

@@ -68,7 +68,7 @@ func (p *promWriter) add(name, help string, value float64, labels ...string) {
 		b.WriteByte('}')
 	}
 	b.WriteByte(' ')
-	b.WriteString(strconv.FormatFloat(value, 'g', -1, 64))
+	b.WriteString(strconv.FormatFloat(value, 'f', -1, 64))
 	f.samples = append(f.samples, b.String())
 }
 
