@@ -175,13 +175,13 @@ var sparkTwinUnaddressed = Check{
 				out = append(out, Finding{Severity: Fail, Subject: lack[0],
 					Observed: "no IPv4 address; its twin " + have[0] + " has one", Expected: "both twins of " + p.Name + " addressed, on different subnets",
 					Why:    "each twin carries only ~100 Gb/s, so a port with one addressed twin runs at half bandwidth",
-					Fix:    twinNetplanFix(p),
+					Fix:    twinNetplanFix(n, p),
 					Source: srcPlaybook + "; " + srcSeed001})
 			default:
 				out = append(out, Finding{Severity: Warn, Subject: subject,
 					Observed: p.Name + " is cabled but neither twin has an IPv4 address", Expected: "both twins addressed",
 					Why:    "RoCE needs an IP address (GID) on each function; an unaddressed cabled port carries no NCCL traffic",
-					Fix:    twinNetplanFix(p),
+					Fix:    twinNetplanFix(n, p),
 					Source: srcPlaybook})
 			}
 		}
@@ -189,22 +189,58 @@ var sparkTwinUnaddressed = Check{
 	},
 }
 
-// twinNetplanFix is NVIDIA's netplan for one port, node 1 addressing.
-func twinNetplanFix(p sparkPort) string {
+// twinNetplanFix is NVIDIA's netplan layout for one port: each twin keeps its
+// static address when it has one on a subnet of its own; a twin without one
+// (or sharing its twin's subnet) gets the next /24 up.
+func twinNetplanFix(n *facts.Node, p sparkPort) string {
+	addrs := twinAddrs(n, p)
 	return fmt.Sprintf(`sudo tee /etc/netplan/40-cx7.yaml >/dev/null <<'YAML'
 network:
   version: 2
   ethernets:
     %s:
-      addresses: [192.168.100.10/24]
+      addresses: [%s]
       mtu: 9000
       dhcp4: false
     %s:
-      addresses: [192.168.101.10/24]
+      addresses: [%s]
       mtu: 9000
       dhcp4: false
 YAML
-sudo chmod 600 /etc/netplan/40-cx7.yaml && sudo netplan apply   # use .11 on the second node`, p.Twins[0], p.Twins[1])
+sudo chmod 600 /etc/netplan/40-cx7.yaml && sudo netplan apply
+# keep other interfaces the file configured; the peer node takes addresses in the same two subnets`, p.Twins[0], addrs[0], p.Twins[1], addrs[1])
+}
+
+// twinAddrs proposes one static IPv4 prefix per twin, on distinct subnets.
+func twinAddrs(n *facts.Node, p sparkPort) [2]netip.Prefix {
+	var out [2]netip.Prefix
+	for i, t := range p.Twins {
+		if d := n.NetDev(t); d != nil {
+			for _, a := range ipv4(d) {
+				if !isLinkLocal(a) && !dynamic(d, a) {
+					out[i] = a
+					break
+				}
+			}
+		}
+	}
+	if out[0].IsValid() && out[1].IsValid() && out[0].Masked() == out[1].Masked() {
+		out[1] = netip.Prefix{}
+	}
+	for i := range out {
+		other := out[1-i]
+		if out[i].IsValid() {
+			continue
+		}
+		if !other.IsValid() {
+			out[i] = netip.MustParsePrefix([]string{"192.168.100.10/24", "192.168.101.10/24"}[i])
+			continue
+		}
+		b := other.Addr().As4()
+		b[2]++
+		out[i] = netip.PrefixFrom(netip.AddrFrom4(b), other.Bits())
+	}
+	return out
 }
 
 var sparkTwinsSameSubnet = Check{
@@ -230,7 +266,7 @@ var sparkTwinsSameSubnet = Check{
 				out = append(out, Finding{Severity: Fail, Subject: subject,
 					Observed: "both twins in " + shared, Expected: "each twin on its own subnet (e.g. 192.168.100.0/24 and 192.168.101.0/24)",
 					Why:    "two interfaces on one subnet make the kernel route and answer ARP through either, which breaks RoCE connections",
-					Fix:    twinNetplanFix(p),
+					Fix:    twinNetplanFix(n, p),
 					Source: "DGX Spark platform notes, pitfall 2; " + srcPlaybook})
 			default:
 				out = append(out, ok(subject, cidrs(ipv4(a))+" / "+cidrs(ipv4(b))))

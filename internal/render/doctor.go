@@ -264,12 +264,18 @@ func mdHosts(w io.Writer, r *report.Report, opt Options) error {
 			return err
 		}
 		var rows [][]string
+		var long []check.Finding
 		for _, g := range subjectGroups(h.Findings) {
 			for _, f := range g {
 				if f.Severity == check.OK && !opt.Verbose {
 					continue
 				}
-				rows = append(rows, []string{mdSeverity(string(f.Severity)), mdCode(f.ID), f.Subject, f.Observed, f.Expected, mdCode(oneLine(f.Fix))})
+				fix := mdCode(f.Fix)
+				if strings.Contains(f.Fix, "\n") {
+					long = append(long, f)
+					fix = fmt.Sprintf("fix %d below", len(long))
+				}
+				rows = append(rows, []string{mdSeverity(string(f.Severity)), mdCode(f.ID), f.Subject, f.Observed, f.Expected, fix})
 			}
 		}
 		if len(rows) > 0 {
@@ -277,11 +283,18 @@ func mdHosts(w io.Writer, r *report.Report, opt Options) error {
 				return err
 			}
 		}
+		// Multi-line fixes (commands with file contents) keep their lines in a
+		// collapsible code block.
+		for i, f := range long {
+			if err := mdDetails(w, fmt.Sprintf("fix %d: %s on %s", i+1, f.ID, f.Subject), "sh", f.Fix); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
 
-// oneLine joins a multi-line fix with "; " for a table cell.
+// oneLine joins a multi-line fix with " ⏎ " for a table cell.
 func oneLine(s string) string {
 	var parts []string
 	for _, l := range strings.Split(s, "\n") {
