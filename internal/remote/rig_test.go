@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -173,3 +176,69 @@ AAAEDuCXOkTuXBjW+g5C+2UJzvHSgvwrdWKW4gE/6yySI28VJPH9rUBSODtGBOHwXiRml9
 ikG0aNsUEBrqxSPsowCmAAAADHN0cmFuZ2VyLWtleQE=
 -----END OPENSSH PRIVATE KEY-----
 `
+
+func TestDroppedMidCommand(t *testing.T) {
+	r := testrig.New(t, testrig.Config{Hosts: []testrig.HostSpec{{Name: "a"}}})
+	c, err := remote.Dial(context.Background(), "a", rigOptions(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// The session's sshd process dies after part of the output went out.
+	out, _, _, err := c.Run(context.Background(), "echo partial; sleep 0.2; kill -9 $PPID; sleep 5", nil)
+	if !errors.Is(err, remote.ErrDropped) || string(out) != "partial\n" {
+		t.Errorf("out %q, err %v", out, err)
+	}
+}
+
+func TestProxyJumpAndAgent(t *testing.T) {
+	if _, err := exec.LookPath("ssh-agent"); err != nil {
+		t.Skip("no ssh-agent")
+	}
+	r := testrig.New(t, testrig.Config{Hosts: []testrig.HostSpec{{Name: "jump"}, {Name: "inner"}}})
+	jump, inner := r.Host("jump"), r.Host("inner")
+	// The key is offered only by the agent: no IdentityFile is readable.
+	sock := filepath.Join(t.TempDir(), "agent.sock")
+	agent := exec.Command("ssh-agent", "-D", "-a", sock)
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { agent.Process.Kill(); agent.Wait() })
+	var out []byte
+	var err error
+	for range 100 { // until the agent listens
+		add := exec.Command("ssh-add", r.KeyPath)
+		add.Env = append(os.Environ(), "SSH_AUTH_SOCK="+sock)
+		if out, err = add.CombinedOutput(); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("ssh-add: %v %s", err, out)
+	}
+	cfg := filepath.Join(t.TempDir(), "config")
+	os.WriteFile(cfg, []byte(fmt.Sprintf(`Host jump
+  HostName %s
+  User root
+  UserKnownHostsFile %s
+Host behind
+  HostName %s
+  User root
+  ProxyJump jump
+  UserKnownHostsFile %s
+`, jump.Addr, r.KnownHosts, inner.Addr, r.KnownHosts)), 0o600)
+	c, err := remote.Dial(context.Background(), "behind", remote.Options{ConfigFile: cfg, Home: t.TempDir(), AgentSock: sock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// SSH_CLIENT names the connecting address: the jump host's, not ours.
+	out, _, _, err = c.Run(context.Background(), "uname -n; echo ${SSH_CLIENT%% *}", nil)
+	if want := "inner\n" + jump.Addr + "\n"; err != nil || string(out) != want {
+		t.Errorf("through the jump host: %q %v, want %q", out, err, want)
+	}
+	if len(c.Endpoint.ProxyJump) != 1 {
+		t.Errorf("endpoint %+v", c.Endpoint)
+	}
+}
