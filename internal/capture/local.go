@@ -121,7 +121,13 @@ func capturePath(s *snapshot.Snapshot, p Path) {
 	if strings.ContainsAny(p.Glob, "*?[") {
 		matches, _ = filepath.Glob(p.Glob)
 		if len(matches) == 0 {
-			s.AddMissing(kindOf(p), p.Glob, snapshot.StatusMissing, "no match")
+			// A directory we may not list (NetworkManager's is root-only)
+			// is denied, not empty.
+			status, why := snapshot.StatusMissing, "no match"
+			if _, err := os.ReadDir(globDir(p.Glob)); errors.Is(err, fs.ErrPermission) {
+				status, why = snapshot.StatusDenied, "cannot list "+globDir(p.Glob)+": permission denied"
+			}
+			s.AddMissing(kindOf(p), p.Glob, status, why)
 			return
 		}
 	}
@@ -135,6 +141,15 @@ func capturePath(s *snapshot.Snapshot, p Path) {
 			captureFile(s, m)
 		}
 	}
+}
+
+// globDir is the longest leading directory of a pattern without metacharacters.
+func globDir(glob string) string {
+	d := filepath.Dir(glob)
+	for strings.ContainsAny(d, "*?[") {
+		d = filepath.Dir(d)
+	}
+	return d
 }
 
 func kindOf(p Path) string {

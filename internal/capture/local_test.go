@@ -103,3 +103,15 @@ func BenchmarkLocal(b *testing.B) {
 		Local(context.Background(), Options{})
 	}
 }
+
+func TestGlobDir(t *testing.T) {
+	for in, want := range map[string]string{
+		"/etc/NetworkManager/system-connections/*":   "/etc/NetworkManager/system-connections",
+		"/sys/class/infiniband/*/ports/*/gids/[0-9]": "/sys/class/infiniband",
+		"/usr/lib/*-linux-gnu/libnccl.so*":           "/usr/lib",
+	} {
+		if got := globDir(in); got != want {
+			t.Errorf("globDir(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

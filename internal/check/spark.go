@@ -382,6 +382,12 @@ var sparkAddrPersisted = Check{
 					out = append(out, ok(name, a.String()+" from "+src))
 					continue
 				}
+				if d := n.Sources[facts.SrcNetConfig].Detail; strings.HasPrefix(d, facts.NetConfigPartial) {
+					out = append(out, Finding{Severity: NotEvaluated, Subject: name,
+						Observed: a.String() + " is in no readable configuration; " + d, Expected: "the address in a netplan, NetworkManager or networkd file",
+						Why: "the files that might persist it could not be read", Fix: "run sparkrig doctor with sudo", Source: srcPlaybook})
+					continue
+				}
 				out = append(out, Finding{Severity: Warn, Subject: name,
 					Observed: a.String() + " is set but no netplan, NetworkManager or networkd file configures it", Expected: "the address in /etc/netplan/40-cx7.yaml",
 					Why:    "an address set by hand with `ip addr` is gone after a reboot and the cluster silently loses the link",

@@ -292,6 +292,10 @@ func (b *builder) rdmaNetdevMap() map[string]string {
 	return m
 }
 
+// NetConfigPartial starts the net-config source detail when some
+// configuration was read and some was not (root-only files).
+const NetConfigPartial = "unreadable: "
+
 // netConfig reads netplan, NetworkManager and networkd configuration.
 func (b *builder) netConfig() {
 	tried, denied := false, []string{}
@@ -328,6 +332,8 @@ func (b *builder) netConfig() {
 		}
 	}
 	switch {
+	case len(denied) > 0 && len(b.n.NetConfig) > 0:
+		b.set(SrcNetConfig, "ok", NetConfigPartial+strings.Join(denied, ", "))
 	case len(denied) > 0:
 		b.set(SrcNetConfig, snapshot.StatusDenied, "cannot read "+strings.Join(denied, ", "))
 	case !tried:

@@ -71,3 +71,19 @@ func TestFromSnapshotUnreadableSources(t *testing.T) {
 		}
 	}
 }
+
+// Readable netplan beside a root-only NetworkManager directory: what was read
+// counts, and the detail says what could not be.
+func TestFromSnapshotPartlyReadableNetConfig(t *testing.T) {
+	s := snapshot.New("n1")
+	s.AddFile("/etc/netplan/40-cx7.yaml", []byte(verbatim(t, fixture(t, "netplan_01_"))[0]))
+	s.AddMissing(snapshot.KindFile, "/etc/NetworkManager/system-connections/*", snapshot.StatusDenied, "cannot list /etc/NetworkManager/system-connections: permission denied")
+	n := FromSnapshot(s)
+	want := SourceStatus{Status: "ok", Detail: NetConfigPartial + "/etc/NetworkManager/system-connections/*"}
+	if d := cmp.Diff(want, n.Sources[SrcNetConfig]); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if len(n.NetConfig) != 2 {
+		t.Errorf("net config %+v", n.NetConfig)
+	}
+}
