@@ -39,6 +39,7 @@ func runMain(t *testing.T, args ...string) (int, string, string) {
 // namespace hosts over SSH: plan (exit 1, diff, files under -o), detected
 // topology, rollback with nothing to restore.
 func TestFixPlanAndRollbackOnRig(t *testing.T) {
+	t.Parallel()
 	r := fixRig(t)
 	dir := t.TempDir()
 	code, out, errOut := runMain(t, "fix", "--plan", "--hosts", "spark-01,spark-02", "--ssh-config", r.SSHConfig, "-o", dir)
@@ -90,6 +91,7 @@ func TestFixBadInput(t *testing.T) {
 // ip, since no netplan renderer runs in a namespace), plans again (nothing to
 // change, exit 0) and rolls both back.
 func TestFixApplyOnRig(t *testing.T) {
+	t.Parallel()
 	r := fixRig(t)
 	ssh := []string{"--hosts", "spark-01,spark-02", "--ssh-config", r.SSHConfig}
 	code, out, errOut := runMain(t, append([]string{"fix", "--apply", "--activate", "ip", "--deadman", "20s"}, ssh...)...)
@@ -126,6 +128,7 @@ func rigOut(t *testing.T, r *testrig.Rig, host string, argv ...string) string {
 // TestFixPlanFromSnapshots captures both rig hosts with the doctor's capture
 // script, then plans offline from the snapshots alone.
 func TestFixPlanFromSnapshots(t *testing.T) {
+	t.Parallel()
 	r := fixRig(t)
 	d, err := remote.NewDialer(remote.Options{ConfigFile: r.SSHConfig, Home: r.Dir})
 	if err != nil {

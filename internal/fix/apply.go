@@ -117,35 +117,82 @@ func Apply(ctx context.Context, hp HostPlan, t Transport, opt ApplyOptions) Outc
 			out.Status, out.Detail = Refused, strings.TrimSpace(se.Stderr)
 			return out
 		}
-		return fail(out, "stage: %v", err)
+		return fail(out, "stage: %v (if staging got as far as arming the timer, the host restores %s by itself within %s)", err, path.Join(BackupRoot, opt.Stamp), opt.DeadMan)
 	}
 	out.Backup = path.Join(BackupRoot, opt.Stamp)
 	if !sleep(ctx, opt.Settle) {
 		return fail(out, "interrupted; the dead-man timer restores %s in %s unless confirmed", out.Backup, opt.DeadMan)
 	}
-	after, err := waitActivated(ctx, t, out.Backup, opt)
-	if err != nil {
-		fmt.Fprintf(opt.Log, "%s: no answer after activation (%v); waiting for the dead-man timer\n", hp.Host, err)
-		return awaitTimer(ctx, t, out, opt)
+	return checkBack(ctx, hp, t, before, out, opt)
+}
+
+// checkBack waits for the host to answer with the activation done, then
+// judges it: new problems roll back at once, none confirm. A host that does
+// not answer is given until its dead-man timer has fired; if it answers
+// again before that, it is judged as usual.
+func checkBack(ctx context.Context, hp HostPlan, t Transport, before Observation, out Outcome, opt ApplyOptions) Outcome {
+	start := time.Now()
+	confirmBy := start.Add(opt.DeadMan - opt.Probe - 2*time.Second)
+	giveUp := start.Add(opt.DeadMan + 2*opt.Probe + 10*time.Second)
+	lost := false
+	for ; time.Now().Before(giveUp); sleep(ctx, time.Second) {
+		if ctx.Err() != nil {
+			return fail(out, "interrupted; the dead-man timer restores %s unless confirmed", out.Backup)
+		}
+		st, err := probe(ctx, t, statusScript(out.Backup), opt.Probe)
+		switch {
+		case err != nil:
+			if !lost {
+				fmt.Fprintf(opt.Log, "%s: no answer after the change (%v); the dead-man timer restores in %s unless the host comes back\n", hp.Host, err, opt.DeadMan)
+			}
+			lost = true
+			continue
+		case strings.Contains(st, "restored"):
+			out.Status, out.Detail = RolledBackTimer, "the host stopped answering after the change; its dead-man timer restored "+out.Backup
+			return out
+		case strings.Contains(st, "activate pending") && time.Now().Before(confirmBy):
+			continue
+		case time.Now().After(confirmBy):
+			continue // too late to confirm safely: let the timer restore
+		}
+		after, err := observe(ctx, t, opt.Probe)
+		if err != nil {
+			lost = true
+			continue
+		}
+		return judge(ctx, hp, t, before, after, out, opt)
 	}
+	return fail(out, "the host does not answer %s after the change; its dead-man timer should have restored %s", time.Since(start).Round(time.Second), out.Backup)
+}
+
+// judge compares the host after the change with before and with the plan,
+// then confirms or restores.
+func judge(ctx context.Context, hp HostPlan, t Transport, before, after Observation, out Outcome, opt ApplyOptions) Outcome {
 	out.After = append(Problems(hp, after), collateral(hp, before, after)...)
 	out.After = append(out.After, doctorRegressions(hp.Host, before, after)...)
-	if len(newProblems(out.Before, out.After)) > 0 {
-		if _, err := t.Run(ctx, restoreNowScript(out.Backup)); err != nil {
-			return awaitTimer(ctx, t, out, opt)
+	if worse := newProblems(out.Before, out.After); len(worse) > 0 {
+		if _, err := probe(ctx, t, restoreNowScript(out.Backup), opt.Probe); err != nil && !answered(err) {
+			return checkBack(ctx, hp, t, before, out, opt)
 		}
-		out.Status, out.Detail = RolledBack, "checks got worse: "+strings.Join(newProblems(out.Before, out.After), "; ")
+		out.Status, out.Detail = RolledBack, "checks got worse: "+strings.Join(worse, "; ")
 		return out
 	}
-	if _, err := t.Run(ctx, confirmScript(out.Backup)); err != nil {
+	if _, err := probe(ctx, t, confirmScript(out.Backup), opt.Probe); err != nil {
 		if answered(err) {
 			out.Status, out.Detail = RolledBackTimer, err.Error()
 			return out
 		}
-		return awaitTimer(ctx, t, out, opt)
+		return checkBack(ctx, hp, t, before, out, opt)
 	}
 	out.Status = Applied
 	return out
+}
+
+func probe(ctx context.Context, t Transport, script string, limit time.Duration) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	b, err := t.Run(ctx, script)
+	return string(b), err
 }
 
 func fail(o Outcome, format string, a ...any) Outcome {
@@ -170,44 +217,6 @@ func observe(ctx context.Context, t Transport, limit time.Duration) (Observation
 		return Observation{}, err
 	}
 	return ParseObservation(b)
-}
-
-// waitActivated checks back until the activation has finished, then observes.
-func waitActivated(ctx context.Context, t Transport, dir string, opt ApplyOptions) (Observation, error) {
-	deadline := time.Now().Add(opt.DeadMan / 2)
-	for {
-		cctx, cancel := context.WithTimeout(ctx, opt.Probe)
-		b, err := t.Run(cctx, statusScript(dir))
-		cancel()
-		if err != nil {
-			return Observation{}, err
-		}
-		if !strings.Contains(string(b), "activate pending") || time.Now().After(deadline) {
-			return observe(ctx, t, opt.Probe)
-		}
-		if !sleep(ctx, time.Second) {
-			return Observation{}, ctx.Err()
-		}
-	}
-}
-
-// awaitTimer waits out the host's dead-man timer, then checks that the
-// host answers again and has restored the backup.
-func awaitTimer(ctx context.Context, t Transport, out Outcome, opt ApplyOptions) Outcome {
-	deadline := time.Now().Add(opt.DeadMan + 2*opt.Probe + 10*time.Second)
-	for time.Now().Before(deadline) {
-		if !sleep(ctx, 2*time.Second) {
-			return fail(out, "interrupted while waiting for the dead-man timer to restore %s", out.Backup)
-		}
-		cctx, cancel := context.WithTimeout(ctx, opt.Probe)
-		b, err := t.Run(cctx, statusScript(out.Backup))
-		cancel()
-		if err == nil && strings.Contains(string(b), "restored") {
-			out.Status, out.Detail = RolledBackTimer, "the host stopped answering after the change; its dead-man timer restored "+out.Backup
-			return out
-		}
-	}
-	return fail(out, "the host still does not answer %s after the change; its dead-man timer should have restored %s", opt.DeadMan, out.Backup)
 }
 
 // Rollback restores the newest backup on the host that is not restored yet.

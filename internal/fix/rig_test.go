@@ -57,8 +57,10 @@ func planLive(t *testing.T, r *testrig.Rig, ts map[string]SSH, opt Options) *Pla
 	return p
 }
 
+// rigApplyOptions leave the controller time to confirm even on a loaded
+// machine; the dead-man test shortens the timer itself.
 func rigApplyOptions(stamp string) ApplyOptions {
-	return ApplyOptions{Activation: ActivateIP, DeadMan: 6 * time.Second, Settle: 500 * time.Millisecond, Probe: 3 * time.Second, Stamp: stamp}
+	return ApplyOptions{Activation: ActivateIP, DeadMan: 30 * time.Second, Settle: 500 * time.Millisecond, Probe: 5 * time.Second, Stamp: stamp}
 }
 
 func rigExec(t *testing.T, r *testrig.Rig, host string, argv ...string) string {
@@ -74,6 +76,7 @@ func rigExec(t *testing.T, r *testrig.Rig, host string, argv ...string) string {
 // hosts over SSH, checks jumbo frames pass on both rails, plans again (no
 // change), and rolls one host back.
 func TestRigApplyRollback(t *testing.T) {
+	t.Parallel()
 	r, ts := rigPair(t)
 	ctx := context.Background()
 	p := planLive(t, r, ts, Options{Topology: OneCable, Port: -1})
@@ -139,6 +142,7 @@ var cmpIgnoreBefore = cmp.FilterPath(func(p cmp.Path) bool { return p.Last().Str
 // address equal to the controller's own): the controller loses the host,
 // and the host's dead-man timer restores the backup by itself.
 func TestRigDeadManRestores(t *testing.T) {
+	t.Parallel()
 	r, ts := rigPair(t)
 	ctx := context.Background()
 	p := planLive(t, r, ts, Options{Topology: OneCable, Port: -1})
@@ -147,7 +151,9 @@ func TestRigDeadManRestores(t *testing.T) {
 	controller := mgmt[:strings.LastIndex(mgmt, ".")] + ".1"
 	hp.Rails[0].Addr = controller + "/32"
 	start := time.Now()
-	out := Apply(ctx, hp, ts["spark-02"], rigApplyOptions("20261122T000002Z"))
+	opt := rigApplyOptions("20261122T000002Z")
+	opt.DeadMan, opt.Probe = 6*time.Second, 2*time.Second
+	out := Apply(ctx, hp, ts["spark-02"], opt)
 	if out.Status != RolledBackTimer {
 		t.Fatalf("Apply = %+v, want status %s", out, RolledBackTimer)
 	}
@@ -171,6 +177,7 @@ func TestRigDeadManRestores(t *testing.T) {
 // reconfigure the interface the SSH session arrives on is refused before any
 // backup or write, both by Apply and by the staging script on its own.
 func TestRigRefusesSSHInterface(t *testing.T) {
+	t.Parallel()
 	r, ts := rigPair(t)
 	ctx := context.Background()
 	p := planLive(t, r, ts, Options{Topology: OneCable, Port: -1})
@@ -204,4 +211,32 @@ func keys(m map[string][]byte) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// TestRigChecksWorseRollsBack plants a plan that applies cleanly but leaves
+// the twins of the cabled port at different MTUs: the doctor's check-back
+// finds a new problem and the controller restores at once.
+func TestRigChecksWorseRollsBack(t *testing.T) {
+	t.Parallel()
+	r, ts := rigPair(t)
+	ctx := context.Background()
+	hp := planLive(t, r, ts, Options{Topology: OneCable, Port: -1}).Hosts[0]
+	hp.Rails[1].MTU = 4000
+	out := Apply(ctx, hp, ts["spark-01"], rigApplyOptions("20261122T000005Z"))
+	want := "checks got worse: doctor: spark.mtu-twins-differ (enp1s0f1np1+enP2p1s0f1np1): enp1s0f1np1 MTU 9000, enP2p1s0f1np1 MTU 4000"
+	if out.Status != RolledBack || out.Detail != want {
+		t.Fatalf("Apply = %+v\nwant status %s, detail %q", out, RolledBack, want)
+	}
+	o, err := observe(ctx, ts["spark-01"], 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dev := range []string{"enp1s0f1np1", "enP2p1s0f1np1"} {
+		if l, _ := o.Link(dev); l.MTU != 1500 || len(l.Addrs) != 0 {
+			t.Errorf("%s after rollback: mtu %d addrs %v", dev, l.MTU, l.Addrs)
+		}
+	}
+	if len(o.Files) != 0 {
+		t.Errorf("files left: %v", keys(o.Files))
+	}
 }
