@@ -96,10 +96,12 @@ func writeScriptCommand(b *strings.Builder, i int, c Command) {
 // shWord quotes s as one sh word.
 func shWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// scriptPrelude defines the helpers. Files are read with the shell's own
-// `read`, not one process per file: on a node the capture then costs a few
-// dozen processes (the commands themselves), not a thousand. `read` drops
-// NUL bytes, which none of the captured text files hold. `timeout`
+// scriptPrelude defines the helpers. Regular files are read with the
+// shell's own `read` (no process per file). Kernel files under /proc and
+// /sys go through one `head` each: the shell reads byte by byte, and the
+// kernel answers a read at a non-zero offset of an integer sysctl
+// (proc_dointvec) or of some sysfs binary attributes (cpulist) with EOF.
+// `read` drops NUL bytes, which none of the captured files hold. `timeout`
 // (coreutils, busybox) bounds commands where the node has it; the caller's
 // per-host deadline bounds the rest.
 var scriptPrelude = `#!/bin/sh
@@ -128,12 +130,13 @@ rd() {
   if [ ! -e "$1" ]; then out file missing 0 "$1" 'open: no such file or directory'
   elif [ ! -r "$1" ]; then out file denied 0 "$1" 'open: permission denied'
   else
-    slurp "$1" ` + strconv.Itoa(MaxFileBytes) + `
-    if [ -z "$c" ] && ! head -c 1 "$1" > /dev/null 2> "$T/e"; then
-      # sysfs answers EINVAL for attributes without a value; head tells why
-      IFS= read -r e < "$T/e"; out file error 0 "$1" "$e"
-    else out file ok 0 "$1" "$c"
-    fi
+    case $1 in
+    /proc/*|/sys/*) # kernel files: one read(2) each, through head (see above)
+      if head -c ` + strconv.Itoa(MaxFileBytes) + ` "$1" > "$T/f" 2> "$T/e"; then slurp "$T/f" ` + strconv.Itoa(MaxFileBytes) + `; out file ok 0 "$1" "$c"
+      else IFS= read -r e < "$T/e"; out file error 0 "$1" "$e"
+      fi ;;
+    *) slurp "$1" ` + strconv.Itoa(MaxFileBytes) + `; out file ok 0 "$1" "$c" ;;
+    esac
   fi
 }
 lnk() {

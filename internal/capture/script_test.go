@@ -47,6 +47,15 @@ func itemKeys(s *snapshot.Snapshot, kinds ...string) []string {
 // process's own limits are the same, but /proc/self points elsewhere).
 func volatile(name string) bool { return strings.HasPrefix(name, "/proc/self/") }
 
+// volatileContent lists files whose content changes from one read to the next.
+func volatileContent(name string) bool {
+	switch name {
+	case "/proc/meminfo", "/proc/cpuinfo", "/proc/swaps", "/proc/modules":
+		return true
+	}
+	return volatile(name)
+}
+
 // The script must collect exactly what the local capture collects.
 func TestScriptMatchesLocalCapture(t *testing.T) {
 	local := Local(context.Background(), Options{})
@@ -61,11 +70,23 @@ func TestScriptMatchesLocalCapture(t *testing.T) {
 	if diff := cmp.Diff(itemKeys(local, snapshot.KindCmd), itemKeys(s, snapshot.KindCmd)); diff != "" {
 		t.Errorf("commands differ (-local +script):\n%s", diff)
 	}
-	for _, p := range []string{"/etc/os-release", "/proc/sys/kernel/osrelease", "/proc/cmdline"} {
-		a, _ := local.File(p)
-		b, ok := s.File(p)
+	// Every file's content, except counters that change between two reads.
+	for _, it := range local.Manifest.Items {
+		if it.Kind != snapshot.KindFile || it.Status != snapshot.StatusOK || volatileContent(it.Name) {
+			continue
+		}
+		a, _ := local.File(it.Name)
+		b, ok := s.File(it.Name)
 		if !ok || !bytes.Equal(a, b) {
-			t.Errorf("%s: local %q, script %q", p, a, b)
+			t.Errorf("%s: local %q, script %q", it.Name, a, b)
+		}
+	}
+	for _, it := range local.Manifest.Items {
+		if it.Kind == snapshot.KindLink {
+			a, _ := local.Link(it.Name)
+			if b, ok := s.Link(it.Name); !ok || a != b {
+				t.Errorf("link %s: local %q, script %q", it.Name, a, b)
+			}
 		}
 	}
 	for _, id := range []string{"uname-m", "ip-route"} {
