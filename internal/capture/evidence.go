@@ -159,6 +159,9 @@ var Files = []Path{
 	{Glob: "/usr/local/cuda*/lib*/libnccl.so*", NameOnly: true, Why: "NCCL library inside a CUDA toolkit tree"},
 }
 
+// kernelLogFilter keeps the kernel-log lines the checks read.
+const kernelLogFilter = `Linux version|NVRM: Xid|mlx5|nvidia-peermem|nvidia_peermem`
+
 // Commands is every command the capture runs.
 var Commands = []Command{
 	{ID: "uname", Argv: []string{"uname", "-a"}, Why: "kernel and architecture"},
@@ -181,10 +184,12 @@ var Commands = []Command{
 		Why: "ConnectX functions: LnkCap/LnkSta (full capabilities need root)"},
 	{ID: "lspci-nvidia", Argv: []string{"lspci", "-D", "-vv", "-d", "10de:"}, Timeout: 10 * time.Second,
 		Why: "NVIDIA functions: LnkCap/LnkSta"},
-	{ID: "dmesg", Argv: []string{"dmesg"}, Filter: `NVRM: Xid|mlx5|nvidia-peermem|nvidia_peermem`, Tail: 400,
+	// "Linux version" (the first line of a boot's kernel log) is kept so an
+	// empty result means an unreadable log, not a clean one.
+	{ID: "dmesg", Argv: []string{"dmesg"}, Filter: kernelLogFilter, Tail: 400,
 		Why: "kernel log: Xid events and mlx5 link messages (refused when dmesg_restrict=1 and unprivileged)"},
 	{ID: "journal-kernel", Argv: []string{"journalctl", "-k", "-b", "--no-pager", "-q"}, Timeout: 10 * time.Second,
-		Filter: `NVRM: Xid|mlx5|nvidia-peermem|nvidia_peermem`, Tail: 400,
+		Filter: kernelLogFilter, Tail: 400,
 		Why: "kernel log of this boot through journald, when dmesg is refused"},
 	{ID: "ldconfig", Argv: []string{"ldconfig", "-p"}, Filter: `libnccl|libcudart|libibverbs|libmlx5|libnvidia-ml`,
 		Why: "which NCCL, CUDA runtime and verbs libraries the loader finds"},

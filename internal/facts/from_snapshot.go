@@ -262,6 +262,12 @@ func (b *builder) kernelLog() {
 			b.set(SrcKernelLog, snapshot.StatusDenied, "journalctl -k: "+msg)
 			return
 		}
+		// The capture keeps the boot's "Linux version" line; without any line
+		// the journal was not readable (journalctl says nothing then).
+		if ok && len(strings.TrimSpace(string(out))) == 0 {
+			b.set(SrcKernelLog, snapshot.StatusDenied, "dmesg refused and journalctl -k returned no kernel messages (run with sudo)")
+			return
+		}
 		if !ok && dmesgWhy.Status != "" {
 			b.n.Sources[SrcKernelLog] = dmesgWhy
 		}

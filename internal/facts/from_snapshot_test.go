@@ -87,3 +87,14 @@ func TestFromSnapshotPartlyReadableNetConfig(t *testing.T) {
 		t.Errorf("net config %+v", n.NetConfig)
 	}
 }
+
+// dmesg refused and journalctl silent (an unprivileged user without the adm
+// group): the kernel log is not evaluated rather than clean.
+func TestFromSnapshotSilentJournal(t *testing.T) {
+	s := snapshot.New("n1")
+	s.AddCmd(snapshot.Item{Name: "dmesg", ExitCode: 1}, nil, []byte("dmesg: read kernel buffer failed: Operation not permitted\n"))
+	s.AddCmd(snapshot.Item{Name: "journal-kernel"}, nil, nil)
+	if st := FromSnapshot(s).Sources[SrcKernelLog]; st.Status != "denied" {
+		t.Errorf("kernel log %+v", st)
+	}
+}
