@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -87,7 +88,7 @@ func textLinks(b *strings.Builder, links []report.Link, opt Options) {
 			rw.state = strings.Join(l.Problems, "; ")
 		}
 		rows = append(rows, rw)
-		wa, wad, wb, wbd = max(wa, len(an)), max(wad, len(ad)), max(wb, len(bn)), max(wbd, len(bd))
+		wa, wad, wb, wbd = max(wa, runes(an)), max(wad, runes(ad)), max(wb, runes(bn)), max(wbd, runes(bd))
 	}
 	for i, rw := range rows {
 		wire, state := "────────", paint(check.OK, rw.state, opt.Color)
@@ -97,6 +98,9 @@ func textLinks(b *strings.Builder, links []report.Link, opt Options) {
 		fmt.Fprintf(b, "  %-*s  %-*s %s %-*s  %-*s  %-18s %s\n", wa, rw.a, wad, rw.ad, wire, wb, rw.b, wbd, rw.bd, rw.subnet, state)
 	}
 }
+
+// runes counts what fmt's width counts.
+func runes(s string) int { return utf8.RuneCountInString(s) }
 
 // mdCluster writes the cluster section as Markdown: topology, a links table
 // and the cluster findings.
