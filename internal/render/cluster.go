@@ -95,7 +95,7 @@ func textLinks(b *strings.Builder, links []report.Link, opt Options) {
 		if !links[i].OK {
 			wire, state = "───"+paint(check.Fail, "✗", opt.Color)+"────", paint(check.Fail, rw.state, opt.Color)
 		}
-		fmt.Fprintf(b, "  %-*s  %-*s %s %-*s  %-*s  %-18s %s\n", wa, rw.a, wad, rw.ad, wire, wb, rw.b, wbd, rw.bd, rw.subnet, state)
+		fmt.Fprintf(b, "  %-*s  %-*s  %s  %-*s  %-*s  %-18s %s\n", wa, rw.a, wad, rw.ad, wire, wb, rw.b, wbd, rw.bd, rw.subnet, state)
 	}
 }
 

@@ -37,8 +37,8 @@ func TestTextClusterDrawsLinks(t *testing.T) {
 	lines := strings.Split(b.String(), "\n")
 	want := []string{
 		"cluster · two-nodes-one-cable · 2 link(s)",
-		"  spark-01 enp1s0f1np1    MTU 9000 · 200G  ───✗──── spark-02 enp1s0f1np1    MTU 1500 · 200G  192.168.100.0/24   MTU 9000 ≠ 1500",
-		"  spark-01 enP2p1s0f1np1  MTU 9000 · 200G  ──────── spark-02 enP2p1s0f1np1  MTU 9000 · 200G  192.168.101.0/24   ok",
+		"  spark-01 enp1s0f1np1    MTU 9000 · 200G  ───✗────  spark-02 enp1s0f1np1    MTU 1500 · 200G  192.168.100.0/24   MTU 9000 ≠ 1500",
+		"  spark-01 enP2p1s0f1np1  MTU 9000 · 200G  ────────  spark-02 enP2p1s0f1np1  MTU 9000 · 200G  192.168.101.0/24   ok",
 		"  spark-01:enp1s0f1np1↔spark-02:enp1s0f1np1",
 		"    FAIL  cluster.mtu-mismatch — both ends of a link have the same MTU",
 	}
