@@ -52,7 +52,7 @@ func TestTextClusterDrawsLinks(t *testing.T) {
 	}
 	b.Reset()
 	textCluster(&b, clusterReport(), Options{Width: 100, Verbose: true})
-	if !strings.Contains(b.String(), "spark-01 enP2p1s0f1np1 → spark-02 192.168.101.11\n    OK    cluster.df-ping") {
+	if !strings.Contains(b.String(), "spark-01 enP2p1s0f1np1 → spark-02 192.168.101.11\n    ok    cluster.df-ping") {
 		t.Errorf("verbose output lacks the probe under its host:\n%s", b.String())
 	}
 }
