@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
-	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -272,17 +271,4 @@ func majorityInt(rs []Rail, f func(Rail) int) int {
 		}
 	}
 	return best
-}
-
-// hostsOf lists the distinct hosts of rails in order of appearance.
-func hostsOf(rs []Rail) string {
-	var hs []string
-	seen := map[string]bool{}
-	for _, r := range rs {
-		if !seen[r.Host] {
-			seen[r.Host] = true
-			hs = append(hs, r.Host)
-		}
-	}
-	return strings.Join(hs, ", ")
 }
