@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,4 +65,18 @@ func analysedSamples(t testing.TB) []report.AnalysisResult {
 		out = append(out, a)
 	}
 	return out
+}
+
+// rigDoctor is the doctor's JSON document from the test rig (see its SOURCE).
+func rigDoctor(t testing.TB) *report.Report {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "doctor_rig_spark-pair_mtu-mismatch.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
 }
