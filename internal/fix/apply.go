@@ -132,7 +132,6 @@ func Apply(ctx context.Context, hp HostPlan, t Transport, opt ApplyOptions) Outc
 // again before that, it is judged as usual.
 func checkBack(ctx context.Context, hp HostPlan, t Transport, before Observation, out Outcome, opt ApplyOptions) Outcome {
 	start := time.Now()
-	confirmBy := start.Add(opt.DeadMan - opt.Probe - 2*time.Second)
 	giveUp := start.Add(opt.DeadMan + 2*opt.Probe + 10*time.Second)
 	lost := false
 	for ; time.Now().Before(giveUp); sleep(ctx, time.Second) {
@@ -150,10 +149,8 @@ func checkBack(ctx context.Context, hp HostPlan, t Transport, before Observation
 		case strings.Contains(st, "restored"):
 			out.Status, out.Detail = RolledBackTimer, "the host stopped answering after the change; its dead-man timer restored "+out.Backup
 			return out
-		case strings.Contains(st, "activate pending") && time.Now().Before(confirmBy):
-			continue
-		case time.Now().After(confirmBy):
-			continue // too late to confirm safely: let the timer restore
+		case strings.Contains(st, "activate pending"):
+			continue // the timer restores if activation hangs past it
 		}
 		after, err := observe(ctx, t, opt.Probe)
 		if err != nil {

@@ -63,7 +63,7 @@ func stageScript(hp HostPlan, stamp string, act Activation, deadman time.Duratio
 	}
 	writeFile(&b, "$B/restore.sh", restoreScript(hp, act), 0o755)
 	writeFile(&b, "$B/activate.sh", activateScript(hp, act), 0o755)
-	writeFile(&b, "$B/deadman.sh", fmt.Sprintf("sleep %d\n[ -e \"$(dirname \"$0\")/confirmed\" ] || sh \"$(dirname \"$0\")/restore.sh\" > \"$(dirname \"$0\")/restore.log\" 2>&1\n", int(deadman.Seconds())), 0o755)
+	writeFile(&b, "$B/deadman.sh", deadmanScript(deadman), 0o755)
 	for _, c := range hp.Files {
 		if !c.Changed() {
 			continue
@@ -166,15 +166,25 @@ date -u +%Y-%m-%dT%H:%M:%SZ > "$B/restored"
 	return b.String()
 }
 
-// confirmScript cancels the dead-man timer of a backup: the controller has
-// reached the host again and the checks held.
-func confirmScript(dir string) string {
-	return fmt.Sprintf("B=%s\n[ ! -e \"$B/restored\" ] || { echo 'the dead-man timer has already rolled back' >&2; exit 5; }\ntouch \"$B/confirmed\"\nkill -- -\"$(cat \"$B/deadman.pid\")\" 2>/dev/null || kill \"$(cat \"$B/deadman.pid\")\" 2>/dev/null || true\ncat \"$B/activate.rc\" 2>/dev/null || echo pending\n", q(dir))
+// The dead-man timer and the controller race to decide a backup's fate;
+// mkdir of $B/decided is atomic, so exactly one of them wins: the timer
+// restores, or the controller confirms (or restores) and the timer stands down.
+
+// deadmanScript restores the backup unless the controller decided first.
+func deadmanScript(d time.Duration) string {
+	return fmt.Sprintf("B=$(dirname \"$0\")\nsleep %d\nmkdir \"$B/decided\" 2>/dev/null || exit 0\nsh \"$B/restore.sh\" > \"$B/restore.log\" 2>&1\n", int(d.Seconds()))
 }
 
-// restoreNowScript cancels the timer and restores at once.
+// confirmScript keeps the change: the controller reached the host again and
+// the checks held.
+func confirmScript(dir string) string {
+	return fmt.Sprintf("B=%s\nmkdir \"$B/decided\" 2>/dev/null || { echo 'the dead-man timer has already rolled back' >&2; exit 5; }\ntouch \"$B/confirmed\"\nkill \"$(cat \"$B/deadman.pid\")\" 2>/dev/null || true\n", q(dir))
+}
+
+// restoreNowScript restores at once, or waits for the timer's restore if it
+// has already begun.
 func restoreNowScript(dir string) string {
-	return fmt.Sprintf("B=%s\ntouch \"$B/confirmed\"\nkill -- -\"$(cat \"$B/deadman.pid\")\" 2>/dev/null || true\n[ -e \"$B/restored\" ] || sh \"$B/restore.sh\" > \"$B/restore.log\" 2>&1\necho \"restored $B\"\n", q(dir))
+	return fmt.Sprintf("B=%s\nif mkdir \"$B/decided\" 2>/dev/null; then\n  kill \"$(cat \"$B/deadman.pid\")\" 2>/dev/null || true\n  sh \"$B/restore.sh\" > \"$B/restore.log\" 2>&1\nelse\n  i=0; while [ ! -e \"$B/restored\" ] && [ $i -lt 60 ]; do sleep 1; i=$((i+1)); done\nfi\necho \"restored $B\"\n", q(dir))
 }
 
 // rollbackLatestScript restores the newest backup not yet restored.
@@ -183,7 +193,7 @@ func rollbackLatestScript() string {
 B=""
 for d in $(ls -1d "$R"/*/ 2>/dev/null | sort -r); do d=${d%%/}; [ -e "$d/restored" ] || { B=$d; break; }; done
 [ -n "$B" ] || { echo "no backup to restore under $R" >&2; exit 6; }
-touch "$B/confirmed"
+mkdir "$B/decided" 2>/dev/null && kill "$(cat "$B/deadman.pid")" 2>/dev/null
 sh "$B/restore.sh" > "$B/restore.log" 2>&1 || { cat "$B/restore.log" >&2; exit 7; }
 echo "restored $B"
 `, q(BackupRoot))
