@@ -97,6 +97,8 @@ func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
 // doctorCaptures gathers every host's evidence: over SSH, from snapshots, or live.
 func doctorCaptures(ctx context.Context, env *Env, opts *doctorOptions) ([]hostCapture, error) {
 	switch {
+	case opts.remote.enabled() && len(opts.snapshots) > 0:
+		return nil, exitf(ExitUnknown, "doctor: --snapshot and SSH hosts do not mix; audit one or the other")
 	case opts.remote.enabled():
 		caps, err := captureRemote(ctx, env, &opts.remote)
 		if err != nil {
