@@ -7,6 +7,7 @@
 package fix
 
 import (
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/netip"
@@ -251,4 +252,19 @@ func hostPlan(n Node, rails []Rail, opt Options, ports cx7Ports) (HostPlan, erro
 func change(n Node, path string, mode fs.FileMode, content []byte, why string) Change {
 	old, ok := n.Current[path]
 	return Change{Path: path, Mode: mode, Old: old, OldExists: ok, New: content, Why: why}
+}
+
+// MarshalJSON adds the proposed content and the unified diff to a change.
+func (c Change) MarshalJSON() ([]byte, error) {
+	type plain Change
+	oldName := "a" + c.Path
+	if !c.OldExists {
+		oldName = "/dev/null"
+	}
+	return json.Marshal(struct {
+		plain
+		Changed bool   `json:"changed"`
+		Content string `json:"content"`
+		Diff    string `json:"diff,omitempty"`
+	}{plain(c), c.Changed(), string(c.New), Unified(oldName, "b"+c.Path, c.Old, c.New)})
 }

@@ -2,6 +2,7 @@ package fix
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"net/netip"
 	"os"
@@ -353,5 +354,22 @@ func TestPlanAgainstPlaybookFile(t *testing.T) {
 		if !strings.Contains(d, line) {
 			t.Errorf("diff lacks %q:\n%s", line, d)
 		}
+	}
+}
+
+func TestPlanJSON(t *testing.T) {
+	p := buildCase(t, topoCases[0])
+	b, err := json.Marshal(p.Hosts[0].Files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["path"] != NetplanPath || got["changed"] != true || got["mode"] != float64(0o600) ||
+		!strings.HasPrefix(got["diff"].(string), "--- /dev/null\n+++ b/etc/netplan/40-cx7.yaml\n") ||
+		!strings.Contains(got["content"].(string), "        - 192.168.100.10/24\n") {
+		t.Errorf("JSON change: %s", b)
 	}
 }

@@ -112,6 +112,11 @@ func TestRigApplyRollback(t *testing.T) {
 			}
 		}
 	}
+	// The first plan is stale now (it expected no files): staging refuses it.
+	stale := Apply(ctx, p.Hosts[0], ts["spark-01"], rigApplyOptions("20261122T000009Z"))
+	if stale.Status != Failed || !strings.Contains(stale.Detail, "/etc/netplan/40-cx7.yaml appeared since the plan was made; plan again") {
+		t.Errorf("stale plan: %+v", stale)
+	}
 	// Roll spark-01 back: files gone, rails and sysctls as before.
 	dir, err := Rollback(ctx, ts["spark-01"])
 	if err != nil || dir != "/var/backups/sparkrig/20261122T000001Z" {
