@@ -23,7 +23,7 @@ import (
 // fixOptions are the fix command's flags.
 type fixOptions struct {
 	plan, apply, rollback bool
-	hosts                 []string
+	remote                remoteOptions
 	snapshots             []string
 	topology              string
 	addressing            string
@@ -34,8 +34,6 @@ type fixOptions struct {
 	format                string
 	deadman               time.Duration
 	activate              string
-	sshConfig             string
-	acceptNew             bool
 }
 
 const fixHelp = `fix writes what a topology needs on every node: netplan for the ConnectX-7 twins
@@ -79,21 +77,22 @@ func newFixCmd(env *Env) *cobra.Command {
 	f.BoolVar(&o.plan, "plan", false, "show what would change (the default)")
 	f.BoolVar(&o.apply, "apply", false, "apply the plan over SSH, with backup and automatic rollback")
 	f.BoolVar(&o.rollback, "rollback", false, "restore the newest backup on every host")
-	f.StringSliceVar(&o.hosts, "hosts", nil, "SSH hosts in node order (comma-separated; ~/.ssh/config aliases work)")
 	f.StringArrayVar(&o.snapshots, "snapshot", nil, "plan offline from captured snapshots, in node order (repeatable)")
 	f.StringVar(&o.topology, "topology", "", "one-cable, two-cables, ring or switch (default: detected)")
 	f.StringVar(&o.addressing, "addressing", fix.Static, "static or link-local (one-cable only)")
 	f.StringSliceVar(&o.subnets, "subnets", nil, "rail subnets in order (default 192.168.100.0/24, 192.168.101.0/24, ...)")
 	f.IntVar(&o.firstHost, "first-host", 10, "host number of the first node on every rail; node i gets first-host+i")
 	f.IntVar(&o.mtu, "mtu", 9000, "MTU of the rails")
-	f.IntVar(&o.port, "port", -1, "QSFP port cabled in one-cable and switch topologies (default: the one with carrier)")
+	f.IntVar(&o.port, "port", -1, "QSFP port cabled in one-cable and switch topologies; -1 picks the port with carrier")
 	f.StringVar(&o.socketIfname, "socket-ifname", "", "bootstrap interface for NCCL/UCX/MPI/Gloo (default: a rail, or the management port in the ring)")
 	f.StringVarP(&o.output, "output", "o", "", "also write each host's proposed files under DIR/<host>/<path>")
 	f.StringVar(&o.format, "format", "text", "text or json")
 	f.DurationVar(&o.deadman, "deadman", 90*time.Second, "how long a host waits for confirmation before restoring by itself")
 	f.StringVar(&o.activate, "activate", "netplan", "how --apply makes changes take effect: netplan (netplan apply, sysctl --system) or ip (ip addr/link and sysctl -p, for hosts where no netplan renderer runs, such as network namespaces)")
-	f.StringVar(&o.sshConfig, "ssh-config", "", "OpenSSH client config file (default ~/.ssh/config)")
-	f.BoolVar(&o.acceptNew, "accept-new-host-keys", false, "record unknown host keys (like StrictHostKeyChecking=accept-new)")
+	addRemoteFlags(f, &o.remote)
+	for _, name := range []string{"no-ping", "parallel", "timeout"} {
+		f.MarkHidden(name) // capture-only knobs; fix works on every node at once
+	}
 	return cmd
 }
 
@@ -104,14 +103,18 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 			modes++
 		}
 	}
+	hosts, err := o.remote.hostList()
+	if err != nil {
+		return exitf(ExitUnknown, "fix: %v", err)
+	}
 	switch {
 	case modes > 1:
 		return exitf(ExitUnknown, "fix: choose one of --plan, --apply, --rollback")
-	case len(o.hosts) == 0 && len(o.snapshots) == 0:
-		return exitf(ExitUnknown, "fix: name the nodes with --hosts or --snapshot")
-	case len(o.hosts) > 0 && len(o.snapshots) > 0:
+	case len(hosts) == 0 && len(o.snapshots) == 0:
+		return exitf(ExitUnknown, "fix: name the nodes with --hosts, --hostfile or --snapshot")
+	case len(hosts) > 0 && len(o.snapshots) > 0:
 		return exitf(ExitUnknown, "fix: use --hosts or --snapshot, not both")
-	case (o.apply || o.rollback) && len(o.hosts) == 0:
+	case (o.apply || o.rollback) && len(hosts) == 0:
 		return exitf(ExitUnknown, "fix: --apply and --rollback work over SSH: give --hosts")
 	case o.activate != "netplan" && o.activate != "ip":
 		return exitf(ExitUnknown, "fix: unknown --activate %q (want netplan or ip)", o.activate)
@@ -119,12 +122,12 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 		return exitf(ExitUnknown, "fix: unknown format %q (want text or json)", o.format)
 	}
 	var ts []fix.SSH
-	if len(o.hosts) > 0 {
-		d, err := remote.NewDialer(remote.Options{ConfigFile: o.sshConfig, AgentSock: env.Getenv("SSH_AUTH_SOCK"), AcceptNewHostKeys: o.acceptNew})
+	if len(hosts) > 0 {
+		d, err := o.remote.dialer(env)
 		if err != nil {
 			return exitf(ExitUnknown, "fix: %v", err)
 		}
-		for _, h := range o.hosts {
+		for _, h := range hosts {
 			ts = append(ts, fix.SSH{Dialer: d, Host: h})
 		}
 	}
@@ -169,7 +172,7 @@ func fixPlan(ctx context.Context, env *Env, o *fixOptions, ts []fix.SSH) (*fix.P
 	var nodes []fix.Node
 	var err error
 	if len(ts) > 0 {
-		nodes, err = observeHosts(ctx, ts)
+		nodes, err = observeHosts(ctx, ts, o.remote.hostTimeout)
 	} else {
 		nodes, err = snapshotNodes(o.snapshots)
 	}
@@ -208,13 +211,13 @@ func fixPlan(ctx context.Context, env *Env, o *fixOptions, ts []fix.SSH) (*fix.P
 
 // observeHosts reads every host in parallel; any host failing stops the
 // plan, since a plan is for the whole cluster.
-func observeHosts(ctx context.Context, ts []fix.SSH) ([]fix.Node, error) {
+func observeHosts(ctx context.Context, ts []fix.SSH, limit time.Duration) ([]fix.Node, error) {
 	nodes := make([]fix.Node, len(ts))
 	errs := make([]error, len(ts))
 	var wg sync.WaitGroup
 	for i, t := range ts {
 		wg.Go(func() {
-			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			cctx, cancel := context.WithTimeout(ctx, limit)
 			defer cancel()
 			b, err := t.Run(cctx, fix.ObserveScript())
 			if err != nil {

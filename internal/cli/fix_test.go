@@ -74,7 +74,7 @@ func TestFixBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"fix"}, "sparkrig: fix: name the nodes with --hosts or --snapshot\n"},
+		{[]string{"fix"}, "sparkrig: fix: name the nodes with --hosts, --hostfile or --snapshot\n"},
 		{[]string{"fix", "--plan", "--apply", "--hosts", "a"}, "sparkrig: fix: choose one of --plan, --apply, --rollback\n"},
 		{[]string{"fix", "--apply", "--snapshot", "x.tar.gz"}, "sparkrig: fix: --apply and --rollback work over SSH: give --hosts\n"},
 		{[]string{"fix", "--snapshot", "/nonexistent.tar.gz"}, "sparkrig: fix: /nonexistent.tar.gz: stat /nonexistent.tar.gz: no such file or directory\n"},
