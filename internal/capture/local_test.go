@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -113,5 +114,31 @@ func TestGlobDir(t *testing.T) {
 		if got := globDir(in); got != want {
 			t.Errorf("globDir(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestRunCommandOutcomes(t *testing.T) {
+	ctx := context.Background()
+	slow := runCommand(ctx, run{Command: Command{Timeout: 100 * time.Millisecond}, id: "slow", argv: []string{"sleep", "5"}})
+	if slow.item.Status != snapshot.StatusError || slow.item.Error != "timed out after 100ms" {
+		t.Errorf("slow command: %+v", slow.item)
+	}
+	absent := runCommand(ctx, run{id: "absent", argv: []string{"sparkrig-no-such-tool"}})
+	if absent.item.Status != snapshot.StatusMissing || absent.item.Error != "sparkrig-no-such-tool not found" {
+		t.Errorf("absent command: %+v", absent.item)
+	}
+	failing := runCommand(ctx, run{id: "failing", argv: []string{"sh", "-c", "echo out; echo err >&2; exit 3"}})
+	if failing.item.Status != snapshot.StatusOK || failing.item.ExitCode != 3 || string(failing.stdout) != "out\n" || string(failing.stderr) != "err\n" {
+		t.Errorf("failing command: %+v %q %q", failing.item, failing.stdout, failing.stderr)
+	}
+}
+
+func TestBoundedBuffer(t *testing.T) {
+	var w boundedBuffer
+	chunk := make([]byte, MaxOutputBytes/2+1)
+	w.Write(chunk)
+	n, err := w.Write(chunk)
+	if n != len(chunk) || err != nil || !w.over || w.b.Len() != MaxOutputBytes {
+		t.Errorf("n=%d err=%v over=%v len=%d", n, err, w.over, w.b.Len())
 	}
 }
