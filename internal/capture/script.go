@@ -211,6 +211,9 @@ func ReadScriptOutput(r io.Reader, m ScriptMeta) (*snapshot.Snapshot, error) {
 	s.Manifest.Capturer = "sh"
 	s.Manifest.DurationMS = m.Duration.Milliseconds()
 	br := bufio.NewReaderSize(r, 64<<10)
+	if err := skipPreamble(br); err != nil {
+		return s, err
+	}
 	cmds := map[string]int{} // id → index of its item, to attach stderr
 	var total int64
 	for {
@@ -233,6 +236,26 @@ func ReadScriptOutput(r io.Reader, m ScriptMeta) (*snapshot.Snapshot, error) {
 		}
 		addScriptRecord(s, h, payload, cmds)
 	}
+}
+
+// maxPreamble bounds what a node's shell start-up files may print before
+// the script's first record (a banner from ~/.bashrc, say).
+const maxPreamble = 64 << 10
+
+// skipPreamble discards whole lines before the first record header.
+func skipPreamble(br *bufio.Reader) error {
+	for skipped := 0; skipped < maxPreamble; {
+		head, err := br.Peek(len(scriptMarker))
+		if err != nil || string(head) == scriptMarker {
+			return nil // EOF and short streams are the record reader's to report
+		}
+		line, err := br.ReadSlice('\n')
+		skipped += len(line)
+		if err != nil && err != bufio.ErrBufferFull {
+			return nil
+		}
+	}
+	return fmt.Errorf("not a sparkrig capture stream: no record in the first %d KiB", maxPreamble>>10)
 }
 
 type scriptHeader struct {

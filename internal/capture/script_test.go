@@ -140,10 +140,17 @@ func TestScriptRecordsFilterTailTimeoutAndMissing(t *testing.T) {
 }
 
 func TestReadScriptOutputRejectsGarbageAndCutStreams(t *testing.T) {
-	if _, err := ReadScriptOutput(strings.NewReader("Welcome to Ubuntu!\n"), ScriptMeta{Host: "h"}); err == nil || !strings.Contains(err.Error(), "not a sparkrig capture stream") {
-		t.Errorf("banner: %v", err)
+	if _, err := ReadScriptOutput(strings.NewReader(strings.Repeat("Welcome to Ubuntu!\n", 5000)), ScriptMeta{Host: "h"}); err == nil || !strings.Contains(err.Error(), "not a sparkrig capture stream") {
+		t.Errorf("endless banner: %v", err)
+	}
+	if _, err := ReadScriptOutput(strings.NewReader("@@ file ok x 0 /etc/x\n"), ScriptMeta{Host: "h"}); err == nil || !strings.Contains(err.Error(), "bad record header") {
+		t.Errorf("bad header: %v", err)
 	}
 	full := "@@ file ok 3 0 /etc/x\nabc@@ end - 0 0 -\n"
+	// A banner printed by the node's shell start-up files is skipped.
+	if s, err := ReadScriptOutput(strings.NewReader("Welcome to DGX OS\n\n"+full), ScriptMeta{Host: "h"}); err != nil || string(s.Data["files/etc/x"]) != "abc" {
+		t.Errorf("banner then stream: %v", err)
+	}
 	s, err := ReadScriptOutput(strings.NewReader(full), ScriptMeta{Host: "h"})
 	if err != nil || string(s.Data["files/etc/x"]) != "abc" {
 		t.Fatalf("full: %v", err)
