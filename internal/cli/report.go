@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sparkrig/sparkrig/internal/analyze"
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -19,6 +20,8 @@ type reportOptions struct {
 	Output string
 	Format string
 	Title  string
+	// Analyze is how raw benchmark outputs are read and judged.
+	Analyze analyze.Options
 }
 
 func newReportCmd(env *Env) *cobra.Command {
@@ -45,6 +48,9 @@ the others are still rendered.`,
 	f.StringVarP(&o.Output, "output", "o", "", `write here ("-" for stdout; default stdout, or report.html when stdout is a terminal)`)
 	f.StringVar(&o.Format, "format", "html", "output format: "+strings.Join(render.Formats, ", "))
 	f.StringVar(&o.Title, "title", "", "page title of the HTML report")
+	f.StringVar(&o.Analyze.InputFormat, "input-format", "", "read every raw benchmark output as this format instead of detecting it")
+	f.StringVar(&o.Analyze.Platform, "platform", "", "judge raw benchmark outputs for this platform (as sparkrig analyze --platform)")
+	f.StringVar(&o.Analyze.Topology, "topology", "", "judge raw benchmark outputs for this topology (as sparkrig analyze --topology)")
 	return cmd
 }
 
@@ -54,7 +60,7 @@ func runReport(env *Env, o *reportOptions, inputs []string) error {
 	}
 	r := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version,
 		Command: "report", GeneratedAt: env.Now().UTC(), Hosts: []report.Host{}}
-	bad := reportInputs(env, r, inputs)
+	bad := reportInputs(env, r, inputs, o.Analyze)
 	r.Status = mergedStatus(r, bad > 0)
 	out := o.Output
 	if out == "" && env.StdoutTTY && o.Format == "html" {
@@ -159,13 +165,23 @@ func mergedStatus(r *report.Report, bad bool) string {
 			return "unknown"
 		}
 	}
+	worst := "ok"
 	switch r.Worst() {
 	case check.Fail:
 		return "critical"
 	case check.Warn:
-		return "warning"
+		worst = "warning"
 	}
-	return "ok"
+	// An analysed result below its threshold counts as the doctor's findings do.
+	for _, a := range r.Analyses {
+		switch a.Status {
+		case report.VerdictCritical:
+			return "critical"
+		case report.VerdictWarning:
+			worst = "warning"
+		}
+	}
+	return worst
 }
 
 func statusExit(status string) int {

@@ -17,7 +17,7 @@ import (
 // together, so the cluster checks see every node) and files (JSON documents
 // or raw benchmark outputs), and adds them to r. It returns how many inputs
 // could not be read; each is named on stderr and in the report.
-func reportInputs(env *Env, r *report.Report, inputs []string) int {
+func reportInputs(env *Env, r *report.Report, inputs []string, aopt analyze.Options) int {
 	bad := 0
 	var snaps []string
 	for _, in := range inputs {
@@ -28,7 +28,7 @@ func reportInputs(env *Env, r *report.Report, inputs []string) int {
 		case st.IsDir() || snapshot.IsArchiveName(in):
 			snaps = append(snaps, in)
 		default:
-			if err := addFile(r, in); err != nil {
+			if err := addFile(r, in, aopt); err != nil {
 				bad += badInput(env, r, in, err)
 			}
 		}
@@ -63,7 +63,7 @@ const maxInputBytes = 256 << 20
 
 // addFile reads a sparkrig JSON document (doctor, analyze, bench) or
 // analyses a raw benchmark output as `sparkrig analyze` would.
-func addFile(r *report.Report, path string) error {
+func addFile(r *report.Report, path string, aopt analyze.Options) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -83,7 +83,7 @@ func addFile(r *report.Report, path string) error {
 		mergeReport(r, doc)
 		return nil
 	}
-	a := analyze.Reader(path, bytes.NewReader(data), analyze.Options{})
+	a := analyze.Reader(path, bytes.NewReader(data), aopt)
 	if a.Error != "" {
 		return fmt.Errorf("%s", a.Error)
 	}

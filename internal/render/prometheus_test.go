@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"math"
 	"strings"
 	"testing"
 
@@ -103,5 +104,45 @@ func TestPrometheusEscapesLabels(t *testing.T) {
 	fams := parseProm(t, buf.String())
 	if v := promValue(t, fams, "sparkrig_check_status", map[string]string{"subject": "quote\" back\\slash\nnewline"}); v != 3 {
 		t.Errorf("escaped subject: got %v", v)
+	}
+}
+
+// TestPrometheusSamples: the rig's doctor JSON and the analysed real outputs.
+func TestPrometheusSamples(t *testing.T) {
+	r := rigDoctor(t)
+	r.Analyses = analysedSamples(t)
+	var buf bytes.Buffer
+	if err := Prometheus(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	fams := parseProm(t, buf.String())
+	cases := []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"sparkrig_status", nil, 2},
+		{"sparkrig_findings", map[string]string{"host": "spark-01", "severity": "warn"}, 4},
+		{"sparkrig_cluster_findings", map[string]string{"severity": "fail"}, 2},
+		{"sparkrig_check_status", map[string]string{"host": "cluster", "check": "cluster.mtu-mismatch"}, 4},
+		{"sparkrig_link_mtu_bytes", map[string]string{"host": "spark-02", "netdev": "enp1s0f1np1"}, 1500},
+		{"sparkrig_link_mtu_bytes", map[string]string{"host": "spark-01", "netdev": "enp1s0f1np1"}, 9000},
+		{"sparkrig_link_speed_bytes", map[string]string{"host": "spark-01", "netdev": "enP2p1s0f1np1"}, 25e9},
+		{"sparkrig_link_ok", map[string]string{"host": "spark-01", "netdev": "enp1s0f1np1", "peer_host": "spark-02"}, 0},
+		// nccl-tests/04: peak 20.95 GB/s (in place) at 16 GiB, expected 21.97.
+		{"sparkrig_nccl_busbw_peak_bytes_per_second", map[string]string{"collective": "all_gather", "ranks": "2"}, 20.95e9},
+		{"sparkrig_nccl_busbw_peak_size_bytes", map[string]string{"collective": "all_gather"}, 17179869184},
+		{"sparkrig_nccl_busbw_expected_bytes_per_second", map[string]string{"collective": "all_gather"}, 21.97e9},
+		// the last all_reduce with 4 ranks is the fifth table of nccl-tests/03
+		{"sparkrig_nccl_busbw_peak_bytes_per_second", map[string]string{"collective": "all_reduce", "ranks": "4"}, 5.2e9},
+		// perftest/01: 92.57 and 97.29 Gb/s average on the two twins; ~96 expected
+		{"sparkrig_rdma_bandwidth_bytes_per_second", map[string]string{"device": "rocep1s0f0"}, 92.57e9 / 8},
+		{"sparkrig_rdma_bandwidth_bytes_per_second", map[string]string{"device": "roceP2p1s0f0"}, 97.29e9 / 8},
+		{"sparkrig_rdma_bandwidth_expected_bytes_per_second", map[string]string{"device": "rocep1s0f0"}, 12e9},
+	}
+	for _, c := range cases {
+		if got := promValue(t, fams, c.name, c.labels); math.Abs(got-c.want) > 1 {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
 	}
 }

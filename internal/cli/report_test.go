@@ -1,0 +1,22 @@
+package cli
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestReportScripts runs the report scripts (testdata/report). $NODES is the
+// repository's testdata/nodes (snapshot trees).
+func TestReportScripts(t *testing.T) {
+	nodes, err := filepath.Abs("../../testdata/nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir:   "testdata/report",
+		Cmds:  map[string]func(*testscript.TestScript, bool, []string){"status": cmdStatus},
+		Setup: func(e *testscript.Env) error { e.Setenv("NODES", nodes); return nil },
+	})
+}
