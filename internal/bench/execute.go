@@ -148,6 +148,7 @@ type started struct {
 	cmd            Cmd
 	p              *proc
 	stdout, stderr *syncBuffer
+	ready          chan string // the wrapper's readiness line
 	begin          time.Time
 }
 
@@ -198,38 +199,32 @@ func (x *Executor) Run(ctx context.Context, s Step) StepResult {
 func (x *Executor) start(ctx context.Context, c Cmd) *started {
 	x.seq++
 	pidfile := path.Join(x.RunDir, strconv.Itoa(x.seq)+"-"+c.Role+".pid")
-	st := &started{cmd: c, stdout: &syncBuffer{}, stderr: &syncBuffer{}, begin: time.Now()}
-	st.p = start(ctx, x.T, c, pidfile, st.stdout, st.stderr)
+	st := &started{cmd: c, stdout: &syncBuffer{}, stderr: &syncBuffer{}, ready: make(chan string, 1), begin: time.Now()}
+	st.p = start(ctx, x.T, c, pidfile, st.stdout, &markerFilter{w: st.stderr, found: st.ready})
 	return st
 }
 
-// waitReady waits until a server listens on its port, or for a short fixed
-// delay when listening cannot be seen (rdma_cm uses no TCP port).
+// waitReady waits until a server listens on its port (the wrapper watches
+// it on the host), or a short fixed delay when listening cannot be seen
+// (rdma_cm uses no TCP port; a host without ss).
 func (x *Executor) waitReady(ctx context.Context, st *started) error {
 	if st.cmd.ListenPort == 0 {
 		return sleepOrDone(ctx, st, 1500*time.Millisecond)
 	}
-	rctx, cancel := context.WithTimeout(ctx, x.ReadyTimeout)
-	defer cancel()
-	check := fmt.Sprintf(`command -v ss >/dev/null 2>&1 || { echo unknown; exit 0; }; ss -Hltn 'sport = :%d' | grep -q . && echo ready; exit 0`, st.cmd.ListenPort)
-	for {
-		if st.p.exited() {
-			return fmt.Errorf("%s server on %s exited before listening: %s", st.cmd.Argv[0], st.cmd.Host, lastLine(st.stderr.String(), st.stdout.String()))
-		}
-		out, err := run(rctx, x.T, st.cmd.Host, check)
-		switch strings.TrimSpace(out) {
-		case "ready":
-			return nil
-		case "unknown":
+	timer := time.NewTimer(x.ReadyTimeout)
+	defer timer.Stop()
+	select {
+	case m := <-st.ready:
+		if m == readyUnknown {
 			return sleepOrDone(ctx, st, 1500*time.Millisecond)
 		}
-		if rctx.Err() != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return fmt.Errorf("%s server on %s did not listen on port %d within %s (%v)", st.cmd.Argv[0], st.cmd.Host, st.cmd.ListenPort, x.ReadyTimeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
+		return nil
+	case <-st.p.done:
+		return fmt.Errorf("%s server on %s exited before listening: %s", st.cmd.Argv[0], st.cmd.Host, lastLine(st.stderr.String(), st.stdout.String()))
+	case <-timer.C:
+		return fmt.Errorf("%s server on %s did not listen on port %d within %s", st.cmd.Argv[0], st.cmd.Host, st.cmd.ListenPort, x.ReadyTimeout)
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -323,6 +318,45 @@ func lastLine(texts ...string) string {
 		return t
 	}
 	return "no output"
+}
+
+// markerFilter passes stderr through, minus the wrapper's readiness line,
+// which it reports on found.
+type markerFilter struct {
+	w     io.Writer
+	found chan string
+	line  []byte
+	done  bool
+}
+
+func (f *markerFilter) Write(p []byte) (int, error) {
+	if f.done {
+		return f.w.Write(p)
+	}
+	n := len(p)
+	f.line = append(f.line, p...)
+	for {
+		i := bytes.IndexByte(f.line, '\n')
+		if i < 0 {
+			if len(f.line) > 4096 { // a long line with no newline: the command's own output
+				f.done = true
+				_, err := f.w.Write(f.line)
+				return n, err
+			}
+			return n, nil
+		}
+		l := string(f.line[:i])
+		f.line = f.line[i+1:]
+		if l == readyMarker || l == readyUnknown {
+			f.found <- l
+			f.done = true
+			_, err := f.w.Write(f.line)
+			return n, err
+		}
+		if _, err := f.w.Write([]byte(l + "\n")); err != nil {
+			return n, err
+		}
+	}
 }
 
 // syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.

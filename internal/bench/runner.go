@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -53,24 +54,37 @@ func (Local) Exec(ctx context.Context, host, script string, stdin io.Reader, std
 	return err
 }
 
-// wrapper runs "$@" in its own session, records its pid in $1, and ends it
+// wrapper runs "$@" in its own session, records its pid in $1, says on
+// stderr when TCP port $2 listens (0: no port to watch), and ends it
 // (and what it started) on TERM or when stdin reaches EOF: the SSH session
 // that started it is gone. It exits with the command's status. The watcher
-// reads stdin through fd 3 because sh gives background jobs /dev/null.
-const wrapper = `p=$1; shift
+// reads stdin through fd 3 because sh gives background jobs /dev/null, and
+// holds no output stream, so the session ends when the command does.
+const wrapper = `p=$1; r=$2; shift 2
 exec 3<&0
 if command -v setsid >/dev/null 2>&1; then setsid "$@" </dev/null 3<&- & else "$@" </dev/null 3<&- & fi
 c=$!
 echo "$c" >"$p"
+if [ "$r" != 0 ]; then ( if command -v ss >/dev/null 2>&1; then i=0; while [ $i -lt 600 ]; do
+  if ss -Hltn "sport = :$r" 2>/dev/null | grep -q .; then echo ` + readyMarker + ` >&2; exit 0; fi
+  kill -0 "$c" 2>/dev/null || exit 0; sleep 0.05; i=$((i+1)); done
+else echo ` + readyUnknown + ` >&2; fi ) 3<&- >/dev/null & fi
 stop() { kill -TERM "-$c" 2>/dev/null || kill -TERM "$c" 2>/dev/null; }
 trap stop TERM INT HUP
-( while read -r _ <&3; do :; done; stop; sleep 3; kill -KILL "-$c" 2>/dev/null || kill -KILL "$c" 2>/dev/null ) &
+( while read -r _ <&3; do :; done; stop; sleep 3; kill -KILL "-$c" || kill -KILL "$c" ) >/dev/null 2>&1 &
 w=$!
 wait "$c"; rc=$?
 while kill -0 "$c" 2>/dev/null; do wait "$c"; rc=$?; done
 kill "$w" 2>/dev/null
 rm -f "$p"
 exit "$rc"`
+
+// Lines the wrapper writes to stderr once a server's port listens, or when
+// it cannot tell (no ss); they are taken out of the recorded output.
+const (
+	readyMarker  = "sparkrig-bench-ready"
+	readyUnknown = "sparkrig-bench-ready-unknown"
+)
 
 // killScript stops the process recorded in pidfile: TERM to its process
 // group, KILL after a grace period if it is still there.
@@ -90,6 +104,7 @@ func Script(c Cmd, pidfile string) string {
 	b.WriteString(shQuote(wrapper))
 	b.WriteString(" sparkrig-bench ")
 	b.WriteString(shQuote(pidfile))
+	b.WriteString(" " + strconv.Itoa(c.ListenPort))
 	if len(c.Env) > 0 {
 		b.WriteString(" env")
 		for _, v := range c.Env {
