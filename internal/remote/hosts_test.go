@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -201,4 +202,21 @@ func TestFanOutBoundsConcurrencyAndDeadlines(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+}
+
+func FuzzParseSSHConfig(f *testing.F) {
+	f.Add([]byte("Host spark-*\n  User ubuntu\n  ProxyJump bastion\nHost *\n  Port 22\n"))
+	f.Add([]byte("Match host x exec true\n"))
+	f.Add([]byte("Host \"a b\"\n\tHostName=1.2.3.4\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if bytes.Contains(bytes.ToLower(b), []byte("include")) {
+			return // Include reads files from this machine
+		}
+		cfg, err := ParseSSHConfig(b)
+		if err != nil {
+			return
+		}
+		c := NewSSHConfig("/home/u", "u", cfg)
+		c.Resolve("spark-01") // must not panic
+	})
 }
