@@ -245,3 +245,55 @@ func TestRigChecksWorseRollsBack(t *testing.T) {
 		t.Errorf("files left: %v", keys(o.Files))
 	}
 }
+
+// TestRigRing applies the three-node ring (N1.P0–N2.P1, N2.P0–N3.P1,
+// N3.P0–N1.P1) for real and sends jumbo frames unfragmented over all six
+// subnets.
+func TestRigRing(t *testing.T) {
+	t.Parallel()
+	all := map[string]testrig.NetDev{"enp1s0f0np0": {}, "enP2p1s0f0np0": {}, "enp1s0f1np1": {}, "enP2p1s0f1np1": {}}
+	var hosts []testrig.HostSpec
+	for _, n := range []string{"spark-01", "spark-02", "spark-03"} {
+		hosts = append(hosts, testrig.HostSpec{Name: n, NetDevs: all, Files: map[string]string{"/etc/dgx-release": "DGX_NAME=\"DGX Spark\"\n", "/var/backups/.sparkrig-rig": ""}})
+	}
+	var links []testrig.Link
+	links = append(links, testrig.Cable("spark-01", 0, "spark-02", 1)...)
+	links = append(links, testrig.Cable("spark-02", 0, "spark-03", 1)...)
+	links = append(links, testrig.Cable("spark-03", 0, "spark-01", 1)...)
+	r := testrig.New(t, testrig.Config{Hosts: hosts, Links: links})
+	d, err := remote.NewDialer(remote.Options{ConfigFile: r.SSHConfig, Home: r.Dir, ConnectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := map[string]SSH{}
+	for _, n := range r.Names() {
+		ts[n] = SSH{Dialer: d, Host: n}
+	}
+	p := planLive(t, r, ts, Options{Topology: Ring, Port: -1})
+	for _, h := range p.Hosts {
+		if out := Apply(context.Background(), h, ts[h.Host], rigApplyOptions("20261122T000007Z")); out.Status != Applied {
+			t.Fatalf("Apply %s: %+v", h.Host, out)
+		}
+	}
+	pings := 0
+	for _, h := range p.Hosts {
+		for _, rl := range h.Rails {
+			peer := strings.Split(rl.Peers[0], ":")
+			for _, ph := range p.Hosts {
+				if ph.Host != peer[0] {
+					continue
+				}
+				for _, pr := range ph.Rails {
+					if pr.NetDev == peer[1] {
+						dst := strings.Split(pr.Addr, "/")[0]
+						rigExec(t, r, h.Host, "ping", "-c", "1", "-W", "2", "-M", "do", "-s", "8972", "-I", rl.NetDev, dst)
+						pings++
+					}
+				}
+			}
+		}
+	}
+	if pings != 12 {
+		t.Errorf("%d rails pinged their peer, want 12 (3 nodes x 4 twins)", pings)
+	}
+}
