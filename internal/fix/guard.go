@@ -56,6 +56,9 @@ func guard(n Node, hp HostPlan) error {
 				continue
 			}
 			for _, r := range hp.Rails {
+				if r.Addr == "" {
+					continue // link-local: 169.254/16 on other interfaces is normal
+				}
 				s, err := netip.ParsePrefix(r.Subnet)
 				if err == nil && s.Overlaps(p.Masked()) {
 					return fmt.Errorf("%w: rail subnet %s overlaps %s on %s; choose other --subnets", ErrRefused, s, a.CIDR, d.Name)
