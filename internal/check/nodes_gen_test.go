@@ -104,6 +104,17 @@ type sparkCase struct {
 
 var sparkCases = []sparkCase{
 	{"spark-healthy", func(n *sparkNode) {}, "", "", "no warning or failure"},
+	// The peer of spark-healthy: same cable port, the other end of both subnets.
+	{"spark-healthy-peer", func(n *sparkNode) {
+		n.host = "spark2"
+		for i := range n.ifaces {
+			n.ifaces[i].mac = strings.Replace(n.ifaces[i].mac, "cc:b3", "cc:c4", 1)
+		}
+		n.iface("enP7s7").addrs = []string{"192.168.1.51/24"}
+		n.iface("enp1s0f1np1").addrs = []string{"192.168.100.12/24"}
+		n.iface("enP2p1s0f1np1").addrs = []string{"192.168.200.18/24"}
+		n.netplan = strings.NewReplacer("192.168.100.11/24", "192.168.100.12/24", "192.168.200.17/24", "192.168.200.18/24").Replace(netplanSpark1)
+	}, "", "", "healthy DGX Spark, node 2 of the pair (peer of spark-healthy)"},
 	{"spark-twin-unaddressed", func(n *sparkNode) {
 		n.iface("enP2p1s0f1np1").addrs = nil
 		n.netplan = strings.Join(strings.Split(netplanSpark1, "\n")[:10], "\n") + "\n"
