@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/bench/probe"
+	"github.com/sparkrig/sparkrig/internal/diagnose"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -29,8 +30,11 @@ type Context struct {
 }
 
 // NewContext names the platform and topology of a run.
-func NewContext(nodes []*facts.Node, rails []Rail) Context {
-	c := Context{Topology: topology(nodes, rails)}
+func NewContext(nodes []*facts.Node, p *Plan) Context {
+	c := Context{Topology: p.Topology}
+	if c.Topology == "" {
+		c.Topology = topology(nodes, p.Rails)
+	}
 	for _, n := range nodes {
 		c.Ranks += max(1, len(n.GPUs))
 	}
@@ -292,6 +296,7 @@ func judge(it *report.AnalysisItem, s StepResult, p Parsed, c Context, set expec
 				it.AtSize = sizes[len(sizes)-1]
 			}
 			apply(it, found[0])
+			diagnoseItem(it, q, c, p, &t)
 			return
 		}
 	}
@@ -301,6 +306,25 @@ func judge(it *report.AnalysisItem, s StepResult, p Parsed, c Context, set expec
 		return
 	}
 	apply(it, found[0])
+	diagnoseItem(it, q, c, p, nil)
+}
+
+// diagnoseItem names the known causes that fit a result below expectation.
+func diagnoseItem(it *report.AnalysisItem, q expect.Query, c Context, p Parsed, t *results.NCCLTable) {
+	in := diagnose.Input{Platform: c.Platform, Topology: c.Topology, Measure: q.Measure, Verdict: it.Verdict, Table: t}
+	if it.Ratio != nil {
+		in.Ratio = *it.Ratio
+	}
+	if p.NCCL != nil {
+		in.Log = &p.NCCL.Log
+	}
+	if len(p.Perftest) > 0 {
+		in.Perftest = &p.Perftest[0]
+	}
+	if len(p.Iperf3) > 0 {
+		in.Iperf3 = &p.Iperf3[0]
+	}
+	it.Causes = diagnose.Causes(in)
 }
 
 func apply(it *report.AnalysisItem, e expect.Expectation) {

@@ -58,12 +58,14 @@ func (s Step) Commands() []Cmd { return append(append([]Cmd{}, s.Servers...), s.
 
 // Plan is everything a bench run will do, decided before anything runs.
 type Plan struct {
-	Hosts   []string `json:"hosts"`
-	Kinds   []string `json:"kinds"`
-	Rails   []Rail   `json:"rails"`
-	NCCLEnv []Var    `json:"nccl_env,omitempty"`
-	Steps   []Step   `json:"steps"`
-	Notes   []Note   `json:"notes"`
+	Hosts []string `json:"hosts"`
+	Kinds []string `json:"kinds"`
+	// Topology is the cabling as expectations name it ("2-nodes-1-cable").
+	Topology string `json:"topology,omitempty"`
+	Rails    []Rail `json:"rails"`
+	NCCLEnv  []Var  `json:"nccl_env,omitempty"`
+	Steps    []Step `json:"steps"`
+	Notes    []Note `json:"notes"`
 	// Refusals are reasons not to run at all (a GPU busy, memory short);
 	// --force overrides the ones that allow it.
 	Refusals []Refusal `json:"refusals,omitempty"`
@@ -93,7 +95,10 @@ type Options struct {
 	ProbePath  string // the probe helper's path on the nodes
 	RunDir     string // per-run scratch directory on the nodes
 	Force      bool
-	Links      []Link
+	// Links and Topology come from the cluster doctor (FromCluster); without
+	// links, rails pair addresses by subnet and the topology is guessed.
+	Links    []Link
+	Topology string
 }
 
 func (o *Options) defaults() {
@@ -136,12 +141,19 @@ func NewPlan(nodes []*facts.Node, o Options) (*Plan, error) {
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("no hosts")
 	}
-	p := &Plan{Kinds: o.Kinds}
+	p := &Plan{Kinds: o.Kinds, Topology: o.Topology}
 	for _, n := range nodes {
 		p.Hosts = append(p.Hosts, n.Host)
 	}
 	rails, notes := Rails(nodes, o.Links)
 	p.Rails, p.Notes = dataRails(rails), notes
+	if len(p.Rails) == 0 && len(o.Links) > 0 {
+		rails, notes = Rails(nodes, nil)
+		p.Rails, p.Notes = dataRails(rails), notes
+	}
+	if p.Topology == "" {
+		p.Topology = topology(nodes, p.Rails)
+	}
 	p.Refusals = append(p.Refusals, gpuBusy(nodes)...)
 	for _, k := range o.Kinds {
 		switch k {

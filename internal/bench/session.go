@@ -52,7 +52,7 @@ func (s *Session) Run(ctx context.Context) *Record {
 	defer s.Exec.Cleanup(s.Plan.Hosts)
 	prepErr := s.Exec.Prepare(ctx, s.Plan.Hosts)
 	rec.Bench.Missing = MissingTools(ctx, s.Exec.T, s.Plan, s.Exec.skipTool)
-	jc := NewContext(s.Nodes, s.Plan.Rails)
+	jc := NewContext(s.Nodes, s.Plan)
 	for i, st := range s.Plan.Steps {
 		if s.Progress != nil {
 			s.Progress(Event{Index: i + 1, Total: len(s.Plan.Steps), Step: st})

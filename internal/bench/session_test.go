@@ -278,3 +278,24 @@ func TestMemoryCapAndBusyGPU(t *testing.T) {
 		t.Errorf("a node with 100 MiB free still gets a run: steps %d, refusals %+v", len(p.Steps), p.Refusals)
 	}
 }
+
+// TestNCCLBelowExpectationNamesCauses replays the 16 GiB all_gather two
+// Sparks gave with MTU 1500 (18.94/20.95 GB/s): below NVIDIA's 21.875 GB/s
+// mark, so the verdict is a warning and the known causes are attached.
+func TestNCCLBelowExpectationNamesCauses(t *testing.T) {
+	bin := standins(t, map[string]string{"SPARKRIG_STANDIN_NCCL": "standin-all_gather_perf.mtu1500.txt"}, "mpirun", "all_gather_perf")
+	s := session(t, healthyPair(), Options{Kinds: []string{KindNCCL}, Collectives: []string{"all_gather"},
+		Tools: Tools{MPIRun: bin + "/mpirun", NCCLTests: bin}, MinBytes: 16 << 30, MaxBytes: 16 << 30})
+	rec := s.Run(context.Background())
+	want := map[string]string{"nccl/all_gather busbw at 16G": "20.95 GB/s warning"}
+	if d := cmp.Diff(want, judged(rec)); d != "" {
+		t.Fatalf("results (-want +got):\n%s", d)
+	}
+	it := rec.Analyses[0].Items[0]
+	if it.Expectation == nil || it.Expectation.ID != "spark-2n1c-all-gather-large" || len(it.Causes) == 0 {
+		t.Errorf("expectation %+v, causes %+v", it.Expectation, it.Causes)
+	}
+	if rec.Status != report.VerdictWarning {
+		t.Errorf("status %s, want warning", rec.Status)
+	}
+}

@@ -31,7 +31,11 @@ func standinMain(tool string, args []string) int {
 	case "ib_write_bw", "ib_write_lat":
 		return standinPerftest(tool, args, data)
 	case "mpirun", "all_gather_perf":
-		out, err := recorded(filepath.Join(data, "nccl-tests", "standin-all_gather_perf.txt"))
+		name := "standin-all_gather_perf.txt"
+		if v := os.Getenv("SPARKRIG_STANDIN_NCCL"); v != "" {
+			name = v
+		}
+		out, err := recorded(filepath.Join(data, "nccl-tests", name))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "standin:", err)
 			return 2

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sparkrig/sparkrig/internal/bench"
+	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/remote"
@@ -150,6 +151,9 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 				opts.NativeNCCL = self
 			}
 		}
+	}
+	if len(nodes) > 1 {
+		opts.Links, opts.Topology = bench.FromCluster(cluster.Analyze(nodes))
 	}
 	plan, err := bench.NewPlan(nodes, opts)
 	if err != nil {
