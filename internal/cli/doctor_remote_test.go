@@ -74,7 +74,7 @@ func sparkPair(t *testing.T, edit func(*testrig.Config)) *testrig.Rig {
 
 func TestRigHealthyPair(t *testing.T) {
 	t.Parallel()
-	r := sparkPair(t, nil)
+	r := sparkPair(t, func(c *testrig.Config) { c.Hosts[0].RDMA, c.Hosts[1].RDMA = true, true })
 	_, rep, _ := rigDoctor(t, r)
 	if got := clusterProblems(rep); len(got) != 0 {
 		t.Errorf("cluster problems on a healthy pair: %q", got)
@@ -84,6 +84,9 @@ func TestRigHealthyPair(t *testing.T) {
 	}
 	if n := countID(rep, "cluster.df-ping", check.OK); n != 4 {
 		t.Errorf("%d passing DF pings, want 4 (2 rails × 2 directions)", n)
+	}
+	if a := rep.Cluster.Links[0].A; a.RDMADev != "rocep1s0f1" || a.Addr != "192.168.100.10/24" || a.MTU != 9000 || a.SpeedMbps != 200000 {
+		t.Errorf("link end %+v", a)
 	}
 	for _, h := range rep.Hosts {
 		if h.Status != report.HostAudited || h.Source != "ssh" {

@@ -46,8 +46,13 @@ func (h *Host) writeFixtures() error {
 		}
 	}
 	var err error
-	h.pciMount, err = h.writePCIStandins(root, h.links)
-	return err
+	if h.pciMount, err = h.writePCIStandins(root, h.links); err != nil {
+		return err
+	}
+	if h.spec.RDMA {
+		return h.writeRDMAStandins(root, h.links)
+	}
+	return nil
 }
 
 func (h *Host) writeStandin(root string, s Standin) error {

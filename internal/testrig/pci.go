@@ -89,10 +89,7 @@ func (h *Host) writePCIStandins(root string, links []Link) (string, error) {
 			{filepath.Join(over, "device"), "../../../" + addr},
 		}
 		for _, l := range links {
-			if err := os.MkdirAll(filepath.Dir(l.at), 0o755); err != nil {
-				return "", err
-			}
-			if err := os.Symlink(l.to, l.at); err != nil {
+			if err := symlink(l.to, l.at); err != nil {
 				return "", err
 			}
 		}
@@ -106,4 +103,11 @@ func (h *Host) writePCIStandins(root string, links []Link) (string, error) {
 		mounts += fmt.Sprintf("mount -t overlay sparkrig-testrig -o lowerdir=%s:/sys/devices/virtual/net/%s %s\n", over, dev, target)
 	}
 	return mounts, nil
+}
+
+func symlink(to, at string) error {
+	if err := os.MkdirAll(filepath.Dir(at), 0o755); err != nil {
+		return err
+	}
+	return os.Symlink(to, at)
 }

@@ -49,6 +49,9 @@ type HostSpec struct {
 	// Standins are recorded command outputs replayed by stand-in executables
 	// placed in /usr/local/bin on this host only.
 	Standins []Standin
+	// RDMA adds stand-in RoCE devices (/sys/class/infiniband) for the netdevs
+	// with stand-in PCI functions, as a DGX Spark shows them.
+	RDMA bool
 	// Down takes the host's management link down: connections time out.
 	Down bool
 	// NoSSHD leaves the SSH server stopped: connections are refused.

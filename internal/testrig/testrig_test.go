@@ -100,3 +100,24 @@ func TestStandinPCIMakesVethsLookPhysical(t *testing.T) {
 		t.Errorf("mtu after change: %q", out)
 	}
 }
+
+func TestStandinRoCEDevices(t *testing.T) {
+	cfg, err := Sparks(2, "pair")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Hosts[0].RDMA = true
+	r := New(t, cfg)
+	out, err := r.Host("spark-01").Exec(context.Background(), "sh", "-c",
+		"cd /sys/class/infiniband && echo *; readlink rocep1s0f1/device; cat rocep1s0f1/fw_ver rocep1s0f1/ports/1/state roceP2p1s0f1/ports/1/gids/3 roceP2p1s0f1/ports/1/gid_attrs/types/3 roceP2p1s0f1/ports/1/gid_attrs/ndevs/3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "roceP2p1s0f1 rocep1s0f1\n../../../0000:01:00.1\n28.45.4028\n4: ACTIVE\n0000:0000:0000:0000:0000:ffff:c0a8:650a\nRoCE v2\nenP2p1s0f1np1\n"
+	if string(out) != want {
+		t.Errorf("got\n%s\nwant\n%s", out, want)
+	}
+	if RoCEName("enP2p1s0f0np0") != "roceP2p1s0f0" || RoCEName("enp1s0f1np1") != "rocep1s0f1" {
+		t.Error("RoCEName")
+	}
+}
