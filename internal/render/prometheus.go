@@ -95,7 +95,9 @@ func (p *promWriter) flush(w io.Writer) error {
 
 var promEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 
-func promEscape(s string) string { return promEscaper.Replace(s) }
+// promEscape makes s a valid label value: escaped, and valid UTF-8 (text
+// from a host, such as a netdev name, may not be).
+func promEscape(s string) string { return promEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD")) }
 
 func promReport(p *promWriter, r *report.Report) {
 	status := map[string]float64{"ok": 0, "warning": 1, "critical": 2, "unknown": 3}[statusWord(r)]
