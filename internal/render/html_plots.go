@@ -99,7 +99,10 @@ func newPlot(coll string, runs []ncclRun) plotView {
 	var sub []string
 	if t.Ranks > 0 {
 		s := fmt.Sprintf("%d ranks", t.Ranks)
-		if t.Nodes > 0 {
+		switch {
+		case t.Nodes == 1:
+			s += " on 1 node"
+		case t.Nodes > 1:
 			s += fmt.Sprintf(" on %d nodes", t.Nodes)
 		}
 		sub = append(sub, s)

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -207,10 +208,10 @@ func promBench(p *promWriter, runs []ncclRun, rails []railResult) {
 		r := last[k]
 		lab := []string{"collective", k.coll, "ranks", strconv.Itoa(k.ranks)}
 		p.add("sparkrig_nccl_busbw_peak_bytes_per_second", "Best bus bandwidth of the last measured run, over all message sizes, in bytes per second.",
-			r.Table.PeakBusBWGBs*1e9, lab...)
+			math.Round(r.Table.PeakBusBWGBs*1e9), lab...)
 		p.add("sparkrig_nccl_busbw_peak_size_bytes", "Message size at which the peak bus bandwidth was measured.", float64(r.Table.PeakSize), lab...)
 		if r.ExpectedGBs > 0 {
-			p.add("sparkrig_nccl_busbw_expected_bytes_per_second", "Bus bandwidth this platform is expected to reach, in bytes per second.", r.ExpectedGBs*1e9, lab...)
+			p.add("sparkrig_nccl_busbw_expected_bytes_per_second", "Bus bandwidth this platform is expected to reach, in bytes per second.", math.Round(r.ExpectedGBs*1e9), lab...)
 		}
 		p.add("sparkrig_nccl_wrong_results", "Wrong results (#wrong) reported by the last run.", float64(r.Table.WrongResults), lab...)
 	}
@@ -225,9 +226,9 @@ func promBench(p *promWriter, runs []ncclRun, rails []railResult) {
 	sort.Strings(names)
 	for _, n := range names {
 		r := lastRail[n]
-		p.add("sparkrig_rdma_bandwidth_bytes_per_second", "Last measured RDMA write bandwidth on one rail (device), in bytes per second.", r.Gbps*1e9/8, "device", n)
+		p.add("sparkrig_rdma_bandwidth_bytes_per_second", "Last measured RDMA write bandwidth on one rail (device), in bytes per second.", math.Round(r.Gbps*1e9/8), "device", n)
 		if r.ExpectedGbps > 0 {
-			p.add("sparkrig_rdma_bandwidth_expected_bytes_per_second", "RDMA bandwidth expected on one rail, in bytes per second.", r.ExpectedGbps*1e9/8, "device", n)
+			p.add("sparkrig_rdma_bandwidth_expected_bytes_per_second", "RDMA bandwidth expected on one rail, in bytes per second.", math.Round(r.ExpectedGbps*1e9/8), "device", n)
 		}
 	}
 }
