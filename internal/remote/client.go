@@ -258,13 +258,33 @@ func (c *Client) Close() error {
 // status. A non-zero exit is not an error. When ctx ends first, the remote
 // command's process group is killed and the error wraps ErrTimeout.
 func (c *Client) Run(ctx context.Context, cmd string, stdin io.Reader) (stdout, stderr []byte, exit int, err error) {
-	var o, e bytes.Buffer
+	var o, e lockedBuffer
 	p, err := c.Start(cmd, stdin, &o, &e)
 	if err != nil {
 		return nil, nil, -1, err
 	}
 	exit, err = p.WaitContext(ctx)
 	return o.Bytes(), e.Bytes(), exit, err
+}
+
+// lockedBuffer collects output that may still arrive after a timed-out Run
+// returned.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// Bytes returns a copy of what was written so far.
+func (l *lockedBuffer) Bytes() []byte {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return bytes.Clone(l.b.Bytes())
 }
 
 // Process is a command started on a remote host.
