@@ -29,8 +29,8 @@ type Cmd struct {
 	Argv []string `json:"argv"`
 	Env  []Var    `json:"env,omitempty"`
 	// ListenPort is the TCP port a server listens on once it is ready; 0
-	// when readiness cannot be seen (perftest over rdma_cm), then the run
-	// waits ReadyDelay.
+	// when readiness cannot be seen (perftest over rdma_cm): the run then
+	// gives the server a short fixed delay.
 	ListenPort int `json:"listen_port,omitempty"`
 	// Fetch lists files the command writes on its host (nccl-tests -J),
 	// read back after it ends and removed.
@@ -94,7 +94,6 @@ type Options struct {
 	NativeNCCL string
 	ProbePath  string // the probe helper's path on the nodes
 	RunDir     string // per-run scratch directory on the nodes
-	Force      bool
 	// Links and Topology come from the cluster doctor (FromCluster); without
 	// links, rails pair addresses by subnet and the topology is guessed.
 	Links    []Link

@@ -211,8 +211,7 @@ func (o *benchOptions) planOptions(kinds []string) (bench.Options, error) {
 	probePath := o.probePath
 	return bench.Options{Kinds: kinds, Tools: o.tools, Duration: o.duration, Streams: o.streams, QPs: o.qps,
 		BasePort: o.port, Collectives: o.collectives, MinBytes: minB, MaxBytes: maxB, MemFraction: o.memFraction,
-		BootstrapIf: o.bootstrapIf, MPIHosts: o.mpiHosts, Native: o.native, ProbePath: probePath, RunDir: runDir,
-		Force: o.force}, nil
+		BootstrapIf: o.bootstrapIf, MPIHosts: o.mpiHosts, Native: o.native, ProbePath: probePath, RunDir: runDir}, nil
 }
 
 // parseSize reads a byte count as nccl-tests does: 32M, 16G, 1K or bytes.
