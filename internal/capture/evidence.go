@@ -154,6 +154,8 @@ var Files = []Path{
 	{Glob: "/etc/nccl.conf", Why: "system-wide NCCL settings"},
 	{Glob: "/etc/security/limits.conf", Why: "configured memlock"},
 	{Glob: "/etc/security/limits.d/*", Why: "configured memlock"},
+	{Glob: "/etc/sysctl.d/*.conf", Why: "persistent kernel parameters (sparkrig fix writes 60-sparkrig.conf)"},
+	{Glob: "/etc/sparkrig/*", Why: "launcher environment written by sparkrig fix (cluster.env)"},
 	{Glob: "/usr/lib/*-linux-gnu/libnccl.so*", NameOnly: true, Why: "NCCL library and its versioned name"},
 	{Glob: "/usr/local/lib/libnccl.so*", NameOnly: true, Why: "NCCL library built from source"},
 	{Glob: "/usr/local/cuda*/lib*/libnccl.so*", NameOnly: true, Why: "NCCL library inside a CUDA toolkit tree"},
