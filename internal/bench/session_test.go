@@ -176,6 +176,9 @@ func TestServerFailsEarly(t *testing.T) {
 	if rec.Status != report.VerdictUnknown {
 		t.Errorf("run status %s, want unknown", rec.Status)
 	}
+	if left := eventually(3*time.Second, func() []string { return leftovers(t, bin, 18815, 18816) }); len(left) > 0 {
+		t.Errorf("left behind after a failed step: %q", left)
+	}
 }
 
 // TestMissingToolIsNamedWithHowToGetIt: steps whose program a host lacks
