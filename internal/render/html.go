@@ -66,6 +66,8 @@ type page struct {
 	Rails      template.HTML
 	RailsSub   string
 	Comparison *comparison
+	Results    []resultRow
+	Flags      []flagRow
 	Failed     []report.AnalysisResult
 }
 
@@ -136,6 +138,7 @@ func newPage(r *report.Report, opt HTMLOptions, runs []ncclRun, rails []railResu
 	}
 	p.Topo = newTopoView(r.Cluster)
 	addBenchmarks(p, runs, rails)
+	p.Results, p.Flags = resultRows(r)
 	p.Failed = failed
 	return p
 }

@@ -44,6 +44,11 @@ func TestHTMLSamplesInChromium(t *testing.T) {
 	if f.Rails != 2 || f.CompareRows != 7 || f.CompareColls != 2 {
 		t.Errorf("rails %d, comparison runs %d collectives %d; want 2, 7, 2", f.Rails, f.CompareRows, f.CompareColls)
 	}
+	// one judged item per NCCL table (1 + 1 + 5), per ib_write_bw run (2)
+	// and their sum (1)
+	if f.Results != 10 {
+		t.Errorf("%d judged results, want 10", f.Results)
+	}
 	saveShot(t, "report.png", png)
 	_, dark := loadInChromium(t, r, true)
 	saveShot(t, "report-dark.png", dark)

@@ -23,6 +23,7 @@ type pageFacts struct {
 	Rails           int            `json:"rails"`
 	CompareRows     int            `json:"compareRows"`
 	CompareColls    int            `json:"compareColls"`
+	Results         int            `json:"results"`
 	Expected        string         `json:"expected"`
 	Wire            string         `json:"wire"`
 }
@@ -42,6 +43,7 @@ const pageFactsJS = `(() => {
     status: document.getElementById("status").textContent,
     rails: document.querySelectorAll("svg.rails rect.bar").length,
     compareRows: document.querySelectorAll("table.compare tbody tr").length,
+    results: document.querySelectorAll("table.results tr.result").length,
     compareColls: document.querySelectorAll("table.compare thead th").length - 1,
     expected: (document.querySelector('.plot[data-collective="all_gather"] line.expected') || {dataset: {}}).dataset.value || "",
     wire: (document.querySelector('.plot[data-collective="all_gather"] line.wire') || {dataset: {}}).dataset.value || "",

@@ -159,3 +159,55 @@ func perftestSubject(p *results.PerftestRun) string {
 	}
 	return s
 }
+
+// resultRow is one judged item of an analysed input, for the results table.
+type resultRow struct {
+	Input, Subject, Metric, Value, Expected, Ratio, Verdict, Class, Note string
+}
+
+// flagRow is a problem an NCCL log shows on its own.
+type flagRow struct {
+	Input string
+	report.AnalysisFlag
+}
+
+// resultRows lists every judged item and log flag of the analysed inputs.
+func resultRows(r *report.Report) ([]resultRow, []flagRow) {
+	var rows []resultRow
+	var flags []flagRow
+	for _, a := range r.Analyses {
+		for _, it := range a.Items {
+			row := resultRow{Input: runLabel(a.File), Subject: it.Subject, Metric: it.Metric,
+				Value: fmt.Sprintf("%.4g %s", it.Value, it.Unit), Verdict: it.Verdict, Class: verdictClass(it.Verdict), Note: it.NoExpectation}
+			if it.AtSize > 0 {
+				row.Value += " at " + humanSize(it.AtSize)
+			}
+			if e := it.Expectation; e != nil {
+				row.Expected = fmt.Sprintf("%.4g %s", e.Value, e.Unit)
+			}
+			if it.Ratio != nil {
+				row.Ratio = fmt.Sprintf("%.0f %%", *it.Ratio*100)
+			}
+			rows = append(rows, row)
+		}
+		for _, f := range a.Flags {
+			flags = append(flags, flagRow{Input: runLabel(a.File), AnalysisFlag: f})
+		}
+	}
+	return rows, flags
+}
+
+// verdictClass maps an analysis verdict to the severity classes of the page.
+func verdictClass(v string) string {
+	switch v {
+	case report.VerdictCritical:
+		return "fail"
+	case report.VerdictWarning:
+		return "warn"
+	case report.VerdictOK:
+		return "ok"
+	case report.VerdictUnknown:
+		return "not-evaluated"
+	}
+	return "info"
+}
