@@ -31,6 +31,13 @@ func (h *Host) writeFixtures() error {
 			return err
 		}
 	}
+	// A clean root shell start-up: hosts must not inherit this machine's
+	// /root/.bashrc (which bash sources for every SSH command).
+	for _, f := range []string{"root/.bashrc", "root/.profile"} {
+		if err := writeFile(filepath.Join(root, f), []byte("# sparkrig test rig host: clean shell start-up\n"), 0o644); err != nil {
+			return err
+		}
+	}
 	for _, p := range sortedKeys(h.spec.Files) {
 		clean := path.Clean("/" + p)
 		if clean == "/" || strings.Contains(clean, "\n") {
