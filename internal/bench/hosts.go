@@ -89,6 +89,11 @@ func Gather(ctx context.Context, t Transport, hosts []string, toolVersion string
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil { // one host's bad capture must not take the others down
+					nodes[i], errs[i] = nil, fmt.Errorf("capture on %s: unreadable (%v)", h, r)
+				}
+			}()
 			var out, errb bytes.Buffer
 			start := time.Now()
 			cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/analyze"
 	"github.com/sparkrig/sparkrig/internal/bench/probe"
 	"github.com/sparkrig/sparkrig/internal/diagnose"
 	"github.com/sparkrig/sparkrig/internal/expect"
@@ -114,29 +115,57 @@ func Judge(s StepResult, c Context, set expect.Set) (Parsed, report.AnalysisResu
 			p.NCCL = &out
 		}
 	}
-	a := report.AnalysisResult{File: s.ID, Format: format(s), Platform: c.Platform, Topology: c.Topology,
-		Items: []report.AnalysisItem{}, Flags: []report.AnalysisFlag{}, Notes: errs}
-	a.Data = report.AnalysisData{Perftest: p.Perftest}
-	if len(p.Iperf3) > 0 {
-		a.Data.Iperf3 = &p.Iperf3[0]
-	}
-	if p.NCCL != nil {
-		a.Data.NCCLTables, a.Data.NCCLLog = p.NCCL.Tables, &p.NCCL.Log
-	}
 	if s.Status != StatusOK {
-		a.Status, a.Error = report.VerdictUnknown, s.Error
+		a := report.AnalysisResult{File: s.ID, Format: format(s), Platform: c.Platform, Topology: c.Topology,
+			Items: []report.AnalysisItem{}, Flags: []report.AnalysisFlag{}, Notes: errs, Status: report.VerdictUnknown, Error: s.Error}
 		return p, a
 	}
-	a.Items = items(s, p)
-	for i := range a.Items {
-		judge(&a.Items[i], s, p, c, set)
+	var a report.AnalysisResult
+	if s.Tool == "sparkrig-probe" {
+		a = judgeProbe(s, p, c, set)
+	} else {
+		a = analyze.Judge(s.ID, analyzeInput(s, p), analyze.Options{Platform: c.Platform, Topology: c.Topology, Expect: &set})
+		railSubjects(&a, s)
 	}
-	a.Status = worst(a.Items)
+	a.Notes = append(a.Notes, errs...)
 	if len(errs) > 0 && len(a.Items) == 0 {
 		a.Status, a.Error = report.VerdictUnknown, strings.Join(errs, "; ")
 	}
-	a.Measured = measured(a.Items)
 	return p, a
+}
+
+// analyzeInput hands what the step's parsers read to the analysis every
+// sparkrig command shares.
+func analyzeInput(s StepResult, p Parsed) analyze.Parsed {
+	in := analyze.Parsed{Format: format(s), NCCL: p.NCCL, Perftest: p.Perftest}
+	if len(p.Iperf3) > 0 {
+		in.Iperf3 = &p.Iperf3[0]
+	}
+	return in
+}
+
+// railSubjects names the rails a step ran on in its items' subjects.
+func railSubjects(a *report.AnalysisResult, s StepResult) {
+	if len(s.Rails) == 0 {
+		return
+	}
+	prefix := strings.Join(s.Rails, "+") + ": "
+	for i := range a.Items {
+		a.Items[i].Subject = prefix + a.Items[i].Subject
+	}
+}
+
+// judgeProbe judges sparkrig's own TCP probe, which analyze does not read.
+func judgeProbe(s StepResult, p Parsed, c Context, set expect.Set) report.AnalysisResult {
+	a := report.AnalysisResult{File: s.ID, Format: format(s), Platform: c.Platform, Topology: c.Topology,
+		Items: []report.AnalysisItem{}, Flags: []report.AnalysisFlag{}}
+	a.Items = items(s, p)
+	for i := range a.Items {
+		judge(&a.Items[i], c, set)
+	}
+	a.Status = worst(a.Items)
+	a.Measured = measured(a.Items)
+	return a
 }
 
 func format(s StepResult) string {
@@ -202,129 +231,36 @@ func sortedKeys(m map[string]string) []string {
 
 func items(s StepResult, p Parsed) []report.AnalysisItem {
 	subject := strings.Join(s.Rails, "+")
-	if len(s.Rails) > 1 {
-		subject = "all rails (" + subject + ")"
-	}
-	item := func(metric string, v float64, unit, summary string) report.AnalysisItem {
-		return report.AnalysisItem{Subject: subject, Metric: metric, Value: round2(v), Unit: unit, Summary: summary}
-	}
 	var out []report.AnalysisItem
-	switch {
-	case s.Tool == "ib_write_bw":
-		sum := 0.0
-		var parts []string
-		for _, r := range p.Perftest {
-			bw, _ := r.BestAvgGbps()
-			sum += bw
-			parts = append(parts, fmt.Sprintf("%s %.2f", r.Device, bw))
-		}
-		out = append(out, item("BW average", sum, "Gb/s", strings.Join(parts, " + ")))
-	case s.Tool == "ib_write_lat":
-		for _, r := range p.Perftest {
-			for _, row := range r.Lat {
-				if row.AvgUS != nil {
-					out = append(out, item("t_avg", *row.AvgUS, "us", fmt.Sprintf("%d B, %d iterations", row.Bytes, row.Iterations)))
-				}
-			}
-		}
-	case s.Tool == "iperf3":
-		for _, r := range p.Iperf3 {
-			out = append(out, item("received", r.ReceivedGbps, "Gb/s", fmt.Sprintf("%d streams, sent %.2f Gb/s", r.Streams, r.SentGbps)))
-		}
-	case s.Tool == "sparkrig-probe":
-		for _, r := range p.Probe {
-			out = append(out, item("received", r.Gbps, "Gb/s", fmt.Sprintf("%d streams over %.1f s", r.Streams, r.DurationS)),
-				item("round trip", r.RTT.Avg, "us", fmt.Sprintf("min %.1f, p99 %.1f us over %d round trips", r.RTT.Min, r.RTT.P99, r.RTT.Samples)))
-		}
-	case s.Kind == KindNCCL && p.NCCL != nil:
-		for _, t := range p.NCCL.Tables {
-			it := item("busbw peak", t.PeakBusBWGBs, "GB/s", ncclSummary(t, p.NCCL.Log))
-			it.Subject, it.AtSize = t.Collective, t.PeakSize
-			out = append(out, it)
-		}
+	for _, r := range p.Probe {
+		out = append(out,
+			report.AnalysisItem{Subject: subject, Metric: "received", Value: round2(r.Gbps), Unit: "Gb/s",
+				Summary: fmt.Sprintf("%d streams over %.1f s", r.Streams, r.DurationS)},
+			report.AnalysisItem{Subject: subject, Metric: "round trip", Value: round2(r.RTT.Avg), Unit: "us",
+				Summary: fmt.Sprintf("min %.1f, p99 %.1f us over %d round trips", r.RTT.Min, r.RTT.P99, r.RTT.Samples)})
 	}
 	return out
 }
 
-func ncclSummary(t results.NCCLTable, l results.NCCLLog) string {
-	s := fmt.Sprintf("%d ranks on %d nodes, %d sizes", t.Ranks, t.Nodes, len(t.Rows))
-	if l.Network != "" {
-		s += ", network " + l.Network
-	}
-	return s
-}
-
-// judge finds the expectation that fits an item and gives the verdict.
-func judge(it *report.AnalysisItem, s StepResult, p Parsed, c Context, set expect.Set) {
+// judge finds the TCP expectation that fits a probe item and gives the verdict.
+func judge(it *report.AnalysisItem, c Context, set expect.Set) {
 	it.Verdict = report.VerdictNone
-	if c.Platform == "" {
-		it.NoExpectation = "platform not recognised"
-		return
-	}
-	q := expect.Query{Platform: c.Platform, Topology: c.Topology, Ranks: c.Ranks,
-		Verb: "write", Devices: len(s.Rails), Protocol: "TCP", Collective: s.Collective}
-	switch {
-	case s.Tool == "ib_write_bw" && len(s.Rails) > 1:
-		q.Measure = expect.RDMABWAggr
-	case s.Tool == "ib_write_bw":
-		q.Measure = expect.RDMABW
-	case s.Tool == "ib_write_lat":
-		q.Measure = expect.RDMALat
-	case it.Metric == "received":
-		q.Measure = expect.TCPBW
-	case s.Kind == KindNCCL:
-		q.Measure = expect.NCCLBusBW
-	default:
+	if it.Metric != "received" {
 		it.NoExpectation = "no expectation for " + it.Metric
 		return
 	}
-	if q.Measure == expect.NCCLBusBW && p.NCCL != nil {
-		for _, t := range p.NCCL.Tables {
-			if t.Collective != it.Subject {
-				continue
-			}
-			for _, r := range t.Rows {
-				q.Sizes = append(q.Sizes, r.SizeBytes)
-			}
-			found := set.Find(q)
-			if len(found) == 0 {
-				break
-			}
-			sizes := found[0].SizesIn(q.Sizes)
-			if len(sizes) > 0 {
-				it.Metric, it.Value = "busbw at "+sizeRange(sizes), round2(bestIn(t, sizes))
-				it.AtSize = sizes[len(sizes)-1]
-			}
-			apply(it, found[0])
-			diagnoseItem(it, q, c, p, &t)
-			return
-		}
-	}
+	q := expect.Query{Platform: c.Platform, Topology: c.Topology, Measure: expect.TCPBW, Protocol: "TCP"}
 	found := set.Find(q)
-	if len(found) == 0 {
-		it.NoExpectation = fmt.Sprintf("none for %s on %s, %s", q.Measure, c.Platform, c.Topology)
+	if c.Platform == "" || len(found) == 0 {
+		it.NoExpectation = fmt.Sprintf("none for %s on %s, %s", q.Measure, orNone(c.Platform), orNone(c.Topology))
 		return
 	}
 	apply(it, found[0])
-	diagnoseItem(it, q, c, p, nil)
-}
-
-// diagnoseItem names the known causes that fit a result below expectation.
-func diagnoseItem(it *report.AnalysisItem, q expect.Query, c Context, p Parsed, t *results.NCCLTable) {
-	in := diagnose.Input{Platform: c.Platform, Topology: c.Topology, Measure: q.Measure, Verdict: it.Verdict, Table: t}
+	var ratio float64
 	if it.Ratio != nil {
-		in.Ratio = *it.Ratio
+		ratio = *it.Ratio
 	}
-	if p.NCCL != nil {
-		in.Log = &p.NCCL.Log
-	}
-	if len(p.Perftest) > 0 {
-		in.Perftest = &p.Perftest[0]
-	}
-	if len(p.Iperf3) > 0 {
-		in.Iperf3 = &p.Iperf3[0]
-	}
-	it.Causes = diagnose.Causes(in)
+	it.Causes = diagnose.Causes(diagnose.Input{Platform: c.Platform, Topology: c.Topology, Measure: q.Measure, Ratio: ratio, Verdict: it.Verdict})
 }
 
 func apply(it *report.AnalysisItem, e expect.Expectation) {
@@ -335,35 +271,6 @@ func apply(it *report.AnalysisItem, e expect.Expectation) {
 		it.Ratio = &r
 	}
 	it.Verdict = e.Verdict(it.Value)
-}
-
-func bestIn(t results.NCCLTable, sizes []int64) float64 {
-	in := map[int64]bool{}
-	for _, s := range sizes {
-		in[s] = true
-	}
-	best := 0.0
-	for _, r := range t.Rows {
-		if !in[r.SizeBytes] {
-			continue
-		}
-		for _, tm := range []results.Timing{r.OOP, r.IP} {
-			if tm.BusBWGBs != nil && *tm.BusBWGBs > best {
-				best = *tm.BusBWGBs
-			}
-		}
-	}
-	return best
-}
-
-func sizeRange(sizes []int64) string {
-	if len(sizes) == 0 {
-		return "no size"
-	}
-	if len(sizes) == 1 {
-		return SizeString(sizes[0])
-	}
-	return SizeString(sizes[0]) + "–" + SizeString(sizes[len(sizes)-1])
 }
 
 func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
