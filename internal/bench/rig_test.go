@@ -39,8 +39,12 @@ func rigPair(t testing.TB) (*testrig.Rig, *SSH) {
 	return r, s
 }
 
+// sparkrigBuilt says whether a test asked for the binary (TestMain removes it).
+var sparkrigBuilt bool
+
 // sparkrigBinary builds the command once per test binary.
 var sparkrigBinary = sync.OnceValues(func() (string, error) {
+	sparkrigBuilt = true
 	dir, err := os.MkdirTemp("", "sparkrig-bench-test")
 	if err != nil {
 		return "", err

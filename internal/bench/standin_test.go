@@ -21,7 +21,13 @@ func TestMain(m *testing.M) {
 	if tool := os.Getenv("SPARKRIG_STANDIN"); tool != "" {
 		os.Exit(standinMain(tool, os.Args[1:]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if sparkrigBuilt {
+		if bin, err := sparkrigBinary(); err == nil {
+			os.RemoveAll(filepath.Dir(bin))
+		}
+	}
+	os.Exit(code)
 }
 
 func standinMain(tool string, args []string) int {
