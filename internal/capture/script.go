@@ -2,9 +2,12 @@ package capture
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -48,6 +51,9 @@ func buildScript(files []Path, cmds []Command) string {
 			fn = "lnk"
 		case p.NameOnly:
 			fn = "nameonly"
+		case strings.HasPrefix(p.Glob, "/proc/") || strings.HasPrefix(p.Glob, "/sys/"):
+			fmt.Fprintf(&b, "heads %s\n", shWord(p.Glob))
+			continue
 		}
 		fmt.Fprintf(&b, "each %s %s %s\n", fn, shWord(p.Glob), shWord(kindOfPath(p)))
 	}
@@ -98,9 +104,11 @@ func shWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) +
 
 // scriptPrelude defines the helpers. Regular files are read with the
 // shell's own `read` (no process per file). Kernel files under /proc and
-// /sys go through one `head` each: the shell reads byte by byte, and the
-// kernel answers a read at a non-zero offset of an integer sysctl
-// (proc_dointvec) or of some sysfs binary attributes (cpulist) with EOF.
+// /sys cannot be: the shell reads byte by byte, and the kernel answers a
+// read at a non-zero offset of an integer sysctl (proc_dointvec) or of some
+// sysfs binary attributes (cpulist) with EOF. So every match of one such
+// glob is read by a single `head -v` (one read(2) per file, one process per
+// glob), whose "==> path <==" sections ReadScriptOutput splits again.
 // `read` drops NUL bytes, which none of the captured files hold. `timeout`
 // (coreutils, busybox) bounds commands where the node has it; the caller's
 // per-host deadline bounds the rest.
@@ -138,6 +146,19 @@ rd() {
     *) slurp "$1" ` + strconv.Itoa(MaxFileBytes) + `; out file ok 0 "$1" "$c" ;;
     esac
   fi
+}
+heads() { # pattern: every match of a kernel-file glob read by one head -v
+  pat=$1
+  [ -n "$HEADV" ] || { each rd "$pat" file; return; }
+  set --
+  for p in $pat; do [ -e "$p" ] && set -- "$@" "$p"; done
+  if [ $# -eq 0 ]; then
+    case $pat in *[*?[]*) out file missing 0 "$pat" 'no match';; *) out file missing 0 "$pat" 'open: no such file or directory';; esac
+    return
+  fi
+  head -v -c ` + strconv.Itoa(MaxFileBytes) + ` -- "$@" > "$T/h" 2> "$T/he"
+  slurp "$T/h" ` + strconv.Itoa(MaxOutputBytes) + `; out heads ok 0 "$pat" "$c"
+  slurp "$T/he" ` + strconv.Itoa(MaxOutputBytes) + `; out headerr ok 0 "$pat" "$c"
 }
 lnk() {
   if [ -L "$1" ]; then out link ok 0 "$1" "$(readlink "$1")"
@@ -180,6 +201,7 @@ put() { # slot id
 }
 end() { printf '@@ end - 0 0 -\n'; }
 command -v timeout >/dev/null 2>&1 && HAVE_TIMEOUT=1
+head -v -c 1 /proc/version >/dev/null 2>&1 && HEADV=1
 out meta ok 0 os "$(uname -s 2>/dev/null)"
 out meta ok 0 arch "$(uname -m 2>/dev/null)"
 out meta ok 0 user "$(id -un 2>/dev/null)"
@@ -214,7 +236,7 @@ func ReadScriptOutput(r io.Reader, m ScriptMeta) (*snapshot.Snapshot, error) {
 	if err := skipPreamble(br); err != nil {
 		return s, err
 	}
-	cmds := map[string]int{} // id → index of its item, to attach stderr
+	st := scriptState{cmds: map[string]int{}, heads: map[string][]byte{}}
 	var total int64
 	for {
 		h, err := readScriptHeader(br)
@@ -234,7 +256,7 @@ func ReadScriptOutput(r io.Reader, m ScriptMeta) (*snapshot.Snapshot, error) {
 		if _, err := io.ReadFull(br, payload); err != nil {
 			return s, fmt.Errorf("%w inside %s", ErrCaptureCut, h.name)
 		}
-		addScriptRecord(s, h, payload, cmds)
+		addScriptRecord(s, h, payload, st)
 	}
 }
 
@@ -287,7 +309,15 @@ func readScriptHeader(br *bufio.Reader) (scriptHeader, error) {
 	return h, nil
 }
 
-func addScriptRecord(s *snapshot.Snapshot, h scriptHeader, payload []byte, cmds map[string]int) {
+// scriptState is what records refer back to: commands' items (for their
+// stderr) and head output waiting for its stderr.
+type scriptState struct {
+	cmds  map[string]int
+	heads map[string][]byte
+}
+
+func addScriptRecord(s *snapshot.Snapshot, h scriptHeader, payload []byte, st scriptState) {
+	cmds := st.cmds
 	switch h.kind {
 	case "meta":
 		setScriptMeta(&s.Manifest, h.name, string(payload))
@@ -314,6 +344,13 @@ func addScriptRecord(s *snapshot.Snapshot, h scriptHeader, payload []byte, cmds 
 		}
 		s.AddCmd(it, payload, nil)
 		cmds[h.name] = len(s.Manifest.Items) - 1
+	case "heads":
+		st.heads[h.name] = payload
+	case "headerr":
+		if out, ok := st.heads[h.name]; ok {
+			delete(st.heads, h.name)
+			addHeads(s, h.name, out, payload)
+		}
 	case "cmderr":
 		i, ok := cmds[h.name]
 		if !ok {
@@ -323,6 +360,72 @@ func addScriptRecord(s *snapshot.Snapshot, h scriptHeader, payload []byte, cmds 
 			s.Manifest.Items[i].Error = strings.TrimSpace(string(payload))
 		} else if len(payload) > 0 {
 			s.Data[snapshot.CmdKey(h.name, "stderr")] = payload
+		}
+	}
+}
+
+// headHeader matches head -v's section header; headErr its error lines
+// (GNU: "head: error reading 'P': Invalid argument"; busybox: "head: P: ...").
+var (
+	headHeader = regexp.MustCompile(`^==> (.*) <==$`)
+	headErr    = regexp.MustCompile(`^head: (?:cannot open '(.*)' for reading|error reading '(.*)'|(/[^:]*)): (.*)$`)
+)
+
+// addHeads splits `head -v file...` output into one file item per section,
+// and records the files head could not read with the local capture's status.
+// Only headers naming a path the glob matches split sections, so a file line
+// that looks like a header cannot.
+func addHeads(s *snapshot.Snapshot, glob string, out, stderr []byte) {
+	failed := map[string]string{}
+	var failOrder []string
+	for _, l := range strings.Split(string(stderr), "\n") {
+		m := headErr.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		p := m[1] + m[2] + m[3]
+		failed[p] = m[4]
+		failOrder = append(failOrder, p)
+	}
+	type section struct {
+		path  string
+		start int
+	}
+	var secs []section
+	lines := strings.SplitAfter(string(out), "\n")
+	off := 0
+	for _, l := range lines {
+		if m := headHeader.FindStringSubmatch(strings.TrimSuffix(l, "\n")); m != nil {
+			if ok, _ := path.Match(glob, m[1]); ok || m[1] == glob {
+				secs = append(secs, section{m[1], off})
+			}
+		}
+		off += len(l)
+	}
+	seen := map[string]bool{}
+	for i, sec := range secs {
+		end := len(out)
+		if i+1 < len(secs) {
+			end = secs[i+1].start
+		}
+		chunk := out[sec.start:end]
+		body := chunk[bytes.IndexByte(chunk, '\n')+1:]
+		if i+1 < len(secs) {
+			body = bytes.TrimSuffix(body, []byte("\n")) // the blank line head puts before the next header
+		}
+		seen[sec.path] = true
+		if msg, bad := failed[sec.path]; bad {
+			st, text := scriptReadError(msg)
+			s.AddMissing(snapshot.KindFile, sec.path, st, text)
+			continue
+		}
+		s.AddFile(sec.path, bytes.Clone(body))
+	}
+	for _, p := range failOrder {
+		if !seen[p] {
+			seen[p] = true
+			st, text := scriptReadError(failed[p])
+			s.AddMissing(snapshot.KindFile, p, st, text)
 		}
 	}
 }

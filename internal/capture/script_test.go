@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os/exec"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -176,4 +177,27 @@ func FuzzReadScriptOutput(f *testing.F) {
 			t.Fatal("nil snapshot")
 		}
 	})
+}
+
+// head -v output as GNU coreutils writes it for three sysfs files, one
+// without a trailing newline and one whose read fails with EINVAL.
+func TestAddHeadsSplitsSections(t *testing.T) {
+	out := "==> /sys/class/net/a/mtu <==\n9000\n\n==> /sys/class/net/b/mtu <==\n1500\n==> /sys/class/net/lo/mtu <==\n"
+	stderr := "head: error reading '/sys/class/net/lo/mtu': Invalid argument\nhead: cannot open '/sys/class/net/c/mtu' for reading: Permission denied\n"
+	s := snapshot.New("h")
+	addHeads(s, "/sys/class/net/*/mtu", []byte(out), []byte(stderr))
+	var got []string
+	for _, it := range s.Manifest.Items {
+		b, _ := s.File(it.Name)
+		got = append(got, it.Name+" "+it.Status+" "+it.Error+" "+strconv.Quote(string(b)))
+	}
+	want := []string{
+		`/sys/class/net/a/mtu ok  "9000\n"`,
+		`/sys/class/net/b/mtu ok  "1500"`,
+		`/sys/class/net/lo/mtu missing read: invalid argument ""`,
+		`/sys/class/net/c/mtu denied open: permission denied ""`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
 }
