@@ -311,6 +311,9 @@ func TestRecordedH200TextParsesAsNCCLTests(t *testing.T) {
 		t.Fatalf("parse: %v, %d tables, %d unparsed rows", err, len(out.Tables), out.Unparsed)
 	}
 	got := out.Tables[0]
+	if got.Tool != "sparkrig" || got.ToolVersion != "dev" || got.NCCLVersion != "2.28.3" {
+		t.Errorf("tool %q %q, NCCL %q; want sparkrig dev, NCCL 2.28.3", got.Tool, got.ToolVersion, got.NCCLVersion)
+	}
 	if got.Collective != "all_reduce" || got.Ranks != 2 || !cmp.Equal(got.Devices, model.Devices) {
 		t.Fatalf("header: %s, %d ranks, devices %+v", got.Collective, got.Ranks, got.Devices)
 	}

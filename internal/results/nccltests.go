@@ -137,6 +137,18 @@ func (p *ncclParser) comment(t []byte) {
 				p.meta.NCCLVersion = NCCLVersionString(atoi(v))
 			}
 		}
+	case bytes.HasPrefix(body, []byte("sparkrig ")) && bytes.Contains(body, []byte(" bench gpu collective")):
+		// sparkrig bench gpu prints nccl-tests' layout under its own first line.
+		p.closeTable()
+		p.newMeta()
+		p.fields = appendFields(p.fields[:0], body)
+		p.meta.Tool = "sparkrig"
+		p.meta.ToolVersion = string(p.fields[1])
+		for _, kv := range p.fields[2:] {
+			if v, ok := bytes.CutPrefix(kv, []byte("nccl-library=")); ok {
+				p.meta.NCCLVersion = string(v)
+			}
+		}
 	case bytes.HasPrefix(body, []byte("Collective test starting:")):
 		if p.cur != nil && len(p.cur.Rows) > 0 {
 			p.closeTable()
@@ -213,7 +225,9 @@ func (p *ncclParser) newMeta() {
 
 func (p *ncclParser) openTable() {
 	t := p.meta
-	t.Tool = "nccl-tests"
+	if t.Tool == "" {
+		t.Tool = "nccl-tests"
+	}
 	t.Devices = append([]NCCLDevice(nil), p.meta.Devices...)
 	t.Line = p.out.Lines
 	p.cur = &t
