@@ -7,6 +7,7 @@ package analyze
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -115,7 +116,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 		if len(t.Rows) == 0 {
 			return p, fmt.Errorf("all_reduce_bench: no table rows found")
 		}
-	case FormatIperf3, FormatNCCLTestsJSON:
+	case FormatIperf3, FormatNCCLTestsJSON, FormatSparkrigJSON:
 		data, err := io.ReadAll(io.LimitReader(br, maxJSON+1))
 		if err != nil {
 			return p, fmt.Errorf("read: %w", err)
@@ -137,6 +138,20 @@ func parseJSON(p Parsed, data []byte) (Parsed, error) {
 			return p, err
 		}
 		p.Iperf3 = &r
+		return p, nil
+	}
+	if p.Format == FormatSparkrigJSON {
+		var tables []results.NCCLTable
+		if err := json.Unmarshal(data, &tables); err != nil {
+			return p, fmt.Errorf("sparkrig JSON: %w", err)
+		}
+		if len(tables) == 0 || len(tables[0].Rows) == 0 {
+			return p, fmt.Errorf("sparkrig JSON: no results")
+		}
+		for i := range tables {
+			tables[i].FinishPeak()
+		}
+		p.NCCL = &results.NCCLOutput{Tables: tables}
 		return p, nil
 	}
 	t, err := results.ParseNCCLTestsJSON(data)

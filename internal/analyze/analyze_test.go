@@ -279,3 +279,23 @@ func TestPerGPUNetworkShare(t *testing.T) {
 		t.Errorf("notes %q", it.Notes)
 	}
 }
+
+// sparkrig's own collective benchmark (recorded on 2×H200) is read like nccl-tests.
+func TestSparkrigBenchGPUJSON(t *testing.T) {
+	f, err := os.Open("../../testdata/gpu/sparkrig.bench-gpu-collective.all_reduce.h200x2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := Parse(f, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Format != FormatSparkrigJSON || p.NCCL == nil || len(p.NCCL.Tables) != 1 {
+		t.Fatalf("format %q, tables %v", p.Format, p.NCCL)
+	}
+	tb := p.NCCL.Tables[0]
+	if tb.Tool != "sparkrig" || tb.Collective != "all_reduce" || tb.Ranks != 2 || len(tb.Rows) != 14 || tb.PeakBusBWGBs != 348.51 || tb.PeakSize != 8<<30 {
+		t.Errorf("table: %s %s %d ranks, %d rows, peak %v at %d", tb.Tool, tb.Collective, tb.Ranks, len(tb.Rows), tb.PeakBusBWGBs, tb.PeakSize)
+	}
+}

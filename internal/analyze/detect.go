@@ -14,10 +14,12 @@ const (
 	FormatIperf3         = "iperf3"
 	FormatNVBandwidth    = "nvbandwidth"
 	FormatAllReduceBench = "all_reduce_bench"
+	// FormatSparkrigJSON is `sparkrig bench gpu collective --format json`: a JSON array of tables.
+	FormatSparkrigJSON = "sparkrig-json"
 )
 
 // Formats lists the accepted --input-format values.
-var Formats = []string{FormatNCCLTests, FormatNCCLTestsJSON, FormatNCCLLog, FormatPerftest, FormatIperf3, FormatNVBandwidth, FormatAllReduceBench}
+var Formats = []string{FormatNCCLTests, FormatNCCLTestsJSON, FormatNCCLLog, FormatPerftest, FormatIperf3, FormatNVBandwidth, FormatAllReduceBench, FormatSparkrigJSON}
 
 // Detection errors.
 var (
@@ -42,6 +44,8 @@ func Detect(sample []byte) (string, error) {
 			return FormatNCCLTestsJSON, nil
 		}
 		return "", ErrUnknown
+	case t[0] == '[' && bytes.Contains(t, []byte(`"tool": "sparkrig"`)) && bytes.Contains(t, []byte(`"collective"`)):
+		return FormatSparkrigJSON, nil
 	case bytes.Contains(t, []byte("nvbandwidth Version")) || bytes.Contains(t, []byte("bandwidth (GB/s)")) && bytes.Contains(t, []byte("Running ")):
 		return FormatNVBandwidth, nil
 	case bytes.Contains(t, []byte(" BW Test")) || bytes.Contains(t, []byte(" Latency Test")) || bytes.Contains(t, []byte("#bytes")) && bytes.Contains(t, []byte("#iterations")):

@@ -62,7 +62,11 @@ func ncclMeasured(o *results.NCCLOutput) string {
 		names = append(names, collName(&t))
 	}
 	t := o.Tables[0]
-	s := fmt.Sprintf("nccl-tests %s", strings.Join(uniq(names), ", "))
+	tool := t.Tool
+	if tool == "" {
+		tool = "nccl-tests"
+	}
+	s := fmt.Sprintf("%s %s", tool, strings.Join(uniq(names), ", "))
 	if len(o.Tables) > 1 {
 		s += fmt.Sprintf(" (%d tables)", len(o.Tables))
 	}
@@ -178,7 +182,7 @@ func tableSummary(t *results.NCCLTable) string {
 	}
 	parts = append(parts, fmt.Sprintf("peak %.2f GB/s at %s", t.PeakBusBWGBs, results.HumanSize(t.PeakSize)))
 	if t.AvgBusBWGBs != nil {
-		parts = append(parts, fmt.Sprintf("footer average %g GB/s (over every size, not judged)", *t.AvgBusBWGBs))
+		parts = append(parts, fmt.Sprintf("footer average %.2f GB/s (over every size, not judged)", *t.AvgBusBWGBs))
 	}
 	parts = append(parts, fmt.Sprintf("%d size%s %s", len(t.Rows), plural(len(t.Rows)), sizeRange(t)))
 	if t.WrongResults > 0 {
