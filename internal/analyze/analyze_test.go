@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -295,7 +296,7 @@ func TestSparkrigBenchGPUJSON(t *testing.T) {
 		t.Fatalf("format %q, tables %v", p.Format, p.NCCL)
 	}
 	tb := p.NCCL.Tables[0]
-	if tb.Tool != "sparkrig" || tb.Collective != "all_reduce" || tb.Ranks != 2 || len(tb.Rows) != 14 || tb.PeakBusBWGBs != 348.51 || tb.PeakSize != 8<<30 {
+	if tb.Tool != "sparkrig" || tb.Collective != "all_reduce" || tb.Ranks != 2 || len(tb.Rows) != 14 || fmt.Sprintf("%.2f", tb.PeakBusBWGBs) != "348.51" || tb.PeakSize != 8<<30 {
 		t.Errorf("table: %s %s %d ranks, %d rows, peak %v at %d", tb.Tool, tb.Collective, tb.Ranks, len(tb.Rows), tb.PeakBusBWGBs, tb.PeakSize)
 	}
 }
