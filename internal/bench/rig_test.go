@@ -193,7 +193,7 @@ func TestRigKilledRun(t *testing.T) {
 }
 
 // BenchmarkProbeVsIPerf3 measures the native probe against iperf3 on the
-// same veth rail of a rig, same streams and duration, alternating twice so
+// same veth rail of a rig, same streams and duration, alternating three times so
 // neither gets a quieter machine. Run it once: -bench ProbeVsIPerf3 -benchtime 1x.
 func BenchmarkProbeVsIPerf3(b *testing.B) {
 	r, s := rigPair(b)
@@ -205,7 +205,7 @@ func BenchmarkProbeVsIPerf3(b *testing.B) {
 	sum := map[bool]float64{}
 	runs := 0
 	for b.Loop() {
-		for range 2 {
+		for range 3 {
 			for _, native := range []bool{false, true} {
 				sess := rigSession(b, s, nodes, Options{Kinds: []string{KindTCP}, Duration: 5 * time.Second, Streams: 4, Native: native}, bin)
 				sess.Plan.Steps = sess.Plan.Steps[:1] // rail0 only
@@ -215,7 +215,7 @@ func BenchmarkProbeVsIPerf3(b *testing.B) {
 					b.Fatalf("native=%v: %s", native, rec.Bench.Steps[0].Error)
 				}
 				sum[native] += a.Items[0].Value
-				b.Logf("%s: %s", a.File, a.Measured)
+				b.Logf("%s: %.2f %s", a.File, a.Items[0].Value, a.Items[0].Unit)
 			}
 			runs++
 		}
