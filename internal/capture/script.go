@@ -156,8 +156,9 @@ heads() { # pattern: every match of a kernel-file glob read by one head -v
     case $pat in *[*?[]*) out file missing 0 "$pat" 'no match';; *) out file missing 0 "$pat" 'open: no such file or directory';; esac
     return
   fi
-  head -v -c ` + strconv.Itoa(MaxFileBytes) + ` -- "$@" > "$T/h" 2> "$T/he"
-  slurp "$T/h" ` + strconv.Itoa(MaxOutputBytes) + `; out heads ok 0 "$pat" "$c"
+  printf '@@ heads ok - 0 %s\n' "$pat"
+  head -v -c ` + strconv.Itoa(MaxFileBytes) + ` -- "$@" 2> "$T/he"
+  printf '\n%s\n' "$B"
   slurp "$T/he" ` + strconv.Itoa(MaxOutputBytes) + `; out headerr ok 0 "$pat" "$c"
 }
 lnk() {
@@ -193,13 +194,17 @@ put() { # slot id
   IFS=' ' read -r st rest < "$T/c$1.st" || { st=error; rest='no result'; }
   case $st in
   ok)
-    slurp "$T/c$1.${rest#* }" ` + strconv.Itoa(MaxOutputBytes) + `; out cmd ok "${rest%% *}" "$2" "$c"
+    printf '@@ cmd ok - %s %s\n' "${rest%% *}" "$2"; cat "$T/c$1.${rest#* }"; printf '\n%s\n' "$B"
     if [ -s "$T/c$1.e" ]; then slurp "$T/c$1.e" ` + strconv.Itoa(MaxOutputBytes) + `; out cmderr ok 0 "$2" "$c"; fi ;;
   missing) out cmd missing 0 "$2" "$rest" ;;
   *) out cmd error -1 "$2" ''; out cmderr error 0 "$2" "$rest" ;;
   esac
 }
 end() { printf '@@ end - 0 0 -\n'; }
+# Large payloads (head and command outputs) are copied as they are and end at
+# a line holding this run's random boundary, instead of being counted.
+B=sparkrig-boundary-$(cat /proc/sys/kernel/random/uuid 2>/dev/null || echo "$$.$(date +%s)")
+out boundary ok 0 - "$B"
 command -v timeout >/dev/null 2>&1 && HAVE_TIMEOUT=1
 head -v -c 1 /proc/version >/dev/null 2>&1 && HEADV=1
 out meta ok 0 os "$(uname -s 2>/dev/null)"
@@ -236,7 +241,7 @@ func ReadScriptOutput(r io.Reader, m ScriptMeta) (*snapshot.Snapshot, error) {
 	if err := skipPreamble(br); err != nil {
 		return s, err
 	}
-	st := scriptState{cmds: map[string]int{}, heads: map[string][]byte{}}
+	st := &scriptState{cmds: map[string]int{}, heads: map[string][]byte{}}
 	var total int64
 	for {
 		h, err := readScriptHeader(br)
@@ -249,12 +254,14 @@ func ReadScriptOutput(r io.Reader, m ScriptMeta) (*snapshot.Snapshot, error) {
 		if h.kind == "end" {
 			return s, nil
 		}
-		if total += h.size; total > 512<<20 {
-			return s, fmt.Errorf("capture stream larger than 512 MiB")
+		payload, err := readPayload(br, h, st.boundary, maxStreamBytes-total)
+		if err != nil {
+			return s, err
 		}
-		payload := make([]byte, h.size)
-		if _, err := io.ReadFull(br, payload); err != nil {
-			return s, fmt.Errorf("%w inside %s", ErrCaptureCut, h.name)
+		total += int64(len(payload))
+		if h.kind == "boundary" {
+			st.boundary = []byte(string(payload) + "\n")
+			continue
 		}
 		addScriptRecord(s, h, payload, st)
 	}
@@ -299,11 +306,15 @@ func readScriptHeader(br *bufio.Reader) (scriptHeader, error) {
 	if !ok || len(f) != 5 {
 		return scriptHeader{}, fmt.Errorf("not a sparkrig capture stream: unexpected line %.80q", line)
 	}
-	h := scriptHeader{kind: f[0], status: f[1], name: f[4]}
+	h := scriptHeader{kind: f[0], status: f[1], name: f[4], size: -1}
 	var err1, err2 error
-	h.size, err1 = strconv.ParseInt(f[2], 10, 64)
+	if f[2] != "-" {
+		if h.size, err1 = strconv.ParseInt(f[2], 10, 64); h.size < 0 {
+			err1 = errors.New("negative size")
+		}
+	}
 	h.exit, err2 = strconv.Atoi(f[3])
-	if err1 != nil || err2 != nil || h.size < 0 {
+	if err1 != nil || err2 != nil {
 		return scriptHeader{}, fmt.Errorf("not a sparkrig capture stream: bad record header %.80q", line)
 	}
 	return h, nil
@@ -312,11 +323,47 @@ func readScriptHeader(br *bufio.Reader) (scriptHeader, error) {
 // scriptState is what records refer back to: commands' items (for their
 // stderr) and head output waiting for its stderr.
 type scriptState struct {
-	cmds  map[string]int
-	heads map[string][]byte
+	cmds     map[string]int
+	heads    map[string][]byte
+	boundary []byte // the line ending an unsized payload, with its newline
 }
 
-func addScriptRecord(s *snapshot.Snapshot, h scriptHeader, payload []byte, st scriptState) {
+// maxStreamBytes bounds a whole capture stream.
+const maxStreamBytes = 512 << 20
+
+// readPayload reads a sized payload, or an unsized one up to the boundary
+// line (the newline before the boundary belongs to the framing).
+func readPayload(br *bufio.Reader, h scriptHeader, boundary []byte, room int64) ([]byte, error) {
+	if h.size >= 0 {
+		if h.size > room {
+			return nil, fmt.Errorf("capture stream larger than %d MiB", maxStreamBytes>>20)
+		}
+		payload := make([]byte, h.size)
+		if _, err := io.ReadFull(br, payload); err != nil {
+			return nil, fmt.Errorf("%w inside %s", ErrCaptureCut, h.name)
+		}
+		return payload, nil
+	}
+	if boundary == nil {
+		return nil, fmt.Errorf("not a sparkrig capture stream: unsized record %s before the boundary", h.name)
+	}
+	var buf bytes.Buffer
+	for {
+		line, err := br.ReadSlice('\n')
+		if bytes.Equal(line, boundary) && (buf.Len() == 0 || buf.Bytes()[buf.Len()-1] == '\n') {
+			return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+		}
+		buf.Write(line)
+		if int64(buf.Len()) > room {
+			return nil, fmt.Errorf("capture stream larger than %d MiB", maxStreamBytes>>20)
+		}
+		if err != nil && err != bufio.ErrBufferFull {
+			return nil, fmt.Errorf("%w inside %s", ErrCaptureCut, h.name)
+		}
+	}
+}
+
+func addScriptRecord(s *snapshot.Snapshot, h scriptHeader, payload []byte, st *scriptState) {
 	cmds := st.cmds
 	switch h.kind {
 	case "meta":

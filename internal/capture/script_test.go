@@ -159,6 +159,22 @@ func TestReadScriptOutputRejectsGarbageAndCutStreams(t *testing.T) {
 	if err != nil || string(s.Data["files/etc/x"]) != "abc" {
 		t.Fatalf("full: %v", err)
 	}
+	// Unsized payloads end at the run's boundary line; a payload may hold
+	// anything else, even a line that looks like a record.
+	unsized := "@@ boundary ok 6 0 -\nb-1234@@ cmd ok - 2 ip-addr\n@@ end - 0 0 -\nno newline\nb-1234\n@@ cmd ok - 0 env\n\nb-1234\n@@ end - 0 0 -\n"
+	s, err = ReadScriptOutput(strings.NewReader(unsized), ScriptMeta{Host: "h"})
+	if out, it, _ := s.Cmd("ip-addr"); err != nil || string(out) != "@@ end - 0 0 -\nno newline" || it.ExitCode != 2 {
+		t.Errorf("unsized: %q %+v %v", out, it, err)
+	}
+	if out, _, ok := s.Cmd("env"); !ok || len(out) != 0 {
+		t.Errorf("empty unsized: %q %v", out, ok)
+	}
+	if _, err := ReadScriptOutput(strings.NewReader("@@ cmd ok - 0 x\nabc\n"), ScriptMeta{Host: "h"}); err == nil || !strings.Contains(err.Error(), "before the boundary") {
+		t.Errorf("unsized without boundary: %v", err)
+	}
+	if _, err := ReadScriptOutput(strings.NewReader(unsized[:60]), ScriptMeta{Host: "h"}); !errors.Is(err, ErrCaptureCut) {
+		t.Errorf("cut unsized: %v", err)
+	}
 	for _, cut := range []string{full[:10], full[:22], full[:30]} {
 		s, err := ReadScriptOutput(strings.NewReader(cut), ScriptMeta{Host: "h"})
 		if !errors.Is(err, ErrCaptureCut) || s == nil {
@@ -171,6 +187,7 @@ func FuzzReadScriptOutput(f *testing.F) {
 	f.Add([]byte("@@ meta ok 5 0 os\nLinux@@ file ok 3 0 /etc/x\nabc@@ link ok 2 0 /sys/class/net/lo\n..@@ cmd ok 2 1 uname\nhi@@ cmderr ok 1 0 uname\nx@@ end - 0 0 -\n"))
 	f.Add([]byte("@@ cmd missing 8 0 ibdev2netdev\nnot here@@ cmderr error 5 0 ibdev2netdev\noops\n"))
 	f.Add([]byte("@@ file ok -1 0 /x\n"))
+	f.Add([]byte("@@ boundary ok 4 0 -\nBBBB@@ cmd ok - 0 ip-addr\n[]\n\nBBBB\n@@ heads ok - 0 /sys/x/*\n==> /sys/x/a <==\n1\n\nBBBB\n@@ headerr ok 0 0 /sys/x/*\n@@ end - 0 0 -\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, _ := ReadScriptOutput(bytes.NewReader(b), ScriptMeta{Host: "h"})
 		if s == nil {
