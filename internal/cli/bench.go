@@ -208,10 +208,9 @@ func (o *benchOptions) planOptions(kinds []string) (bench.Options, error) {
 		return bench.Options{}, exitf(ExitUnknown, "bench: --streams 1..128, --qps ≥ 1 and --duration ≥ 1s")
 	}
 	runDir := "/tmp/sparkrig-bench-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	probePath := o.probePath
 	return bench.Options{Kinds: kinds, Tools: o.tools, Duration: o.duration, Streams: o.streams, QPs: o.qps,
 		BasePort: o.port, Collectives: o.collectives, MinBytes: minB, MaxBytes: maxB, MemFraction: o.memFraction,
-		BootstrapIf: o.bootstrapIf, MPIHosts: o.mpiHosts, Native: o.native, ProbePath: probePath, RunDir: runDir}, nil
+		BootstrapIf: o.bootstrapIf, MPIHosts: o.mpiHosts, Native: o.native, ProbePath: o.probePath, RunDir: runDir}, nil
 }
 
 // parseSize reads a byte count as nccl-tests does: 32M, 16G, 1K or bytes.
@@ -375,15 +374,16 @@ func helper(x *bench.Executor, local bool, plan *bench.Plan) error {
 		return err
 	}
 	if local {
-		replaceArg0(plan, plan.Steps, self)
+		replaceArg0(plan.Steps, self)
 		return nil
 	}
 	x.Helper, x.HelperPath = self, filepath.Join(x.RunDir, "sparkrig")
-	replaceArg0(plan, plan.Steps, x.HelperPath)
+	replaceArg0(plan.Steps, x.HelperPath)
 	return nil
 }
 
-func replaceArg0(p *bench.Plan, steps []bench.Step, path string) {
+// replaceArg0 points the probe commands at the helper's path.
+func replaceArg0(steps []bench.Step, path string) {
 	for i := range steps {
 		if steps[i].Tool != "sparkrig-probe" {
 			continue
