@@ -40,7 +40,7 @@ func Analyze(nodes []*facts.Node) *Analysis {
 }
 
 func topologyFinding(a *Analysis) check.Finding {
-	obs := fmt.Sprintf("%s: %d nodes, %d cables, %d rails with addresses", a.Topology, len(a.Hosts), len(a.Cables), len(a.Rails))
+	obs := fmt.Sprintf("%s: %s, %s, %s with addresses", a.Topology, plural(len(a.Hosts), "node"), plural(len(a.Cables), "cable"), plural(len(a.Rails), "rail"))
 	return check.Finding{ID: "cluster.topology", Severity: check.Info, Subject: "cluster", Title: "detected topology", Observed: obs,
 		Source: "DGX Spark platform notes (topologies)"}
 }
@@ -79,4 +79,11 @@ func markPingProblems(links []report.Link, pings []PingResult) {
 			}
 		}
 	}
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
