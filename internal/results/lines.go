@@ -1,7 +1,6 @@
 package results
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -19,21 +18,32 @@ var ErrLineTooLong = errors.New("line too long")
 
 // LineReader reads lines with a bounded length from a stream. Unlike
 // bufio.Scanner it reports an over-long line as an error naming its number
-// instead of stopping silently, and it never holds more than one line.
+// instead of stopping silently. It reads into one buffer of at most
+// maxBuffer bytes and hands out slices of it, so a line costs no copy and
+// no allocation, and memory stays constant whatever the input's size.
 type LineReader struct {
-	r    *bufio.Reader
-	buf  []byte
-	n    int
-	read int64
+	r          io.Reader
+	buf        []byte
+	start, end int // buf[start:end] is read but not yet returned
+	err        error
+	n          int
+	read       int64
 }
 
-// ReadBufferSize is the LineReader's buffer; a *bufio.Reader of this size
-// passed to NewLineReader is used as is.
+// ReadBufferSize is the smallest read the LineReader makes once its buffer
+// has grown; a *bufio.Reader of this size passed to NewLineReader hands
+// such reads straight to the underlying reader, without a copy.
 const ReadBufferSize = 256 << 10
+
+const (
+	minBuffer = 16 << 10
+	// maxBuffer holds the longest allowed line and one more read.
+	maxBuffer = MaxLineBytes + ReadBufferSize
+)
 
 // NewLineReader returns a LineReader over r.
 func NewLineReader(r io.Reader) *LineReader {
-	return &LineReader{r: bufio.NewReaderSize(r, ReadBufferSize)}
+	return &LineReader{r: r}
 }
 
 // Line returns the number of the line last returned (1-based).
@@ -45,32 +55,33 @@ func (lr *LineReader) Bytes() int64 { return lr.read }
 // Next returns the next line without its line ending (\n or \r\n). The
 // slice is valid until the next call. It returns io.EOF at the end.
 func (lr *LineReader) Next() ([]byte, error) {
-	line, err := lr.r.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		lr.buf = append(lr.buf[:0], line...)
-		for err == bufio.ErrBufferFull {
-			if len(lr.buf) > MaxLineBytes {
-				lr.n++
-				return nil, fmt.Errorf("line %d: %w (over %d bytes without a newline)", lr.n, ErrLineTooLong, MaxLineBytes)
+	for {
+		rest := lr.buf[lr.start:lr.end]
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			return lr.emit(rest[:i+1])
+		}
+		if len(rest) > MaxLineBytes {
+			return nil, lr.tooLong()
+		}
+		if lr.err != nil {
+			if len(rest) > 0 {
+				return lr.emit(rest)
 			}
-			line, err = lr.r.ReadSlice('\n')
-			lr.buf = append(lr.buf, line...)
+			return nil, lr.err
 		}
-		line = lr.buf
+		lr.fill()
 	}
-	if len(line) == 0 && err != nil {
-		if err == io.EOF {
-			return nil, io.EOF
-		}
-		return nil, err
+}
+
+// emit consumes raw (one line with its ending) and returns it without the ending.
+func (lr *LineReader) emit(raw []byte) ([]byte, error) {
+	if len(raw) > MaxLineBytes {
+		return nil, lr.tooLong()
 	}
-	if len(line) > MaxLineBytes {
-		lr.n++
-		return nil, fmt.Errorf("line %d: %w (over %d bytes without a newline)", lr.n, ErrLineTooLong, MaxLineBytes)
-	}
+	lr.start += len(raw)
 	lr.n++
-	lr.read += int64(len(line))
-	// by hand: bytes.TrimSuffix costs a call to memequal per line
+	lr.read += int64(len(raw))
+	line := raw
 	if n := len(line); n > 0 && line[n-1] == '\n' {
 		line = line[:n-1]
 	}
@@ -78,6 +89,40 @@ func (lr *LineReader) Next() ([]byte, error) {
 		line = line[:n-1]
 	}
 	return line, nil
+}
+
+func (lr *LineReader) tooLong() error {
+	lr.n++
+	lr.err = fmt.Errorf("line %d: %w (over %d bytes without a newline)", lr.n, ErrLineTooLong, MaxLineBytes)
+	lr.start, lr.end = 0, 0
+	return lr.err
+}
+
+// fill moves the unfinished line to the front of the buffer, grows the
+// buffer when it is full, and reads once into the free space.
+func (lr *LineReader) fill() {
+	if lr.start > 0 {
+		lr.end = copy(lr.buf, lr.buf[lr.start:lr.end])
+		lr.start = 0
+	}
+	if free := len(lr.buf) - lr.end; free < ReadBufferSize && len(lr.buf) < maxBuffer {
+		size := max(minBuffer, min(2*len(lr.buf), maxBuffer))
+		buf := make([]byte, size)
+		copy(buf, lr.buf[:lr.end])
+		lr.buf = buf
+	}
+	for tries := 0; tries < 100; tries++ {
+		n, err := lr.r.Read(lr.buf[lr.end:])
+		lr.end += n
+		if err != nil {
+			lr.err = err
+			return
+		}
+		if n > 0 {
+			return
+		}
+	}
+	lr.err = io.ErrNoProgress
 }
 
 // StripLauncherPrefix removes the per-line tags that job launchers add:

@@ -2,10 +2,13 @@ package results
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -387,5 +390,22 @@ func TestNCCLTestsOtherLayouts(t *testing.T) {
 	}
 	if s.Collective != "sendrecv" || *s.Rows[0].IP.TimeUS != 59.5 || *s.Rows[0].IP.BusBWGBs != 17.62 || s.Rows[0].IP.WrongErrs != nil || *s.Rows[0].OOP.WrongErrs != 0 {
 		t.Errorf("sendrecv %+v %+v", s.Rows[0].OOP, s.Rows[0].IP)
+	}
+}
+
+// A line of exactly MaxLineBytes with its newline is read; one byte more is
+// an error, however the reader splits the input.
+func TestLineReaderLimitExact(t *testing.T) {
+	fits := append(bytes.Repeat([]byte("y"), MaxLineBytes-1), '\n')
+	over := append(bytes.Repeat([]byte("z"), MaxLineBytes), '\n')
+	for _, r := range []io.Reader{bytes.NewReader(append(append([]byte{}, fits...), over...)),
+		iotest.HalfReader(bytes.NewReader(append(append([]byte{}, fits...), over...)))} {
+		lr := NewLineReader(r)
+		if l, err := lr.Next(); err != nil || len(l) != MaxLineBytes-1 {
+			t.Fatalf("%d bytes, %v", len(l), err)
+		}
+		if _, err := lr.Next(); !errors.Is(err, ErrLineTooLong) || !strings.Contains(err.Error(), "line 2:") {
+			t.Errorf("err = %v", err)
+		}
 	}
 }
