@@ -25,9 +25,9 @@ import (
 
 // benchOptions are the flags of `sparkrig bench`.
 type benchOptions struct {
-	hosts       []string
+	remote      remoteOptions
+	hosts       []string // expanded from --hosts and --hostfile
 	snapshots   []string
-	sshConfig   string
 	dryRun      bool
 	force       bool
 	native      bool
@@ -86,9 +86,12 @@ what changed between two of them.
 		RunE: func(cmd *cobra.Command, args []string) error { return runBench(cmd.Context(), env, o, args) },
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&o.hosts, "hosts", nil, "nodes to benchmark, as SSH names (first node runs the servers and mpirun); \"localhost\" runs here")
+	addRemoteFlags(f, &o.remote)
+	f.Lookup("hosts").Usage = "nodes to benchmark: names, ssh_config aliases, [user@]host[:port], pdsh ranges (spark-[01-02]); the first runs the servers and mpirun; \"localhost\" runs here"
+	for _, name := range []string{"no-ping", "parallel", "host-timeout", "timeout"} {
+		f.MarkHidden(name) // capture-only settings of the doctor
+	}
 	f.StringArrayVar(&o.snapshots, "from-snapshot", nil, "plan from captured snapshots instead of capturing (with --dry-run; repeatable)")
-	f.StringVar(&o.sshConfig, "ssh-config", "", "OpenSSH client config to use instead of ~/.ssh/config")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print every command per host with its environment; run nothing")
 	f.BoolVar(&o.force, "force", false, "run even when a GPU already runs a process or free memory is unknown")
 	f.BoolVar(&o.native, "native", false, "tcp: use sparkrig's own probe instead of iperf3")
@@ -117,6 +120,9 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 	kinds, err := benchKinds(args)
 	if err != nil {
 		return err
+	}
+	if o.hosts, err = o.remote.hostList(); err != nil {
+		return exitf(ExitUnknown, "bench: %v", err)
 	}
 	if o.format != "text" && o.format != "json" {
 		return exitf(ExitUnknown, "bench: unknown --format %q (want text or json)", o.format)
@@ -245,7 +251,7 @@ func (o *benchOptions) transport(env *Env) (bench.Transport, func(), error) {
 	if o.isLocal() || len(o.hosts) == 0 {
 		return bench.Local{}, func() {}, nil
 	}
-	d, err := remote.NewDialer(remote.Options{ConfigFile: o.sshConfig, AgentSock: env.Getenv("SSH_AUTH_SOCK")})
+	d, err := o.remote.dialer(env)
 	if err != nil {
 		return nil, nil, err
 	}
