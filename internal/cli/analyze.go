@@ -49,7 +49,7 @@ Use - to read standard input.
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.format, "format", "text", "output format: text, json or markdown")
+	f.StringVar(&opts.format, "format", "text", "output format: "+strings.Join(render.Formats, ", "))
 	f.StringVar(&opts.inputFormat, "input-format", "", "input format instead of detecting it: "+strings.Join(analyze.Formats, ", "))
 	f.StringVar(&opts.platform, "platform", "", "platform instead of inferring it: "+strings.Join(expect.Platforms, ", "))
 	f.StringVar(&opts.topology, "topology", "", "topology instead of inferring it: "+strings.Join(expect.Topologies, ", "))
@@ -59,7 +59,7 @@ Use - to read standard input.
 func (o *analyzeOptions) validate() error {
 	switch {
 	case !slices.Contains(render.Formats, o.format):
-		return exitf(ExitUnknown, "analyze: unknown --format %q (want text, json or markdown)", o.format)
+		return exitf(ExitUnknown, "analyze: unknown --format %q (want one of %s)", o.format, strings.Join(render.Formats, ", "))
 	case o.inputFormat != "" && !slices.Contains(analyze.Formats, o.inputFormat):
 		return exitf(ExitUnknown, "analyze: unknown --input-format %q (want one of %s)", o.inputFormat, strings.Join(analyze.Formats, ", "))
 	case o.platform != "" && !slices.Contains(expect.Platforms, o.platform):

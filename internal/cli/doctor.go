@@ -53,7 +53,7 @@ follow it, so a shell glob works: sparkrig doctor --snapshot nodes/*.tar.gz
 	}
 	f := cmd.Flags()
 	f.StringArrayVar(&opts.snapshots, "snapshot", nil, "audit a snapshot directory or .tar.gz instead of this machine (repeatable; more paths may follow)")
-	f.StringVar(&opts.format, "format", "text", "output format: text, json or markdown")
+	f.StringVar(&opts.format, "format", "text", "output format: "+strings.Join(render.Formats, ", "))
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "also show passing checks and why skipped checks did not apply")
 	f.StringVar(&opts.profile, "profile", "", "platform profile: dgx-spark, gpu-server or no-gpu (default: detected per host)")
 	addRemoteFlags(f, &opts.remote)
@@ -62,7 +62,7 @@ follow it, so a shell glob works: sparkrig doctor --snapshot nodes/*.tar.gz
 
 func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
 	if !slices.Contains(append(render.Formats, "md"), opts.format) {
-		return exitf(ExitUnknown, "doctor: unknown --format %q (want text, json or markdown)", opts.format)
+		return exitf(ExitUnknown, "doctor: unknown --format %q (want one of %s)", opts.format, strings.Join(render.Formats, ", "))
 	}
 	var profile check.Profile
 	if opts.profile != "" {
