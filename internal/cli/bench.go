@@ -19,6 +19,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/remote"
+	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
@@ -95,7 +96,7 @@ what changed between two of them.
 	f.BoolVar(&o.dryRun, "dry-run", false, "print every command per host with its environment; run nothing")
 	f.BoolVar(&o.force, "force", false, "run even when a GPU already runs a process or free memory is unknown")
 	f.BoolVar(&o.native, "native", false, "tcp: use sparkrig's own probe instead of iperf3")
-	f.StringVar(&o.format, "format", "text", "output: text or json (the run's document)")
+	f.StringVar(&o.format, "format", "text", "output: text, json (the run's document), markdown, html or prometheus")
 	f.StringVar(&o.resultsDir, "results", "sparkrig-results", "directory the run's JSON document is written to")
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "length of each bandwidth test")
 	f.IntVar(&o.streams, "streams", 4, "TCP streams per rail")
@@ -124,8 +125,8 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 	if o.hosts, err = o.remote.hostList(); err != nil {
 		return exitf(ExitUnknown, "bench: %v", err)
 	}
-	if o.format != "text" && o.format != "json" {
-		return exitf(ExitUnknown, "bench: unknown --format %q (want text or json)", o.format)
+	if !slices.Contains(render.Formats, o.format) {
+		return exitf(ExitUnknown, "bench: unknown --format %q (want one of %s)", o.format, strings.Join(render.Formats, ", "))
 	}
 	if len(o.hosts) == 0 && len(o.snapshots) == 0 {
 		return exitf(ExitUnknown, "bench: name the nodes with --hosts A,B (or --hosts localhost)")
@@ -357,12 +358,17 @@ func (o *benchOptions) execute(ctx context.Context, env *Env, t bench.Transport,
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "sparkrig: bench: writing the result: %v\n", err)
 	}
-	if o.format == "json" {
+	switch o.format {
+	case "json":
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
 		enc.Encode(rec)
-	} else {
+	case "text":
 		writeBenchText(env.Stdout, rec)
+	default: // markdown, html, prometheus: the report model every format renders
+		if err := render.Write(env.Stdout, &rec.Report, o.format, render.Options{}); err != nil {
+			return exitf(ExitUnknown, "bench: %v", err)
+		}
 	}
 	if path != "" {
 		fmt.Fprintf(env.Stderr, "wrote %s\n", path)
