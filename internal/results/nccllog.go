@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,6 +65,7 @@ type NCCLLog struct {
 	lastHost  []byte
 	transport map[string]*int64
 	scratch   [][]byte
+	devs      []NCCLNetDevice // scratch for ibUsing
 }
 
 // NCCLNetDevice is one network device NCCL uses.
@@ -141,6 +143,13 @@ func (l *NCCLLog) host(prefix []byte) {
 		return
 	}
 	l.lastHost = append(l.lastHost[:0], h...)
+	if len(l.Hosts) <= 16 {
+		for _, x := range l.Hosts {
+			if x == string(h) {
+				return
+			}
+		}
+	}
 	if l.hostSet == nil {
 		l.hostSet = map[string]struct{}{}
 	}
@@ -221,7 +230,7 @@ func (l *NCCLLog) info(msg []byte) {
 			l.comm(msg)
 		}
 	default:
-		if msg[0] >= '0' && msg[0] <= '9' && bytes.Contains(msg, []byte(" coll channels")) {
+		if msg[0] >= '0' && msg[0] <= '9' && index(msg, " coll channels") >= 0 {
 			if n, ok := leadingInt(msg); ok {
 				l.CollChannels = n
 			}
@@ -258,7 +267,7 @@ func (l *NCCLLog) netNote(msg []byte) {
 // channel handles "Channel 00/16 : 0 1" and
 // "Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0".
 func (l *NCCLLog) channel(msg []byte) {
-	if j := bytes.Index(msg, []byte(" via ")); j >= 0 {
+	if j := index(msg, " via "); j >= 0 {
 		t := bytes.TrimSpace(msg[j+5:])
 		if n := l.transport[string(t)]; n != nil {
 			*n++
@@ -284,16 +293,19 @@ func (l *NCCLLog) channel(msg []byte) {
 
 func (l *NCCLLog) netIB(msg []byte) {
 	// "NET/IB : X" and "NET/IB: X" both occur; dispatch on X
-	rest := bytes.TrimLeft(msg[len("NET/IB"):], " :")
+	rest := msg[len("NET/IB"):]
+	for len(rest) > 0 && (rest[0] == ' ' || rest[0] == ':') {
+		rest = rest[1:]
+	}
 	switch {
 	case bytes.HasPrefix(rest, []byte("Using ")):
 		l.ibUsing(rest[len("Using "):])
 	case bytes.HasPrefix(rest, []byte("[")):
-		if bytes.Contains(rest, []byte(" speed=")) {
+		if index(rest, " speed=") >= 0 {
 			l.ibSpeed(msg)
 		}
 	case bytes.HasPrefix(rest, []byte("NCCL Dev ")):
-		if bytes.Contains(rest, []byte(" GID ")) {
+		if index(rest, " GID ") >= 0 {
 			l.gid(msg)
 		}
 	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA Disabled for HCA")):
@@ -307,11 +319,11 @@ func (l *NCCLLog) netIB(msg []byte) {
 
 // ibUsing parses "[0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE [RO]; OOB enp1s0f1np1:192.168.100.16<0>".
 func (l *NCCLLog) ibUsing(u []byte) {
-	devs, oob, _ := bytes.Cut(u, []byte("; OOB "))
+	devs, oob, _ := cut(u, "; OOB ")
 	if o := bytes.TrimSpace(oob); string(o) != l.OOB {
 		l.OOB = string(o)
 	}
-	var list []NCCLNetDevice
+	list := l.devs[:0]
 	l.scratch = appendFields(l.scratch[:0], devs)
 	for _, f := range l.scratch {
 		if bytes.Equal(f, []byte("[RO]")) {
@@ -329,33 +341,44 @@ func (l *NCCLLog) ibUsing(u []byte) {
 		d.Index, _ = strconv.Atoi(string(f[1:close]))
 		spec := f[close+1:]
 		name, rest, _ := bytes.Cut(spec, []byte(":"))
-		d.Name = string(name)
 		port, link, _ := bytes.Cut(rest, []byte("/"))
 		d.Port, _ = strconv.Atoi(string(port))
-		d.Link = string(link)
+		named := false
 		for _, old := range l.IBDevices {
-			if old.Name == d.Name {
+			if old.Name == string(name) {
+				d.Name, named = old.Name, true
 				d.SpeedMbps = old.SpeedMbps
 			}
+			if old.Link == string(link) {
+				d.Link = old.Link
+			}
+		}
+		if !named {
+			d.Name = string(name)
+		}
+		if d.Link == "" {
+			d.Link = string(link)
 		}
 		if len(list) < maxListed {
 			list = append(list, d)
 		}
 	}
-	if len(list) > 0 || len(l.IBDevices) == 0 {
-		l.IBDevices = list
+	l.devs = list
+	// a log repeats its "Using" line for every communicator: keep the
+	// list NCCL printed before when nothing changed
+	if (len(list) > 0 || len(l.IBDevices) == 0) && !slices.Equal(list, l.IBDevices) {
+		l.IBDevices = slices.Clone(list)
 	}
 }
 
 // ibSpeed parses "NET/IB: [1] rocep1s0f1:uverbs1:1/RoCE provider=Mlx5 speed=200000 ...".
 func (l *NCCLLog) ibSpeed(msg []byte) {
-	l.scratch = appendFields(l.scratch[:0], msg)
-	f := l.scratch
-	if len(f) < 3 {
+	f, ok := nthField(msg, 2)
+	if !ok {
 		return
 	}
-	name, _, _ := bytes.Cut(f[2], []byte(":"))
-	j := bytes.Index(msg, []byte(" speed="))
+	name, _, _ := bytes.Cut(f, []byte(":"))
+	j := index(msg, " speed=")
 	speed, _ := leadingInt(msg[j+7:])
 	for i := range l.IBDevices {
 		if l.IBDevices[i].Name == string(name) {
@@ -408,7 +431,7 @@ func (l *NCCLLog) comm(msg []byte) {
 
 // intAfter reads the integer that follows key in msg.
 func intAfter(msg []byte, key string) (int, bool) {
-	j := bytes.Index(msg, []byte(key))
+	j := index(msg, key)
 	if j < 0 {
 		return 0, false
 	}
@@ -418,9 +441,9 @@ func intAfter(msg []byte, key string) (int, bool) {
 // envLine parses "NCCL_IB_HCA set to mlx5_4" and
 // "NCCL_SHM_DISABLE set by environment to 0.".
 func (l *NCCLLog) envLine(msg []byte) {
-	name, val, ok := bytes.Cut(msg, []byte(" set by environment to "))
+	name, val, ok := cut(msg, " set by environment to ")
 	if !ok {
-		name, val, ok = bytes.Cut(msg, []byte(" set to "))
+		name, val, ok = cut(msg, " set to ")
 	}
 	if !ok || bytes.IndexByte(name, ' ') >= 0 {
 		return
@@ -510,7 +533,7 @@ func (l *NCCLLog) NetDevicesUsed() []int {
 }
 
 func afterPrefix(msg []byte, word string) []byte {
-	j := bytes.Index(msg, []byte(word))
+	j := index(msg, word)
 	if j < 0 {
 		return nil
 	}
@@ -558,4 +581,55 @@ func leadingInt(b []byte) (int, bool) {
 		i++
 	}
 	return n, i > 0
+}
+
+// index is bytes.Index for the short keys of the handlers. bytes.Index
+// tries every occurrence of a key's first byte, and most keys here start
+// with a space; a brute-force search over windows of 64 bytes (the size
+// the runtime searches that way) costs the same for any first byte.
+func index(s []byte, key string) int {
+	const window = 64
+	n := len(key)
+	if n >= window {
+		return bytes.Index(s, []byte(key))
+	}
+	for off := 0; len(s)-off >= n; off += window - n + 1 {
+		end := min(off+window, len(s))
+		if j := bytes.Index(s[off:end], []byte(key)); j >= 0 {
+			return off + j
+		}
+		if end == len(s) {
+			break
+		}
+	}
+	return -1
+}
+
+// cut is bytes.Cut with index.
+func cut(s []byte, sep string) (before, after []byte, found bool) {
+	if i := index(s, sep); i >= 0 {
+		return s[:i], s[i+len(sep):], true
+	}
+	return s, nil, false
+}
+
+// nthField is appendFields(nil, s)[n] without splitting the rest of s.
+func nthField(s []byte, n int) ([]byte, bool) {
+	i := 0
+	for k := 0; ; k++ {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		if i == len(s) {
+			return nil, false
+		}
+		j := i
+		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
+			j++
+		}
+		if k == n {
+			return s[i:j], true
+		}
+		i = j
+	}
 }

@@ -47,6 +47,9 @@ type ncclParser struct {
 	cols    []int
 	meta    NCCLTable // header fields waiting for their table
 	hasMeta bool
+	// header is the column header p.cols was read from: a log repeats it
+	header []byte
+	name   []byte // scratch for a device name
 }
 
 // ParseNCCLTests reads nccl-tests text output in one streaming pass: every
@@ -125,6 +128,16 @@ func (p *ncclParser) commandLine(t []byte) {
 
 func (p *ncclParser) comment(t []byte) {
 	body := bytes.TrimSpace(t[1:])
+	if len(body) == 0 {
+		return
+	}
+	// every case below starts with one of these bytes; most comment lines
+	// (rules, column units, "Using devices") start with none
+	switch body[0] {
+	case 'n', 's', 'C', 'R', 'O', 'A':
+	default:
+		return
+	}
 	switch {
 	case bytes.HasPrefix(body, []byte("nccl-tests version ")):
 		p.closeTable()
@@ -175,7 +188,7 @@ func (p *ncclParser) comment(t []byte) {
 			}
 		}
 	case bytes.HasPrefix(body, []byte("Rank ")):
-		if d, ok := parseDeviceLine(body); ok {
+		if d, ok := p.deviceLine(body); ok {
 			if !p.hasMeta {
 				p.closeTable()
 				p.newMeta()
@@ -186,7 +199,10 @@ func (p *ncclParser) comment(t []byte) {
 		}
 	case isColumnHeader(body):
 		p.closeTable()
-		p.cols = columnsOf(body)
+		if p.cols == nil || !bytes.Equal(body, p.header) {
+			p.cols = columnsOf(body)
+			p.header = append(p.header[:0], body...)
+		}
 		p.openTable()
 	case bytes.HasPrefix(body, []byte("Out of bounds values")):
 		if p.cur != nil {
@@ -427,11 +443,12 @@ func columnsOf(body []byte) []int {
 	return cols
 }
 
-// parseDeviceLine reads "Rank  0 Group  0 Pid 1935208 on spark device  0 [000f:01:00] NVIDIA GB10"
+// deviceLine reads "Rank  0 Group  0 Pid 1935208 on spark device  0 [000f:01:00] NVIDIA GB10"
 // (the "#" already removed); older versions print "[0x35]" and no Group.
-func parseDeviceLine(body []byte) (NCCLDevice, bool) {
+func (p *ncclParser) deviceLine(body []byte) (NCCLDevice, bool) {
 	var d NCCLDevice
-	f := bytes.Fields(body)
+	p.fields = fieldsInto(p.fields[:0], body)
+	f := p.fields
 	on, dev := -1, -1
 	for i := 0; i+1 < len(f); i++ {
 		switch string(f[i]) {
@@ -442,7 +459,7 @@ func parseDeviceLine(body []byte) (NCCLDevice, bool) {
 		case "on":
 			if on < 0 {
 				on = i
-				d.Host = string(f[i+1])
+				d.Host = p.intern(f[i+1])
 			}
 		case "device":
 			if dev < 0 {
@@ -456,11 +473,32 @@ func parseDeviceLine(body []byte) (NCCLDevice, bool) {
 	}
 	rest := f[min(dev+2, len(f)):]
 	if len(rest) > 0 && rest[0][0] == '[' {
-		d.PCIBus = strings.Trim(string(rest[0]), "[]")
+		d.PCIBus = p.intern(bytes.Trim(rest[0], "[]"))
 		rest = rest[1:]
 	}
-	d.Name = string(bytes.Join(rest, []byte(" ")))
+	p.name = p.name[:0]
+	for i, w := range rest {
+		if i > 0 {
+			p.name = append(p.name, ' ')
+		}
+		p.name = append(p.name, w...)
+	}
+	d.Name = p.intern(p.name)
 	return d, true
+}
+
+// intern returns b as a string, reusing the one of the table's last device
+// line when they are equal: every rank prints the same GPU name and bus.
+func (p *ncclParser) intern(b []byte) string {
+	if n := len(p.meta.Devices); n > 0 {
+		last := &p.meta.Devices[n-1]
+		for _, s := range [...]string{last.Host, last.Name, last.PCIBus} {
+			if s == string(b) {
+				return s
+			}
+		}
+	}
+	return string(b)
 }
 
 func (p *ncclParser) finish() {
@@ -636,6 +674,17 @@ func appendFields(dst [][]byte, s []byte) [][]byte {
 		i = j
 	}
 	return dst
+}
+
+// fieldsInto is bytes.Fields into a reused slice: appendFields where s has
+// no whitespace but spaces and tabs, bytes.Fields otherwise.
+func fieldsInto(dst [][]byte, s []byte) [][]byte {
+	for _, c := range s {
+		if c >= '\n' && c <= '\r' || c >= 0x80 {
+			return append(dst, bytes.Fields(s)...)
+		}
+	}
+	return appendFields(dst, s)
 }
 
 func atoi(b []byte) int {
