@@ -10,33 +10,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sparkrig/sparkrig/internal/fixture"
+
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // verbatim returns a fixture's program output (the text between the
 // BEGIN/END VERBATIM lines), or the whole file for byte-exact JSON fixtures.
 func verbatim(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
+	b := fixture.Read(t, filepath.Join("testdata", name))
+	if v := fixture.Verbatim(b); v != nil {
+		return v
 	}
-	if !bytes.Contains(b, []byte("=== BEGIN VERBATIM ===")) {
-		return b
-	}
-	var out bytes.Buffer
-	in := false
-	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
-		switch s := string(bytes.TrimRight(line, "\n")); {
-		case s == "=== BEGIN VERBATIM ===":
-			in = true
-		case s == "=== END VERBATIM ===":
-			in = false
-		case in:
-			out.Write(line)
-		}
-	}
-	return out.Bytes()
+	return b
 }
 
 func analyseFixture(t *testing.T, name string, opt Options) report.AnalysisResult {

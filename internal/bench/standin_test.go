@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/sparkrig/sparkrig/internal/fixture"
 )
 
 // The test binary doubles as the stand-in for programs the test machine
@@ -127,25 +129,7 @@ func flagValue(args []string, name string) string {
 // BEGIN and END VERBATIM lines.
 func recorded(path string) (string, error) {
 	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	var out strings.Builder
-	in := false
-	for _, line := range strings.SplitAfter(string(b), "\n") {
-		switch strings.TrimRight(line, "\n") {
-		case "=== BEGIN VERBATIM ===":
-			in = true
-			continue
-		case "=== END VERBATIM ===":
-			in = false
-			continue
-		}
-		if in {
-			out.WriteString(line)
-		}
-	}
-	return out.String(), nil
+	return string(fixture.Verbatim(b)), err
 }
 
 // standins writes executables named like the real programs into a

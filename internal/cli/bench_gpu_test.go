@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sparkrig/sparkrig/internal/fixture"
+
 	"github.com/sparkrig/sparkrig/internal/gpu"
 )
 
@@ -85,8 +87,7 @@ func TestWriteInfoRecordedH200(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, v, _ := strings.Cut(string(want), "=== BEGIN VERBATIM ===\n")
-	v, _, _ = strings.Cut(v, "=== END VERBATIM ===\n")
+	v := string(fixture.Verbatim(want))
 	if got.String() != v {
 		t.Fatalf("info text:\n%s\nrecorded:\n%s", got.String(), v)
 	}

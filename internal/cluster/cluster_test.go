@@ -1,9 +1,10 @@
 package cluster
 
 import (
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/fixture"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -231,17 +232,7 @@ func TestConsistencyIgnoresHostSpecificCmdline(t *testing.T) {
 
 // verbatim returns the program output inside a fixture's VERBATIM markers.
 func verbatim(t testing.TB, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(b), "=== BEGIN VERBATIM ===\n")
-	body, _, ok2 := strings.Cut(rest, "=== END VERBATIM ===")
-	if !ok || !ok2 {
-		t.Fatalf("%s: no VERBATIM block", path)
-	}
-	return []byte(body)
+	return []byte(fixture.ReadBlocks(t, path)[0])
 }
 
 func TestParsePing(t *testing.T) {

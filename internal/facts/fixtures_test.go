@@ -3,36 +3,15 @@ package facts
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	sample "github.com/sparkrig/sparkrig/internal/fixture"
 )
 
 // verbatim returns the program-output blocks of a fixture file: the lines
 // between "=== BEGIN VERBATIM ===" and "=== END VERBATIM ===".
 func verbatim(t testing.TB, name string) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	var cur []string
-	in := false
-	for _, l := range strings.Split(string(b), "\n") {
-		switch {
-		case l == "=== BEGIN VERBATIM ===":
-			in, cur = true, nil
-		case l == "=== END VERBATIM ===":
-			in = false
-			out = append(out, strings.Join(cur, "\n")+"\n")
-		case in:
-			cur = append(cur, l)
-		}
-	}
-	if len(out) == 0 {
-		t.Fatalf("%s has no verbatim block", name)
-	}
-	return out
+	return sample.ReadBlocks(t, filepath.Join("testdata", name))
 }
 
 // fixture finds the one testdata file whose name starts with prefix.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sparkrig/sparkrig/internal/fixture"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
@@ -20,20 +22,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 // verbatim returns the blocks between the BEGIN/END VERBATIM lines of a
 // fixture copied from the shared fixtures.
 func verbatim(t testing.TB, name string) []string {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, part := range strings.Split(string(b), "=== BEGIN VERBATIM ===\n")[1:] {
-		body, _, ok := strings.Cut(part, "=== END VERBATIM ===")
-		if !ok {
-			t.Fatalf("%s: unterminated block", name)
-		}
-		out = append(out, body)
-	}
-	return out
+	return fixture.ReadBlocks(t, filepath.Join("testdata", name))
 }
 
 // linuxDefaults are the kernel's default values of the parameters fix tunes

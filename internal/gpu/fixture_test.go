@@ -1,22 +1,15 @@
 package gpu
 
 import (
-	"bytes"
 	"os"
 	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/fixture"
 )
 
 // verbatim returns the program output between the BEGIN/END VERBATIM lines of
 // a fixture (everything else is provenance).
-func verbatim(b []byte) []byte {
-	const begin, end = "=== BEGIN VERBATIM ===\n", "=== END VERBATIM ===\n"
-	i := bytes.Index(b, []byte(begin))
-	j := bytes.LastIndex(b, []byte(end))
-	if i < 0 || j < i {
-		return nil
-	}
-	return b[i+len(begin) : j]
-}
+func verbatim(b []byte) []byte { return fixture.Verbatim(b) }
 
 func readVerbatim(t *testing.T, path string) []byte {
 	t.Helper()

@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/fixture"
 
 	"github.com/sparkrig/sparkrig/internal/analyze"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -16,26 +17,7 @@ import (
 // verbatim returns the program output of a fixture: the text between its
 // "=== BEGIN VERBATIM ===" and "=== END VERBATIM ===" lines (all blocks).
 func verbatim(t testing.TB, name string) []byte {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	in := false
-	for _, line := range strings.SplitAfter(string(data), "\n") {
-		switch strings.TrimRight(line, "\n") {
-		case "=== BEGIN VERBATIM ===":
-			in = true
-		case "=== END VERBATIM ===":
-			in = false
-		default:
-			if in {
-				out.WriteString(line)
-			}
-		}
-	}
-	return out.Bytes()
+	return fixture.Verbatim(fixture.Read(t, filepath.Join("testdata", name)))
 }
 
 func ncclTables(t testing.TB, name string) []results.NCCLTable {
