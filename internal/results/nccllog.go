@@ -66,6 +66,29 @@ type NCCLLog struct {
 	transport map[string]*int64
 	scratch   [][]byte
 	devs      []NCCLNetDevice // scratch for ibUsing
+	strs      recentStrings
+}
+
+func (l *NCCLLog) str(b []byte) string { return l.strs.get(b) }
+
+// recentStrings turns bytes into strings, reusing one made lately: a log
+// repeats its values (addresses, HCA and GPU names, variables) once per
+// rank and communicator.
+type recentStrings struct {
+	s    [16]string
+	next int
+}
+
+func (r *recentStrings) get(b []byte) string {
+	for _, s := range r.s {
+		if s == string(b) {
+			return s
+		}
+	}
+	s := string(b)
+	r.s[r.next] = s
+	r.next = (r.next + 1) % len(r.s)
+	return s
 }
 
 // NCCLNetDevice is one network device NCCL uses.
@@ -219,7 +242,7 @@ func (l *NCCLLog) info(msg []byte) {
 	case 'B':
 		if bytes.HasPrefix(msg, []byte("Bootstrap")) {
 			if u := afterPrefix(msg, "Using "); u != nil {
-				l.Bootstrap = string(bytes.TrimSpace(u))
+				l.Bootstrap = l.str(bytes.TrimSpace(u))
 			}
 		}
 	case 'c':
@@ -254,7 +277,7 @@ func (l *NCCLLog) netSocket(msg []byte) {
 
 func (l *NCCLLog) netNote(msg []byte) {
 	if len(l.NetNotes) < maxListed {
-		s := string(bytes.TrimSpace(msg))
+		s := l.str(bytes.TrimSpace(msg))
 		for _, n := range l.NetNotes {
 			if n == s {
 				return
@@ -309,9 +332,9 @@ func (l *NCCLLog) netIB(msg []byte) {
 			l.gid(msg)
 		}
 	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA Disabled for HCA")):
-		l.GDRDisabledHCAs = addUnique(l.GDRDisabledHCAs, quoted(msg))
+		l.GDRDisabledHCAs = addUnique(l.GDRDisabledHCAs, l.str(quoted(msg)))
 	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA Enabled for HCA")):
-		l.GDREnabledHCAs = addUnique(l.GDREnabledHCAs, quoted(msg))
+		l.GDREnabledHCAs = addUnique(l.GDREnabledHCAs, l.str(quoted(msg)))
 	case bytes.HasPrefix(rest, []byte("No device found")):
 		l.netNote(msg)
 	}
@@ -321,7 +344,7 @@ func (l *NCCLLog) netIB(msg []byte) {
 func (l *NCCLLog) ibUsing(u []byte) {
 	devs, oob, _ := cut(u, "; OOB ")
 	if o := bytes.TrimSpace(oob); string(o) != l.OOB {
-		l.OOB = string(o)
+		l.OOB = l.str(o)
 	}
 	list := l.devs[:0]
 	l.scratch = appendFields(l.scratch[:0], devs)
@@ -450,7 +473,7 @@ func (l *NCCLLog) envLine(msg []byte) {
 	}
 	v := bytes.TrimSpace(val)
 	v = bytes.TrimSuffix(v, []byte("."))
-	l.setEnv(string(name), string(v))
+	l.setEnv(l.str(name), l.str(v))
 }
 
 // commandEnv picks NCCL_X=v assignments out of a command line in the input
@@ -549,16 +572,16 @@ func stripIndex(f []byte) []byte {
 	return f
 }
 
-func quoted(msg []byte) string {
+func quoted(msg []byte) []byte {
 	a := bytes.IndexByte(msg, '\'')
 	if a < 0 {
-		return ""
+		return nil
 	}
 	b := bytes.IndexByte(msg[a+1:], '\'')
 	if b < 0 {
-		return string(msg[a+1:])
+		return msg[a+1:]
 	}
-	return string(msg[a+1 : a+1+b])
+	return msg[a+1 : a+1+b]
 }
 
 func addUnique(list []string, s string) []string {

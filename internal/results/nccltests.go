@@ -50,6 +50,7 @@ type ncclParser struct {
 	// header is the column header p.cols was read from: a log repeats it
 	header []byte
 	name   []byte // scratch for a device name
+	strs   recentStrings
 }
 
 // ParseNCCLTests reads nccl-tests text output in one streaming pass: every
@@ -487,19 +488,7 @@ func (p *ncclParser) deviceLine(body []byte) (NCCLDevice, bool) {
 	return d, true
 }
 
-// intern returns b as a string, reusing the one of the table's last device
-// line when they are equal: every rank prints the same GPU name and bus.
-func (p *ncclParser) intern(b []byte) string {
-	if n := len(p.meta.Devices); n > 0 {
-		last := &p.meta.Devices[n-1]
-		for _, s := range [...]string{last.Host, last.Name, last.PCIBus} {
-			if s == string(b) {
-				return s
-			}
-		}
-	}
-	return string(b)
-}
+func (p *ncclParser) intern(b []byte) string { return p.strs.get(b) }
 
 func (p *ncclParser) finish() {
 	p.closeTable()
