@@ -21,6 +21,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/results"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
@@ -197,13 +198,16 @@ func benchKinds(args []string) ([]string, error) {
 }
 
 func (o *benchOptions) planOptions(kinds []string) (bench.Options, error) {
-	minB, err := parseSize(o.minBytes)
+	minB, err := results.ParseSize(o.minBytes)
 	if err != nil {
 		return bench.Options{}, exitf(ExitUnknown, "bench: --min-bytes: %v", err)
 	}
-	maxB, err := parseSize(o.maxBytes)
+	maxB, err := results.ParseSize(o.maxBytes)
 	if err != nil {
 		return bench.Options{}, exitf(ExitUnknown, "bench: --max-bytes: %v", err)
+	}
+	if minB <= 0 {
+		return bench.Options{}, exitf(ExitUnknown, "bench: --min-bytes must be above 0")
 	}
 	if minB > maxB {
 		return bench.Options{}, exitf(ExitUnknown, "bench: --min-bytes %s is above --max-bytes %s", o.minBytes, o.maxBytes)
@@ -218,28 +222,6 @@ func (o *benchOptions) planOptions(kinds []string) (bench.Options, error) {
 	return bench.Options{Kinds: kinds, Tools: o.tools, Duration: o.duration, Streams: o.streams, QPs: o.qps,
 		BasePort: o.port, Collectives: o.collectives, MinBytes: minB, MaxBytes: maxB, MemFraction: o.memFraction,
 		BootstrapIf: o.bootstrapIf, MPIHosts: o.mpiHosts, Native: o.native, ProbePath: o.probePath, RunDir: runDir}, nil
-}
-
-// parseSize reads a byte count as nccl-tests does: 32M, 16G, 1K or bytes.
-func parseSize(s string) (int64, error) {
-	mult := int64(1)
-	switch strings.ToUpper(s[len(s)-min(1, len(s)):]) {
-	case "K":
-		mult = 1 << 10
-	case "M":
-		mult = 1 << 20
-	case "G":
-		mult = 1 << 30
-	}
-	num := s
-	if mult > 1 {
-		num = s[:len(s)-1]
-	}
-	v, err := strconv.ParseInt(num, 10, 64)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("%q is not a size (e.g. 32M, 16G)", s)
-	}
-	return v * mult, nil
 }
 
 // isLocal reports whether the hosts are just this machine.

@@ -264,13 +264,13 @@ func (o *collectiveOptions) options() (gpu.CollectiveOptions, error) {
 	for _, op := range strings.Split(o.ops, ",") {
 		co.Ops = append(co.Ops, strings.TrimSpace(op))
 	}
-	if co.MinBytes, err = gpu.ParseSize(o.minB); err != nil {
+	if co.MinBytes, err = results.ParseSize(o.minB); err != nil {
 		return co, err
 	}
-	if co.MaxBytes, err = gpu.ParseSize(o.maxB); err != nil {
+	if co.MaxBytes, err = results.ParseSize(o.maxB); err != nil {
 		return co, err
 	}
-	if co.CheckBytes, err = gpu.ParseSize(o.checkB); err != nil {
+	if co.CheckBytes, err = results.ParseSize(o.checkB); err != nil {
 		return co, err
 	}
 	if co.DType, err = gpu.ParseDType(o.dtype); err != nil {
@@ -383,7 +383,7 @@ func newGPUMemoryCmd(env *Env, g *gpuOptions) *cobra.Command {
 		Short: "device-to-device, pinned host-to-device and device-to-host copy bandwidth (GB/s, like nvbandwidth)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			n, err := gpu.ParseSize(size)
+			n, err := results.ParseSize(size)
 			if err != nil || n <= 0 || iters < 1 {
 				return exitf(ExitUnknown, "bench gpu memory: --size %q, --iters %d: need a positive size and iteration count", size, iters)
 			}
