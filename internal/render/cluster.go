@@ -95,7 +95,13 @@ func textLinks(b *strings.Builder, links []report.Link, opt Options) {
 		if !links[i].OK {
 			wire, state = "───"+paint(check.Fail, "✗", opt.Color)+"────", paint(check.Fail, rw.state, opt.Color)
 		}
-		fmt.Fprintf(b, "  %-*s  %-*s  %s  %-*s  %-*s  %-18s %s\n", wa, rw.a, wad, rw.ad, wire, wb, rw.b, wbd, rw.bd, rw.subnet, state)
+		ends := fmt.Sprintf("  %-*s  %-*s  %s  %-*s  %-*s", wa, rw.a, wad, rw.ad, wire, wb, rw.b, wbd, rw.bd)
+		// runes of the plain text: colour codes take no columns
+		if width := runes(ends) - runes(wire) + 8 + 2 + 18 + 1 + runes(rw.state); width <= opt.Width {
+			fmt.Fprintf(b, "%s  %-18s %s\n", ends, rw.subnet, state)
+		} else {
+			fmt.Fprintf(b, "%s\n      %s  %s\n", strings.TrimRight(ends, " "), rw.subnet, state)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -37,8 +38,10 @@ func TestTextClusterDrawsLinks(t *testing.T) {
 	lines := strings.Split(b.String(), "\n")
 	want := []string{
 		"cluster · two-nodes-one-cable · 2 link(s)",
-		"  spark-01 enp1s0f1np1    MTU 9000 · 200G  ───✗────  spark-02 enp1s0f1np1    MTU 1500 · 200G  192.168.100.0/24   MTU 9000 ≠ 1500",
-		"  spark-01 enP2p1s0f1np1  MTU 9000 · 200G  ────────  spark-02 enP2p1s0f1np1  MTU 9000 · 200G  192.168.101.0/24   ok",
+		"  spark-01 enp1s0f1np1    MTU 9000 · 200G  ───✗────  spark-02 enp1s0f1np1    MTU 1500 · 200G",
+		"      192.168.100.0/24  MTU 9000 ≠ 1500",
+		"  spark-01 enP2p1s0f1np1  MTU 9000 · 200G  ────────  spark-02 enP2p1s0f1np1  MTU 9000 · 200G",
+		"      192.168.101.0/24  ok",
 		"  spark-01:enp1s0f1np1↔spark-02:enp1s0f1np1",
 		"    FAIL  cluster.mtu-mismatch — both ends of a link have the same MTU",
 	}
@@ -47,6 +50,18 @@ func TestTextClusterDrawsLinks(t *testing.T) {
 			t.Fatalf("line %d:\n got %q\nwant %q\nall:\n%s", i, lines[i], w, b.String())
 		}
 	}
+	for _, l := range lines {
+		if n := utf8.RuneCountInString(l); n > 100 {
+			t.Errorf("%d columns: %q", n, l)
+		}
+	}
+	b.Reset()
+	textCluster(&b, clusterReport(), Options{Width: 160})
+	if want := "  spark-01 enP2p1s0f1np1  MTU 9000 · 200G  ────────  spark-02 enP2p1s0f1np1  MTU 9000 · 200G  192.168.101.0/24   ok\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("a wide terminal gets one line per link; got:\n%s", b.String())
+	}
+	b.Reset()
+	textCluster(&b, clusterReport(), Options{Width: 100})
 	if strings.Contains(b.String(), "cluster.df-ping") {
 		t.Error("a passing probe shown without --verbose")
 	}
