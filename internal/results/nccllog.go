@@ -66,7 +66,11 @@ type NCCLLog struct {
 	transport map[string]*int64
 	scratch   [][]byte
 	devs      []NCCLNetDevice // scratch for ibUsing
-	strs      recentStrings
+	// ibGen counts changes to IBDevices; usingDevs is the device list of
+	// the last "Using" line, read when IBDevices was at usingGen
+	ibGen, usingGen int
+	usingDevs       []byte
+	strs            recentStrings
 }
 
 func (l *NCCLLog) str(b []byte) string { return l.strs.get(b) }
@@ -132,7 +136,8 @@ func (l *NCCLLog) Observe(line []byte) bool {
 	}
 	rest := line[i:]
 	switch {
-	case bytes.HasPrefix(rest, tagInfo):
+	// rest starts with "NCCL ": compare the word after it by hand
+	case len(rest) >= len(tagInfo) && rest[5] == 'I' && rest[6] == 'N' && rest[7] == 'F' && rest[8] == 'O' && rest[9] == ' ':
 		l.InfoLines++
 		l.host(line[:i])
 		l.info(rest[len(tagInfo):])
@@ -320,12 +325,21 @@ func (l *NCCLLog) netIB(msg []byte) {
 	for len(rest) > 0 && (rest[0] == ' ' || rest[0] == ':') {
 		rest = rest[1:]
 	}
+	if len(rest) == 0 {
+		return
+	}
+	switch rest[0] {
+	case 'U', '[', 'N', 'G':
+	default:
+		return // most NET/IB lines: "Made virtual device", "IbDev n Port n qpn"
+	}
 	switch {
 	case bytes.HasPrefix(rest, []byte("Using ")):
 		l.ibUsing(rest[len("Using "):])
-	case bytes.HasPrefix(rest, []byte("[")):
-		if index(rest, " speed=") >= 0 {
-			l.ibSpeed(msg)
+	case rest[0] == '[':
+		// " speed=" cannot start in the "NET/IB : " before rest
+		if j := index(rest, " speed="); j >= 0 {
+			l.ibSpeed(msg, len(msg)-len(rest)+j)
 		}
 	case bytes.HasPrefix(rest, []byte("NCCL Dev ")):
 		if index(rest, " GID ") >= 0 {
@@ -345,6 +359,11 @@ func (l *NCCLLog) ibUsing(u []byte) {
 	devs, oob, _ := cut(u, "; OOB ")
 	if o := bytes.TrimSpace(oob); string(o) != l.OOB {
 		l.OOB = l.str(o)
+	}
+	// every rank of every communicator prints the same list: what it
+	// would change, the same line changed last time
+	if l.usingDevs != nil && l.usingGen == l.ibGen && bytes.Equal(devs, l.usingDevs) {
+		return
 	}
 	list := l.devs[:0]
 	l.scratch = appendFields(l.scratch[:0], devs)
@@ -391,26 +410,31 @@ func (l *NCCLLog) ibUsing(u []byte) {
 	// list NCCL printed before when nothing changed
 	if (len(list) > 0 || len(l.IBDevices) == 0) && !slices.Equal(list, l.IBDevices) {
 		l.IBDevices = slices.Clone(list)
+		l.ibGen++
 	}
+	l.usingDevs = append(l.usingDevs[:0], devs...)
+	l.usingGen = l.ibGen
 }
 
 // ibSpeed parses "NET/IB: [1] rocep1s0f1:uverbs1:1/RoCE provider=Mlx5 speed=200000 ...".
-func (l *NCCLLog) ibSpeed(msg []byte) {
+// j is where " speed=" starts in msg.
+func (l *NCCLLog) ibSpeed(msg []byte, j int) {
 	f, ok := nthField(msg, 2)
 	if !ok {
 		return
 	}
 	name, _, _ := bytes.Cut(f, []byte(":"))
-	j := index(msg, " speed=")
 	speed, _ := leadingInt(msg[j+7:])
 	for i := range l.IBDevices {
 		if l.IBDevices[i].Name == string(name) {
 			l.IBDevices[i].SpeedMbps = speed
+			l.ibGen++
 			return
 		}
 	}
 	if len(l.IBDevices) < maxListed {
 		l.IBDevices = append(l.IBDevices, NCCLNetDevice{Index: -1, Name: string(name), SpeedMbps: speed})
+		l.ibGen++
 	}
 }
 
