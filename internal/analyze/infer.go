@@ -80,7 +80,7 @@ func inferTopology(p Parsed, platform string) (string, string) {
 		nodes, how := 0, ""
 		for _, t := range p.NCCL.Tables {
 			if t.Nodes > 0 {
-				nodes, how = t.Nodes, fmt.Sprintf("%d hosts in the device lines", t.Nodes)
+				nodes, how = t.Nodes, fmt.Sprintf("%d host%s in the device lines", t.Nodes, plural(t.Nodes))
 				break
 			}
 		}

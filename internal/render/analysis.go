@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -141,8 +142,14 @@ func textCauses(p *printer, causes []report.Cause) {
 	}
 }
 
+// num prints a measured value with the precision the tools print: three
+// decimals for small values (latencies in µs), two from 10 up.
 func num(v float64) string {
-	s := fmt.Sprintf("%.3f", v)
+	prec := 3
+	if math.Abs(v) >= 10 {
+		prec = 2
+	}
+	s := fmt.Sprintf("%.*f", prec, v)
 	s = strings.TrimRight(s, "0")
 	return strings.TrimSuffix(s, ".")
 }
