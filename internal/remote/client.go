@@ -119,19 +119,17 @@ func (d *Dialer) Dial(ctx context.Context, host string) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	hops, err := d.Route(e)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", host, err)
+	}
 	cl := &Client{Host: host, Endpoint: e}
 	var via *ssh.Client
-	for _, j := range e.ProxyJump {
-		je, err := d.Resolve(j)
-		if err != nil {
-			cl.Close()
-			return nil, fmt.Errorf("jump host %s: %w", j, err)
-		}
-		je.ProxyJump = nil
+	for _, je := range hops {
 		jc, err := d.connect(ctx, je, via, cl)
 		if err != nil {
 			cl.Close()
-			return nil, fmt.Errorf("%s via jump host %s: %w", host, j, err)
+			return nil, fmt.Errorf("%s via jump host %s: %w", host, je.Name, err)
 		}
 		cl.chain = append(cl.chain, jc)
 		via = jc
@@ -143,6 +141,41 @@ func (d *Dialer) Dial(ctx context.Context, host string) (*Client, error) {
 	}
 	cl.c = c
 	return cl, nil
+}
+
+// maxJumps bounds the jump hosts of one connection, so a ProxyJump loop in
+// ssh_config fails instead of recursing.
+const maxJumps = 16
+
+// Route returns the jump hosts to pass through, in order, to reach e, the
+// way OpenSSH does: the first jump host is reached through its own
+// ProxyJump (recursively), and every later one through the hop before it.
+func (d *Dialer) Route(e Endpoint) ([]Endpoint, error) {
+	return d.route(e, nil)
+}
+
+func (d *Dialer) route(e Endpoint, seen []string) ([]Endpoint, error) {
+	var hops []Endpoint
+	for i, j := range e.ProxyJump {
+		if len(seen) >= maxJumps {
+			return nil, fmt.Errorf("ProxyJump loop or chain over %d hops: %s", maxJumps, strings.Join(append(seen, j), " → "))
+		}
+		seen = append(seen, j)
+		je, err := d.Resolve(j)
+		if err != nil {
+			return nil, fmt.Errorf("jump host %s: %w", j, err)
+		}
+		if i == 0 {
+			before, err := d.route(je, seen)
+			if err != nil {
+				return nil, err
+			}
+			hops = append(hops, before...)
+		}
+		je.ProxyJump = nil
+		hops = append(hops, je)
+	}
+	return hops, nil
 }
 
 // connect opens TCP (directly or through via) and does the SSH handshake,

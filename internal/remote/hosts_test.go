@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -219,4 +220,48 @@ func FuzzParseSSHConfig(f *testing.F) {
 		c := NewSSHConfig("/home/u", "u", cfg)
 		c.Resolve("spark-01") // must not panic
 	})
+}
+
+func TestRouteFollowsTheFirstJumpHostsOwnProxyJump(t *testing.T) {
+	cfg, err := ParseSSHConfig([]byte(`
+Host spark-01
+  ProxyJump gw,inner-gw
+Host gw
+  HostName gw.example.net
+  ProxyJump bastion
+Host inner-gw
+  ProxyJump ignored
+Host bastion
+  Port 2222
+Host loop-a
+  ProxyJump loop-b
+Host loop-b
+  ProxyJump loop-a
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &Dialer{conf: NewSSHConfig("/home/u", "u", cfg)}
+	e, _ := d.Resolve("spark-01")
+	hops, err := d.Route(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range hops {
+		got = append(got, fmt.Sprintf("%s %s", h.Name, h.Addr()))
+		if h.ProxyJump != nil {
+			t.Errorf("%s keeps ProxyJump %v", h.Name, h.ProxyJump)
+		}
+	}
+	// Like OpenSSH: bastion first (gw's own ProxyJump), then gw, then
+	// inner-gw reached through gw, its own ProxyJump not used.
+	want := []string{"bastion bastion:2222", "gw gw.example.net:22", "inner-gw inner-gw:22"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("route (-want +got):\n%s", diff)
+	}
+	e, _ = d.Resolve("loop-a")
+	if _, err := d.Route(e); err == nil || !strings.Contains(err.Error(), "ProxyJump loop") {
+		t.Errorf("loop: %v", err)
+	}
 }
