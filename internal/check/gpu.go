@@ -41,24 +41,34 @@ func summarize(names []string) string {
 	return strings.Join(out, ", ")
 }
 
-func gpuSubject(g facts.GPU) string { return fmt.Sprintf("GPU %d", g.Index) }
+// eachGPU collects f's finding for every GPU, with "GPU <index>" as its
+// subject; a zero Finding (no severity) adds nothing for that GPU.
+func eachGPU(n *facts.Node, f func(g facts.GPU) Finding) []Finding {
+	var out []Finding
+	for _, g := range n.GPUs {
+		fd := f(g)
+		if fd.Severity == "" {
+			continue
+		}
+		fd.Subject = fmt.Sprintf("GPU %d", g.Index)
+		out = append(out, fd)
+	}
+	return out
+}
 
 var gpuPersistence = Check{
 	ID: "gpu.persistence", Title: "persistence mode on",
 	Profiles: gpuProfiles, Needs: gpuNeeds, Applies: haveGPUs,
 	Run: func(n *facts.Node) []Finding {
-		var out []Finding
-		for _, g := range n.GPUs {
+		return eachGPU(n, func(g facts.GPU) Finding {
 			if g.Persistence != "Disabled" {
-				out = append(out, ok(gpuSubject(g), "persistence "+orNA(g.Persistence)))
-				continue
+				return ok("", "persistence "+orNA(g.Persistence))
 			}
-			out = append(out, Finding{Severity: Warn, Subject: gpuSubject(g), Observed: "persistence mode Disabled", Expected: "Enabled (nvidia-persistenced running)",
+			return Finding{Severity: Warn, Observed: "persistence mode Disabled", Expected: "Enabled (nvidia-persistenced running)",
 				Why:    "without persistence the driver tears the GPU down between jobs, adding seconds of start-up and clock ramp to every run",
 				Fix:    "sudo systemctl enable --now nvidia-persistenced   # or: sudo nvidia-smi -pm 1",
-				Source: srcSeed002})
-		}
-		return out
+				Source: srcSeed002}
+		})
 	},
 }
 
@@ -73,18 +83,15 @@ var gpuMIG = Check{
 	ID: "gpu.mig", Title: "MIG disabled on GPUs used for NCCL",
 	Profiles: gpuProfiles, Needs: gpuNeeds, Applies: haveGPUs,
 	Run: func(n *facts.Node) []Finding {
-		var out []Finding
-		for _, g := range n.GPUs {
+		return eachGPU(n, func(g facts.GPU) Finding {
 			if g.MIGMode != "Enabled" {
-				out = append(out, ok(gpuSubject(g), "MIG "+orNA(g.MIGMode)))
-				continue
+				return ok("", "MIG "+orNA(g.MIGMode))
 			}
-			out = append(out, Finding{Severity: Warn, Subject: gpuSubject(g), Observed: "MIG Enabled", Expected: "MIG Disabled for multi-node training and NCCL benchmarks",
+			return Finding{Severity: Warn, Observed: "MIG Enabled", Expected: "MIG Disabled for multi-node training and NCCL benchmarks",
 				Why:    "MIG instances get a slice of the GPU and no NVLink peer access, so collectives run far below the GPU's rate",
 				Fix:    fmt.Sprintf("sudo nvidia-smi -i %d -mig 0 && sudo nvidia-smi -i %d -r", g.Index, g.Index),
-				Source: srcSeed002})
-		}
-		return out
+				Source: srcSeed002}
+		})
 	},
 }
 
@@ -92,24 +99,21 @@ var gpuECC = Check{
 	ID: "gpu.ecc", Title: "ECC enabled, no uncorrectable errors",
 	Profiles: gpuProfiles, Needs: gpuNeeds, Applies: haveGPUs,
 	Run: func(n *facts.Node) []Finding {
-		var out []Finding
-		for _, g := range n.GPUs {
+		return eachGPU(n, func(g facts.GPU) Finding {
 			switch {
 			case g.ECCUncorrectable != nil && *g.ECCUncorrectable > 0:
-				out = append(out, Finding{Severity: Warn, Subject: gpuSubject(g),
+				return Finding{Severity: Warn,
 					Observed: fmt.Sprintf("%d volatile uncorrectable ECC errors", *g.ECCUncorrectable), Expected: "0",
 					Why:    "uncorrectable memory errors kill the jobs that touch them and precede row remapping or GPU replacement",
 					Fix:    fmt.Sprintf("drain the node, then `sudo nvidia-smi -i %d -r`; if errors recur, open a hardware case", g.Index),
-					Source: srcNVIDIASMI})
+					Source: srcNVIDIASMI}
 			case g.ECCMode == "Disabled":
-				out = append(out, Finding{Severity: Warn, Subject: gpuSubject(g), Observed: "ECC Disabled", Expected: "ECC Enabled on data-center GPUs",
+				return Finding{Severity: Warn, Observed: "ECC Disabled", Expected: "ECC Enabled on data-center GPUs",
 					Why: "without ECC a flipped bit silently corrupts results instead of being corrected or reported",
-					Fix: fmt.Sprintf("sudo nvidia-smi -i %d -e 1 && sudo reboot", g.Index), Source: srcSeed002})
-			default:
-				out = append(out, ok(gpuSubject(g), "ECC "+orNA(g.ECCMode)))
+					Fix: fmt.Sprintf("sudo nvidia-smi -i %d -e 1 && sudo reboot", g.Index), Source: srcSeed002}
 			}
-		}
-		return out
+			return ok("", "ECC "+orNA(g.ECCMode))
+		})
 	},
 }
 
@@ -117,20 +121,19 @@ var gpuRemap = Check{
 	ID: "gpu.remapped-rows", Title: "no pending or failed row remapping",
 	Profiles: gpuProfiles, Needs: gpuNeeds, Applies: haveGPUs,
 	Run: func(n *facts.Node) []Finding {
-		var out []Finding
-		for _, g := range n.GPUs {
+		return eachGPU(n, func(g facts.GPU) Finding {
 			switch {
 			case g.RemapFailure == "Yes":
-				out = append(out, Finding{Severity: Fail, Subject: gpuSubject(g), Observed: "row remapping failed", Expected: "no remapping failure",
-					Why: "the GPU ran out of spare rows; its memory can no longer be trusted", Fix: "take the GPU out of service and open an RMA", Source: srcNVIDIASMI})
+				return Finding{Severity: Fail, Observed: "row remapping failed", Expected: "no remapping failure",
+					Why: "the GPU ran out of spare rows; its memory can no longer be trusted", Fix: "take the GPU out of service and open an RMA", Source: srcNVIDIASMI}
 			case g.RemapPending == "Yes":
-				out = append(out, Finding{Severity: Warn, Subject: gpuSubject(g), Observed: "row remapping pending", Expected: "no pending remapping",
-					Why: "a remapped row only takes effect after a GPU reset", Fix: fmt.Sprintf("drain the node, then sudo nvidia-smi -i %d -r", g.Index), Source: srcNVIDIASMI})
+				return Finding{Severity: Warn, Observed: "row remapping pending", Expected: "no pending remapping",
+					Why: "a remapped row only takes effect after a GPU reset", Fix: fmt.Sprintf("drain the node, then sudo nvidia-smi -i %d -r", g.Index), Source: srcNVIDIASMI}
 			case g.RemapPending != "":
-				out = append(out, ok(gpuSubject(g), "no remapping pending"))
+				return ok("", "no remapping pending")
 			}
-		}
-		return out
+			return Finding{} // no row remapping on this GPU (GB10, older boards)
+		})
 	},
 }
 
@@ -180,8 +183,7 @@ var gpuThrottle = Check{
 	ID: "gpu.throttle", Title: "no thermal or hardware clock slowdown",
 	Profiles: gpuProfiles, Needs: gpuNeeds, Applies: haveGPUs,
 	Run: func(n *facts.Node) []Finding {
-		var out []Finding
-		for _, g := range n.GPUs {
+		return eachGPU(n, func(g facts.GPU) Finding {
 			var hw []string
 			for _, r := range g.ThrottleReasons {
 				if contains(throttleHW, r) {
@@ -190,15 +192,13 @@ var gpuThrottle = Check{
 			}
 			switch {
 			case len(hw) > 0:
-				out = append(out, Finding{Severity: Warn, Subject: gpuSubject(g), Observed: "active: " + strings.Join(hw, ", "), Expected: "no thermal or hardware slowdown",
-					Why: "a slowed GPU drags every collective it takes part in down to its pace", Fix: "check cooling and power: nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER", Source: srcSeed002})
+				return Finding{Severity: Warn, Observed: "active: " + strings.Join(hw, ", "), Expected: "no thermal or hardware slowdown",
+					Why: "a slowed GPU drags every collective it takes part in down to its pace", Fix: "check cooling and power: nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER", Source: srcSeed002}
 			case len(g.ThrottleReasons) > 0:
-				out = append(out, Finding{Severity: Info, Subject: gpuSubject(g), Observed: "active: " + strings.Join(g.ThrottleReasons, ", "), Expected: "no slowdown under load", Source: srcNVIDIASMI})
-			default:
-				out = append(out, ok(gpuSubject(g), "no clock slowdown"))
+				return Finding{Severity: Info, Observed: "active: " + strings.Join(g.ThrottleReasons, ", "), Expected: "no slowdown under load", Source: srcNVIDIASMI}
 			}
-		}
-		return out
+			return ok("", "no clock slowdown")
+		})
 	},
 }
 
