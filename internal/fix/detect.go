@@ -3,15 +3,31 @@ package fix
 import (
 	"fmt"
 
+	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
-// Detect names the topology from which CX-7 ports have carrier on each node,
-// the one thing unconfigured nodes already show: two nodes with one port up
-// are a one-cable pair, with both ports up a two-cable pair; three nodes with
-// both ports up are the ring; three or more with one port up share a switch.
+// Detect names the topology. Carrier is the one thing unconfigured nodes
+// already show: two nodes with one port up are a one-cable pair, with both
+// ports up a two-cable pair; three nodes with both ports up are the ring;
+// three or more with one port up share a switch. Carrier cannot tell a
+// switch from a ring when every node has both ports up, so where the nodes
+// already have addresses, the layout the doctor works out from them
+// (cluster.DetectTopology) decides that case and any the carrier leaves open.
 // It returns "" and why when the facts do not say.
 func Detect(nodes []*facts.Node) (Topology, string) {
+	t, why := byCarrier(nodes)
+	at, awhy := byAddresses(nodes)
+	switch {
+	case at == "":
+		return t, why
+	case t == "", at == Switch && t != Switch:
+		return at, awhy + "; " + why
+	}
+	return t, why
+}
+
+func byCarrier(nodes []*facts.Node) (Topology, string) {
 	both, one := 0, 0
 	for _, n := range nodes {
 		p := findCX7(n)
@@ -41,4 +57,29 @@ func Detect(nodes []*facts.Node) (Topology, string) {
 		return Switch, why
 	}
 	return "", why
+}
+
+// fromCluster maps the doctor's topologies onto the ones fix writes.
+var fromCluster = map[cluster.Topology]Topology{
+	cluster.TwoNodesOneCable:  OneCable,
+	cluster.TwoNodesTwoCables: TwoCables,
+	cluster.ThreeNodeRing:     Ring,
+	cluster.Switched:          Switch,
+}
+
+// byAddresses is the topology the nodes' current rail addresses show, or ""
+// when they show none fix knows (no addresses yet, or a partial layout).
+func byAddresses(nodes []*facts.Node) (Topology, string) {
+	var hosts []string
+	var rails []cluster.Rail
+	for _, n := range nodes {
+		hosts = append(hosts, n.Host)
+		rails = append(rails, cluster.Rails(n)...)
+	}
+	ct := cluster.DetectTopology(hosts, cluster.Segments(rails))
+	t, ok := fromCluster[ct]
+	if !ok {
+		return "", ""
+	}
+	return t, fmt.Sprintf("the rail addresses show %s", ct)
 }
