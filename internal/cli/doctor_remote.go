@@ -266,7 +266,8 @@ func pingMesh(ctx context.Context, env *Env, o *remoteOptions, caps []hostCaptur
 }
 
 // hostProgress draws "capturing 32 hosts: 12 done, 1 failed, 19 pending" on a
-// terminal's stderr, and nothing elsewhere.
+// terminal's stderr, from the start (all pending) until finish clears it,
+// and nothing elsewhere.
 type hostProgress struct {
 	w     io.Writer
 	what  string
@@ -279,6 +280,7 @@ func newProgress(env *Env, what string, total int) *hostProgress {
 	p := &hostProgress{what: what, total: total}
 	if f, ok := env.Stderr.(*os.File); ok && term.IsTerminal(int(f.Fd())) && total > 0 {
 		p.w = f
+		p.update(0, 0, total)
 	}
 	return p
 }
