@@ -21,18 +21,56 @@ var sparkPorts = []sparkPort{
 	{"port 1", [2]string{"enp1s0f1np1", "enP2p1s0f1np1"}, [2]string{"rocep1s0f1", "roceP2p1s0f1"}},
 }
 
-// sparkNetdevs lists the four CX-7 netdev names.
-func sparkNetdevs() []string {
-	return []string{sparkPorts[0].Twins[0], sparkPorts[0].Twins[1], sparkPorts[1].Twins[0], sparkPorts[1].Twins[1]}
-}
+// pair names both twins of a port, the subject of per-port findings.
+func (p sparkPort) pair() string { return p.Twins[0] + "+" + p.Twins[1] }
 
-func isSparkNetdev(name string) bool {
-	for _, s := range sparkNetdevs() {
-		if s == name {
-			return true
+// presentSparkNetdevs lists the CX-7 netdevs the node has, port by port.
+func presentSparkNetdevs(n *facts.Node) []*facts.NetDev {
+	var out []*facts.NetDev
+	for _, p := range sparkPorts {
+		for _, t := range p.Twins {
+			if d := n.NetDev(t); d != nil {
+				out = append(out, d)
+			}
 		}
 	}
-	return false
+	return out
+}
+
+// eachCabledTwin collects f's finding for every present twin of a cabled
+// port, with the twin as its subject; a zero Finding adds nothing.
+func eachCabledTwin(n *facts.Node, f func(p sparkPort, d *facts.NetDev) Finding) []Finding {
+	var out []Finding
+	for _, p := range cabledPorts(n) {
+		for _, t := range p.Twins {
+			d := n.NetDev(t)
+			if d == nil {
+				continue // spark.cx7-present reports it
+			}
+			if fd := f(p, d); fd.Severity != "" {
+				fd.Subject = t
+				out = append(out, fd)
+			}
+		}
+	}
+	return out
+}
+
+// eachTwinPair collects f's finding for every port of ports whose twins are
+// both present, with the pair as its subject; a zero Finding adds nothing.
+func eachTwinPair(n *facts.Node, ports []sparkPort, f func(p sparkPort, a, b *facts.NetDev) Finding) []Finding {
+	var out []Finding
+	for _, p := range ports {
+		a, b := n.NetDev(p.Twins[0]), n.NetDev(p.Twins[1])
+		if a == nil || b == nil {
+			continue
+		}
+		if fd := f(p, a, b); fd.Severity != "" {
+			fd.Subject = p.pair()
+			out = append(out, fd)
+		}
+	}
+	return out
 }
 
 // cabled reports whether a port has a live cable: a twin with carrier or up.
@@ -105,25 +143,19 @@ var sparkLinkSpeed = Check{
 	ID: "spark.link-speed", Title: "cabled port negotiated 200 Gb/s",
 	Profiles: spark, Needs: []string{facts.SrcNetSysfs}, Applies: anyCabled,
 	Run: func(n *facts.Node) []Finding {
-		var out []Finding
-		for _, p := range cabledPorts(n) {
-			for _, t := range p.Twins {
-				d := n.NetDev(t)
-				if d == nil || d.SpeedMbps == nil {
-					continue
-				}
-				if *d.SpeedMbps >= 200000 {
-					out = append(out, ok(t, fmt.Sprintf("%d Mb/s", *d.SpeedMbps)))
-					continue
-				}
-				out = append(out, Finding{Severity: Warn, Subject: t,
-					Observed: fmt.Sprintf("%d Mb/s", *d.SpeedMbps), Expected: "200000 Mb/s",
-					Why:    "a port that negotiated 100G (typically behind a switch with auto-negotiation) caps the link at half its bandwidth",
-					Fix:    "force 200G on the switch port (MikroTik: set the interface speed to 200G-baseCR4, auto-negotiation off), then check `ethtool " + t + " | grep Speed`",
-					Source: "DGX Spark platform notes, pitfall 4; " + srcCommunity})
+		return eachCabledTwin(n, func(_ sparkPort, d *facts.NetDev) Finding {
+			switch {
+			case d.SpeedMbps == nil:
+				return Finding{}
+			case *d.SpeedMbps >= 200000:
+				return ok("", fmt.Sprintf("%d Mb/s", *d.SpeedMbps))
 			}
-		}
-		return out
+			return Finding{Severity: Warn,
+				Observed: fmt.Sprintf("%d Mb/s", *d.SpeedMbps), Expected: "200000 Mb/s",
+				Why:    "a port that negotiated 100G (typically behind a switch with auto-negotiation) caps the link at half its bandwidth",
+				Fix:    "force 200G on the switch port (MikroTik: set the interface speed to 200G-baseCR4, auto-negotiation off), then check `ethtool " + d.Name + " | grep Speed`",
+				Source: "DGX Spark platform notes, pitfall 4; " + srcCommunity}
+		})
 	},
 }
 
@@ -131,25 +163,16 @@ var sparkTwinDown = Check{
 	ID: "spark.twin-down", Title: "both twins of a cabled port up",
 	Profiles: spark, Needs: []string{facts.SrcNetSysfs}, Applies: anyCabled,
 	Run: func(n *facts.Node) []Finding {
-		var out []Finding
-		for _, p := range cabledPorts(n) {
-			for _, t := range p.Twins {
-				d := n.NetDev(t)
-				if d == nil {
-					continue // spark.cx7-present reports it
-				}
-				if d.OperState == "up" {
-					out = append(out, ok(t, "up"))
-					continue
-				}
-				out = append(out, Finding{Severity: Fail, Subject: t,
-					Observed: "operstate " + d.OperState + " while its twin on " + p.Name + " is up", Expected: "both twins of a cabled port up",
-					Why:    "the cable carries two ~100 Gb/s functions; with one down the port runs at half bandwidth",
-					Fix:    "sudo ip link set " + t + " up   # and check /etc/netplan/40-cx7.yaml configures it",
-					Source: "DGX Spark platform notes (twins); " + srcPlaybook})
+		return eachCabledTwin(n, func(p sparkPort, d *facts.NetDev) Finding {
+			if d.OperState == "up" {
+				return ok("", "up")
 			}
-		}
-		return out
+			return Finding{Severity: Fail,
+				Observed: "operstate " + d.OperState + " while its twin on " + p.Name + " is up", Expected: "both twins of a cabled port up",
+				Why:    "the cable carries two ~100 Gb/s functions; with one down the port runs at half bandwidth",
+				Fix:    "sudo ip link set " + d.Name + " up   # and check /etc/netplan/40-cx7.yaml configures it",
+				Source: "DGX Spark platform notes (twins); " + srcPlaybook}
+		})
 	},
 }
 
@@ -167,7 +190,7 @@ var sparkTwinUnaddressed = Check{
 					lack = append(lack, t)
 				}
 			}
-			subject := p.Twins[0] + "+" + p.Twins[1]
+			subject := p.pair()
 			switch len(have) {
 			case 2:
 				out = append(out, ok(subject, "both twins have IPv4 addresses"))
@@ -247,32 +270,26 @@ var sparkTwinsSameSubnet = Check{
 	ID: "spark.twins-same-subnet", Title: "twins on different subnets",
 	Profiles: spark, Needs: []string{facts.SrcIPAddr},
 	Run: func(n *facts.Node) []Finding {
-		var out []Finding
-		for _, p := range sparkPorts {
-			a, b := n.NetDev(p.Twins[0]), n.NetDev(p.Twins[1])
-			if a == nil || b == nil {
-				continue
+		return eachTwinPair(n, sparkPorts, func(p sparkPort, a, b *facts.NetDev) Finding {
+			if len(ipv4(a)) == 0 || len(ipv4(b)) == 0 {
+				return Finding{} // spark.twin-unaddressed reports it
 			}
-			subject := p.Twins[0] + "+" + p.Twins[1]
-			shared := sharedSubnet(ipv4(a), ipv4(b))
-			switch {
-			case len(ipv4(a)) == 0 || len(ipv4(b)) == 0:
-			case shared == "link-local":
-				out = append(out, Finding{Severity: Info, Subject: subject,
+			switch shared := sharedSubnet(ipv4(a), ipv4(b)); shared {
+			case "link-local":
+				return Finding{Severity: Info,
 					Observed: "both twins use IPv4 link-local (169.254.0.0/16)", Expected: "link-local or static per-twin subnets",
 					Why:    "NVIDIA's link-local option works for two nodes; static per-twin subnets make routing explicit",
-					Source: srcPlaybook})
-			case shared != "":
-				out = append(out, Finding{Severity: Fail, Subject: subject,
+					Source: srcPlaybook}
+			case "":
+				return ok("", cidrs(ipv4(a))+" / "+cidrs(ipv4(b)))
+			default:
+				return Finding{Severity: Fail,
 					Observed: "both twins in " + shared, Expected: "each twin on its own subnet (e.g. 192.168.100.0/24 and 192.168.101.0/24)",
 					Why:    "two interfaces on one subnet make the kernel route and answer ARP through either, which breaks RoCE connections",
 					Fix:    twinNetplanFix(n, p),
-					Source: "DGX Spark platform notes, pitfall 2; " + srcPlaybook})
-			default:
-				out = append(out, ok(subject, cidrs(ipv4(a))+" / "+cidrs(ipv4(b))))
+					Source: "DGX Spark platform notes, pitfall 2; " + srcPlaybook}
 			}
-		}
-		return out
+		})
 	},
 }
 
@@ -343,24 +360,16 @@ var sparkMTUTwins = Check{
 	ID: "spark.mtu-twins-differ", Title: "equal MTU on both twins",
 	Profiles: spark, Needs: []string{facts.SrcNetSysfs}, Applies: anyCabled,
 	Run: func(n *facts.Node) []Finding {
-		var out []Finding
-		for _, p := range cabledPorts(n) {
-			a, b := n.NetDev(p.Twins[0]), n.NetDev(p.Twins[1])
-			if a == nil || b == nil {
-				continue
-			}
-			subject := p.Twins[0] + "+" + p.Twins[1]
+		return eachTwinPair(n, cabledPorts(n), func(_ sparkPort, a, b *facts.NetDev) Finding {
 			if a.MTU == b.MTU {
-				out = append(out, ok(subject, fmt.Sprintf("MTU %d on both", a.MTU)))
-				continue
+				return ok("", fmt.Sprintf("MTU %d on both", a.MTU))
 			}
-			out = append(out, Finding{Severity: Warn, Subject: subject,
+			return Finding{Severity: Warn,
 				Observed: fmt.Sprintf("%s MTU %d, %s MTU %d", a.Name, a.MTU, b.Name, b.MTU), Expected: "the same MTU on both twins",
 				Why:    "NCCL stripes traffic over both twins, so the smaller MTU sets the pace and mismatched peers drop jumbo frames",
 				Fix:    fmt.Sprintf("set `mtu: 9000` for both %s and %s in /etc/netplan/40-cx7.yaml; sudo netplan apply", a.Name, b.Name),
-				Source: srcSeed000})
-		}
-		return out
+				Source: srcSeed000}
+		})
 	},
 }
 
@@ -369,11 +378,8 @@ var sparkAddrPersisted = Check{
 	Profiles: spark, Needs: []string{facts.SrcIPAddr, facts.SrcNetConfig},
 	Run: func(n *facts.Node) []Finding {
 		var out []Finding
-		for _, name := range sparkNetdevs() {
-			d := n.NetDev(name)
-			if d == nil {
-				continue
-			}
+		for _, d := range presentSparkNetdevs(n) {
+			name := d.Name
 			for _, a := range ipv4(d) {
 				if isLinkLocal(a) || dynamic(d, a) {
 					continue
@@ -425,11 +431,8 @@ var sparkDHCP = Check{
 	Profiles: spark, Needs: []string{facts.SrcIPAddr},
 	Run: func(n *facts.Node) []Finding {
 		var out []Finding
-		for _, name := range sparkNetdevs() {
-			d := n.NetDev(name)
-			if d == nil {
-				continue
-			}
+		for _, d := range presentSparkNetdevs(n) {
+			name := d.Name
 			var why []string
 			for _, a := range d.Addrs {
 				if a.Family == "inet" && a.Dynamic {
