@@ -206,8 +206,12 @@ type analysis struct {
 	res report.AnalysisResult
 }
 
-// status is the worst verdict of the items and flags.
+// status is the worst verdict of the items and flags, or unknown when the
+// input reports its own failure (an iperf3 "error").
 func (a *analysis) status() string {
+	if a.res.Error != "" {
+		return report.VerdictUnknown
+	}
 	rank := map[string]int{report.VerdictNone: 0, report.VerdictOK: 1, report.VerdictWarning: 2, report.VerdictCritical: 3}
 	worst := report.VerdictNone
 	see := func(v string) {

@@ -286,3 +286,13 @@ func TestSparkrigBenchGPUJSON(t *testing.T) {
 		t.Errorf("table: %s %s %d ranks, %d rows, peak %v at %d", tb.Tool, tb.Collective, tb.Ranks, len(tb.Rows), tb.PeakBusBWGBs, tb.PeakSize)
 	}
 }
+
+func TestIperf3ReportedError(t *testing.T) {
+	a := analyseFixture(t, "iperf3/02_iperf3-3.12_client_connection-refused.json", Options{Platform: "dgx-spark"})
+	if a.Format != FormatIperf3 || a.Status != report.VerdictUnknown || len(a.Items) != 0 {
+		t.Fatalf("format %s status %s items %d", a.Format, a.Status, len(a.Items))
+	}
+	if a.Error != "iperf3 reported an error: unable to connect to server: Connection refused" || a.Measured != "iperf3 client" {
+		t.Errorf("error %q measured %q", a.Error, a.Measured)
+	}
+}

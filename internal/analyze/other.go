@@ -133,12 +133,12 @@ func fmtp(v *float64) string {
 
 func (a *analysis) iperf3(r *results.Iperf3Result) {
 	a.res.Data.Iperf3 = r
-	a.res.Measured = fmt.Sprintf("iperf3 %s %s, %d stream%s", r.Protocol, r.Role, r.Streams, plural(r.Streams))
 	if r.Error != "" {
-		a.res.Status = report.VerdictUnknown
+		a.res.Measured = "iperf3 " + r.Role
 		a.res.Error = "iperf3 reported an error: " + r.Error
 		return
 	}
+	a.res.Measured = fmt.Sprintf("iperf3 %s %s, %d stream%s", r.Protocol, r.Role, r.Streams, plural(r.Streams))
 	it := report.AnalysisItem{Subject: fmt.Sprintf("iperf3 %s to %s", r.Protocol, r.Remote), Metric: "received", Value: round3(r.ReceivedGbps), Unit: "Gb/s", Verdict: report.VerdictNone}
 	if r.Role == "server" {
 		it.Subject = fmt.Sprintf("iperf3 %s from %s (server side)", r.Protocol, r.Remote)
