@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
@@ -264,7 +265,7 @@ var catalogue = []cause{
 				v = in.Log.Version
 			}
 			if in.NCCLMin != "" && v != "" {
-				if versionLess(v, in.NCCLMin) {
+				if !expect.VersionAtLeast(v, in.NCCLMin) {
 					c.for_(0.5, "NCCL %s is older than the required %s", v, in.NCCLMin)
 				} else if in.Ratio == 0 || in.Ratio > 0.2 {
 					c.against("NCCL %s meets the required %s", v, in.NCCLMin)
@@ -426,23 +427,4 @@ func collapse(t *results.NCCLTable) string {
 		}
 	}
 	return ""
-}
-
-func versionLess(have, want string) bool {
-	h, w := parts(have), parts(want)
-	for i := range 3 {
-		if h[i] != w[i] {
-			return h[i] < w[i]
-		}
-	}
-	return false
-}
-
-func parts(v string) [3]int {
-	v, _, _ = strings.Cut(v, "+")
-	var out [3]int
-	for i, p := range strings.SplitN(v, ".", 3) {
-		fmt.Sscan(p, &out[i])
-	}
-	return out
 }

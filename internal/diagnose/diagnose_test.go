@@ -87,3 +87,20 @@ func TestMTUFromPerftest(t *testing.T) {
 		t.Errorf("causes %s %q", ids(got), got[0].Evidence)
 	}
 }
+
+func TestOldNCCLBuild(t *testing.T) {
+	// the community report: a build older than 2.28.3 over NET/IB at ~1/7 of
+	// the expected busbw (3.04 GB/s)
+	tb := sparkTable(3.04, 3.04)
+	tb.NCCLVersion = "2.25.1+cuda12.8"
+	log := &results.NCCLLog{InfoLines: 40, Network: "IB", Transports: map[string]int64{"NET/IB/0": 2, "NET/IB/1": 2}}
+	in := Input{Platform: "dgx-spark", Topology: "2-nodes-1-cable", Measure: "nccl-busbw", Ratio: 0.138, Verdict: report.VerdictCritical,
+		Table: tb, Log: log, NCCLMin: "2.28.3"}
+	got := Causes(in)
+	if ids(got) != "nccl-build:likely net-socket:ruled-out" {
+		t.Fatalf("causes %s", ids(got))
+	}
+	if got[0].Evidence[0] != "NCCL 2.25.1+cuda12.8 is older than the required 2.28.3" {
+		t.Errorf("evidence %q", got[0].Evidence)
+	}
+}

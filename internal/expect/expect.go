@@ -7,11 +7,12 @@ package expect
 import (
 	_ "embed"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
 //go:embed expectations.yaml
@@ -229,22 +230,10 @@ func (s Set) Wire(platform, applies string) (Wire, bool) {
 	return Wire{}, false
 }
 
-// VersionAtLeast compares dotted versions such as "2.28.9+cuda13.0" and "2.28.3".
+// VersionAtLeast compares dotted versions such as "2.28.9+cuda13.0" and
+// "2.28.3"; a build suffix after "+" is ignored.
 func VersionAtLeast(have, want string) bool {
-	h, w := versionParts(have), versionParts(want)
-	for i := 0; i < 3; i++ {
-		if h[i] != w[i] {
-			return h[i] > w[i]
-		}
-	}
-	return true
-}
-
-func versionParts(v string) [3]int {
-	v, _, _ = strings.Cut(v, "+")
-	var out [3]int
-	for i, p := range strings.SplitN(v, ".", 3) {
-		out[i], _ = strconv.Atoi(p)
-	}
-	return out
+	have, _, _ = strings.Cut(have, "+")
+	want, _, _ = strings.Cut(want, "+")
+	return facts.CompareVersions(have, want) >= 0
 }
