@@ -6,6 +6,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/remote"
 )
 
 // Standin replays recorded output for a program the rig cannot run for real
@@ -80,11 +82,8 @@ func (h *Host) writeStandin(root string, s Standin) error {
 			fallback = "*) " + line
 			continue
 		}
-		fmt.Fprintf(&b, "%s) %s", shQuote(args), line)
+		fmt.Fprintf(&b, "%s) %s", remote.ShellQuote(args), line)
 	}
 	b.WriteString(fallback + "esac\n")
 	return writeFile(filepath.Join(root, "usr/local/bin", s.Name), []byte(b.String()), 0o755)
 }
-
-// shQuote quotes s for sh (also as a literal case pattern).
-func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
