@@ -296,3 +296,20 @@ func TestIperf3ReportedError(t *testing.T) {
 		t.Errorf("error %q measured %q", a.Error, a.Measured)
 	}
 }
+
+func TestIperf3NearExpectationCauses(t *testing.T) {
+	// the real client document with its received rate set to 30 Gb/s: 86 %
+	// of the ~35 Gb/s two DGX Spark give, the signature diagnose knows for MTU 1500
+	in := strings.Replace(string(verbatim(t, "iperf3/01_iperf3-3.9_tcp_client_omit3.json")),
+		`"bytes":	68637184,
+			"bits_per_second":	53751930.614562325,`, `"bytes":	68637184,
+			"bits_per_second":	30e9,`, 1)
+	a := Reader("near", strings.NewReader(in), Options{Platform: "dgx-spark"})
+	it := a.Items[0]
+	if it.Value != 30 || it.Verdict != report.VerdictWarning || *it.Ratio != 0.857 {
+		t.Fatalf("%+v", it)
+	}
+	if got := causeIDs(it.Causes); strings.Join(got, " ") != "mtu-1500:possible" || it.Causes[0].Evidence[0] != "result is 86 % of expected, the ~5 % MTU signature" {
+		t.Errorf("causes %v %q", got, it.Causes)
+	}
+}

@@ -161,6 +161,8 @@ func (a *analysis) iperf3(r *results.Iperf3Result) {
 		a.wire(&it, r.ReceivedGbps/8, &w)
 	}
 	it.Notes = append(it.Notes, "TCP goes through the kernel network stack; NCCL and perftest use RDMA and reach more on the same link")
+	it.Causes = diagnose.Causes(diagnose.Input{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.TCPBW,
+		Ratio: ratioOf(it), Verdict: it.Verdict})
 	a.res.Items = append(a.res.Items, it)
 }
 

@@ -27,7 +27,6 @@ type Input struct {
 	Table    *results.NCCLTable
 	Log      *results.NCCLLog
 	Perftest *results.PerftestRun
-	Iperf3   *results.Iperf3Result
 	// NCCLMin is the NCCL version the platform needs ("" if none).
 	NCCLMin string
 }
