@@ -13,7 +13,8 @@ func ok(subject, observed string) Finding {
 	return Finding{Severity: OK, Subject: subject, Observed: observed}
 }
 
-// always is an Applies gate that never skips.
+// onlyIf is an Applies gate: the check runs when cond holds, else it is
+// skipped with why.
 func onlyIf(cond func(n *facts.Node) bool, why string) func(n *facts.Node) (bool, string) {
 	return func(n *facts.Node) (bool, string) {
 		if cond(n) {
@@ -66,6 +67,12 @@ func ncclSetting(n *facts.Node, key string) (val, where string, ok bool) {
 		return v, "/etc/nccl.conf", true
 	}
 	return "", "", false
+}
+
+// ncclIsSet gates a check on an NCCL variable being set in the environment
+// or /etc/nccl.conf.
+func ncclIsSet(key string) func(n *facts.Node) (bool, string) {
+	return onlyIf(func(n *facts.Node) bool { _, _, ok := ncclSetting(n, key); return ok }, key+" is not set")
 }
 
 // ncclList splits an NCCL interface or HCA list ("^=a,b") into its mode and

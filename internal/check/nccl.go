@@ -30,7 +30,7 @@ var ncclVersion = Check{
 var ncclSocketIfname = Check{
 	ID: "nccl.socket-ifname", Title: "NCCL_SOCKET_IFNAME names existing interfaces",
 	Profiles: gpuProfiles, Needs: []string{facts.SrcNetSysfs},
-	Applies: onlyIf(func(n *facts.Node) bool { _, _, ok := ncclSetting(n, "NCCL_SOCKET_IFNAME"); return ok }, "NCCL_SOCKET_IFNAME is not set"),
+	Applies: ncclIsSet("NCCL_SOCKET_IFNAME"),
 	Run: func(n *facts.Node) []Finding {
 		v, where, _ := ncclSetting(n, "NCCL_SOCKET_IFNAME")
 		exclude, exact, entries := ncclList(v)
@@ -84,7 +84,7 @@ func suggestIfname(n *facts.Node) string {
 var ncclIBHCA = Check{
 	ID: "nccl.ib-hca", Title: "NCCL_IB_HCA names present devices and every active twin",
 	Profiles: gpuProfiles, Needs: []string{facts.SrcRDMA},
-	Applies: onlyIf(func(n *facts.Node) bool { _, _, ok := ncclSetting(n, "NCCL_IB_HCA"); return ok }, "NCCL_IB_HCA is not set"),
+	Applies: ncclIsSet("NCCL_IB_HCA"),
 	Run: func(n *facts.Node) []Finding {
 		v, where, _ := ncclSetting(n, "NCCL_IB_HCA")
 		exclude, exact, entries := ncclList(v)
