@@ -42,6 +42,12 @@ func TestGPUChecksOnChangedH200(t *testing.T) {
 		}, []string{"gpu.xid warn kernel log"}},
 		{"THP never", func(n *facts.Node) { n.Memory.THP = "never" }, []string{"os.thp warn memory"}},
 		{"swap with swappiness 60", func(n *facts.Node) { n.Memory.SwapTotalBytes = u(8 << 30) }, []string{"os.swap warn memory"}},
+		{"swap, swappiness not captured", func(n *facts.Node) {
+			n.Memory.SwapTotalBytes = u(8 << 30)
+			delete(n.Sysctls, "vm.swappiness")
+		}, []string{"os.swap not-evaluated vm.swappiness"}},
+		{"port range not captured", func(n *facts.Node) { delete(n.Sysctls, "net.ipv4.ip_local_port_range") },
+			[]string{"net.port-range not-evaluated net.ipv4.ip_local_port_range"}},
 		{"powersave governor", func(n *facts.Node) {
 			n.CPU.Governors = []string{"powersave"}
 			n.Sources[facts.SrcGovernor] = facts.SourceStatus{Status: "ok"}

@@ -134,15 +134,29 @@ var osSwap = Check{
 	Needs: []string{facts.SrcMeminfo, facts.SrcSysctl}, Profiles: gpuProfiles,
 	Run: func(n *facts.Node) []Finding {
 		sw := n.Memory.SwapTotalBytes
-		swp := n.Sysctls["vm.swappiness"]
-		v, _ := strconv.Atoi(swp)
-		if sw == nil || *sw == 0 || v <= 10 {
-			return []Finding{ok("memory", fmt.Sprintf("swap %s, vm.swappiness %s", mibPtr(sw), swp))}
+		swp, have := n.Sysctls["vm.swappiness"]
+		obs := fmt.Sprintf("swap %s, vm.swappiness %s", mibPtr(sw), swp)
+		if sw == nil || *sw == 0 {
+			return []Finding{ok("memory", obs)}
 		}
-		return []Finding{{Severity: Warn, Subject: "memory", Observed: fmt.Sprintf("swap %s, vm.swappiness %s", mibPtr(sw), swp), Expected: "vm.swappiness 0-10 (or no swap)",
+		if !have {
+			return []Finding{sysctlNotCaptured("vm.swappiness")}
+		}
+		if v, err := strconv.Atoi(swp); err == nil && v <= 10 {
+			return []Finding{ok("memory", obs)}
+		}
+		return []Finding{{Severity: Warn, Subject: "memory", Observed: obs, Expected: "vm.swappiness 0-10 (or no swap)",
 			Why: "swapping out the pages that feed the GPUs stalls training and inference unpredictably",
 			Fix: "echo 'vm.swappiness=0' | sudo tee /etc/sysctl.d/90-gpu.conf && sudo sysctl --system", Source: srcSeed002}}
 	},
+}
+
+// sysctlNotCaptured is the finding of a check whose kernel parameter the
+// snapshot lacks (or holds in an unexpected form): never a pass.
+func sysctlNotCaptured(key string) Finding {
+	return Finding{Severity: NotEvaluated, Subject: key, Observed: key + " not captured or not readable", Expected: "its value under /proc/sys",
+		Why: "without this evidence the check can neither pass nor fail",
+		Fix: "capture again with sparkrig snapshot (it reads /proc/sys/" + strings.ReplaceAll(key, ".", "/") + ")"}
 }
 
 func mibPtr(p *uint64) string {
@@ -192,6 +206,7 @@ func bufferFindings(n *facts.Node, keys []string, max func(string) int64) []Find
 	for _, k := range keys {
 		v, have := n.Sysctls[k]
 		if !have {
+			out = append(out, sysctlNotCaptured(k))
 			continue
 		}
 		if max(v) >= minSocketBuffer {
@@ -210,10 +225,10 @@ var netPortRange = Check{
 	ID: "net.port-range", Title: "local port range",
 	Needs: []string{facts.SrcSysctl}, Profiles: gpuProfiles,
 	Run: func(n *facts.Node) []Finding {
-		v := n.Sysctls["net.ipv4.ip_local_port_range"]
+		v, have := n.Sysctls["net.ipv4.ip_local_port_range"]
 		f := strings.Fields(v)
-		if len(f) != 2 {
-			return nil
+		if !have || len(f) != 2 {
+			return []Finding{sysctlNotCaptured("net.ipv4.ip_local_port_range")}
 		}
 		lo, _ := strconv.Atoi(f[0])
 		hi, _ := strconv.Atoi(f[1])
