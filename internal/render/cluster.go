@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -59,7 +60,7 @@ func endText(e report.Endpoint) (string, string) {
 		details = append(details, speedShort(e.SpeedMbps))
 	}
 	name := e.Host + " " + e.NetDev
-	if e.Host == "(switch)" {
+	if e.Host == cluster.SwitchHost {
 		name = "switch " + e.NetDev
 	}
 	return name, strings.Join(details, " · ")

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -88,5 +89,18 @@ func TestMarkdownClusterTable(t *testing.T) {
 	}
 	if err := mdCluster(&b, &report.Report{}, Options{}); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestTextClusterSwitchEnd(t *testing.T) {
+	r := &report.Report{Cluster: &report.Cluster{Topology: "switch", Links: []report.Link{{
+		A:      report.Endpoint{Host: "spark-03", NetDev: "enp1s0f1np1", MTU: 1500, SpeedMbps: 200000},
+		B:      report.Endpoint{Host: cluster.SwitchHost, NetDev: "192.168.100.0/24", MTU: 9000, SpeedMbps: 200000},
+		Subnet: "192.168.100.0/24", Problems: []string{"MTU 1500, the segment's others 9000"}}}}}
+	var b bytes.Buffer
+	textCluster(&b, r, Options{Width: 160})
+	want := "  spark-03 enp1s0f1np1  MTU 1500 · 200G  ───✗────  switch 192.168.100.0/24  MTU 9000 · 200G  192.168.100.0/24   MTU 1500, the segment's others 9000\n"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("switch link:\n got %q\nwant %q", b.String(), want)
 	}
 }
