@@ -63,7 +63,18 @@ type Executor struct {
 	// every host (the native TCP probe); "" copies nothing.
 	Helper, HelperPath string
 
-	seq int
+	seq     int
+	keepers []keeper
+}
+
+// keeper is a session held open on a host for the whole run. When its
+// stdin ends, because Cleanup closed it or because sparkrig died and its
+// SSH session (or pipe) went with it, it stops what the pid files name
+// and removes the scratch directory, helper copy included.
+type keeper struct {
+	stdin  *io.PipeWriter
+	cancel context.CancelFunc
+	done   chan struct{}
 }
 
 func (x *Executor) defaults() {
@@ -78,7 +89,8 @@ func (x *Executor) defaults() {
 	}
 }
 
-// Prepare creates the scratch directory on every host.
+// Prepare creates the scratch directory on every host and leaves a keeper
+// there that removes it if sparkrig is gone before Cleanup.
 func (x *Executor) Prepare(ctx context.Context, hosts []string) map[string]error {
 	x.defaults()
 	errs := map[string]error{}
@@ -87,6 +99,7 @@ func (x *Executor) Prepare(ctx context.Context, hosts []string) map[string]error
 			errs[h] = fmt.Errorf("create %s on %s: %w", x.RunDir, h, err)
 			continue
 		}
+		x.keep(h)
 		if x.Helper != "" {
 			if err := x.upload(ctx, h); err != nil {
 				errs[h] = err
@@ -131,17 +144,48 @@ func goarch(uname string) string {
 
 func (x *Executor) skipTool(tool string) bool { return x.HelperPath != "" && tool == x.HelperPath }
 
+// keep starts the keeper on host: it reads stdin to its end (ignoring the
+// hangup of a dropped session), then cleans up.
+func (x *Executor) keep(host string) {
+	pr, pw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	k := keeper{stdin: pw, cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(k.done)
+		x.T.Exec(ctx, host, "trap '' HUP PIPE; while read -r _; do :; done; "+x.cleanupScript(), pr, io.Discard, io.Discard)
+		pr.Close()
+	}()
+	x.keepers = append(x.keepers, k)
+}
+
+// cleanupScript kills what the pid files in the scratch directory name and
+// removes the directory.
+func (x *Executor) cleanupScript() string {
+	dir := shQuote(x.RunDir)
+	return `for p in ` + dir + `/*.pid; do [ -f "$p" ] || continue; c=$(cat "$p"); [ -n "$c" ] && { kill -KILL "-$c" 2>/dev/null || kill -KILL "$c" 2>/dev/null; }; done; rm -rf ` + dir
+}
+
 // Cleanup stops anything a run left on the hosts (by the pid files in the
-// scratch directory) and removes the directory.
+// scratch directory), removes the directory and ends the keepers.
 func (x *Executor) Cleanup(hosts []string) {
 	x.defaults()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	dir := shQuote(x.RunDir)
-	script := `for p in ` + dir + `/*.pid; do [ -f "$p" ] || continue; c=$(cat "$p"); [ -n "$c" ] && { kill -KILL "-$c" 2>/dev/null || kill -KILL "$c" 2>/dev/null; }; done; rm -rf ` + dir
 	for _, h := range hosts {
-		run(ctx, x.T, h, script)
+		run(ctx, x.T, h, x.cleanupScript())
 	}
+	for _, k := range x.keepers {
+		k.stdin.Close()
+	}
+	for _, k := range x.keepers {
+		select {
+		case <-k.done:
+		case <-ctx.Done():
+		}
+		k.cancel()
+		<-k.done
+	}
+	x.keepers = nil
 }
 
 type started struct {

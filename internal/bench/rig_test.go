@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -143,8 +144,12 @@ func TestRigTCP(t *testing.T) {
 	}
 }
 
+// scratchDir finds a run's scratch directory in the command lines of its processes.
+var scratchDir = regexp.MustCompile(`/tmp/sparkrig-bench-[0-9a-z]+`)
+
 // TestRigKilledRun interrupts and kills the sparkrig command mid-run and
-// looks on the hosts for anything it started: processes and ports.
+// looks on the hosts for anything it started: processes, ports and the
+// scratch directory (with the helper copy in it).
 func TestRigKilledRun(t *testing.T) {
 	r, _ := rigPair(t)
 	bin, err := sparkrigBinary()
@@ -169,13 +174,15 @@ func TestRigKilledRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			// Wait until the client runs, then signal.
+			var runDir string
 			running := eventually(20*time.Second, func() []string {
-				if len(rigLeftovers(t, r, 19615)) >= 2 {
+				if left := rigLeftovers(t, r, 19615); len(left) >= 2 {
+					runDir = scratchDir.FindString(strings.Join(left, "\n"))
 					return nil
 				}
 				return []string{"not yet"}
 			})
-			if len(running) > 0 {
+			if len(running) > 0 || runDir == "" {
 				t.Fatalf("%v native=%v: the run never started: %s", sig, native, out.String())
 			}
 			cmd.Process.Signal(sig)
@@ -187,6 +194,14 @@ func TestRigKilledRun(t *testing.T) {
 			}
 			if left := eventually(8*time.Second, func() []string { return rigLeftovers(t, r, 19615, 19616) }); len(left) > 0 {
 				t.Errorf("%v native=%v: left on the hosts: %q", sig, native, left)
+			}
+			for _, h := range r.Hosts {
+				if left := eventually(5*time.Second, func() []string {
+					got, _ := h.Exec(context.Background(), "sh", "-c", "ls -d "+runDir+" 2>/dev/null || true")
+					return strings.Fields(string(got))
+				}); len(left) > 0 {
+					t.Errorf("%v native=%v: %s: scratch directory %s left", sig, native, h.Name, runDir)
+				}
 			}
 		}
 	}

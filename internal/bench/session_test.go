@@ -3,7 +3,9 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -135,6 +137,58 @@ func TestInterruptStopsEveryProcess(t *testing.T) {
 	}
 	if left := eventually(3*time.Second, func() []string { return leftovers(t, bin, 18615) }); len(left) > 0 {
 		t.Errorf("left behind after Ctrl-C: %q", left)
+	}
+}
+
+// killedRunMain is a bench run the test kills: it prepares the scratch
+// directory dir, says so, and runs a step that hangs.
+func killedRunMain(dir string) int {
+	x := &Executor{T: Local{}, RunDir: dir, Grace: time.Second}
+	if errs := x.Prepare(context.Background(), []string{"localhost"}); len(errs) > 0 {
+		fmt.Fprintln(os.Stderr, errs)
+		return 2
+	}
+	fmt.Println("prepared")
+	x.Run(context.Background(), Step{ID: "hang", Timeout: time.Hour,
+		Clients: []Cmd{{Host: "localhost", Role: RoleClient, Argv: []string{"sh", "-c", "sleep 300; : " + dir}}}})
+	return 0
+}
+
+// TestKilledRunLeavesNothing SIGKILLs a running bench (no Cleanup runs):
+// the hanging command and the scratch directory must both be gone.
+func TestKilledRunLeavesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sparkrig-bench-killed")
+	cmd := exec.Command(os.Args[0], dir)
+	cmd.Env = append(os.Environ(), "SPARKRIG_STANDIN=bench-killed")
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if running := eventually(10*time.Second, func() []string {
+		if len(leftovers(t, "sleep 300; : "+dir)) == 0 {
+			return []string{"not yet"}
+		}
+		return nil
+	}); len(running) > 0 {
+		cmd.Process.Kill()
+		t.Fatalf("the run never started: %s", out.String())
+	}
+	if _, err := os.Stat(dir); err != nil {
+		t.Fatalf("no scratch directory while running: %v", err)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	if left := eventually(8*time.Second, func() []string { return leftovers(t, "sleep 300; : "+dir) }); len(left) > 0 {
+		t.Errorf("left running after SIGKILL: %q", left)
+	}
+	if left := eventually(3*time.Second, func() []string {
+		if _, err := os.Stat(dir); err == nil {
+			return []string{dir}
+		}
+		return nil
+	}); len(left) > 0 {
+		t.Errorf("scratch directory %s left after SIGKILL", dir)
 	}
 }
 

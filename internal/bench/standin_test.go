@@ -38,6 +38,8 @@ func standinMain(tool string, args []string) int {
 	switch tool {
 	case "ib_write_bw", "ib_write_lat":
 		return standinPerftest(tool, args, data)
+	case "bench-killed":
+		return killedRunMain(args[0])
 	case "mpirun", "all_gather_perf":
 		name := "standin-all_gather_perf.txt"
 		if v := os.Getenv("SPARKRIG_STANDIN_NCCL"); v != "" {
