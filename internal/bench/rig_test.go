@@ -53,6 +53,7 @@ var sparkrigBinary = sync.OnceValues(func() (string, error) {
 	bin := filepath.Join(dir, "sparkrig")
 	out, err := exec.Command("go", "build", "-o", bin, "github.com/sparkrig/sparkrig/cmd/sparkrig").CombinedOutput()
 	if err != nil {
+		os.RemoveAll(dir)
 		return "", fmt.Errorf("go build: %v: %s", err, out)
 	}
 	return bin, nil
