@@ -154,7 +154,9 @@ func num(v float64) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// mdAnalyses writes the analysed files for a GitHub issue or forum post.
+// mdAnalyses writes the analysed files for a GitHub issue or forum post: a
+// compact table of the judged results per file, the expectation and causes
+// of each, and the measured rows folded into <details>.
 func mdAnalyses(w io.Writer, r *report.Report, opt Options) error {
 	p := &printer{w: w}
 	if len(r.Analyses) == 0 {
@@ -179,18 +181,8 @@ func mdAnalyses(w io.Writer, r *report.Report, opt Options) error {
 		}
 		if len(a.Items) > 0 {
 			p.line("")
-			p.line("| result | value | expected | ratio | wire | verdict |")
-			p.line("|---|---:|---:|---:|---:|---|")
-			for _, it := range a.Items {
-				exp, ratio, wire := "no expectation", "", ""
-				if e := it.Expectation; e != nil {
-					exp = fmt.Sprintf("%s %s", num(e.Value), e.Unit)
-					ratio = fmt.Sprintf("%.3f", *it.Ratio)
-				}
-				if it.Wire != nil {
-					wire = fmt.Sprintf("%.1f %%", it.Wire.Fraction*100)
-				}
-				p.line("| %s (%s) | %s %s | %s | %s | %s | %s |", it.Subject, it.Metric, num(it.Value), it.Unit, exp, ratio, wire, strings.ToUpper(it.Verdict))
+			if p.err == nil {
+				p.err = mdTable(w, []string{"result", "+value", "+expected", "+ratio", "+wire", "verdict"}, mdResultRows(a.Items))
 			}
 		}
 		for _, it := range a.Items {
@@ -201,11 +193,111 @@ func mdAnalyses(w io.Writer, r *report.Report, opt Options) error {
 			p.line("**NCCL log**")
 			p.line("")
 			for _, f := range a.Flags {
-				p.line("- `%s` **%s**: %s (seen: %s)", f.Severity, f.ID, f.Message, f.Evidence)
+				line := fmt.Sprintf("- `%s` **%s**: %s", f.Severity, f.ID, f.Message)
+				if f.Evidence != "" {
+					line += " (seen: " + f.Evidence + ")"
+				}
+				if f.Fix != "" {
+					line += "; fix: " + f.Fix
+				}
+				p.line("%s", line)
 			}
 		}
+		mdRows(p, &a.Data)
 	}
 	return p.err
+}
+
+func mdResultRows(items []report.AnalysisItem) [][]string {
+	var rows [][]string
+	for _, it := range items {
+		exp, ratio, wire := "no expectation", "", ""
+		if e := it.Expectation; e != nil {
+			exp = fmt.Sprintf("%s %s", num(e.Value), e.Unit)
+			ratio = fmt.Sprintf("%.3f", *it.Ratio)
+		}
+		if it.Wire != nil {
+			wire = fmt.Sprintf("%.1f %%", it.Wire.Fraction*100)
+		}
+		rows = append(rows, []string{fmt.Sprintf("%s (%s)", it.Subject, it.Metric), num(it.Value) + " " + it.Unit, exp, ratio, wire, strings.ToUpper(it.Verdict)})
+	}
+	return rows
+}
+
+// mdRows folds the measured rows of each NCCL table and perftest run into a
+// <details> block, so a thread shows the verdict first and the numbers on demand.
+func mdRows(p *printer, d *report.AnalysisData) {
+	for _, t := range d.NCCLTables {
+		rows := make([][]string, len(t.Rows))
+		for i, r := range t.Rows {
+			rows[i] = append([]string{results.HumanSize(r.SizeBytes), fmt.Sprint(r.Count), r.Type, r.RedOp}, append(mdTiming(r.OOP), mdTiming(r.IP)...)...)
+		}
+		p.details(fmt.Sprintf("%s: %d size%s, %d ranks", collectiveName(t.Collective), len(t.Rows), plural(len(t.Rows)), t.Ranks),
+			[]string{"size", "+count", "type", "redop", "+time µs", "+algbw GB/s", "+busbw GB/s", "+#wrong", "+in-place time µs", "+algbw GB/s", "+busbw GB/s", "+#wrong"}, rows)
+	}
+	for _, r := range d.Perftest {
+		name := "ib_" + r.Verb + "_" + r.Kind
+		if r.Device != "" {
+			name += " on " + r.Device
+		}
+		if len(r.BW) > 0 {
+			rows := make([][]string, len(r.BW))
+			for i, b := range r.BW {
+				rows[i] = []string{fmt.Sprint(b.Bytes), fmt.Sprint(b.Iterations), num(b.PeakGbps), num(b.AvgGbps), optNum(b.MsgRateMpps)}
+			}
+			p.details(fmt.Sprintf("%s: %d row%s", name, len(rows), plural(len(rows))),
+				[]string{"+bytes", "+iterations", "+BW peak Gb/s", "+BW average Gb/s", "+MsgRate Mpps"}, rows)
+		}
+		if len(r.Lat) > 0 {
+			rows := make([][]string, len(r.Lat))
+			for i, l := range r.Lat {
+				rows[i] = []string{fmt.Sprint(l.Bytes), fmt.Sprint(l.Iterations), optNum(l.MinUS), optNum(l.MaxUS), optNum(l.TypicalUS), optNum(l.AvgUS), optNum(l.StdevUS), optNum(l.P99US), optNum(l.P999US)}
+			}
+			p.details(fmt.Sprintf("%s: %d row%s", name, len(rows), plural(len(rows))),
+				[]string{"+bytes", "+iterations", "+t_min µs", "+t_max µs", "+t_typical µs", "+t_avg µs", "+t_stdev µs", "+99% µs", "+99.9% µs"}, rows)
+		}
+	}
+}
+
+// details writes a collapsible Markdown table.
+func (p *printer) details(summary string, header []string, rows [][]string) {
+	p.line("")
+	p.line("<details><summary>%s</summary>", htmlEscapeText(summary))
+	p.line("")
+	if p.err == nil {
+		p.err = mdTable(p.w, header, rows)
+	}
+	p.line("</details>")
+}
+
+func mdTiming(t results.Timing) []string {
+	wrong := "N/A"
+	if t.WrongErrs != nil {
+		wrong = fmt.Sprint(*t.WrongErrs)
+	}
+	return []string{optNum(t.TimeUS), optNum(t.AlgBWGBs), optNum(t.BusBWGBs), wrong}
+}
+
+// optNum prints an optional value as num does, "N/A" when absent.
+func optNum(v *float64) string {
+	if v == nil {
+		return "N/A"
+	}
+	return num(*v)
+}
+
+func collectiveName(c string) string {
+	if c == "" {
+		return "unknown collective"
+	}
+	return c
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 func mdItem(p *printer, it *report.AnalysisItem) {
