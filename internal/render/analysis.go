@@ -235,11 +235,9 @@ func mdRows(p *printer, d *report.AnalysisData) {
 		p.details(fmt.Sprintf("%s: %d size%s, %d ranks", collectiveName(t.Collective), len(t.Rows), plural(len(t.Rows)), t.Ranks),
 			[]string{"size", "+count", "type", "redop", "+time µs", "+algbw GB/s", "+busbw GB/s", "+#wrong", "+in-place time µs", "+algbw GB/s", "+busbw GB/s", "+#wrong"}, rows)
 	}
-	for _, r := range d.Perftest {
-		name := "ib_" + r.Verb + "_" + r.Kind
-		if r.Device != "" {
-			name += " on " + r.Device
-		}
+	for i := range d.Perftest {
+		r := &d.Perftest[i]
+		name := perftestSubject(r)
 		if len(r.BW) > 0 {
 			rows := make([][]string, len(r.BW))
 			for i, b := range r.BW {
