@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
@@ -186,7 +187,7 @@ var gpuThrottle = Check{
 		return eachGPU(n, func(g facts.GPU) Finding {
 			var hw []string
 			for _, r := range g.ThrottleReasons {
-				if contains(throttleHW, r) {
+				if slices.Contains(throttleHW, r) {
 					hw = append(hw, r)
 				}
 			}
@@ -207,7 +208,7 @@ var gpuPeermem = Check{
 	Profiles: []Profile{ProfileGPU}, Needs: []string{facts.SrcModules},
 	Applies: onlyIf(func(n *facts.Node) bool { return hasGPUs(n) && hasRDMA(n) }, "no GPU with an RDMA NIC beside it"),
 	Run: func(n *facts.Node) []Finding {
-		if loadedWord(n, "nvidia_peermem") == "loaded" {
+		if slices.Contains(n.Modules, "nvidia_peermem") {
 			return []Finding{ok("node", "nvidia_peermem loaded")}
 		}
 		return []Finding{{Severity: Warn, Subject: "node", Observed: "nvidia_peermem not loaded", Expected: "nvidia_peermem loaded (or DMA-BUF GPUDirect with an open kernel driver)",

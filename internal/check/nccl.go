@@ -1,6 +1,7 @@
 package check
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
@@ -113,7 +114,7 @@ var ncclIBHCA = Check{
 		}
 		var skipped []string
 		for _, a := range activeRDMA(n) {
-			if !contains(used, a) {
+			if !slices.Contains(used, a) {
 				skipped = append(skipped, a)
 			}
 		}
@@ -139,13 +140,4 @@ func activeRDMA(n *facts.Node) []string {
 		}
 	}
 	return out
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

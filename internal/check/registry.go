@@ -1,6 +1,10 @@
 package check
 
-import "github.com/sparkrig/sparkrig/internal/facts"
+import (
+	"slices"
+
+	"github.com/sparkrig/sparkrig/internal/facts"
+)
 
 // Check is one audit rule.
 type Check struct {
@@ -92,15 +96,7 @@ func Run(n *facts.Node, p Profile) ([]Finding, []Skipped) {
 }
 
 func inProfile(c Check, p Profile) bool {
-	if len(c.Profiles) == 0 {
-		return true
-	}
-	for _, q := range c.Profiles {
-		if q == p {
-			return true
-		}
-	}
-	return false
+	return len(c.Profiles) == 0 || slices.Contains(c.Profiles, p)
 }
 
 // notEvaluated returns the finding of a check whose evidence is missing.

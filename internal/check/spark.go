@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
@@ -573,10 +574,8 @@ var sparkGPUDirect = Check{
 }
 
 func loadedWord(n *facts.Node, mod string) string {
-	for _, m := range n.Modules {
-		if m == mod {
-			return "loaded"
-		}
+	if slices.Contains(n.Modules, mod) {
+		return "loaded"
 	}
 	return "not loaded"
 }
