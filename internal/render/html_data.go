@@ -127,13 +127,17 @@ func itemVerdicts(it *report.AnalysisItem) []string {
 }
 
 // perftestRails gives one bar per bandwidth run with a device, with the
-// expectation of its judged item when there is one.
+// expectation of its judged item when there is one. The bench command puts
+// the rails before an item's subject ("rocep1s0f1: ib_write_bw on ..."), so
+// the subject is matched at its end.
 func perftestRails(a *report.AnalysisResult, label string) []railResult {
-	exp := map[string]float64{}
-	for _, it := range a.Items {
-		if e := it.Expectation; e != nil {
-			exp[it.Subject] = toGBs(e.Value, e.Unit) * 8
+	expected := func(subject string) float64 {
+		for _, it := range a.Items {
+			if e := it.Expectation; e != nil && (it.Subject == subject || strings.HasSuffix(it.Subject, ": "+subject)) {
+				return toGBs(e.Value, e.Unit) * 8
+			}
 		}
+		return 0
 	}
 	var out []railResult
 	for i := range a.Data.Perftest {
@@ -146,7 +150,7 @@ func perftestRails(a *report.AnalysisResult, label string) []railResult {
 		if rail == "" {
 			rail = "ib_" + p.Verb + "_bw"
 		}
-		out = append(out, railResult{Run: label, Rail: rail, Gbps: g, ExpectedGbps: exp[perftestSubject(p)]})
+		out = append(out, railResult{Run: label, Rail: rail, Gbps: g, ExpectedGbps: expected(perftestSubject(p))})
 	}
 	return out
 }
