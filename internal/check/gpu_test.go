@@ -40,6 +40,13 @@ func TestGPUChecksOnChangedH200(t *testing.T) {
 		{"Xid 13", func(n *facts.Node) {
 			n.KernelLog.XIDs = []facts.XID{{Code: 13, Line: "NVRM: Xid (PCI:0000:18:00): 13, Graphics SM Warp Exception"}}
 		}, []string{"gpu.xid warn kernel log"}},
+		{"RDMA NIC without nvidia_peermem", func(n *facts.Node) {
+			n.RDMA = []facts.RDMADev{{Name: "mlx5_0", Ports: []facts.RDMAPort{{Num: 1, State: "ACTIVE", RateGbps: 400}}}}
+		}, []string{"gpu.peermem warn node"}},
+		{"RDMA NIC with nvidia_peermem", func(n *facts.Node) {
+			n.RDMA = []facts.RDMADev{{Name: "mlx5_0", Ports: []facts.RDMAPort{{Num: 1, State: "ACTIVE", RateGbps: 400}}}}
+			n.Modules = append(n.Modules, "nvidia_peermem")
+		}, []string{}},
 		{"THP never", func(n *facts.Node) { n.Memory.THP = "never" }, []string{"os.thp warn memory"}},
 		{"swap with swappiness 60", func(n *facts.Node) { n.Memory.SwapTotalBytes = u(8 << 30) }, []string{"os.swap warn memory"}},
 		{"swap, swappiness not captured", func(n *facts.Node) {
