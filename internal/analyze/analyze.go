@@ -57,7 +57,8 @@ func Reader(name string, r io.Reader, opt Options) report.AnalysisResult {
 
 // Parse detects the format (unless forced) and parses the input.
 func Parse(r io.Reader, format string) (Parsed, error) {
-	// the line reader reuses this buffer (same size), so the input is copied once
+	// once the peeked bytes are used, the line reader's reads are at least
+	// this buffer's size and bufio hands them to r directly: no second copy
 	br := bufio.NewReaderSize(r, results.ReadBufferSize)
 	sample, err := br.Peek(sampleSize)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {

@@ -30,9 +30,10 @@ type LineReader struct {
 	read       int64
 }
 
-// ReadBufferSize is the smallest read the LineReader makes once its buffer
-// has grown; a *bufio.Reader of this size passed to NewLineReader hands
-// such reads straight to the underlying reader, without a copy.
+// ReadBufferSize is the least the LineReader asks for in one read once its
+// buffer has grown (unless a longer line is pending); a *bufio.Reader of
+// this size passed to NewLineReader hands such reads straight to the
+// reader under it, without a copy.
 const ReadBufferSize = 256 << 10
 
 const (
