@@ -2,6 +2,7 @@ package check
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,6 +23,7 @@ func h200(t *testing.T) *facts.Node {
 
 func TestGPUChecksOnChangedH200(t *testing.T) {
 	u := func(v uint64) *uint64 { return &v }
+	ip := func(v int) *int { return &v }
 	tests := []struct {
 		name   string
 		change func(n *facts.Node)
@@ -47,6 +49,20 @@ func TestGPUChecksOnChangedH200(t *testing.T) {
 			n.RDMA = []facts.RDMADev{{Name: "mlx5_0", Ports: []facts.RDMAPort{{Num: 1, State: "ACTIVE", RateGbps: 400}}}}
 			n.Modules = append(n.Modules, "nvidia_peermem")
 		}, []string{}},
+		{"NIC on a socket without GPU", func(n *facts.Node) {
+			n.CPU.NUMANodes = 2
+			n.GPUs[0].NUMANode, n.GPUs[1].NUMANode = ip(0), ip(0)
+			n.RDMA = []facts.RDMADev{{Name: "mlx5_0", PCIAddr: "0000:c1:00.0", Ports: []facts.RDMAPort{{Num: 1, State: "ACTIVE", RateGbps: 400}}}}
+			n.PCI = append(n.PCI, facts.PCIFunc{Addr: "0000:c1:00.0", NUMANode: ip(1)})
+			n.Modules = append(n.Modules, "nvidia_peermem")
+		}, []string{"numa.locality warn mlx5_0"}},
+		{"RDMA port below its sibling", func(n *facts.Node) {
+			n.RDMA = []facts.RDMADev{
+				{Name: "mlx5_0", BoardID: "MT_0000000838", Ports: []facts.RDMAPort{{Num: 1, State: "ACTIVE", RateGbps: 400}}},
+				{Name: "mlx5_1", BoardID: "MT_0000000838", Ports: []facts.RDMAPort{{Num: 1, State: "ACTIVE", RateGbps: 200}}},
+			}
+			n.Modules = append(n.Modules, "nvidia_peermem")
+		}, []string{"rdma.ports warn mlx5_1/1"}},
 		{"THP never", func(n *facts.Node) { n.Memory.THP = "never" }, []string{"os.thp warn memory"}},
 		{"swap with swappiness 60", func(n *facts.Node) { n.Memory.SwapTotalBytes = u(8 << 30) }, []string{"os.swap warn memory"}},
 		{"swap, swappiness not captured", func(n *facts.Node) {
@@ -94,4 +110,10 @@ func TestNCCLListMatching(t *testing.T) {
 	if !ncclMatches("enp1s0f1", "enp1s0f1np1", false) || ncclMatches("enp1s0f1", "enp1s0f1np1", true) {
 		t.Error("prefix vs exact matching")
 	}
+}
+
+func sortedStrings(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }
