@@ -57,15 +57,22 @@ Use - to read standard input.
 }
 
 func (o *analyzeOptions) validate() error {
-	switch {
-	case !slices.Contains(render.Formats, o.format):
+	if !slices.Contains(render.Formats, o.format) {
 		return exitf(ExitUnknown, "analyze: unknown --format %q (want one of %s)", o.format, strings.Join(render.Formats, ", "))
-	case o.inputFormat != "" && !slices.Contains(analyze.Formats, o.inputFormat):
-		return exitf(ExitUnknown, "analyze: unknown --input-format %q (want one of %s)", o.inputFormat, strings.Join(analyze.Formats, ", "))
-	case o.platform != "" && !slices.Contains(expect.Platforms, o.platform):
-		return exitf(ExitUnknown, "analyze: unknown --platform %q (want one of %s)", o.platform, strings.Join(expect.Platforms, ", "))
-	case o.topology != "" && !slices.Contains(expect.Topologies, o.topology):
-		return exitf(ExitUnknown, "analyze: unknown --topology %q (want one of %s)", o.topology, strings.Join(expect.Topologies, ", "))
+	}
+	return validateJudging("analyze", analyze.Options{InputFormat: o.inputFormat, Platform: o.platform, Topology: o.topology})
+}
+
+// validateJudging checks the flags that say how raw benchmark outputs are
+// read and judged (analyze, report).
+func validateJudging(cmd string, o analyze.Options) error {
+	switch {
+	case o.InputFormat != "" && !slices.Contains(analyze.Formats, o.InputFormat):
+		return exitf(ExitUnknown, "%s: unknown --input-format %q (want one of %s)", cmd, o.InputFormat, strings.Join(analyze.Formats, ", "))
+	case o.Platform != "" && !slices.Contains(expect.Platforms, o.Platform):
+		return exitf(ExitUnknown, "%s: unknown --platform %q (want one of %s)", cmd, o.Platform, strings.Join(expect.Platforms, ", "))
+	case o.Topology != "" && !slices.Contains(expect.Topologies, o.Topology):
+		return exitf(ExitUnknown, "%s: unknown --topology %q (want one of %s)", cmd, o.Topology, strings.Join(expect.Topologies, ", "))
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -55,8 +56,11 @@ the others are still rendered.`,
 }
 
 func runReport(env *Env, o *reportOptions, inputs []string) error {
-	if !containsFormat(o.Format) {
+	if !slices.Contains(render.Formats, o.Format) {
 		return exitf(ExitUnknown, "report: unknown format %q (want one of %s)", o.Format, strings.Join(render.Formats, ", "))
+	}
+	if err := validateJudging("report", o.Analyze); err != nil {
+		return err
 	}
 	r := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version,
 		Command: "report", GeneratedAt: env.Now().UTC(), Hosts: []report.Host{}}
@@ -76,15 +80,6 @@ func runReport(env *Env, o *reportOptions, inputs []string) error {
 		return statusError(ExitUnknown)
 	}
 	return statusError(statusExit(r.Status))
-}
-
-func containsFormat(f string) bool {
-	for _, x := range render.Formats {
-		if x == f {
-			return true
-		}
-	}
-	return false
 }
 
 // writeReport renders to a temporary file next to out and renames it, so a
