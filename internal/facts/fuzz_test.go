@@ -101,3 +101,39 @@ func FuzzParseMeminfoAndLimits(f *testing.F) {
 		parseINI(b)
 	})
 }
+
+func FuzzParseIPAddrJSON(f *testing.F) {
+	f.Add(readTestdata(f, "ip-j-addr.vm.json"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		nds, err := parseIPAddrJSON(b)
+		if err != nil && nds != nil {
+			t.Fatal("interfaces returned with an error")
+		}
+		for _, nd := range nds {
+			if nd.Addrs == nil {
+				t.Fatalf("%q has nil addresses", nd.Name)
+			}
+			for _, a := range nd.Addrs {
+				if !strings.Contains(a.CIDR, "/") {
+					t.Fatalf("%q: address %q without prefix length", nd.Name, a.CIDR)
+				}
+			}
+		}
+	})
+}
+
+// FuzzCompareVersions checks that the order is antisymmetric and reflexive
+// for any pair of strings, versions or not.
+func FuzzCompareVersions(f *testing.F) {
+	f.Add("2.27.7", "2.28.3")
+	f.Add("2.28.9", "2.28")
+	f.Add("24.04", "24.04")
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if x, y := CompareVersions(a, b), CompareVersions(b, a); x != -y {
+			t.Fatalf("CompareVersions(%q, %q) = %d but reversed %d", a, b, x, y)
+		}
+		if c := CompareVersions(a, a); c != 0 {
+			t.Fatalf("CompareVersions(%q, itself) = %d", a, c)
+		}
+	})
+}
