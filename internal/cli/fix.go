@@ -236,13 +236,19 @@ func observeHosts(ctx context.Context, ts []fix.SSH, limit time.Duration) ([]fix
 	var bad []string
 	for i, err := range errs {
 		if err != nil {
-			bad = append(bad, fmt.Sprintf("%s: %v", ts[i].Host, err))
+			bad = append(bad, ts[i].Host+": "+withoutHost(ts[i].Host, err))
 		}
 	}
 	if len(bad) > 0 {
 		return nil, exitf(ExitUnknown, "fix: cannot read every node, so no plan:\n  %s", strings.Join(bad, "\n  "))
 	}
 	return nodes, nil
+}
+
+// withoutHost is err's text less a leading "host: ", which SSH errors
+// carry, for lines that name the host already.
+func withoutHost(host string, err error) string {
+	return strings.TrimPrefix(err.Error(), host+": ")
 }
 
 // snapshotNodes reads captured snapshots. Files a snapshot does not hold
@@ -325,7 +331,7 @@ func fixRollback(ctx context.Context, env *Env, ts []fix.SSH) error {
 		dir, err := fix.Rollback(cctx, t)
 		cancel()
 		if err != nil {
-			fmt.Fprintf(env.Stdout, "%s: not rolled back: %v\n", t.Host, err)
+			fmt.Fprintf(env.Stdout, "%s: not rolled back: %s\n", t.Host, withoutHost(t.Host, err))
 			code = ExitUnknown
 			continue
 		}

@@ -78,6 +78,8 @@ func TestFixBadInput(t *testing.T) {
 		{[]string{"fix", "--plan", "--apply", "--hosts", "a"}, "sparkrig: fix: choose one of --plan, --apply, --rollback\n"},
 		{[]string{"fix", "--apply", "--snapshot", "x.tar.gz"}, "sparkrig: fix: --apply and --rollback work over SSH: give --hosts\n"},
 		{[]string{"fix", "--snapshot", "/nonexistent.tar.gz"}, "sparkrig: fix: /nonexistent.tar.gz: stat /nonexistent.tar.gz: no such file or directory\n"},
+		// Nothing listens on port 1: the host is named once, not twice.
+		{[]string{"fix", "--hosts", "127.0.0.1:1", "--ssh-config", os.DevNull}, "sparkrig: fix: cannot read every node, so no plan:\n  127.0.0.1:1: unreachable: dial tcp 127.0.0.1:1: connect: connection refused\n"},
 	}
 	for _, tt := range tests {
 		code, _, errOut := runMain(t, tt.args...)
