@@ -161,7 +161,11 @@ func (l *NCCLLog) Observe(line []byte) bool {
 }
 
 func (l *NCCLLog) host(prefix []byte) {
-	// "host:pid:tid [dev] " precedes the tag.
+	// "host:pid:tid [dev] " precedes the tag; most lines come from the
+	// host of the line before, which lastHost (no ':' in it) tells at once
+	if n := len(l.lastHost); len(prefix) > n && prefix[n] == ':' && bytes.Equal(prefix[:n], l.lastHost) {
+		return
+	}
 	c := bytes.IndexByte(prefix, ':')
 	if c <= 0 {
 		return
