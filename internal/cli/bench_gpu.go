@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/gpu"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
@@ -424,12 +425,27 @@ func writeCopies(w io.Writer, res []gpu.CopyResult, in gpu.Info) {
 	fmt.Fprintf(w, "%-9s %-10s %8s %6s %10s\n", "test", "src->dst", "size", "iters", "GB/s")
 	for _, r := range res {
 		fmt.Fprintf(w, "%-9s %-10s %8s %6d %10.2f", r.Name, endpoint(r.Src)+"->"+endpoint(r.Dst), gpu.HumanBytes(r.Bytes), r.Iters, r.GBs)
-		if r.Name == "d2d" && in.Devices[r.Src].Integrated {
-			// A copy reads and writes: DRAM traffic is twice the copy rate.
-			fmt.Fprintf(w, "   DRAM traffic %.0f GB/s = %.0f%% of the 273 GB/s LPDDR5X peak", 2*r.GBs, 2*r.GBs/273*100)
+		if r.Name == "d2d" {
+			if wire, ok := memoryWire(in.Devices[r.Src]); ok {
+				// A copy reads and writes: DRAM traffic is twice the copy rate.
+				fmt.Fprintf(w, "   DRAM traffic %.0f GB/s = %.0f%% of the %g %s %s peak", 2*r.GBs, 2*r.GBs/wire.Value*100, wire.Value, wire.Unit, wire.Name)
+			}
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// memoryWire is the unified memory bandwidth a GB10 device-to-device copy is
+// set against, from the expectations file.
+func memoryWire(d gpu.Device) (expect.Wire, bool) {
+	if !d.Integrated || !strings.Contains(d.Name, "GB10") {
+		return expect.Wire{}, false
+	}
+	set, err := expect.Default()
+	if err != nil {
+		return expect.Wire{}, false
+	}
+	return set.Wire("dgx-spark", "memory")
 }
 
 func endpoint(d int) string {

@@ -105,3 +105,22 @@ func TestArchVerdict(t *testing.T) {
 		}
 	}
 }
+
+// A device-to-device copy on GB10 is set against the unified memory peak of
+// the expectations file; discrete GPUs get no such line. No GB10 was at hand:
+// the device and its 100 GB/s copy are stand-ins, not a measurement.
+func TestMemoryWireStandinGB10(t *testing.T) {
+	w, ok := memoryWire(gpu.Device{Name: "NVIDIA GB10", Integrated: true, Capability: "12.1"})
+	if !ok || w.Value != 273 || w.Unit != "GB/s" || w.Source != "DGX Spark memory bandwidth ~273 GB/s peak (seed 000)" {
+		t.Errorf("GB10: %+v %v", w, ok)
+	}
+	if _, ok := memoryWire(gpu.Device{Name: "NVIDIA H200", Capability: "9.0"}); ok {
+		t.Error("H200 got a unified memory wire")
+	}
+	var b bytes.Buffer
+	writeCopies(&b, []gpu.CopyResult{{Name: "d2d", Src: 0, Dst: 0, Bytes: 1 << 30, Iters: 20, GBs: 100}, {Name: "h2d", Src: -1, Dst: 0, Bytes: 1 << 30, Iters: 20, GBs: 50}},
+		gpu.Info{Devices: []gpu.Device{{Name: "NVIDIA GB10", Integrated: true}}})
+	if want := "d2d       gpu0->gpu0       1G     20     100.00   DRAM traffic 200 GB/s = 73% of the 273 GB/s GB10 LPDDR5X unified memory peak\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("copies:\n%s\nwant line %q", b.String(), want)
+	}
+}
