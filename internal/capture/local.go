@@ -152,6 +152,7 @@ func globDir(glob string) string {
 	return d
 }
 
+// kindOf is the manifest kind of a Files entry's items (local and script capture).
 func kindOf(p Path) string {
 	if p.Link {
 		return snapshot.KindLink

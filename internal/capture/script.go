@@ -55,7 +55,7 @@ func buildScript(files []Path, cmds []Command) string {
 			fmt.Fprintf(&b, "heads %s\n", shWord(p.Glob))
 			continue
 		}
-		fmt.Fprintf(&b, "each %s %s %s\n", fn, shWord(p.Glob), shWord(kindOfPath(p)))
+		fmt.Fprintf(&b, "each %s %s %s\n", fn, shWord(p.Glob), shWord(kindOf(p)))
 	}
 	b.WriteString("wait\n")
 	for i, c := range cmds {
@@ -67,13 +67,6 @@ func buildScript(files []Path, cmds []Command) string {
 	}
 	b.WriteString("end\n")
 	return b.String()
-}
-
-func kindOfPath(p Path) string {
-	if p.Link {
-		return snapshot.KindLink
-	}
-	return snapshot.KindFile
 }
 
 // writeScriptCommand emits the background run of one command (one per
