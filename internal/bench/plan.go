@@ -69,6 +69,9 @@ type Plan struct {
 	// Refusals are reasons not to run at all (a GPU busy, memory short);
 	// --force overrides the ones that allow it.
 	Refusals []Refusal `json:"refusals,omitempty"`
+	// MemFraction is the most of a node's free memory one test may take;
+	// NCCL steps check it again when they start.
+	MemFraction float64 `json:"mem_fraction,omitempty"`
 }
 
 // Options are what the user chose.
@@ -140,7 +143,7 @@ func NewPlan(nodes []*facts.Node, o Options) (*Plan, error) {
 	if len(nodes) == 0 {
 		return nil, fmt.Errorf("no hosts")
 	}
-	p := &Plan{Kinds: o.Kinds, Topology: o.Topology}
+	p := &Plan{Kinds: o.Kinds, Topology: o.Topology, MemFraction: o.MemFraction}
 	for _, n := range nodes {
 		p.Hosts = append(p.Hosts, n.Host)
 	}

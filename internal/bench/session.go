@@ -32,6 +32,8 @@ type Session struct {
 	Progress func(Event)
 	// Tool is the program's version, recorded in the document.
 	ToolVersion string
+	// Force runs NCCL steps even when a GPU process started since the plan.
+	Force bool
 }
 
 // Run checks the tools, runs every step (skipping those whose tool is
@@ -64,7 +66,7 @@ func (s *Session) Run(ctx context.Context) *Record {
 		case why != "":
 			res = skipped(st, StatusSkipped, why)
 		default:
-			res = s.Exec.Run(ctx, st)
+			res = s.runStep(ctx, st)
 		}
 		parsed, an := Judge(res, jc, s.Set)
 		rec.Bench.Steps = append(rec.Bench.Steps, StepRecord{StepResult: res, Parsed: parsed})
@@ -77,6 +79,22 @@ func (s *Session) Run(ctx context.Context) *Record {
 	rec.Bench.Interrupted = ctx.Err() != nil
 	rec.Status = Status(rec)
 	return rec
+}
+
+// runStep runs one step; an NCCL step first looks at the nodes again, as
+// the plan's facts may be minutes old by the time it allocates.
+func (s *Session) runStep(ctx context.Context, st Step) StepResult {
+	if st.Kind != KindNCCL {
+		return s.Exec.Run(ctx, st)
+	}
+	st, note, why := Recheck(st, s.Nodes, readLive(ctx, s.Exec.T, s.Nodes), s.Plan.MemFraction, s.Force)
+	if note != nil {
+		s.Plan.note(*note)
+	}
+	if why != "" {
+		return skipped(st, StatusSkipped, why)
+	}
+	return s.Exec.Run(ctx, st)
 }
 
 func skipped(st Step, status, why string) StepResult {

@@ -38,7 +38,8 @@ func session(t *testing.T, nodes []*facts.Node, o Options) *Session {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	return &Session{Exec: &Executor{T: Local{}, RunDir: filepath.Join(dir, "run"), Grace: time.Second}, Nodes: nodes, Plan: p, Set: set}
+	x := &Executor{T: standinHosts{nodes: nodes}, RunDir: filepath.Join(dir, "run"), Grace: time.Second}
+	return &Session{Exec: x, Nodes: nodes, Plan: p, Set: set}
 }
 
 func judged(rec *Record) map[string]string {

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/fixture"
 )
 
@@ -55,6 +57,41 @@ func standinMain(tool string, args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, "standin: unknown tool", tool)
 	return 2
+}
+
+// standinHosts runs commands here for stand-in hosts, and answers the
+// live check (free memory, GPU processes) as each node would: from its
+// entry in live, or from its facts, never from this machine.
+type standinHosts struct {
+	Local
+	nodes []*facts.Node
+	live  map[string]Live
+}
+
+func (s standinHosts) Exec(ctx context.Context, host, script string, stdin io.Reader, stdout, stderr io.Writer) error {
+	if script != liveScript {
+		return s.Local.Exec(ctx, host, script, stdin, stdout, stderr)
+	}
+	l, ok := s.live[host]
+	for _, n := range s.nodes {
+		if n.Host == host && !ok {
+			l = Live{AvailableBytes: n.Memory.AvailableBytes}
+			procs := 0
+			for _, g := range n.GPUs {
+				procs += g.Processes
+			}
+			l.GPUProcesses = &procs
+		}
+	}
+	avail, procs := "", "-"
+	if l.AvailableBytes != nil {
+		avail = fmt.Sprint(*l.AvailableBytes >> 10)
+	}
+	if l.GPUProcesses != nil {
+		procs = fmt.Sprint(*l.GPUProcesses)
+	}
+	_, err := fmt.Fprintf(stdout, "%s\n%s\n", avail, procs)
+	return err
 }
 
 // trace records how the stand-in was started, for the tests to assert.

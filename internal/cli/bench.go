@@ -70,8 +70,8 @@ expectation:
 
 Safety: message sizes are capped so a test takes at most --mem-fraction of the free
 memory of any node (MemAvailable on unified memory); a GPU already running a process
-stops the run unless --force; --dry-run prints every command per host with its
-environment and runs nothing. Every process started on a node is stopped on success,
+stops the run unless --force. Both are read again as each NCCL test starts. --dry-run
+prints every command per host with its environment and runs nothing. Every process started on a node is stopped on success,
 failure, timeout and Ctrl-C.
 
 Each run is written as one JSON document to --results (plan, facts summary,
@@ -331,7 +331,7 @@ func (o *benchOptions) execute(ctx context.Context, env *Env, t bench.Transport,
 			return exitf(ExitUnknown, "bench: %v", err)
 		}
 	}
-	s := &bench.Session{Exec: x, Nodes: nodes, Plan: plan, Set: set, Args: os.Args[1:], Now: env.Now, ToolVersion: Version}
+	s := &bench.Session{Exec: x, Nodes: nodes, Plan: plan, Set: set, Args: os.Args[1:], Now: env.Now, ToolVersion: Version, Force: o.force}
 	if env.StdoutTTY {
 		s.Progress = progress(env.Stderr)
 	}
