@@ -16,7 +16,7 @@ import (
 // ("enp1s0f1np1=192.168.100.10/24@9000"; no cidr: unaddressed).
 func node(host string, netdevs ...string) *facts.Node {
 	n := &facts.Node{Host: host, Sysctls: map[string]string{}, NCCL: facts.NCCL{ConfFile: map[string]string{}, Env: map[string]string{}},
-		Sources: map[string]facts.SourceStatus{facts.SrcSysctl: {Status: "ok"}, facts.SrcIPAddr: {Status: "ok"}}}
+		Sources: map[string]facts.SourceStatus{facts.SrcSysctl: {Status: "ok"}, facts.SrcIPAddr: {Status: "ok"}, facts.SrcEnv: {Status: "ok"}, facts.SrcNCCLConf: {Status: "missing"}}}
 	for _, spec := range netdevs {
 		name, rest, _ := strings.Cut(spec, "=")
 		cidrs, mtu, _ := strings.Cut(rest, "@")
@@ -213,6 +213,28 @@ func TestIBHCAOrder(t *testing.T) {
 	nodes[1].NCCL.Env["NCCL_IB_HCA"] = nodes[0].NCCL.Env["NCCL_IB_HCA"]
 	if got := notOK(Analyze(nodes).Findings); len(got) != 0 {
 		t.Errorf("same order flagged: %q", got)
+	}
+}
+
+func TestNCCLSettingsCompareOnlyNodesThatWereRead(t *testing.T) {
+	nodes := ring()
+	nodes[0].NCCL.ConfFile["NCCL_SOCKET_IFNAME"] = "enp1s0f1np1"
+	nodes[1].NCCL.ConfFile["NCCL_SOCKET_IFNAME"] = "enp1s0f1np1"
+	nodes[2].NCCL.Env["NCCL_SOCKET_IFNAME"] = "enP7s7"
+	for _, n := range nodes {
+		n.Sources[facts.SrcNCCLConf] = facts.SourceStatus{Status: "ok"}
+	}
+	want := []string{"warn cluster.nccl-env-mismatch NCCL_SOCKET_IFNAME: spark-03: enP7s7; the other 2 of 3: enp1s0f1np1"}
+	if diff := cmp.Diff(want, notOK(Analyze(nodes).Findings)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	// spark-03's settings could not be read: it is left out, not taken as
+	// unset, and the other two agree.
+	delete(nodes[2].NCCL.Env, "NCCL_SOCKET_IFNAME")
+	nodes[2].Sources[facts.SrcEnv] = facts.SourceStatus{Status: "error"}
+	nodes[2].NCCL.Env["NCCL_IB_HCA"] = "rocep1s0f1"
+	if got := notOK(Analyze(nodes).Findings); len(got) != 0 {
+		t.Errorf("a node whose NCCL settings were not read counted: %q", got)
 	}
 }
 

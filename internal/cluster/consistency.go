@@ -166,7 +166,7 @@ func aspects(nodes []*facts.Node) []aspect {
 		as = append(as, aspect{id: "cluster.nccl-env-mismatch", subject: k, title: "same NCCL setting on every node", sev: check.Warn,
 			why: "ranks configured differently negotiate different transports or fail to connect", fix: fmt.Sprintf("set %s identically on every node (the job's environment or /etc/nccl.conf)", k),
 			source: "NVIDIA DGX Spark playbooks (NCCL environment)",
-			value:  func(n *facts.Node) (string, bool) { return ncclSettings(n)[k], true }})
+			value:  func(n *facts.Node) (string, bool) { return ncclSettings(n)[k], ncclKnown(n) }})
 	}
 	for _, dev := range dataNetDevNames(nodes) {
 		as = append(as, aspect{id: "cluster.mtu-inconsistent", subject: dev, title: "same MTU on this netdev on every node", sev: check.Warn,
@@ -189,6 +189,14 @@ func ncclSettings(n *facts.Node) map[string]string {
 		}
 	}
 	return m
+}
+
+// ncclKnown reports whether the node's NCCL settings were read: its
+// environment, and /etc/nccl.conf read or known to be absent. A node whose
+// sources failed is left out of the comparison instead of counting as unset.
+func ncclKnown(n *facts.Node) bool {
+	st := n.Sources[facts.SrcNCCLConf].Status
+	return n.Has(facts.SrcEnv) && (st == "ok" || st == "missing")
 }
 
 func unionKeys(nodes []*facts.Node, f func(*facts.Node) map[string]string) []string {

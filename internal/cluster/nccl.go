@@ -22,12 +22,15 @@ func hcaList(v string) []string {
 }
 
 // ibHCAOrder checks that NCCL_IB_HCA lists the same devices in the same
-// order on every node that sets it (or on none).
+// order on every node that sets it (or on none), over the nodes whose NCCL
+// settings were read.
 func ibHCAOrder(nodes []*facts.Node) []check.Finding {
 	var hosts, values []string
 	for _, n := range nodes {
-		hosts = append(hosts, n.Host)
-		values = append(values, strings.Join(hcaList(ncclSettings(n)["NCCL_IB_HCA"]), ","))
+		if ncclKnown(n) {
+			hosts = append(hosts, n.Host)
+			values = append(values, strings.Join(hcaList(ncclSettings(n)["NCCL_IB_HCA"]), ","))
+		}
 	}
 	if len(hosts) < 2 {
 		return nil
