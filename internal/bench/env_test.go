@@ -142,10 +142,18 @@ func TestNCCLEnvBootstrapOverride(t *testing.T) {
 	nodes := healthyPair()
 	rails, _ := Rails(nodes, nil)
 	env, _ := NCCLEnv(nodes, dataRails(rails), EnvOptions{BootstrapIf: "enP7s7"})
-	for _, v := range env {
-		if (v.Name == "NCCL_SOCKET_IFNAME" || v.Name == "OMPI_MCA_btl_tcp_if_include") && v.Value != "enP7s7" {
-			t.Errorf("%s=%s, want enP7s7", v.Name, v.Value)
-		}
+	want := []Var{
+		{"NCCL_SOCKET_IFNAME", "enP7s7"},
+		{"NCCL_IB_HCA", "rocep1s0f1,roceP2p1s0f1"},
+		{"NCCL_IB_GID_INDEX", "3"},
+		{"UCX_NET_DEVICES", "rocep1s0f1:1,roceP2p1s0f1:1"},
+		{"OMPI_MCA_btl_tcp_if_include", "enP7s7"},
+		{"OMPI_MCA_oob_tcp_if_include", "enP7s7"},
+		{"NCCL_DEBUG", "INFO"},
+		{"NCCL_DEBUG_SUBSYS", "INIT,NET"},
+	}
+	if d := cmp.Diff(want, env); d != "" {
+		t.Errorf("env (-want +got):\n%s", d)
 	}
 }
 
