@@ -57,13 +57,10 @@ func strconvItoa(n int) string {
 
 // speedString writes a link speed the way ethtool users say it: 200G, 100G, 10G.
 func speedString(mbps int) string {
-	switch {
-	case mbps <= 0:
+	if mbps <= 0 {
 		return "?"
-	case mbps%1000 == 0:
-		return fmt.Sprintf("%dG", mbps/1000)
 	}
-	return fmt.Sprintf("%dM", mbps)
+	return speedShort(mbps)
 }
 
 // pairString writes one value when both ends agree, else "a/b".

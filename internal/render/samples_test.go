@@ -11,22 +11,12 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/analyze"
 	"github.com/sparkrig/sparkrig/internal/report"
-	"github.com/sparkrig/sparkrig/internal/results"
 )
 
 // verbatim returns the program output of a fixture: the text between its
 // "=== BEGIN VERBATIM ===" and "=== END VERBATIM ===" lines (all blocks).
 func verbatim(t testing.TB, name string) []byte {
 	return fixture.Verbatim(fixture.Read(t, filepath.Join("testdata", name)))
-}
-
-func ncclTables(t testing.TB, name string) []results.NCCLTable {
-	t.Helper()
-	out, err := results.ParseNCCLTests(bytes.NewReader(verbatim(t, name)))
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	return out.Tables
 }
 
 // analysedSamples runs the real outputs through the analyze stage, as
