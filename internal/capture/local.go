@@ -105,14 +105,19 @@ func expandCommands(cmds []Command, netdevs []string) []run {
 			continue
 		}
 		for _, nd := range netdevs {
-			argv := make([]string, len(c.Argv))
-			for i, a := range c.Argv {
-				argv[i] = strings.ReplaceAll(a, "{netdev}", nd)
-			}
-			out = append(out, run{Command: c, id: c.ID + "." + nd, argv: argv})
+			out = append(out, run{Command: c, id: c.ID + "." + nd, argv: c.argvFor(nd)})
 		}
 	}
 	return out
+}
+
+// argvFor is an EachNetdev command's argv for one interface.
+func (c Command) argvFor(netdev string) []string {
+	argv := make([]string, len(c.Argv))
+	for i, a := range c.Argv {
+		argv[i] = strings.ReplaceAll(a, "{netdev}", netdev)
+	}
+	return argv
 }
 
 // capturePath reads one Files entry into s.

@@ -516,11 +516,7 @@ func scriptArgv(id string) []string {
 			return c.Argv
 		}
 		if nd, ok := strings.CutPrefix(id, c.ID+"."); ok && c.Each == EachNetdev {
-			argv := make([]string, len(c.Argv))
-			for i, a := range c.Argv {
-				argv[i] = strings.ReplaceAll(a, "{netdev}", nd)
-			}
-			return argv
+			return c.argvFor(nd)
 		}
 	}
 	return nil
