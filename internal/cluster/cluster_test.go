@@ -289,6 +289,18 @@ func FuzzParsePing(f *testing.F) {
 	})
 }
 
+func TestPingScriptQuotesNetDevs(t *testing.T) {
+	nodes := pair()
+	nodes[0].NetDevs[0].Name = "en$(reboot)"
+	ts := PingPlan(Analyze(nodes).Segments)["spark-01"]
+	got := strings.SplitN(PingScript(ts), "\n", 5)[3]
+	want := `( ping -n -M do -s 8972 -c 3 -i 0.2 -W 1 -I 'en$(reboot)' 192.168.100.11 > "$T/0" 2>&1; r=$?; echo $r > "$T/0.rc"; ` +
+		`if [ $r -ne 0 ]; then ping -n -M do -s 1472 -c 1 -W 1 -I 'en$(reboot)' 192.168.100.11 > "$T/0.s" 2>&1; echo $? > "$T/0.src"; fi ) &`
+	if got != want {
+		t.Errorf("probe line:\n got %s\nwant %s", got, want)
+	}
+}
+
 func TestPingMeshFindings(t *testing.T) {
 	nodes := pair()
 	nodes[1].NetDevs[0].MTU = 1500

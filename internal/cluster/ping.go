@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/remote"
 )
 
 // The active mesh: from each node, ping every peer address on each rail
@@ -55,9 +56,11 @@ func PingScript(ts []PingTarget) string {
 	var b strings.Builder
 	b.WriteString("T=$(mktemp -d) || exit 97\ntrap 'rm -rf \"$T\"' EXIT\nexport LC_ALL=C\n")
 	for i, t := range ts {
+		// A netdev name may hold any character but '/', ':' and blanks.
+		dev := remote.ShellQuote(t.From.NetDev)
 		fmt.Fprintf(&b, "( ping -n -M do -s %d -c %d -i 0.2 -W 1 -I %s %s > \"$T/%d\" 2>&1; r=$?; echo $r > \"$T/%d.rc\"; "+
 			"if [ $r -ne 0 ]; then ping -n -M do -s 1472 -c 1 -W 1 -I %s %s > \"$T/%d.s\" 2>&1; echo $? > \"$T/%d.src\"; fi ) &\n",
-			t.Size(), PingCount, t.From.NetDev, t.To.Addr.Addr(), i, i, t.From.NetDev, t.To.Addr.Addr(), i, i)
+			t.Size(), PingCount, dev, t.To.Addr.Addr(), i, i, dev, t.To.Addr.Addr(), i, i)
 	}
 	b.WriteString("wait\n")
 	for i := range ts {
