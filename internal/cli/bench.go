@@ -215,8 +215,13 @@ func (o *benchOptions) planOptions(kinds []string) (bench.Options, error) {
 	if o.memFraction <= 0 || o.memFraction > 0.9 {
 		return bench.Options{}, exitf(ExitUnknown, "bench: --mem-fraction %.2f: want more than 0 and at most 0.9", o.memFraction)
 	}
-	if o.streams < 1 || o.streams > 128 || o.qps < 1 || o.duration < time.Second {
-		return bench.Options{}, exitf(ExitUnknown, "bench: --streams 1..128, --qps ≥ 1 and --duration ≥ 1s")
+	switch {
+	case o.streams < 1 || o.streams > 128:
+		return bench.Options{}, exitf(ExitUnknown, "bench: --streams %d: want 1 to 128", o.streams)
+	case o.qps < 1:
+		return bench.Options{}, exitf(ExitUnknown, "bench: --qps %d: want 1 or more", o.qps)
+	case o.duration < time.Second:
+		return bench.Options{}, exitf(ExitUnknown, "bench: --duration %s: want 1s or more", o.duration)
 	}
 	runDir := "/tmp/sparkrig-bench-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	return bench.Options{Kinds: kinds, Tools: o.tools, Duration: o.duration, Streams: o.streams, QPs: o.qps,

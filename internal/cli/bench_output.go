@@ -121,6 +121,9 @@ driver versions, rails, addresses).`,
 }
 
 func runBenchCompare(env *Env, a, b, format string) error {
+	if format != "text" && format != "json" {
+		return exitf(ExitUnknown, "bench compare: unknown --format %q (want text or json)", format)
+	}
 	ra, err := loadRecord(a)
 	if err != nil {
 		return err
