@@ -145,7 +145,7 @@ func perftestRails(a *report.AnalysisResult, label string) []railResult {
 		if p.Kind != "bw" || len(p.BW) == 0 {
 			continue
 		}
-		g, _ := p.BestAvgGbps()
+		g, _ := p.SteadyAvgGbps() // the value the analysis judged
 		rail := p.Device
 		if rail == "" {
 			rail = "ib_" + p.Verb + "_bw"

@@ -226,7 +226,7 @@ func promBench(p *promWriter, runs []ncclRun, rails []railResult) {
 	sort.Strings(names)
 	for _, n := range names {
 		r := lastRail[n]
-		p.add("sparkrig_rdma_bandwidth_bytes_per_second", "Last measured RDMA write bandwidth on one rail (device), in bytes per second.", math.Round(r.Gbps*1e9/8), "device", n)
+		p.add("sparkrig_rdma_bandwidth_bytes_per_second", "Last measured RDMA bandwidth (perftest BW average, as judged) on one rail (device), in bytes per second.", math.Round(r.Gbps*1e9/8), "device", n)
 		if r.ExpectedGbps > 0 {
 			p.add("sparkrig_rdma_bandwidth_expected_bytes_per_second", "RDMA bandwidth expected on one rail, in bytes per second.", math.Round(r.ExpectedGbps*1e9/8), "device", n)
 		}
