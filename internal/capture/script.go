@@ -83,13 +83,14 @@ func writeScriptCommand(b *strings.Builder, i int, c Command) {
 			argv[j] = strings.ReplaceAll(argv[j], "{netdev}", `'"$d"'`)
 		}
 	}
-	post := fmt.Sprintf(" %s %d", shWord(c.Filter), c.Tail)
-	line := fmt.Sprintf("run %s %d%s %s &\n", "%s", int(timeout.Seconds()+0.5), post, strings.Join(argv, " "))
+	run := func(id string) string {
+		return fmt.Sprintf("run %s %d %s %d %s &", id, int(timeout.Seconds()+0.5), shWord(c.Filter), c.Tail, strings.Join(argv, " "))
+	}
 	if c.Each == EachNetdev {
-		fmt.Fprintf(b, "for d in $NETDEVS; do "+strings.TrimSuffix(line, "\n")+" done\n", fmt.Sprintf("%d.$d", i))
+		fmt.Fprintf(b, "for d in $NETDEVS; do %s done\n", run(fmt.Sprintf("%d.$d", i)))
 		return
 	}
-	fmt.Fprintf(b, line, strconv.Itoa(i))
+	fmt.Fprintf(b, "%s\n", run(strconv.Itoa(i)))
 }
 
 // shWord quotes s as one sh word.

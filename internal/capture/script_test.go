@@ -114,6 +114,7 @@ func TestScriptRecordsFilterTailTimeoutAndMissing(t *testing.T) {
 		{ID: "fails", Argv: []string{"sh", "-c", "echo out; echo err >&2; exit 4"}},
 		{ID: "slow", Argv: []string{"sleep", "30"}, Timeout: time.Second},
 		{ID: "absent", Argv: []string{"no-such-tool-sparkrig"}},
+		{ID: "percent", Argv: []string{"printf", `%s-%d\n`, "x", "5"}},
 	}
 	out := runScript(t, buildScript([]Path{{Glob: "/no/such/*/glob"}, {Glob: "/no/such/file"}}, cmds))
 	s, err := ReadScriptOutput(bytes.NewReader(out), ScriptMeta{Host: "h"})
@@ -134,6 +135,7 @@ func TestScriptRecordsFilterTailTimeoutAndMissing(t *testing.T) {
 		"fails":           "ok||out\n|err\n",
 		"slow":            "error|timed out after 1s||",
 		"absent":          "missing|no-such-tool-sparkrig not found||",
+		"percent":         "ok||x-5\n|",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
