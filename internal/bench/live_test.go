@@ -92,3 +92,13 @@ func TestRecheckBeforeNCCL(t *testing.T) {
 		}
 	}
 }
+
+func TestHaveTool(t *testing.T) {
+	ctx := context.Background()
+	if !HaveTool(ctx, Local{}, "localhost", "sh") {
+		t.Error("sh not found")
+	}
+	if HaveTool(ctx, Local{}, "localhost", "/nonexistent/all_gather_perf") {
+		t.Error("a missing path found")
+	}
+}

@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"context"
 	"path"
 	"strings"
+	"time"
 )
 
 // Tools says where the benchmark programs live on the nodes. Empty fields
@@ -47,4 +49,21 @@ func HowToGet(tool string) string {
 		return "build nccl-tests on every node (git clone https://github.com/NVIDIA/nccl-tests && make -C nccl-tests MPI=1 MPI_HOME=/usr/lib/$(uname -m)-linux-gnu/openmpi CUDA_HOME=/usr/local/cuda), then pass --nccl-tests nccl-tests/build"
 	}
 	return "install " + tool
+}
+
+// NCCLJSONSupported asks the nccl-tests build on host whether it has -J
+// (2.17.3 and later list --output_file in their help).
+func NCCLJSONSupported(ctx context.Context, t Transport, host string, tools Tools) bool {
+	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	out, err := run(cctx, t, host, shQuote(tools.Path("all_reduce_perf"))+" -h 2>&1 | grep -q output_file && echo yes")
+	return err == nil && strings.TrimSpace(out) == "yes"
+}
+
+// HaveTool reports whether host finds tool (a name on PATH or a path).
+func HaveTool(ctx context.Context, t Transport, host, tool string) bool {
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := run(cctx, t, host, "command -v "+shQuote(tool)+" >/dev/null")
+	return err == nil
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
-	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
@@ -152,8 +151,8 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 		return exitf(ExitUnknown, "bench: %s is named twice", dup)
 	}
 	if slices.Contains(kinds, bench.KindNCCL) {
-		opts.NCCLJSON = ncclJSONSupported(ctx, t, nodes[0].Host, opts.Tools)
-		if len(nodes) == 1 && o.isLocal() && !haveTool(ctx, t, nodes[0].Host, opts.Tools.Path(opts.Collectives[0]+"_perf")) {
+		opts.NCCLJSON = bench.NCCLJSONSupported(ctx, t, nodes[0].Host, opts.Tools)
+		if len(nodes) == 1 && o.isLocal() && !bench.HaveTool(ctx, t, nodes[0].Host, opts.Tools.Path(opts.Collectives[0]+"_perf")) {
 			// No nccl-tests here: run the collectives through this node's own NCCL.
 			if self, err := os.Executable(); err == nil {
 				opts.NativeNCCL = self
@@ -286,22 +285,6 @@ func duplicateHost(nodes []*facts.Node) string {
 		seen[n.Host] = true
 	}
 	return ""
-}
-
-// ncclJSONSupported asks the nccl-tests build whether it has -J (2.17.3+).
-func ncclJSONSupported(ctx context.Context, t bench.Transport, host string, tools bench.Tools) bool {
-	var out strings.Builder
-	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	script := remote.ShellQuote(tools.Path("all_reduce_perf")) + " -h 2>&1 | grep -q output_file && echo yes"
-	err := t.Exec(cctx, host, script, nil, &out, io.Discard)
-	return err == nil && strings.TrimSpace(out.String()) == "yes"
-}
-
-func haveTool(ctx context.Context, t bench.Transport, host, tool string) bool {
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	return t.Exec(cctx, host, "command -v "+remote.ShellQuote(tool)+" >/dev/null", nil, io.Discard, io.Discard) == nil
 }
 
 // refuse stops a run the plan says must not happen.
