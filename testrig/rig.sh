@@ -9,4 +9,7 @@
 # tears the rig down when the test ends.
 set -eu
 cd "$(dirname "$0")/.."
-exec go run ./internal/testrig/rigctl "$@"
+bin=$(mktemp "${TMPDIR:-/tmp}/rigctl.XXXXXX")
+trap 'rm -f "$bin"' EXIT
+go build -o "$bin" ./internal/testrig/rigctl
+"$bin" "$@"
