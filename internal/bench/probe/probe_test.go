@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"math"
 	"net"
 	"testing"
 	"time"
@@ -19,6 +20,9 @@ func TestProbeLoopback(t *testing.T) {
 	}
 	if res.Streams != 3 || len(res.StreamGbps) != 3 || res.Bytes == 0 || res.Gbps <= 0 {
 		t.Errorf("throughput result %+v", res)
+	}
+	if want := float64(res.Bytes) * 8 / (res.DurationS * 1e9); math.Abs(res.Gbps-want) > want*1e-6 {
+		t.Errorf("%.6f Gb/s from %d bytes in %.6f s, want %.6f", res.Gbps, res.Bytes, res.DurationS, want)
 	}
 	if res.DurationS < 0.25 || res.DurationS > 5 {
 		t.Errorf("duration %.3f s, want about 0.3 s", res.DurationS)
@@ -64,4 +68,14 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("accepted %q", data)
 		}
 	})
+}
+
+func TestSummarise(t *testing.T) {
+	got := summarise([]float64{5, 1, 3, 2, 4})
+	if want := (RTT{Samples: 5, Min: 1, Avg: 3, P50: 3, P99: 5, Max: 5}); got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if got := summarise(nil); got != (RTT{}) {
+		t.Errorf("no samples: %+v", got)
+	}
 }
