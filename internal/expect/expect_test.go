@@ -75,3 +75,23 @@ func TestWireAndVersion(t *testing.T) {
 		t.Error("version compare")
 	}
 }
+
+// Wire limits that follow from a line rate are that rate: a NIC's Gb/s / 8,
+// PCIe's GT/s × 16 lanes × 128/130 encoding / 8 (to the 0.05 GB/s the file keeps).
+func TestWireArithmetic(t *testing.T) {
+	s, _ := Default()
+	for applies, want := range map[string]float64{
+		"nic-100": 100.0 / 8, "nic-200": 200.0 / 8, "nic-400": 400.0 / 8,
+		"pcie-gen3": 8 * 16 * 128 / 130.0 / 8, "pcie-gen4": 16 * 16 * 128 / 130.0 / 8, "pcie-gen5": 32 * 16 * 128 / 130.0 / 8,
+	} {
+		w, ok := s.Wire("any", applies)
+		if !ok || w.Unit != "GB/s" || w.Value < want-0.05 || w.Value > want+0.05 {
+			t.Errorf("%s: %+v, want %.3f GB/s", applies, w, want)
+		}
+	}
+	for _, w := range s.Wires {
+		if len(w.Source) < 15 {
+			t.Errorf("%s: source %q does not say where the number comes from", w.ID, w.Source)
+		}
+	}
+}
