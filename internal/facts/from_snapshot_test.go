@@ -98,3 +98,24 @@ func TestFromSnapshotSilentJournal(t *testing.T) {
 		t.Errorf("kernel log %+v", st)
 	}
 }
+
+// Without nvidia-smi the driver version still comes from the kernel module
+// (the real /proc/driver/nvidia/version of the H200 tree), and nvidia-smi is
+// recorded as missing.
+func TestFromSnapshotDriverWithoutNvidiaSMI(t *testing.T) {
+	h200, err := snapshot.Read("../../testdata/nodes/gpu-h200x2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, ok := h200.File("/proc/driver/nvidia/version")
+	if !ok {
+		t.Fatal("the H200 tree lacks /proc/driver/nvidia/version")
+	}
+	s := snapshot.New("n1")
+	s.AddFile("/proc/driver/nvidia/version", version)
+	s.AddCmd(snapshot.Item{Name: "nvidia-smi-q", Status: snapshot.StatusMissing, Error: "nvidia-smi not found"}, nil, nil)
+	n := FromSnapshot(s)
+	if n.Driver.Version != "580.159.04" || len(n.GPUs) != 0 || n.Has(SrcNvidiaSMI) {
+		t.Errorf("driver %+v, %d GPUs, nvidia-smi %+v", n.Driver, len(n.GPUs), n.Sources[SrcNvidiaSMI])
+	}
+}
