@@ -131,8 +131,9 @@ func stepUses(st Step, tool string) bool {
 	return false
 }
 
-// Status is the run's overall verdict: the worst step, "unknown" when a
-// step could not run, "critical" when nothing at all was measured.
+// Status is the run's overall verdict: the worst step's, where a step that
+// could not run counts as "unknown" (below "critical"); "unknown" too when
+// the plan has no step at all.
 func Status(r *Record) string {
 	status := report.VerdictOK
 	rank := map[string]int{report.VerdictOK: 0, report.VerdictNone: 0, report.VerdictWarning: 1, report.VerdictUnknown: 2, report.VerdictCritical: 3}
