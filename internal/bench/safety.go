@@ -100,7 +100,9 @@ func human(b uint64) string {
 	return fmt.Sprintf("%d B", b)
 }
 
-// SizeString writes a byte count the way nccl-tests reads -b/-e: "16G", "32M".
+// SizeString writes a byte count the way nccl-tests reads -b/-e: "16G",
+// "32M", plain bytes otherwise. Not results.HumanSize, which writes "1T" and
+// "100 B": nccl-tests takes neither as an argument.
 func SizeString(b int64) string {
 	switch {
 	case b >= 1<<30 && b%(1<<30) == 0:
