@@ -55,7 +55,7 @@ func addRemoteFlags(fs *pflag.FlagSet, o *remoteOptions) {
 	fs.StringArrayVar(&o.hosts, "hosts", nil, "nodes to capture over SSH: names, ssh_config aliases, [user@]host[:port], pdsh ranges (spark-[01-04]); comma-separated, repeatable")
 	fs.StringVar(&o.hostfile, "hostfile", "", "file of nodes: an MPI hostfile (host slots=N) or one host per line, # comments")
 	fs.StringVar(&o.sshConfig, "ssh-config", "", "OpenSSH client config instead of ~/.ssh/config and /etc/ssh/ssh_config (like ssh -F)")
-	fs.StringVar(&o.user, "ssh-user", "", "remote user, overriding ssh_config")
+	fs.StringVar(&o.user, "ssh-user", "", "remote user, overriding ssh_config (jump hosts keep theirs)")
 	fs.StringArrayVar(&o.identities, "identity", nil, "private key file to offer, overriding ssh_config IdentityFile (repeatable; ssh-agent keys are used too)")
 	fs.StringArrayVar(&o.knownHosts, "known-hosts", nil, "known_hosts file instead of ssh_config's UserKnownHostsFile (repeatable)")
 	fs.BoolVar(&o.acceptNew, "accept-new-host-keys", false, "record unknown host keys in known_hosts (OpenSSH StrictHostKeyChecking=accept-new); changed keys are still refused")

@@ -30,7 +30,9 @@ type Options struct {
 	// AgentSock is the ssh-agent socket; "" means no agent. Callers pass
 	// $SSH_AUTH_SOCK.
 	AgentSock string
-	// User, Port and IdentityFiles override ssh_config when set.
+	// User, Port and IdentityFiles override ssh_config when set; User and
+	// Port apply to the hosts named, not to their jump hosts (as ssh -l and
+	// -p do not reach the hosts of -J).
 	User          string
 	Port          int
 	IdentityFiles []string
@@ -76,7 +78,7 @@ func Dial(ctx context.Context, host string, o Options) (*Client, error) {
 
 // Resolve returns how host would be reached, after ssh_config and overrides.
 func (d *Dialer) Resolve(host string) (Endpoint, error) {
-	e, err := d.conf.Resolve(host)
+	e, err := d.resolveJump(host)
 	if err != nil {
 		return e, err
 	}
@@ -85,6 +87,15 @@ func (d *Dialer) Resolve(host string) (Endpoint, error) {
 	}
 	if d.opt.Port != 0 {
 		e.Port = d.opt.Port
+	}
+	return e, nil
+}
+
+// resolveJump is Resolve without the User and Port overrides.
+func (d *Dialer) resolveJump(host string) (Endpoint, error) {
+	e, err := d.conf.Resolve(host)
+	if err != nil {
+		return e, err
 	}
 	if len(d.opt.IdentityFiles) > 0 {
 		e.IdentityFiles = d.opt.IdentityFiles
@@ -161,7 +172,7 @@ func (d *Dialer) route(e Endpoint, seen []string) ([]Endpoint, error) {
 			return nil, fmt.Errorf("ProxyJump loop or chain over %d hops: %s", maxJumps, strings.Join(append(seen, j), " → "))
 		}
 		seen = append(seen, j)
-		je, err := d.Resolve(j)
+		je, err := d.resolveJump(j)
 		if err != nil {
 			return nil, fmt.Errorf("jump host %s: %w", j, err)
 		}

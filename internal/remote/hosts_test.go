@@ -241,22 +241,26 @@ Host loop-b
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &Dialer{conf: NewSSHConfig("/home/u", "u", cfg)}
+	// --ssh-user and a port override reach the host named, not its jump hosts.
+	d := &Dialer{conf: NewSSHConfig("/home/u", "u", cfg), opt: Options{User: "root", Port: 2200}}
 	e, _ := d.Resolve("spark-01")
+	if e.User != "root" || e.Port != 2200 {
+		t.Errorf("spark-01 %s@%s", e.User, e.Addr())
+	}
 	hops, err := d.Route(e)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
 	for _, h := range hops {
-		got = append(got, fmt.Sprintf("%s %s", h.Name, h.Addr()))
+		got = append(got, fmt.Sprintf("%s %s@%s", h.Name, h.User, h.Addr()))
 		if h.ProxyJump != nil {
 			t.Errorf("%s keeps ProxyJump %v", h.Name, h.ProxyJump)
 		}
 	}
 	// Like OpenSSH: bastion first (gw's own ProxyJump), then gw, then
 	// inner-gw reached through gw, its own ProxyJump not used.
-	want := []string{"bastion bastion:2222", "gw gw.example.net:22", "inner-gw inner-gw:22"}
+	want := []string{"bastion u@bastion:2222", "gw u@gw.example.net:22", "inner-gw u@inner-gw:22"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("route (-want +got):\n%s", diff)
 	}
