@@ -126,3 +126,25 @@ func TestProfileOverride(t *testing.T) {
 		t.Errorf("%d absent CX-7 netdevs reported, want 4", absent)
 	}
 }
+
+// TestProfileWithoutNvidiaSMI: a GPU server whose nvidia-smi is missing is
+// still a gpu-server, says what it was detected from, and its GPU checks are
+// not evaluated rather than passed.
+func TestProfileWithoutNvidiaSMI(t *testing.T) {
+	n := h200(t)
+	n.GPUs = []facts.GPU{}
+	n.Driver.CUDAVersion = ""
+	n.Sources[facts.SrcNvidiaSMI] = facts.SourceStatus{Status: "missing", Detail: "nvidia-smi not found"}
+	p := DetectProfile(n)
+	fs, _ := Run(n, p)
+	if p != ProfileGPU || fs[0].Observed != "gpu-server (NVIDIA driver 580.159.04 loaded; nvidia-smi lists no GPU)" {
+		t.Errorf("profile %q: %q", p, fs[0].Observed)
+	}
+	n.Driver.Version = ""
+	if fs, _ := Run(n, DetectProfile(n)); fs[0].Observed != "gpu-server (an NVIDIA display function on PCI; nvidia-smi lists no GPU)" {
+		t.Errorf("profile from PCI: %q", fs[0].Observed)
+	}
+	if d := cmp.Diff([]string{"gpu.driver not-evaluated", "os.cpu-governor not-evaluated"}, problems(fs)); d != "" {
+		t.Errorf("problems (-want +got):\n%s", d)
+	}
+}

@@ -66,6 +66,10 @@ func profileFinding(n *facts.Node, p Profile) Finding {
 		obs += " (/etc/dgx-release: " + n.DGX.Name + ")"
 	case len(n.GPUs) > 0:
 		obs += fmt.Sprintf(" (%d NVIDIA GPU(s): %s)", len(n.GPUs), n.GPUs[0].Name)
+	case n.Driver.Version != "":
+		obs += " (NVIDIA driver " + n.Driver.Version + " loaded; nvidia-smi lists no GPU)"
+	case p == ProfileGPU:
+		obs += " (an NVIDIA display function on PCI; nvidia-smi lists no GPU)"
 	case p == ProfileNoGPU:
 		why := "nvidia-smi lists no GPU"
 		if st := n.Sources[facts.SrcNvidiaSMI]; st.Status != "ok" && st.Detail != "" {
