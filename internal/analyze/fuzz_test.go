@@ -1,0 +1,38 @@
+package analyze
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/report"
+)
+
+// FuzzReader runs the whole analysis (detect, parse, judge, diagnose) on
+// mutated real samples: any input gives a verdict or one error line, never a panic.
+func FuzzReader(f *testing.F) {
+	for _, name := range []string{
+		"nccl-tests/01_all_reduce_2node_efa_mpirun-tagged_nccl2.12.txt",
+		"nccl-tests/03_all_reduce_intranode_nvlink_vs_p2p-disabled.txt",
+		"nccl-tests/04_all_gather_16G_2x_dgx-spark_GB10_new-header.txt",
+		"nccl-logs/09_dgx-spark_nccl2.28.9_net-ib-2-twins_gdr-disabled_gid0-on-second-twin.txt",
+		"nccl-logs/03_net-socket_fallback_hpcx-ibext_p2p-ipc-read.txt",
+		"perftest/01_ib_write_bw_dgx-spark_run_infinitely_2rails.txt",
+		"perftest/03_ib_write_lat_dgx-spark_rdma_cm.txt",
+		"nvbandwidth/02_h2d_memcpy_sm_a100_full-run.txt",
+		"iperf3/01_iperf3-3.9_tcp_client_omit3.json",
+		"nccl-tests-json/01_all_gather_2.17.6-keys_spark-values.json",
+		"all_reduce_bench/01_all_reduce_bench_README_table.txt",
+	} {
+		f.Add(verbatim(f, name))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		a := Reader("fuzz", bytes.NewReader(in), Options{})
+		if a.Status == "" || strings.Contains(a.Error, "\n") {
+			t.Fatalf("status %q error %q", a.Status, a.Error)
+		}
+		if a.Error != "" && a.Status != report.VerdictUnknown {
+			t.Fatalf("error %q with status %s", a.Error, a.Status)
+		}
+	})
+}
