@@ -39,6 +39,7 @@ Formats are detected from the content (--input-format overrides):
   iperf3            iperf3 -J, client or server side
   nvbandwidth       nvbandwidth text output
   all_reduce_bench  the Markdown table of all_reduce_bench.py
+  sparkrig-json     sparkrig bench gpu collective --format json (or --json-file)
 
 Use - to read standard input.
 

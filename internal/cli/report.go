@@ -34,7 +34,8 @@ func newReportCmd(env *Env) *cobra.Command {
 
   doctor or bench JSON      sparkrig doctor --format json, sparkrig bench ... --format json
   snapshots                 a snapshot directory or .tar.gz: audited as sparkrig doctor would
-  raw benchmark outputs     nccl-tests, perftest, iperf3, nvbandwidth: parsed as sparkrig analyze would
+  raw benchmark outputs     nccl-tests (text or -J JSON), NCCL_DEBUG=INFO logs, perftest, iperf3 -J,
+                            nvbandwidth, sparkrig bench gpu JSON: parsed as sparkrig analyze would
 
 The HTML is one self-contained file: it makes no network request when opened.
 An input that cannot be read is named in the report and makes the exit status 3;
