@@ -313,3 +313,20 @@ func TestIperf3NearExpectationCauses(t *testing.T) {
 		t.Errorf("causes %v %q", got, it.Causes)
 	}
 }
+
+func TestOldNCCLFlag(t *testing.T) {
+	// the real Spark log as an NCCL 2.25.1 run would print it: older than the
+	// 2.28.3 the DGX Spark expectations name
+	in := strings.ReplaceAll(string(verbatim(t, "nccl-logs/09_dgx-spark_nccl2.28.9_net-ib-2-twins_gdr-disabled_gid0-on-second-twin.txt")),
+		"NCCL version 2.28.9+cuda13.0", "NCCL version 2.25.1+cuda12.8")
+	a := Reader("old", strings.NewReader(in), Options{})
+	var msgs []string
+	for _, f := range a.Flags {
+		if f.ID == "nccl.too-old" {
+			msgs = append(msgs, f.Message+" | "+f.Evidence)
+		}
+	}
+	if len(msgs) != 1 || msgs[0] != "NCCL 2.25.1+cuda12.8 is older than 2.28.3, the minimum for dgx-spark | NCCL version 2.25.1+cuda12.8" {
+		t.Errorf("flags %q", msgs)
+	}
+}

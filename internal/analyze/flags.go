@@ -63,7 +63,7 @@ func (a *analysis) flags(l *results.NCCLLog) {
 		a.flag(check.Warn, "nccl.p2p-refused", "NCCL could not enable GPU peer-to-peer and falls back to shared memory", fmt.Sprintf("'Could not enable P2P' x%d; transports %v", l.P2PRefused, kinds),
 			"check `nvidia-smi topo -m`, IOMMU/ACS settings, and that both GPUs are visible to one process", "NCCL INFO 'Could not enable P2P'")
 	}
-	if need := requiredNCCL[a.res.Platform]; need != "" && l.Version != "" && !expect.VersionAtLeast(l.Version, need) {
+	if need := a.set.NCCLMin(a.res.Platform); need != "" && l.Version != "" && !expect.VersionAtLeast(l.Version, need) {
 		a.flag(check.Warn, "nccl.too-old", fmt.Sprintf("NCCL %s is older than %s, the minimum for %s", l.Version, need, a.res.Platform), "NCCL version "+l.Version,
 			"install NCCL >= "+need+" (v2.28.9-1 for DGX Spark) and rebuild nccl-tests against it", "seed 000")
 	}

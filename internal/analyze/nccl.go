@@ -11,9 +11,6 @@ import (
 	"github.com/sparkrig/sparkrig/internal/results"
 )
 
-// requiredNCCL is the NCCL version a platform needs (seed 000 for DGX Spark).
-var requiredNCCL = map[string]string{"dgx-spark": "2.28.3"}
-
 func (a *analysis) nccl(o *results.NCCLOutput) {
 	log := &o.Log
 	if log.InfoLines > 0 || log.Version != "" || log.WarnCount > 0 {
@@ -30,7 +27,7 @@ func (a *analysis) nccl(o *results.NCCLOutput) {
 	if o.DroppedTables > 0 {
 		a.note("%d further tables were not kept (more than %d in one input)", o.DroppedTables, len(o.Tables))
 	}
-	if need := requiredNCCL[a.res.Platform]; need != "" && log.Version == "" {
+	if need := a.set.NCCLMin(a.res.Platform); need != "" && log.Version == "" {
 		for _, t := range o.Tables {
 			if t.NCCLVersion != "" && !expect.VersionAtLeast(t.NCCLVersion, need) {
 				a.flag(check.Warn, "nccl.too-old", fmt.Sprintf("NCCL %s is older than %s, the minimum for %s", t.NCCLVersion, need, a.res.Platform),
@@ -134,7 +131,7 @@ func (a *analysis) ncclItem(t *results.NCCLTable, log *results.NCCLLog) report.A
 		it.Notes = append(it.Notes, "the table ends without its footer: the output was cut or the run stopped early")
 	}
 	it.Causes = diagnose.Causes(diagnose.Input{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.NCCLBusBW,
-		Ratio: ratioOf(it), Verdict: it.Verdict, Table: t, Log: logOrNil(log), NCCLMin: requiredNCCL[a.res.Platform]})
+		Ratio: ratioOf(it), Verdict: it.Verdict, Table: t, Log: logOrNil(log), NCCLMin: a.set.NCCLMin(a.res.Platform)})
 	return it
 }
 

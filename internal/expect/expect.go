@@ -230,6 +230,18 @@ func (s Set) Wire(platform, applies string) (Wire, bool) {
 	return Wire{}, false
 }
 
+// NCCLMin is the newest nccl_min among a platform's expectations: the NCCL
+// release its numbers need ("" when none says).
+func (s Set) NCCLMin(platform string) string {
+	least := ""
+	for _, e := range s.Expectations {
+		if v := e.Conditions.NCCLMin; e.Platform == platform && v != "" && (least == "" || !VersionAtLeast(least, v)) {
+			least = v
+		}
+	}
+	return least
+}
+
 // VersionAtLeast compares dotted versions such as "2.28.9+cuda13.0" and
 // "2.28.3"; a build suffix after "+" is ignored.
 func VersionAtLeast(have, want string) bool {

@@ -95,3 +95,13 @@ func TestWireArithmetic(t *testing.T) {
 		}
 	}
 }
+
+func TestNCCLMin(t *testing.T) {
+	s, _ := Default()
+	if got := s.NCCLMin("dgx-spark"); got != "2.28.3" {
+		t.Errorf("dgx-spark: %q", got)
+	}
+	if got := s.NCCLMin("h100"); got != "" {
+		t.Errorf("h100: %q", got)
+	}
+}
