@@ -389,9 +389,9 @@ var sparkAddrPersisted = Check{
 					out = append(out, ok(name, a.String()+" from "+src))
 					continue
 				}
-				if d := n.Sources[facts.SrcNetConfig].Detail; strings.HasPrefix(d, facts.NetConfigPartial) {
+				if detail := n.Sources[facts.SrcNetConfig].Detail; strings.HasPrefix(detail, facts.NetConfigPartial) {
 					out = append(out, Finding{Severity: NotEvaluated, Subject: name,
-						Observed: a.String() + " is in no readable configuration; " + d, Expected: "the address in a netplan, NetworkManager or networkd file",
+						Observed: a.String() + " is in no readable configuration; " + detail, Expected: "the address in a netplan, NetworkManager or networkd file",
 						Why: "the files that might persist it could not be read", Fix: "run sparkrig doctor with sudo", Source: srcPlaybook})
 					continue
 				}
