@@ -48,13 +48,9 @@ func reportInputs(env *Env, r *report.Report, inputs []string, aopt analyze.Opti
 }
 
 func badInput(env *Env, r *report.Report, in string, err error) int {
-	msg := err.Error()
-	if pe, ok := err.(*os.PathError); ok {
-		msg = pe.Op + ": " + pe.Err.Error()
-	}
-	fmt.Fprintf(env.Stderr, "sparkrig: report: %s: %s\n", in, msg)
-	r.Analyses = append(r.Analyses, report.AnalysisResult{File: in, Status: report.VerdictUnknown, Error: msg,
-		Items: []report.AnalysisItem{}, Flags: []report.AnalysisFlag{}})
+	a := unreadable(in, err)
+	fmt.Fprintf(env.Stderr, "sparkrig: report: %s: %s\n", in, a.Error)
+	r.Analyses = append(r.Analyses, a)
 	return 1
 }
 
