@@ -169,6 +169,7 @@ func Build(nodes []Node, opt Options) (*Plan, error) {
 		}
 		p.Hosts = append(p.Hosts, hp)
 	}
+	attributeCluster(nodes, p)
 	return p, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
@@ -77,6 +78,54 @@ func attribute(n *facts.Node, hp *HostPlan) {
 		}
 		before = after
 	}
+}
+
+// attributeCluster adds to each host's netplan change the cluster findings
+// (links, cabling, MTU consistency) the planned rails make go away: those
+// about a link or netdev of that host, and those about no host in particular.
+func attributeCluster(nodes []Node, p *Plan) {
+	before := make([]*facts.Node, len(nodes))
+	after := make([]*facts.Node, len(nodes))
+	for i, n := range nodes {
+		before[i] = n.Facts
+		after[i] = cloneNode(n.Facts)
+		withRails(after[i], p.Hosts[i].Rails)
+	}
+	still := clusterFlagged(after)
+	var gone []check.Finding
+	for k, f := range clusterFlagged(before) {
+		if _, ok := still[k]; !ok {
+			gone = append(gone, f)
+		}
+	}
+	for i := range p.Hosts {
+		hp := &p.Hosts[i]
+		mine := map[string]check.Finding{}
+		for _, f := range gone {
+			if f.Host == hp.Host || strings.Contains(f.Subject, hp.Host+":") || f.Host == "" && !strings.Contains(f.Subject, ":") {
+				mine[f.ID+" "+f.Subject] = f
+			}
+		}
+		for j := range hp.Files {
+			if c := &hp.Files[j]; c.Path == NetplanPath && len(mine) > 0 {
+				c.Resolves = append(c.Resolves, resolved(mine, nil)...)
+				sort.Strings(c.Resolves)
+			}
+		}
+	}
+}
+
+// clusterFlagged runs the doctor's cluster checks and returns the findings
+// worse than ok, keyed "ID host subject".
+func clusterFlagged(nodes []*facts.Node) map[string]check.Finding {
+	out := map[string]check.Finding{}
+	for _, f := range cluster.Analyze(nodes).Findings {
+		switch f.Severity {
+		case check.Warn, check.Fail:
+			out[f.ID+" "+f.Host+" "+f.Subject] = f
+		}
+	}
+	return out
 }
 
 // withRails sets the rails' addresses and MTU as the netplan file would,
