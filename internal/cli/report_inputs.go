@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -54,7 +55,8 @@ func badInput(env *Env, r *report.Report, in string, err error) int {
 	return 1
 }
 
-// maxInputBytes bounds one input file: benchmark logs are megabytes at most.
+// maxInputBytes bounds a JSON input, which is read whole; raw benchmark
+// outputs stream through the analysis in constant memory, whatever their size.
 const maxInputBytes = 256 << 20
 
 // addFile reads a sparkrig JSON document (doctor, analyze, bench) or
@@ -65,26 +67,40 @@ func addFile(r *report.Report, path string, aopt analyze.Options) error {
 		return err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxInputBytes+1))
-	if err != nil {
-		return err
-	}
-	if len(data) > maxInputBytes {
-		return fmt.Errorf("larger than %d MiB", maxInputBytes>>20)
-	}
-	if doc, ok, err := sparkrigDocument(data); ok {
+	var in io.Reader
+	if br := bufio.NewReader(f); startsJSONObject(br) {
+		data, err := io.ReadAll(io.LimitReader(br, maxInputBytes+1))
 		if err != nil {
 			return err
 		}
-		mergeReport(r, doc)
-		return nil
+		if len(data) > maxInputBytes {
+			return fmt.Errorf("larger than %d MiB", maxInputBytes>>20)
+		}
+		if doc, ok, err := sparkrigDocument(data); ok {
+			if err != nil {
+				return err
+			}
+			mergeReport(r, doc)
+			return nil
+		}
+		in = bytes.NewReader(data)
+	} else {
+		in = br
 	}
-	a := analyze.Reader(path, bytes.NewReader(data), aopt)
+	a := analyze.Reader(path, in, aopt)
 	if a.Error != "" {
 		return fmt.Errorf("%s", a.Error)
 	}
 	r.Analyses = append(r.Analyses, a)
 	return nil
+}
+
+// startsJSONObject reports whether the first byte after white space (and a
+// byte-order mark) is '{', without consuming anything.
+func startsJSONObject(br *bufio.Reader) bool {
+	head, _ := br.Peek(4096)
+	t := bytes.TrimLeft(head, " \t\r\n\ufeff")
+	return len(t) > 0 && t[0] == '{'
 }
 
 // runStepSep joins a bench run's id and a step's id in an analysis' File; the
