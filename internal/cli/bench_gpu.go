@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -76,7 +77,7 @@ func openGPU(ctx context.Context, env *Env, o *gpuOptions) (*gpuSession, error) 
 	}
 	s := &gpuSession{}
 	in := gpu.SearchInput{Explicit: o.libDirs, LDLibraryPath: env.Getenv("LD_LIBRARY_PATH"),
-		CUDAHome: firstNonEmpty(env.Getenv("CUDA_HOME"), env.Getenv("CUDA_PATH")), StandardDirs: gpu.StandardDirs()}
+		CUDAHome: cmp.Or(env.Getenv("CUDA_HOME"), env.Getenv("CUDA_PATH")), StandardDirs: gpu.StandardDirs()}
 	if out, err := exec.CommandContext(ctx, "ldconfig", "-p").Output(); err == nil {
 		in.LDCache = gpu.ParseLDConfig(out, runtime.GOARCH)
 	} else if out, err := exec.CommandContext(ctx, "/sbin/ldconfig", "-p").Output(); err == nil {
@@ -103,15 +104,6 @@ func openGPU(ctx context.Context, env *Env, o *gpuOptions) (*gpuSession, error) 
 		return nil, exitf(ExitUnknown, "no CUDA device visible (CUDA_VISIBLE_DEVICES=%q)", env.Getenv("CUDA_VISIBLE_DEVICES"))
 	}
 	return s, nil
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, x := range s {
-		if x != "" {
-			return x
-		}
-	}
-	return ""
 }
 
 // memCap is the cap for device dev.
@@ -174,8 +166,8 @@ func newGPUInfoCmd(env *Env, o *gpuOptions) *cobra.Command {
 func writeInfo(w io.Writer, in gpu.Info, py *gpu.PythonEnv) {
 	fmt.Fprintf(w, "driver         %s (supports CUDA %s)\n", orDash(in.Driver), in.DriverCUDA)
 	fmt.Fprintf(w, "cuda runtime   %s  %s\n", in.Runtime, in.Libraries["cudart"])
-	fmt.Fprintf(w, "nccl           %s  %s\n", orDash(in.NCCL), firstNonEmpty(in.Libraries["nccl"], in.Missing["nccl"]))
-	fmt.Fprintf(w, "cublas         %s  %s\n", orDash(in.CUBLAS), firstNonEmpty(in.Libraries["cublas"], in.Missing["cublas"]))
+	fmt.Fprintf(w, "nccl           %s  %s\n", orDash(in.NCCL), cmp.Or(in.Libraries["nccl"], in.Missing["nccl"]))
+	fmt.Fprintf(w, "cublas         %s  %s\n", orDash(in.CUBLAS), cmp.Or(in.Libraries["cublas"], in.Missing["cublas"]))
 	for _, d := range in.Devices {
 		fmt.Fprintf(w, "gpu %d          %s  sm %s (%s)  %d SMs  %s  free %s of %s%s\n", d.Index, d.Name, d.Capability, d.SMArch(),
 			d.SMs, d.PCIBus, gpu.HumanBytes(int64(d.MemFreeBytes)), gpu.HumanBytes(int64(d.MemTotBytes)), map[bool]string{true: "  unified memory"}[d.Integrated])
@@ -522,7 +514,7 @@ func runGEMM(ctx context.Context, env *Env, g *gpuOptions, o gpu.GEMMOptions) er
 			return exitf(ExitUnknown, "bench gpu gemm --python: %v", err)
 		}
 		if py.GEMM == nil {
-			return exitf(ExitUnknown, "bench gpu gemm --python: torch ran no GEMM (%s)", firstNonEmpty(py.Error, "CUDA not available to torch"))
+			return exitf(ExitUnknown, "bench gpu gemm --python: torch ran no GEMM (%s)", cmp.Or(py.Error, "CUDA not available to torch"))
 		}
 		torch = py.GEMM
 	}
