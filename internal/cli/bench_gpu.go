@@ -323,7 +323,9 @@ func runCollective(ctx context.Context, env *Env, g *gpuOptions, o *collectiveOp
 		tables = []results.NCCLTable{}
 	}
 	if g.format == "json" && !quiet {
-		writeJSON(env.Stdout, tables)
+		if werr := writeJSON(env.Stdout, tables); werr != nil && err == nil {
+			err = werr
+		}
 	}
 	if o.jsonFile != "" && !quiet {
 		if werr := writeJSONFile(o.jsonFile, tables); werr != nil && err == nil {
@@ -395,7 +397,9 @@ func newGPUMemoryCmd(env *Env, g *gpuOptions) *cobra.Command {
 			}
 			res, err := s.stack.RunMemory(cmd.Context(), gpu.MemoryOptions{Bytes: n, Iters: iters, Devices: devs, Tests: strings.Split(tests, ",")})
 			if g.format == "json" {
-				writeJSON(env.Stdout, res)
+				if werr := writeJSON(env.Stdout, res); werr != nil && err == nil {
+					err = werr
+				}
 			} else {
 				writeCopies(env.Stdout, res, s.info)
 			}
