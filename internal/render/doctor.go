@@ -283,6 +283,9 @@ func mdHosts(w io.Writer, r *report.Report, opt Options) error {
 				return err
 			}
 		}
+		if err := mdWhy(w, h.Findings); err != nil {
+			return err
+		}
 		// Multi-line fixes (commands with file contents) keep their lines in a
 		// collapsible code block.
 		for i, f := range long {
@@ -292,6 +295,27 @@ func mdHosts(w io.Writer, r *report.Report, opt Options) error {
 		}
 	}
 	return nil
+}
+
+// mdWhy folds, for every problem (warn, fail, not evaluated), why it matters
+// and where the expectation comes from into one collapsible list.
+func mdWhy(w io.Writer, fs []check.Finding) error {
+	var b strings.Builder
+	for _, f := range fs {
+		if f.Severity.Rank() < check.NotEvaluated.Rank() || (f.Why == "" && f.Source == "") {
+			continue
+		}
+		fmt.Fprintf(&b, "- `%s` (%s): %s", f.ID, mdCell(f.Subject), mdCell(f.Why))
+		if f.Source != "" {
+			fmt.Fprintf(&b, " *Source:* %s", mdCell(f.Source))
+		}
+		b.WriteString("\n")
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "<details><summary>why these matter, and sources</summary>\n\n%s\n</details>\n\n", b.String())
+	return err
 }
 
 // oneLine joins a multi-line fix with " ⏎ " for a table cell.
