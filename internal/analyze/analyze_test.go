@@ -285,6 +285,15 @@ func TestSparkrigBenchGPUJSON(t *testing.T) {
 	if tb.Tool != "sparkrig" || tb.Collective != "all_reduce" || tb.Ranks != 2 || len(tb.Rows) != 14 || fmt.Sprintf("%.2f", tb.PeakBusBWGBs) != "348.51" || tb.PeakSize != 8<<30 {
 		t.Errorf("table: %s %s %d ranks, %d rows, peak %v at %d", tb.Tool, tb.Collective, tb.Ranks, len(tb.Rows), tb.PeakBusBWGBs, tb.PeakSize)
 	}
+	// the same document compacted (jq -c) is still recognised
+	var buf bytes.Buffer
+	raw, _ := os.ReadFile("../../testdata/gpu/sparkrig.bench-gpu-collective.all_reduce.h200x2.json")
+	if err := json.Compact(&buf, raw); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Detect(buf.Bytes()); got != FormatSparkrigJSON {
+		t.Errorf("compact JSON detected as %q (%v)", got, err)
+	}
 }
 
 func TestIperf3ReportedError(t *testing.T) {

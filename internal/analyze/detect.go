@@ -44,7 +44,7 @@ func Detect(sample []byte) (string, error) {
 			return FormatNCCLTestsJSON, nil
 		}
 		return "", ErrUnknown
-	case t[0] == '[' && bytes.Contains(t, []byte(`"tool": "sparkrig"`)) && bytes.Contains(t, []byte(`"collective"`)):
+	case t[0] == '[' && (bytes.Contains(t, []byte(`"tool": "sparkrig"`)) || bytes.Contains(t, []byte(`"tool":"sparkrig"`))) && bytes.Contains(t, []byte(`"collective"`)):
 		return FormatSparkrigJSON, nil
 	case bytes.Contains(t, []byte("nvbandwidth Version")) || bytes.Contains(t, []byte("bandwidth (GB/s)")) && bytes.Contains(t, []byte("Running ")):
 		return FormatNVBandwidth, nil
