@@ -20,8 +20,8 @@ type Input struct {
 	Topology string
 	// Measure is an expect measure name (nccl-busbw, rdma-bw, rdma-lat, tcp-bw...).
 	Measure string
-	// Ratio is measured/expected (for lower-is-better measures, expected/measured
-	// is not used: Ratio stays measured/expected); 0 when nothing was compared.
+	// Ratio is measured/expected, for lower-is-better measures too (a slow
+	// latency is above 1); 0 when nothing was compared.
 	Ratio    float64
 	Verdict  string
 	Table    *results.NCCLTable
