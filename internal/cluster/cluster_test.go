@@ -89,6 +89,38 @@ func TestHealthyPair(t *testing.T) {
 	}
 }
 
+// linkLocalPair is NVIDIA's link-local variant of the two-Spark setup: both
+// twins of port 1 with 169.254/16 addresses (values as avahi-autoipd picks them).
+func linkLocalPair() []*facts.Node {
+	return []*facts.Node{
+		node("spark-01", "enp1s0f1np1=169.254.37.12/16@9000", "enP2p1s0f1np1=169.254.201.7/16@9000"),
+		node("spark-02", "enp1s0f1np1=169.254.112.40/16@9000", "enP2p1s0f1np1=169.254.9.250/16@9000"),
+	}
+}
+
+func TestLinkLocalPairedByNetDevName(t *testing.T) {
+	a := Analyze(linkLocalPair())
+	if a.Topology != TwoNodesOneCable {
+		t.Errorf("topology %s", a.Topology)
+	}
+	var got []string
+	for _, l := range a.Links {
+		got = append(got, l.A.Host+":"+l.A.NetDev+"↔"+l.B.Host+":"+l.B.NetDev+" "+l.Subnet)
+	}
+	want := []string{"spark-01:enP2p1s0f1np1↔spark-02:enP2p1s0f1np1 169.254.0.0/16", "spark-01:enp1s0f1np1↔spark-02:enp1s0f1np1 169.254.0.0/16"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("links (-want +got):\n%s", diff)
+	}
+	if bad := notOK(a.Findings); len(bad) != 0 {
+		t.Errorf("findings: %q", bad)
+	}
+	for _, f := range a.Findings {
+		if f.ID == "cluster.link" && !strings.HasSuffix(f.Observed, "169.254.0.0/16; paired by netdev name (link-local addresses do not show which port faces which)") {
+			t.Errorf("%s does not say how it was paired: %s", f.Subject, f.Observed)
+		}
+	}
+}
+
 func TestMTUMismatchOnOneLink(t *testing.T) {
 	nodes := pair()
 	nodes[1].NetDevs[0].MTU = 1500

@@ -128,8 +128,11 @@ func directLink(s Segment, topo Topology) (report.Link, []check.Finding) {
 		add(f, fmt.Sprintf("port %d ↔ port %d", a.Port, b.Port))
 	}
 	if l.OK {
-		out = append(out, check.Finding{ID: "cluster.link", Severity: check.OK, Subject: subject, Title: "link ends agree",
-			Observed: fmt.Sprintf("MTU %d, %s, %s", a.MTU, speedOrUnknown(a.SpeedMbps), s.Subnet)})
+		obs := fmt.Sprintf("MTU %d, %s, %s", a.MTU, speedOrUnknown(a.SpeedMbps), s.Subnet)
+		if s.LinkLocal {
+			obs += "; paired by netdev name (link-local addresses do not show which port faces which)"
+		}
+		out = append(out, check.Finding{ID: "cluster.link", Severity: check.OK, Subject: subject, Title: "link ends agree", Observed: obs})
 	}
 	return l, out
 }
