@@ -77,9 +77,6 @@ func runReport(env *Env, o *reportOptions, inputs []string) error {
 	if out != "" && out != "-" {
 		fmt.Fprintf(env.Stderr, "wrote %s (%s)\n", out, reportSummary(r))
 	}
-	if bad > 0 {
-		return statusError(ExitUnknown)
-	}
 	return statusError(statusExit(r.Status))
 }
 
@@ -150,17 +147,11 @@ func mergeReport(r *report.Report, doc *report.Report) {
 	}
 }
 
-// mergedStatus is the worst of the findings, and unknown when an input could
-// not be read or a merged document said so.
+// mergedStatus follows the doctor's convention: critical, then warning (a
+// fail or warn finding, or an analysed result below or near its threshold),
+// then unknown when an input could not be read, a host was not audited or a
+// merged document said so, else ok.
 func mergedStatus(r *report.Report, bad bool) string {
-	if bad || r.Status == "unknown" {
-		return "unknown"
-	}
-	for _, h := range r.Hosts {
-		if h.Status != "" && h.Status != report.HostAudited {
-			return "unknown"
-		}
-	}
 	worst := "ok"
 	switch r.Worst() {
 	case check.Fail:
@@ -168,13 +159,23 @@ func mergedStatus(r *report.Report, bad bool) string {
 	case check.Warn:
 		worst = "warning"
 	}
-	// An analysed result below its threshold counts as the doctor's findings do.
 	for _, a := range r.Analyses {
 		switch a.Status {
 		case report.VerdictCritical:
 			return "critical"
 		case report.VerdictWarning:
 			worst = "warning"
+		}
+	}
+	if worst != "ok" {
+		return worst
+	}
+	if bad || r.Status == "unknown" {
+		return "unknown"
+	}
+	for _, h := range r.Hosts {
+		if h.Status != "" && h.Status != report.HostAudited {
+			return "unknown"
 		}
 	}
 	return worst
