@@ -409,3 +409,23 @@ func TestLineReaderLimitExact(t *testing.T) {
 		}
 	}
 }
+
+func TestInferRanksAtTwoRanks(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, tt := range []struct {
+		coll     string
+		alg, bus float64
+		want     int
+	}{
+		{"all_gather", 10.49, 5.24, 2}, // printed ratio 0.4995, a hair under 1/2
+		{"all_gather", 10.00, 5.00, 2},
+		{"all_reduce", 12.35, 12.34, 2}, // a hair under 1
+		{"all_reduce", 10.00, 15.00, 4},
+		{"all_gather", 10.00, 4.00, 0}, // no rank count gives 0.4
+	} {
+		tb := NCCLTable{Collective: tt.coll, Rows: []NCCLRow{{SizeBytes: 1 << 30, OOP: Timing{AlgBWGBs: f(tt.alg), BusBWGBs: f(tt.bus)}}}}
+		if got := InferRanks(&tb); got != tt.want {
+			t.Errorf("%s algbw %v busbw %v: %d ranks, want %d", tt.coll, tt.alg, tt.bus, got, tt.want)
+		}
+	}
+}
