@@ -39,9 +39,9 @@ func ParseLive(out string) Live {
 	return l
 }
 
-// readLive reads every node's Live state; a node that cannot be read keeps
+// ReadLive reads every node's Live state; a node that cannot be read keeps
 // what its facts say.
-func readLive(ctx context.Context, t Transport, nodes []*facts.Node) []Live {
+func ReadLive(ctx context.Context, t Transport, nodes []*facts.Node) []Live {
 	out := make([]Live, len(nodes))
 	for i, n := range nodes {
 		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
@@ -68,7 +68,7 @@ func Recheck(st Step, nodes []*facts.Node, live []Live, fraction float64, force 
 			c.Memory.AvailableBytes = l.AvailableBytes
 		}
 		if l := live[i]; l.GPUProcesses != nil && *l.GPUProcesses > 0 && !force {
-			busy = append(busy, fmt.Sprintf("%s: the GPUs now run %d process(es); stop them or pass --force", n.Host, *l.GPUProcesses))
+			busy = append(busy, fmt.Sprintf("%s: the GPUs now run %d compute process(es); stop them or pass --force", n.Host, *l.GPUProcesses))
 		}
 		now[i] = &c
 	}

@@ -83,7 +83,7 @@ func TestRecheckBeforeNCCL(t *testing.T) {
 		s.Force = force
 		s.Exec.T = standinHosts{nodes: s.Nodes, live: map[string]Live{"spark-1": {GPUProcesses: &one}}}
 		st := s.Run(context.Background()).Bench.Steps[0]
-		wantStatus, wantErr := StatusSkipped, "spark-1: the GPUs now run 1 process(es); stop them or pass --force"
+		wantStatus, wantErr := StatusSkipped, "spark-1: the GPUs now run 1 compute process(es); stop them or pass --force"
 		if force {
 			wantStatus, wantErr = StatusOK, ""
 		}
@@ -100,5 +100,30 @@ func TestHaveTool(t *testing.T) {
 	}
 	if HaveTool(ctx, Local{}, "localhost", "/nonexistent/all_gather_perf") {
 		t.Error("a missing path found")
+	}
+}
+
+// TestDesktopIsNotBusy: nvidia-smi -q lists a Spark's Xorg and gnome-shell
+// as GPU processes (graphics, type G), which the facts count. Read live,
+// only compute processes refuse the run.
+func TestDesktopIsNotBusy(t *testing.T) {
+	zero, one := 0, 1
+	for _, c := range []struct {
+		live []Live
+		want []Refusal
+	}{
+		{nil, []Refusal{{Host: "spark-1", Forceable: true, Reason: "GPU 0 (NVIDIA GB10) already runs 2 process(es); stop them or pass --force"}}},
+		{[]Live{{GPUProcesses: &zero}, {GPUProcesses: &zero}}, nil},
+		{[]Live{{GPUProcesses: &one}, {}}, []Refusal{{Host: "spark-1", Forceable: true, Reason: "the GPUs already run 1 compute process(es); stop them or pass --force"}}},
+	} {
+		nodes := healthyPair()
+		nodes[0].GPUs[0].Processes = 2 // Xorg, gnome-shell
+		p, err := NewPlan(nodes, Options{Kinds: []string{KindTCP}, Live: c.live})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(c.want, p.Refusals); d != "" {
+			t.Errorf("live %v: refusals (-want +got):\n%s", c.live, d)
+		}
 	}
 }

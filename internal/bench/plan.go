@@ -101,6 +101,9 @@ type Options struct {
 	// links, rails pair addresses by subnet and the topology is guessed.
 	Links    []Link
 	Topology string
+	// Live is each node's state read just now (ReadLive), in node order;
+	// nil plans from the facts alone.
+	Live []Live
 }
 
 func (o *Options) defaults() {
@@ -156,7 +159,7 @@ func NewPlan(nodes []*facts.Node, o Options) (*Plan, error) {
 	if p.Topology == "" {
 		p.Topology = topology(nodes, p.Rails)
 	}
-	p.Refusals = append(p.Refusals, gpuBusy(nodes)...)
+	p.Refusals = append(p.Refusals, gpuBusy(nodes, o.Live)...)
 	for _, k := range o.Kinds {
 		switch k {
 		case KindRDMA:

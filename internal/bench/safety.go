@@ -16,9 +16,19 @@ type Refusal struct {
 
 // gpuBusy refuses when a GPU already runs a process: a benchmark beside a
 // model server measures neither, and on unified memory can freeze the node.
-func gpuBusy(nodes []*facts.Node) []Refusal {
+// A node's live state, where read, counts compute processes only: the
+// facts count every process, and a Spark with a display shows Xorg and
+// gnome-shell there.
+func gpuBusy(nodes []*facts.Node, live []Live) []Refusal {
 	var out []Refusal
-	for _, n := range nodes {
+	for i, n := range nodes {
+		if i < len(live) && live[i].GPUProcesses != nil {
+			if k := *live[i].GPUProcesses; k > 0 {
+				out = append(out, Refusal{Host: n.Host, Forceable: true,
+					Reason: fmt.Sprintf("the GPUs already run %d compute process(es); stop them or pass --force", k)})
+			}
+			continue
+		}
 		for _, g := range n.GPUs {
 			if g.Processes > 0 {
 				out = append(out, Refusal{Host: n.Host, Forceable: true,

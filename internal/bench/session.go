@@ -87,7 +87,7 @@ func (s *Session) runStep(ctx context.Context, st Step) StepResult {
 	if st.Kind != KindNCCL {
 		return s.Exec.Run(ctx, st)
 	}
-	st, note, why := Recheck(st, s.Nodes, readLive(ctx, s.Exec.T, s.Nodes), s.Plan.MemFraction, s.Force)
+	st, note, why := Recheck(st, s.Nodes, ReadLive(ctx, s.Exec.T, s.Nodes), s.Plan.MemFraction, s.Force)
 	if note != nil {
 		s.Plan.note(*note)
 	}

@@ -162,6 +162,9 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 	if len(nodes) > 1 {
 		opts.Links, opts.Topology = bench.FromCluster(cluster.Analyze(nodes))
 	}
+	if len(o.snapshots) == 0 {
+		opts.Live = bench.ReadLive(ctx, t, nodes)
+	}
 	plan, err := bench.NewPlan(nodes, opts)
 	if err != nil {
 		return exitf(ExitUnknown, "bench: %v", err)
