@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sparkrig/sparkrig/internal/shell"
 )
 
 // Step statuses.
@@ -95,7 +97,7 @@ func (x *Executor) Prepare(ctx context.Context, hosts []string) map[string]error
 	x.defaults()
 	errs := map[string]error{}
 	for _, h := range hosts {
-		if _, err := run(ctx, x.T, h, "mkdir -p "+shQuote(x.RunDir)); err != nil {
+		if _, err := run(ctx, x.T, h, "mkdir -p "+shell.QuoteIfNeeded(x.RunDir)); err != nil {
 			errs[h] = fmt.Errorf("create %s on %s: %w", x.RunDir, h, err)
 			continue
 		}
@@ -123,7 +125,7 @@ func (x *Executor) upload(ctx context.Context, host string) error {
 		return err
 	}
 	defer f.Close()
-	dst := shQuote(x.HelperPath)
+	dst := shell.QuoteIfNeeded(x.HelperPath)
 	script := "cat >" + dst + ".tmp && chmod 755 " + dst + ".tmp && mv " + dst + ".tmp " + dst
 	var errb strings.Builder
 	if err := x.T.Exec(ctx, host, script, f, io.Discard, &errb); err != nil {
@@ -161,7 +163,7 @@ func (x *Executor) keep(host string) {
 // cleanupScript kills what the pid files in the scratch directory name and
 // removes the directory.
 func (x *Executor) cleanupScript() string {
-	dir := shQuote(x.RunDir)
+	dir := shell.QuoteIfNeeded(x.RunDir)
 	return `for p in ` + dir + `/*.pid; do [ -f "$p" ] || continue; c=$(cat "$p"); [ -n "$c" ] && { kill -KILL "-$c" 2>/dev/null || kill -KILL "$c" 2>/dev/null; }; done; rm -rf ` + dir
 }
 
@@ -329,7 +331,7 @@ func (x *Executor) fetch(c Cmd) map[string]string {
 	defer cancel()
 	files := map[string]string{}
 	for _, f := range c.Fetch {
-		out, err := run(ctx, x.T, c.Host, "cat "+shQuote(f)+" && rm -f "+shQuote(f))
+		out, err := run(ctx, x.T, c.Host, "cat "+shell.QuoteIfNeeded(f)+" && rm -f "+shell.QuoteIfNeeded(f))
 		if err == nil {
 			files[f] = out
 		}

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sparkrig/sparkrig/internal/shell"
 )
 
 // Transport runs a POSIX sh command line on a host and returns when it has
@@ -89,7 +91,7 @@ const (
 // killScript stops the process recorded in pidfile: TERM to its process
 // group, KILL after a grace period if it is still there.
 func killScript(pidfile string) string {
-	q := shQuote(pidfile)
+	q := shell.QuoteIfNeeded(pidfile)
 	return `p=` + q + `; [ -f "$p" ] || exit 0; c=$(cat "$p"); [ -n "$c" ] || exit 0
 kill -TERM "-$c" 2>/dev/null || kill -TERM "$c" 2>/dev/null
 i=0; while kill -0 "$c" 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i+1)); done
@@ -101,18 +103,18 @@ kill -KILL "-$c" 2>/dev/null || kill -KILL "$c" 2>/dev/null; rm -f "$p"; exit 0`
 func Script(c Cmd, pidfile string) string {
 	var b strings.Builder
 	b.WriteString("sh -c ")
-	b.WriteString(shQuote(wrapper))
+	b.WriteString(shell.QuoteIfNeeded(wrapper))
 	b.WriteString(" sparkrig-bench ")
-	b.WriteString(shQuote(pidfile))
+	b.WriteString(shell.QuoteIfNeeded(pidfile))
 	b.WriteString(" " + strconv.Itoa(c.ListenPort))
 	if len(c.Env) > 0 {
 		b.WriteString(" env")
 		for _, v := range c.Env {
-			b.WriteString(" " + shQuote(v.Name+"="+v.Value))
+			b.WriteString(" " + shell.QuoteIfNeeded(v.Name+"="+v.Value))
 		}
 	}
 	for _, a := range c.Argv {
-		b.WriteString(" " + shQuote(a))
+		b.WriteString(" " + shell.QuoteIfNeeded(a))
 	}
 	return b.String()
 }
@@ -121,22 +123,12 @@ func Script(c Cmd, pidfile string) string {
 func CommandLine(c Cmd) string {
 	var parts []string
 	for _, v := range c.Env {
-		parts = append(parts, shQuote(v.Name+"="+v.Value))
+		parts = append(parts, shell.QuoteIfNeeded(v.Name+"="+v.Value))
 	}
 	for _, a := range c.Argv {
-		parts = append(parts, shQuote(a))
+		parts = append(parts, shell.QuoteIfNeeded(a))
 	}
 	return strings.Join(parts, " ")
-}
-
-// shQuote quotes s for POSIX sh when it needs it.
-func shQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:=,+@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // proc is one started command.

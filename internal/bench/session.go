@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/shell"
+
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -223,7 +225,7 @@ func sortedSet(m map[string]bool) []string {
 func quoteAll(ss []string) []string {
 	out := make([]string, len(ss))
 	for i, s := range ss {
-		out[i] = shQuote(s)
+		out[i] = shell.QuoteIfNeeded(s)
 	}
 	return out
 }

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/shell"
+
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/fixture"
 )
@@ -190,11 +192,11 @@ func standins(t *testing.T, env map[string]string, tools ...string) string {
 	}
 	var vars []string
 	for k, v := range env {
-		vars = append(vars, shQuote(k+"="+v))
+		vars = append(vars, shell.QuoteIfNeeded(k+"="+v))
 	}
 	for _, tool := range tools {
 		script := fmt.Sprintf("#!/bin/sh\n# stand-in for %s: replays recorded output (sparkrig tests)\nexec env SPARKRIG_STANDIN=%s SPARKRIG_STANDIN_DATA=%s %s %s \"$@\"\n",
-			tool, tool, shQuote(data), strings.Join(vars, " "), shQuote(self))
+			tool, tool, shell.QuoteIfNeeded(data), strings.Join(vars, " "), shell.QuoteIfNeeded(self))
 		if err := os.WriteFile(filepath.Join(dir, tool), []byte(script), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/sparkrig/sparkrig/internal/shell"
 )
 
 // Tools says where the benchmark programs live on the nodes. Empty fields
@@ -56,7 +58,7 @@ func HowToGet(tool string) string {
 func NCCLJSONSupported(ctx context.Context, t Transport, host string, tools Tools) bool {
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	out, err := run(cctx, t, host, shQuote(tools.Path("all_reduce_perf"))+" -h 2>&1 | grep -q output_file && echo yes")
+	out, err := run(cctx, t, host, shell.QuoteIfNeeded(tools.Path("all_reduce_perf"))+" -h 2>&1 | grep -q output_file && echo yes")
 	return err == nil && strings.TrimSpace(out) == "yes"
 }
 
@@ -64,6 +66,6 @@ func NCCLJSONSupported(ctx context.Context, t Transport, host string, tools Tool
 func HaveTool(ctx context.Context, t Transport, host, tool string) bool {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_, err := run(cctx, t, host, "command -v "+shQuote(tool)+" >/dev/null")
+	_, err := run(cctx, t, host, "command -v "+shell.QuoteIfNeeded(tool)+" >/dev/null")
 	return err == nil
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/shell"
+
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
@@ -52,17 +54,17 @@ func buildScript(files []Path, cmds []Command) string {
 		case p.NameOnly:
 			fn = "nameonly"
 		case strings.HasPrefix(p.Glob, "/proc/") || strings.HasPrefix(p.Glob, "/sys/"):
-			fmt.Fprintf(&b, "heads %s\n", shWord(p.Glob))
+			fmt.Fprintf(&b, "heads %s\n", shell.Quote(p.Glob))
 			continue
 		}
-		fmt.Fprintf(&b, "each %s %s %s\n", fn, shWord(p.Glob), shWord(kindOf(p)))
+		fmt.Fprintf(&b, "each %s %s %s\n", fn, shell.Quote(p.Glob), shell.Quote(kindOf(p)))
 	}
 	b.WriteString("wait\n")
 	for i, c := range cmds {
 		if c.Each == EachNetdev {
-			fmt.Fprintf(&b, "for d in $NETDEVS; do put %d.$d %s.$d; done\n", i, shWord(c.ID))
+			fmt.Fprintf(&b, "for d in $NETDEVS; do put %d.$d %s.$d; done\n", i, shell.Quote(c.ID))
 		} else {
-			fmt.Fprintf(&b, "put %d %s\n", i, shWord(c.ID))
+			fmt.Fprintf(&b, "put %d %s\n", i, shell.Quote(c.ID))
 		}
 	}
 	b.WriteString("end\n")
@@ -78,13 +80,13 @@ func writeScriptCommand(b *strings.Builder, i int, c Command) {
 	}
 	argv := make([]string, len(c.Argv))
 	for j, a := range c.Argv {
-		argv[j] = shWord(a)
+		argv[j] = shell.Quote(a)
 		if c.Each == EachNetdev {
 			argv[j] = strings.ReplaceAll(argv[j], "{netdev}", `'"$d"'`)
 		}
 	}
 	run := func(id string) string {
-		return fmt.Sprintf("run %s %d %s %d %s &", id, int(timeout.Seconds()+0.5), shWord(c.Filter), c.Tail, strings.Join(argv, " "))
+		return fmt.Sprintf("run %s %d %s %d %s &", id, int(timeout.Seconds()+0.5), shell.Quote(c.Filter), c.Tail, strings.Join(argv, " "))
 	}
 	if c.Each == EachNetdev {
 		fmt.Fprintf(b, "for d in $NETDEVS; do %s done\n", run(fmt.Sprintf("%d.$d", i)))
@@ -92,9 +94,6 @@ func writeScriptCommand(b *strings.Builder, i int, c Command) {
 	}
 	fmt.Fprintf(b, "%s\n", run(strconv.Itoa(i)))
 }
-
-// shWord quotes s as one sh word.
-func shWord(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // scriptPrelude defines the helpers. Regular files are read with the
 // shell's own `read` (no process per file). Kernel files under /proc and

@@ -11,12 +11,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/shell"
+
 	"github.com/spf13/cobra"
 
 	"github.com/sparkrig/sparkrig/internal/capture"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/fix"
-	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
@@ -345,7 +346,7 @@ func fixRollback(ctx context.Context, env *Env, ts []fix.SSH) error {
 // falls back to what the observation shows.
 func captureFacts(ctx context.Context, t fix.SSH, ob fix.Observation) *facts.Node {
 	start := time.Now()
-	b, err := t.Run(ctx, "exec sh -c "+remote.ShellQuote(capture.Script())+" </dev/null")
+	b, err := t.Run(ctx, "exec sh -c "+shell.Quote(capture.Script())+" </dev/null")
 	if err != nil {
 		return ob.Facts(t.Host)
 	}

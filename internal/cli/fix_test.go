@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sparkrig/sparkrig/internal/shell"
+
 	"github.com/sparkrig/sparkrig/internal/capture"
 	"github.com/sparkrig/sparkrig/internal/fix"
 	"github.com/sparkrig/sparkrig/internal/remote"
@@ -139,7 +141,7 @@ func TestFixPlanFromSnapshots(t *testing.T) {
 	dir := t.TempDir()
 	var args []string
 	for _, h := range r.Names() {
-		b, err := fix.SSH{Dialer: d, Host: h}.Run(context.Background(), "exec sh -c "+remote.ShellQuote(capture.Script())+" </dev/null")
+		b, err := fix.SSH{Dialer: d, Host: h}.Run(context.Background(), "exec sh -c "+shell.Quote(capture.Script())+" </dev/null")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/shell"
+
 	"github.com/sparkrig/sparkrig/internal/check"
-	"github.com/sparkrig/sparkrig/internal/remote"
 )
 
 // The active mesh: from each node, ping every peer address on each rail
@@ -57,7 +58,7 @@ func PingScript(ts []PingTarget) string {
 	b.WriteString("T=$(mktemp -d) || exit 97\ntrap 'rm -rf \"$T\"' EXIT\nexport LC_ALL=C\n")
 	for i, t := range ts {
 		// A netdev name may hold any character but '/', ':' and blanks.
-		dev := remote.ShellQuote(t.From.NetDev)
+		dev := shell.Quote(t.From.NetDev)
 		fmt.Fprintf(&b, "( ping -n -M do -s %d -c %d -i 0.2 -W 1 -I %s %s > \"$T/%d\" 2>&1; r=$?; echo $r > \"$T/%d.rc\"; "+
 			"if [ $r -ne 0 ]; then ping -n -M do -s 1472 -c 1 -W 1 -I %s %s > \"$T/%d.s\" 2>&1; echo $? > \"$T/%d.src\"; fi ) &\n",
 			t.Size(), PingCount, dev, t.To.Addr.Addr(), i, i, dev, t.To.Addr.Addr(), i, i)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sparkrig/sparkrig/internal/remote"
+	"github.com/sparkrig/sparkrig/internal/shell"
 )
 
 // BackupRoot holds one directory per apply, named by its UTC time.
@@ -38,7 +38,7 @@ func Stamp(t time.Time) string { return t.UTC().Format("20060102T150405Z") }
 func stageScript(hp HostPlan, stamp string, act Activation, deadman time.Duration) string {
 	dir := path.Join(BackupRoot, stamp)
 	var b strings.Builder
-	fmt.Fprintf(&b, "set -eu\numask 022\nB=%s\n", remote.ShellQuote(dir))
+	fmt.Fprintf(&b, "set -eu\numask 022\nB=%s\n", shell.Quote(dir))
 	b.WriteString(sshGuard(hp))
 	b.WriteString("fail() { echo \"$1\" >&2; exit 4; }\n")
 	for _, c := range hp.Files {
@@ -177,13 +177,13 @@ func deadmanScript(d time.Duration) string {
 // confirmScript keeps the change: the controller reached the host again and
 // the checks held.
 func confirmScript(dir string) string {
-	return fmt.Sprintf("B=%s\nmkdir \"$B/decided\" 2>/dev/null || { echo 'the dead-man timer has already rolled back' >&2; exit 5; }\ntouch \"$B/confirmed\"\nkill \"$(cat \"$B/deadman.pid\")\" 2>/dev/null || true\n", remote.ShellQuote(dir))
+	return fmt.Sprintf("B=%s\nmkdir \"$B/decided\" 2>/dev/null || { echo 'the dead-man timer has already rolled back' >&2; exit 5; }\ntouch \"$B/confirmed\"\nkill \"$(cat \"$B/deadman.pid\")\" 2>/dev/null || true\n", shell.Quote(dir))
 }
 
 // restoreNowScript restores at once, or waits for the timer's restore if it
 // has already begun.
 func restoreNowScript(dir string) string {
-	return fmt.Sprintf("B=%s\nif mkdir \"$B/decided\" 2>/dev/null; then\n  kill \"$(cat \"$B/deadman.pid\")\" 2>/dev/null || true\n  sh \"$B/restore.sh\" > \"$B/restore.log\" 2>&1\nelse\n  i=0; while [ ! -e \"$B/restored\" ] && [ $i -lt 60 ]; do sleep 1; i=$((i+1)); done\nfi\necho \"restored $B\"\n", remote.ShellQuote(dir))
+	return fmt.Sprintf("B=%s\nif mkdir \"$B/decided\" 2>/dev/null; then\n  kill \"$(cat \"$B/deadman.pid\")\" 2>/dev/null || true\n  sh \"$B/restore.sh\" > \"$B/restore.log\" 2>&1\nelse\n  i=0; while [ ! -e \"$B/restored\" ] && [ $i -lt 60 ]; do sleep 1; i=$((i+1)); done\nfi\necho \"restored $B\"\n", shell.Quote(dir))
 }
 
 // rollbackLatestScript restores the newest backup not yet restored.
@@ -195,13 +195,13 @@ for d in $(ls -1d "$R"/*/ 2>/dev/null | sort -r); do d=${d%%/}; [ -e "$d/restore
 mkdir "$B/decided" 2>/dev/null && kill "$(cat "$B/deadman.pid")" 2>/dev/null
 sh "$B/restore.sh" > "$B/restore.log" 2>&1 || { cat "$B/restore.log" >&2; exit 7; }
 echo "restored $B"
-`, remote.ShellQuote(BackupRoot))
+`, shell.Quote(BackupRoot))
 }
 
 // statusScript reports a backup's state: whether activation finished and
 // whether it has been restored.
 func statusScript(dir string) string {
-	return fmt.Sprintf("B=%s\necho \"activate $(cat \"$B/activate.rc\" 2>/dev/null || echo pending)\"\n[ -e \"$B/restored\" ] && echo restored || echo live\n", remote.ShellQuote(dir))
+	return fmt.Sprintf("B=%s\necho \"activate $(cat \"$B/activate.rc\" 2>/dev/null || echo pending)\"\n[ -e \"$B/restored\" ] && echo restored || echo live\n", shell.Quote(dir))
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/shell"
+
 	"golang.org/x/crypto/ssh"
 )
 
@@ -362,7 +364,7 @@ func (c *Client) Start(cmd string, stdin io.Reader, stdout, stderr io.Writer) (*
 	sess.Stdin = stdin
 	sess.Stdout = &pidFilter{w: stdout, p: p}
 	sess.Stderr = stderr
-	wrapped := "exec /bin/sh -c 'echo \"" + pidMarker + "$$\"; exec /bin/sh -c \"$0\"' " + ShellQuote(cmd)
+	wrapped := "exec /bin/sh -c 'echo \"" + pidMarker + "$$\"; exec /bin/sh -c \"$0\"' " + shell.Quote(cmd)
 	if err := sess.Start(wrapped); err != nil {
 		sess.Close()
 		return nil, fmt.Errorf("%w: %s: start: %v", ErrDropped, c.Host, err)
@@ -495,6 +497,3 @@ func (f *pidFilter) Write(b []byte) (int, error) {
 	}
 	return n, nil
 }
-
-// ShellQuote quotes s as one POSIX shell word.
-func ShellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/remote"
+	"github.com/sparkrig/sparkrig/internal/shell"
 )
 
 // Standin replays recorded output for a program the rig cannot run for real
@@ -82,7 +82,7 @@ func (h *Host) writeStandin(root string, s Standin) error {
 			fallback = "*) " + line
 			continue
 		}
-		fmt.Fprintf(&b, "%s) %s", remote.ShellQuote(args), line)
+		fmt.Fprintf(&b, "%s) %s", shell.Quote(args), line)
 	}
 	b.WriteString(fallback + "esac\n")
 	return writeFile(filepath.Join(root, "usr/local/bin", s.Name), []byte(b.String()), 0o755)
