@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sparkrig/sparkrig/internal/expect"
+	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/gpu"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
@@ -97,7 +98,7 @@ func openGPU(ctx context.Context, env *Env, o *gpuOptions) (*gpuSession, error) 
 	}
 	s.stack = st
 	drv, _ := os.ReadFile("/proc/driver/nvidia/version")
-	if s.info, err = st.Info(gpu.ParseDriverVersion(drv)); err != nil {
+	if s.info, err = st.Info(facts.DriverVersionFromProc(drv)); err != nil {
 		return nil, exitf(ExitUnknown, "%v", err)
 	}
 	if len(s.info.Devices) == 0 {
@@ -110,7 +111,7 @@ func openGPU(ctx context.Context, env *Env, o *gpuOptions) (*gpuSession, error) 
 func (s *gpuSession) memCap(dev int, frac float64) gpu.MemCap {
 	var avail uint64
 	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		avail = gpu.ParseMemAvailable(b)
+		avail = facts.ParseMeminfo(b)["MemAvailable"]
 	}
 	return gpu.NewMemCap(s.info.Devices[dev], avail, frac, len(s.info.Devices))
 }

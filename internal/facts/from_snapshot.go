@@ -154,7 +154,7 @@ func (b *builder) system() {
 
 func (b *builder) memory() {
 	if d, ok := b.file(SrcMeminfo, "/proc/meminfo"); ok {
-		b.n.Memory = memoryFrom(parseMeminfo(d))
+		b.n.Memory = memoryFrom(ParseMeminfo(d))
 		b.set(SrcMeminfo, "ok", "")
 	}
 	if d, ok := b.file(SrcTHP, "/sys/kernel/mm/transparent_hugepage/enabled"); ok {
@@ -227,7 +227,7 @@ func (b *builder) gpus() {
 	out, ok := b.cmd(SrcNvidiaSMI, "nvidia-smi-q")
 	if !ok {
 		if v := b.value("/proc/driver/nvidia/version"); v != "" {
-			b.n.Driver.Version = driverFromProc(v)
+			b.n.Driver.Version = DriverVersionFromProc([]byte(v))
 		}
 		return
 	}
@@ -238,17 +238,6 @@ func (b *builder) gpus() {
 	}
 	b.n.Driver, b.n.GPUs = drv, gpus
 	b.set(SrcNvidiaSMI, "ok", "")
-}
-
-// driverFromProc reads the version from /proc/driver/nvidia/version
-// ("NVRM version: NVIDIA UNIX Open Kernel Module for aarch64  580.95.05  Release Build ...").
-func driverFromProc(v string) string {
-	for _, f := range strings.Fields(v) {
-		if strings.Count(f, ".") >= 1 && f[0] >= '0' && f[0] <= '9' {
-			return f
-		}
-	}
-	return ""
 }
 
 func (b *builder) kernelLog() {

@@ -94,7 +94,7 @@ func FuzzParseMeminfoAndLimits(f *testing.F) {
 	f.Add([]byte("MemTotal:       125535996 kB\nCmaTotal:              0 kB\nHugePages_Total:       0\n"))
 	f.Add([]byte("Max locked memory         unlimited            unlimited            bytes\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		parseMeminfo(b)
+		ParseMeminfo(b)
 		parseProcLimits(b)
 		parseLimitsConfMemlock(b)
 		parseKeyValues(b)

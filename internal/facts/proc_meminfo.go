@@ -5,9 +5,9 @@ import (
 	"strings"
 )
 
-// parseMeminfo reads /proc/meminfo into byte counts keyed by field name
+// ParseMeminfo reads /proc/meminfo into byte counts keyed by field name
 // ("MemTotal", "CmaTotal"). Values without a unit are kept as they are.
-func parseMeminfo(b []byte) map[string]uint64 {
+func ParseMeminfo(b []byte) map[string]uint64 {
 	out := map[string]uint64{}
 	for _, l := range lines(b) {
 		k, v, ok := strings.Cut(l, ":")

@@ -3,7 +3,6 @@ package gpu
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 )
 
 // Driver is the part of the CUDA driver API (libcuda) sparkrig uses: it is
@@ -52,19 +51,6 @@ func cString(b []byte) string {
 		b = b[:i]
 	}
 	return string(b)
-}
-
-var driverVersionRE = regexp.MustCompile(`Kernel Module(?: for [^ ]+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?)`)
-
-// ParseDriverVersion reads the kernel module version from /proc/driver/nvidia/version:
-//
-//	NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  (...)
-func ParseDriverVersion(b []byte) string {
-	m := driverVersionRE.FindSubmatch(b)
-	if m == nil {
-		return ""
-	}
-	return string(m[1])
 }
 
 // FormatCUDAVersion turns 13000 into "13.0".

@@ -3,7 +3,6 @@ package gpu
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/results"
 )
@@ -129,16 +128,4 @@ func HumanBytes(b int64) string {
 		return fmt.Sprintf("%dB", b)
 	}
 	return fmt.Sprintf("%d%s", v, units[i])
-}
-
-// ParseMemAvailable returns MemAvailable from /proc/meminfo in bytes (0 when absent).
-func ParseMemAvailable(b []byte) uint64 {
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "MemAvailable:"); ok {
-			var kb uint64
-			fmt.Sscanf(strings.TrimSpace(rest), "%d", &kb)
-			return kb * 1024
-		}
-	}
-	return 0
 }

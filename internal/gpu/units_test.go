@@ -3,6 +3,8 @@ package gpu
 import (
 	"strings"
 	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
 func TestParseDType(t *testing.T) {
@@ -46,7 +48,7 @@ func TestVersions(t *testing.T) {
 }
 
 func TestMemCap(t *testing.T) {
-	avail := ParseMemAvailable(readVerbatim(t, "testdata/proc-meminfo.debian12-x86_64.txt"))
+	avail := facts.ParseMeminfo(readVerbatim(t, "testdata/proc-meminfo.debian12-x86_64.txt"))["MemAvailable"]
 	if avail != 24012636*1024 {
 		t.Fatalf("MemAvailable = %d", avail)
 	}
@@ -100,25 +102,6 @@ func TestArchCoverage(t *testing.T) {
 }
 
 const h200Samples = "../../testdata/gpu/"
-
-func TestParseDriverVersion(t *testing.T) {
-	b := readVerbatim(t, h200Samples+"proc-driver-nvidia-version.h200x2.txt")
-	if got := ParseDriverVersion(b); got != "580.159.04" {
-		t.Fatalf("ParseDriverVersion = %q, want 580.159.04", got)
-	}
-	if got := ParseDriverVersion([]byte("no driver here\n")); got != "" {
-		t.Fatalf("junk gave %q", got)
-	}
-}
-
-func FuzzParseDriverVersion(f *testing.F) {
-	f.Add(readVerbatimF(f, h200Samples+"proc-driver-nvidia-version.h200x2.txt"))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if v := ParseDriverVersion(b); strings.ContainsAny(v, " \n") {
-			t.Fatalf("version %q", v)
-		}
-	})
-}
 
 func TestParseLDConfigCUDAMachine(t *testing.T) {
 	m := ParseLDConfig(readVerbatim(t, h200Samples+"ldconfig-p.cuda.h200x2.txt"), "amd64")

@@ -1,0 +1,16 @@
+package facts
+
+import "regexp"
+
+var driverVersionRE = regexp.MustCompile(`Kernel Module(?: for [^ ]+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?)`)
+
+// DriverVersionFromProc reads the kernel module version from /proc/driver/nvidia/version:
+//
+//	NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  (...)
+func DriverVersionFromProc(b []byte) string {
+	m := driverVersionRE.FindSubmatch(b)
+	if m == nil {
+		return ""
+	}
+	return string(m[1])
+}
