@@ -47,7 +47,7 @@ type sparkNode struct {
 }
 
 // netplanSpark1 is /etc/netplan/40-cx7.yaml of "spark1", verbatim from
-// ../shared/fixtures/netplan/05 (github.com/invocarem/ib-checker spark1.md).
+// the public sample github.com/invocarem/ib-checker spark1.md.
 const netplanSpark1 = `network:
   version: 2
   ethernets:
