@@ -286,18 +286,29 @@ func sleepOrDone(ctx context.Context, st *started, d time.Duration) error {
 	}
 }
 
-// waitAll waits for every client; the first failure is the step's error.
+// waitAll waits for every client; the first failure is the step's error
+// and ends the wait at once: the others (ranks of one collective waiting on
+// a dead peer) would otherwise hang until the step's timeout.
 func waitAll(ctx context.Context, cs []*started) error {
-	var first error
+	errs := make(chan error, len(cs))
 	for _, c := range cs {
-		if err := c.p.wait(ctx); err != nil && first == nil {
-			first = fmt.Errorf("%s on %s: %w: %s", c.cmd.Argv[0], c.cmd.Host, err, lastLine(c.stderr.String(), c.stdout.String()))
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
+		go func() {
+			err := c.p.wait(ctx)
+			if err != nil && ctx.Err() == nil {
+				err = fmt.Errorf("%s on %s: %w: %s", c.cmd.Argv[0], c.cmd.Host, err, lastLine(c.stderr.String(), c.stdout.String()))
+			}
+			errs <- err
+		}()
+	}
+	for range cs {
+		if err := <-errs; err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
 		}
 	}
-	return first
+	return nil
 }
 
 // stopAll stops every process in parallel; it is idempotent.

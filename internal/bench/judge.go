@@ -82,7 +82,7 @@ func Judge(s StepResult, c Context, set expect.Set) (Parsed, report.AnalysisResu
 	var errs []string
 	clients := 0
 	for _, cr := range s.Commands {
-		if cr.Role == RoleServer {
+		if cr.Role == RoleServer || cr.Role == RolePeer {
 			continue
 		}
 		clients++

@@ -84,6 +84,9 @@ func Recheck(st Step, nodes []*facts.Node, live []Live, fraction float64, force 
 	for _, n := range now {
 		ranks += max(1, len(n.GPUs))
 	}
+	if n, err := strconv.Atoi(argAfter(st.Clients[0].Argv, "--nranks")); err == nil {
+		ranks = n // sparkrig's own collectives: one rank per node
+	}
 	size := capMaxBytes(st.Collective, minB, st.MaxBytes, ranks, least)
 	switch {
 	case size == 0:
@@ -108,17 +111,21 @@ func argAfter(argv []string, flag string) string {
 	return ""
 }
 
-// withMaxBytes returns st with its launcher's -e lowered to size.
+// withMaxBytes returns st with -e lowered to size in its launcher, or in
+// every rank of sparkrig's own collectives (they must run the same sweep).
 func withMaxBytes(st Step, size int64) Step {
-	c := st.Clients[0]
-	c.Argv = append([]string{}, c.Argv...)
-	for i := len(c.Argv) - 2; i >= 0; i-- {
-		if c.Argv[i] == "-e" {
-			c.Argv[i+1] = SizeString(size)
-			break
+	clients := make([]Cmd, len(st.Clients))
+	for j, c := range st.Clients {
+		c.Argv = append([]string{}, c.Argv...)
+		for i := len(c.Argv) - 2; i >= 0; i-- {
+			if c.Argv[i] == "-e" {
+				c.Argv[i+1] = SizeString(size)
+				break
+			}
 		}
+		clients[j] = c
 	}
-	st.Clients = append([]Cmd{c}, st.Clients[1:]...)
+	st.Clients = clients
 	st.MaxBytes = size
 	return st
 }

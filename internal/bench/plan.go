@@ -92,8 +92,10 @@ type Options struct {
 	MPIHosts    []string // -H names for mpirun; default: rail addresses
 
 	Native bool // TCP through sparkrig's probe instead of iperf3
-	// NativeNCCL, on a single node without nccl-tests, is the sparkrig that
-	// runs the collectives itself (bench gpu collective).
+	// NativeNCCL, when nccl-tests is not used, is the sparkrig on the nodes
+	// that runs the collectives itself (bench gpu collective): on one node in
+	// one process, on several as one rank per node that meet over its TCP
+	// rendezvous (BasePort+RendezvousPortOffset on the first node).
 	NativeNCCL string
 	ProbePath  string // the probe helper's path on the nodes
 	RunDir     string // per-run scratch directory on the nodes

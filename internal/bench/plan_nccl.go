@@ -18,6 +18,10 @@ const NCCLTimeout = 15 * time.Minute
 // environment NCCLEnv derives and message sizes capped to free memory.
 func (p *Plan) planNCCL(nodes []*facts.Node, o Options) {
 	env, notes := NCCLEnv(nodes, p.Rails, EnvOptions{BootstrapIf: o.BootstrapIf})
+	native := len(nodes) > 1 && o.NativeNCCL != ""
+	if native {
+		env = ncclOnly(env)
+	}
 	if len(nodes) > 1 {
 		p.NCCLEnv = env
 		p.Notes = append(p.Notes, notes...)
@@ -25,7 +29,13 @@ func (p *Plan) planNCCL(nodes []*facts.Node, o Options) {
 	ranks, perNode := 0, make([]int, len(nodes))
 	for i, n := range nodes {
 		perNode[i] = max(1, len(n.GPUs))
+		if native {
+			perNode[i] = 1
+		}
 		ranks += perNode[i]
+	}
+	if native {
+		p.notesNative(nodes)
 	}
 	if len(o.MPIHosts) != len(nodes) {
 		o.MPIHosts = mpiHostNames(nodes, p.Rails)
@@ -83,7 +93,11 @@ func ncclStep(nodes []*facts.Node, perNode []int, env []Var, coll string, maxByt
 		args = append(args, "-J", jsonFile)
 	}
 	var c Cmd
-	if len(nodes) == 1 && o.NativeNCCL != "" {
+	if len(nodes) > 1 && o.NativeNCCL != "" {
+		st.Tool = "sparkrig-collective"
+		st.Clients = nativeRanks(nodes, env, coll, maxBytes, o)
+		return st
+	} else if len(nodes) == 1 && o.NativeNCCL != "" {
 		jsonFile = path.Join(o.RunDir, coll+".json")
 		st.Tool = "sparkrig-collective"
 		c = Cmd{Host: nodes[0].Host, Role: RoleLauncher, Env: []Var{{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "INIT,NET"}},

@@ -19,7 +19,8 @@ import (
 )
 
 // The test binary doubles as the stand-in for programs the test machine
-// lacks (ib_write_bw, ib_write_lat, mpirun with nccl-tests): run with
+// lacks (ib_write_bw, ib_write_lat, mpirun with nccl-tests, sparkrig's own
+// collectives on a GPU node): run with
 // SPARKRIG_STANDIN set, it replays the real output recorded in testdata/
 // and behaves like the program where orchestration can see it (a server
 // listens on its port and waits for its client).
@@ -44,6 +45,8 @@ func standinMain(tool string, args []string) int {
 		return standinPerftest(tool, args, data)
 	case "bench-killed":
 		return killedRunMain(args[0])
+	case "sparkrig":
+		return standinCollective(args, data)
 	case "mpirun", "all_gather_perf":
 		name := "standin-all_gather_perf.txt"
 		if v := os.Getenv("SPARKRIG_STANDIN_NCCL"); v != "" {

@@ -32,6 +32,7 @@ type benchOptions struct {
 	dryRun      bool
 	force       bool
 	native      bool
+	nativeNCCL  bool
 	format      string
 	resultsDir  string
 	duration    time.Duration
@@ -64,7 +65,11 @@ expectation:
          (nothing installed on the nodes: a short-lived copy of sparkrig runs it)
   nccl   nccl-tests (all_gather_perf, all_reduce_perf) through mpirun from the first
          host, with NCCL_SOCKET_IFNAME, NCCL_IB_HCA, NCCL_IB_GID_INDEX, UCX_NET_DEVICES
-         and OMPI_MCA_btl_tcp_if_include derived from the facts; NCCL_DEBUG=INFO kept
+         and OMPI_MCA_btl_tcp_if_include derived from the facts; NCCL_DEBUG=INFO kept.
+         Where a node lacks nccl-tests (or with --native-nccl), sparkrig's own
+         collectives run instead: one "bench gpu collective" rank per node, through
+         the node's libnccl, meeting at rank 0's TCP rendezvous on the first node's
+         bootstrap address; no MPI, nothing to build
   all    rdma, tcp and nccl (the default)
 
 Safety: message sizes are capped so a test takes at most --mem-fraction of the free
@@ -96,6 +101,7 @@ what changed between two of them.
 	f.BoolVar(&o.dryRun, "dry-run", false, "print every command per host with its environment; run nothing")
 	f.BoolVar(&o.force, "force", false, "run even when a GPU already runs a process or free memory is unknown")
 	f.BoolVar(&o.native, "native", false, "tcp: use sparkrig's own probe instead of iperf3")
+	f.BoolVar(&o.nativeNCCL, "native-nccl", false, "nccl: run the collectives with sparkrig's own benchmark (one process per node over its TCP rendezvous, no MPI) even where nccl-tests is installed")
 	f.StringVar(&o.format, "format", "text", "output: text, json (the run's document), markdown, html or prometheus")
 	f.StringVar(&o.resultsDir, "results", "sparkrig-results", "directory the run's JSON document is written to")
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "length of each bandwidth test")
@@ -112,7 +118,7 @@ what changed between two of them.
 	f.StringVar(&o.tools.NCCLTests, "nccl-tests", "", "directory of the nccl-tests binaries on the nodes (default: PATH)")
 	f.StringVar(&o.bootstrapIf, "bootstrap-if", "", "interface for NCCL bootstrap and MPI (default: derived)")
 	f.StringSliceVar(&o.mpiHosts, "mpi-hosts", nil, "names mpirun on the first node uses for the nodes (default: rail addresses)")
-	f.StringVar(&o.probePath, "probe-path", "", "sparkrig on the nodes for --native (default: copy this binary)")
+	f.StringVar(&o.probePath, "probe-path", "", "sparkrig on the nodes for --native and the native NCCL collectives (default: copy this binary)")
 	cmd.AddCommand(newBenchGPUCmd(env), newBenchCompareCmd(env), newProbeServerCmd(env), newProbeClientCmd(env))
 	return cmd
 }
@@ -152,11 +158,9 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 	}
 	if slices.Contains(kinds, bench.KindNCCL) {
 		opts.NCCLJSON = bench.NCCLJSONSupported(ctx, t, nodes[0].Host, opts.Tools)
-		if len(nodes) == 1 && o.isLocal() && !bench.HaveTool(ctx, t, nodes[0].Host, opts.Tools.Path(opts.Collectives[0]+"_perf")) {
-			// No nccl-tests here: run the collectives through this node's own NCCL.
-			if self, err := os.Executable(); err == nil {
-				opts.NativeNCCL = self
-			}
+		// Without nccl-tests on some node, the collectives run through the nodes' own NCCL.
+		if o.nativeNCCL || len(o.snapshots) == 0 && !o.haveNCCLTests(ctx, t, nodes, opts.Tools) {
+			opts.NativeNCCL = o.nativeNCCLPath(opts.RunDir)
 		}
 	}
 	if len(nodes) > 1 {
@@ -231,9 +235,41 @@ func (o *benchOptions) planOptions(kinds []string) (bench.Options, error) {
 		BootstrapIf: o.bootstrapIf, MPIHosts: o.mpiHosts, Native: o.native, ProbePath: o.probePath, RunDir: runDir}, nil
 }
 
-// isLocal reports whether the hosts are just this machine.
+// isLocal reports whether every host is this machine ("localhost",
+// "127.0.0.1"): commands then run through sh here, not SSH.
 func (o *benchOptions) isLocal() bool {
-	return len(o.hosts) == 1 && (o.hosts[0] == "localhost" || o.hosts[0] == "127.0.0.1")
+	for _, h := range o.hosts {
+		if h != "localhost" && h != "127.0.0.1" {
+			return false
+		}
+	}
+	return len(o.hosts) > 0
+}
+
+// haveNCCLTests reports whether every node has the first collective's
+// nccl-tests binary.
+func (o *benchOptions) haveNCCLTests(ctx context.Context, t bench.Transport, nodes []*facts.Node, tools bench.Tools) bool {
+	for _, n := range nodes {
+		if !bench.HaveTool(ctx, t, n.Host, tools.Path(o.collectives[0]+"_perf")) {
+			return false
+		}
+	}
+	return true
+}
+
+// nativeNCCLPath is the sparkrig that runs the native collectives on the
+// nodes: this binary when they are this machine, --probe-path when given,
+// otherwise the copy execute places in the run directory.
+func (o *benchOptions) nativeNCCLPath(runDir string) string {
+	if o.isLocal() {
+		if self, err := os.Executable(); err == nil {
+			return self
+		}
+	}
+	if o.probePath != "" {
+		return o.probePath
+	}
+	return filepath.Join(runDir, "sparkrig")
 }
 
 // transport is how commands reach the nodes: sh here for localhost, SSH otherwise.
@@ -317,7 +353,7 @@ func (o *benchOptions) execute(ctx context.Context, env *Env, t bench.Transport,
 		return exitf(ExitUnknown, "bench: %v", err)
 	}
 	x := &bench.Executor{T: t, RunDir: opts.RunDir}
-	if o.native && o.probePath == "" {
+	if (o.native || opts.NativeNCCL != "") && o.probePath == "" {
 		if err := helper(x, o.isLocal(), plan); err != nil {
 			return exitf(ExitUnknown, "bench: %v", err)
 		}

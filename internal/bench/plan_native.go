@@ -1,0 +1,99 @@
+package bench
+
+import (
+	"fmt"
+	"net"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/facts"
+)
+
+// RolePeer is a rank of sparkrig's own collective benchmark other than rank
+// 0: started and waited for with the step's clients, stopped with them, but
+// not judged (rank 0 prints every rank's table).
+const RolePeer = "peer"
+
+// RendezvousPortOffset places the native collectives' rendezvous port above
+// the perftest (BasePort+i) and TCP (BasePort+100+i) ports.
+const RendezvousPortOffset = 200
+
+// nativeRanks is one `sparkrig bench gpu collective` process per node, one
+// GPU each, that meet at rank 0's rendezvous on the first node's bootstrap
+// address: rank 0 first (the client whose output is judged), then the
+// peers, which retry the rendezvous until rank 0 listens. Every rank gets
+// the derived NCCL environment, as mpirun -x would give it.
+func nativeRanks(nodes []*facts.Node, env []Var, coll string, maxBytes int64, o Options) []Cmd {
+	addr := net.JoinHostPort(rendezvousHost(nodes[0], env), strconv.Itoa(o.BasePort+RendezvousPortOffset))
+	jsonFile := path.Join(o.RunDir, "coll-"+coll+".json")
+	n := strconv.Itoa(len(nodes))
+	var cmds []Cmd
+	for i, node := range nodes {
+		argv := []string{o.NativeNCCL, "bench", "gpu", "--mem-fraction", strconv.FormatFloat(o.MemFraction, 'f', -1, 64),
+			"collective", "--op", coll, "-b", SizeString(min(o.MinBytes, maxBytes)), "-e", SizeString(maxBytes), "-f", "2",
+			"--nranks", n, "--rank", strconv.Itoa(i), "--rendezvous", addr}
+		c := Cmd{Host: node.Host, Role: RolePeer, Env: env, Argv: argv}
+		if i == 0 {
+			c.Role = RoleClient
+			c.Argv = append(c.Argv, "--json-file", jsonFile)
+			c.Fetch = []string{jsonFile}
+		}
+		cmds = append(cmds, c)
+	}
+	return cmds
+}
+
+// rendezvousHost is the first node's IPv4 address on the bootstrap
+// interface (the first name of NCCL_SOCKET_IFNAME it has), which every node
+// reaches; the host's own name when the facts give none.
+func rendezvousHost(n *facts.Node, env []Var) string {
+	for _, v := range env {
+		if v.Name != "NCCL_SOCKET_IFNAME" {
+			continue
+		}
+		for _, name := range strings.Split(v.Value, ",") {
+			if nd := findNetDev(n, strings.TrimSpace(name)); nd != nil {
+				if ps := ipv4Prefixes(*nd); len(ps) > 0 {
+					return ps[0].Addr().String()
+				}
+			}
+		}
+	}
+	return hostOnly(n.Host)
+}
+
+// hostOnly strips a user and a port from a host as the user named it.
+func hostOnly(h string) string {
+	if i := strings.LastIndexByte(h, '@'); i >= 0 {
+		h = h[i+1:]
+	}
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		return host
+	}
+	return h
+}
+
+// ncclOnly keeps the NCCL variables: without mpirun the MPI and UCX ones
+// have no reader.
+func ncclOnly(env []Var) []Var {
+	var out []Var
+	for _, v := range env {
+		if strings.HasPrefix(v.Name, "NCCL_") {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// notesNative says that the native collectives run one rank per node and
+// which GPUs that leaves out.
+func (p *Plan) notesNative(nodes []*facts.Node) {
+	for i, n := range nodes {
+		if len(n.GPUs) > 1 {
+			p.note(Note{ID: "bench.native-one-gpu", Host: n.Host, Detail: fmt.Sprintf(
+				"sparkrig's own collectives run one rank per node: %s has %d GPUs and rank %d uses GPU %d (nccl-tests through mpirun would use all of them)",
+				n.Host, len(n.GPUs), i, i%len(n.GPUs))})
+		}
+	}
+}
