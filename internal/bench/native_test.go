@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkrig/sparkrig/internal/expect"
 )
 
 // freeBasePort is a BasePort whose rendezvous port is free now.
@@ -181,5 +184,51 @@ func TestNativeNCCLPeerFails(t *testing.T) {
 	}
 	if !strings.Contains(rec.Status, "unknown") {
 		t.Errorf("status %s, want unknown", rec.Status)
+	}
+}
+
+// TestNativeNCCLRecordedStep judges the all_reduce step a real run gave on
+// two H200s (two "hosts", both the machine, one GPU each): rank 0's fetched
+// JSON is the result, with both ranks' devices, and the peer's output
+// (NCCL's log only) is not judged.
+func TestNativeNCCLRecordedStep(t *testing.T) {
+	b, err := os.ReadFile("testdata/gpu/sparkrig-collective.all_reduce.2rank-local.h200x2.step.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s StepResult
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	set, err := expect.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, a := Judge(s, Context{Platform: "h200", Topology: "single-node"}, set)
+	if p.NCCL == nil || len(p.NCCL.Tables) != 1 {
+		t.Fatalf("parsed %+v", p.NCCL)
+	}
+	tb := p.NCCL.Tables[0]
+	var devs []string
+	for _, d := range tb.Devices {
+		devs = append(devs, fmt.Sprintf("rank %d pid %d device %d %s", d.Rank, d.PID, d.Device, d.PCIBus))
+	}
+	wantDevs := []string{"rank 0 pid 1199 device 0 0000:00:06.0", "rank 1 pid 1200 device 1 0000:00:07.0"}
+	if d := cmp.Diff(wantDevs, devs); d != "" {
+		t.Errorf("devices (-want +got):\n%s", d)
+	}
+	last := tb.Rows[len(tb.Rows)-1]
+	if tb.Ranks != 2 || tb.Nodes != 1 || len(tb.Rows) != 9 || last.SizeBytes != 8<<30 || last.IP.BusBWGBs == nil || fmt.Sprintf("%.2f", *last.IP.BusBWGBs) != "345.69" {
+		t.Errorf("table: %d ranks, %d nodes, %d rows, last %d B %v GB/s", tb.Ranks, tb.Nodes, len(tb.Rows), last.SizeBytes, last.IP.BusBWGBs)
+	}
+	var items []string
+	for _, it := range a.Items {
+		items = append(items, fmt.Sprintf("%s %s %.2f %s", it.Subject, it.Metric, it.Value, it.Unit))
+	}
+	if d := cmp.Diff([]string{"all_reduce, 2 ranks on 1 node busbw peak 345.69 GB/s"}, items); d != "" {
+		t.Errorf("items (-want +got):\n%s", d)
+	}
+	if len(a.Notes) != 0 {
+		t.Errorf("notes %v", a.Notes)
 	}
 }
