@@ -232,3 +232,27 @@ func TestNativeNCCLRecordedStep(t *testing.T) {
 		t.Errorf("notes %v", a.Notes)
 	}
 }
+
+// TestNativeNCCLRecheckLowersEveryRank: less free memory when the step
+// starts lowers -e on every rank, which must all run the same sweep.
+func TestNativeNCCLRecheckLowersEveryRank(t *testing.T) {
+	nodes := healthyPair()
+	p, err := NewPlan(nodes, Options{Kinds: []string{KindNCCL}, NativeNCCL: "sparkrig", Collectives: []string{"all_gather"},
+		MinBytes: 32 << 20, MaxBytes: 1 << 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	four := uint64(4 << 30)
+	st, note, why := Recheck(p.Steps[0], nodes, []Live{{}, {AvailableBytes: &four}}, 0.5, false)
+	// 50 % of 4 GiB is 2 GiB; all_gather on 2 ranks takes 2.5× its size.
+	var got []string
+	for _, c := range st.Clients {
+		got = append(got, c.Role+" -e "+argAfter(c.Argv, "-e"))
+	}
+	if d := cmp.Diff([]string{"client -e 512M", "peer -e 512M"}, got); d != "" || note == nil || why != "" || st.MaxBytes != 512<<20 {
+		t.Errorf("ranks (-want +got):\n%s\nnote %v, why %q, max %d", d, note, why, st.MaxBytes)
+	}
+	if argAfter(p.Steps[0].Clients[1].Argv, "-e") != "1G" {
+		t.Errorf("the plan's step was changed in place")
+	}
+}
