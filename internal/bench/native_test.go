@@ -104,6 +104,11 @@ func TestNativeNCCLTwoGPUNodes(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("notes (-want +got):\n%s", d)
 	}
+	for _, n := range p.Notes {
+		if n.ID == "bench.rendezvous-host" {
+			t.Errorf("rendezvous note with a bootstrap address known: %v", n)
+		}
+	}
 	if n := argAfter(p.Steps[0].Clients[1].Argv, "--nranks"); n != "2" {
 		t.Errorf("--nranks %s, want 2", n)
 	}
@@ -254,5 +259,33 @@ func TestNativeNCCLRecheckLowersEveryRank(t *testing.T) {
 	}
 	if argAfter(p.Steps[0].Clients[1].Argv, "-e") != "1G" {
 		t.Errorf("the plan's step was changed in place")
+	}
+}
+
+// TestNativeNCCLRendezvousByName: with no bootstrap interface known, the
+// ranks meet at the first host as named, and the plan says so.
+func TestNativeNCCLRendezvousByName(t *testing.T) {
+	nodes := healthyPair()
+	for _, n := range nodes {
+		n.Host = "admin@" + n.Host + ":2222"
+		n.NetDevs = nil
+	}
+	p, err := NewPlan(nodes, Options{Kinds: []string{KindNCCL}, NativeNCCL: "sparkrig", Collectives: []string{"all_reduce"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := argAfter(p.Steps[0].Clients[1].Argv, "--rendezvous"); got != "spark-1:18715" {
+		t.Errorf("rendezvous %s, want spark-1:18715", got)
+	}
+	var got []Note
+	for _, n := range p.Notes {
+		if n.ID == "bench.rendezvous-host" {
+			got = append(got, n)
+		}
+	}
+	want := []Note{{ID: "bench.rendezvous-host", Host: "admin@spark-1:2222", Fix: "pass --bootstrap-if NAME",
+		Detail: "the ranks meet at spark-1 as named here: no bootstrap interface address is known on admin@spark-1:2222, and the other nodes must resolve that name"}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("notes (-want +got):\n%s", d)
 	}
 }

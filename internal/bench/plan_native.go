@@ -25,7 +25,8 @@ const RendezvousPortOffset = 200
 // peers, which retry the rendezvous until rank 0 listens. Every rank gets
 // the derived NCCL environment, as mpirun -x would give it.
 func nativeRanks(nodes []*facts.Node, env []Var, coll string, maxBytes int64, o Options) []Cmd {
-	addr := net.JoinHostPort(rendezvousHost(nodes[0], env), strconv.Itoa(o.BasePort+RendezvousPortOffset))
+	host, _ := rendezvousHost(nodes[0], env)
+	addr := net.JoinHostPort(host, strconv.Itoa(o.BasePort+RendezvousPortOffset))
 	jsonFile := path.Join(o.RunDir, "coll-"+coll+".json")
 	n := strconv.Itoa(len(nodes))
 	var cmds []Cmd
@@ -46,8 +47,8 @@ func nativeRanks(nodes []*facts.Node, env []Var, coll string, maxBytes int64, o 
 
 // rendezvousHost is the first node's IPv4 address on the bootstrap
 // interface (the first name of NCCL_SOCKET_IFNAME it has), which every node
-// reaches; the host's own name when the facts give none.
-func rendezvousHost(n *facts.Node, env []Var) string {
+// reaches, and true; the host's own name and false when the facts give none.
+func rendezvousHost(n *facts.Node, env []Var) (string, bool) {
 	for _, v := range env {
 		if v.Name != "NCCL_SOCKET_IFNAME" {
 			continue
@@ -55,12 +56,12 @@ func rendezvousHost(n *facts.Node, env []Var) string {
 		for _, name := range strings.Split(v.Value, ",") {
 			if nd := findNetDev(n, strings.TrimSpace(name)); nd != nil {
 				if ps := ipv4Prefixes(*nd); len(ps) > 0 {
-					return ps[0].Addr().String()
+					return ps[0].Addr().String(), true
 				}
 			}
 		}
 	}
-	return hostOnly(n.Host)
+	return hostOnly(n.Host), false
 }
 
 // hostOnly strips a user and a port from a host as the user named it.
@@ -86,9 +87,15 @@ func ncclOnly(env []Var) []Var {
 	return out
 }
 
-// notesNative says that the native collectives run one rank per node and
-// which GPUs that leaves out.
-func (p *Plan) notesNative(nodes []*facts.Node) {
+// notesNative says that the native collectives run one rank per node,
+// which GPUs that leaves out, and when the rendezvous address is only the
+// first host's name.
+func (p *Plan) notesNative(nodes []*facts.Node, env []Var) {
+	if host, ok := rendezvousHost(nodes[0], env); !ok {
+		p.note(Note{ID: "bench.rendezvous-host", Host: nodes[0].Host, Detail: fmt.Sprintf(
+			"the ranks meet at %s as named here: no bootstrap interface address is known on %s, and the other nodes must resolve that name", host, nodes[0].Host),
+			Fix: "pass --bootstrap-if NAME"})
+	}
 	for i, n := range nodes {
 		if len(n.GPUs) > 1 {
 			p.note(Note{ID: "bench.native-one-gpu", Host: n.Host, Detail: fmt.Sprintf(

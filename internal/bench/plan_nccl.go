@@ -35,7 +35,7 @@ func (p *Plan) planNCCL(nodes []*facts.Node, o Options) {
 		ranks += perNode[i]
 	}
 	if native {
-		p.notesNative(nodes)
+		p.notesNative(nodes, env)
 	}
 	if len(o.MPIHosts) != len(nodes) {
 		o.MPIHosts = mpiHostNames(nodes, p.Rails)
