@@ -21,9 +21,10 @@
 // FetchUniqueID, a small TCP exchange that also carries each rank's device
 // description), then every rank joins with ncclCommInitRank and runs the same
 // sweep. Rank 0's tables list every rank's device and count the nodes; the
-// other ranks print nothing. For `sparkrig bench nccl --hosts a,b` the bench
-// command would start rank 0 on a and rank 1 on b over SSH with the same
-// flags and read rank 0's --format json (a []results.NCCLTable).
+// other ranks print nothing. `sparkrig bench nccl --hosts a,b` (without
+// nccl-tests on the nodes, or with --native-nccl) starts rank 0 on a and
+// rank 1 on b over SSH with the same flags and judges rank 0's --json-file
+// (a []results.NCCLTable); see internal/bench/plan_native.go.
 //
 // Tables are results.NCCLTable with Tool "sparkrig", filled like parsed
 // nccl-tests output (sizes, counts, time, algbw, busbw with nccl-tests'
