@@ -40,6 +40,7 @@ type Parsed struct {
 	NCCL        *results.NCCLOutput
 	Perftest    []results.PerftestRun
 	Iperf3      *results.Iperf3Result
+	TCPProbe    []results.TCPProbeResult
 	NVBandwidth *results.NVBandwidthRun
 }
 
@@ -195,6 +196,8 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 		a.perftest(p.Perftest)
 	case p.Iperf3 != nil:
 		a.iperf3(p.Iperf3)
+	case len(p.TCPProbe) > 0:
+		a.tcpProbe(p.TCPProbe)
 	case p.NVBandwidth != nil:
 		a.nvbandwidth(p.NVBandwidth)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sparkrig/sparkrig/internal/fixture"
+	"github.com/sparkrig/sparkrig/internal/results"
 
 	"github.com/sparkrig/sparkrig/internal/report"
 )
@@ -337,5 +338,29 @@ func TestOldNCCLFlag(t *testing.T) {
 	}
 	if len(msgs) != 1 || msgs[0] != "NCCL 2.25.1+cuda12.8 is older than 2.28.3, the minimum for dgx-spark | NCCL version 2.25.1+cuda12.8" {
 		t.Errorf("flags %q", msgs)
+	}
+}
+
+// sparkrig's own TCP probe is judged like iperf3: throughput against the TCP
+// expectation (seed 001: ~35 Gb/s between two DGX Spark), round trips reported.
+func TestTCPProbeJudgedLikeIperf3(t *testing.T) {
+	p := Parsed{Format: "sparkrig-probe", TCPProbe: []results.TCPProbeResult{{Streams: 4, DurationS: 10, Gbps: 35.0, RTTSamples: 200, RTTMinUS: 20, RTTAvgUS: 31.25, RTTP99US: 60}}}
+	a := Judge("tcp/rail0", p, Options{Platform: "dgx-spark", Topology: "2-nodes-1-cable"})
+	if len(a.Items) != 2 {
+		t.Fatalf("items: %+v", a.Items)
+	}
+	bw, rtt := a.Items[0], a.Items[1]
+	if bw.Metric != "received" || bw.Value != 35 || bw.Expectation == nil || bw.Verdict != report.VerdictOK {
+		t.Errorf("throughput item: %+v (expectation %+v)", bw, bw.Expectation)
+	}
+	if rtt.Metric != "round trip" || rtt.Value != 31.25 || rtt.Verdict != report.VerdictNone {
+		t.Errorf("round-trip item: %+v", rtt)
+	}
+	if a.Status != report.VerdictOK {
+		t.Errorf("status %q, want ok", a.Status)
+	}
+	slow := Judge("tcp/rail0", Parsed{TCPProbe: []results.TCPProbeResult{{Streams: 4, DurationS: 10, Gbps: 3.5}}}, Options{Platform: "dgx-spark", Topology: "2-nodes-1-cable"})
+	if slow.Status != report.VerdictCritical {
+		t.Errorf("a tenth of the expected TCP rate: status %q, want critical", slow.Status)
 	}
 }

@@ -166,6 +166,31 @@ func (a *analysis) iperf3(r *results.Iperf3Result) {
 	a.res.Items = append(a.res.Items, it)
 }
 
+// tcpProbe judges sparkrig's own TCP probe like iperf3: throughput against
+// the TCP expectation and the wire; round trips are reported, not judged.
+func (a *analysis) tcpProbe(rs []results.TCPProbeResult) {
+	a.res.Measured = fmt.Sprintf("sparkrig TCP probe, %d run%s", len(rs), plural(len(rs)))
+	for _, r := range rs {
+		it := report.AnalysisItem{Subject: "TCP probe", Metric: "received", Value: round2(r.Gbps), Unit: "Gb/s", Verdict: report.VerdictNone,
+			Summary: fmt.Sprintf("%d streams over %.1f s", r.Streams, r.DurationS)}
+		q := expect.Query{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.TCPBW, Protocol: "TCP"}
+		if e := a.set.Find(q); len(e) > 0 {
+			a.compare(&it, e[0])
+		} else {
+			it.NoExpectation = a.noExpectation("TCP")
+		}
+		if w, ok := a.set.Wire(a.res.Platform, "network"); ok {
+			a.wire(&it, r.Gbps/8, &w)
+		}
+		it.Causes = diagnose.Causes(diagnose.Input{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.TCPBW,
+			Ratio: ratioOf(it), Verdict: it.Verdict})
+		rtt := report.AnalysisItem{Subject: "TCP probe", Metric: "round trip", Value: round2(r.RTTAvgUS), Unit: "us", Verdict: report.VerdictNone,
+			NoExpectation: "no expectation for a TCP round trip",
+			Summary:       fmt.Sprintf("min %.1f, p99 %.1f us over %d round trips", r.RTTMinUS, r.RTTP99US, r.RTTSamples)}
+		a.res.Items = append(a.res.Items, it, rtt)
+	}
+}
+
 func (a *analysis) nvbandwidth(run *results.NVBandwidthRun) {
 	a.res.Data.NVBandwidth = run
 	var names []string

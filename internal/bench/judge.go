@@ -8,7 +8,6 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/analyze"
 	"github.com/sparkrig/sparkrig/internal/bench/probe"
-	"github.com/sparkrig/sparkrig/internal/diagnose"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -120,13 +119,8 @@ func Judge(s StepResult, c Context, set expect.Set) (Parsed, report.AnalysisResu
 			Items: []report.AnalysisItem{}, Flags: []report.AnalysisFlag{}, Notes: errs, Status: report.VerdictUnknown, Error: s.Error}
 		return p, a
 	}
-	var a report.AnalysisResult
-	if s.Tool == "sparkrig-probe" {
-		a = judgeProbe(s, p, c, set)
-	} else {
-		a = analyze.Judge(s.ID, analyzeInput(s, p), analyze.Options{Platform: c.Platform, Topology: c.Topology, Expect: &set})
-		railSubjects(&a, s)
-	}
+	a := analyze.Judge(s.ID, analyzeInput(s, p), analyze.Options{Platform: c.Platform, Topology: c.Topology, Expect: &set})
+	railSubjects(&a, s)
 	a.Notes = append(a.Notes, errs...)
 	if len(errs) > 0 && len(a.Items) == 0 {
 		a.Status, a.Error = report.VerdictUnknown, strings.Join(errs, "; ")
@@ -140,6 +134,10 @@ func analyzeInput(s StepResult, p Parsed) analyze.Parsed {
 	in := analyze.Parsed{Format: format(s), NCCL: p.NCCL, Perftest: p.Perftest}
 	if len(p.Iperf3) > 0 {
 		in.Iperf3 = &p.Iperf3[0]
+	}
+	for _, r := range p.Probe {
+		in.TCPProbe = append(in.TCPProbe, results.TCPProbeResult{Streams: r.Streams, DurationS: r.DurationS, Gbps: r.Gbps,
+			RTTSamples: r.RTT.Samples, RTTMinUS: r.RTT.Min, RTTAvgUS: r.RTT.Avg, RTTP99US: r.RTT.P99})
 	}
 	return in
 }
@@ -155,19 +153,6 @@ func railSubjects(a *report.AnalysisResult, s StepResult) {
 	}
 }
 
-// judgeProbe judges sparkrig's own TCP probe, which analyze does not read.
-func judgeProbe(s StepResult, p Parsed, c Context, set expect.Set) report.AnalysisResult {
-	a := report.AnalysisResult{File: s.ID, Format: format(s), Platform: c.Platform, Topology: c.Topology,
-		Items: []report.AnalysisItem{}, Flags: []report.AnalysisFlag{}}
-	a.Items = items(s, p)
-	for i := range a.Items {
-		judge(&a.Items[i], c, set)
-	}
-	a.Status = worst(a.Items)
-	a.Measured = measured(a.Items)
-	return a
-}
-
 func format(s StepResult) string {
 	switch {
 	case strings.HasPrefix(s.Tool, "ib_"):
@@ -176,27 +161,6 @@ func format(s StepResult) string {
 		return "nccl-tests"
 	}
 	return s.Tool
-}
-
-// worst is the worst verdict of the items: critical, warning, ok, or
-// no-expectation when nothing was judged.
-func worst(items []report.AnalysisItem) string {
-	rank := map[string]int{report.VerdictNone: 0, report.VerdictOK: 1, report.VerdictWarning: 2, report.VerdictCritical: 3}
-	w := report.VerdictNone
-	for _, it := range items {
-		if rank[it.Verdict] > rank[w] {
-			w = it.Verdict
-		}
-	}
-	return w
-}
-
-func measured(items []report.AnalysisItem) string {
-	var parts []string
-	for _, it := range items {
-		parts = append(parts, fmt.Sprintf("%s %s %.2f %s", it.Subject, it.Metric, it.Value, it.Unit))
-	}
-	return strings.Join(parts, "; ")
 }
 
 // parseNCCL reads the text output (tables and NCCL INFO lines) and, when
@@ -227,50 +191,6 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-func items(s StepResult, p Parsed) []report.AnalysisItem {
-	subject := strings.Join(s.Rails, "+")
-	var out []report.AnalysisItem
-	for _, r := range p.Probe {
-		out = append(out,
-			report.AnalysisItem{Subject: subject, Metric: "received", Value: round2(r.Gbps), Unit: "Gb/s",
-				Summary: fmt.Sprintf("%d streams over %.1f s", r.Streams, r.DurationS)},
-			report.AnalysisItem{Subject: subject, Metric: "round trip", Value: round2(r.RTT.Avg), Unit: "us",
-				Summary: fmt.Sprintf("min %.1f, p99 %.1f us over %d round trips", r.RTT.Min, r.RTT.P99, r.RTT.Samples)})
-	}
-	return out
-}
-
-// judge finds the TCP expectation that fits a probe item and gives the verdict.
-func judge(it *report.AnalysisItem, c Context, set expect.Set) {
-	it.Verdict = report.VerdictNone
-	if it.Metric != "received" {
-		it.NoExpectation = "no expectation for " + it.Metric
-		return
-	}
-	q := expect.Query{Platform: c.Platform, Topology: c.Topology, Measure: expect.TCPBW, Protocol: "TCP"}
-	found := set.Find(q)
-	if c.Platform == "" || len(found) == 0 {
-		it.NoExpectation = fmt.Sprintf("none for %s on %s, %s", q.Measure, orNone(c.Platform), orNone(c.Topology))
-		return
-	}
-	apply(it, found[0])
-	var ratio float64
-	if it.Ratio != nil {
-		ratio = *it.Ratio
-	}
-	it.Causes = diagnose.Causes(diagnose.Input{Platform: c.Platform, Topology: c.Topology, Measure: q.Measure, Ratio: ratio, Verdict: it.Verdict})
-}
-
-func apply(it *report.AnalysisItem, e expect.Expectation) {
-	it.Expectation = &report.ExpectationRef{ID: e.ID, Value: e.Value, Unit: e.Unit, Better: e.Better,
-		Warn: e.Warn, Pass: e.Pass, Source: e.Source}
-	if e.Value != 0 {
-		r := round2(it.Value / e.Value)
-		it.Ratio = &r
-	}
-	it.Verdict = e.Verdict(it.Value)
 }
 
 func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }

@@ -119,3 +119,15 @@ func HumanSize(n int64) string {
 	}
 	return strconv.FormatInt(n, 10) + " B"
 }
+
+// TCPProbeResult is one run of sparkrig's own TCP probe (`bench tcp --native`):
+// multi-stream throughput and round trips, in the units analysis judges.
+type TCPProbeResult struct {
+	Streams    int     `json:"streams"`
+	DurationS  float64 `json:"duration_s"`
+	Gbps       float64 `json:"gbps"`
+	RTTSamples int     `json:"rtt_samples"`
+	RTTMinUS   float64 `json:"rtt_min_us"`
+	RTTAvgUS   float64 `json:"rtt_avg_us"`
+	RTTP99US   float64 `json:"rtt_p99_us"`
+}
