@@ -10,6 +10,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
 // Record is one bench run as written to the results directory. It is a
@@ -107,21 +108,12 @@ func Summarise(n *facts.Node) NodeSummary {
 func RunID(t time.Time, hosts []string) string {
 	id := t.UTC().Format("20060102T150405Z")
 	for _, h := range hosts {
-		id += "-" + sanitize(h)
+		id += "-" + snapshot.SafeName(h)
 	}
 	if len(id) > 100 {
 		id = id[:100]
 	}
 	return id
-}
-
-func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.' {
-			return r
-		}
-		return '_'
-	}, s)
 }
 
 // Save writes the record as dir/bench-<id>.json and returns the path.

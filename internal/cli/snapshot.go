@@ -84,7 +84,7 @@ func snapshotRemote(ctx context.Context, env *Env, opts *snapshotOptions) error 
 			fmt.Fprintf(env.Stderr, "sparkrig: %s: %s\n", c.Host, errLine(c.Err))
 			continue
 		}
-		dst := filepath.Join(opts.output, safeName(c.Host)+".tar.gz")
+		dst := filepath.Join(opts.output, snapshot.SafeName(c.Host)+".tar.gz")
 		if err := c.Snap.Write(dst); err != nil {
 			failed++
 			fmt.Fprintf(env.Stderr, "sparkrig: %s: %v\n", c.Host, err)
@@ -96,15 +96,4 @@ func snapshotRemote(ctx context.Context, env *Env, opts *snapshotOptions) error 
 		return statusError(ExitUnknown)
 	}
 	return nil
-}
-
-// safeName keeps a host name usable as a file name ("user@h:22" → "user_h_22").
-func safeName(host string) string {
-	b := []byte(host)
-	for i, c := range b {
-		if !(c == '.' || c == '-' || c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			b[i] = '_'
-		}
-	}
-	return string(b)
 }

@@ -231,3 +231,14 @@ func (s *Snapshot) Validate() error {
 	}
 	return nil
 }
+
+// SafeName turns a host name into a file name: letters, digits, '.', '-'
+// and '_' are kept, anything else (a '/', ':' of user@host:port, ...) becomes '_'.
+func SafeName(host string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, host)
+}

@@ -146,3 +146,11 @@ func FuzzReadTarGz(f *testing.F) {
 		}
 	})
 }
+
+func TestSafeName(t *testing.T) {
+	for in, want := range map[string]string{"spark-01": "spark-01", "root@10.0.0.2:2222": "root_10.0.0.2_2222", "a/b": "a_b", "nœud": "n_ud"} {
+		if got := SafeName(in); got != want {
+			t.Errorf("SafeName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
