@@ -1,7 +1,6 @@
 package check
 
 import (
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -14,7 +13,7 @@ import (
 // h200 returns the facts of the real 2× H200 snapshot, to be changed per case.
 func h200(t *testing.T) *facts.Node {
 	t.Helper()
-	s, err := snapshot.Read(filepath.Join(nodesDir, "gpu-h200x2"))
+	s, err := snapshot.Read(nodeTree("gpu-h200x2"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package check
 
 import (
-	"path/filepath"
 	"sort"
 	"testing"
 
@@ -31,7 +30,7 @@ func problems(fs []Finding) []string {
 
 func auditTree(t *testing.T, dir string) (Profile, []Finding) {
 	t.Helper()
-	s, err := snapshot.Read(filepath.Join(nodesDir, dir))
+	s, err := snapshot.Read(nodeTree(dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +88,7 @@ func TestRealTrees(t *testing.T) {
 // TestGPUTreeFacts pins what the real H200 snapshot says, so a parser change
 // that loses a GPU field fails here.
 func TestGPUTreeFacts(t *testing.T) {
-	s, err := snapshot.Read(filepath.Join(nodesDir, "gpu-h200x2"))
+	s, err := snapshot.Read(nodeTree("gpu-h200x2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +110,7 @@ func TestGPUTreeFacts(t *testing.T) {
 
 // TestProfileOverride: --profile dgx-spark on a non-Spark says what is missing.
 func TestProfileOverride(t *testing.T) {
-	s, err := snapshot.Read(filepath.Join(nodesDir, "gpu-h200x2"))
+	s, err := snapshot.Read(nodeTree("gpu-h200x2"))
 	if err != nil {
 		t.Fatal(err)
 	}

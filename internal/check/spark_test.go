@@ -1,7 +1,6 @@
 package check
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -14,7 +13,7 @@ import (
 // changed per case.
 func healthySparkFacts(t *testing.T) *facts.Node {
 	t.Helper()
-	s, err := snapshot.Read(filepath.Join(nodesDir, "spark-healthy"))
+	s, err := snapshot.Read(nodeTree("spark-healthy"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func benchScriptSetup(e *testscript.Env) error {
 			return err
 		}
 	}
-	s, err := snapshot.Read(filepath.Join("..", "..", "testdata", "nodes", "spark-healthy"))
+	s, err := snapshot.Read(filepath.Join("..", "..", "testdata", "nodes", "spark-healthy.tar.gz"))
 	if err != nil {
 		return err
 	}

@@ -14,10 +14,13 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/sparkrig/sparkrig/internal/version"
 )
 
-// Version is set at build time with -ldflags "-X github.com/sparkrig/sparkrig/internal/cli.Version=...".
-var Version = "dev"
+// Version is the running build's version (internal/version): the module
+// version, or the checkout's commit and a dirty mark. Tests may pin it.
+var Version = version.String()
 
 // Env is what a command may touch of the outside world: its streams, whether
 // stdout is a terminal, the clock and the environment.

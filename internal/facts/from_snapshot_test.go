@@ -9,7 +9,7 @@ import (
 )
 
 func TestFromSnapshotSparkTree(t *testing.T) {
-	s, err := snapshot.Read("../../testdata/nodes/spark-healthy")
+	s, err := snapshot.Read("../../testdata/nodes/spark-healthy.tar.gz")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestFromSnapshotSilentJournal(t *testing.T) {
 // (the real /proc/driver/nvidia/version of the H200 tree), and nvidia-smi is
 // recorded as missing.
 func TestFromSnapshotDriverWithoutNvidiaSMI(t *testing.T) {
-	h200, err := snapshot.Read("../../testdata/nodes/gpu-h200x2")
+	h200, err := snapshot.Read("../../testdata/nodes/gpu-h200x2.tar.gz")
 	if err != nil {
 		t.Fatal(err)
 	}

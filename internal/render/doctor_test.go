@@ -16,20 +16,20 @@ import (
 // treesReport audits every snapshot tree of testdata/nodes into one report.
 func treesReport(t *testing.T) *report.Report {
 	t.Helper()
-	dirs, _ := filepath.Glob("../../testdata/nodes/*/manifest.json")
+	dirs, _ := filepath.Glob("../../testdata/nodes/*.tar.gz")
 	if len(dirs) < 10 {
 		t.Fatalf("found %d snapshot trees", len(dirs))
 	}
 	r := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", Command: "doctor", Hosts: []report.Host{}}
 	for _, m := range dirs {
-		s, err := snapshot.Read(filepath.Dir(m))
+		s, err := snapshot.Read(m)
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := facts.FromSnapshot(s)
 		p := check.DetectProfile(n)
 		fs, sk := check.Run(n, p)
-		r.Hosts = append(r.Hosts, report.Host{Host: n.Host, Profile: string(p), Status: report.HostAudited, Source: filepath.Base(filepath.Dir(m)), Findings: fs, Skipped: sk})
+		r.Hosts = append(r.Hosts, report.Host{Host: n.Host, Profile: string(p), Status: report.HostAudited, Source: strings.TrimSuffix(filepath.Base(m), ".tar.gz"), Findings: fs, Skipped: sk})
 	}
 	r.Hosts = append(r.Hosts, report.Host{Host: "bad.tar.gz", Source: "bad.tar.gz", Status: report.HostBadSnapshot, Error: "bad snapshot: not a gzip archive (gzip: invalid header)"})
 	return r
