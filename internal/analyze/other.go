@@ -85,10 +85,8 @@ func (a *analysis) aggregate(runs []results.PerftestRun) (report.AnalysisItem, b
 		return report.AnalysisItem{}, false
 	}
 	var sum float64
-	var names []string
-	for d, v := range devs {
+	for _, v := range devs {
 		sum += v
-		names = append(names, d)
 	}
 	it := report.AnalysisItem{Subject: fmt.Sprintf("ib_%s_bw summed over %d devices", verb, len(devs)), Metric: "sum of BW averages",
 		Value: round2(sum), Unit: "Gb/s", Verdict: report.VerdictNone,

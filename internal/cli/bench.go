@@ -371,7 +371,9 @@ func (o *benchOptions) execute(ctx context.Context, env *Env, t bench.Transport,
 	case "json":
 		enc := json.NewEncoder(env.Stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(rec)
+		if err := enc.Encode(rec); err != nil {
+			return exitf(ExitUnknown, "bench: writing JSON: %v", err)
+		}
 	case "text":
 		writeBenchText(env.Stdout, rec)
 	default: // markdown, html, prometheus: the report model every format renders

@@ -133,9 +133,7 @@ func parseNetworkdNetwork(source string, b []byte) (IfaceConfig, bool) {
 	c := IfaceConfig{Name: name, Source: source, Tool: "networkd", Addrs: []string{}}
 	nw := ini["network"]
 	c.Addrs = append(c.Addrs, nw["Address"]...)
-	for _, a := range ini["address"]["Address"] {
-		c.Addrs = append(c.Addrs, a)
-	}
+	c.Addrs = append(c.Addrs, ini["address"]["Address"]...)
 	switch strings.ToLower(first(nw["DHCP"])) {
 	case "yes", "true", "ipv4", "1":
 		c.DHCP4 = true

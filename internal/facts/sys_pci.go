@@ -13,9 +13,7 @@ func parsePCIeSpeed(s string) string {
 		return ""
 	}
 	v := f[0]
-	if strings.HasSuffix(v, "GT/s") {
-		v = strings.TrimSuffix(v, "GT/s")
-	}
+	v = strings.TrimSuffix(v, "GT/s")
 	v = strings.TrimSuffix(v, ".0")
 	return v + "GT/s"
 }

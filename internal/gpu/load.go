@@ -27,17 +27,3 @@ func open(path string, bs []binding) (uintptr, error) {
 	}
 	return h, nil
 }
-
-// optional registers bindings that older libraries may lack; it reports whether all were found.
-func optional(h uintptr, bs []binding) bool {
-	ok := true
-	for _, b := range bs {
-		sym, err := purego.Dlsym(h, b.name)
-		if err != nil {
-			ok = false
-			continue
-		}
-		purego.RegisterFunc(b.fn, sym)
-	}
-	return ok
-}

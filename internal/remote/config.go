@@ -151,11 +151,10 @@ func (c *SSHConfig) Resolve(spec string) (Endpoint, error) {
 		e.IdentityFiles = append(e.IdentityFiles, c.expand(f, e))
 	}
 	e.IdentitiesOnly = strings.EqualFold(c.get(alias, "IdentitiesOnly"), "yes")
-	for _, v := range c.getAll(alias, "UserKnownHostsFile") {
-		for _, f := range strings.Fields(v) {
+	if vs := c.getAll(alias, "UserKnownHostsFile"); len(vs) > 0 { // the first line wins, like ssh
+		for _, f := range strings.Fields(vs[0]) {
 			e.KnownHosts = append(e.KnownHosts, c.expand(f, e))
 		}
-		break // the first UserKnownHostsFile line wins, like ssh
 	}
 	if len(e.KnownHosts) == 0 {
 		e.KnownHosts = []string{filepath.Join(c.home, ".ssh", "known_hosts")}

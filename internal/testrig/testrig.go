@@ -117,7 +117,6 @@ type Host struct {
 	pciMount string // overlay mounts of the stand-in PCI netdevs
 	sshd     *exec.Cmd
 	sshdPID  int
-	ownsSSHD bool
 }
 
 // New starts a rig for a test and tears it down when the test ends, also when
