@@ -158,7 +158,7 @@ func TestNativeNCCLWithStandins(t *testing.T) {
 			t.Errorf("rank %s environment (-want +got):\n%s", argAfter(tr.Args, "--rank"), d)
 		}
 	}
-	if left := eventually(5*time.Second, func() []string { return leftovers(t, bin, base+RendezvousPortOffset) }); len(left) > 0 {
+	if left := eventually(30*time.Second, func() []string { return leftovers(t, bin, base+RendezvousPortOffset) }); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
 	if _, err := os.Stat(filepath.Join(runDir, "coll-all_reduce.json")); err == nil {
@@ -184,7 +184,7 @@ func TestNativeNCCLPeerFails(t *testing.T) {
 	if st.Status != StatusFailed || st.Error != wantErr {
 		t.Errorf("status %s, error %q; want failed, %q", st.Status, st.Error, wantErr)
 	}
-	if left := eventually(5*time.Second, func() []string { return leftovers(t, bin, base+RendezvousPortOffset) }); len(left) > 0 {
+	if left := eventually(30*time.Second, func() []string { return leftovers(t, bin, base+RendezvousPortOffset) }); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
 	if !strings.Contains(rec.Status, "unknown") {

@@ -140,7 +140,7 @@ func TestRigTCP(t *testing.T) {
 			t.Errorf("rail1 client: %s %s", client.Host, client.Command)
 		}
 	}
-	if left := eventually(5*time.Second, func() []string { return rigLeftovers(t, r, 18615, 18616) }); len(left) > 0 {
+	if left := eventually(30*time.Second, func() []string { return rigLeftovers(t, r, 18615, 18616) }); len(left) > 0 {
 		t.Errorf("left on the hosts: %q", left)
 	}
 }
@@ -176,7 +176,7 @@ func TestRigKilledRun(t *testing.T) {
 			}
 			// Wait until the client runs, then signal.
 			var runDir string
-			running := eventually(20*time.Second, func() []string {
+			running := eventually(30*time.Second, func() []string {
 				if left := rigLeftovers(t, r, 19615); len(left) >= 2 {
 					runDir = scratchDir.FindString(strings.Join(left, "\n"))
 					return nil
@@ -193,11 +193,11 @@ func TestRigKilledRun(t *testing.T) {
 					t.Errorf("after SIGINT: %v, want exit 130: %s", err, out.String())
 				}
 			}
-			if left := eventually(8*time.Second, func() []string { return rigLeftovers(t, r, 19615, 19616) }); len(left) > 0 {
+			if left := eventually(30*time.Second, func() []string { return rigLeftovers(t, r, 19615, 19616) }); len(left) > 0 {
 				t.Errorf("%v native=%v: left on the hosts: %q", sig, native, left)
 			}
 			for _, h := range r.Hosts {
-				if left := eventually(5*time.Second, func() []string {
+				if left := eventually(30*time.Second, func() []string {
 					got, _ := h.Exec(context.Background(), "sh", "-c", "ls -d "+runDir+" 2>/dev/null || true")
 					return strings.Fields(string(got))
 				}); len(left) > 0 {

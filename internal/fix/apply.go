@@ -45,8 +45,12 @@ type ApplyOptions struct {
 	DeadMan time.Duration
 	// Settle is how long to wait after staging before checking (default 3 s).
 	Settle time.Duration
-	// Probe bounds each check-back call (default 15 s).
+	// Probe bounds each check-back call after the change (default 15 s):
+	// short, because a host the change cut off must be noticed quickly.
 	Probe time.Duration
+	// Read bounds reading the host before anything is changed (default
+	// 60 s): nothing is at stake yet, so a slow or busy host gets time.
+	Read time.Duration
 	Stamp string    // backup directory name; default Stamp(time.Now())
 	Log   io.Writer // progress lines; nil for none
 }
@@ -60,6 +64,9 @@ func (o *ApplyOptions) setDefaults() {
 	}
 	if o.Probe == 0 {
 		o.Probe = 15 * time.Second
+	}
+	if o.Read == 0 {
+		o.Read = 60 * time.Second
 	}
 	if o.Stamp == "" {
 		o.Stamp = Stamp(time.Now())
@@ -101,7 +108,7 @@ func Apply(ctx context.Context, hp HostPlan, t Transport, opt ApplyOptions) Outc
 		out.Status = Unchanged
 		return out
 	}
-	before, err := observe(ctx, t, opt.Probe)
+	before, err := observe(ctx, t, opt.Read)
 	if err != nil {
 		return fail(out, "read the host before changing it: %v", err)
 	}

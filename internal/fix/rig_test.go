@@ -21,14 +21,14 @@ func rigPair(t *testing.T) (*testrig.Rig, map[string]SSH) {
 	host := func(name string) testrig.HostSpec {
 		return testrig.HostSpec{Name: name,
 			NetDevs: map[string]testrig.NetDev{"enp1s0f1np1": {}, "enP2p1s0f1np1": {}, "enp1s0f0np0": {}, "enP2p1s0f0np0": {}},
-			Files:   map[string]string{"/etc/dgx-release": "DGX_NAME=\"DGX Spark\"\n", "/var/backups/.sparkrig-rig": ""},
+			Files:   map[string]string{"/etc/dgx-release": "DGX_NAME=\"DGX Spark\"\n"},
 		}
 	}
 	r := testrig.New(t, testrig.Config{
 		Hosts: []testrig.HostSpec{host("spark-01"), host("spark-02")},
 		Links: testrig.Cable("spark-01", 1, "spark-02", 1),
 	})
-	d, err := remote.NewDialer(remote.Options{ConfigFile: r.SSHConfig, Home: r.Dir, ConnectTimeout: 3 * time.Second})
+	d, err := remote.NewDialer(remote.Options{ConfigFile: r.SSHConfig, Home: r.Dir, ConnectTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func planLive(t *testing.T, r *testrig.Rig, ts map[string]SSH, opt Options) *Pla
 	t.Helper()
 	var nodes []Node
 	for _, n := range r.Names() {
-		o, err := observe(context.Background(), ts[n], 10*time.Second)
+		o, err := observe(context.Background(), ts[n], 60*time.Second)
 		if err != nil {
 			t.Fatalf("observe %s: %v", n, err)
 		}
@@ -60,7 +60,7 @@ func planLive(t *testing.T, r *testrig.Rig, ts map[string]SSH, opt Options) *Pla
 // rigApplyOptions leave the controller time to confirm even on a loaded
 // machine; the dead-man test shortens the timer itself.
 func rigApplyOptions(stamp string) ApplyOptions {
-	return ApplyOptions{Activation: ActivateIP, DeadMan: 30 * time.Second, Settle: 500 * time.Millisecond, Probe: 5 * time.Second, Stamp: stamp}
+	return ApplyOptions{Activation: ActivateIP, DeadMan: 60 * time.Second, Settle: 500 * time.Millisecond, Probe: 10 * time.Second, Stamp: stamp}
 }
 
 func rigExec(t *testing.T, r *testrig.Rig, host string, argv ...string) string {
@@ -122,7 +122,7 @@ func TestRigApplyRollback(t *testing.T) {
 	if err != nil || dir != "/var/backups/sparkrig/20261122T000001Z" {
 		t.Fatalf("Rollback = %q, %v", dir, err)
 	}
-	after, err := observe(ctx, ts["spark-01"], 5*time.Second)
+	after, err := observe(ctx, ts["spark-01"], 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,15 +157,15 @@ func TestRigDeadManRestores(t *testing.T) {
 	hp.Rails[0].Addr = controller + "/32"
 	start := time.Now()
 	opt := rigApplyOptions("20261122T000002Z")
-	opt.DeadMan, opt.Probe = 6*time.Second, 2*time.Second
+	opt.DeadMan, opt.Probe = 10*time.Second, 3*time.Second
 	out := Apply(ctx, hp, ts["spark-02"], opt)
 	if out.Status != RolledBackTimer {
 		t.Fatalf("Apply = %+v, want status %s", out, RolledBackTimer)
 	}
-	if el := time.Since(start); el < 6*time.Second {
-		t.Errorf("restored after %s, before the 6 s timer could fire", el)
+	if el := time.Since(start); el < 10*time.Second {
+		t.Errorf("restored after %s, before the 10 s timer could fire", el)
 	}
-	o, err := observe(ctx, ts["spark-02"], 5*time.Second)
+	o, err := observe(ctx, ts["spark-02"], 60*time.Second)
 	if err != nil {
 		t.Fatalf("host does not answer after the timer: %v", err)
 	}
@@ -232,7 +232,7 @@ func TestRigChecksWorseRollsBack(t *testing.T) {
 	if out.Status != RolledBack || out.Detail != want {
 		t.Fatalf("Apply = %+v\nwant status %s, detail %q", out, RolledBack, want)
 	}
-	o, err := observe(ctx, ts["spark-01"], 5*time.Second)
+	o, err := observe(ctx, ts["spark-01"], 60*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestRigRing(t *testing.T) {
 	links = append(links, testrig.Cable("spark-02", 0, "spark-03", 1)...)
 	links = append(links, testrig.Cable("spark-03", 0, "spark-01", 1)...)
 	r := testrig.New(t, testrig.Config{Hosts: hosts, Links: links})
-	d, err := remote.NewDialer(remote.Options{ConfigFile: r.SSHConfig, Home: r.Dir, ConnectTimeout: 5 * time.Second})
+	d, err := remote.NewDialer(remote.Options{ConfigFile: r.SSHConfig, Home: r.Dir, ConnectTimeout: 30 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func listen(t *testing.T) net.Listener {
 
 func TestRendezvousHandsEveryRankTheID(t *testing.T) {
 	ln := listen(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	const nranks = 4
 	served := make(chan error, 1)
@@ -80,7 +80,7 @@ func TestRendezvousClientWaitsForServer(t *testing.T) {
 	ln := listen(t)
 	addr := ln.Addr().String()
 	ln.Close() // rank 0 not up yet
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
 	var id UniqueID
@@ -112,7 +112,7 @@ func hello(t *testing.T, addr, magic string, rank, nranks uint32, desc string) i
 	b := append([]byte(magic), binary.BigEndian.AppendUint32(binary.BigEndian.AppendUint32(nil, rank), nranks)...)
 	b = binary.BigEndian.AppendUint16(b, uint16(len(desc)))
 	c.Write(append(b, desc...))
-	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
 	buf := make([]byte, 256)
 	n := 0
 	for {
@@ -126,7 +126,7 @@ func hello(t *testing.T, addr, magic string, rank, nranks uint32, desc string) i
 
 func TestRendezvousRefusesStrangers(t *testing.T) {
 	ln := listen(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	served := make(chan error, 1)
 	go func() {

@@ -69,7 +69,9 @@ func (r *Rig) writeClientFiles() error {
 		if !h.spec.UnknownHostKey {
 			fmt.Fprintf(&kh, "%s,%s %s\n", h.Name, h.Addr, h.HostKeyLine)
 		}
-		fmt.Fprintf(&cfg, "Host %s\n  HostName %s\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n\n",
+		// ConnectTimeout 30: a healthy host's handshake must not time out on a
+		// loaded test machine; tests that need a short one set it themselves.
+		fmt.Fprintf(&cfg, "Host %s\n  HostName %s\n  Port %d\n  User %s\n  IdentityFile %s\n  IdentitiesOnly yes\n  UserKnownHostsFile %s\n  ConnectTimeout 30\n\n",
 			h.Name, h.Addr, h.Port, h.User, r.KeyPath, r.KnownHosts)
 	}
 	if err := writeFile(r.KnownHosts, []byte(kh.String()), 0o644); err != nil {
@@ -214,5 +216,28 @@ func (h *Host) mountScript() (string, error) {
 		}
 	}
 	b.WriteString(h.pciMount)
+	// Every directory a node may write is private to the host, whether or not
+	// the fixture lays files there: sparkrig's fix writes /etc and /var/backups,
+	// bench writes /tmp, sshd /run. /tmp comes last because the rig's own files
+	// (and the tmpfs above) live under it and must still be reachable while
+	// the others are mounted; they stay readable through the overlay's lower layer.
+	covered := map[string]bool{}
+	for _, t := range tops {
+		covered[t.Name()] = true
+	}
+	for _, dir := range PrivateDirs {
+		top, _, _ := strings.Cut(dir, "/")
+		if covered[top] || covered[dir] {
+			continue
+		}
+		up, work := filepath.Join(rw, "private", dir, "u"), filepath.Join(rw, "private", dir, "w")
+		fmt.Fprintf(&b, "mkdir -p %s %s /%s\nmount -t overlay sparkrig-testrig -o lowerdir=/%s,upperdir=%s,workdir=%s /%s\n",
+			up, work, dir, dir, up, work, dir)
+	}
 	return b.String(), nil
 }
+
+// PrivateDirs are the directories every rig host sees as its own: writes to
+// them land in the host's tmpfs, never on the machine running the rig or on
+// another host. /tmp is last (see mountScript).
+var PrivateDirs = []string{"etc", "var", "run", "root", "usr/local", "tmp"}

@@ -31,7 +31,7 @@ func twoSparks() Config {
 
 func sshRun(t *testing.T, r *Rig, host, cmd string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, "ssh", "-F", r.SSHConfig, "-o", "BatchMode=yes", "-o", "StrictHostKeyChecking=yes", host, cmd).CombinedOutput()
 	if err != nil {
@@ -119,5 +119,36 @@ func TestStandinRoCEDevices(t *testing.T) {
 	}
 	if RoCEName("enP2p1s0f0np0") != "roceP2p1s0f0" || RoCEName("enp1s0f1np1") != "rocep1s0f1" {
 		t.Error("RoCEName")
+	}
+}
+
+// TestRigHostsWritePrivately writes the same path under every private
+// directory on two hosts, over SSH as sparkrig would: each host sees only its
+// own file, and nothing appears on the machine running the rig.
+func TestRigHostsWritePrivately(t *testing.T) {
+	if _, err := exec.LookPath("ssh"); err != nil {
+		t.Skip("no OpenSSH client")
+	}
+	r := New(t, Config{Hosts: []HostSpec{{Name: "spark-01"}, {Name: "spark-02"}}})
+	name := "sparkrig-rig-private-" + r.ID
+	var paths []string
+	for _, d := range PrivateDirs {
+		paths = append(paths, "/"+d+"/"+name)
+	}
+	all := strings.Join(paths, " ")
+	for _, h := range r.Names() {
+		sshRun(t, r, h, "for p in "+all+"; do echo "+h+" > $p; done")
+	}
+	for _, h := range r.Names() {
+		got := sshRun(t, r, h, "cat "+all)
+		if want := strings.Repeat(h+"\n", len(paths)); got != want {
+			t.Errorf("%s reads %q, want only its own writes %q", h, got, want)
+		}
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			os.Remove(p)
+			t.Errorf("%s written by a rig host appeared on the machine", p)
+		}
 	}
 }
