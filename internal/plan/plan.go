@@ -1,0 +1,341 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/sparkrig/sparkrig/internal/expect"
+)
+
+// Number is one cluster figure and where it came from ("measured: file" or
+// the data file's source).
+type Number struct {
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+	Source string  `json:"source"`
+}
+
+// Cluster is what the planner knows of the nodes: how many, and per node.
+type Cluster struct {
+	Platform        string `json:"platform"`
+	Nodes           int    `json:"nodes"`
+	MemoryGB        Number `json:"memory_gb"`
+	MemoryBandwidth Number `json:"memory_bandwidth_gbs"`
+	BF16TFLOPS      Number `json:"bf16_tflops"`
+	// AllReduceBusBW is the large-message bus bandwidth between nodes;
+	// AllReduceLatency the time of a small all-reduce (LatencyBytes) between two.
+	AllReduceBusBW   Number `json:"allreduce_busbw_gbs"`
+	AllReduceLatency Number `json:"allreduce_latency_us"`
+	LatencyBytes     int64  `json:"allreduce_latency_bytes"`
+}
+
+// PlatformCluster fills a cluster of n nodes from the platform's data: the
+// assumptions file and the expectations it names.
+func PlatformCluster(platform string, n int, a Assumptions, set expect.Set) (Cluster, error) {
+	p, ok := a.Platform(platform)
+	if !ok {
+		return Cluster{}, fmt.Errorf("no platform numbers for %q: give measured results with --from", platform)
+	}
+	c := Cluster{Platform: platform, Nodes: n,
+		MemoryGB:         Number{p.MemoryGB, "GB", p.MemorySource},
+		BF16TFLOPS:       Number{p.BF16TFLOPS, "TFLOP/s", p.BF16Source},
+		AllReduceLatency: Number{p.AllReduceLatencyUS, "us", p.AllReduceLatencySource},
+		LatencyBytes:     p.AllReduceLatencyBytes,
+	}
+	if w, ok := set.Wire(platform, "memory"); ok && (p.MemoryBandwidthWire == "" || w.ID == p.MemoryBandwidthWire) {
+		c.MemoryBandwidth = Number{w.Value, "GB/s", w.Source}
+	} else {
+		return Cluster{}, fmt.Errorf("expectations have no memory bandwidth for %s", platform)
+	}
+	for _, e := range set.Expectations {
+		if e.ID == p.AllReduceBusBWExpect {
+			c.AllReduceBusBW = Number{e.Value, e.Unit, e.Source + " (the nearest measured collective plateau between two nodes)"}
+		}
+	}
+	if c.AllReduceBusBW.Value == 0 {
+		return Cluster{}, fmt.Errorf("expectations have no %s", p.AllReduceBusBWExpect)
+	}
+	return c, nil
+}
+
+// Workload is what the model is asked to do.
+type Workload struct {
+	Input       int     `json:"input_tokens"`
+	Output      int     `json:"output_tokens"`
+	Concurrency int     `json:"concurrency"`
+	KVDType     string  `json:"kv_cache_dtype"`
+	GPUMemUtil  float64 `json:"gpu_memory_utilization"`
+}
+
+// kvBytes is the size of one KV-cache element.
+func kvBytes(dtype string) (float64, error) {
+	switch dtype {
+	case "bf16", "fp16", "auto", "bfloat16", "float16":
+		return 2, nil
+	case "fp8", "fp8_e4m3", "fp8_e5m2", "int8":
+		return 1, nil
+	}
+	return 0, fmt.Errorf("unknown KV-cache dtype %q (want bf16, fp16, fp8)", dtype)
+}
+
+// Option is the answer for one parallel layout.
+type Option struct {
+	TP             int     `json:"tp"`
+	PP             int     `json:"pp"`
+	WeightsGB      float64 `json:"weights_gb_per_node"`
+	KVAvailableGB  float64 `json:"kv_available_gb_per_node"`
+	KVTokens       int64   `json:"kv_cache_tokens"`
+	Sequences      int64   `json:"concurrent_sequences"`
+	Fits           bool    `json:"fits"`
+	ShortGB        float64 `json:"short_gb,omitempty"`
+	TTFTms         float64 `json:"ttft_ms"`
+	TTFTComputeMs  float64 `json:"ttft_compute_ms"`
+	TTFTNetworkMs  float64 `json:"ttft_network_ms"`
+	TPOTms         float64 `json:"tpot_ms"`
+	MemoryMs       float64 `json:"tpot_memory_ms"`
+	ComputeMs      float64 `json:"tpot_compute_ms"`
+	NetworkMs      float64 `json:"tpot_network_ms"`
+	Dominant       string  `json:"dominant"`
+	TokensPerSec   float64 `json:"tokens_per_s_single_user"`
+	ConcTPOTms     float64 `json:"tpot_ms_at_concurrency"`
+	ConcTokensPerS float64 `json:"tokens_per_s_at_concurrency"`
+	Speedup        float64 `json:"decode_speedup,omitempty"`
+	Note           string  `json:"note,omitempty"`
+}
+
+// Plan is the whole answer.
+type Plan struct {
+	Model       Model    `json:"model"`
+	Format      Format   `json:"weight_format"`
+	TotalParams float64  `json:"total_params"`
+	ActiveParam float64  `json:"active_params_per_token"`
+	WeightsGB   float64  `json:"weights_gb"`
+	Cluster     Cluster  `json:"cluster"`
+	Workload    Workload `json:"workload"`
+	Options     []Option `json:"options"`
+	// Recommended indexes Options: the fastest layout that fits (-1: none fits).
+	Recommended int      `json:"recommended"`
+	Assumed     []Number `json:"assumptions"`
+}
+
+// Estimate plans m in format f on c for w.
+func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, error) {
+	kvb, err := kvBytes(w.KVDType)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case c.Nodes < 1:
+		return nil, fmt.Errorf("need at least one node")
+	case w.Input < 1 || w.Output < 1 || w.Concurrency < 1:
+		return nil, fmt.Errorf("input, output and concurrency must be at least 1")
+	case w.GPUMemUtil <= 0 || w.GPUMemUtil > 1:
+		return nil, fmt.Errorf("--gpu-memory-utilization %.2f: want a fraction in (0, 1]", w.GPUMemUtil)
+	}
+	e := estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, kvb: kvb}
+	pl := &Plan{Model: m, Format: f, Cluster: c, Workload: w, Recommended: -1,
+		TotalParams: e.p.Total(m), ActiveParam: e.p.Active(m), WeightsGB: e.weightBytes() / 1e9,
+		Assumed: []Number{
+			{a.Efficiency.DecodeBandwidth, "of peak memory bandwidth in decode", a.Efficiency.DecodeBandwidthSource},
+			{a.Efficiency.PrefillCompute, "of the format's tensor-core rate in prefill", a.Efficiency.PrefillComputeSource},
+			{a.Efficiency.ReserveGiB, "GiB per node kept for activations and the runtime", a.Efficiency.ReserveSource},
+			{f.BytesPerParam, "bytes per weight (" + f.Name + ")", f.Source},
+		}}
+	for _, tp := range layouts(c.Nodes) {
+		pl.Options = append(pl.Options, e.option(tp[0], tp[1]))
+	}
+	base := -1
+	for i, o := range pl.Options {
+		if !o.Fits {
+			continue
+		}
+		if base < 0 {
+			base = i
+		}
+		pl.Options[i].Speedup = round(pl.Options[base].TPOTms/o.TPOTms, 2)
+		if pl.Recommended < 0 || o.ConcTokensPerS > pl.Options[pl.Recommended].ConcTokensPerS*1.05 {
+			pl.Recommended = i
+		}
+	}
+	return pl, nil
+}
+
+// layouts lists (TP, PP) pairs: tensor parallel over 1, 2, 4, … nodes, and
+// where the node count is not a power of two, a pipeline over all of them.
+func layouts(nodes int) [][2]int {
+	var out [][2]int
+	for tp := 1; tp <= nodes; tp *= 2 {
+		out = append(out, [2]int{tp, 1})
+	}
+	if last := out[len(out)-1][0]; last != nodes {
+		out = append(out, [2]int{1, nodes})
+	}
+	return out
+}
+
+type estimator struct {
+	m   Model
+	p   Params
+	f   Format
+	c   Cluster
+	w   Workload
+	a   Assumptions
+	kvb float64
+}
+
+// weightBytes is the checkpoint's size in its format (embeddings and lm_head 16-bit).
+func (e estimator) weightBytes() float64 {
+	q := e.p.Dense + e.p.Expert*float64(e.m.Experts*e.m.Layers)
+	return q*e.f.BytesPerParam + (e.p.Embedding+e.p.LMHead)*e.a.Unquantized
+}
+
+// kvPerToken is one token's KV cache on one node at tensor-parallel size tp:
+// KV heads split across ranks, replicated when there are fewer heads than ranks.
+func (e estimator) kvPerToken(tp int) float64 {
+	heads := math.Ceil(float64(e.m.KVHeads) / float64(tp))
+	return 2 * float64(e.m.FullAttentionLayers) * heads * float64(e.m.HeadDim) * e.kvb
+}
+
+// statePerSeq is one sequence's linear-attention state on one node (16-bit).
+func (e estimator) statePerSeq(tp int) float64 {
+	l := e.m.Linear
+	if l.KeyHeads == 0 {
+		return 0
+	}
+	layers := float64(e.m.Layers - e.m.FullAttentionLayers)
+	return layers * float64(l.ValueHeads*l.KeyDim*l.ValueDim) * 2 / float64(tp)
+}
+
+// distinctExperts is how many routed experts a batch of b tokens touches in
+// one layer, with routing taken as uniform.
+func (e estimator) distinctExperts(b int) float64 {
+	if e.m.Experts == 0 {
+		return 0
+	}
+	n, k := float64(e.m.Experts), float64(e.m.ExpertsPerToken)
+	return n * (1 - math.Pow(1-k/n, float64(b)))
+}
+
+// allReduce is the time of one all-reduce of size bytes over n nodes: a ring's
+// 2(n-1) steps of per-step latency α plus its 2(n-1)/n share of the bytes at
+// bus bandwidth, α taken from the measured two-node small-message time.
+func (e estimator) allReduce(n int, size float64) float64 {
+	if n < 2 {
+		return 0
+	}
+	bw := e.c.AllReduceBusBW.Value * 1e9
+	alpha := (e.c.AllReduceLatency.Value*1e-6 - float64(e.c.LatencyBytes)/bw) / 2
+	alpha = max(alpha, 0)
+	steps := 2 * float64(n-1)
+	return steps*alpha + steps/float64(n)*size/bw
+}
+
+func (e estimator) computeRate() float64 {
+	return e.c.BF16TFLOPS.Value * 1e12 * e.a.ComputeRatio[e.f.Compute]
+}
+
+func (e estimator) option(tp, pp int) Option {
+	o := Option{TP: tp, PP: pp}
+	if e.m.Heads%tp != 0 {
+		o.Note = fmt.Sprintf("TP %d does not divide %d attention heads", tp, e.m.Heads)
+		return o
+	}
+	if e.m.Layers < pp {
+		o.Note = fmt.Sprintf("PP %d exceeds %d layers", pp, e.m.Layers)
+		return o
+	}
+	nodes := float64(tp * pp)
+	weights := e.weightBytes() / nodes
+	usable := e.c.MemoryGB.Value*1e9*e.w.GPUMemUtil - e.a.Efficiency.ReserveGiB*(1<<30)
+	kvAvail := usable - weights
+	ctx := float64(e.w.Input + e.w.Output)
+	perSeq := e.kvPerToken(tp)/float64(pp)*ctx + e.statePerSeq(tp)/float64(pp)
+	o.WeightsGB = round(weights/1e9, 1)
+	o.KVAvailableGB = round(kvAvail/1e9, 1)
+	if kvAvail > 0 {
+		o.KVTokens = int64(kvAvail / (e.kvPerToken(tp) / float64(pp)))
+		o.Sequences = int64(kvAvail / perSeq)
+	}
+	o.Fits = o.Sequences >= 1
+	if !o.Fits {
+		o.ShortGB = round((perSeq-kvAvail)/1e9, 1)
+		o.Note = fmt.Sprintf("does not fit: %.1f GB short per node", o.ShortGB)
+	}
+
+	// Prefill of one request.
+	h := float64(e.m.Hidden)
+	n := float64(e.w.Input)
+	head := e.p.head()
+	flops := 2*(e.p.Active(e.m)-head)*n + 2*head +
+		2*n*n*float64(e.m.Heads*e.m.HeadDim)*float64(e.m.FullAttentionLayers)
+	o.TTFTComputeMs = flops / float64(tp) / (e.computeRate() * e.a.Efficiency.PrefillCompute) * 1e3
+	o.TTFTNetworkMs = (2*float64(e.m.Layers)*e.allReduce(tp, n*h*2) + e.hops(pp, n*h*2)) * 1e3
+	o.TTFTms = round(o.TTFTComputeMs+o.TTFTNetworkMs, 0)
+	o.TTFTComputeMs, o.TTFTNetworkMs = round(o.TTFTComputeMs, 1), round(o.TTFTNetworkMs, 1)
+
+	mem1, comp1, net1 := e.decodeStep(tp, pp, 1)
+	o.MemoryMs, o.ComputeMs, o.NetworkMs = round(mem1*1e3, 2), round(comp1*1e3, 2), round(net1*1e3, 2)
+	step := max(mem1, comp1) + net1
+	o.TPOTms = round(step*1e3, 1)
+	o.Dominant = dominant(mem1, comp1, net1)
+	o.TokensPerSec = round(1/step, 1)
+	b := e.w.Concurrency
+	if o.Sequences > 0 && int64(b) > o.Sequences {
+		b = int(o.Sequences)
+	}
+	memB, compB, netB := e.decodeStep(tp, pp, b)
+	stepB := max(memB, compB) + netB
+	o.ConcTPOTms = round(stepB*1e3, 1)
+	o.ConcTokensPerS = round(float64(b)/stepB, 1)
+	return o
+}
+
+// decodeStep is one decode step for b sequences at the workload's mean
+// context: the bytes each node reads over its memory bandwidth, the FLOPs
+// over its compute rate, and the all-reduces (or pipeline hops) between nodes.
+func (e estimator) decodeStep(tp, pp, b int) (memory, compute, network float64) {
+	ctx := float64(e.w.Input) + float64(e.w.Output)/2
+	weights := e.p.Dense*e.f.BytesPerParam + e.distinctExperts(b)*e.p.Expert*float64(e.m.Layers)*e.f.BytesPerParam +
+		e.p.head()*e.a.Unquantized
+	// Pipeline stages run one after another for a token, so a token's time
+	// is the whole model's bytes over one node's bandwidth, split only by TP.
+	bytes := weights/float64(tp) + float64(b)*(e.kvPerToken(tp)*ctx+e.statePerSeq(tp))
+	memory = bytes / (e.c.MemoryBandwidth.Value * 1e9 * e.a.Efficiency.DecodeBandwidth)
+	compute = 2 * e.p.Active(e.m) * float64(b) / float64(tp) / (e.computeRate() * e.a.Efficiency.PrefillCompute)
+	h := float64(e.m.Hidden)
+	network = 2*float64(e.m.Layers)*e.allReduce(tp, float64(b)*h*2) + e.hops(pp, float64(b)*h*2)
+	return memory, compute, network
+}
+
+// hops is the time activations take between pipeline stages.
+func (e estimator) hops(pp int, size float64) float64 {
+	if pp < 2 {
+		return 0
+	}
+	return float64(pp-1) * e.allReduce(2, size) / 2
+}
+
+func dominant(memory, compute, network float64) string {
+	terms := []struct {
+		name string
+		v    float64
+	}{{"memory", memory}, {"compute", compute}, {"network", network}}
+	return slices.MaxFunc(terms, func(a, b struct {
+		name string
+		v    float64
+	}) int {
+		switch {
+		case a.v < b.v:
+			return -1
+		case a.v > b.v:
+			return 1
+		}
+		return 0
+	}).name
+}
+
+func round(v float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(v*p) / p
+}
