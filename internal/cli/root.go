@@ -100,6 +100,7 @@ func newRootCmd(env *Env) *cobra.Command {
   bench     run network and NCCL benchmarks correctly and judge the results
   report    render an HTML report from doctor, analyze and bench outputs
   fix       write the network and NCCL configuration a topology needs
+  plan      say what a model will do on the cluster: fit, TTFT, TPOT, the TP that pays
 
 ` + exitHelp,
 		SilenceUsage:  true,
@@ -116,6 +117,7 @@ func newRootCmd(env *Env) *cobra.Command {
 		newBenchCmd(env),
 		newReportCmd(env),
 		newFixCmd(env),
+		newPlanCmd(env),
 	)
 	return root
 }

@@ -50,7 +50,7 @@ type ApplyOptions struct {
 	Probe time.Duration
 	// Read bounds reading the host before anything is changed (default
 	// 60 s): nothing is at stake yet, so a slow or busy host gets time.
-	Read time.Duration
+	Read  time.Duration
 	Stamp string    // backup directory name; default Stamp(time.Now())
 	Log   io.Writer // progress lines; nil for none
 }

@@ -1,0 +1,77 @@
+package plan
+
+import (
+	"fmt"
+
+	"github.com/sparkrig/sparkrig/internal/shell"
+)
+
+// Launch is a recommended command line for a serving engine.
+type Launch struct {
+	Engine string   `json:"engine"`
+	Lines  []string `json:"lines"`
+}
+
+// ClusterEnv is where `sparkrig fix` writes the NCCL, UCX and Gloo settings
+// the cluster model derives; launch lines source it on every node.
+const ClusterEnv = "/etc/sparkrig/cluster.env"
+
+// Launches gives vLLM and SGLang command lines for option i of the plan.
+// model is what the user named (a directory or a Hugging Face id).
+func (p *Plan) Launches(i int, model string) []Launch {
+	if i < 0 || i >= len(p.Options) {
+		return nil
+	}
+	o := p.Options[i]
+	w := p.Workload
+	nodes := o.TP * o.PP
+	ctx := w.Input + w.Output
+	q := shell.QuoteIfNeeded(model)
+	vllm := []string{}
+	if nodes > 1 {
+		vllm = append(vllm,
+			"# every node: set -a; . "+ClusterEnv+"; set +a",
+			"# node 1:      ray start --head --port 6379",
+			"# nodes 2..:   ray start --address <node-1-address>:6379")
+	}
+	args := []string{fmt.Sprintf("--tensor-parallel-size %d", o.TP), fmt.Sprintf("--pipeline-parallel-size %d", o.PP),
+		fmt.Sprintf("--max-model-len %d", ctx), fmt.Sprintf("--max-num-seqs %d", w.Concurrency),
+		fmt.Sprintf("--gpu-memory-utilization %.2f", w.GPUMemUtil)}
+	if w.KVDType == "fp8" || w.KVDType == "fp8_e4m3" {
+		args = append(args, "--kv-cache-dtype fp8")
+	}
+	if nodes > 1 {
+		args = append(args, "--distributed-executor-backend ray")
+	}
+	vllm = append(vllm, continued("vllm serve "+q, args)...)
+	out := []Launch{{Engine: "vllm", Lines: vllm}}
+	if o.PP == 1 {
+		var sg []string
+		args := []string{fmt.Sprintf("--tp %d", o.TP), fmt.Sprintf("--context-length %d", ctx),
+			fmt.Sprintf("--max-running-requests %d", w.Concurrency), fmt.Sprintf("--mem-fraction-static %.2f", w.GPUMemUtil)}
+		if w.KVDType == "fp8" || w.KVDType == "fp8_e4m3" {
+			args = append(args, "--kv-cache-dtype fp8_e4m3")
+		}
+		if nodes > 1 {
+			sg = append(sg, "# every node: set -a; . "+ClusterEnv+"; set +a; then on node k (0-based):")
+			args = append(args, fmt.Sprintf("--nnodes %d --node-rank <k>", nodes), "--dist-init-addr <node-1-address>:20000")
+		}
+		out = append(out, Launch{Engine: "sglang", Lines: append(sg, continued("python3 -m sglang.launch_server --model-path "+q, args)...)})
+	}
+	return out
+}
+
+// continued writes a command one argument group per line, joined by
+// backslash continuations, so it fits a terminal and still pastes as one
+// command.
+func continued(head string, args []string) []string {
+	out := []string{head + " \\"}
+	for i, a := range args {
+		if i == len(args)-1 {
+			out = append(out, "    "+a)
+			break
+		}
+		out = append(out, "    "+a+" \\")
+	}
+	return out
+}

@@ -1,0 +1,206 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/sparkrig/sparkrig/internal/results"
+)
+
+// Measured is what sparkrig's own JSON outputs say about the cluster. Zero
+// fields were not in the inputs and fall back to the platform's numbers.
+type Measured struct {
+	Platform        string
+	Nodes           int
+	MemoryBandwidth Number
+	BF16TFLOPS      Number
+	AllReduceBusBW  Number
+	Latency         Number
+	LatencyBytes    int64
+}
+
+// ReadMeasured adds one sparkrig JSON output (a doctor report, a bench run,
+// `bench gpu collective|memory|gemm --format json`) to m. name is used in the
+// numbers' sources.
+func (m *Measured) ReadMeasured(name string, b []byte) error {
+	var probe any
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return fmt.Errorf("%s: not JSON (%v)", name, err)
+	}
+	switch v := probe.(type) {
+	case []any:
+		if len(v) == 0 {
+			return fmt.Errorf("%s: an empty list", name)
+		}
+		first, _ := v[0].(map[string]any)
+		switch {
+		case first["collective"] != nil:
+			var tables []results.NCCLTable
+			if err := json.Unmarshal(b, &tables); err != nil {
+				return fmt.Errorf("%s: %v", name, err)
+			}
+			return m.collectives(name, tables)
+		case first["gbs"] != nil:
+			return m.memory(name, b)
+		}
+	case map[string]any:
+		switch {
+		case v["tflops"] != nil:
+			var g struct {
+				DType  string  `json:"dtype"`
+				TFLOPS float64 `json:"tflops"`
+				Best   float64 `json:"best_tflops"`
+			}
+			if err := json.Unmarshal(b, &g); err != nil {
+				return fmt.Errorf("%s: %v", name, err)
+			}
+			if g.DType != "bf16" && g.DType != "fp16" {
+				return fmt.Errorf("%s: a %s GEMM; the planner needs bf16 or fp16", name, g.DType)
+			}
+			m.BF16TFLOPS = Number{g.TFLOPS, "TFLOP/s", fmt.Sprintf("measured: %s (%s GEMM, whole-run average)", name, g.DType)}
+			return nil
+		case v["bench"] != nil:
+			return m.benchRecord(name, b)
+		case v["command"] == "doctor":
+			return m.doctor(name, b)
+		}
+	}
+	return fmt.Errorf("%s: not a sparkrig doctor, bench or bench gpu JSON output", name)
+}
+
+func (m *Measured) collectives(name string, tables []results.NCCLTable) error {
+	used := false
+	for _, t := range tables {
+		if t.Collective != "all_reduce" || len(t.Rows) == 0 {
+			continue
+		}
+		if t.Nodes < 2 {
+			continue // one node's GPUs: not the network between nodes
+		}
+		var peak float64
+		small := t.Rows[0]
+		for _, r := range t.Rows {
+			if r.OOP.BusBWGBs != nil && *r.OOP.BusBWGBs > peak {
+				peak = *r.OOP.BusBWGBs
+			}
+			if r.SizeBytes < small.SizeBytes {
+				small = r
+			}
+		}
+		src := fmt.Sprintf("measured: %s (all_reduce, %d ranks on %d nodes)", name, t.Ranks, t.Nodes)
+		if peak > 0 {
+			m.AllReduceBusBW = Number{peak, "GB/s", src + ", peak busbw"}
+			used = true
+		}
+		if small.OOP.TimeUS != nil && small.SizeBytes <= 1<<20 {
+			m.Latency = Number{*small.OOP.TimeUS, "us", fmt.Sprintf("%s, %d B", src, small.SizeBytes)}
+			m.LatencyBytes = small.SizeBytes
+		}
+		m.Nodes = max(m.Nodes, t.Nodes)
+	}
+	if !used {
+		return fmt.Errorf("%s: no all_reduce between two or more nodes in it", name)
+	}
+	return nil
+}
+
+func (m *Measured) memory(name string, b []byte) error {
+	var rows []struct {
+		Name string  `json:"name"`
+		Src  int     `json:"src"`
+		Dst  int     `json:"dst"`
+		GBs  float64 `json:"gbs"`
+	}
+	if err := json.Unmarshal(b, &rows); err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	var sum float64
+	var n int
+	for _, r := range rows {
+		if r.Name == "d2d" && r.Src == r.Dst {
+			sum += r.GBs
+			n++
+		}
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: no device-to-device copy rows", name)
+	}
+	// A copy reads and writes every byte: memory traffic is twice the copy rate.
+	m.MemoryBandwidth = Number{2 * sum / float64(n), "GB/s", fmt.Sprintf("measured: %s (2 x d2d copy rate, mean of %d devices)", name, n)}
+	return nil
+}
+
+func (m *Measured) benchRecord(name string, b []byte) error {
+	var rec struct {
+		Bench struct {
+			Steps []struct {
+				Parsed struct {
+					NCCL *results.NCCLOutput `json:"nccl"`
+				} `json:"parsed"`
+			} `json:"steps"`
+			Nodes []struct {
+				DGX string `json:"dgx"`
+			} `json:"nodes"`
+		} `json:"bench"`
+	}
+	if err := json.Unmarshal(b, &rec); err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	var tables []results.NCCLTable
+	for _, s := range rec.Bench.Steps {
+		if s.Parsed.NCCL != nil {
+			tables = append(tables, s.Parsed.NCCL.Tables...)
+		}
+	}
+	if len(rec.Bench.Nodes) > 0 && rec.Bench.Nodes[0].DGX != "" {
+		m.Platform = "dgx-spark"
+	}
+	m.Nodes = max(m.Nodes, len(rec.Bench.Nodes))
+	if len(tables) == 0 {
+		return nil
+	}
+	return m.collectives(name, tables)
+}
+
+func (m *Measured) doctor(name string, b []byte) error {
+	var r struct {
+		Hosts []struct {
+			Profile string `json:"profile"`
+			Status  string `json:"status"`
+		} `json:"hosts"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	var profiles []string
+	for _, h := range r.Hosts {
+		if h.Profile != "" {
+			profiles = append(profiles, h.Profile)
+		}
+	}
+	if len(profiles) == 0 {
+		return fmt.Errorf("%s: a doctor report with no audited host", name)
+	}
+	m.Nodes = max(m.Nodes, len(profiles))
+	if slices.Contains(profiles, "dgx-spark") {
+		m.Platform = "dgx-spark"
+	}
+	return nil
+}
+
+// Apply overrides c's numbers with the measured ones.
+func (m Measured) Apply(c *Cluster) {
+	if m.MemoryBandwidth.Value > 0 {
+		c.MemoryBandwidth = m.MemoryBandwidth
+	}
+	if m.BF16TFLOPS.Value > 0 {
+		c.BF16TFLOPS = m.BF16TFLOPS
+	}
+	if m.AllReduceBusBW.Value > 0 {
+		c.AllReduceBusBW = m.AllReduceBusBW
+	}
+	if m.Latency.Value > 0 {
+		c.AllReduceLatency, c.LatencyBytes = m.Latency, m.LatencyBytes
+	}
+}

@@ -1,0 +1,198 @@
+package render
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/sparkrig/sparkrig/internal/plan"
+)
+
+// PlanFormats are the formats `sparkrig plan` writes.
+var PlanFormats = []string{"text", "json", "markdown"}
+
+// PlanView is a plan with what the user named, as rendered.
+type PlanView struct {
+	*plan.Plan
+	ModelArg string        `json:"model_arg"`
+	Launch   []plan.Launch `json:"launch,omitempty"`
+}
+
+// WritePlan renders a plan in one of PlanFormats.
+func WritePlan(w io.Writer, v PlanView, format string, opt Options) error {
+	switch format {
+	case "json":
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	case "markdown", "md":
+		return planMarkdown(w, v)
+	case "text", "":
+		return planText(w, v, opt)
+	}
+	return fmt.Errorf("unknown format %q", format)
+}
+
+func planHeadline(v PlanView) string {
+	p := v.Plan
+	return fmt.Sprintf("%s · %s · %.1fB parameters (%.2fB active per token) · weights %.1f GB",
+		p.Model.Name, p.Format.Name, p.TotalParams/1e9, p.ActiveParam/1e9, p.WeightsGB)
+}
+
+func planWorkload(p *plan.Plan) string {
+	w := p.Workload
+	return fmt.Sprintf("%d in · %d out · %d concurrent · KV cache %s · gpu-memory-utilization %.2f",
+		w.Input, w.Output, w.Concurrency, w.KVDType, w.GPUMemUtil)
+}
+
+func planNumbers(p *plan.Plan) [][3]string {
+	c := p.Cluster
+	row := func(name string, n plan.Number, f string) [3]string {
+		return [3]string{name, fmt.Sprintf(f, n.Value) + " " + n.Unit, n.Source}
+	}
+	return [][3]string{
+		row("memory per node", c.MemoryGB, "%.0f"),
+		row("memory bandwidth", c.MemoryBandwidth, "%.0f"),
+		row("16-bit GEMM", c.BF16TFLOPS, "%.1f"),
+		row("all-reduce busbw", c.AllReduceBusBW, "%.2f"),
+		{"all-reduce latency", fmt.Sprintf("%.2f us at %d B", c.AllReduceLatency.Value, c.LatencyBytes), c.AllReduceLatency.Source},
+	}
+}
+
+func layoutName(o plan.Option) string {
+	if o.PP > 1 {
+		return fmt.Sprintf("PP%d", o.PP)
+	}
+	return fmt.Sprintf("TP%d", o.TP)
+}
+
+func planRow(o plan.Option) []string {
+	if o.Note != "" && !o.Fits && o.WeightsGB == 0 {
+		return []string{layoutName(o), "-", "", "", "", "", "", "", "", "", o.Note}
+	}
+	if !o.Fits {
+		return []string{layoutName(o), "no", fmt.Sprintf("%.1f GB", o.WeightsGB), "-", "-", "-", "-", "-", "-", "", ""}
+	}
+	fits := "yes"
+	speed := ""
+	if o.Speedup > 0 {
+		speed = fmt.Sprintf("%.2f×", o.Speedup)
+	}
+	return []string{layoutName(o), fits, fmt.Sprintf("%.1f GB", o.WeightsGB), groupDigits(o.KVTokens), groupDigits(o.Sequences),
+		groupDigits(int64(o.TTFTms)), fmt.Sprintf("%.1f", o.TPOTms), fmt.Sprintf("%.1f", o.TokensPerSec),
+		fmt.Sprintf("%.1f", o.ConcTokensPerS), speed, o.Dominant}
+}
+
+// planColumns: weights and KV are per node; tok/s is one user's, total the
+// sum at --concurrency; speedup is decode's over the smallest layout that fits.
+var planColumns = []string{"layout", "fits", "weights", "KV tokens", "seqs", "TTFT ms", "TPOT ms", "tok/s", "total", "speedup", "bound"}
+
+func planText(w io.Writer, v PlanView, opt Options) error {
+	if opt.Width <= 0 {
+		opt.Width = 100
+	}
+	p := v.Plan
+	var b strings.Builder
+	for _, l := range wrap(planHeadline(v), opt.Width) {
+		b.WriteString(l + "\n")
+	}
+	fmt.Fprintf(&b, "cluster   %d × %s\n", p.Cluster.Nodes, p.Cluster.Platform)
+	for _, n := range planNumbers(p) {
+		fmt.Fprintf(&b, "  %-19s %s\n", n[0], n[1])
+	}
+	fmt.Fprintf(&b, "workload  %s\n\n", planWorkload(p))
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(planColumns, "\t"))
+	for _, o := range p.Options {
+		fmt.Fprintln(tw, strings.Join(planRow(o), "\t"))
+	}
+	tw.Flush()
+	for _, l := range strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n") {
+		b.WriteString(strings.TrimRight(l, " ") + "\n")
+	}
+	b.WriteString("\n")
+	b.WriteString("weights and KV tokens per node; tok/s for one user, total at the given concurrency\n")
+	for _, o := range p.Options {
+		if o.Note != "" {
+			fmt.Fprintf(&b, "%s: %s\n", layoutName(o), o.Note)
+		}
+	}
+	if p.Recommended < 0 {
+		b.WriteString("does not fit on this cluster in any layout: more nodes, a smaller weight format or a lower --gpu-memory-utilization reserve\n")
+	} else {
+		o := p.Options[p.Recommended]
+		line := fmt.Sprintf("recommended: %s — %.1f tok/s for one user, %.1f tok/s total at %d concurrent; decode is bound by %s (memory %.1f ms, network %.1f ms, compute %.1f ms per token)",
+			layoutName(o), o.TokensPerSec, o.ConcTokensPerS, p.Workload.Concurrency, o.Dominant, o.MemoryMs, o.NetworkMs, o.ComputeMs)
+		for _, l := range wrap(line, opt.Width) {
+			b.WriteString(l + "\n")
+		}
+	}
+	for _, l := range v.Launch {
+		fmt.Fprintf(&b, "\nlaunch (%s):\n", l.Engine)
+		for _, line := range l.Lines {
+			b.WriteString("  " + line + "\n") // a command is never wrapped: it must paste as is
+		}
+	}
+	b.WriteString("\nwhere the numbers come from:\n")
+	source := func(label, text string) {
+		b.WriteString("  " + label + "\n")
+		for _, l := range wrap(text, opt.Width-6) {
+			b.WriteString("      " + l + "\n")
+		}
+	}
+	for _, n := range planNumbers(p) {
+		source(n[0]+": "+n[1], n[2])
+	}
+	for _, a := range p.Assumed {
+		source(fmt.Sprintf("%g %s", a.Value, a.Unit), a.Source)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func planMarkdown(w io.Writer, v PlanView) error {
+	p := v.Plan
+	var b strings.Builder
+	fmt.Fprintf(&b, "### sparkrig plan: %s\n\n", mdCell(planHeadline(v)))
+	fmt.Fprintf(&b, "%d × %s · %s\n\n", p.Cluster.Nodes, p.Cluster.Platform, mdCell(planWorkload(p)))
+	b.WriteString("| " + strings.Join(planColumns, " | ") + " |\n|" + strings.Repeat("---|", len(planColumns)) + "\n")
+	for _, o := range p.Options {
+		cells := planRow(o)
+		for i := range cells {
+			cells[i] = mdCell(cells[i])
+		}
+		b.WriteString("| " + strings.Join(cells, " | ") + " |\n")
+	}
+	if p.Recommended >= 0 {
+		o := p.Options[p.Recommended]
+		fmt.Fprintf(&b, "\n**Recommended: %s** (decode bound by %s).\n", layoutName(o), o.Dominant)
+	}
+	for _, l := range v.Launch {
+		fmt.Fprintf(&b, "\n```sh\n# %s\n%s\n```\n", l.Engine, strings.Join(l.Lines, "\n"))
+	}
+	b.WriteString("\n<details><summary>Where the numbers come from</summary>\n\n")
+	for _, n := range planNumbers(p) {
+		fmt.Fprintf(&b, "- **%s** %s: %s\n", n[0], mdCell(n[1]), mdCell(n[2]))
+	}
+	for _, a := range p.Assumed {
+		fmt.Fprintf(&b, "- **%g** %s: %s\n", a.Value, mdCell(a.Unit), mdCell(a.Source))
+	}
+	b.WriteString("\n</details>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// groupDigits writes n with thousands separators.
+func groupDigits(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return s
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
