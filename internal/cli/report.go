@@ -142,6 +142,7 @@ func mergeReport(r *report.Report, doc *report.Report) {
 		r.Cluster = doc.Cluster
 	}
 	r.Analyses = append(r.Analyses, doc.Analyses...)
+	r.Plans = append(r.Plans, doc.Plans...)
 	if doc.Status == "unknown" {
 		r.Status = "unknown"
 	}

@@ -69,6 +69,7 @@ type page struct {
 	Results    []resultRow
 	Flags      []flagRow
 	Failed     []report.AnalysisResult
+	Plans      []planFigure
 }
 
 type sevCount struct {
@@ -140,6 +141,7 @@ func newPage(r *report.Report, opt HTMLOptions, runs []ncclRun, rails []railResu
 	addBenchmarks(p, runs, rails)
 	p.Results, p.Flags = resultRows(r)
 	p.Failed = failed
+	p.Plans = newPlanFigures(r.Plans)
 	return p
 }
 

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/sparkrig/sparkrig/internal/plan"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // PlanFormats are the formats `sparkrig plan` writes.
@@ -20,13 +21,43 @@ type PlanView struct {
 	Launch   []plan.Launch `json:"launch,omitempty"`
 }
 
+// PlanDocument is `sparkrig plan --format json`: a report (so `sparkrig
+// report` draws it) with the whole plan beside it.
+type PlanDocument struct {
+	report.Report
+	Plan PlanView `json:"plan"`
+}
+
+// PlanSummary is the part of a plan the report model carries.
+func PlanSummary(v PlanView) report.Plan {
+	p := v.Plan
+	s := report.Plan{Model: p.Model.Name, Weights: p.Format.Name, Platform: p.Cluster.Platform, Nodes: p.Cluster.Nodes,
+		Workload: planWorkload(p)}
+	if p.Recommended >= 0 {
+		s.Recommended = layoutName(p.Options[p.Recommended])
+	}
+	for _, o := range p.Options {
+		row := report.PlanRow{Layout: layoutName(o), Fits: o.Fits}
+		if o.Fits {
+			row.TTFTms, row.TPOTms, row.TokensPerSec, row.Bound = o.TTFTms, o.TPOTms, o.TokensPerSec, o.Dominant
+		}
+		s.Layouts = append(s.Layouts, row)
+	}
+	return s
+}
+
 // WritePlan renders a plan in one of PlanFormats.
 func WritePlan(w io.Writer, v PlanView, format string, opt Options) error {
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(v)
+		doc := PlanDocument{Report: report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: opt.ToolVersion,
+			Command: "plan", GeneratedAt: opt.Now, Status: "ok", Hosts: []report.Host{}, Plans: []report.Plan{PlanSummary(v)}}, Plan: v}
+		if v.Recommended < 0 {
+			doc.Status = "critical"
+		}
+		return enc.Encode(doc)
 	case "markdown", "md":
 		return planMarkdown(w, v)
 	case "text", "":

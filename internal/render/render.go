@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/sparkrig/sparkrig/internal/report"
 )
@@ -16,6 +17,9 @@ type Options struct {
 	Color   bool // ANSI colours (only on a TTY, never with NO_COLOR)
 	Verbose bool // also list skipped checks and passing findings
 	Width   int  // terminal width; 100 when unknown
+	// ToolVersion and Now stamp documents written outside a report (plan).
+	ToolVersion string
+	Now         time.Time
 }
 
 // Formats lists the accepted --format values.

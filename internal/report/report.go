@@ -26,6 +26,29 @@ type Report struct {
 	Hosts    []Host     `json:"hosts"`
 	Cluster  *Cluster   `json:"cluster,omitempty"`
 	Analyses []Analysis `json:"analyses,omitempty"`
+	Plans    []Plan     `json:"plans,omitempty"`
+}
+
+// Plan is what `sparkrig plan` said of one model on one cluster, as the
+// report shows it: time to first token and per output token by layout.
+type Plan struct {
+	Model       string    `json:"model"`
+	Weights     string    `json:"weights"`
+	Platform    string    `json:"platform"`
+	Nodes       int       `json:"nodes"`
+	Workload    string    `json:"workload"`
+	Recommended string    `json:"recommended,omitempty"`
+	Layouts     []PlanRow `json:"layouts"`
+}
+
+// PlanRow is one parallel layout of a plan.
+type PlanRow struct {
+	Layout       string  `json:"layout"` // "TP2", "PP3"
+	Fits         bool    `json:"fits"`
+	TTFTms       float64 `json:"ttft_ms,omitempty"`
+	TPOTms       float64 `json:"tpot_ms,omitempty"`
+	TokensPerSec float64 `json:"tokens_per_s,omitempty"`
+	Bound        string  `json:"bound,omitempty"`
 }
 
 // Host statuses.
