@@ -41,7 +41,7 @@ func causeIDs(cs []report.Cause) []string {
 
 func TestSparkAllGather16GMTU1500(t *testing.T) {
 	a := analyseFixture(t, "nccl-tests/04_all_gather_16G_2x_dgx-spark_GB10_new-header.txt", Options{})
-	if a.Format != FormatNCCLTests || a.Platform != "dgx-spark" || !a.PlatformInferred || a.Topology != "2-nodes-1-cable" || !a.TopologyInferred {
+	if a.Format != FormatNCCLTests || a.Platform != "dgx-spark" || !a.PlatformInferred || a.Topology != "two-nodes-one-cable" || !a.TopologyInferred {
 		t.Fatalf("%+v", a)
 	}
 	if a.Status != report.VerdictWarning || len(a.Items) != 1 {
@@ -257,7 +257,7 @@ func TestForcedFormat(t *testing.T) {
 func TestPerGPUNetworkShare(t *testing.T) {
 	// 2 nodes x 8 H100 (16 ranks) over EFA: busbw 487.26 GB/s is 32.48 GB/s
 	// per GPU on the network, and tree may exceed the NIC rate on 2 nodes
-	a := analyseFixture(t, "nccl-tests/02_all_reduce_2x_p5_16gpu_srun-label-prefix.txt", Options{Topology: "2-nodes-1-cable"})
+	a := analyseFixture(t, "nccl-tests/02_all_reduce_2x_p5_16gpu_srun-label-prefix.txt", Options{Topology: "two-nodes-one-cable"})
 	it := a.Items[0]
 	want := []string{
 		"per-GPU network share = busbw·(k−1)/(n−1) = 487.26·1/15 = 32.48 GB/s (k=2 nodes, n=16 GPUs)",
@@ -345,7 +345,7 @@ func TestOldNCCLFlag(t *testing.T) {
 // expectation (seed 001: ~35 Gb/s between two DGX Spark), round trips reported.
 func TestTCPProbeJudgedLikeIperf3(t *testing.T) {
 	p := Parsed{Format: "sparkrig-probe", TCPProbe: []results.TCPProbeResult{{Streams: 4, DurationS: 10, Gbps: 35.0, RTTSamples: 200, RTTMinUS: 20, RTTAvgUS: 31.25, RTTP99US: 60}}}
-	a := Judge("tcp/rail0", p, Options{Platform: "dgx-spark", Topology: "2-nodes-1-cable"})
+	a := Judge("tcp/rail0", p, Options{Platform: "dgx-spark", Topology: "two-nodes-one-cable"})
 	if len(a.Items) != 2 {
 		t.Fatalf("items: %+v", a.Items)
 	}
@@ -359,7 +359,7 @@ func TestTCPProbeJudgedLikeIperf3(t *testing.T) {
 	if a.Status != report.VerdictOK {
 		t.Errorf("status %q, want ok", a.Status)
 	}
-	slow := Judge("tcp/rail0", Parsed{TCPProbe: []results.TCPProbeResult{{Streams: 4, DurationS: 10, Gbps: 3.5}}}, Options{Platform: "dgx-spark", Topology: "2-nodes-1-cable"})
+	slow := Judge("tcp/rail0", Parsed{TCPProbe: []results.TCPProbeResult{{Streams: 4, DurationS: 10, Gbps: 3.5}}}, Options{Platform: "dgx-spark", Topology: "two-nodes-one-cable"})
 	if slow.Status != report.VerdictCritical {
 		t.Errorf("a tenth of the expected TCP rate: status %q, want critical", slow.Status)
 	}

@@ -89,7 +89,7 @@ func inferTopology(p Parsed, platform string) (string, string) {
 		}
 		return topologyFor(nodes, how, platform, &p.NCCL.Log)
 	case (p.Perftest != nil || p.Iperf3 != nil) && platform == "dgx-spark":
-		return "2-nodes-1-cable", "a point-to-point test between two hosts; the cable count is not in the output, one cable assumed"
+		return "two-nodes-one-cable", "a point-to-point test between two hosts; the cable count is not in the output, one cable assumed"
 	case p.NVBandwidth != nil:
 		return "single-node", "nvbandwidth measures inside one node"
 	}
@@ -110,14 +110,14 @@ func topologyFor(nodes int, how, platform string, log *results.NCCLLog) (string,
 			}
 		}
 		if len(ports) == 2 {
-			return "2-nodes-2-cables", how + "; NCCL uses RoCE devices of both ports"
+			return "two-nodes-two-cables", how + "; NCCL uses RoCE devices of both ports"
 		}
 		if len(ports) == 1 {
-			return "2-nodes-1-cable", how + "; NCCL uses RoCE devices of one port"
+			return "two-nodes-one-cable", how + "; NCCL uses RoCE devices of one port"
 		}
-		return "2-nodes-1-cable", how + "; the cable count is not in the output, one cable assumed"
+		return "two-nodes-one-cable", how + "; the cable count is not in the output, one cable assumed"
 	case nodes == 3 && platform == "dgx-spark":
-		return "3-node-ring", how + "; three DGX Spark without a switch are cabled as a ring"
+		return "three-node-ring", how + "; three DGX Spark without a switch are cabled as a ring"
 	case nodes >= 3:
 		return "switch", how
 	}

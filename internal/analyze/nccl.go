@@ -9,6 +9,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
+	"github.com/sparkrig/sparkrig/internal/topology"
 )
 
 func (a *analysis) nccl(o *results.NCCLOutput) {
@@ -227,21 +228,11 @@ func (a *analysis) busbwNotes(t *results.NCCLTable, log *results.NCCLLog, it *re
 }
 
 // nodesOf is the node count a topology implies (0 for a switch).
-func nodesOf(topology string) int {
-	switch {
-	case topology == "single-node":
-		return 1
-	case strings.HasPrefix(topology, "2-nodes"):
-		return 2
-	case topology == "3-node-ring":
-		return 3
-	}
-	return 0
-}
+func nodesOf(t string) int { return topology.Kind(t).Nodes() }
 
 func (a *analysis) networkWire(log *results.NCCLLog) *expect.Wire {
 	applies := "network"
-	if a.res.Topology == "2-nodes-2-cables" {
+	if a.res.Topology == "two-nodes-two-cables" {
 		applies = "network-2-cables"
 	}
 	if w, ok := a.set.Wire(a.res.Platform, applies); ok {

@@ -65,13 +65,13 @@ func topology(nodes []*facts.Node, rails []Rail) string {
 	case len(nodes) <= 1:
 		return "single-node"
 	case len(nodes) == 3 && len(rails) >= 6:
-		return "3-node-ring"
+		return "three-node-ring"
 	case len(nodes) > 2:
 		return "switch"
 	case len(rails) > 2:
-		return "2-nodes-2-cables"
+		return "two-nodes-two-cables"
 	}
-	return "2-nodes-1-cable"
+	return "two-nodes-one-cable"
 }
 
 // Judge parses a step's outputs and judges every number it gives, as the

@@ -60,7 +60,7 @@ func (s Step) Commands() []Cmd { return append(append([]Cmd{}, s.Servers...), s.
 type Plan struct {
 	Hosts []string `json:"hosts"`
 	Kinds []string `json:"kinds"`
-	// Topology is the cabling as expectations name it ("2-nodes-1-cable").
+	// Topology is the cabling as expectations name it ("two-nodes-one-cable").
 	Topology string `json:"topology,omitempty"`
 	Rails    []Rail `json:"rails"`
 	NCCLEnv  []Var  `json:"nccl_env,omitempty"`

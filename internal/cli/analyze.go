@@ -13,6 +13,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/topology"
 )
 
 type analyzeOptions struct {
@@ -61,12 +62,23 @@ func (o *analyzeOptions) validate() error {
 	if !slices.Contains(render.Formats, o.format) {
 		return exitf(ExitUnknown, "analyze: unknown --format %q (want one of %s)", o.format, strings.Join(render.Formats, ", "))
 	}
-	return validateJudging("analyze", analyze.Options{InputFormat: o.inputFormat, Platform: o.platform, Topology: o.topology})
+	ao := analyze.Options{InputFormat: o.inputFormat, Platform: o.platform, Topology: o.topology}
+	if err := validateJudging("analyze", &ao); err != nil {
+		return err
+	}
+	o.topology = ao.Topology
+	return nil
 }
 
 // validateJudging checks the flags that say how raw benchmark outputs are
 // read and judged (analyze, report).
-func validateJudging(cmd string, o analyze.Options) error {
+// An older topology spelling is replaced by its one name.
+func validateJudging(cmd string, o *analyze.Options) error {
+	if o.Topology != "" {
+		if t, err := topology.Parse(o.Topology); err == nil {
+			o.Topology = string(t)
+		}
+	}
 	switch {
 	case o.InputFormat != "" && !slices.Contains(analyze.Formats, o.InputFormat):
 		return exitf(ExitUnknown, "%s: unknown --input-format %q (want one of %s)", cmd, o.InputFormat, strings.Join(analyze.Formats, ", "))

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/shell"
+	"github.com/sparkrig/sparkrig/internal/topology"
 
 	"github.com/spf13/cobra"
 
@@ -67,8 +69,8 @@ func newFixCmd(env *Env) *cobra.Command {
 		Short: "write the network and NCCL configuration a topology needs",
 		Long:  fixHelp,
 		Example: `  sparkrig fix --plan --hosts spark-01,spark-02
-  sparkrig fix --plan --snapshot a.tar.gz --snapshot b.tar.gz --topology one-cable -o proposed/
-  sparkrig fix --plan --hosts spark-0[1-3] --topology ring --subnets 10.10.0.0/24,10.10.1.0/24,10.10.2.0/24,10.10.3.0/24,10.10.4.0/24,10.10.5.0/24
+  sparkrig fix --plan --snapshot a.tar.gz --snapshot b.tar.gz --topology two-nodes-one-cable -o proposed/
+  sparkrig fix --plan --hosts spark-0[1-3] --topology three-node-ring --subnets 10.10.0.0/24,10.10.1.0/24,10.10.2.0/24,10.10.3.0/24,10.10.4.0/24,10.10.5.0/24
   sparkrig fix --apply --hosts spark-01,spark-02
   sparkrig fix --rollback --hosts spark-01,spark-02`,
 		Args: cobra.NoArgs,
@@ -79,7 +81,7 @@ func newFixCmd(env *Env) *cobra.Command {
 	f.BoolVar(&o.apply, "apply", false, "apply the plan over SSH, with backup and automatic rollback")
 	f.BoolVar(&o.rollback, "rollback", false, "restore the newest backup on every host")
 	f.StringArrayVar(&o.snapshots, "snapshot", nil, "plan offline from captured snapshots, in node order (repeatable)")
-	f.StringVar(&o.topology, "topology", "", "one-cable, two-cables, ring or switch (default: detected)")
+	f.StringVar(&o.topology, "topology", "", topology.Names(fix.Topologies)+" (default: detected)")
 	f.StringVar(&o.addressing, "addressing", fix.Static, "static or link-local (one-cable only)")
 	f.StringSliceVar(&o.subnets, "subnets", nil, "rail subnets in order (default 192.168.100.0/24, 192.168.101.0/24, ...)")
 	f.IntVar(&o.firstHost, "first-host", 10, "host number of the first node on every rail; node i gets first-host+i")
@@ -180,13 +182,20 @@ func fixPlan(ctx context.Context, env *Env, o *fixOptions, ts []fix.SSH) (*fix.P
 	if err != nil {
 		return nil, err
 	}
-	opt := fix.Options{Topology: fix.Topology(o.topology), Addressing: o.addressing, FirstHost: o.firstHost, MTU: o.mtu, Port: o.port, SocketIfname: o.socketIfname}
+	opt := fix.Options{Addressing: o.addressing, FirstHost: o.firstHost, MTU: o.mtu, Port: o.port, SocketIfname: o.socketIfname}
 	for _, s := range o.subnets {
 		p, err := netip.ParsePrefix(strings.TrimSpace(s))
 		if err != nil {
 			return nil, exitf(ExitUnknown, "fix: --subnets: %q is not a CIDR subnet", s)
 		}
 		opt.Subnets = append(opt.Subnets, p)
+	}
+	if o.topology != "" {
+		t, err := topology.Parse(o.topology)
+		if err != nil || !slices.Contains(fix.Topologies, t) {
+			return nil, exitf(ExitUnknown, "fix: --topology %q: want one of %s", o.topology, topology.Names(fix.Topologies))
+		}
+		opt.Topology = t
 	}
 	if opt.Topology == "" {
 		facts := make([]*facts.Node, len(nodes))
@@ -195,7 +204,7 @@ func fixPlan(ctx context.Context, env *Env, o *fixOptions, ts []fix.SSH) (*fix.P
 		}
 		t, why := fix.Detect(facts)
 		if t == "" {
-			return nil, exitf(ExitUnknown, "fix: cannot tell the topology (%s); give --topology one-cable|two-cables|ring|switch", why)
+			return nil, exitf(ExitUnknown, "fix: cannot tell the topology (%s); give --topology %s", why, topology.Names(fix.Topologies))
 		}
 		fmt.Fprintf(env.Stderr, "topology %s (%s); override with --topology\n", t, why)
 		opt.Topology = t

@@ -48,7 +48,7 @@ func TestFixPlanAndRollbackOnRig(t *testing.T) {
 	if code != ExitWarning {
 		t.Fatalf("plan exit %d, want %d (changes proposed)\nstdout:\n%s\nstderr:\n%s", code, ExitWarning, out, errOut)
 	}
-	if !strings.Contains(errOut, "topology one-cable (2 nodes, 0 with both QSFP ports up, 2 with one)") {
+	if !strings.Contains(errOut, "topology two-nodes-one-cable (2 nodes, 0 with both QSFP ports up, 2 with one)") {
 		t.Errorf("stderr lacks the detected topology:\n%s", errOut)
 	}
 	for _, want := range []string{

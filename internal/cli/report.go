@@ -60,7 +60,7 @@ func runReport(env *Env, o *reportOptions, inputs []string) error {
 	if !slices.Contains(render.Formats, o.Format) {
 		return exitf(ExitUnknown, "report: unknown format %q (want one of %s)", o.Format, strings.Join(render.Formats, ", "))
 	}
-	if err := validateJudging("report", o.Analyze); err != nil {
+	if err := validateJudging("report", &o.Analyze); err != nil {
 		return err
 	}
 	r := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version,

@@ -3,21 +3,23 @@ package cluster
 import (
 	"fmt"
 	"sort"
+
+	"github.com/sparkrig/sparkrig/internal/topology"
 )
 
-// Topology is how the nodes' data ports are cabled. Later commands (bench,
-// fix) choose expectations and configuration from it.
-type Topology string
+// Topology is how the nodes' data ports are cabled: the one vocabulary of
+// internal/topology.
+type Topology = topology.Kind
 
-// Topologies sparkrig recognises (DGX Spark platform notes, "Topologies").
+// Topologies sparkrig recognises, by the names cluster code has used.
 const (
-	SingleNode        Topology = "single-node"
-	NoDataLinks       Topology = "no-data-links"
-	TwoNodesOneCable  Topology = "two-nodes-one-cable"
-	TwoNodesTwoCables Topology = "two-nodes-two-cables"
-	ThreeNodeRing     Topology = "three-node-ring"
-	Switched          Topology = "switch"
-	OtherTopology     Topology = "other"
+	SingleNode        = topology.SingleNode
+	NoDataLinks       = topology.NoDataLinks
+	TwoNodesOneCable  = topology.OneCable
+	TwoNodesTwoCables = topology.TwoCables
+	ThreeNodeRing     = topology.Ring
+	Switched          = topology.Switch
+	OtherTopology     = topology.Other
 )
 
 // Cable is one physical cable between two nodes' ports, as inferred from the

@@ -30,7 +30,7 @@ func sparkTable(oop, ip float64) *results.NCCLTable {
 func TestSocketTenth(t *testing.T) {
 	log := &results.NCCLLog{InfoLines: 40, Network: "Socket", Transports: map[string]int64{"NET/Socket/0": 4},
 		NetNotes: []string{"NET/IB : No device found."}}
-	in := Input{Platform: "dgx-spark", Topology: "2-nodes-1-cable", Measure: "nccl-busbw", Ratio: 0.1, Verdict: report.VerdictCritical,
+	in := Input{Platform: "dgx-spark", Topology: "two-nodes-one-cable", Measure: "nccl-busbw", Ratio: 0.1, Verdict: report.VerdictCritical,
 		Table: sparkTable(2.1, 2.2), Log: log, NCCLMin: "2.28.3"}
 	got := Causes(in)
 	if ids(got) != "net-socket:likely" {
@@ -42,7 +42,7 @@ func TestSocketTenth(t *testing.T) {
 }
 
 func TestTenthWithoutLog(t *testing.T) {
-	in := Input{Platform: "dgx-spark", Topology: "2-nodes-1-cable", Measure: "nccl-busbw", Ratio: 0.138, Verdict: report.VerdictCritical, Table: sparkTable(3.04, 3.04)}
+	in := Input{Platform: "dgx-spark", Topology: "two-nodes-one-cable", Measure: "nccl-busbw", Ratio: 0.138, Verdict: report.VerdictCritical, Table: sparkTable(3.04, 3.04)}
 	got := Causes(in)
 	if ids(got) != "net-socket:possible" || !strings.Contains(got[0].Evidence[0], "no NCCL INFO lines in the file to confirm") {
 		t.Errorf("causes %s %q", ids(got), got[0].Evidence)
@@ -64,7 +64,7 @@ func TestWrongResultsEvenWhenFast(t *testing.T) {
 	tb.Rows[0].OOP.WrongErrs = new(int64)
 	*tb.Rows[0].OOP.WrongErrs = 12
 	tb.FinishPeak()
-	in := Input{Platform: "dgx-spark", Topology: "2-nodes-1-cable", Measure: "nccl-busbw", Ratio: 1.0, Verdict: report.VerdictOK, Table: tb}
+	in := Input{Platform: "dgx-spark", Topology: "two-nodes-one-cable", Measure: "nccl-busbw", Ratio: 1.0, Verdict: report.VerdictOK, Table: tb}
 	got := Causes(in)
 	if ids(got) != "wrong-results:likely" || got[0].Evidence[0] != "#wrong reports 12 wrong elements" {
 		t.Errorf("causes %s", ids(got))
@@ -81,7 +81,7 @@ func TestP2PDisabledSingleNode(t *testing.T) {
 
 func TestMTUFromPerftest(t *testing.T) {
 	p := &results.PerftestRun{Kind: "bw", Verb: "write", Device: "rocep1s0f1", MTU: 1024}
-	in := Input{Platform: "dgx-spark", Topology: "2-nodes-1-cable", Measure: "rdma-bw", Ratio: 0.93, Verdict: report.VerdictWarning, Perftest: p}
+	in := Input{Platform: "dgx-spark", Topology: "two-nodes-one-cable", Measure: "rdma-bw", Ratio: 0.93, Verdict: report.VerdictWarning, Perftest: p}
 	got := Causes(in)
 	if ids(got) != "mtu-1500:likely" || len(got[0].Evidence) != 2 {
 		t.Errorf("causes %s %q", ids(got), got[0].Evidence)
@@ -94,7 +94,7 @@ func TestOldNCCLBuild(t *testing.T) {
 	tb := sparkTable(3.04, 3.04)
 	tb.NCCLVersion = "2.25.1+cuda12.8"
 	log := &results.NCCLLog{InfoLines: 40, Network: "IB", Transports: map[string]int64{"NET/IB/0": 2, "NET/IB/1": 2}}
-	in := Input{Platform: "dgx-spark", Topology: "2-nodes-1-cable", Measure: "nccl-busbw", Ratio: 0.138, Verdict: report.VerdictCritical,
+	in := Input{Platform: "dgx-spark", Topology: "two-nodes-one-cable", Measure: "nccl-busbw", Ratio: 0.138, Verdict: report.VerdictCritical,
 		Table: tb, Log: log, NCCLMin: "2.28.3"}
 	got := Causes(in)
 	if ids(got) != "nccl-build:likely net-socket:ruled-out" {

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/topology"
 )
 
 //go:embed expectations.yaml
@@ -21,7 +22,7 @@ var data []byte
 // Platforms and topologies sparkrig knows.
 var (
 	Platforms  = []string{"dgx-spark", "h100", "h200", "a100"}
-	Topologies = []string{"single-node", "2-nodes-1-cable", "2-nodes-2-cables", "3-node-ring", "switch"}
+	Topologies = topologyNames()
 )
 
 // Measures.
@@ -248,4 +249,15 @@ func VersionAtLeast(have, want string) bool {
 	have, _, _ = strings.Cut(have, "+")
 	want, _, _ = strings.Cut(want, "+")
 	return facts.CompareVersions(have, want) >= 0
+}
+
+// topologyNames are the layouts expectations are filed under, by their one name.
+func topologyNames() []string {
+	var out []string
+	for _, k := range topology.Known {
+		if k != topology.NoDataLinks && k != topology.Other {
+			out = append(out, string(k))
+		}
+	}
+	return out
 }

@@ -22,7 +22,7 @@ func TestDefaultLoads(t *testing.T) {
 
 func TestFindSparkAllGather(t *testing.T) {
 	s, _ := Default()
-	q := Query{Platform: "dgx-spark", Topology: "2-nodes-1-cable", Measure: NCCLBusBW, Collective: "all_gather", Ranks: 2, Sizes: []int64{17179869184}}
+	q := Query{Platform: "dgx-spark", Topology: "two-nodes-one-cable", Measure: NCCLBusBW, Collective: "all_gather", Ranks: 2, Sizes: []int64{17179869184}}
 	got := s.Find(q)
 	if len(got) != 1 || got[0].ID != "spark-2n1c-all-gather-large" {
 		t.Fatalf("%+v", got)
@@ -45,7 +45,7 @@ func TestFindSparkAllGather(t *testing.T) {
 
 func TestLatencyLowerIsBetter(t *testing.T) {
 	s, _ := Default()
-	got := s.Find(Query{Platform: "dgx-spark", Topology: "2-nodes-1-cable", Measure: RDMALat, Verb: "write"})
+	got := s.Find(Query{Platform: "dgx-spark", Topology: "two-nodes-one-cable", Measure: RDMALat, Verb: "write"})
 	if len(got) != 1 {
 		t.Fatal(got)
 	}

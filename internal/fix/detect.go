@@ -2,6 +2,7 @@ package fix
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/facts"
@@ -59,14 +60,6 @@ func byCarrier(nodes []*facts.Node) (Topology, string) {
 	return "", why
 }
 
-// fromCluster maps the doctor's topologies onto the ones fix writes.
-var fromCluster = map[cluster.Topology]Topology{
-	cluster.TwoNodesOneCable:  OneCable,
-	cluster.TwoNodesTwoCables: TwoCables,
-	cluster.ThreeNodeRing:     Ring,
-	cluster.Switched:          Switch,
-}
-
 // byAddresses is the topology the nodes' current rail addresses show, or ""
 // when they show none fix knows (no addresses yet, or a partial layout).
 func byAddresses(nodes []*facts.Node) (Topology, string) {
@@ -77,9 +70,8 @@ func byAddresses(nodes []*facts.Node) (Topology, string) {
 		rails = append(rails, cluster.Rails(n)...)
 	}
 	ct := cluster.DetectTopology(hosts, cluster.Segments(rails))
-	t, ok := fromCluster[ct]
-	if !ok {
+	if !slices.Contains(Topologies, ct) {
 		return "", ""
 	}
-	return t, fmt.Sprintf("the rail addresses show %s", ct)
+	return ct, fmt.Sprintf("the rail addresses show %s", ct)
 }

@@ -11,24 +11,24 @@ import (
 	"fmt"
 	"io/fs"
 	"net/netip"
-	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/topology"
 )
 
-// Topology is how the nodes' CX-7 ports are cabled.
-type Topology string
+// Topology is how the nodes' CX-7 ports are cabled (internal/topology).
+type Topology = topology.Kind
 
-// Topologies sparkrig configures.
+// Topologies fix configures.
 const (
-	OneCable  Topology = "one-cable"  // two nodes, one QSFP cable
-	TwoCables Topology = "two-cables" // two nodes, both QSFP ports cabled
-	Ring      Topology = "ring"       // three nodes, switchless, N1.P0–N2.P1, N2.P0–N3.P1, N3.P0–N1.P1
-	Switch    Topology = "switch"     // N nodes on a QSFP switch
+	OneCable  = topology.OneCable
+	TwoCables = topology.TwoCables
+	Ring      = topology.Ring
+	Switch    = topology.Switch
 )
 
-// Topologies lists the accepted --topology values.
-var Topologies = []Topology{OneCable, TwoCables, Ring, Switch}
+// Topologies lists the layouts fix writes configuration for.
+var Topologies = topology.Configurable
 
 // Addressing modes for the CX-7 netdevs.
 const (
@@ -210,13 +210,7 @@ func validate(nodes []Node, opt Options) error {
 	return nil
 }
 
-func topologyList() string {
-	s := make([]string, len(Topologies))
-	for i, t := range Topologies {
-		s[i] = string(t)
-	}
-	return strings.Join(s, ", ")
-}
+func topologyList() string { return topology.Names(Topologies) }
 
 // hostPlan renders one node's files from its rails.
 func hostPlan(n Node, rails []Rail, opt Options, ports cx7Ports) (HostPlan, error) {

@@ -259,9 +259,9 @@ func TestPlanRefusals(t *testing.T) {
 		{"overlapping subnets", func(ns []Node, o *Options) {
 			o.Subnets = []netip.Prefix{netip.MustParsePrefix("10.9.0.0/16"), netip.MustParsePrefix("10.9.1.0/24")}
 		}, "subnets 10.9.0.0/16 and 10.9.1.0/24 overlap: every rail needs its own"},
-		{"ring of two", func(ns []Node, o *Options) { o.Topology = Ring }, "topology ring needs exactly 3 nodes, got 2"},
+		{"ring of two", func(ns []Node, o *Options) { o.Topology = Ring }, "topology three-node-ring needs exactly 3 nodes, got 2"},
 		{"unknown topology", func(ns []Node, o *Options) { o.Topology = "mesh" },
-			`unknown topology "mesh" (want one of one-cable, two-cables, ring, switch)`},
+			`unknown topology "mesh" (want one of two-nodes-one-cable, two-nodes-two-cables, three-node-ring, switch)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
