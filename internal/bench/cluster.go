@@ -18,4 +18,3 @@ func FromCluster(a *cluster.Analysis) ([]Link, string) {
 	}
 	return links, string(a.Topology)
 }
-

@@ -30,9 +30,9 @@ var Configurable = []Kind{OneCable, TwoCables, Ring, Switch}
 
 // aliases are the spellings earlier versions printed or accepted.
 var aliases = map[string]Kind{
-	"one-cable": OneCable, "two-nodes-one-cable": OneCable,
-	"two-cables": TwoCables, "two-nodes-two-cables": TwoCables,
-	"ring": Ring, "three-node-ring": Ring,
+	"one-cable": OneCable, "2-nodes-1-cable": OneCable,
+	"two-cables": TwoCables, "2-nodes-2-cables": TwoCables,
+	"ring": Ring, "3-node-ring": Ring,
 	"switched": Switch,
 }
 
