@@ -2,6 +2,7 @@ package bench
 
 import (
 	"github.com/sparkrig/sparkrig/internal/cluster"
+	"github.com/sparkrig/sparkrig/internal/fabric"
 )
 
 // FromCluster takes the links and topology the cluster doctor worked out:
@@ -13,8 +14,8 @@ func FromCluster(a *cluster.Analysis) ([]Link, string) {
 		if l.A.Host == cluster.SwitchHost || l.B.Host == cluster.SwitchHost {
 			continue
 		}
-		links = append(links, Link{A: LinkEnd{Host: l.A.Host, NetDev: l.A.NetDev, Addr: stripPrefix(l.A.Addr)},
-			B: LinkEnd{Host: l.B.Host, NetDev: l.B.NetDev, Addr: stripPrefix(l.B.Addr)}, Subnet: l.Subnet})
+		links = append(links, Link{A: LinkEnd{Host: l.A.Host, NetDev: l.A.NetDev, Addr: fabric.StripPrefix(l.A.Addr)},
+			B: LinkEnd{Host: l.B.Host, NetDev: l.B.NetDev, Addr: fabric.StripPrefix(l.B.Addr)}, Subnet: l.Subnet})
 	}
 	return links, string(a.Topology)
 }

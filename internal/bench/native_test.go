@@ -65,8 +65,8 @@ func TestNativeNCCLPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := []Var{{"NCCL_SOCKET_IFNAME", "enp1s0f1np1"}, {"NCCL_IB_HCA", "rocep1s0f1,roceP2p1s0f1"}, {"NCCL_IB_GID_INDEX", "3"},
-		{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "INIT,NET"}}
+	env := []Var{{Name: "NCCL_SOCKET_IFNAME", Value: "enp1s0f1np1"}, {Name: "NCCL_IB_HCA", Value: "rocep1s0f1,roceP2p1s0f1"}, {Name: "NCCL_IB_GID_INDEX", Value: "3"},
+		{Name: "NCCL_DEBUG", Value: "INFO"}, {Name: "NCCL_DEBUG_SUBSYS", Value: "INIT,NET"}}
 	rank := func(i string) []string {
 		return []string{"/tmp/run/sparkrig", "bench", "gpu", "--mem-fraction", "0.5", "collective", "--op", "all_reduce",
 			"-b", "1M", "-e", "64M", "-f", "2", "--nranks", "2", "--rank", i, "--rendezvous", "192.168.100.10:18715"}

@@ -53,7 +53,7 @@ func TestNCCLEnvFromNodeTrees(t *testing.T) {
 	healthy := map[string]string{
 		"NCCL_SOCKET_IFNAME": "enP7s7", "NCCL_IB_HCA": "rocep1s0f1,roceP2p1s0f1", "NCCL_IB_GID_INDEX": "3",
 		"UCX_NET_DEVICES": "rocep1s0f1:1,roceP2p1s0f1:1", "OMPI_MCA_btl_tcp_if_include": "enP7s7",
-		"OMPI_MCA_oob_tcp_if_include": "enP7s7", "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET",
+		"OMPI_MCA_oob_tcp_if_include": "enP7s7", "GLOO_SOCKET_IFNAME": "enP7s7", "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET",
 	}
 	with := func(k, v string) map[string]string {
 		m := map[string]string{}
@@ -80,7 +80,7 @@ func TestNCCLEnvFromNodeTrees(t *testing.T) {
 		{"spark-socket-ifname-eth0", map[string]string{
 			"NCCL_SOCKET_IFNAME": "enp1s0f1np1", "NCCL_IB_HCA": "rocep1s0f1,roceP2p1s0f1", "NCCL_IB_GID_INDEX": "3",
 			"UCX_NET_DEVICES": "rocep1s0f1:1,roceP2p1s0f1:1", "OMPI_MCA_btl_tcp_if_include": "enp1s0f1np1",
-			"OMPI_MCA_oob_tcp_if_include": "enp1s0f1np1", "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET",
+			"OMPI_MCA_oob_tcp_if_include": "enp1s0f1np1", "GLOO_SOCKET_IFNAME": "enp1s0f1np1", "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET",
 		}, 2, []string{"bench.node-nccl-setting@spark-a", "bench.node-nccl-setting@spark-b"}},
 	}
 	for _, tt := range tests {

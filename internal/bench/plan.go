@@ -76,12 +76,16 @@ type Plan struct {
 
 // Options are what the user chose.
 type Options struct {
-	Kinds    []string
-	Tools    Tools
-	Duration time.Duration // each bandwidth test (default 10 s)
-	Streams  int           // TCP streams per rail (default 4)
-	QPs      int           // ib_write_bw -q (default 1)
-	BasePort int           // first TCP port servers listen on (default 18515)
+	// AcceptNewHostKeys lets mpirun's ssh record unknown host keys, as
+	// sparkrig's own SSH does with --accept-new-host-keys; without it both
+	// refuse them.
+	AcceptNewHostKeys bool
+	Kinds             []string
+	Tools             Tools
+	Duration          time.Duration // each bandwidth test (default 10 s)
+	Streams           int           // TCP streams per rail (default 4)
+	QPs               int           // ib_write_bw -q (default 1)
+	BasePort          int           // first TCP port servers listen on (default 18515)
 
 	Collectives []string // nccl-tests collectives (default all_gather, all_reduce)
 	MinBytes    int64    // nccl-tests -b (default 32 MiB)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/fabric"
 	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
@@ -54,8 +55,8 @@ func rendezvousHost(n *facts.Node, env []Var) (string, bool) {
 			continue
 		}
 		for _, name := range strings.Split(v.Value, ",") {
-			if nd := findNetDev(n, strings.TrimSpace(name)); nd != nil {
-				if ps := ipv4Prefixes(*nd); len(ps) > 0 {
+			if nd := n.NetDev(strings.TrimSpace(name)); nd != nil {
+				if ps := fabric.IPv4Prefixes(*nd); len(ps) > 0 {
 					return ps[0].Addr().String(), true
 				}
 			}

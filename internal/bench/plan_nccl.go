@@ -100,14 +100,14 @@ func ncclStep(nodes []*facts.Node, perNode []int, env []Var, coll string, maxByt
 	} else if len(nodes) == 1 && o.NativeNCCL != "" {
 		jsonFile = path.Join(o.RunDir, coll+".json")
 		st.Tool = "sparkrig-collective"
-		c = Cmd{Host: nodes[0].Host, Role: RoleLauncher, Env: []Var{{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "INIT,NET"}},
+		c = Cmd{Host: nodes[0].Host, Role: RoleLauncher, Env: []Var{{Name: "NCCL_DEBUG", Value: "INFO"}, {Name: "NCCL_DEBUG_SUBSYS", Value: "INIT,NET"}},
 			Argv: []string{o.NativeNCCL, "bench", "gpu", "--mem-fraction", strconv.FormatFloat(o.MemFraction, 'f', -1, 64),
 				"collective", "--op", coll, "-b", SizeString(min(o.MinBytes, maxBytes)), "-e", SizeString(maxBytes), "-f", "2",
 				"--json-file", jsonFile}}
 	} else if len(nodes) == 1 {
 		c = Cmd{Host: nodes[0].Host, Role: RoleLauncher,
 			Argv: append([]string{bin, "-g", strconv.Itoa(perNode[0])}, args...),
-			Env:  []Var{{"NCCL_DEBUG", "INFO"}, {"NCCL_DEBUG_SUBSYS", "INIT,NET"}}}
+			Env:  []Var{{Name: "NCCL_DEBUG", Value: "INFO"}, {Name: "NCCL_DEBUG_SUBSYS", Value: "INIT,NET"}}}
 	} else {
 		c = Cmd{Host: nodes[0].Host, Role: RoleLauncher, Env: env,
 			Argv: append(mpirunArgv(nodes, perNode, env, o), append([]string{bin, "-g", "1"}, args...)...)}
@@ -129,8 +129,13 @@ func mpirunArgv(nodes []*facts.Node, perNode []int, env []Var, o Options) []stri
 		hosts = append(hosts, n+":"+strconv.Itoa(perNode[i]))
 		np += perNode[i]
 	}
+	// mpirun's own ssh follows the host-key policy of sparkrig's SSH.
+	hostKeys := "yes"
+	if o.AcceptNewHostKeys {
+		hostKeys = "accept-new"
+	}
 	argv := []string{o.Tools.Path("mpirun"), "-np", strconv.Itoa(np), "-H", strings.Join(hosts, ","),
-		"--bind-to", "none", "--mca", "plm_rsh_agent", "ssh -o BatchMode=yes -o StrictHostKeyChecking=accept-new"}
+		"--bind-to", "none", "--mca", "plm_rsh_agent", "ssh -o BatchMode=yes -o StrictHostKeyChecking=" + hostKeys}
 	for _, v := range env {
 		argv = append(argv, "-x", v.Name+"="+v.Value)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/fabric"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
@@ -86,7 +87,7 @@ func Summarise(n *facts.Node) NodeSummary {
 		s.GPUProcs += g.Processes
 	}
 	for _, d := range n.RDMA {
-		if activePort(d) {
+		if fabric.ActivePort(d) {
 			s.ActiveRDMA = append(s.ActiveRDMA, d.Name)
 		}
 	}

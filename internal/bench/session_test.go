@@ -282,7 +282,7 @@ func TestNCCLThroughMPIRunStandin(t *testing.T) {
 	wantEnv := map[string]string{
 		"NCCL_SOCKET_IFNAME": "enp1s0f1np1", "NCCL_IB_HCA": "rocep1s0f1,roceP2p1s0f1", "NCCL_IB_GID_INDEX": "3",
 		"UCX_NET_DEVICES": "rocep1s0f1:1,roceP2p1s0f1:1", "OMPI_MCA_btl_tcp_if_include": "enp1s0f1np1",
-		"OMPI_MCA_oob_tcp_if_include": "enp1s0f1np1", "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET",
+		"OMPI_MCA_oob_tcp_if_include": "enp1s0f1np1", "GLOO_SOCKET_IFNAME": "enp1s0f1np1", "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET",
 	}
 	if d := cmp.Diff(wantEnv, tr.Env); d != "" {
 		t.Errorf("mpirun's environment (-want +got):\n%s", d)

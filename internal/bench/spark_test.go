@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/fabric"
 	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
@@ -48,7 +49,7 @@ func sparkNode(host string, cabled []int, addrs map[string]string) *facts.Node {
 		}
 		if cidr, ok := addrs[f.netdev]; ok {
 			nd.Addrs = []facts.Addr{{CIDR: cidr, Family: "inet", Scope: "global"}}
-			ip := stripPrefix(cidr)
+			ip := fabric.StripPrefix(cidr)
 			gid := fmt.Sprintf("0000:0000:0000:0000:0000:ffff:%s", ip)
 			p.GIDs = append(p.GIDs,
 				facts.GID{Index: 2, GID: gid, Type: "IB/RoCE v1", NetDev: f.netdev, IPv4: ip},

@@ -108,7 +108,7 @@ func trace(tool string, args []string) {
 	env := map[string]string{}
 	for _, kv := range os.Environ() {
 		k, v, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "NCCL_") || strings.HasPrefix(k, "UCX_") || strings.HasPrefix(k, "OMPI_") {
+		if strings.HasPrefix(k, "NCCL_") || strings.HasPrefix(k, "UCX_") || strings.HasPrefix(k, "OMPI_") || strings.HasPrefix(k, "GLOO_") {
 			env[k] = v
 		}
 	}

@@ -232,7 +232,8 @@ func (o *benchOptions) planOptions(kinds []string) (bench.Options, error) {
 	runDir := "/tmp/sparkrig-bench-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	return bench.Options{Kinds: kinds, Tools: o.tools, Duration: o.duration, Streams: o.streams, QPs: o.qps,
 		BasePort: o.port, Collectives: o.collectives, MinBytes: minB, MaxBytes: maxB, MemFraction: o.memFraction,
-		BootstrapIf: o.bootstrapIf, MPIHosts: o.mpiHosts, Native: o.native, ProbePath: o.probePath, RunDir: runDir}, nil
+		BootstrapIf: o.bootstrapIf, MPIHosts: o.mpiHosts, Native: o.native, ProbePath: o.probePath, RunDir: runDir,
+		AcceptNewHostKeys: o.remote.acceptNew}, nil
 }
 
 // isLocal reports whether every host is this machine ("localhost",

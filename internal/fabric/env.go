@@ -1,4 +1,4 @@
-package bench
+package fabric
 
 import (
 	"fmt"
@@ -21,7 +21,14 @@ type EnvOptions struct {
 	BootstrapIf string
 }
 
-// NCCLEnv derives the environment of an nccl-tests run across nodes from
+// firstName is the first of a comma-separated list of interface names (Gloo
+// takes one).
+func firstName(list string) string {
+	first, _, _ := strings.Cut(list, ",")
+	return first
+}
+
+// NCCLEnv derives the environment of a job across nodes from
 // their facts and rails: NCCL_IB_HCA names every RDMA device on a rail in
 // the same (PCI) order on every node, NCCL_IB_GID_INDEX the RoCE v2 IPv4
 // GID they share, and the bootstrap and MPI traffic stay on one interface
@@ -59,8 +66,7 @@ func NCCLEnv(nodes []*facts.Node, rails []Rail, o EnvOptions) ([]Var, []Note) {
 	}
 	add("OMPI_MCA_btl_tcp_if_include", ifname)
 	add("OMPI_MCA_oob_tcp_if_include", ifname)
-	add("NCCL_DEBUG", "INFO")
-	add("NCCL_DEBUG_SUBSYS", "INIT,NET")
+	add("GLOO_SOCKET_IFNAME", firstName(ifname))
 	return env, append(notes, nodeOverrides(nodes, env)...)
 }
 
@@ -71,13 +77,10 @@ func nodeOverrides(nodes []*facts.Node, env []Var) []Note {
 	var notes []Note
 	for _, n := range nodes {
 		for _, v := range env {
-			if v.Name == "NCCL_DEBUG" || v.Name == "NCCL_DEBUG_SUBSYS" {
-				continue
-			}
 			for src, m := range map[string]map[string]string{"the environment": n.NCCL.Env, "/etc/nccl.conf": n.NCCL.ConfFile} {
 				if have, ok := m[v.Name]; ok && have != v.Value {
 					notes = append(notes, Note{ID: "bench.node-nccl-setting", Host: n.Host,
-						Detail: fmt.Sprintf("%s sets %s=%s; the bench runs with %s=%s, but other jobs on this node get the node's value", src, v.Name, have, v.Name, v.Value),
+						Detail: fmt.Sprintf("%s sets %s=%s; sparkrig derives %s=%s, and jobs on this node get the node's value", src, v.Name, have, v.Name, v.Value),
 						Fix:    fmt.Sprintf("set %s=%s in %s (or remove it)", v.Name, v.Value, src)})
 				}
 			}
@@ -167,7 +170,7 @@ func unusedTwins(nodes []*facts.Node, rails []Rail) []Note {
 	var notes []Note
 	for _, n := range nodes {
 		for _, d := range n.RDMA {
-			if used[n.Host+"/"+d.Name] || !activePort(d) {
+			if used[n.Host+"/"+d.Name] || !ActivePort(d) {
 				continue
 			}
 			notes = append(notes, Note{ID: "bench.twin-unused", Host: n.Host,
@@ -178,7 +181,8 @@ func unusedTwins(nodes []*facts.Node, rails []Rail) []Note {
 	return notes
 }
 
-func activePort(d facts.RDMADev) bool {
+// ActivePort reports whether any port of the RDMA device is ACTIVE.
+func ActivePort(d facts.RDMADev) bool {
 	for _, p := range d.Ports {
 		if strings.EqualFold(p.State, "ACTIVE") {
 			return true
@@ -272,7 +276,7 @@ func sharedSubnetIf(nodes []*facts.Node, name string) bool {
 	if first == nil {
 		return false
 	}
-	for _, p := range ipv4Prefixes(*first) {
+	for _, p := range IPv4Prefixes(*first) {
 		all := true
 		for _, other := range nodes[1:] {
 			od := findNetDev(other, name)
@@ -302,7 +306,7 @@ func nodeSetting(nodes []*facts.Node, name string) string {
 }
 
 func hasPrefix(nd facts.NetDev, subnet string) bool {
-	for _, p := range ipv4Prefixes(nd) {
+	for _, p := range IPv4Prefixes(nd) {
 		if p.Masked().String() == subnet {
 			return true
 		}

@@ -1,12 +1,9 @@
-// Package bench plans, runs and cleans up the network and NCCL benchmarks of
-// a set of nodes: ib_write_bw and ib_write_lat per rail and for all rails at
-// once, iperf3 or sparkrig's own TCP probe per rail, and nccl-tests through
-// mpirun with an environment derived from the nodes' facts.
-//
-// Planning is pure (facts in, commands out) so the derived commands and
-// environments are tested exactly; running goes through a Runner, which is
-// the only place processes are started.
-package bench
+// Package fabric pairs the nodes' netdevs into rails (the paths between two
+// nodes' RDMA-capable interfaces) and derives from them the environment a
+// cluster's jobs need: NCCL_IB_HCA, the bootstrap interface, the shared GID
+// index, UCX, Open MPI and Gloo settings. doctor, bench and fix all take the
+// environment from here, so their advice agrees.
+package fabric
 
 import (
 	"fmt"
@@ -157,7 +154,7 @@ func endpoint(n *facts.Node, netdev, addr string) Endpoint {
 			addr = firstIPv4(nd)
 		}
 	}
-	e.Addr = stripPrefix(addr)
+	e.Addr = StripPrefix(addr)
 	dev, port := rdmaFor(n, nd, netdev)
 	if dev == nil || port == nil {
 		return e
@@ -219,7 +216,8 @@ func firstIPv4(nd *facts.NetDev) string {
 	return ""
 }
 
-func stripPrefix(cidr string) string {
+// StripPrefix drops the prefix length of a CIDR ("192.168.100.10/24" → "192.168.100.10").
+func StripPrefix(cidr string) string {
 	if i := strings.IndexByte(cidr, '/'); i >= 0 {
 		return cidr[:i]
 	}
@@ -245,10 +243,10 @@ func linksBySubnet(nodes []*facts.Node) []Link {
 func pairSubnets(a, b *facts.Node) []Link {
 	var links []Link
 	for _, da := range a.NetDevs {
-		for _, pa := range ipv4Prefixes(da) {
+		for _, pa := range IPv4Prefixes(da) {
 			var cands []Link
 			for _, db := range b.NetDevs {
-				for _, pb := range ipv4Prefixes(db) {
+				for _, pb := range IPv4Prefixes(db) {
 					if pa.Masked() != pb.Masked() || pa.Addr() == pb.Addr() {
 						continue
 					}
@@ -279,9 +277,9 @@ func preferSameName(cands []Link) []Link {
 	return cands[:1]
 }
 
-// ipv4Prefixes lists a netdev's IPv4 prefixes other than loopback and
+// IPv4Prefixes lists a netdev's IPv4 prefixes other than loopback and
 // link-local (169.254/16 is on every twin and pairs nothing).
-func ipv4Prefixes(nd facts.NetDev) []netip.Prefix {
+func IPv4Prefixes(nd facts.NetDev) []netip.Prefix {
 	if nd.Name == "lo" {
 		return nil
 	}
