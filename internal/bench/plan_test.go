@@ -43,7 +43,7 @@ func TestPerftestUsesRDMACMWithoutGID(t *testing.T) {
 }
 
 func TestScriptQuotesEverything(t *testing.T) {
-	c := Cmd{Argv: []string{"/x y/iperf3", "-c", "a'b"}, Env: []Var{{"A", "1 2"}}}
+	c := Cmd{Argv: []string{"/x y/iperf3", "-c", "a'b"}, Env: []Var{{Name: "A", Value: "1 2"}}}
 	if got, want := CommandLine(c), `'A=1 2' '/x y/iperf3' -c 'a'\''b'`; got != want {
 		t.Errorf("got %s, want %s", got, want)
 	}
