@@ -11,6 +11,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/capture"
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/fix"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
@@ -133,6 +134,7 @@ func auditReport(caps []hostCapture, profile check.Profile, env *Env) *report.Re
 		GeneratedAt: env.Now().UTC(), Hosts: []report.Host{},
 	}
 	var nodes []*facts.Node
+	var fixNodes []fix.Node
 	for _, c := range caps {
 		if c.Err != nil || c.Snap == nil {
 			status := c.Status
@@ -144,6 +146,7 @@ func auditReport(caps []hostCapture, profile check.Profile, env *Env) *report.Re
 		}
 		n := facts.FromSnapshot(c.Snap)
 		nodes = append(nodes, n)
+		fixNodes = append(fixNodes, fix.NodeFrom(n, c.Snap))
 		p := profile
 		if p == check.ProfileUnknown {
 			p = check.DetectProfile(n)
@@ -155,6 +158,7 @@ func auditReport(caps []hostCapture, profile check.Profile, env *Env) *report.Re
 		})
 	}
 	r.Cluster = auditCluster(nodes, caps)
+	adviseFromPlan(r, fixNodes)
 	return r
 }
 

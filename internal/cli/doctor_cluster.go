@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/fix"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -20,4 +24,46 @@ func auditCluster(nodes []*facts.Node, caps []hostCapture) *report.Cluster {
 		meshed = meshed || c.Meshed
 	}
 	return cluster.Analyze(nodes).Report(pings, meshed)
+}
+
+// adviseFromPlan replaces the fix text of every finding `sparkrig fix` would
+// resolve with that plan's own change, so the doctor and fix --plan never
+// disagree about what to write. nodes pairs each audited host's facts with
+// its evidence.
+func adviseFromPlan(r *report.Report, nodes []fix.Node) {
+	if len(nodes) < 2 {
+		return
+	}
+	fs := make([]*facts.Node, len(nodes))
+	hosts := make([]string, len(nodes))
+	for i, n := range nodes {
+		fs[i], hosts[i] = n.Facts, n.Facts.Host
+	}
+	t, _ := fix.Detect(fs)
+	if t == "" {
+		return
+	}
+	p, err := fix.Build(nodes, fix.Options{Topology: t, Port: -1})
+	if err != nil {
+		return // the checks' own advice stands; fix --plan says why it cannot plan
+	}
+	advice := fix.Advise(p, "--hosts "+strings.Join(hosts, ","))
+	set := func(host string, f *check.Finding) {
+		for _, k := range []string{f.ID + " " + f.Subject, f.ID + " " + host + ":" + f.Subject} {
+			if a, ok := advice[k]; ok {
+				f.Fix = a
+				return
+			}
+		}
+	}
+	for i := range r.Hosts {
+		for j := range r.Hosts[i].Findings {
+			set(r.Hosts[i].Host, &r.Hosts[i].Findings[j])
+		}
+	}
+	if r.Cluster != nil {
+		for j := range r.Cluster.Findings {
+			set("", &r.Cluster.Findings[j])
+		}
+	}
 }

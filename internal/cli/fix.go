@@ -33,17 +33,25 @@ type fixOptions struct {
 	subnets               []string
 	firstHost, mtu, port  int
 	socketIfname          string
+	renumber              bool
 	output                string
 	format                string
 	deadman               time.Duration
 	activate              string
 }
 
-const fixHelp = `fix writes what a topology needs on every node: netplan for the ConnectX-7 twins
-(/etc/netplan/40-cx7.yaml, mode 600: both twins of every cabled port addressed, each
-on its own subnet, MTU 9000), a sysctl drop-in (/etc/sysctl.d/60-sparkrig.conf) for
-the socket buffers and port range the doctor flags, the NCCL lines of /etc/nccl.conf,
-and /etc/sparkrig/cluster.env with NCCL, UCX, Open MPI and Gloo settings for launchers.
+const fixHelp = `fix changes only what a doctor finding (warn or fail) requires, on every node:
+the ConnectX-7 twins' stanzas in /etc/netplan/40-cx7.yaml (mode 600: both twins of
+every cabled port addressed, each on its own subnet, MTU 9000), the kernel parameters
+the doctor flags (/etc/sysctl.d/60-sparkrig.conf), the NCCL lines of /etc/nccl.conf
+it flags, and /etc/sparkrig/cluster.env with the NCCL, UCX, Open MPI and Gloo settings
+for launchers (the same environment sparkrig bench derives).
+
+The addressing in place is kept where it is valid (each rail's two ends in one subnet,
+rails on distinct subnets, no address twice); only what is not is changed, and an
+address set live but in no configuration file is persisted as it is. --renumber (or
+--subnets) asks for a fresh scheme. Existing files are edited, never replaced: keys,
+interfaces and comments the user wrote stay. A healthy cluster plans nothing.
 
   --plan      (default) print per host a unified diff against what is there now, and
               the doctor findings each change resolves; -o DIR also writes the full
@@ -83,7 +91,8 @@ func newFixCmd(env *Env) *cobra.Command {
 	f.StringArrayVar(&o.snapshots, "snapshot", nil, "plan offline from captured snapshots, in node order (repeatable)")
 	f.StringVar(&o.topology, "topology", "", topology.Names(fix.Topologies)+" (default: detected)")
 	f.StringVar(&o.addressing, "addressing", fix.Static, "static or link-local (one-cable only)")
-	f.StringSliceVar(&o.subnets, "subnets", nil, "rail subnets in order (default 192.168.100.0/24, 192.168.101.0/24, ...)")
+	f.StringSliceVar(&o.subnets, "subnets", nil, "rail subnets in order, renumbering every rail (default: keep the addressing in place)")
+	f.BoolVar(&o.renumber, "renumber", false, "give every rail a fresh address (192.168.100.0/24, 192.168.101.0/24, ...) even where the addressing in place is valid")
 	f.IntVar(&o.firstHost, "first-host", 10, "host number of the first node on every rail; node i gets first-host+i")
 	f.IntVar(&o.mtu, "mtu", 9000, "MTU of the rails")
 	f.IntVar(&o.port, "port", -1, "QSFP port cabled in one-cable and switch topologies; -1 picks the port with carrier")
@@ -182,7 +191,7 @@ func fixPlan(ctx context.Context, env *Env, o *fixOptions, ts []fix.SSH) (*fix.P
 	if err != nil {
 		return nil, err
 	}
-	opt := fix.Options{Addressing: o.addressing, FirstHost: o.firstHost, MTU: o.mtu, Port: o.port, SocketIfname: o.socketIfname}
+	opt := fix.Options{Renumber: o.renumber, Addressing: o.addressing, FirstHost: o.firstHost, MTU: o.mtu, Port: o.port, SocketIfname: o.socketIfname}
 	for _, s := range o.subnets {
 		p, err := netip.ParsePrefix(strings.TrimSpace(s))
 		if err != nil {
@@ -270,15 +279,7 @@ func snapshotNodes(paths []string) ([]fix.Node, error) {
 		if err != nil {
 			return nil, exitf(ExitUnknown, "fix: %s: %v", p, err)
 		}
-		n := fix.Node{Facts: facts.FromSnapshot(s), Current: map[string][]byte{}}
-		for _, f := range fix.Paths() {
-			if b, ok := s.File(f); ok {
-				n.Current[f] = b
-			} else if it, found := s.Item(snapshot.KindFile, f); !found || it.Status != snapshot.StatusMissing {
-				n.Unknown = append(n.Unknown, f)
-			}
-		}
-		nodes = append(nodes, n)
+		nodes = append(nodes, fix.NodeFromSnapshot(s))
 	}
 	return nodes, nil
 }

@@ -141,6 +141,10 @@ func devKey(e Endpoint) string {
 	return "~" + e.NetDev
 }
 
+// EndpointFor fills an Endpoint from a node's facts for one netdev and the
+// address it has (or is planned to have; "" takes its first IPv4 address).
+func EndpointFor(n *facts.Node, netdev, addr string) Endpoint { return endpoint(n, netdev, addr) }
+
 // endpoint fills an Endpoint from a node's facts for one netdev.
 func endpoint(n *facts.Node, netdev, addr string) Endpoint {
 	e := Endpoint{Host: n.Host, NetDev: netdev, GIDIndex: -1}

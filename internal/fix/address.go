@@ -87,56 +87,56 @@ func defaultSubnets(n int) []netip.Prefix {
 	return out
 }
 
-// assign gives every node its rails: node i is host FirstHost+i on each subnet.
+// assign gives every node its rails. Unless told to renumber (or given
+// --subnets), it keeps the addressing in place where it is valid and changes
+// only what is not (keepAddressing); otherwise node i is host FirstHost+i on
+// each of the default (or given) subnets.
 func assign(nodes []Node, ports []cx7Ports, cables []cable, opt Options) ([][]Rail, error) {
-	need := subnetsNeeded(opt, cables)
-	subnets := opt.Subnets
-	if len(subnets) == 0 {
-		subnets = defaultSubnets(need)
-	}
-	if opt.Addressing == Static {
+	links := planLinks(nodes, ports, cables, opt)
+	switch {
+	case opt.Addressing != Static:
+	case !opt.Renumber && len(opt.Subnets) == 0:
+		keepAddressing(nodes, links, opt)
+	default:
+		need := subnetsNeeded(opt, cables)
+		subnets := opt.Subnets
+		if len(subnets) == 0 {
+			subnets = defaultSubnets(need)
+		}
 		if err := checkSubnets(subnets, need, opt.FirstHost, len(nodes)); err != nil {
 			return nil, err
 		}
-	}
-	rails := make([][]Rail, len(nodes))
-	host := func(i int) string { return nodes[i].Facts.Host }
-	for c, cb := range cables {
-		for t := range 2 {
-			s := 2*c + t
-			if opt.Topology == Switch {
-				s = t
-			}
-			ta := ports[cb.a.node].twins[cb.a.port][t]
-			ra := Rail{NetDev: ta.NetDev, RDMADev: ta.RDMADev, Port: cb.a.port, Twin: t, MTU: opt.MTU}
-			var rb *Rail
-			if cb.b.node >= 0 {
-				tb := ports[cb.b.node].twins[cb.b.port][t]
-				rb = &Rail{NetDev: tb.NetDev, RDMADev: tb.RDMADev, Port: cb.b.port, Twin: t, MTU: opt.MTU,
-					Peers: []string{host(cb.a.node) + ":" + ta.NetDev}}
-				ra.Peers = []string{host(cb.b.node) + ":" + tb.NetDev}
-			}
-			if opt.Addressing == Static {
-				ra.Subnet = subnets[s].String()
-				ra.Addr = hostAddr(subnets[s], opt.FirstHost+cb.a.node)
-				if rb != nil {
-					rb.Subnet = ra.Subnet
-					rb.Addr = hostAddr(subnets[s], opt.FirstHost+cb.b.node)
+		for i := range links {
+			l := &links[i]
+			l.subnet, l.addr, l.why = subnets[i], map[int]netip.Prefix{}, map[int]string{}
+			for _, e := range l.ends {
+				a, _ := netip.ParsePrefix(hostAddr(subnets[i], opt.FirstHost+e.node))
+				l.addr[e.node] = a
+				if e.cur.IsValid() && e.cur != a {
+					l.why[e.node] = fmt.Sprintf("was %s: --renumber", e.cur)
 				}
-			} else {
-				ra.Subnet = "169.254.0.0/16"
-				if rb != nil {
-					rb.Subnet = ra.Subnet
-				}
-			}
-			rails[cb.a.node] = append(rails[cb.a.node], ra)
-			if rb != nil {
-				rails[cb.b.node] = append(rails[cb.b.node], *rb)
 			}
 		}
 	}
-	if opt.Topology == Switch {
-		switchPeers(rails, host)
+	host := func(i int) string { return nodes[i].Facts.Host }
+	rails := make([][]Rail, len(nodes))
+	for _, l := range links {
+		for _, e := range l.ends {
+			r := Rail{NetDev: e.netdev, RDMADev: l.rdma[e.node], Port: l.port[e.node], Twin: l.twin, MTU: opt.MTU}
+			for _, o := range l.ends {
+				if o.node != e.node {
+					r.Peers = append(r.Peers, host(o.node)+":"+o.netdev)
+				}
+			}
+			if opt.Addressing == Static {
+				r.Subnet = l.subnet.String()
+				r.Addr = l.addr[e.node].String()
+				r.Change = describeKeep(e.cur, l.addr[e.node], l.why[e.node])
+			} else {
+				r.Subnet = "169.254.0.0/16"
+			}
+			rails[e.node] = append(rails[e.node], r)
+		}
 	}
 	for i := range rails {
 		sortRails(rails[i])
@@ -144,22 +144,36 @@ func assign(nodes []Node, ports []cx7Ports, cables []cable, opt Options) ([][]Ra
 	return rails, nil
 }
 
-// switchPeers fills each switch rail's peers: every other node's rail on the same subnet.
-func switchPeers(rails [][]Rail, host func(int) string) {
-	for i := range rails {
-		for r := range rails[i] {
-			for j := range rails {
-				if j == i {
-					continue
-				}
-				for _, o := range rails[j] {
-					if o.Twin == rails[i][r].Twin {
-						rails[i][r].Peers = append(rails[i][r].Peers, host(j)+":"+o.NetDev)
-					}
-				}
+// planLinks lists the links the cabling makes: one per twin of every cable,
+// or on a switch one per twin joining every node.
+func planLinks(nodes []Node, ports []cx7Ports, cables []cable, opt Options) []planLink {
+	mk := func(twin int) planLink {
+		return planLink{twin: twin, rdma: map[int]string{}, port: map[int]int{}}
+	}
+	add := func(l *planLink, e end, t int) {
+		tw := ports[e.node].twins[e.port][t]
+		l.ends = append(l.ends, slot{node: e.node, netdev: tw.NetDev, cur: currentIPv4(nodes[e.node].Facts, tw.NetDev)})
+		l.rdma[e.node], l.port[e.node] = tw.RDMADev, e.port
+	}
+	if opt.Topology == Switch {
+		links := []planLink{mk(0), mk(1)}
+		for _, cb := range cables {
+			for t := range 2 {
+				add(&links[t], cb.a, t)
 			}
 		}
+		return links
 	}
+	var links []planLink
+	for _, cb := range cables {
+		for t := range 2 {
+			l := mk(t)
+			add(&l, cb.a, t)
+			add(&l, cb.b, t)
+			links = append(links, l)
+		}
+	}
+	return links
 }
 
 // sortRails orders rails by port, then twin, so every node lists them alike.

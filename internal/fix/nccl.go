@@ -6,101 +6,120 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/fabric"
+	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/shell"
 )
 
-// envVar is one launcher setting and why it has its value.
-type envVar struct {
-	Key, Value, Why string
-}
-
-// launchEnv derives the NCCL, UCX, Open MPI and Gloo settings from a node's rails.
-func launchEnv(n Node, rails []Rail, opt Options) ([]envVar, error) {
-	boot, why, err := bootstrapIface(n, rails, opt)
-	if err != nil {
-		return nil, err
+// clusterEnv is the environment fabric derives (as bench does) for the
+// planned rails. Each end is read from the node's facts as bench reads it;
+// where the facts do not show the RDMA device yet (a port down, a twin
+// without its address) the plan's device stands in, since the plan is what
+// the cluster will be.
+func clusterEnv(nodes []Node, rails [][]Rail, opt Options) ([]fabric.Var, []fabric.Note) {
+	fs := make([]*facts.Node, len(nodes))
+	index := map[string]int{}
+	for i, n := range nodes {
+		fs[i] = n.Facts
+		index[n.Facts.Host] = i
 	}
-	hcas := make([]string, 0, len(rails))
-	for _, r := range rails {
-		if r.RDMADev != "" && !slices.Contains(hcas, r.RDMADev) {
-			hcas = append(hcas, r.RDMADev)
+	end := func(node int, r Rail) fabric.Endpoint {
+		e := fabric.EndpointFor(fs[node], r.NetDev, fabric.StripPrefix(r.Addr))
+		if e.RDMADev == "" && r.RDMADev != "" {
+			e.RDMADev, e.Port = r.RDMADev, 1
 		}
+		return e
 	}
-	env := []envVar{
-		{"NCCL_SOCKET_IFNAME", boot, why},
-		{"NCCL_IB_HCA", strings.Join(hcas, ","), "every addressed twin, in port then twin order on every node: one twin alone gives about half the bandwidth"},
-		{"NCCL_IB_GID_INDEX", "3", "GID 3 is RoCEv2 over the IPv4 address (0/1 are the fe80 link-local GIDs, 2 is RoCEv1)"},
-	}
-	if needsSubnetAwareRouting(opt, rails) {
-		env = append(env, envVar{"NCCL_IB_SUBNET_AWARE_ROUTING", "1", "the cabling joins different ports, so only subnet-aware routing pairs each HCA with the peer on its own subnet"})
-	}
-	env = append(env,
-		envVar{"UCX_NET_DEVICES", boot, "UCX (MPI out-of-band, vLLM/Ray) on the same interface as NCCL's bootstrap"},
-		envVar{"OMPI_MCA_btl_tcp_if_include", boot, "Open MPI's TCP transport on the same interface"},
-		envVar{"GLOO_SOCKET_IFNAME", boot, "PyTorch's Gloo rendezvous on the same interface"},
-	)
-	return env, nil
-}
-
-// bootstrapIface picks the interface for NCCL's bootstrap and the launchers'
-// sockets: a rail that reaches every peer, or in the ring (where no rail
-// does) the management interface.
-func bootstrapIface(n Node, rails []Rail, opt Options) (string, string, error) {
-	if opt.SocketIfname != "" {
-		return opt.SocketIfname, "given with --socket-ifname", nil
-	}
-	if opt.Topology != Ring && len(rails) > 0 {
-		return rails[0].NetDev, "bootstrap sockets on a CX-7 rail that reaches every peer (as NVIDIA's NCCL playbook does); never eth0, which a Spark does not have", nil
-	}
-	for _, p := range protected(n) {
-		if p == ManagementIface {
-			return p, "in the ring no CX-7 netdev reaches both peers, so bootstrap goes over the management network", nil
-		}
-	}
-	if n.SSHIface != "" {
-		return n.SSHIface, "in the ring no CX-7 netdev reaches both peers, so bootstrap goes over the interface SSH arrives on", nil
-	}
-	return "", "", fmt.Errorf("in the ring no CX-7 netdev reaches both peers and no management interface is known; give --socket-ifname")
-}
-
-// needsSubnetAwareRouting is true when some rail faces a differently named
-// netdev (the ring's p0-p1 cables, or a pair cabled port 0 to port 1): NCCL
-// would otherwise pair HCAs by index and connect across subnets.
-func needsSubnetAwareRouting(opt Options, rails []Rail) bool {
-	if opt.Topology == Ring {
-		return true
-	}
-	for _, r := range rails {
-		for _, p := range r.Peers {
-			if _, dev, _ := strings.Cut(p, ":"); dev != r.NetDev {
-				return true
+	var rs []fabric.Rail
+	planned := false
+	for i := range rails {
+		for _, r := range rails[i] {
+			for _, p := range r.Peers {
+				host, netdev, _ := strings.Cut(p, ":")
+				j, ok := index[host]
+				if !ok || j <= i {
+					continue
+				}
+				for _, o := range rails[j] {
+					if o.NetDev == netdev {
+						rs = append(rs, fabric.Rail{Name: fmt.Sprintf("rail%d", len(rs)), A: end(i, r), B: end(j, o), Subnet: r.Subnet})
+						planned = planned || r.Change != "" && !strings.HasPrefix(r.Change, "keep ") || o.Change != "" && !strings.HasPrefix(o.Change, "keep ")
+					}
+				}
 			}
 		}
 	}
-	return false
+	env, notes := fabric.NCCLEnv(fs, rs, fabric.EnvOptions{BootstrapIf: opt.SocketIfname})
+	if planned {
+		// A GID appears with its address: one the plan adds has none yet.
+		notes = slices.DeleteFunc(notes, func(n fabric.Note) bool { return n.ID == "bench.gid-missing" })
+	}
+	return env, notes
+}
+
+// envWhy explains each setting in the launcher environment file.
+var envWhy = map[string]string{
+	"NCCL_SOCKET_IFNAME":           "NCCL's bootstrap sockets: an interface every node has on one shared subnet (the nodes' own choice when it works); never eth0, which a Spark does not have",
+	"NCCL_IB_HCA":                  "every addressed twin, in PCI order, the same list on every node: one twin alone gives about half the bandwidth",
+	"NCCL_IB_GID_INDEX":            "the RoCE v2 IPv4 GID index every rail device shares (left out when it differs between devices, so NCCL picks per device)",
+	"NCCL_IB_SUBNET_AWARE_ROUTING": "the cabling joins different ports (or a ring), so only subnet-aware routing pairs each HCA with the peer on its own subnet",
+	"UCX_NET_DEVICES":              "UCX (MPI, vLLM/Ray) on the same RDMA devices as NCCL",
+	"OMPI_MCA_btl_tcp_if_include":  "Open MPI's TCP transport on the bootstrap interface",
+	"OMPI_MCA_oob_tcp_if_include":  "Open MPI's out-of-band channel on the bootstrap interface",
+	"GLOO_SOCKET_IFNAME":           "PyTorch's Gloo rendezvous on the bootstrap interface",
+}
+
+// requiredNCCL lists the NCCL settings of env that /etc/nccl.conf must carry
+// on this node: those whose value the node does not have yet and whose
+// absence the doctor flags (warn or fail).
+func requiredNCCL(n *facts.Node, env []fabric.Var) []fabric.Var {
+	var out []fabric.Var
+	base := severe(flagged(n))
+	for _, v := range env {
+		if !strings.HasPrefix(v.Name, "NCCL_") {
+			continue
+		}
+		have, ok := n.NCCL.Env[v.Name]
+		if !ok {
+			have = n.NCCL.ConfFile[v.Name]
+		}
+		if have == v.Value {
+			continue
+		}
+		sim := cloneNode(n)
+		sim.NCCL.ConfFile[v.Name] = v.Value
+		delete(sim.NCCL.Env, v.Name)
+		if len(resolved(base, severe(flagged(sim)))) > 0 {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // renderEnv writes the launcher environment file: KEY=VALUE lines that
 // `docker run --env-file`, `set -a; . FILE` and systemd EnvironmentFile= all read.
-func renderEnv(env []envVar) []byte {
+func renderEnv(env []fabric.Var) []byte {
 	var b strings.Builder
 	b.WriteString("# Written by sparkrig fix: cluster settings for launchers.\n")
 	b.WriteString("#   docker run --env-file /etc/sparkrig/cluster.env ...\n")
 	b.WriteString("#   set -a; . /etc/sparkrig/cluster.env; set +a   (then mpirun -x NCCL_IB_HCA ..., torchrun, vllm)\n")
 	for _, e := range env {
-		fmt.Fprintf(&b, "\n%s%s=%s\n", commentWrap(e.Why, 78), e.Key, e.Value)
+		// Values are single-quoted: the file is meant to be sourced by sh.
+		fmt.Fprintf(&b, "\n%s%s=%s\n", commentWrap(envWhy[e.Name], 78), e.Name, shell.QuoteIfNeeded(e.Value))
 	}
 	return []byte(b.String())
 }
 
 // mergeNCCLConf sets fix's NCCL_* keys in /etc/nccl.conf, keeping every other
 // line as it is: existing keys are replaced in place, missing ones appended.
-func mergeNCCLConf(cur []byte, env []envVar) []byte {
+func mergeNCCLConf(cur []byte, env []fabric.Var) []byte {
 	want := map[string]string{}
 	var order []string
 	for _, e := range env {
-		if strings.HasPrefix(e.Key, "NCCL_") {
-			want[e.Key] = e.Value
-			order = append(order, e.Key)
+		if strings.HasPrefix(e.Name, "NCCL_") {
+			want[e.Name] = e.Value
+			order = append(order, e.Name)
 		}
 	}
 	var out []string

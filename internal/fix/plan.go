@@ -7,12 +7,15 @@
 package fix
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io/fs"
 	"net/netip"
 
+	"github.com/sparkrig/sparkrig/internal/fabric"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
 	"github.com/sparkrig/sparkrig/internal/topology"
 )
 
@@ -56,6 +59,9 @@ type Options struct {
 	Port int
 	// SocketIfname overrides the bootstrap interface (NCCL_SOCKET_IFNAME and friends).
 	SocketIfname string
+	// Renumber gives every rail a fresh address from the default scheme even
+	// where the addressing in place is valid.
+	Renumber bool
 }
 
 func (o *Options) setDefaults() {
@@ -84,11 +90,32 @@ type Node struct {
 	Unknown []string
 }
 
+// NodeFromSnapshot is a node's input to the plan from its snapshot: its
+// facts and the present content of the files fix writes.
+func NodeFromSnapshot(s *snapshot.Snapshot) Node { return NodeFrom(facts.FromSnapshot(s), s) }
+
+// NodeFrom is NodeFromSnapshot for facts already read from s.
+func NodeFrom(f *facts.Node, s *snapshot.Snapshot) Node {
+	n := Node{Facts: f, Current: map[string][]byte{}}
+	for _, f := range Paths() {
+		if b, ok := s.File(f); ok {
+			n.Current[f] = b
+		} else if it, found := s.Item(snapshot.KindFile, f); !found || it.Status != snapshot.StatusMissing {
+			n.Unknown = append(n.Unknown, f)
+		}
+	}
+	return n
+}
+
 // Plan is what fix would change on every node.
 type Plan struct {
 	Topology   Topology   `json:"topology"`
 	Addressing string     `json:"addressing"`
 	Hosts      []HostPlan `json:"hosts"`
+	// Env is the environment the cluster's jobs need (internal/fabric, as
+	// bench derives it); Notes say where the facts forced a compromise.
+	Env   []fabric.Var  `json:"env"`
+	Notes []fabric.Note `json:"notes,omitempty"`
 }
 
 // HostPlan is one node's part of the plan.
@@ -113,6 +140,9 @@ type Rail struct {
 	Subnet  string   `json:"subnet,omitempty"`
 	MTU     int      `json:"mtu"`
 	Peers   []string `json:"peers"` // "host:netdev"
+	// Change says how the address was chosen: "keep …" (the address in
+	// place), "new: …" or "was …: why"; empty for link-local.
+	Change string `json:"change,omitempty"`
 }
 
 // Change is one file fix writes.
@@ -162,8 +192,10 @@ func Build(nodes []Node, opt Options) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Topology: opt.Topology, Addressing: opt.Addressing}
+	env, envNotes := clusterEnv(nodes, rails, opt)
+	p.Env, p.Notes = env, envNotes
 	for i, n := range nodes {
-		hp, err := hostPlan(n, rails[i], opt, ports[i])
+		hp, err := hostPlan(n, rails[i], opt, ports[i], env)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", n.Facts.Host, err)
 		}
@@ -212,37 +244,58 @@ func validate(nodes []Node, opt Options) error {
 
 func topologyList() string { return topology.Names(Topologies) }
 
-// hostPlan renders one node's files from its rails.
-func hostPlan(n Node, rails []Rail, opt Options, ports cx7Ports) (HostPlan, error) {
+// hostPlan renders one node's files from its rails: only what a doctor
+// finding (warn or fail) requires changes, and files the user wrote are
+// edited, never replaced.
+func hostPlan(n Node, rails []Rail, opt Options, ports cx7Ports, env []fabric.Var) (HostPlan, error) {
 	hp := HostPlan{Host: n.Facts.Host, Rails: rails, Notes: ports.notes}
 	hp.Protected = protected(n)
 	for _, u := range n.Unknown {
-		hp.Notes = append(hp.Notes, "the evidence does not hold "+u+"; its diff is against an empty file")
+		hp.Notes = append(hp.Notes, "the evidence does not hold "+u+"; it is taken as absent")
 	}
 	if err := guard(n, hp); err != nil {
 		return hp, err
 	}
-	np := renderNetplan(rails, opt)
-	hp.Files = append(hp.Files, change(n, NetplanPath, 0o600, np,
-		"persist addresses and MTU "+fmt.Sprint(opt.MTU)+" on every cabled twin"))
+	hp.Notes = append(hp.Notes, railNotes(n.Facts, rails)...)
+	var np []byte
+	if opt.Addressing == LinkLocal {
+		np = renderNetplan(rails, opt)
+	} else {
+		var err error
+		if np, err = mergeNetplan(n.Current[NetplanPath], rails, func(r Rail) persistNeeds { return needs(n.Facts, r) }); err != nil {
+			return hp, fmt.Errorf("%w: %v; move it aside first", ErrRefused, err)
+		}
+		if len(np) > 0 && n.Current[NetplanPath] == nil {
+			np = append([]byte(netplanHeader), np...)
+		}
+	}
+	if c := change(n, NetplanPath, 0o600, np, "persist the rails' addresses and MTU "+fmt.Sprint(opt.MTU)); len(np) > 0 && c.Changed() {
+		hp.Files = append(hp.Files, c)
+	}
 	sc, values := renderSysctl(n.Facts, n.Current[SysctlPath])
 	hp.Sysctls = values
-	if sc != nil || n.Current[SysctlPath] != nil {
-		hp.Files = append(hp.Files, change(n, SysctlPath, 0o644, sc, "TCP buffers and port range for NCCL/Gloo/MPI bootstrap and socket traffic"))
+	if c := change(n, SysctlPath, 0o644, sc, "TCP buffers and port range for NCCL/Gloo/MPI bootstrap and socket traffic"); sc != nil && c.Changed() {
+		hp.Files = append(hp.Files, c)
 	}
-	env, err := launchEnv(n, rails, opt)
-	if err != nil {
-		return hp, err
+	if conf := mergeNCCLConf(n.Current[NCCLConf], requiredNCCL(n.Facts, env)); !bytes.Equal(conf, n.Current[NCCLConf]) && len(requiredNCCL(n.Facts, env)) > 0 {
+		hp.Files = append(hp.Files, change(n, NCCLConf, 0o644, conf, "NCCL reads these for every job, whatever the launcher"))
 	}
-	hp.Files = append(hp.Files,
-		change(n, NCCLConf, 0o644, mergeNCCLConf(n.Current[NCCLConf], env), "NCCL reads these for every job, whatever the launcher"),
-		change(n, EnvPath, 0o644, renderEnv(env), "the same settings for vLLM, PyTorch (Gloo), mpirun and UCX launchers"))
+	// The launcher environment goes with any other change (it documents the
+	// settings the changes assume), and is kept current once it exists.
+	if _, exists := n.Current[EnvPath]; len(hp.Files) > 0 || exists {
+		if c := change(n, EnvPath, 0o644, renderEnv(env), "the same settings for vLLM, PyTorch (Gloo), mpirun and UCX launchers"); c.Changed() {
+			hp.Files = append(hp.Files, c)
+		}
+	}
 	attribute(n.Facts, &hp)
 	if opt.Addressing == LinkLocal {
 		hp.Notes = append(hp.Notes, "link-local puts both twins in 169.254.0.0/16 and the addresses change on reboot; NVIDIA documents it, but static addressing keeps the twins on distinct subnets")
 	}
 	return hp, nil
 }
+
+// netplanHeader starts a 40-cx7.yaml fix creates.
+const netplanHeader = "# Written by sparkrig fix: the ConnectX-7 rails' addresses and MTU.\n# Both twins of every cabled port on their own subnet; sparkrig fix edits only\n# the stanzas it needs and keeps everything else in this file.\n"
 
 func change(n Node, path string, mode fs.FileMode, content []byte, why string) Change {
 	old, ok := n.Current[path]

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sparkrig/sparkrig/internal/fabric"
 	"github.com/sparkrig/sparkrig/internal/fixture"
 
 	"github.com/google/go-cmp/cmp"
@@ -184,7 +185,7 @@ func TestRingAddressing(t *testing.T) {
 		t.Errorf("ring rails (-want +got):\n%s", d)
 	}
 	env := string(fileOf(t, p.Hosts[0], EnvPath))
-	for _, line := range []string{"NCCL_IB_SUBNET_AWARE_ROUTING=1", "NCCL_SOCKET_IFNAME=enP7s7", "NCCL_IB_HCA=rocep1s0f0,roceP2p1s0f0,rocep1s0f1,roceP2p1s0f1"} {
+	for _, line := range []string{"NCCL_IB_SUBNET_AWARE_ROUTING=1", "NCCL_SOCKET_IFNAME=enP7s7", "NCCL_IB_HCA=rocep1s0f0,rocep1s0f1,roceP2p1s0f0,roceP2p1s0f1"} {
 		if !strings.Contains(env, line+"\n") {
 			t.Errorf("ring env lacks %q:\n%s", line, env)
 		}
@@ -280,7 +281,7 @@ func TestPlanRefusals(t *testing.T) {
 // lines survive and a stale NCCL_SOCKET_IFNAME=eth0 is replaced in place.
 func TestMergeNCCLConfKeepsOtherLines(t *testing.T) {
 	cur := "# site settings\nNCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME=eth0\nNCCL_SOCKET_IFNAME=eth1\n"
-	env := []envVar{{"NCCL_SOCKET_IFNAME", "enp1s0f1np1", ""}, {"NCCL_IB_HCA", "rocep1s0f1,roceP2p1s0f1", ""}, {"UCX_NET_DEVICES", "enp1s0f1np1", ""}}
+	env := []fabric.Var{{Name: "NCCL_SOCKET_IFNAME", Value: "enp1s0f1np1"}, {Name: "NCCL_IB_HCA", Value: "rocep1s0f1,roceP2p1s0f1"}, {Name: "UCX_NET_DEVICES", Value: "enp1s0f1np1"}}
 	got := string(mergeNCCLConf([]byte(cur), env))
 	want := "# site settings\nNCCL_DEBUG=WARN\nNCCL_SOCKET_IFNAME=enp1s0f1np1\n\n# Set by sparkrig fix (see /etc/sparkrig/cluster.env for why).\nNCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1\n"
 	if got != want {
@@ -320,7 +321,9 @@ func sorted(s []string) []string {
 }
 
 // TestPlanAgainstPlaybookFile diffs against NVIDIA's "Connect Two Sparks"
-// file as the node's current 40-cx7.yaml: the addresses stay, MTU 9000 is added.
+// file as the node's current 40-cx7.yaml: the file is edited, not replaced —
+// the addresses and every key the user wrote stay, MTU 9000 is added, and
+// nothing is removed.
 func TestPlanAgainstPlaybookFile(t *testing.T) {
 	v := verbatim(t, "ibdev2netdev-port1-up.txt")[0]
 	files := verbatim(t, "netplan-01-two-sparks-port1.txt")
@@ -339,9 +342,14 @@ func TestPlanAgainstPlaybookFile(t *testing.T) {
 		}
 	}
 	d := Unified("a"+NetplanPath, "b"+NetplanPath, c.Old, c.New)
-	for _, line := range []string{"-      dhcp4: no\n", "+      mtu: 9000\n", " network:\n", "         - 192.168.101.10/24\n"} {
+	for _, line := range []string{"       dhcp4: no\n", "+      mtu: 9000\n", "         - 192.168.101.10/24\n"} {
 		if !strings.Contains(d, line) {
 			t.Errorf("diff lacks %q:\n%s", line, d)
+		}
+	}
+	for _, l := range strings.Split(d, "\n") {
+		if strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---") {
+			t.Errorf("the merge removed a line the user wrote: %q\n%s", l, d)
 		}
 	}
 }
@@ -358,7 +366,7 @@ func TestPlanJSON(t *testing.T) {
 	}
 	if got["path"] != NetplanPath || got["changed"] != true || got["mode"] != float64(0o600) ||
 		!strings.HasPrefix(got["diff"].(string), "--- /dev/null\n+++ b/etc/netplan/40-cx7.yaml\n") ||
-		!strings.Contains(got["content"].(string), "        - 192.168.100.10/24\n") {
+		!strings.Contains(got["content"].(string), "      addresses: [192.168.100.10/24]\n") {
 		t.Errorf("JSON change: %s", b)
 	}
 }

@@ -23,6 +23,17 @@ func flagged(n *facts.Node) map[string]check.Finding {
 	return out
 }
 
+// severe keeps the warn and fail findings: the ones a change is made for.
+func severe(fs map[string]check.Finding) map[string]check.Finding {
+	out := map[string]check.Finding{}
+	for k, f := range fs {
+		if f.Severity == check.Warn || f.Severity == check.Fail {
+			out[k] = f
+		}
+	}
+	return out
+}
+
 // resolved lists the findings of before that after no longer has, as
 // "ID (subject, subject)", sorted.
 func resolved(before, after map[string]check.Finding) []string {
@@ -98,11 +109,29 @@ func attributeCluster(nodes []Node, p *Plan) {
 			gone = append(gone, f)
 		}
 	}
+	// A cluster finding goes with the changes of the hosts it names; one
+	// that names only hosts the plan leaves alone (the peer of an unaddressed
+	// twin) goes with every host the plan does change.
+	changes := func(hp *HostPlan) bool {
+		for _, c := range hp.Files {
+			if c.Path == NetplanPath && c.Changed() {
+				return true
+			}
+		}
+		return false
+	}
+	names := func(f check.Finding, host string) bool {
+		return f.Host == host || strings.Contains(f.Subject, host+":") || f.Host == "" && !strings.Contains(f.Subject, ":")
+	}
 	for i := range p.Hosts {
 		hp := &p.Hosts[i]
 		mine := map[string]check.Finding{}
 		for _, f := range gone {
-			if f.Host == hp.Host || strings.Contains(f.Subject, hp.Host+":") || f.Host == "" && !strings.Contains(f.Subject, ":") {
+			named := false
+			for j := range p.Hosts {
+				named = named || names(f, p.Hosts[j].Host) && changes(&p.Hosts[j])
+			}
+			if names(f, hp.Host) || !named {
 				mine[f.ID+" "+f.Subject] = f
 			}
 		}

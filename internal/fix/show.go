@@ -22,6 +22,9 @@ func WritePlan(w io.Writer, p *Plan) (changes int, err error) {
 				addr = "link-local"
 			}
 			fmt.Fprintf(&b, "   %-14s %-13s %-18s mtu %d -> %s\n", r.NetDev, r.RDMADev, addr, r.MTU, strings.Join(r.Peers, ", "))
+			if r.Change != "" && !strings.HasPrefix(r.Change, "keep ") {
+				fmt.Fprintf(&b, "   %-14s %s\n", "", r.Change)
+			}
 		}
 		if len(h.Protected) > 0 {
 			fmt.Fprintf(&b, "   untouched: %s\n", strings.Join(h.Protected, ", "))
@@ -89,4 +92,53 @@ func commentWrap(text string, width int) string {
 	}
 	b.WriteString(line + "\n")
 	return b.String()
+}
+
+// Advise maps the findings the plan resolves (Change.Resolves) to the
+// changes that resolve them, so the doctor's fix text and `fix --plan` are
+// the same change. how is the flags naming the nodes ("--hosts a,b").
+func Advise(p *Plan, how string) map[string]string {
+	byKey := map[string][]string{}
+	var order []string
+	for _, h := range p.Hosts {
+		for _, c := range h.Files {
+			if !c.Changed() {
+				continue
+			}
+			body := diffBody(c)
+			for _, r := range c.Resolves {
+				id, subjects, _ := strings.Cut(r, " (")
+				for _, s := range strings.Split(strings.TrimSuffix(subjects, ")"), ", ") {
+					k := id + " " + s
+					if byKey[k] == nil {
+						order = append(order, k)
+					}
+					byKey[k] = append(byKey[k], fmt.Sprintf("# %s %s:", h.Host, c.Path))
+					byKey[k] = append(byKey[k], body...)
+				}
+			}
+		}
+	}
+	out := map[string]string{}
+	for _, k := range order {
+		out[k] = "sparkrig fix --apply " + how + "\n# which changes:\n" + strings.Join(byKey[k], "\n")
+	}
+	return out
+}
+
+// diffBody is a change's unified diff without its file headers, each line
+// commented so a pasted fix block stays a valid shell script.
+func diffBody(c Change) []string {
+	oldName := "a" + c.Path
+	if !c.OldExists {
+		oldName = "/dev/null"
+	}
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(Unified(oldName, "b"+c.Path, c.Old, c.New), "\n"), "\n") {
+		if strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ") || strings.HasPrefix(l, "@@") {
+			continue
+		}
+		out = append(out, "#   "+l)
+	}
+	return out
 }

@@ -78,17 +78,21 @@ func renderSysctl(n *facts.Node, current []byte) (content []byte, values map[str
 	var b strings.Builder
 	values = map[string]string{}
 	for _, s := range sysctlSettings {
-		cur, known := n.Sysctls[s.Key]
-		short := !known || s.Short(cur)
-		if judged[s.Key] {
-			short = bad[s.Key]
-		}
+		// Only what the doctor flags (warn or fail) is changed; a value it
+		// could not judge is left as the node has it.
+		short := judged[s.Key] && bad[s.Key]
 		if _, ok := had[s.Key]; !short && !ok {
 			continue
 		}
 		b.WriteString("\n" + commentWrap(s.Why, 78))
 		fmt.Fprintf(&b, "%s = %s\n", s.Key, s.Value)
 		values[s.Key] = s.Value
+		if s.Key == "net.ipv4.ip_local_port_range" {
+			// sparkrig bench listens on these; an ephemeral port must never take them.
+			b.WriteString("\n" + commentWrap("keep the ports sparkrig bench listens on (perftest 18515-18516, its TCP probe 18615-18616) out of the ephemeral range", 78))
+			fmt.Fprintf(&b, "%s = %s\n", reservedPortsKey, reservedPorts)
+			values[reservedPortsKey] = reservedPorts
+		}
 	}
 	if b.Len() == 0 {
 		return nil, nil
@@ -98,9 +102,15 @@ func renderSysctl(n *facts.Node, current []byte) (content []byte, values map[str
 	return []byte(head + b.String()), values
 }
 
+// reservedPortsKey and reservedPorts keep bench's listening ports out of a
+// widened ephemeral range.
+const (
+	reservedPortsKey = "net.ipv4.ip_local_reserved_ports"
+	reservedPorts    = "18515-18516,18615-18616"
+)
+
 // doctorSysctls says which parameters the doctor judged and which it flagged
-// (info, warn or fail). Where it did not judge one (its check does not apply
-// or the value was not captured), fix falls back to its own threshold.
+// (warn or fail). A parameter it did not judge is left as it is.
 func doctorSysctls(n *facts.Node) (judged, bad map[string]bool) {
 	judged, bad = map[string]bool{}, map[string]bool{}
 	fs, _ := check.Run(n, check.DetectProfile(n))
@@ -109,7 +119,7 @@ func doctorSysctls(n *facts.Node) (judged, bad map[string]bool) {
 			continue
 		}
 		judged[f.Subject] = true
-		bad[f.Subject] = bad[f.Subject] || f.Severity != check.OK
+		bad[f.Subject] = bad[f.Subject] || f.Severity == check.Warn || f.Severity == check.Fail
 	}
 	return judged, bad
 }

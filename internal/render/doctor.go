@@ -162,10 +162,22 @@ func textHosts(w io.Writer, r *report.Report, opt Options) error {
 		return nil
 	}
 	var b strings.Builder
+	for _, h := range r.Hosts {
+		textHost(&b, h, opt)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// textSummary ends the hosts and the cluster with one line over both, so
+// the last line a reader sees agrees with the exit status.
+func textSummary(w io.Writer, r *report.Report, opt Options) error {
+	if len(r.Hosts) == 0 {
+		return nil
+	}
 	all := map[check.Severity]int{}
 	audited := 0
 	for _, h := range r.Hosts {
-		textHost(&b, h, opt)
 		for s, n := range counts(h.Findings) {
 			all[s] += n
 		}
@@ -173,9 +185,14 @@ func textHosts(w io.Writer, r *report.Report, opt Options) error {
 			audited++
 		}
 	}
-	hosts := fmt.Sprintf("%d of %d host(s) audited", audited, len(r.Hosts))
-	fmt.Fprintf(&b, "%s %s: %s\n", bold("summary", opt.Color), hosts, summaryLine(all, opt.Color))
-	_, err := io.WriteString(w, b.String())
+	what := fmt.Sprintf("%d of %d host(s) audited", audited, len(r.Hosts))
+	if r.Cluster != nil {
+		for s, n := range counts(r.Cluster.Findings) {
+			all[s] += n
+		}
+		what += " and the cluster"
+	}
+	_, err := fmt.Fprintf(w, "%s %s: %s\n", bold("summary", opt.Color), what, summaryLine(all, opt.Color))
 	return err
 }
 

@@ -54,7 +54,7 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 	if opt.Width <= 0 {
 		opt.Width = 100
 	}
-	for _, section := range []func(io.Writer, *report.Report, Options) error{textHosts, textCluster, textAnalyses} {
+	for _, section := range []func(io.Writer, *report.Report, Options) error{textHosts, textCluster, textSummary, textAnalyses} {
 		if err := section(w, r, opt); err != nil {
 			return err
 		}
