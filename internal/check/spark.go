@@ -213,26 +213,26 @@ var sparkTwinUnaddressed = Check{
 	},
 }
 
-// twinNetplanFix is NVIDIA's netplan layout for one port: each twin keeps its
-// static address when it has one on a subnet of its own; a twin without one
-// (or sharing its twin's subnet) gets the next /24 up.
+// twinNetplanFix says how to address both twins of a port: sparkrig fix
+// with the peer node (it keeps the addressing in place and edits only these
+// stanzas), or the same stanzas by hand. Each twin keeps its static address
+// when it has one on a subnet of its own; a twin without one gets the next
+// /24 up (the cluster doctor names the peer's subnet instead, when it sees it).
 func twinNetplanFix(n *facts.Node, p sparkPort) string {
 	addrs := twinAddrs(n, p)
-	return fmt.Sprintf(`sudo tee /etc/netplan/40-cx7.yaml >/dev/null <<'YAML'
-network:
-  version: 2
-  ethernets:
-    %s:
-      addresses: [%s]
-      mtu: 9000
-      dhcp4: false
-    %s:
-      addresses: [%s]
-      mtu: 9000
-      dhcp4: false
-YAML
-sudo chmod 600 /etc/netplan/40-cx7.yaml && sudo netplan apply
-# keep other interfaces the file configured; the peer node takes addresses in the same two subnets`, p.Twins[0], addrs[0], p.Twins[1], addrs[1])
+	return fmt.Sprintf(`sparkrig fix --plan --hosts %s,PEER
+# (PEER: the node at the other end of the cable; --apply makes the change)
+# or by hand, keeping everything else in /etc/netplan/40-cx7.yaml (mode 600),
+# under network: ethernets: set
+#   %s:
+#     addresses: [%s]
+#     mtu: 9000
+#     dhcp4: false
+#   %s:
+#     addresses: [%s]
+#     mtu: 9000
+#     dhcp4: false
+# then: sudo netplan apply`, n.Host, p.Twins[0], addrs[0], p.Twins[1], addrs[1])
 }
 
 // twinAddrs proposes one static IPv4 prefix per twin, on distinct subnets.

@@ -130,23 +130,40 @@ func writeField(b *strings.Builder, indent, label, value string, width int, verb
 	if !verbatim {
 		ls = wrap(value, avail)
 	}
-	// Fixes keep their lines and indentation (commands, file contents); only
-	// a line too long for the terminal is wrapped, under its own indentation.
+	// Fixes keep their lines and indentation: they are pasted into a shell.
+	// A comment too long for the terminal goes on as comment lines; a
+	// command breaks only between words outside quotes and code spans, with
+	// a backslash continuation; a here-document's lines are never broken.
+	heredoc := ""
 	for _, l := range strings.Split(value, "\n") {
 		if !verbatim {
 			break
 		}
-		if len([]rune(l)) <= avail {
+		body := strings.TrimLeft(l, " ")
+		lead := l[:len(l)-len(body)]
+		switch {
+		case heredoc != "":
 			ls = append(ls, l)
-			continue
-		}
-		lead := l[:len(l)-len(strings.TrimLeft(l, " "))]
-		for i, part := range wrap(l, avail-len(lead)-2) {
-			if i > 0 {
-				part = "  " + part
+			if strings.TrimSpace(l) == heredoc {
+				heredoc = ""
 			}
-			ls = append(ls, lead+part)
+			continue
+		case len([]rune(l)) <= avail:
+			ls = append(ls, l)
+		case strings.HasPrefix(body, "#"):
+			for _, part := range wrap(strings.TrimSpace(strings.TrimPrefix(body, "#")), avail-len(lead)-2) {
+				ls = append(ls, lead+"# "+part)
+			}
+		default:
+			parts := wrapShell(body, avail-len(lead)-2)
+			for i, part := range parts {
+				if i > 0 {
+					part = "  " + part
+				}
+				ls = append(ls, lead+part)
+			}
 		}
+		heredoc = heredocEnd(body)
 	}
 	for i, l := range ls {
 		if i == 0 {
@@ -155,6 +172,63 @@ func writeField(b *strings.Builder, indent, label, value string, width int, verb
 			fmt.Fprintf(b, "%s%s\n", pad, l)
 		}
 	}
+}
+
+// heredocEnd is the delimiter a line opens a here-document with (<<'YAML'
+// or <<EOF), or "".
+func heredocEnd(line string) string {
+	i := strings.Index(line, "<<")
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(strings.TrimLeft(line[i+2:], "-"))
+	if len(f) == 0 {
+		return ""
+	}
+	return strings.Trim(f[0], `'"`)
+}
+
+// wrapShell breaks a command line between words that are outside quotes and
+// `code spans`, ending each broken line with " \\" so a shell reads one
+// command. A word longer than the width stays whole.
+func wrapShell(s string, width int) []string {
+	var words []string
+	var cur strings.Builder
+	var quote rune
+	for _, r := range s {
+		switch {
+		case quote != 0:
+			if r == quote {
+				quote = 0
+			}
+		case r == '\'' || r == '"' || r == '`':
+			quote = r
+		case r == ' ':
+			if cur.Len() > 0 {
+				words = append(words, cur.String())
+				cur.Reset()
+			}
+			continue
+		}
+		cur.WriteRune(r)
+	}
+	if cur.Len() > 0 {
+		words = append(words, cur.String())
+	}
+	var out []string
+	line := ""
+	for _, w := range words {
+		if line != "" && len([]rune(line))+1+len([]rune(w))+2 > width {
+			out = append(out, line+" \\")
+			line = w
+			continue
+		}
+		if line != "" {
+			line += " "
+		}
+		line += w
+	}
+	return append(out, line)
 }
 
 func textHosts(w io.Writer, r *report.Report, opt Options) error {

@@ -99,3 +99,30 @@ func TestMarkdownHosts(t *testing.T) {
 		}
 	}
 }
+
+// TestFixLinesStayShellSafe wraps fix blocks as the text renderer does and
+// checks every piece is still what a shell would run: comments stay
+// comments, commands break only with a continuation outside quotes, and a
+// here-document is never broken.
+func TestFixLinesStayShellSafe(t *testing.T) {
+	fix := "sudo sed -i 's/^GRUB_CMDLINE_LINUX_DEFAULT=\"/&kho=off /' /etc/default/grub && sudo update-grub && sudo reboot\n" +
+		"# keep other interfaces the file configured; the peer node takes addresses in the same two subnets, as the cluster doctor says\n" +
+		"sudo tee /etc/x.yaml >/dev/null <<'YAML'\n" +
+		"a very long line inside a here document that must stay exactly as it is, whatever the width of the terminal\n" +
+		"YAML"
+	var b strings.Builder
+	writeField(&b, "    ", "fix", fix, 60, true)
+	got := b.String()
+	for _, want := range []string{
+		"    fix:      sudo sed -i \\\n",
+		"                's/^GRUB_CMDLINE_LINUX_DEFAULT=\"/&kho=off /' \\\n",
+		"                sudo reboot\n",
+		"              # keep other interfaces the file configured;\n",
+		"              # the peer node takes addresses in the same\n",
+		"              a very long line inside a here document that must stay exactly as it is, whatever the width of the terminal\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("wrapped fix lacks %q:\n%s", want, got)
+		}
+	}
+}
