@@ -3,8 +3,8 @@ package analyze
 import (
 	"fmt"
 	"regexp"
-	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/platform"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
 
@@ -29,20 +29,7 @@ func (a *analysis) infer(p Parsed, opt Options) {
 	}
 }
 
-func gpuPlatform(name string) string {
-	n := strings.ToUpper(name)
-	switch {
-	case strings.Contains(n, "GB10"):
-		return "dgx-spark"
-	case strings.Contains(n, "H200"):
-		return "h200"
-	case strings.Contains(n, "H100"):
-		return "h100"
-	case strings.Contains(n, "A100"):
-		return "a100"
-	}
-	return ""
-}
+func gpuPlatform(name string) string { return platform.FromGPUName(name) }
 
 func inferPlatform(p Parsed) (string, string) {
 	if p.NCCL != nil {

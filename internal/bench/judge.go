@@ -10,6 +10,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/bench/probe"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/platform"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
@@ -38,24 +39,10 @@ func NewContext(nodes []*facts.Node, p *Plan) Context {
 	for _, n := range nodes {
 		c.Ranks += max(1, len(n.GPUs))
 	}
-	if len(nodes) > 0 && isSpark(nodes[0]) {
-		c.Platform = "dgx-spark"
-	} else if len(nodes) > 0 && len(nodes[0].GPUs) > 0 {
-		name := strings.ToLower(nodes[0].GPUs[0].Name)
-		for _, p := range []string{"h200", "h100", "a100"} {
-			if strings.Contains(name, p) {
-				c.Platform = p
-			}
-		}
+	if len(nodes) > 0 {
+		c.Platform = platform.Of(nodes[0])
 	}
 	return c
-}
-
-func isSpark(n *facts.Node) bool {
-	if n.DGX != nil && strings.Contains(n.DGX.Name, "Spark") {
-		return true
-	}
-	return len(n.GPUs) > 0 && strings.Contains(n.GPUs[0].Name, "GB10")
 }
 
 // topology names the cabling the way expect does: two nodes over one cable

@@ -2,9 +2,9 @@ package bench
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/platform"
 )
 
 // Refusal is a reason not to run. Forceable ones yield to --force.
@@ -43,7 +43,7 @@ func gpuBusy(nodes []*facts.Node, live []Live) []Refusal {
 // NVML reports no framebuffer size), so free memory is MemAvailable.
 func unifiedMemory(n *facts.Node) bool {
 	for _, g := range n.GPUs {
-		if g.MemoryTotalMiB == nil || strings.Contains(g.Name, "GB10") {
+		if g.MemoryTotalMiB == nil || platform.FromGPUName(g.Name) == platform.DGXSpark {
 			return true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/platform"
 )
 
 // Profile names a platform whose expectations the checks apply.
@@ -35,13 +36,8 @@ func ParseProfile(s string) (Profile, error) {
 // Spark or a GPU named "NVIDIA GB10" means dgx-spark; other NVIDIA GPUs (or a
 // loaded nvidia driver) mean gpu-server.
 func DetectProfile(n *facts.Node) Profile {
-	if n.DGX != nil && strings.Contains(n.DGX.Name, "Spark") {
+	if platform.IsSpark(n) {
 		return ProfileSpark
-	}
-	for _, g := range n.GPUs {
-		if strings.Contains(g.Name, "GB10") {
-			return ProfileSpark
-		}
 	}
 	if len(n.GPUs) > 0 || n.Driver.Version != "" {
 		return ProfileGPU

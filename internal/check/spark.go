@@ -7,23 +7,17 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/platform"
 )
 
 // sparkPort is one QSFP port of the DGX Spark ConnectX-7: two PCIe functions
 // ("twins"), each a Gen5 x4 endpoint good for about 100 Gb/s.
-type sparkPort struct {
-	Name  string
-	Twins [2]string
-	RDMA  [2]string
-}
+type sparkPort = platform.SparkPort
 
-var sparkPorts = []sparkPort{
-	{"port 0", [2]string{"enp1s0f0np0", "enP2p1s0f0np0"}, [2]string{"rocep1s0f0", "roceP2p1s0f0"}},
-	{"port 1", [2]string{"enp1s0f1np1", "enP2p1s0f1np1"}, [2]string{"rocep1s0f1", "roceP2p1s0f1"}},
-}
+var sparkPorts = platform.SparkPorts[:]
 
-// pair names both twins of a port, the subject of per-port findings.
-func (p sparkPort) pair() string { return p.Twins[0] + "+" + p.Twins[1] }
+// pairName names both twins of a port, the subject of per-port findings.
+func pairName(p sparkPort) string { return p.Twins[0] + "+" + p.Twins[1] }
 
 // presentSparkNetdevs lists the CX-7 netdevs the node has, port by port.
 func presentSparkNetdevs(n *facts.Node) []*facts.NetDev {
@@ -67,7 +61,7 @@ func eachTwinPair(n *facts.Node, ports []sparkPort, f func(p sparkPort, a, b *fa
 			continue
 		}
 		if fd := f(p, a, b); fd.Severity != "" {
-			fd.Subject = p.pair()
+			fd.Subject = pairName(p)
 			out = append(out, fd)
 		}
 	}
@@ -191,7 +185,7 @@ var sparkTwinUnaddressed = Check{
 					lack = append(lack, t)
 				}
 			}
-			subject := p.pair()
+			subject := pairName(p)
 			switch len(have) {
 			case 2:
 				out = append(out, ok(subject, "both twins have IPv4 addresses"))

@@ -18,6 +18,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/gpu"
+	"github.com/sparkrig/sparkrig/internal/platform"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
 
@@ -435,7 +436,7 @@ func writeCopies(w io.Writer, res []gpu.CopyResult, in gpu.Info) {
 // memoryWire is the unified memory bandwidth a GB10 device-to-device copy is
 // set against, from the expectations file.
 func memoryWire(d gpu.Device) (expect.Wire, bool) {
-	if !d.Integrated || !strings.Contains(d.Name, "GB10") {
+	if !d.Integrated || platform.FromGPUName(d.Name) != platform.DGXSpark {
 		return expect.Wire{}, false
 	}
 	set, err := expect.Default()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/platform"
 )
 
 // twin is one PCIe function of a CX-7 QSFP port. On a DGX Spark each
@@ -23,12 +24,6 @@ type twin struct {
 type cx7Ports struct {
 	twins [2][2]twin
 	notes []string
-}
-
-// sparkNames are the DGX Spark's netdev and RDMA names, [port][twin].
-var sparkNames = [2][2][2]string{
-	{{"enp1s0f0np0", "rocep1s0f0"}, {"enP2p1s0f0np0", "roceP2p1s0f0"}},
-	{{"enp1s0f1np1", "rocep1s0f1"}, {"enP2p1s0f1np1", "roceP2p1s0f1"}},
 }
 
 // cx7Name matches a ConnectX netdev's predictable name and captures the port
@@ -60,8 +55,9 @@ func findCX7(n *facts.Node) cx7Ports {
 	for port := range 2 {
 		for t := range 2 {
 			if !found[port][t] {
-				p.twins[port][t] = twin{NetDev: sparkNames[port][t][0], RDMADev: sparkNames[port][t][1]}
-				missing = append(missing, sparkNames[port][t][0])
+				sp := platform.SparkPorts[port]
+				p.twins[port][t] = twin{NetDev: sp.Twins[t], RDMADev: sp.RDMA[t]}
+				missing = append(missing, sp.Twins[t])
 			}
 		}
 	}
@@ -80,10 +76,10 @@ func rdmaOf(n *facts.Node, d facts.NetDev) string {
 			return r.Name
 		}
 	}
-	for _, pt := range sparkNames {
-		for _, tw := range pt {
-			if tw[0] == d.Name {
-				return tw[1]
+	for _, sp := range platform.SparkPorts {
+		for t, name := range sp.Twins {
+			if name == d.Name {
+				return sp.RDMA[t]
 			}
 		}
 	}
