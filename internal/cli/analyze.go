@@ -104,8 +104,8 @@ func runAnalyze(env *Env, opts *analyzeOptions, args []string) error {
 		}
 		r.Analyses = append(r.Analyses, res)
 	}
-	code := analyzeExit(r.Analyses)
-	r.Status = statusWord(code)
+	r.Status = reportStatus(r, false)
+	code := exitFor(r.Status)
 	ropt := render.Options{Color: env.StdoutTTY && env.Getenv("NO_COLOR") == "", Width: 100}
 	if err := render.Write(env.Stdout, r, opts.format, ropt); err != nil {
 		return exitf(ExitUnknown, "analyze: write report: %v", err)
@@ -139,28 +139,4 @@ func unreadable(name string, err error) report.AnalysisResult {
 	}
 	return report.AnalysisResult{File: name, Status: report.VerdictUnknown, Error: msg,
 		Items: []report.AnalysisItem{}, Flags: []report.AnalysisFlag{}}
-}
-
-// analyzeExit maps the files' verdicts to the exit status, as the doctor
-// does: a result below its threshold is CRITICAL, one near it WARNING;
-// otherwise a file that could not be read makes it UNKNOWN.
-func analyzeExit(as []report.AnalysisResult) int {
-	worst := ExitOK
-	unknown := false
-	for _, a := range as {
-		switch a.Status {
-		case report.VerdictCritical:
-			worst = ExitCritical
-		case report.VerdictWarning:
-			if worst != ExitCritical {
-				worst = ExitWarning
-			}
-		case report.VerdictUnknown:
-			unknown = true
-		}
-	}
-	if worst == ExitOK && unknown {
-		return ExitUnknown
-	}
-	return worst
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/render"
-	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
@@ -388,7 +387,7 @@ func (o *benchOptions) execute(ctx context.Context, env *Env, t bench.Transport,
 	if rec.Bench.Interrupted {
 		return statusError(ExitInterrupted)
 	}
-	return statusError(benchExit(rec.Status))
+	return statusError(exitFor(rec.Status))
 }
 
 // helper arranges for the probe: this very binary here, a copy elsewhere.
@@ -419,18 +418,6 @@ func replaceArg0(steps []bench.Step, path string) {
 			steps[i].Clients[j].Argv[0] = path
 		}
 	}
-}
-
-func benchExit(status string) int {
-	switch status {
-	case report.VerdictOK, report.VerdictNone:
-		return ExitOK
-	case report.VerdictWarning:
-		return ExitWarning
-	case report.VerdictCritical:
-		return ExitCritical
-	}
-	return ExitUnknown
 }
 
 // progress prints a line as each step starts and ends (terminal only).

@@ -83,8 +83,8 @@ func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
 			fmt.Fprintf(env.Stderr, "sparkrig: %s: %s\n", h.Source, h.Error)
 		}
 	}
-	code := doctorExit(r)
-	r.Status = statusWord(code)
+	r.Status = reportStatus(r, false)
+	code := exitFor(r.Status)
 	if opts.format == "text" && len(auditedHosts(r)) == 0 {
 		return statusError(code) // the stderr lines said it all
 	}
@@ -178,32 +178,4 @@ func auditedHosts(r *report.Report) []report.Host {
 		}
 	}
 	return out
-}
-
-// doctorExit maps a report to the exit status: a fail finding is CRITICAL, a
-// warning WARNING; otherwise a host that could not be audited makes it UNKNOWN.
-func doctorExit(r *report.Report) int {
-	switch r.Worst() {
-	case check.Fail:
-		return ExitCritical
-	case check.Warn:
-		return ExitWarning
-	}
-	if len(auditedHosts(r)) < len(r.Hosts) {
-		return ExitUnknown
-	}
-	return ExitOK
-}
-
-// statusWord names an exit status for the report's Status field.
-func statusWord(code int) string {
-	switch code {
-	case ExitOK:
-		return "ok"
-	case ExitWarning:
-		return "warning"
-	case ExitCritical:
-		return "critical"
-	}
-	return "unknown"
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/shell"
 	"github.com/sparkrig/sparkrig/internal/topology"
 
@@ -320,19 +321,21 @@ func fixApply(ctx context.Context, env *Env, o *fixOptions, p *fix.Plan, ts []fi
 	return statusError(code)
 }
 
+// applyExit is the exit status of one host's apply: refused or rolled back
+// is critical, applied with problems left a warning.
 func applyExit(o fix.Outcome) int {
 	switch o.Status {
 	case fix.Applied:
 		if len(o.After) > 0 {
-			return ExitWarning
+			return exitFor(report.VerdictWarning)
 		}
-		return ExitOK
+		return exitFor(report.VerdictOK)
 	case fix.Unchanged:
-		return ExitOK
+		return exitFor(report.VerdictOK)
 	case fix.Refused, fix.RolledBack, fix.RolledBackTimer:
-		return ExitCritical
+		return exitFor(report.VerdictCritical)
 	}
-	return ExitUnknown
+	return exitFor(report.VerdictUnknown)
 }
 
 func fixRollback(ctx context.Context, env *Env, ts []fix.SSH) error {

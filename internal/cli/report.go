@@ -11,7 +11,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sparkrig/sparkrig/internal/analyze"
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
@@ -66,7 +65,7 @@ func runReport(env *Env, o *reportOptions, inputs []string) error {
 	r := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version,
 		Command: "report", GeneratedAt: env.Now().UTC(), Hosts: []report.Host{}}
 	bad := reportInputs(env, r, inputs, o.Analyze)
-	r.Status = mergedStatus(r, bad > 0)
+	r.Status = reportStatus(r, bad > 0)
 	out := o.Output
 	if out == "" && env.StdoutTTY && o.Format == "html" {
 		out = "report.html"
@@ -77,7 +76,7 @@ func runReport(env *Env, o *reportOptions, inputs []string) error {
 	if out != "" && out != "-" {
 		fmt.Fprintf(env.Stderr, "wrote %s (%s)\n", out, reportSummary(r))
 	}
-	return statusError(statusExit(r.Status))
+	return statusError(exitFor(r.Status))
 }
 
 // writeReport renders to a temporary file next to out and renames it, so a
@@ -146,52 +145,6 @@ func mergeReport(r *report.Report, doc *report.Report) {
 	if doc.Status == "unknown" {
 		r.Status = "unknown"
 	}
-}
-
-// mergedStatus follows the doctor's convention: critical, then warning (a
-// fail or warn finding, or an analysed result below or near its threshold),
-// then unknown when an input could not be read, a host was not audited or a
-// merged document said so, else ok.
-func mergedStatus(r *report.Report, bad bool) string {
-	worst := "ok"
-	switch r.Worst() {
-	case check.Fail:
-		return "critical"
-	case check.Warn:
-		worst = "warning"
-	}
-	for _, a := range r.Analyses {
-		switch a.Status {
-		case report.VerdictCritical:
-			return "critical"
-		case report.VerdictWarning:
-			worst = "warning"
-		}
-	}
-	if worst != "ok" {
-		return worst
-	}
-	if bad || r.Status == "unknown" {
-		return "unknown"
-	}
-	for _, h := range r.Hosts {
-		if h.Status != "" && h.Status != report.HostAudited {
-			return "unknown"
-		}
-	}
-	return worst
-}
-
-func statusExit(status string) int {
-	switch status {
-	case "warning":
-		return ExitWarning
-	case "critical":
-		return ExitCritical
-	case "unknown":
-		return ExitUnknown
-	}
-	return ExitOK
 }
 
 func reportSummary(r *report.Report) string {
