@@ -59,8 +59,9 @@ Use - to read standard input.
 }
 
 func (o *analyzeOptions) validate() error {
-	if !slices.Contains(render.Formats, o.format) {
-		return exitf(ExitUnknown, "analyze: unknown --format %q (want one of %s)", o.format, strings.Join(render.Formats, ", "))
+	var err error
+	if o.format, err = checkFormat("analyze", o.format, render.Formats); err != nil {
+		return err
 	}
 	ao := analyze.Options{InputFormat: o.inputFormat, Platform: o.platform, Topology: o.topology}
 	if err := validateJudging("analyze", &ao); err != nil {

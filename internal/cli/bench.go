@@ -130,8 +130,8 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 	if o.hosts, err = o.remote.hostList(); err != nil {
 		return exitf(ExitUnknown, "bench: %v", err)
 	}
-	if !slices.Contains(render.Formats, o.format) {
-		return exitf(ExitUnknown, "bench: unknown --format %q (want one of %s)", o.format, strings.Join(render.Formats, ", "))
+	if o.format, err = checkFormat("bench", o.format, render.Formats); err != nil {
+		return err
 	}
 	if len(o.hosts) == 0 && len(o.snapshots) == 0 {
 		return exitf(ExitUnknown, "bench: name the nodes with --hosts A,B (or --hosts localhost)")

@@ -121,8 +121,8 @@ driver versions, rails, addresses).`,
 }
 
 func runBenchCompare(env *Env, a, b, format string) error {
-	if format != "text" && format != "json" {
-		return exitf(ExitUnknown, "bench compare: unknown --format %q (want text or json)", format)
+	if _, err := checkFormat("bench compare", format, []string{"text", "json"}); err != nil {
+		return err
 	}
 	ra, err := loadRecord(a)
 	if err != nil {

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -62,8 +61,9 @@ follow it, so a shell glob works: sparkrig doctor --snapshot nodes/*.tar.gz
 }
 
 func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
-	if opts.format != "md" && !slices.Contains(render.Formats, opts.format) {
-		return exitf(ExitUnknown, "doctor: unknown --format %q (want one of %s)", opts.format, strings.Join(render.Formats, ", "))
+	var err error
+	if opts.format, err = checkFormat("doctor", opts.format, render.Formats); err != nil {
+		return err
 	}
 	var profile check.Profile
 	if opts.profile != "" {

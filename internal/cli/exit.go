@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"slices"
+	"strings"
+
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
@@ -98,4 +101,16 @@ func exitFor(status string) int {
 		return ExitCritical
 	}
 	return ExitUnknown
+}
+
+// checkFormat is the one --format check: value must be one of allowed ("md"
+// is accepted for "markdown"); it returns the canonical name.
+func checkFormat(cmd, value string, allowed []string) (string, error) {
+	if value == "md" && slices.Contains(allowed, "markdown") {
+		value = "markdown"
+	}
+	if !slices.Contains(allowed, value) {
+		return "", exitf(ExitUnknown, "%s: unknown --format %q (want one of %s)", cmd, value, strings.Join(allowed, ", "))
+	}
+	return value, nil
 }

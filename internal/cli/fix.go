@@ -131,8 +131,9 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 		return exitf(ExitUnknown, "fix: --apply and --rollback work over SSH: give --hosts")
 	case o.activate != "netplan" && o.activate != "ip":
 		return exitf(ExitUnknown, "fix: unknown --activate %q (want netplan or ip)", o.activate)
-	case o.format != "text" && o.format != "json":
-		return exitf(ExitUnknown, "fix: unknown format %q (want text or json)", o.format)
+	case !slices.Contains([]string{"text", "json"}, o.format):
+		_, err := checkFormat("fix", o.format, []string{"text", "json"})
+		return err
 	}
 	var ts []fix.SSH
 	if len(hosts) > 0 {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -71,8 +70,9 @@ Exit status: 0 a layout fits, 2 nothing fits, 3 bad input.`,
 }
 
 func runPlan(env *Env, o *planOptions, modelArg string) error {
-	if !slices.Contains(render.PlanFormats, o.format) {
-		return exitf(ExitUnknown, "plan: unknown --format %q (want one of %s)", o.format, strings.Join(render.PlanFormats, ", "))
+	var err error
+	if o.format, err = checkFormat("plan", o.format, render.PlanFormats); err != nil {
+		return err
 	}
 	a, err := plan.DefaultAssumptions()
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -56,8 +55,9 @@ the others are still rendered.`,
 }
 
 func runReport(env *Env, o *reportOptions, inputs []string) error {
-	if !slices.Contains(render.Formats, o.Format) {
-		return exitf(ExitUnknown, "report: unknown format %q (want one of %s)", o.Format, strings.Join(render.Formats, ", "))
+	var err error
+	if o.Format, err = checkFormat("report", o.Format, render.Formats); err != nil {
+		return err
 	}
 	if err := validateJudging("report", &o.Analyze); err != nil {
 		return err
