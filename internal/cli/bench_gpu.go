@@ -39,8 +39,8 @@ func (o *gpuOptions) addFlags(cmd *cobra.Command) {
 }
 
 func (o *gpuOptions) validate() error {
-	if o.format != "text" && o.format != "json" {
-		return exitf(ExitUnknown, "--format %q: want text or json", o.format)
+	if _, err := checkFormat("bench gpu", o.format, []string{"text", "json"}); err != nil {
+		return err
 	}
 	if o.memFrac <= 0 || o.memFrac > 0.9 {
 		return exitf(ExitUnknown, "--mem-fraction %g: want more than 0 and at most 0.9", o.memFrac)

@@ -31,7 +31,7 @@ func TestBenchGPUFlags(t *testing.T) {
 			"sparkrig: bench gpu collective: multi-process run: need --nranks >= 2, 0 <= --rank < --nranks and --rendezvous HOST:PORT"},
 		{[]string{"collective", "-n", "0"},
 			"sparkrig: bench gpu collective: iterations 0, warm-up 5: need at least 1 iteration"},
-		{[]string{"collective", "--format", "yaml"}, `sparkrig: --format "yaml": want text or json`},
+		{[]string{"collective", "--format", "yaml"}, `sparkrig: bench gpu: unknown --format "yaml" (want one of text, json)`},
 		{[]string{"memory", "--mem-fraction", "1.5"}, "sparkrig: --mem-fraction 1.5: want more than 0 and at most 0.9"},
 		{[]string{"memory", "--size", "0"}, `sparkrig: bench gpu memory: --size "0", --iters 20: need a positive size and iteration count`},
 		{[]string{"gemm", "--dtype", "fp32"}, "sparkrig: bench gpu gemm: gemm data type float: want bf16 or fp16"},
