@@ -105,3 +105,25 @@ func TestNCCLEnvFromNodeTrees(t *testing.T) {
 		})
 	}
 }
+
+// TestNoNCCLWithoutGPU plans bench on two copies of the real GPU-less VM
+// snapshot: NCCL is left out with a note naming the nodes, not planned to fail.
+func TestNoNCCLWithoutGPU(t *testing.T) {
+	nodes := snapshotPair(t, "no-gpu-vm")
+	p, err := NewPlan(nodes, Options{Kinds: []string{KindNCCL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Steps) != 0 {
+		t.Errorf("planned %d steps on nodes without a GPU", len(p.Steps))
+	}
+	var got string
+	for _, n := range p.Notes {
+		if n.ID == "bench.no-gpu" {
+			got = n.Detail
+		}
+	}
+	if want := "NCCL left out: spark-a, spark-b has no NVIDIA GPU (the doctor's no-gpu profile), and a collective needs one on every node"; got != want {
+		t.Errorf("note %q, want %q", got, want)
+	}
+}

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
@@ -173,12 +174,28 @@ func NewPlan(nodes []*facts.Node, o Options) (*Plan, error) {
 		case KindTCP:
 			p.planTCP(o)
 		case KindNCCL:
+			if bare := withoutGPU(nodes); len(bare) > 0 {
+				p.note(Note{ID: "bench.no-gpu", Detail: "NCCL left out: " + strings.Join(bare, ", ") + " has no NVIDIA GPU (the doctor's no-gpu profile), and a collective needs one on every node",
+					Fix: "run bench nccl on GPU nodes only (--hosts), or check the driver with sparkrig doctor"})
+				continue
+			}
 			p.planNCCL(nodes, o)
 		default:
 			return nil, fmt.Errorf("unknown benchmark %q (want rdma, tcp, nccl or all)", k)
 		}
 	}
 	return p, nil
+}
+
+// withoutGPU names the nodes whose facts show no NVIDIA GPU (and no driver).
+func withoutGPU(nodes []*facts.Node) []string {
+	var out []string
+	for _, n := range nodes {
+		if len(n.GPUs) == 0 && n.Driver.Version == "" {
+			out = append(out, n.Host)
+		}
+	}
+	return out
 }
 
 // dataRails keeps the rails with RDMA on both ends when there are any: the
