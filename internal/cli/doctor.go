@@ -9,6 +9,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/capture"
 	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/fix"
 	"github.com/sparkrig/sparkrig/internal/render"
@@ -122,7 +123,13 @@ func readSnapshots(paths []string) []hostCapture {
 			out = append(out, hostCapture{Host: p, Source: p, Err: err, Status: report.HostBadSnapshot})
 			continue
 		}
-		out = append(out, hostCapture{Host: s.Manifest.Host, Source: p, Snap: s})
+		c := hostCapture{Host: s.Manifest.Host, Source: p, Snap: s}
+		if b, _, ok := s.Cmd(cluster.PingEvidence); ok {
+			if pings, err := cluster.DecodePings(b); err == nil {
+				c.Pings, c.Meshed = pings, true
+			}
+		}
+		out = append(out, c)
 	}
 	return out
 }
@@ -144,7 +151,10 @@ func auditReport(caps []hostCapture, profile check.Profile, env *Env) *report.Re
 			r.Hosts = append(r.Hosts, report.Host{Host: c.Host, Source: c.Source, Status: status, Error: errLine(c.Err), Findings: []check.Finding{}})
 			continue
 		}
-		n := facts.FromSnapshot(c.Snap)
+		n := c.Facts
+		if n == nil {
+			n = facts.FromSnapshot(c.Snap)
+		}
 		nodes = append(nodes, n)
 		fixNodes = append(fixNodes, fix.NodeFrom(n, c.Snap))
 		p := profile

@@ -26,7 +26,9 @@ type hostCapture struct {
 	Host   string
 	Source string // "live", a snapshot path, or "ssh"
 	Snap   *snapshot.Snapshot
-	Err    error
+	// Facts are read from Snap once, where it is captured.
+	Facts *facts.Node
+	Err   error
 	// Status is a report.Host* status when Err is set.
 	Status string
 	// Pings are the DF-ping mesh probes sent from this host; Meshed says
@@ -159,6 +161,8 @@ func captureRemote(ctx context.Context, env *Env, o *remoteOptions) ([]hostCaptu
 		caps[i] = hostCapture{Host: host, Source: "ssh", Snap: s, Err: err, Status: hostStatus(err)}
 		if err != nil {
 			caps[i].Snap = nil
+		} else {
+			caps[i].Facts = facts.FromSnapshot(s)
 		}
 		return err
 	})
@@ -173,6 +177,11 @@ func captureRemote(ctx context.Context, env *Env, o *remoteOptions) ([]hostCaptu
 	mu.Unlock()
 	if !o.noPing {
 		pingMesh(ctx, env, o, caps, cl)
+	}
+	for i := range caps {
+		if caps[i].Snap != nil && caps[i].Meshed {
+			caps[i].Snap.AddCmd(snapshot.Item{Name: cluster.PingEvidence, Argv: []string{"sparkrig", "ping-mesh"}}, cluster.EncodePings(caps[i].Pings), nil)
+		}
 	}
 	return caps, nil
 }
@@ -220,17 +229,19 @@ func hostStatus(err error) string {
 // another captured host, over the connections the capture opened.
 func pingMesh(ctx context.Context, env *Env, o *remoteOptions, caps []hostCapture, clients []*remote.Client) {
 	var nodes []*facts.Node
+	var rails []cluster.Rail
 	idx := map[string]int{}
 	for i, c := range caps {
-		if c.Snap != nil && clients[i] != nil {
-			nodes = append(nodes, facts.FromSnapshot(c.Snap))
+		if c.Facts != nil && clients[i] != nil {
+			nodes = append(nodes, c.Facts)
+			rails = append(rails, cluster.Rails(c.Facts)...)
 			idx[c.Host] = i
 		}
 	}
 	if len(nodes) < 2 {
 		return
 	}
-	plan := cluster.PingPlan(cluster.Analyze(nodes).Segments)
+	plan := cluster.PingPlan(cluster.Segments(rails))
 	var from []string
 	for _, n := range nodes {
 		caps[idx[n.Host]].Meshed = true

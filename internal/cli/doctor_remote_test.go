@@ -260,11 +260,21 @@ func TestRigSnapshotPerHostThenDoctorOnSnapshots(t *testing.T) {
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		t.Fatal(err)
 	}
+	// The ping mesh is evidence too: the archives carry it, so they audit
+	// exactly as the live run does, the don't-fragment pings included.
 	want := []string{
+		"fail cluster.df-ping spark-01 enP2p1s0f1np1 → spark-02 192.168.101.11: 0/3 replies (100% loss) at 9000-byte frames; 1500-byte frames pass",
 		"fail cluster.mtu-mismatch  spark-01:enP2p1s0f1np1↔spark-02:enP2p1s0f1np1: spark-01 enP2p1s0f1np1 MTU 9000, spark-02 enP2p1s0f1np1 MTU 4200",
 		"warn cluster.mtu-inconsistent  enP2p1s0f1np1: spark-01: 9000; spark-02: 4200",
 	}
 	if diff := cmp.Diff(want, clusterProblems(&rep)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	_, live, _ := rigDoctor(t, r)
+	if diff := cmp.Diff(clusterProblems(live), clusterProblems(&rep)); diff != "" {
+		t.Errorf("snapshots and live run disagree (-live +snapshots):\n%s", diff)
+	}
+	if a, b := len(live.Cluster.Findings), len(rep.Cluster.Findings); a != b {
+		t.Errorf("live run has %d cluster findings, the snapshots %d", a, b)
 	}
 }

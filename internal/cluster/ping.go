@@ -3,6 +3,7 @@ package cluster
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -212,4 +213,23 @@ func firstLine(s string) string {
 		return "no output"
 	}
 	return s
+}
+
+// PingEvidence names the mesh's results in a snapshot: active evidence kept
+// with the rest, so a snapshot audits exactly as the live run did.
+const PingEvidence = "ping-mesh"
+
+// EncodePings is the mesh's results as stored in a snapshot.
+func EncodePings(rs []PingResult) []byte {
+	b, _ := json.MarshalIndent(rs, "", "  ") // plain data: cannot fail
+	return append(b, '\n')
+}
+
+// DecodePings reads EncodePings' output back.
+func DecodePings(b []byte) ([]PingResult, error) {
+	var rs []PingResult
+	if err := json.Unmarshal(b, &rs); err != nil {
+		return nil, fmt.Errorf("%s: %v", PingEvidence, err)
+	}
+	return rs, nil
 }

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/netip"
+	"path"
 
 	"github.com/sparkrig/sparkrig/internal/fabric"
 	"github.com/sparkrig/sparkrig/internal/facts"
@@ -100,11 +101,29 @@ func NodeFrom(f *facts.Node, s *snapshot.Snapshot) Node {
 	for _, f := range Paths() {
 		if b, ok := s.File(f); ok {
 			n.Current[f] = b
-		} else if it, found := s.Item(snapshot.KindFile, f); !found || it.Status != snapshot.StatusMissing {
+		} else if !capturedAbsent(s, f) {
 			n.Unknown = append(n.Unknown, f)
 		}
 	}
 	return n
+}
+
+// capturedAbsent reports whether the snapshot shows f does not exist: its own
+// item says missing, or a glob that covers it was read (and f was not among
+// what it found).
+func capturedAbsent(s *snapshot.Snapshot, f string) bool {
+	for _, it := range s.Manifest.Items {
+		if it.Kind != snapshot.KindFile {
+			continue
+		}
+		if it.Name == f {
+			return it.Status == snapshot.StatusMissing
+		}
+		if ok, _ := path.Match(it.Name, f); ok && it.Name != f && it.Status != snapshot.StatusDenied && it.Status != snapshot.StatusError {
+			return true
+		}
+	}
+	return false
 }
 
 // Plan is what fix would change on every node.
