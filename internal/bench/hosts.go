@@ -1,15 +1,11 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
-	"github.com/sparkrig/sparkrig/internal/capture"
-	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/remote"
 )
 
@@ -75,42 +71,4 @@ func (s *SSH) Close() {
 		c.Close()
 		delete(s.clients, h)
 	}
-}
-
-// Gather captures every host's evidence with the capture script, in
-// parallel, and returns their facts in host order. A host that fails has a
-// nil node and its error; the others are kept.
-func Gather(ctx context.Context, t Transport, hosts []string, toolVersion string) ([]*facts.Node, []error) {
-	nodes := make([]*facts.Node, len(hosts))
-	errs := make([]error, len(hosts))
-	script := capture.Script()
-	var wg sync.WaitGroup
-	for i, h := range hosts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() {
-				if r := recover(); r != nil { // one host's bad capture must not take the others down
-					nodes[i], errs[i] = nil, fmt.Errorf("capture on %s: unreadable (%v)", h, r)
-				}
-			}()
-			var out, errb bytes.Buffer
-			start := time.Now()
-			cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-			defer cancel()
-			if err := t.Exec(cctx, h, script, nil, &out, &errb); err != nil && out.Len() == 0 {
-				errs[i] = fmt.Errorf("capture on %s: %w %s", h, err, firstLine(errb.String()))
-				return
-			}
-			snap, err := capture.ReadScriptOutput(&out, capture.ScriptMeta{Host: h, ToolVersion: toolVersion, CapturedAt: start, Duration: time.Since(start)})
-			if err != nil {
-				errs[i] = fmt.Errorf("capture on %s: %w", h, err)
-				return
-			}
-			nodes[i] = facts.FromSnapshot(snap)
-			nodes[i].Host = h
-		}()
-	}
-	wg.Wait()
-	return nodes, errs
 }

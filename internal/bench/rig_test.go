@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/acquire"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/remote"
@@ -61,11 +62,13 @@ var sparkrigBinary = sync.OnceValues(func() (string, error) {
 
 func gatherRig(t testing.TB, s *SSH, r *testrig.Rig) []*facts.Node {
 	t.Helper()
-	nodes, errs := Gather(context.Background(), s, r.Names(), "test")
-	for _, err := range errs {
-		if err != nil {
-			t.Fatal(err)
+	var nodes []*facts.Node
+	for _, n := range acquire.Remote(context.Background(), r.Names(), acquire.Options{Dialer: s.Dialer, Parallel: 8,
+		HostTimeout: time.Minute, Timeout: 2 * time.Minute, NoPing: true, ToolVersion: "test"}) {
+		if n.Err != nil {
+			t.Fatal(n.Err)
 		}
+		nodes = append(nodes, n.Facts)
 	}
 	return nodes
 }

@@ -199,4 +199,6 @@ var Commands = []Command{
 		Why: "NCCL package version"},
 	{ID: "env", Argv: []string{"env"}, Filter: `^(NCCL|UCX|OMPI|CUDA_VISIBLE_DEVICES)`,
 		Why: "NCCL_*, UCX_*, OMPI_* settings of the capturing environment"},
+	{ID: "ssh-connection", Argv: []string{"printenv", "SSH_CONNECTION"},
+		Why: "the address an SSH session arrives on, so fix never reconfigures that interface"},
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sparkrig/sparkrig/internal/acquire"
 	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/expect"
@@ -148,7 +149,7 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 		return exitf(ExitUnknown, "bench: %v", err)
 	}
 	defer closeT()
-	nodes, err := o.nodes(ctx, env, t)
+	nodes, err := o.nodes(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -287,7 +288,7 @@ func (o *benchOptions) transport(env *Env) (bench.Transport, func(), error) {
 
 // nodes returns every host's facts: from snapshots, or captured now. Any
 // host that cannot be captured stops the run: a plan needs all of them.
-func (o *benchOptions) nodes(ctx context.Context, env *Env, t bench.Transport) ([]*facts.Node, error) {
+func (o *benchOptions) nodes(ctx context.Context, env *Env) ([]*facts.Node, error) {
 	if len(o.snapshots) > 0 {
 		var nodes []*facts.Node
 		for _, p := range o.snapshots {
@@ -299,18 +300,36 @@ func (o *benchOptions) nodes(ctx context.Context, env *Env, t bench.Transport) (
 		}
 		return nodes, nil
 	}
-	if env.StdoutTTY {
-		fmt.Fprintf(env.Stderr, "capturing %s ...\n", strings.Join(o.hosts, ", "))
-	}
-	nodes, errs := bench.Gather(ctx, t, o.hosts, Version)
-	var bad []string
-	for _, err := range errs {
-		if err != nil {
-			bad = append(bad, err.Error())
+	if o.isLocal() || len(o.hosts) == 0 {
+		// Every host is this machine: one capture, named as the user named it.
+		local := acquire.Local(ctx, Version, env.Now)
+		var nodes []*facts.Node
+		for _, h := range o.hosts {
+			n := *local.Facts
+			n.Host = h
+			nodes = append(nodes, &n)
 		}
+		return nodes, nil
+	}
+	ro := o.remote
+	ro.noPing = true // the bench measures the links itself
+	caps, err := captureRemote(ctx, env, &ro)
+	if err != nil {
+		return nil, exitf(ExitUnknown, "bench: %v", err)
+	}
+	var nodes []*facts.Node
+	var bad []string
+	for _, c := range caps {
+		if c.Err != nil || c.Facts == nil {
+			bad = append(bad, c.Host+": "+errLine(c.Err))
+			continue
+		}
+		n := *c.Facts
+		n.Host = c.Host
+		nodes = append(nodes, &n)
 	}
 	if len(bad) > 0 {
-		return nil, exitf(ExitUnknown, "bench: %s", strings.Join(bad, "; "))
+		return nil, exitf(ExitUnknown, "bench: a plan needs every node: %s", strings.Join(bad, "; "))
 	}
 	return nodes, nil
 }

@@ -7,14 +7,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sparkrig/sparkrig/internal/capture"
+	"github.com/sparkrig/sparkrig/internal/acquire"
 	"github.com/sparkrig/sparkrig/internal/check"
-	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/fix"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
-	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
 // doctorOptions are the doctor command's flags.
@@ -110,29 +108,11 @@ func doctorCaptures(ctx context.Context, env *Env, opts *doctorOptions) ([]hostC
 	case len(opts.snapshots) > 0:
 		return readSnapshots(opts.snapshots), nil
 	}
-	s := capture.Local(ctx, capture.Options{ToolVersion: Version, Now: env.Now})
-	return []hostCapture{{Host: s.Manifest.Host, Source: "live", Snap: s}}, nil
+	return []hostCapture{acquire.Local(ctx, Version, env.Now)}, nil
 }
 
 // readSnapshots reads each path; a bad one becomes a host that was not audited.
-func readSnapshots(paths []string) []hostCapture {
-	out := make([]hostCapture, 0, len(paths))
-	for _, p := range paths {
-		s, err := snapshot.Read(p)
-		if err != nil {
-			out = append(out, hostCapture{Host: p, Source: p, Err: err, Status: report.HostBadSnapshot})
-			continue
-		}
-		c := hostCapture{Host: s.Manifest.Host, Source: p, Snap: s}
-		if b, _, ok := s.Cmd(cluster.PingEvidence); ok {
-			if pings, err := cluster.DecodePings(b); err == nil {
-				c.Pings, c.Meshed = pings, true
-			}
-		}
-		out = append(out, c)
-	}
-	return out
-}
+func readSnapshots(paths []string) []hostCapture { return acquire.Snapshots(paths) }
 
 // auditReport parses and checks every captured host, then the cluster.
 func auditReport(caps []hostCapture, profile check.Profile, env *Env) *report.Report {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,12 +12,10 @@ import (
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/report"
-	"github.com/sparkrig/sparkrig/internal/shell"
 	"github.com/sparkrig/sparkrig/internal/topology"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sparkrig/sparkrig/internal/capture"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/fix"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
@@ -186,7 +183,7 @@ func fixPlan(ctx context.Context, env *Env, o *fixOptions, ts []fix.SSH) (*fix.P
 	var nodes []fix.Node
 	var err error
 	if len(ts) > 0 {
-		nodes, err = observeHosts(ctx, ts, o.remote.hostTimeout)
+		nodes, err = acquireNodes(ctx, env, &o.remote)
 	} else {
 		nodes, err = snapshotNodes(o.snapshots)
 	}
@@ -232,33 +229,26 @@ func fixPlan(ctx context.Context, env *Env, o *fixOptions, ts []fix.SSH) (*fix.P
 
 // observeHosts reads every host in parallel; any host failing stops the
 // plan, since a plan is for the whole cluster.
-func observeHosts(ctx context.Context, ts []fix.SSH, limit time.Duration) ([]fix.Node, error) {
-	nodes := make([]fix.Node, len(ts))
-	errs := make([]error, len(ts))
-	var wg sync.WaitGroup
-	for i, t := range ts {
-		wg.Go(func() {
-			cctx, cancel := context.WithTimeout(ctx, limit)
-			defer cancel()
-			b, err := t.Run(cctx, fix.ObserveScript())
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			ob, err := fix.ParseObservation(b)
-			if err != nil {
-				errs[i] = err
-				return
-			}
-			nodes[i] = fix.Node{Facts: captureFacts(cctx, t, ob), Current: ob.Files, SSHIface: ob.SSHIface}
-		})
+// acquireNodes captures every host as root, the way the doctor captures
+// them, and reads what fix needs from the same evidence. A plan needs every
+// node, so any host that cannot be read stops it.
+func acquireNodes(ctx context.Context, env *Env, o *remoteOptions) ([]fix.Node, error) {
+	ro := *o
+	ro.noPing = true
+	caps, err := acquireRemote(ctx, env, &ro, true)
+	if err != nil {
+		return nil, exitf(ExitUnknown, "fix: %v", err)
 	}
-	wg.Wait()
+	var nodes []fix.Node
 	var bad []string
-	for i, err := range errs {
-		if err != nil {
-			bad = append(bad, ts[i].Host+": "+withoutHost(ts[i].Host, err))
+	for _, c := range caps {
+		if c.Err != nil || c.Snap == nil {
+			bad = append(bad, c.Host+": "+withoutHost(c.Host, c.Err))
+			continue
 		}
+		n := fix.NodeFrom(c.Facts, c.Snap)
+		n.Facts.Host = c.Host
+		nodes = append(nodes, n)
 	}
 	if len(bad) > 0 {
 		return nil, exitf(ExitUnknown, "fix: cannot read every node, so no plan:\n  %s", strings.Join(bad, "\n  "))
@@ -353,20 +343,4 @@ func fixRollback(ctx context.Context, env *Env, ts []fix.SSH) error {
 		fmt.Fprintf(env.Stdout, "%s: restored %s\n", t.Host, dir)
 	}
 	return statusError(code)
-}
-
-// captureFacts runs the doctor's capture on the host for the full facts
-// (RDMA devices, persisted configuration, NCCL settings); when that fails it
-// falls back to what the observation shows.
-func captureFacts(ctx context.Context, t fix.SSH, ob fix.Observation) *facts.Node {
-	start := time.Now()
-	b, err := t.Run(ctx, "exec sh -c "+shell.Quote(capture.Script())+" </dev/null")
-	if err != nil {
-		return ob.Facts(t.Host)
-	}
-	s, err := capture.ReadScriptOutput(bytes.NewReader(b), capture.ScriptMeta{Host: t.Host, ToolVersion: Version, CapturedAt: start, Duration: time.Since(start)})
-	if err != nil {
-		return ob.Facts(t.Host)
-	}
-	return facts.FromSnapshot(s)
 }

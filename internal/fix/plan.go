@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"net/netip"
 	"path"
+	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/fabric"
 	"github.com/sparkrig/sparkrig/internal/facts"
@@ -97,7 +98,7 @@ func NodeFromSnapshot(s *snapshot.Snapshot) Node { return NodeFrom(facts.FromSna
 
 // NodeFrom is NodeFromSnapshot for facts already read from s.
 func NodeFrom(f *facts.Node, s *snapshot.Snapshot) Node {
-	n := Node{Facts: f, Current: map[string][]byte{}}
+	n := Node{Facts: f, Current: map[string][]byte{}, SSHIface: sshIface(s, f)}
 	for _, f := range Paths() {
 		if b, ok := s.File(f); ok {
 			n.Current[f] = b
@@ -108,10 +109,37 @@ func NodeFrom(f *facts.Node, s *snapshot.Snapshot) Node {
 	return n
 }
 
+// sshIface is the interface an SSH capture arrived on: the netdev holding
+// the server address of SSH_CONNECTION ("client cport server sport").
+func sshIface(s *snapshot.Snapshot, n *facts.Node) string {
+	out, _, ok := s.Cmd("ssh-connection")
+	if !ok {
+		return ""
+	}
+	f := strings.Fields(string(out))
+	if len(f) < 3 {
+		return ""
+	}
+	for _, d := range n.NetDevs {
+		for _, a := range d.Addrs {
+			if ip, _, _ := strings.Cut(a.CIDR, "/"); ip == f[2] {
+				return d.Name
+			}
+		}
+	}
+	return ""
+}
+
 // capturedAbsent reports whether the snapshot shows f does not exist: its own
 // item says missing, or a glob that covers it was read (and f was not among
 // what it found).
 func capturedAbsent(s *snapshot.Snapshot, f string) bool {
+	if it, ok := s.Item(snapshot.KindFile, f); ok {
+		return it.Status == snapshot.StatusMissing // denied or unreadable: not known
+	}
+	if len(s.List(path.Dir(f))) > 0 {
+		return true // its directory was read, and f was not in it
+	}
 	for _, it := range s.Manifest.Items {
 		if it.Kind != snapshot.KindFile {
 			continue

@@ -1,4 +1,4 @@
-package cli
+package acquire
 
 import (
 	"bytes"
@@ -42,7 +42,7 @@ func openPTY(t *testing.T) (ctl, tty *os.File) {
 // fanOutWithProgress runs a three-host fan-out one host at a time whose
 // second host fails, drawing progress on stderr.
 func fanOutWithProgress(stderr io.Writer) {
-	p := newProgress(&Env{Stderr: stderr}, "capturing", 3)
+	p := newProgress(stderr, "capturing", 3)
 	var calls atomic.Int32
 	fan := remote.FanOut{Parallel: 1, Progress: p.update}
 	fan.Each(context.Background(), []string{"spark-01", "spark-02", "spark-03"}, func(context.Context, int, string) error {

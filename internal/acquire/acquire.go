@@ -1,0 +1,290 @@
+// Package acquire gets a node's evidence the one way every command uses:
+// over SSH through one bounded fan-out with per-host and global deadlines
+// (and, where the nodes face each other, the don't-fragment ping mesh, kept
+// in the snapshot as active evidence), from snapshot files, or from this
+// machine. Each node's facts are read once, here.
+package acquire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/sparkrig/sparkrig/internal/capture"
+	"github.com/sparkrig/sparkrig/internal/cluster"
+	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/remote"
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
+)
+
+// Node is one node's evidence, or why it could not be had.
+type Node struct {
+	Host   string
+	Source string // "live", a snapshot path, or "ssh"
+	Snap   *snapshot.Snapshot
+	// Facts are read from Snap once, where it is captured.
+	Facts *facts.Node
+	Err   error
+	// Status is a report.Host* status when Err is set.
+	Status string
+	// Pings are the DF-ping mesh probes sent from this host; Meshed says
+	// the mesh ran (over SSH only).
+	Pings  []cluster.PingResult
+	Meshed bool
+}
+
+// Options bound and describe a remote acquisition.
+type Options struct {
+	Dialer *remote.Dialer
+	// Parallel bounds the hosts captured at once; HostTimeout each host,
+	// Timeout the whole run.
+	Parallel    int
+	HostTimeout time.Duration
+	Timeout     time.Duration
+	// NoPing skips the ping mesh.
+	NoPing bool
+	// Sudo captures as root (directly, or through sudo -n: never a password
+	// prompt), for commands that must read root-only files (fix).
+	Sudo        bool
+	ToolVersion string
+	// Progress, a terminal, shows "capturing N hosts: ..." while it runs.
+	Progress io.Writer
+}
+
+// Remote captures every host over SSH. A host that cannot be reached or
+// captured is a Node with Err set; the others are kept.
+func Remote(ctx context.Context, hosts []string, o Options) []Node {
+	d := o.Dialer
+	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	defer cancel()
+	caps := make([]Node, len(hosts))
+	clients := make([]*remote.Client, len(hosts))
+	var mu sync.Mutex
+	closed := false // set once the fan-out is over: late finishers clean up after themselves
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		closed = true
+		for _, c := range clients {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	prog := newProgress(o.Progress, "capturing", len(hosts))
+	script := capture.Script()
+	fan := remote.FanOut{Parallel: o.Parallel, PerHost: o.HostTimeout, Progress: prog.update}
+	results := fan.Each(ctx, hosts, func(ctx context.Context, i int, host string) error {
+		c, s, err := captureOne(ctx, d, host, script, o.ToolVersion, o.Sudo)
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			if c != nil {
+				c.Close()
+			}
+			return err
+		}
+		clients[i] = c
+		caps[i] = Node{Host: host, Source: "ssh", Snap: s, Err: err, Status: Status(err)}
+		if err != nil {
+			caps[i].Snap = nil
+		} else {
+			caps[i].Facts = facts.FromSnapshot(s)
+		}
+		return err
+	})
+	prog.finish()
+	mu.Lock()
+	for i, res := range results {
+		if caps[i].Host == "" { // the fan-out gave up on it before it answered
+			caps[i] = Node{Host: hosts[i], Source: "ssh", Err: res.Err, Status: Status(res.Err)}
+		}
+	}
+	cl := append([]*remote.Client(nil), clients...)
+	mu.Unlock()
+	if !o.NoPing {
+		pingMesh(ctx, o, caps, cl)
+	}
+	for i := range caps {
+		if caps[i].Snap != nil && caps[i].Meshed {
+			caps[i].Snap.AddCmd(snapshot.Item{Name: cluster.PingEvidence, Argv: []string{"sparkrig", "ping-mesh"}}, cluster.EncodePings(caps[i].Pings), nil)
+		}
+	}
+	return caps
+}
+
+// captureOne dials host and runs the capture script on it; the returned
+// client stays open for the ping mesh.
+func captureOne(ctx context.Context, d *remote.Dialer, host, script, toolVersion string, sudo bool) (*remote.Client, *snapshot.Snapshot, error) {
+	c, err := d.Dial(ctx, host)
+	if err != nil {
+		return nil, nil, err
+	}
+	start := time.Now()
+	shell := "sh -s"
+	if sudo {
+		shell = rootShell
+	}
+	stdout, stderr, code, err := c.Run(ctx, shell, strings.NewReader(script))
+	if err != nil {
+		return c, nil, err
+	}
+	s, err := capture.ReadScriptOutput(strings.NewReader(string(stdout)), capture.ScriptMeta{
+		Host: host, ToolVersion: toolVersion, CapturedAt: start, Duration: time.Since(start)})
+	if err != nil {
+		if msg := strings.TrimSpace(string(stderr)); msg != "" {
+			err = fmt.Errorf("%w (exit %d: %s)", err, code, firstLineOf(msg))
+		}
+		return c, nil, fmt.Errorf("%s: capture: %w", host, err)
+	}
+	return c, s, nil
+}
+
+func firstLineOf(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// rootShell runs the script as root: directly when logged in as root, else
+// through sudo -n, which fails at once rather than ask for a password.
+// sudo drops the environment, so SSH_CONNECTION (which interface the session
+// arrives on) is passed along.
+const rootShell = `if [ "$(id -u)" = 0 ]; then exec sh -s; else exec sudo -n env SSH_CONNECTION="$SSH_CONNECTION" sh -s; fi`
+
+// Status maps a capture error to the report's host status.
+func Status(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, remote.ErrUnreachable), errors.Is(err, remote.ErrHostKey), errors.Is(err, remote.ErrAuth):
+		return report.HostUnreachable
+	}
+	return report.HostFailed
+}
+
+// pingMesh runs the DF-ping mesh from every captured host whose rails face
+// another captured host, over the connections the capture opened.
+func pingMesh(ctx context.Context, o Options, caps []Node, clients []*remote.Client) {
+	var nodes []*facts.Node
+	var rails []cluster.Rail
+	idx := map[string]int{}
+	for i, c := range caps {
+		if c.Facts != nil && clients[i] != nil {
+			nodes = append(nodes, c.Facts)
+			rails = append(rails, cluster.Rails(c.Facts)...)
+			idx[c.Host] = i
+		}
+	}
+	if len(nodes) < 2 {
+		return
+	}
+	plan := cluster.PingPlan(cluster.Segments(rails))
+	var from []string
+	for _, n := range nodes {
+		caps[idx[n.Host]].Meshed = true
+		if len(plan[n.Host]) > 0 {
+			from = append(from, n.Host)
+		}
+	}
+	prog := newProgress(o.Progress, "ping mesh", len(from))
+	fan := remote.FanOut{Parallel: o.Parallel, PerHost: 30 * time.Second, Progress: prog.update}
+	var mu sync.Mutex
+	done := false
+	fan.Each(ctx, from, func(ctx context.Context, _ int, host string) error {
+		i := idx[host]
+		ts := plan[host]
+		out, _, _, err := clients[i].Run(ctx, "sh -s", strings.NewReader(cluster.PingScript(ts)))
+		res := cluster.ParsePingScript(ts, out)
+		if err != nil {
+			for j := range res {
+				res[j].ErrText = "mesh did not finish: " + err.Error()
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			caps[i].Pings = res
+		}
+		return err
+	})
+	mu.Lock()
+	done = true
+	mu.Unlock()
+	prog.finish()
+}
+
+// hostProgress draws "capturing 32 hosts: 12 done, 1 failed, 19 pending" on a
+// terminal's stderr, from the start (all pending) until finish clears it,
+// and nothing elsewhere.
+type hostProgress struct {
+	w     io.Writer
+	what  string
+	total int
+	mu    sync.Mutex
+	drawn bool
+}
+
+func newProgress(w io.Writer, what string, total int) *hostProgress {
+	p := &hostProgress{what: what, total: total}
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) && total > 0 {
+		p.w = f
+		p.update(0, 0, total)
+	}
+	return p
+}
+
+func (p *hostProgress) update(done, failed, pending int) {
+	if p.w == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, "\r\033[K%s %d hosts: %d done, %d failed, %d pending", p.what, p.total, done, failed, pending)
+	p.drawn = true
+}
+
+func (p *hostProgress) finish() {
+	if p.w != nil && p.drawn {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// Snapshots reads each path; a bad one is a Node with Err set (status
+// bad-snapshot). The ping mesh a snapshot carries comes back with it.
+func Snapshots(paths []string) []Node {
+	out := make([]Node, 0, len(paths))
+	for _, p := range paths {
+		s, err := snapshot.Read(p)
+		if err != nil {
+			out = append(out, Node{Host: p, Source: p, Err: err, Status: report.HostBadSnapshot})
+			continue
+		}
+		out = append(out, FromSnapshot(s, p))
+	}
+	return out
+}
+
+// FromSnapshot is the node a snapshot holds, its facts read once.
+func FromSnapshot(s *snapshot.Snapshot, source string) Node {
+	n := Node{Host: s.Manifest.Host, Source: source, Snap: s, Facts: facts.FromSnapshot(s)}
+	if b, _, ok := s.Cmd(cluster.PingEvidence); ok {
+		if pings, err := cluster.DecodePings(b); err == nil {
+			n.Pings, n.Meshed = pings, true
+		}
+	}
+	return n
+}
+
+// Local captures this machine.
+func Local(ctx context.Context, toolVersion string, now func() time.Time) Node {
+	s := capture.Local(ctx, capture.Options{ToolVersion: toolVersion, Now: now})
+	return FromSnapshot(s, "live")
+}
