@@ -26,6 +26,9 @@ type netplanEthernet struct {
 
 // parseNetplan reads one netplan YAML file. Addresses may be plain strings or
 // maps keyed by address (with lifetime or label options).
+// ParseNetplan reads what one netplan file configures, per interface.
+func ParseNetplan(source string, b []byte) ([]IfaceConfig, error) { return parseNetplan(source, b) }
+
 func parseNetplan(source string, b []byte) ([]IfaceConfig, error) {
 	var d netplanDoc
 	if err := yaml.Unmarshal(b, &d); err != nil {

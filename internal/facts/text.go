@@ -45,6 +45,10 @@ func unquote(s string) string {
 
 // parseKeyValues reads KEY=VALUE lines (os-release, dgx-release, nccl.conf,
 // env output), skipping comments and blank lines; values lose their quotes.
+// ParseKeyValues reads KEY=VALUE lines (/etc/nccl.conf, env output),
+// skipping comments and blank lines.
+func ParseKeyValues(b []byte) map[string]string { return parseKeyValues(b) }
+
 func parseKeyValues(b []byte) map[string]string {
 	out := map[string]string{}
 	for _, l := range lines(b) {

@@ -153,19 +153,3 @@ func mergeNCCLConf(cur []byte, env []fabric.Var) []byte {
 	}
 	return []byte(strings.Join(out, "\n") + "\n")
 }
-
-// parseNCCLConf reads KEY=VALUE lines of /etc/nccl.conf.
-func parseNCCLConf(b []byte) map[string]string {
-	out := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		if k, v, ok := strings.Cut(line, "="); ok {
-			out[strings.TrimSpace(k)] = strings.TrimSpace(v)
-		}
-	}
-	return out
-}

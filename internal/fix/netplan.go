@@ -2,12 +2,9 @@ package fix
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
-
-	"gopkg.in/yaml.v3"
 )
 
 // renderNetplan writes /etc/netplan/40-cx7.yaml for a node's rails, in the
@@ -37,27 +34,16 @@ func renderNetplan(rails []Rail, opt Options) []byte {
 	return []byte(b.String())
 }
 
-// netplanDoc is the part of a netplan file fix reads back.
-type netplanDoc struct {
-	Network struct {
-		Ethernets map[string]struct {
-			Addresses []string `yaml:"addresses"`
-			MTU       int      `yaml:"mtu"`
-		} `yaml:"ethernets"`
-	} `yaml:"network"`
-}
-
-// netplanIfaces lists the interfaces a netplan file configures. It tolerates
-// an unreadable file by returning an error, so the caller can refuse rather
-// than guess.
+// netplanIfaces lists the interfaces a netplan file configures, or an
+// error for a file that cannot be read (the caller refuses rather than guess).
 func netplanIfaces(b []byte) ([]string, error) {
-	var d netplanDoc
-	if err := yaml.Unmarshal(b, &d); err != nil {
+	cs, err := facts.ParseNetplan(NetplanPath, b)
+	if err != nil {
 		return nil, fmt.Errorf("parse netplan: %w", err)
 	}
-	out := make([]string, 0, len(d.Network.Ethernets))
-	for k := range d.Network.Ethernets {
-		out = append(out, k)
+	out := make([]string, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, c.Name)
 	}
 	return out, nil
 }
@@ -65,14 +51,6 @@ func netplanIfaces(b []byte) ([]string, error) {
 // netplanConfig reads what a netplan file fix wrote persists, per interface.
 // An unreadable file persists nothing.
 func netplanConfig(b []byte) []facts.IfaceConfig {
-	var d netplanDoc
-	if yaml.Unmarshal(b, &d) != nil {
-		return nil
-	}
-	var out []facts.IfaceConfig
-	for name, e := range d.Network.Ethernets {
-		out = append(out, facts.IfaceConfig{Name: name, Source: NetplanPath, Tool: "netplan", Addrs: e.Addresses, MTU: e.MTU})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
+	cs, _ := facts.ParseNetplan(NetplanPath, b)
+	return cs
 }

@@ -159,7 +159,7 @@ func (o Observation) Facts(host string) *facts.Node {
 		n.NetConfig = netplanConfig(b)
 	}
 	if b, ok := o.Files[NCCLConf]; ok {
-		n.NCCL.ConfFile = parseNCCLConf(b)
+		n.NCCL.ConfFile = facts.ParseKeyValues(b)
 		n.Sources[facts.SrcNCCLConf] = facts.SourceStatus{Status: "ok"}
 	}
 	return n

@@ -69,7 +69,7 @@ func attribute(n *facts.Node, hp *HostPlan) {
 		{NCCLConf, func(s *facts.Node) {
 			for _, c := range hp.Files {
 				if c.Path == NCCLConf {
-					s.NCCL.ConfFile = parseNCCLConf(c.New)
+					s.NCCL.ConfFile = facts.ParseKeyValues(c.New)
 				}
 			}
 			for k := range s.NCCL.ConfFile {
