@@ -18,13 +18,15 @@ const NCCLTimeout = 15 * time.Minute
 // environment NCCLEnv derives and message sizes capped to free memory.
 func (p *Plan) planNCCL(nodes []*facts.Node, o Options) {
 	env, notes := NCCLEnv(nodes, p.Rails, EnvOptions{BootstrapIf: o.BootstrapIf})
-	native := len(nodes) > 1 && o.NativeNCCL != ""
-	if native {
-		env = ncclOnly(env)
-	}
 	if len(nodes) > 1 {
+		// The cluster's environment, whatever launches the ranks: the same
+		// one fix writes to cluster.env.
 		p.NCCLEnv = env
 		p.Notes = append(p.Notes, notes...)
+	}
+	native := len(nodes) > 1 && o.NativeNCCL != ""
+	if native {
+		env = ncclOnly(env) // no MPI: the ranks get NCCL's settings alone
 	}
 	ranks, perNode := 0, make([]int, len(nodes))
 	for i, n := range nodes {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"time"
 
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
+	"github.com/sparkrig/sparkrig/internal/testrig"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -124,4 +127,68 @@ func hasClusterAdvice(r *report.Report, advice map[string]string) bool {
 
 func nodeSnapshot(name string) string {
 	return filepath.Join("..", "..", "testdata", "nodes", name+".tar.gz")
+}
+
+// TestRigLiveAddressesPersistedAsTheyAre runs doctor, fix --plan and bench
+// --dry-run over real SSH against a rig pair addressed as NVIDIA's playbook
+// does (192.168.100.10/.11 and 192.168.101.10/.11, MTU 9000), set live and in
+// no configuration file: fix persists exactly those addresses (no
+// renumbering), the doctor's fix text for what is not persisted is that
+// change, and bench and fix derive the same environment. Each host's
+// nvidia-smi is a stand-in replaying the recorded GB10 output of the
+// spark-healthy snapshot, so bench plans NCCL there.
+func TestRigLiveAddressesPersistedAsTheyAre(t *testing.T) {
+	t.Parallel()
+	s, err := snapshot.Read(nodeSnapshot("spark-healthy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gb10, _, _ := s.Cmd("nvidia-smi-q")
+	smi := testrig.Standin{Name: "nvidia-smi", Outputs: map[string]string{"-q -x": string(gb10)}}
+	r := sparkPair(t, func(c *testrig.Config) {
+		for i := range c.Hosts {
+			c.Hosts[i].RDMA = true
+			c.Hosts[i].Standins = append(c.Hosts[i].Standins, smi)
+		}
+	})
+	ssh := []string{"--ssh-config", r.SSHConfig, "--hosts", strings.Join(r.Names(), ",")}
+
+	code, out, errOut := runMain(t, append([]string{"fix", "--plan", "--format", "json"}, ssh...)...)
+	if code != ExitWarning {
+		t.Fatalf("fix --plan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var plan fix.Plan
+	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+		t.Fatalf("fix --plan JSON: %v\n%s", err, out)
+	}
+	for _, h := range plan.Hosts {
+		for _, rl := range h.Rails {
+			if !strings.HasPrefix(rl.Change, "keep ") {
+				t.Errorf("%s %s: %s, want the address in place kept", h.Host, rl.NetDev, rl.Change)
+			}
+		}
+		if !slices.ContainsFunc(h.Notes, func(n string) bool { return strings.Contains(n, "(set now, not in any config)") }) {
+			t.Errorf("%s: no note that the live addresses are persisted: %q", h.Host, h.Notes)
+		}
+	}
+	if got := plan.Hosts[0].Rails[0].Addr; got != "192.168.100.10/24" {
+		t.Errorf("spark-01's first rail: %s, want 192.168.100.10/24 (as it is)", got)
+	}
+
+	code, out, errOut = runMain(t, append([]string{"bench", "--dry-run", "nccl", "--format", "json"}, ssh...)...)
+	if code != ExitOK {
+		t.Fatalf("bench --dry-run: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var bp struct {
+		Plan struct {
+			NCCLEnv []fabric.Var `json:"nccl_env"`
+		} `json:"plan"`
+	}
+	if err := json.Unmarshal([]byte(out), &bp); err != nil {
+		t.Fatalf("bench JSON: %v\n%s", err, out)
+	}
+	benchEnv := slices.DeleteFunc(bp.Plan.NCCLEnv, func(v fabric.Var) bool { return strings.HasPrefix(v.Name, "NCCL_DEBUG") })
+	if d := cmp.Diff(benchEnv, plan.Env); d != "" || len(plan.Env) == 0 {
+		t.Errorf("bench and fix derive different environments (-bench +fix):\n%s", d)
+	}
 }

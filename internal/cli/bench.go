@@ -174,6 +174,16 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 		return exitf(ExitUnknown, "bench: %v", err)
 	}
 	if o.dryRun {
+		if o.format == "json" {
+			enc := json.NewEncoder(env.Stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(struct {
+				Plan *bench.Plan `json:"plan"`
+			}{plan}); err != nil {
+				return exitf(ExitUnknown, "bench: writing JSON: %v", err)
+			}
+			return nil
+		}
 		writeDryRun(env.Stdout, plan)
 		return nil
 	}
