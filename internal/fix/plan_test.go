@@ -370,3 +370,54 @@ func TestPlanJSON(t *testing.T) {
 		t.Errorf("JSON change: %s", b)
 	}
 }
+
+// TestRingPlaybookAddressingKept plans the three-node ring exactly as NVIDIA's
+// "Connect Three Sparks" playbook addresses it (192.168.0-5.x, .1/.2 per
+// cable, set live and in 40-cx7.yaml, no MTU): fix keeps every address, and
+// its only change to each file is the MTU the playbook leaves out.
+func TestRingPlaybookAddressingKept(t *testing.T) {
+	files := verbatim(t, "netplan-03-three-sparks-ring.txt")
+	nodes := allUp(3)(t)
+	for i := range nodes {
+		cfg, err := facts.ParseNetplan(NetplanPath, []byte(files[i]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := nodes[i].Facts
+		n.NetConfig = cfg
+		for _, c := range cfg {
+			d := n.NetDev(c.Name)
+			for _, a := range c.Addrs {
+				d.Addrs = append(d.Addrs, facts.Addr{CIDR: a, Family: "inet", Scope: "global"})
+			}
+		}
+		nodes[i].Current = map[string][]byte{NetplanPath: []byte(files[i])}
+	}
+	p, err := Build(nodes, Options{Topology: Ring, Port: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range p.Hosts {
+		for _, r := range h.Rails {
+			if !strings.HasPrefix(r.Change, "keep 192.168.") {
+				t.Errorf("%s %s: %q, want the playbook's address kept", h.Host, r.NetDev, r.Change)
+			}
+		}
+		c := h.Files[0]
+		if c.Path != NetplanPath {
+			t.Fatalf("%s: first change is %s", h.Host, c.Path)
+		}
+		d := Unified("a", "b", c.Old, c.New)
+		if strings.Count(d, "\n+      mtu: 9000\n") != 4 {
+			t.Errorf("%s: want MTU 9000 added on the four twins:\n%s", h.Host, d)
+		}
+		for _, l := range strings.Split(d, "\n") {
+			if strings.HasPrefix(l, "-") && !strings.HasPrefix(l, "---") {
+				t.Errorf("%s: the plan removes %q", h.Host, l)
+			}
+		}
+	}
+	if got := p.Hosts[1].Rails; got[0].Addr != "192.168.4.1/24" || got[2].Addr != "192.168.0.2/24" {
+		t.Errorf("spark-2 rails %+v", got)
+	}
+}
