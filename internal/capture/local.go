@@ -204,7 +204,7 @@ func captureFile(s *snapshot.Snapshot, p string) {
 	if truncated {
 		b = b[:MaxFileBytes]
 	}
-	s.AddFile(p, b)
+	addFile(s, p, b)
 	if truncated {
 		s.Manifest.Items[len(s.Manifest.Items)-1].Error = "truncated at 4 MiB"
 	}

@@ -371,7 +371,7 @@ func addScriptRecord(s *snapshot.Snapshot, h scriptHeader, payload []byte, st *s
 		case h.kind == snapshot.KindLink:
 			s.AddLink(h.name, string(payload))
 		default:
-			s.AddFile(h.name, payload)
+			addFile(s, h.name, payload)
 		}
 	case snapshot.KindCmd:
 		it := snapshot.Item{Name: h.name, Argv: scriptArgv(h.name), Status: h.status, ExitCode: h.exit}
@@ -459,7 +459,7 @@ func addHeads(s *snapshot.Snapshot, glob string, out, stderr []byte) {
 			s.AddMissing(snapshot.KindFile, sec.path, st, text)
 			continue
 		}
-		s.AddFile(sec.path, bytes.Clone(body))
+		addFile(s, sec.path, bytes.Clone(body))
 	}
 	for _, p := range failOrder {
 		if !seen[p] {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
 	"github.com/sparkrig/sparkrig/internal/testrig"
 )
 
@@ -276,5 +277,64 @@ func TestRigSnapshotPerHostThenDoctorOnSnapshots(t *testing.T) {
 	}
 	if a, b := len(live.Cluster.Findings), len(rep.Cluster.Findings); a != b {
 		t.Errorf("live run has %d cluster findings, the snapshots %d", a, b)
+	}
+}
+
+// TestRigSnapshotCarriesNoSecrets plants a secret in every configuration
+// format the capture keeps on a rig host, takes a snapshot over SSH as root
+// and checks the archive holds none of them, says what it redacted, and is
+// readable by its owner only.
+func TestRigSnapshotCarriesNoSecrets(t *testing.T) {
+	t.Parallel()
+	planted := map[string]string{}
+	for file, as := range map[string]string{
+		"nm-wifi.nmconnection": "/etc/NetworkManager/system-connections/lab-wifi.nmconnection",
+		"netplan-wifi-wg.yaml": "/etc/netplan/50-wifi.yaml",
+		"wg0.netdev":           "/etc/systemd/network/wg0.netdev",
+		"interfaces":           "/etc/network/interfaces",
+	} {
+		b, err := os.ReadFile(filepath.Join("..", "capture", "testdata", "secrets", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		planted[as] = string(b)
+	}
+	r := sparkPair(t, func(c *testrig.Config) {
+		if c.Hosts[0].Files == nil {
+			c.Hosts[0].Files = map[string]string{}
+		}
+		for p, b := range planted {
+			c.Hosts[0].Files[p] = b
+		}
+	})
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	if code := Main([]string{"snapshot", "--ssh-config", r.SSHConfig, "--hosts", "spark-01", "-o", dir}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("snapshot: exit %d: %s", code, errb.String())
+	}
+	arch := filepath.Join(dir, "spark-01.tar.gz")
+	st, err := os.Stat(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("archive mode %o, want 600", st.Mode().Perm())
+	}
+	s, err := snapshot.Read(arch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range planted {
+		b, ok := s.File(p)
+		if !ok {
+			t.Errorf("%s was not captured", p)
+			continue
+		}
+		if strings.Contains(string(b), "PLANTED") {
+			t.Errorf("%s keeps a planted secret:\n%s", p, b)
+		}
+		if it, _ := s.Item(snapshot.KindFile, p); len(it.Redacted) == 0 {
+			t.Errorf("%s: the manifest does not say what was redacted", p)
+		}
 	}
 }

@@ -74,7 +74,7 @@ func snapshotRemote(ctx context.Context, env *Env, opts *snapshotOptions) error 
 	if err != nil {
 		return exitf(ExitUnknown, "snapshot: %v", err)
 	}
-	if err := os.MkdirAll(opts.output, 0o755); err != nil {
+	if err := os.MkdirAll(opts.output, 0o700); err != nil {
 		return exitf(ExitUnknown, "snapshot: %v", err)
 	}
 	failed := 0

@@ -48,7 +48,8 @@ func (s *Snapshot) manifestJSON() ([]byte, error) {
 // says so, a directory otherwise.
 func (s *Snapshot) Write(dst string) error {
 	if IsArchiveName(dst) {
-		f, err := os.Create(dst)
+		// Snapshots hold a node's configuration: readable by their owner only.
+		f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 		if err != nil {
 			return err
 		}
@@ -68,15 +69,15 @@ func IsArchiveName(name string) bool {
 
 // WriteDir stores the snapshot as a directory tree at dir.
 func (s *Snapshot) WriteDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	for _, k := range s.keys() {
 		p := filepath.Join(dir, filepath.FromSlash(k))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			return err
 		}
-		if err := os.WriteFile(p, s.Data[k], 0o644); err != nil {
+		if err := os.WriteFile(p, s.Data[k], 0o600); err != nil {
 			return err
 		}
 	}
@@ -84,7 +85,7 @@ func (s *Snapshot) WriteDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, manifestName), append(m, '\n'), 0o644)
+	return os.WriteFile(filepath.Join(dir, manifestName), append(m, '\n'), 0o600)
 }
 
 // WriteTarGz writes the snapshot as a gzip-compressed tar stream.
@@ -100,7 +101,7 @@ func (s *Snapshot) WriteTarGz(w io.Writer) error {
 		mtime = time.Unix(0, 0)
 	}
 	put := func(name string, b []byte) error {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), ModTime: mtime, Typeflag: tar.TypeReg}); err != nil {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o600, Size: int64(len(b)), ModTime: mtime, Typeflag: tar.TypeReg}); err != nil {
 			return err
 		}
 		_, err := tw.Write(b)

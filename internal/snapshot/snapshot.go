@@ -58,6 +58,9 @@ type Item struct {
 	Target     string `json:"target,omitempty"`
 	Size       int64  `json:"size,omitempty"`
 	DurationMS int64  `json:"duration_ms,omitempty"`
+	// Redacted names the keys whose values the capture replaced, so a
+	// snapshot can be attached to a bug report (files only).
+	Redacted []string `json:"redacted,omitempty"`
 }
 
 // Manifest describes a snapshot: where and when it was taken, by what, and the

@@ -1,7 +1,9 @@
 package snapshot
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"errors"
 	"os"
 	"path/filepath"
@@ -153,4 +155,38 @@ func TestSafeName(t *testing.T) {
 			t.Errorf("SafeName(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestWrittenForTheOwnerOnly: an archive, a directory snapshot and every
+// entry are readable by their owner alone (they hold node configuration).
+func TestWrittenForTheOwnerOnly(t *testing.T) {
+	dir := t.TempDir()
+	s := sample()
+	arch := filepath.Join(dir, "n.tar.gz")
+	if err := s.Write(arch); err != nil {
+		t.Fatal(err)
+	}
+	if st, _ := os.Stat(arch); st.Mode().Perm() != 0o600 {
+		t.Errorf("archive mode %o, want 600", st.Mode().Perm())
+	}
+	f, _ := os.Open(arch)
+	defer f.Close()
+	gz, _ := gzip.NewReader(f)
+	tr := tar.NewReader(gz)
+	for h, err := tr.Next(); err == nil; h, err = tr.Next() {
+		if h.Mode != 0o600 {
+			t.Errorf("entry %s mode %o, want 600", h.Name, h.Mode)
+		}
+	}
+	tree := filepath.Join(dir, "tree")
+	if err := s.Write(tree); err != nil {
+		t.Fatal(err)
+	}
+	filepath.WalkDir(tree, func(p string, d os.DirEntry, err error) error {
+		st, _ := os.Stat(p)
+		if want := os.FileMode(0o600); d.IsDir() && st.Mode().Perm() != 0o700 || !d.IsDir() && st.Mode().Perm() != want {
+			t.Errorf("%s mode %o", p, st.Mode().Perm())
+		}
+		return nil
+	})
 }

@@ -1,0 +1,68 @@
+package capture
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestRedactEveryFormat plants secrets in each configuration format the
+// capture keeps and checks none survives, the keys are reported, and the
+// network settings the checks read are untouched.
+func TestRedactEveryFormat(t *testing.T) {
+	for _, c := range []struct {
+		file, as string
+		keys     []string
+		keep     []string
+	}{
+		{"nm-wifi.nmconnection", "/etc/NetworkManager/system-connections/lab-wifi.nmconnection",
+			[]string{"psk", "password", "private-key-password", "IPSec"}, []string{"ssid=lab", "key-mgmt=wpa-psk", "method=auto"}},
+		{"netplan-wifi-wg.yaml", "/etc/netplan/50-wifi.yaml",
+			[]string{"password", "password", "private", "shared"}, []string{"addresses: [192.168.100.10/24]", "mtu: 9000", "public: rlbInAj0qV69CysWPQY7KEBnKxpYCpaWqOs/dLevdWc="}},
+		{"wg0.netdev", "/etc/systemd/network/wg0.netdev",
+			[]string{"PrivateKey", "PresharedKey"}, []string{"ListenPort=51820", "AllowedIPs=10.0.0.0/24"}},
+		{"interfaces", "/etc/network/interfaces",
+			[]string{"wpa-ssid", "wpa-psk"}, []string{"address 192.168.100.10/24", "mtu 9000"}},
+	} {
+		b, err := os.ReadFile(filepath.Join("testdata", "secrets", c.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, keys := Redact(c.as, b)
+		if strings.Contains(string(got), "PLANTED") {
+			t.Errorf("%s: a planted secret survived:\n%s", c.file, got)
+		}
+		if !slices.Equal(keys, c.keys) {
+			t.Errorf("%s: redacted %q, want %q", c.file, keys, c.keys)
+		}
+		for _, k := range c.keep {
+			if !strings.Contains(string(got), k) {
+				t.Errorf("%s: %q was lost", c.file, k)
+			}
+		}
+	}
+	// Files no rule covers are kept byte for byte.
+	if got, keys := Redact("/etc/nccl.conf", []byte("NCCL_IB_HCA=rocep1s0f1\n")); string(got) != "NCCL_IB_HCA=rocep1s0f1\n" || keys != nil {
+		t.Errorf("nccl.conf changed: %q %v", got, keys)
+	}
+}
+
+func FuzzRedact(f *testing.F) {
+	for _, n := range []string{"nm-wifi.nmconnection", "netplan-wifi-wg.yaml", "wg0.netdev", "interfaces"} {
+		b, err := os.ReadFile(filepath.Join("testdata", "secrets", n))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, p := range []string{"/etc/netplan/x.yaml", "/etc/NetworkManager/system-connections/x", "/etc/systemd/network/x", "/etc/network/interfaces"} {
+			got, keys := Redact(p, b)
+			if len(keys) == 0 && string(got) != string(b) {
+				t.Fatalf("%s changed with nothing redacted", p)
+			}
+		}
+	})
+}
