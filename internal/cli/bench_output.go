@@ -24,7 +24,7 @@ func writeDryRun(w io.Writer, p *bench.Plan) {
 		fmt.Fprintf(w, "%s  %s\n", r.String(), railDetail(r))
 	}
 	if len(p.NCCLEnv) > 0 {
-		fmt.Fprintln(w, "\n## NCCL environment (exported to every rank)")
+		fmt.Fprintln(w, "\n## the cluster's environment (as fix writes it to /etc/sparkrig/cluster.env; each command below shows what it gets)")
 		for _, v := range p.NCCLEnv {
 			fmt.Fprintf(w, "%s=%s\n", v.Name, v.Value)
 		}
