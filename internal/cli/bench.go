@@ -184,7 +184,7 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 			}
 			return nil
 		}
-		writeDryRun(env.Stdout, plan)
+		render.BenchDryRun(env.Stdout, plan)
 		return nil
 	}
 	if err := refuse(env, plan, o.force); err != nil {
@@ -404,7 +404,7 @@ func (o *benchOptions) execute(ctx context.Context, env *Env, t bench.Transport,
 			return exitf(ExitUnknown, "bench: writing JSON: %v", err)
 		}
 	case "text":
-		writeBenchText(env.Stdout, rec)
+		render.BenchText(env.Stdout, rec)
 	default: // markdown, html, prometheus: the report model every format renders
 		if err := render.Write(env.Stdout, &rec.Report, o.format, render.Options{}); err != nil {
 			return exitf(ExitUnknown, "bench: %v", err)

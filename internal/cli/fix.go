@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/topology"
 
@@ -169,7 +170,7 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 		if err := enc.Encode(p); err != nil {
 			return err
 		}
-	} else if changes, err = fix.WritePlan(env.Stdout, p); err != nil {
+	} else if changes, err = render.FixPlan(env.Stdout, p); err != nil {
 		return err
 	}
 	if changes > 0 {
@@ -277,7 +278,7 @@ func snapshotNodes(paths []string) ([]fix.Node, error) {
 }
 
 func fixApply(ctx context.Context, env *Env, o *fixOptions, p *fix.Plan, ts []fix.SSH) error {
-	if _, err := fix.WritePlan(env.Stdout, p); err != nil {
+	if _, err := render.FixPlan(env.Stdout, p); err != nil {
 		return err
 	}
 	stamp := fix.Stamp(env.Now())

@@ -1,11 +1,8 @@
 package fix
 
 import (
-	"bytes"
 	"encoding/json"
-	"flag"
 	"net/netip"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,8 +14,6 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/facts"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 
 // verbatim returns the blocks between the BEGIN/END VERBATIM lines of a
 // fixture copied from the shared fixtures.
@@ -123,30 +118,6 @@ func buildCase(t testing.TB, tc topoCase) *Plan {
 		t.Fatalf("Build: %v", err)
 	}
 	return p
-}
-
-func TestPlanGolden(t *testing.T) {
-	for _, tc := range topoCases {
-		t.Run(tc.name, func(t *testing.T) {
-			var out bytes.Buffer
-			if _, err := WritePlan(&out, buildCase(t, tc)); err != nil {
-				t.Fatal(err)
-			}
-			golden := filepath.Join("testdata", "plan-"+tc.name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update)", err)
-			}
-			if d := cmp.Diff(string(want), out.String()); d != "" {
-				t.Errorf("plan differs from %s (-want +got):\n%s", golden, d)
-			}
-		})
-	}
 }
 
 // TestRingAddressing checks the three-node ring against the cabling NVIDIA
