@@ -41,11 +41,11 @@ func verdictWord(v string, opt Options) string {
 	}
 	switch v {
 	case report.VerdictCritical:
-		return "\x1b[31m" + word + "\x1b[0m"
+		return esc + "[31m" + word + esc + "[0m"
 	case report.VerdictWarning, report.VerdictUnknown:
-		return "\x1b[33m" + word + "\x1b[0m"
+		return esc + "[33m" + word + esc + "[0m"
 	case report.VerdictOK:
-		return "\x1b[32m" + word + "\x1b[0m"
+		return esc + "[32m" + word + esc + "[0m"
 	}
 	return word
 }

@@ -12,6 +12,7 @@ import (
 // BenchDryRun prints a bench plan: rails, derived environment, notes, and every
 // command per host with its environment, in the order they would run.
 func BenchDryRun(w io.Writer, p *bench.Plan) {
+	w = safe(w)
 	fmt.Fprintf(w, "# sparkrig bench %s on %s (dry run: nothing is started)\n", strings.Join(p.Kinds, " "), strings.Join(p.Hosts, ", "))
 	fmt.Fprintln(w, "\n## rails")
 	if len(p.Rails) == 0 {
@@ -73,6 +74,7 @@ func benchNotes(w io.Writer, p *bench.Plan) {
 
 // BenchText prints a run's results, one line per judged number.
 func BenchText(w io.Writer, rec *bench.Record) {
+	w = safe(w)
 	fmt.Fprintf(w, "sparkrig bench %s: %s\n\n", rec.Bench.ID, strings.ToUpper(rec.Status))
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tRESULT\tVALUE\tEXPECTED\tVERDICT")
@@ -102,6 +104,7 @@ func BenchText(w io.Writer, rec *bench.Record) {
 
 // BenchCompareText prints two runs side by side, one line per result.
 func BenchCompareText(w io.Writer, ra, rb *bench.Record, c bench.Comparison) error {
+	w = safe(w)
 	fmt.Fprintf(w, "before %s (%s)\nafter  %s (%s)\n\n", ra.Bench.ID, ra.Status, rb.Bench.ID, rb.Status)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "STEP\tRESULT\tBEFORE\tAFTER\tCHANGE\tVERDICT")

@@ -12,14 +12,14 @@ import (
 
 // ANSI colours per severity (used only when Options.Color is set).
 var sevColor = map[check.Severity]string{
-	check.Fail:         "\x1b[1;31m",
-	check.Warn:         "\x1b[33m",
-	check.NotEvaluated: "\x1b[35m",
-	check.Info:         "\x1b[36m",
-	check.OK:           "\x1b[32m",
+	check.Fail:         esc + "[1;31m",
+	check.Warn:         esc + "[33m",
+	check.NotEvaluated: esc + "[35m",
+	check.Info:         esc + "[36m",
+	check.OK:           esc + "[32m",
 }
 
-const colorReset = "\x1b[0m"
+const colorReset = esc + "[0m"
 
 // sevBadge is a fixed-width severity label ("FAIL", "WARN", "N/E ", ...),
 // coloured when asked.
@@ -44,7 +44,7 @@ func bold(text string, color bool) string {
 	if !color {
 		return text
 	}
-	return "\x1b[1m" + text + colorReset
+	return esc + "[1m" + text + colorReset
 }
 
 // counts tallies findings per severity.
@@ -271,12 +271,12 @@ func textSummary(w io.Writer, r *report.Report, opt Options) error {
 }
 
 func textHost(b *strings.Builder, h report.Host, opt Options) {
-	head := h.Host
+	head := Line(h.Host)
 	if h.Profile != "" {
 		head += " · " + h.Profile
 	}
 	if h.Source != "" && h.Source != h.Host {
-		head += " · " + h.Source
+		head += " · " + Line(h.Source)
 	}
 	fmt.Fprintln(b, bold(head, opt.Color))
 	if h.Status != report.HostAudited {

@@ -12,6 +12,7 @@ import (
 // that would change with the findings it resolves. It returns the number of
 // files that would change.
 func FixPlan(w io.Writer, p *fix.Plan) (changes int, err error) {
+	w = safe(w)
 	var b strings.Builder
 	fmt.Fprintf(&b, "topology %s, %s addressing\n", p.Topology, p.Addressing)
 	for _, h := range p.Hosts {

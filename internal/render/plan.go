@@ -121,6 +121,7 @@ func planRow(o plan.Option) []string {
 var planColumns = []string{"layout", "fits", "weights", "KV tokens", "seqs", "TTFT ms", "TPOT ms", "tok/s", "total", "speedup", "bound"}
 
 func planText(w io.Writer, v PlanView, opt Options) error {
+	w = safe(w)
 	if opt.Width <= 0 {
 		opt.Width = 100
 	}
@@ -185,6 +186,7 @@ func planText(w io.Writer, v PlanView, opt Options) error {
 }
 
 func planMarkdown(w io.Writer, v PlanView) error {
+	w = safe(w)
 	p := v.Plan
 	var b strings.Builder
 	fmt.Fprintf(&b, "### sparkrig plan: %s\n\n", mdCell(planHeadline(v)))

@@ -51,6 +51,7 @@ func JSON(w io.Writer, r *report.Report) error {
 
 // Text writes r for a terminal: hosts, then the cluster, then analysed files.
 func Text(w io.Writer, r *report.Report, opt Options) error {
+	w = safe(w)
 	if opt.Width <= 0 {
 		opt.Width = 100
 	}
@@ -64,6 +65,7 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 
 // Markdown writes r for a GitHub issue or forum post.
 func Markdown(w io.Writer, r *report.Report, opt Options) error {
+	w = safe(w)
 	for _, section := range []func(io.Writer, *report.Report, Options) error{mdHosts, mdCluster, mdAnalyses} {
 		if err := section(w, r, opt); err != nil {
 			return err
