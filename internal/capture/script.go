@@ -310,7 +310,33 @@ func readScriptHeader(br *bufio.Reader) (scriptHeader, error) {
 	if err1 != nil || err2 != nil {
 		return scriptHeader{}, fmt.Errorf("not a sparkrig capture stream: bad record header %.80q", line)
 	}
+	if !validRecordName(h.kind, h.name) {
+		return scriptHeader{}, fmt.Errorf("not a sparkrig capture stream: record name %.80q cannot be stored", h.name)
+	}
 	return h, nil
+}
+
+// commandID is what a command's evidence may be called ("env",
+// "ethtool.enp1s0f1np1"): it becomes an archive entry's name, so a node can
+// never name one outside cmds/.
+var commandID = regexp.MustCompile(`^[a-z0-9-]+(\.[A-Za-z0-9_:@+-][A-Za-z0-9_.:@+-]*)?$`)
+
+// validRecordName accepts a stream record's name only where it can be
+// stored as sent: command ids as above, files and links as clean absolute
+// paths of printable characters.
+func validRecordName(kind, name string) bool {
+	if strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return false
+	}
+	switch kind {
+	case snapshot.KindCmd, "cmderr":
+		return commandID.MatchString(name) && !strings.Contains(name, "..")
+	case snapshot.KindFile, snapshot.KindLink, "heads", "headerr":
+	default: // meta, boundary, end: not stored under their name
+		return true
+	}
+	// files, links and the batched reads of file globs
+	return strings.HasPrefix(name, "/") && name != "/" && path.Clean(name) == name
 }
 
 // scriptState is what records refer back to: commands' items (for their

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os/exec"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -197,10 +198,17 @@ func FuzzReadScriptOutput(f *testing.F) {
 	f.Add([]byte("@@ cmd missing 8 0 ibdev2netdev\nnot here@@ cmderr error 5 0 ibdev2netdev\noops\n"))
 	f.Add([]byte("@@ file ok -1 0 /x\n"))
 	f.Add([]byte("@@ boundary ok 4 0 -\nBBBB@@ cmd ok - 0 ip-addr\n[]\n\nBBBB\n@@ heads ok - 0 /sys/x/*\n==> /sys/x/a <==\n1\n\nBBBB\n@@ headerr ok 0 0 /sys/x/*\n@@ end - 0 0 -\n"))
+	f.Add([]byte("@@ cmd ok 2 0 ../../../tmp/x\nhi@@ end - 0 0 -\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, _ := ReadScriptOutput(bytes.NewReader(b), ScriptMeta{Host: "h"})
 		if s == nil {
 			t.Fatal("nil snapshot")
+		}
+		// Whatever the stream says, every name stays inside the archive's tree.
+		for k := range s.Data {
+			if path.Clean(k) != k || strings.HasPrefix(k, "../") || strings.Contains(k, "/../") {
+				t.Fatalf("entry %q escapes the tree", k)
+			}
 		}
 	})
 }
@@ -225,5 +233,23 @@ func TestAddHeadsSplitsSections(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestHostileRecordNamesRefused: a node that names a record so it would land
+// outside the archive's tree, or carry escape sequences, is refused as not a
+// capture.
+func TestHostileRecordNamesRefused(t *testing.T) {
+	for _, name := range []string{"../../../../../tmp/x", "env/../../x", "a\x1b[31m", "UPPER", "/etc/../root/x", "etc/passwd", "/etc/x\n"} {
+		for _, kind := range []string{"cmd", "file"} {
+			if kind == "file" && !strings.HasPrefix(name, "/") && !strings.Contains(name, "..") {
+				continue
+			}
+			in := "@@ " + kind + " ok 2 0 " + name + "\nhi@@ end - 0 0 -\n"
+			_, err := ReadScriptOutput(strings.NewReader(in), ScriptMeta{Host: "h"})
+			if err == nil || !strings.Contains(err.Error(), "not a sparkrig capture stream") {
+				t.Errorf("%s %q: %v, want refused", kind, name, err)
+			}
+		}
 	}
 }

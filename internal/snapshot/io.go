@@ -19,9 +19,14 @@ import (
 
 const manifestName = "manifest.json"
 
-// maxSnapshotBytes bounds what a snapshot may expand to, so a hostile or
-// corrupt archive cannot exhaust memory.
-const maxSnapshotBytes = 512 << 20
+// maxSnapshotBytes bounds what a snapshot may expand to, maxEntryBytes one
+// entry and maxEntries their number, all checked before anything is read,
+// so a hostile or corrupt snapshot cannot exhaust memory.
+const (
+	maxSnapshotBytes = 512 << 20
+	maxEntryBytes    = 128 << 20
+	maxEntries       = 200_000
+)
 
 // ErrBadSnapshot marks a snapshot that cannot be read (truncated, no manifest, garbage).
 var ErrBadSnapshot = errors.New("bad snapshot")
@@ -128,6 +133,9 @@ func Read(src string) (*Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !st.IsDir() && !st.Mode().IsRegular() {
+		return nil, badf("%s is neither a directory nor a regular file", src)
+	}
 	var s *Snapshot
 	if st.IsDir() {
 		s, err = ReadFS(os.DirFS(src))
@@ -157,6 +165,7 @@ func ReadFS(fsys fs.FS) (*Snapshot, error) {
 		return nil, err
 	}
 	var total int64
+	entries := 0
 	err = fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -164,12 +173,35 @@ func ReadFS(fsys fs.FS) (*Snapshot, error) {
 		if d.IsDir() || p == manifestName || !(strings.HasPrefix(p, "files/") || strings.HasPrefix(p, "cmds/")) {
 			return nil
 		}
-		b, err := fs.ReadFile(fsys, p)
+		// Only regular files: a symlink (to /dev/zero, say) is never
+		// followed, a FIFO never opened.
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		info, err := d.Info()
 		if err != nil {
 			return err
 		}
-		if total += int64(len(b)); total > maxSnapshotBytes {
+		if entries++; entries > maxEntries {
+			return badf("more than %d entries", maxEntries)
+		}
+		if info.Size() > maxEntryBytes {
+			return badf("%s is larger than %d MiB", p, maxEntryBytes>>20)
+		}
+		if total += info.Size(); total > maxSnapshotBytes {
 			return badf("larger than %d MiB", maxSnapshotBytes>>20)
+		}
+		f, err := fsys.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, maxEntryBytes+1))
+		if err != nil {
+			return err
+		}
+		if len(b) > maxEntryBytes {
+			return badf("%s is larger than %d MiB", p, maxEntryBytes>>20)
 		}
 		s.Data[p] = b
 		return nil
@@ -190,6 +222,7 @@ func ReadTarGz(r io.Reader) (*Snapshot, error) {
 	s := &Snapshot{Data: map[string][]byte{}}
 	var manifest []byte
 	var total int64
+	entries := 0
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
@@ -202,6 +235,12 @@ func ReadTarGz(r io.Reader) (*Snapshot, error) {
 			continue
 		}
 		name := strings.TrimPrefix(path.Clean(h.Name), "./")
+		if entries++; entries > maxEntries {
+			return nil, badf("more than %d entries", maxEntries)
+		}
+		if h.Size > maxEntryBytes {
+			return nil, badf("%s is larger than %d MiB", name, maxEntryBytes>>20)
+		}
 		if total += h.Size; total > maxSnapshotBytes {
 			return nil, badf("larger than %d MiB", maxSnapshotBytes>>20)
 		}

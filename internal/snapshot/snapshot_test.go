@@ -7,6 +7,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -189,4 +191,37 @@ func TestWrittenForTheOwnerOnly(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestDirectorySnapshotFollowsNothing: a directory snapshot's symlink to
+// /dev/zero and a FIFO are skipped, not read (either would exhaust memory
+// or hang), and a FIFO given as the snapshot itself is refused at once.
+func TestDirectorySnapshotFollowsNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "snap")
+	if err := sample().Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "files", "zero")); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "cmds", "fifo.stdout"), 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	s, err := Read(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.Data["files/zero"]; ok {
+		t.Error("the symlink to /dev/zero was followed")
+	}
+	if _, ok := s.Data["cmds/fifo.stdout"]; ok {
+		t.Error("the FIFO was read")
+	}
+	fifo := filepath.Join(t.TempDir(), "snap.tar.gz")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(fifo); err == nil || !strings.Contains(err.Error(), "neither a directory nor a regular file") {
+		t.Errorf("FIFO as a snapshot: %v", err)
+	}
 }
