@@ -1,11 +1,10 @@
 package cli
 
 import (
-	"os"
-
 	"github.com/spf13/cobra"
 
 	"github.com/sparkrig/sparkrig/internal/bench"
+	"github.com/sparkrig/sparkrig/internal/capped"
 	"github.com/sparkrig/sparkrig/internal/render"
 )
 
@@ -47,7 +46,7 @@ func runBenchCompare(env *Env, a, b, format string) error {
 }
 
 func loadRecord(path string) (*bench.Record, error) {
-	b, err := os.ReadFile(path)
+	b, err := capped.ReadFile(path, 256<<20)
 	if err != nil {
 		return nil, exitf(ExitUnknown, "bench compare: %v", err)
 	}

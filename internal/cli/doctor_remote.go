@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/sparkrig/sparkrig/internal/acquire"
+	"github.com/sparkrig/sparkrig/internal/capped"
 	"github.com/sparkrig/sparkrig/internal/remote"
 )
 
@@ -68,7 +68,7 @@ func (o *remoteOptions) hostList() ([]string, error) {
 		}
 	}
 	if o.hostfile != "" {
-		b, err := os.ReadFile(o.hostfile)
+		b, err := capped.ReadFile(o.hostfile, 16<<20)
 		if err != nil {
 			return nil, fmt.Errorf("--hostfile: %w", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -23,6 +24,11 @@ import (
 )
 
 // fixOptions are the fix command's flags.
+// ifnameList is one or more Linux interface names (at most 15 characters
+// each), comma-separated: what NCCL_SOCKET_IFNAME takes, and nothing a
+// sourced file or a shell could read as something else.
+var ifnameList = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}(,[A-Za-z0-9_.:@-]{1,15})*$`)
+
 type fixOptions struct {
 	plan, apply, rollback bool
 	remote                remoteOptions
@@ -132,6 +138,11 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 	case !slices.Contains([]string{"text", "json"}, o.format):
 		_, err := checkFormat("fix", o.format, []string{"text", "json"})
 		return err
+	case o.deadman < 10*time.Second:
+		// The host must outlive its own activation and the check back.
+		return exitf(ExitUnknown, "fix: --deadman %s: want 10s or more", o.deadman)
+	case o.socketIfname != "" && !ifnameList.MatchString(o.socketIfname):
+		return exitf(ExitUnknown, "fix: --socket-ifname %q: want interface names (letters, digits, . _ : @ -), comma-separated", o.socketIfname)
 	}
 	var ts []fix.SSH
 	if len(hosts) > 0 {

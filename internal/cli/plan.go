@@ -2,14 +2,13 @@ package cli
 
 import (
 	"cmp"
-	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sparkrig/sparkrig/internal/capped"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/plan"
 	"github.com/sparkrig/sparkrig/internal/render"
@@ -86,7 +85,7 @@ func runPlan(env *Env, o *planOptions, modelArg string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, "config.json")
 	}
-	b, err := readCapped(path, maxConfigBytes)
+	b, err := capped.ReadFile(path, maxConfigBytes)
 	if err != nil {
 		return exitf(ExitUnknown, "plan: %v", err)
 	}
@@ -100,7 +99,7 @@ func runPlan(env *Env, o *planOptions, modelArg string) error {
 	}
 	var measured plan.Measured
 	for _, fn := range o.from {
-		fb, err := readCapped(fn, 64<<20)
+		fb, err := capped.ReadFile(fn, 64<<20)
 		if err != nil {
 			return exitf(ExitUnknown, "plan: --from: %v", err)
 		}
@@ -142,31 +141,4 @@ func runPlan(env *Env, o *planOptions, modelArg string) error {
 		return statusError(ExitCritical)
 	}
 	return nil
-}
-
-// readCapped reads a regular file of at most limit bytes.
-func readCapped(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%s: %d bytes, more than %d", path, st.Size(), limit)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s: more than %d bytes", path, limit)
-	}
-	return b, nil
 }

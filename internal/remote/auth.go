@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/sparkrig/sparkrig/internal/capped"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 )
@@ -62,7 +63,7 @@ func signers(e Endpoint, agentSock, home string) ([]ssh.Signer, func(), []string
 // loadIdentity reads a private key file. An encrypted key yields only its
 // public half (from file.pub) so a matching agent key can still be used.
 func loadIdentity(path string, named bool) (ssh.Signer, ssh.PublicKey, string) {
-	b, err := os.ReadFile(path)
+	b, err := capped.ReadFile(path, 1<<20)
 	if err != nil {
 		if named || !errors.Is(err, os.ErrNotExist) {
 			return nil, nil, fmt.Sprintf("identity %s: %v", path, err)

@@ -3,13 +3,13 @@ package remote
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kevinburke/ssh_config"
+	"github.com/sparkrig/sparkrig/internal/capped"
 )
 
 // Endpoint is a host as OpenSSH would reach it after reading the user's and
@@ -69,7 +69,7 @@ func LoadSSHConfig(userFile, home, localUser string) (*SSHConfig, error) {
 		files = files[:1] // like ssh -F: the system file is not read
 	}
 	for i, p := range files {
-		b, err := os.ReadFile(p)
+		b, err := capped.ReadFile(p, 4<<20)
 		if err != nil {
 			if i == 0 && explicit {
 				return nil, fmt.Errorf("read ssh config: %w", err)
