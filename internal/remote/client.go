@@ -201,7 +201,7 @@ func (d *Dialer) connect(ctx context.Context, e Endpoint, via *ssh.Client, cl *C
 		return nil, err
 	}
 	acceptNew := d.opt.AcceptNewHostKeys || e.StrictHostKeyChecking == "accept-new" || e.StrictHostKeyChecking == "no" || e.StrictHostKeyChecking == "off"
-	hk, err := newHostKeyChecker(e.KnownHosts, acceptNew, e.HashKnownHosts)
+	hk, err := newHostKeyChecker(e.KnownHosts, e.GlobalKnownHosts, acceptNew, e.HashKnownHosts)
 	if err != nil {
 		conn.Close()
 		return nil, err

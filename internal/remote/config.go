@@ -23,8 +23,12 @@ type Endpoint struct {
 	// IdentityFiles are the keys to offer, in order (~ expanded).
 	IdentityFiles  []string
 	IdentitiesOnly bool
-	// KnownHosts are the known_hosts files to check (UserKnownHostsFile).
+	// KnownHosts are the known_hosts files to check (UserKnownHostsFile);
+	// a new key is recorded in the first.
 	KnownHosts []string
+	// GlobalKnownHosts are read too, never written (GlobalKnownHostsFile,
+	// /etc/ssh/ssh_known_hosts and ssh_known_hosts2 by default, as OpenSSH).
+	GlobalKnownHosts []string
 	// HostKeyAlias, when set, is the name looked up in known_hosts.
 	HostKeyAlias string
 	// ProxyJump lists jump hosts in order ("" or "none": direct).
@@ -155,6 +159,13 @@ func (c *SSHConfig) Resolve(spec string) (Endpoint, error) {
 		for _, f := range strings.Fields(vs[0]) {
 			e.KnownHosts = append(e.KnownHosts, c.expand(f, e))
 		}
+	}
+	if vs := c.getAll(alias, "GlobalKnownHostsFile"); len(vs) > 0 {
+		for _, f := range strings.Fields(vs[0]) {
+			e.GlobalKnownHosts = append(e.GlobalKnownHosts, c.expand(f, e))
+		}
+	} else {
+		e.GlobalKnownHosts = []string{"/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"}
 	}
 	if len(e.KnownHosts) == 0 {
 		e.KnownHosts = []string{filepath.Join(c.home, ".ssh", "known_hosts")}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/sparkrig/sparkrig/internal/shell"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
 )
@@ -32,12 +33,12 @@ type hostKeyChecker struct {
 	accepted string
 }
 
-func newHostKeyChecker(files []string, acceptNew, hash bool) (*hostKeyChecker, error) {
+func newHostKeyChecker(files, global []string, acceptNew, hash bool) (*hostKeyChecker, error) {
 	k := &hostKeyChecker{acceptNew: acceptNew, hash: hash}
 	if len(files) > 0 {
 		k.writeTo = files[0]
 	}
-	for _, f := range files {
+	for _, f := range append(append([]string(nil), files...), global...) {
 		if _, err := os.Stat(f); err == nil {
 			k.files = append(k.files, f)
 		}
@@ -109,8 +110,8 @@ func (k *hostKeyChecker) check(addr string, remote net.Addr, key ssh.PublicKey) 
 		return fmt.Errorf("%w: %s offered a revoked %s key %s", ErrHostKey, name, key.Type(), fp)
 	case errors.As(err, &ke) && len(ke.Want) > 0:
 		w := ke.Want[0]
-		return fmt.Errorf("%w: the host key of %s has CHANGED: it offered %s %s, but %s:%d holds %s; refusing to connect (if the host was reinstalled, remove the old key with: ssh-keygen -R %s)",
-			ErrHostKey, name, key.Type(), fp, w.Filename, w.Line, ssh.FingerprintSHA256(w.Key), strings.Trim(strings.SplitN(name, "]", 2)[0], "["))
+		return fmt.Errorf("%w: the host key of %s has CHANGED: it offered %s %s, but %s:%d holds %s; refusing to connect (if the host was reinstalled, remove the old key with: ssh-keygen -R %s -f %s)",
+			ErrHostKey, name, key.Type(), fp, w.Filename, w.Line, ssh.FingerprintSHA256(w.Key), shell.QuoteIfNeeded(name), shell.QuoteIfNeeded(w.Filename))
 	case errors.As(err, &ke):
 		if !k.acceptNew {
 			return fmt.Errorf("%w: the host key of %s is unknown: %s %s is in no known_hosts file (%s); check the fingerprint, then run again with --accept-new-host-keys or add it with ssh-keyscan",

@@ -114,6 +114,7 @@ Host spark-01
 
 Host bastion
   HostName bastion.example.net
+  GlobalKnownHostsFile /etc/ssh/site_known_hosts
   User admin
   ProxyJump none
 
@@ -133,7 +134,8 @@ Host *
 	}
 	want := Endpoint{Name: "spark-01", HostName: "192.168.1.21", Port: 2201, User: "ubuntu",
 		IdentityFiles: []string{home + "/.ssh/spark_ed25519"}, IdentitiesOnly: true,
-		KnownHosts: []string{home + "/.ssh/known_spark", "/etc/ssh/ssh_known_hosts"}, ProxyJump: []string{"bastion", "jump2"}}
+		KnownHosts: []string{home + "/.ssh/known_spark", "/etc/ssh/ssh_known_hosts"}, ProxyJump: []string{"bastion", "jump2"},
+		GlobalKnownHosts: []string{"/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2"}}
 	if diff := cmp.Diff(want, e); diff != "" {
 		t.Errorf("spark-01 (-want +got):\n%s", diff)
 	}

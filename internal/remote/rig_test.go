@@ -119,6 +119,39 @@ func TestChangedHostKeyRefusedEvenWithAcceptNew(t *testing.T) {
 	if !errors.Is(err, remote.ErrHostKey) || !strings.Contains(err.Error(), "CHANGED") || !strings.Contains(err.Error(), a.HostKeyFingerprint) || !strings.Contains(err.Error(), b.HostKeyFingerprint) {
 		t.Fatalf("err = %v", err)
 	}
+	// The advice removes exactly that entry, from that file.
+	name := a.Addr // known_hosts names a host on another port "[addr]:port"
+	if a.Port != 22 {
+		name = fmt.Sprintf("'[%s]:%d'", a.Addr, a.Port)
+	}
+	if want := fmt.Sprintf("ssh-keygen -R %s -f %s", name, r.KnownHosts); !strings.Contains(err.Error(), want) {
+		t.Errorf("advice: %v, want %q", err, want)
+	}
+}
+
+// TestGlobalKnownHostsHonoured: a key in GlobalKnownHostsFile (as
+// /etc/ssh/ssh_known_hosts is by default) is trusted, as OpenSSH trusts it,
+// though the user's own known_hosts is empty.
+func TestGlobalKnownHostsHonoured(t *testing.T) {
+	r := testrig.New(t, testrig.Config{Hosts: []testrig.HostSpec{{Name: "spark-01"}}})
+	h := r.Host("spark-01")
+	global := filepath.Join(t.TempDir(), "site_known_hosts")
+	if err := os.WriteFile(global, []byte(fmt.Sprintf("[%s]:%d %s\n", h.Addr, h.Port, h.HostKeyLine)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(t.TempDir(), "known_hosts")
+	os.WriteFile(empty, nil, 0o600)
+	cfg := filepath.Join(t.TempDir(), "ssh_config")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("Host spark-01\n  HostName %s\n  Port %d\n  User %s\n  IdentityFile %s\n  UserKnownHostsFile %s\n  GlobalKnownHostsFile %s\n  ConnectTimeout 30\n",
+		h.Addr, h.Port, h.User, r.KeyPath, empty, global)), 0o600)
+	c, err := remote.Dial(context.Background(), "spark-01", remote.Options{ConfigFile: cfg, Home: r.Dir})
+	if err != nil {
+		t.Fatalf("a key in GlobalKnownHostsFile was not trusted: %v", err)
+	}
+	c.Close()
+	if b, _ := os.ReadFile(empty); len(b) != 0 {
+		t.Errorf("the user's known_hosts was written: %q", b)
+	}
 }
 
 func TestFailuresAreBoundedAndClassified(t *testing.T) {
