@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/mod/module"
 	"golang.org/x/mod/zip"
@@ -65,5 +67,44 @@ func TestVersionFromCheckout(t *testing.T) {
 	}
 	if want := strings.TrimSpace(string(head))[:12]; !strings.Contains(string(out), want) {
 		t.Fatalf("--version printed %q, want the commit %s in it", out, want)
+	}
+}
+
+// TestInterruptEndsABlockedRead: `sleep 30 | sparkrig analyze -` ends with
+// 130 soon after SIGINT, not when the pipe closes.
+func TestInterruptEndsABlockedRead(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "sparkrig")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pw.Close() // never written: the read blocks until the signal
+	cmd := exec.Command(bin, "analyze", "-")
+	cmd.Stdin = pr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pr.Close()
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+			t.Errorf("exit %v, want 130", err)
+		}
+		t.Logf("ended %s after SIGINT", time.Since(start).Round(time.Millisecond))
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatal("still blocked 30 s after SIGINT")
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -57,12 +58,12 @@ func statusError(code int) error {
 
 // Main runs sparkrig with args and returns the exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	env := &Env{Stdin: stdin, Stdout: stdout, Stderr: stderr, Now: time.Now, Getenv: os.Getenv}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := &Env{Stdin: &interruptible{ctx: ctx, r: stdin}, Stdout: stdout, Stderr: stderr, Now: time.Now, Getenv: os.Getenv}
 	if f, ok := stdout.(*os.File); ok {
 		env.StdoutTTY = term.IsTerminal(int(f.Fd()))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	root := newRootCmd(env)
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -120,4 +121,42 @@ func newRootCmd(env *Env) *cobra.Command {
 		newPlanCmd(env),
 	)
 	return root
+}
+
+// interruptible reads r until ctx ends: a read blocked on a pipe or a FIFO
+// that never closes (sleep 30 | sparkrig analyze -) returns when SIGINT or
+// SIGTERM arrives, so the command ends with 130 at once. The reading starts
+// on the first Read, one chunk ahead at most.
+type interruptible struct {
+	ctx  context.Context
+	r    io.Reader
+	once sync.Once
+	pr   *io.PipeReader
+}
+
+func (i *interruptible) Read(p []byte) (int, error) {
+	i.once.Do(func() {
+		pr, pw := io.Pipe()
+		i.pr = pr
+		go func() {
+			buf := make([]byte, 256<<10)
+			for {
+				n, err := i.r.Read(buf)
+				if n > 0 {
+					if _, werr := pw.Write(buf[:n]); werr != nil {
+						return
+					}
+				}
+				if err != nil {
+					pw.CloseWithError(err)
+					return
+				}
+			}
+		}()
+		go func() {
+			<-i.ctx.Done()
+			pw.CloseWithError(i.ctx.Err())
+		}()
+	})
+	return i.pr.Read(p)
 }
