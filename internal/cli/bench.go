@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -175,9 +174,7 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 	}
 	if o.dryRun {
 		if o.format == "json" {
-			enc := json.NewEncoder(env.Stdout)
-			enc.SetIndent("", "  ")
-			if err := enc.Encode(struct {
+			if err := writeJSON(env.Stdout, struct {
 				Plan *bench.Plan `json:"plan"`
 			}{plan}); err != nil {
 				return exitf(ExitUnknown, "bench: writing JSON: %v", err)
@@ -398,9 +395,7 @@ func (o *benchOptions) execute(ctx context.Context, env *Env, t bench.Transport,
 	}
 	switch o.format {
 	case "json":
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rec); err != nil {
+		if err := writeJSON(env.Stdout, rec); err != nil {
 			return exitf(ExitUnknown, "bench: writing JSON: %v", err)
 		}
 	case "text":

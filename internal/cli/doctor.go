@@ -131,10 +131,7 @@ func auditReport(caps []hostCapture, profile check.Profile, env *Env) *report.Re
 			r.Hosts = append(r.Hosts, report.Host{Host: c.Host, Source: c.Source, Status: status, Error: errLine(c.Err), Findings: []check.Finding{}})
 			continue
 		}
-		n := c.Facts
-		if n == nil {
-			n = facts.FromSnapshot(c.Snap)
-		}
+		n := c.Facts // read once, where the node was acquired
 		nodes = append(nodes, n)
 		fixNodes = append(fixNodes, fix.NodeFrom(n, c.Snap))
 		p := profile

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/netip"
@@ -176,9 +175,7 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 				changes++
 			}
 		}
-		enc := json.NewEncoder(env.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(p); err != nil {
+		if err := writeJSON(env.Stdout, p); err != nil {
 			return err
 		}
 	} else if changes, err = render.FixPlan(env.Stdout, p); err != nil {

@@ -116,11 +116,10 @@ func mergeNetplan(cur []byte, rails []Rail, needOf func(Rail) persistNeeds) ([]b
 				changed = true
 			}
 		}
-		if v := mapGet(stanza, "mtu"); need.mtu || v != nil && v.Value != strconv.Itoa(r.MTU) {
-			if v == nil || v.Value != strconv.Itoa(r.MTU) {
-				mapSet(stanza, "mtu", scalar(strconv.Itoa(r.MTU)))
-				changed = true
-			}
+		// MTU: set where no file holds it yet, corrected where this one is wrong.
+		if v := mapGet(stanza, "mtu"); (need.mtu || v != nil) && (v == nil || v.Value != strconv.Itoa(r.MTU)) {
+			mapSet(stanza, "mtu", scalar(strconv.Itoa(r.MTU)))
+			changed = true
 		}
 		if r.Addr != "" && setIPv4(stanza, r.Addr) {
 			changed = true

@@ -324,9 +324,12 @@ func hostPlan(n Node, rails []Rail, opt Options, ports cx7Ports, env []fabric.Va
 	if c := change(n, SysctlPath, 0o644, sc, "TCP buffers and port range for NCCL/Gloo/MPI bootstrap and socket traffic"); sc != nil && c.Changed() {
 		hp.Files = append(hp.Files, c)
 	}
-	if conf := mergeNCCLConf(n.Current[NCCLConf], requiredNCCL(n.Facts, env)); !bytes.Equal(conf, n.Current[NCCLConf]) && len(requiredNCCL(n.Facts, env)) > 0 {
-		hp.Files = append(hp.Files, change(n, NCCLConf, 0o644, conf, "NCCL reads these for every job, whatever the launcher"))
+	if need := requiredNCCL(n.Facts, env); len(need) > 0 {
+		if conf := mergeNCCLConf(n.Current[NCCLConf], need); !bytes.Equal(conf, n.Current[NCCLConf]) {
+			hp.Files = append(hp.Files, change(n, NCCLConf, 0o644, conf, "NCCL reads these for every job, whatever the launcher"))
+		}
 	}
+
 	// The launcher environment goes with any other change (it documents the
 	// settings the changes assume), and is kept current once it exists.
 	if _, exists := n.Current[EnvPath]; len(hp.Files) > 0 || exists {
