@@ -133,12 +133,19 @@ func captureOne(ctx context.Context, d *remote.Dialer, host, script, toolVersion
 	if sudo {
 		shell = rootShell
 	}
-	stdout, stderr, code, err := c.Run(ctx, shell, strings.NewReader(script))
-	if err != nil {
+	meta := capture.ScriptMeta{Host: host, ToolVersion: toolVersion, CapturedAt: start}
+	var s *snapshot.Snapshot
+	stderr, code, err := c.Stream(ctx, shell, strings.NewReader(script), func(r io.Reader) error {
+		var err error
+		s, err = capture.ReadScriptOutput(r, meta)
+		return err
+	})
+	if s != nil {
+		s.Manifest.DurationMS = time.Since(start).Milliseconds()
+	}
+	if err != nil && (errors.Is(err, remote.ErrTimeout) || errors.Is(err, remote.ErrDropped) || errors.Is(err, remote.ErrUnreachable)) {
 		return c, nil, err
 	}
-	s, err := capture.ReadScriptOutput(strings.NewReader(string(stdout)), capture.ScriptMeta{
-		Host: host, ToolVersion: toolVersion, CapturedAt: start, Duration: time.Since(start)})
 	if err != nil {
 		if msg := strings.TrimSpace(string(stderr)); msg != "" {
 			err = fmt.Errorf("%w (exit %d: %s)", err, code, firstLineOf(msg))

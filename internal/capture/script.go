@@ -357,11 +357,13 @@ func readPayload(br *bufio.Reader, h scriptHeader, boundary []byte, room int64) 
 		if h.size > room {
 			return nil, fmt.Errorf("capture stream larger than %d MiB", maxStreamBytes>>20)
 		}
-		payload := make([]byte, h.size)
-		if _, err := io.ReadFull(br, payload); err != nil {
+		// grown as the bytes arrive: a header's claim alone allocates nothing
+		var buf bytes.Buffer
+		buf.Grow(int(min(h.size, 1<<20)))
+		if _, err := io.CopyN(&buf, br, h.size); err != nil {
 			return nil, fmt.Errorf("%w inside %s", ErrCaptureCut, h.name)
 		}
-		return payload, nil
+		return buf.Bytes(), nil
 	}
 	if boundary == nil {
 		return nil, fmt.Errorf("not a sparkrig capture stream: unsized record %s before the boundary", h.name)

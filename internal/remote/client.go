@@ -300,34 +300,105 @@ func (c *Client) Close() error {
 	return err
 }
 
+// MaxRunOutput bounds what Run keeps of a command's stdout; a command that
+// prints more is killed and Run returns an error wrapping ErrTooMuchOutput.
+const MaxRunOutput = 64 << 20
+
+// maxStderr bounds what is kept of a command's stderr (the start of it).
+const maxStderr = 64 << 10
+
 // Run runs cmd (a shell command line) and returns its output and exit
 // status. A non-zero exit is not an error. When ctx ends first, the remote
 // command's process group is killed and the error wraps ErrTimeout.
+// Stdout is kept up to MaxRunOutput, stderr's first 64 KiB.
 func (c *Client) Run(ctx context.Context, cmd string, stdin io.Reader) (stdout, stderr []byte, exit int, err error) {
-	var o, e lockedBuffer
-	p, err := c.Start(cmd, stdin, &o, &e)
+	o := &cappedBuffer{max: MaxRunOutput, fail: true, over: make(chan struct{})}
+	e := &cappedBuffer{max: maxStderr}
+	p, err := c.Start(cmd, stdin, o, e)
 	if err != nil {
 		return nil, nil, -1, err
 	}
-	exit, err = p.WaitContext(ctx)
+	exit, err = p.wait(ctx, o.over)
+	if o.overflowed() {
+		err = fmt.Errorf("%w: %s: stdout passed %d MiB", ErrTooMuchOutput, c.Host, MaxRunOutput>>20)
+	}
 	return o.Bytes(), e.Bytes(), exit, err
 }
 
-// lockedBuffer collects output that may still arrive after a timed-out Run
-// returned.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+// Stream runs cmd and hands its stdout to consume as it arrives, so a
+// command's output is never held whole: consume bounds what it keeps. When
+// consume returns an error, or ctx ends, the command is killed. Stream
+// returns consume's error first, then the command's; stderr's first 64 KiB
+// come back as well.
+func (c *Client) Stream(ctx context.Context, cmd string, stdin io.Reader, consume func(io.Reader) error) (stderr []byte, exit int, err error) {
+	pr, pw := io.Pipe()
+	e := &cappedBuffer{max: maxStderr}
+	p, err := c.Start(cmd, stdin, pw, e)
+	if err != nil {
+		return nil, -1, err
+	}
+	abort := make(chan struct{})
+	waited := make(chan struct{})
+	go func() {
+		exit, err = p.wait(ctx, abort)
+		pw.CloseWithError(err) // nil: the reader sees EOF
+		close(waited)
+	}()
+	cerr := consume(pr)
+	if cerr == nil {
+		// What follows the stream's end is not evidence; read a little of it
+		// so a clean exit is not mistaken for a cut connection, then stop.
+		_, cerr = io.Copy(io.Discard, io.LimitReader(pr, 64<<10))
+		if n, _ := pr.Read(make([]byte, 1)); n > 0 {
+			close(abort)
+		}
+	} else {
+		close(abort)
+	}
+	pr.CloseWithError(errors.New("output no longer read"))
+	<-waited
+	if cerr != nil && ctx.Err() == nil {
+		return e.Bytes(), exit, cerr
+	}
+	return e.Bytes(), exit, err
 }
 
-func (l *lockedBuffer) Write(p []byte) (int, error) {
+// cappedBuffer keeps the first max bytes written to it. Past that it either
+// drops the rest quietly or, with fail set, fails the write and closes over.
+type cappedBuffer struct {
+	mu   sync.Mutex
+	b    bytes.Buffer
+	max  int
+	fail bool
+	over chan struct{}
+	full bool
+}
+
+func (l *cappedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if room := l.max - l.b.Len(); len(p) > room {
+		l.b.Write(p[:max(room, 0)])
+		if !l.fail {
+			return len(p), nil
+		}
+		if !l.full {
+			l.full = true
+			close(l.over)
+		}
+		return 0, ErrTooMuchOutput
+	}
 	return l.b.Write(p)
 }
 
-// Bytes returns a copy of what was written so far.
-func (l *lockedBuffer) Bytes() []byte {
+func (l *cappedBuffer) overflowed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.full
+}
+
+// Bytes returns a copy of what was kept so far.
+func (l *cappedBuffer) Bytes() []byte {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return bytes.Clone(l.b.Bytes())
@@ -384,14 +455,24 @@ func (p *Process) Wait() (int, error) {
 
 // WaitContext waits like Wait, but kills the command when ctx ends first.
 func (p *Process) WaitContext(ctx context.Context) (int, error) {
+	return p.wait(ctx, nil)
+}
+
+// wait waits for the command; when ctx ends or abort closes first it kills
+// the command.
+func (p *Process) wait(ctx context.Context, abort <-chan struct{}) (int, error) {
 	select {
 	case <-p.done:
 		return p.exit, p.err
 	case <-ctx.Done():
+	case <-abort:
 	}
 	kctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	p.Kill(kctx)
+	if ctx.Err() == nil {
+		return -1, fmt.Errorf("%w: %s: stopped by the reader", ErrDropped, p.client.Host)
+	}
 	return -1, fmt.Errorf("%w: %s: command still running at its deadline (%v)", ErrTimeout, p.client.Host, context.Cause(ctx))
 }
 

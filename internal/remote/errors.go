@@ -18,4 +18,6 @@ var (
 	ErrTimeout = errors.New("timed out")
 	// ErrDropped: the connection was lost while a command ran.
 	ErrDropped = errors.New("connection dropped")
+	// ErrTooMuchOutput: a command printed more than the caller keeps.
+	ErrTooMuchOutput = errors.New("too much output")
 )
