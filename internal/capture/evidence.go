@@ -161,6 +161,9 @@ var Files = []Path{
 	{Glob: "/usr/local/cuda*/lib*/libnccl.so*", NameOnly: true, Why: "NCCL library inside a CUDA toolkit tree"},
 }
 
+// envFilter keeps whole NAME=value lines of the settings sparkrig reads.
+const envFilter = `^((NCCL|UCX|OMPI|OMPI_MCA|GLOO)_[A-Za-z0-9_]*|CUDA_VISIBLE_DEVICES)=`
+
 // kernelLogFilter keeps the kernel-log lines the checks read.
 const kernelLogFilter = `Linux version|NVRM: Xid|mlx5|nvidia-peermem|nvidia_peermem`
 
@@ -197,7 +200,10 @@ var Commands = []Command{
 		Why: "which NCCL, CUDA runtime and verbs libraries the loader finds"},
 	{ID: "dpkg-nccl", Argv: []string{"dpkg-query", "-W", "-f", `${Package} ${Version}\n`, "libnccl*"},
 		Why: "NCCL package version"},
-	{ID: "env", Argv: []string{"env"}, Filter: `^(NCCL|UCX|OMPI|CUDA_VISIBLE_DEVICES)`,
+	// env -0 and tr put every variable on one line of its own (a value's
+	// newlines become spaces), so no line of another variable's value can
+	// pass the filter as if it were a setting.
+	{ID: "env", Argv: []string{"sh", "-c", `env -0 | tr '\n\000' ' \n'`}, Filter: envFilter,
 		Why: "NCCL_*, UCX_*, OMPI_* settings of the capturing environment"},
 	{ID: "ssh-connection", Argv: []string{"printenv", "SSH_CONNECTION"},
 		Why: "the address an SSH session arrives on, so fix never reconfigures that interface"},

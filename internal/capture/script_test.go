@@ -253,3 +253,26 @@ func TestHostileRecordNamesRefused(t *testing.T) {
 		}
 	}
 }
+
+// A multi-line value cannot smuggle a line past the environment filter, in
+// the script and in the local capture alike.
+func TestEnvironmentKeepsWholeSettingsOnly(t *testing.T) {
+	t.Setenv("SPARKRIG_TEST_NOTE", "first line\nNCCL_LEAK=secret")
+	t.Setenv("NCCL_SOCKET_IFNAME", "enp1s0f0np0")
+	var env Command
+	for _, c := range Commands {
+		if c.ID == "env" {
+			env = c
+		}
+	}
+	s, err := ReadScriptOutput(bytes.NewReader(runScript(t, buildScript(nil, []Command{env}))), ScriptMeta{Host: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := runCommand(context.Background(), expandCommands([]Command{env}, nil)[0])
+	for name, out := range map[string]string{"script": string(s.Data[snapshot.CmdKey("env", "stdout")]), "local": string(local.stdout)} {
+		if strings.Contains(out, "secret") || !strings.Contains(out, "NCCL_SOCKET_IFNAME=enp1s0f0np0\n") {
+			t.Errorf("%s capture of env: %q", name, out)
+		}
+	}
+}
