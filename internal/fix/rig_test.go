@@ -296,3 +296,49 @@ func TestRigRing(t *testing.T) {
 		t.Errorf("%d rails pinged their peer, want 12 (3 nodes x 4 twins)", pings)
 	}
 }
+
+// TestRigKeepsLinksAndCleansUp: a symlinked /etc/nccl.conf stays a link
+// through apply and rollback (its target gets the new settings, then the old
+// ones back), a directory apply created is gone after rollback, and a stage
+// script cut off in transit changes nothing.
+func TestRigKeepsLinksAndCleansUp(t *testing.T) {
+	t.Parallel()
+	r, ts := rigPair(t)
+	ctx := context.Background()
+	rigExec(t, r, "spark-01", "sh", "-c", "mkdir -p /etc/nccl.d && printf 'NCCL_SOCKET_IFNAME=eth0\\n' > /etc/nccl.d/site.conf && ln -s nccl.d/site.conf /etc/nccl.conf")
+	hp := planLive(t, r, ts, Options{Topology: OneCable, Port: -1}).Hosts[0]
+	var conf, env *Change
+	for i := range hp.Files {
+		switch hp.Files[i].Path {
+		case NCCLConf:
+			conf = &hp.Files[i]
+		case EnvPath:
+			env = &hp.Files[i]
+		}
+	}
+	if conf == nil || !conf.Changed() || env == nil || !env.Changed() {
+		t.Fatalf("the plan should change %s and write %s: %+v", NCCLConf, EnvPath, hp.Files)
+	}
+
+	script := stageScript(hp, "20261122T000007Z", ActivateIP, time.Minute)
+	cut := script[:len(script)*2/3]
+	if _, err := ts["spark-01"].Run(ctx, cut); err != nil {
+		t.Logf("cut script: %v", err) // an unterminated function may be a syntax error: either way nothing ran
+	}
+	if got := rigExec(t, r, "spark-01", "sh", "-c", "ls /var/backups/sparkrig /etc/sparkrig 2>&1 | grep -c 'No such file'; cat /etc/nccl.conf"); got != "2\nNCCL_SOCKET_IFNAME=eth0\n" {
+		t.Fatalf("after a cut stage script: %q, want no backup, no /etc/sparkrig, nccl.conf as it was", got)
+	}
+
+	if out := Apply(ctx, hp, ts["spark-01"], rigApplyOptions("20261122T000008Z")); out.Status != Applied {
+		t.Fatalf("Apply = %+v", out)
+	}
+	if got := rigExec(t, r, "spark-01", "sh", "-c", "readlink /etc/nccl.conf; cat /etc/nccl.d/site.conf"); got != "nccl.d/site.conf\n"+string(conf.New) {
+		t.Errorf("after apply: %q, want the link kept and its target rewritten to\n%s", got, conf.New)
+	}
+	if _, err := Rollback(ctx, ts["spark-01"]); err != nil {
+		t.Fatal(err)
+	}
+	if got := rigExec(t, r, "spark-01", "sh", "-c", "readlink /etc/nccl.conf; cat /etc/nccl.conf; test -e /etc/sparkrig && echo present || echo gone"); got != "nccl.d/site.conf\nNCCL_SOCKET_IFNAME=eth0\ngone\n" {
+		t.Errorf("after rollback: %q, want the link to the old content and /etc/sparkrig gone", got)
+	}
+}

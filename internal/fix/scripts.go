@@ -38,6 +38,9 @@ func Stamp(t time.Time) string { return t.UTC().Format("20060102T150405Z") }
 func stageScript(hp HostPlan, stamp string, act Activation, deadman time.Duration) string {
 	dir := path.Join(BackupRoot, stamp)
 	var b strings.Builder
+	// The body is a function called on the last line: a script cut off in
+	// transit defines nothing and runs nothing.
+	b.WriteString("stage() {\n")
 	fmt.Fprintf(&b, "set -eu\numask 022\nB=%s\n", shell.Quote(dir))
 	b.WriteString(sshGuard(hp))
 	b.WriteString("fail() { echo \"$1\" >&2; exit 4; }\n")
@@ -48,8 +51,10 @@ func stageScript(hp HostPlan, stamp string, act Activation, deadman time.Duratio
 		}
 		fmt.Fprintf(&b, "[ \"$(sha256sum < %[1]s | cut -d' ' -f1)\" = %x ] || fail '%[1]s changed since the plan was made; plan again'\n", c.Path, sha256.Sum256(c.Old))
 	}
-	b.WriteString("[ ! -e \"$B\" ] || fail \"backup $B exists already\"\nmkdir -p \"$B/files\"\n: > \"$B/manifest\"\n")
+	b.WriteString("[ ! -e \"$B\" ] || fail \"backup $B exists already\"\nmkdir -p \"$B/files\"\n: > \"$B/manifest\"\n: > \"$B/created-dirs\"\n")
 	for _, c := range hp.Files {
+		// cp follows a symlink: the backup holds what the link points at,
+		// and the restore writes it back through the link, which stays.
 		fmt.Fprintf(&b, "if [ -e %[1]s ]; then mkdir -p \"$B/files%[2]s\"; cp -p %[1]s \"$B/files%[1]s\"; printf '%%s\\tpresent\\n' %[1]s >> \"$B/manifest\"; else printf '%%s\\tabsent\\n' %[1]s >> \"$B/manifest\"; fi\n", c.Path, path.Dir(c.Path))
 	}
 	b.WriteString(": > \"$B/links\"\n")
@@ -63,20 +68,26 @@ func stageScript(hp HostPlan, stamp string, act Activation, deadman time.Duratio
 	writeFile(&b, "$B/restore.sh", restoreScript(hp, act), 0o755)
 	writeFile(&b, "$B/activate.sh", activateScript(hp, act), 0o755)
 	writeFile(&b, "$B/deadman.sh", deadmanScript(deadman), 0o755)
-	for _, c := range hp.Files {
-		if !c.Changed() {
-			continue
-		}
-		fmt.Fprintf(&b, "mkdir -p %s\n", path.Dir(c.Path))
-		writeFile(&b, c.Path, string(c.New), c.Mode)
-	}
+	// The timer is armed before anything is written: from here on, a
+	// controller that never comes back means the backup is restored.
 	// Detached (a new session, all streams redirected) so neither waits on
 	// nor dies with this SSH session.
 	b.WriteString(`if command -v setsid >/dev/null 2>&1; then D=setsid; else D=nohup; fi
 $D sh "$B/deadman.sh" </dev/null >/dev/null 2>&1 &
 echo $! > "$B/deadman.pid"
-$D sh "$B/activate.sh" </dev/null > "$B/activate.log" 2>&1 &
+`)
+	for _, c := range hp.Files {
+		if !c.Changed() {
+			continue
+		}
+		d := path.Dir(c.Path)
+		fmt.Fprintf(&b, "[ -d %[1]s ] || { mkdir -p %[1]s; echo %[1]s >> \"$B/created-dirs\"; }\n", d)
+		writeFile(&b, c.Path, string(c.New), c.Mode)
+	}
+	b.WriteString(`$D sh "$B/activate.sh" </dev/null > "$B/activate.log" 2>&1 &
 echo "backup $B"
+}
+stage
 `)
 	return b.String()
 }
@@ -98,10 +109,11 @@ func sshGuard(hp HostPlan) string {
 	return b.String()
 }
 
-// writeFile emits sh that writes content to p atomically with mode.
+// writeFile emits sh that writes content to p atomically with mode. Where
+// p is a symlink, the file it points at is replaced and the link kept.
 func writeFile(b *strings.Builder, p, content string, mode fs.FileMode) {
 	enc := base64.StdEncoding.EncodeToString([]byte(content))
-	fmt.Fprintf(b, "printf '%%s' '%s' | base64 -d > \"%s.sparkrig-new\" && chmod %04o \"%s.sparkrig-new\" && mv -f \"%s.sparkrig-new\" \"%s\"\n", enc, p, mode, p, p, p)
+	fmt.Fprintf(b, "t=\"%[1]s\"; [ ! -L \"$t\" ] || t=$(readlink -f \"$t\"); printf '%%s' '%[2]s' | base64 -d > \"$t.sparkrig-new\" && chmod %04[3]o \"$t.sparkrig-new\" && mv -f \"$t.sparkrig-new\" \"$t\"\n", p, enc, mode)
 }
 
 // activateScript makes the written settings take effect and records the
@@ -147,8 +159,11 @@ func restoreScript(hp HostPlan, act Activation) string {
 	b.WriteString(`B=$(cd "$(dirname "$0")" && pwd)
 T=$(printf '\t')
 while IFS="$T" read -r p state; do
-  if [ "$state" = present ]; then mkdir -p "$(dirname "$p")"; cp -p "$B/files$p" "$p"; else rm -f "$p"; fi
+  if [ "$state" = present ]; then mkdir -p "$(dirname "$p")"; cp -p "$B/files$p" "$p"
+  elif [ -L "$p" ]; then rm -f "$(readlink -f "$p")"
+  else rm -f "$p"; fi
 done < "$B/manifest"
+[ ! -e "$B/created-dirs" ] || sort -r "$B/created-dirs" | while read -r d; do rmdir "$d" 2>/dev/null || true; done
 `)
 	if act == ActivateNetplan {
 		b.WriteString("netplan apply || true\n")
