@@ -72,7 +72,6 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 	defer func() {
 		mu.Lock()
 		defer mu.Unlock()
-		closed = true
 		for _, c := range clients {
 			if c != nil {
 				c.Close()
@@ -103,6 +102,7 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 	})
 	prog.finish()
 	mu.Lock()
+	closed = true // a host the fan-out gave up on must not write caps while the mesh reads it
 	for i, res := range results {
 		if caps[i].Host == "" { // the fan-out gave up on it before it answered
 			caps[i] = Node{Host: hosts[i], Source: "ssh", Err: res.Err, Status: Status(res.Err)}

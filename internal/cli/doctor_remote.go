@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -10,6 +11,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/acquire"
 	"github.com/sparkrig/sparkrig/internal/capped"
 	"github.com/sparkrig/sparkrig/internal/remote"
+	"github.com/sparkrig/sparkrig/internal/render"
 )
 
 // hostCapture is one node's evidence, or why it could not be had.
@@ -87,9 +89,15 @@ func (o *remoteOptions) hostList() ([]string, error) {
 }
 
 func (o *remoteOptions) dialer(env *Env) (*remote.Dialer, error) {
+	var mu sync.Mutex
 	return remote.NewDialer(remote.Options{
 		ConfigFile: o.sshConfig, AgentSock: env.Getenv("SSH_AUTH_SOCK"), User: o.user,
 		IdentityFiles: o.identities, KnownHosts: o.knownHosts, AcceptNewHostKeys: o.acceptNew,
+		Notify: func(s string) {
+			mu.Lock()
+			defer mu.Unlock()
+			fmt.Fprintln(env.Stderr, "sparkrig: "+render.Line(s))
+		},
 	})
 }
 

@@ -45,6 +45,10 @@ type Options struct {
 	// always refused.
 	AcceptNewHostKeys bool
 	ConnectTimeout    time.Duration
+	// Notify, when set, is told what the user should know although nothing
+	// failed: a host key recorded in known_hosts, an ssh_config block that
+	// is not evaluated. It may be called from many goroutines.
+	Notify func(string)
 }
 
 // Dialer opens connections with resolved options; it is safe for concurrent use.
@@ -65,6 +69,11 @@ func NewDialer(o Options) (*Dialer, error) {
 	conf, err := LoadSSHConfig(o.ConfigFile, o.Home, local)
 	if err != nil {
 		return nil, err
+	}
+	if o.Notify != nil {
+		for _, w := range conf.Warnings {
+			o.Notify(w)
+		}
 	}
 	return &Dialer{opt: o, conf: conf}, nil
 }
@@ -242,6 +251,9 @@ func (d *Dialer) connect(ctx context.Context, e Endpoint, via *ssh.Client, cl *C
 	conn.SetDeadline(time.Time{})
 	if hk.accepted != "" {
 		cl.Notes = append(cl.Notes, hk.accepted)
+		if d.opt.Notify != nil {
+			d.opt.Notify(hk.accepted)
+		}
 	}
 	cl.Notes = append(cl.Notes, notes...)
 	return ssh.NewClient(sc, chans, reqs), nil

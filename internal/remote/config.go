@@ -53,6 +53,10 @@ func joinHostPort(h string, port int) string {
 
 // SSHConfig is the parsed user and system OpenSSH client configuration.
 type SSHConfig struct {
+	// Warnings name what was read but is not applied (Match blocks with
+	// criteria other than host and all).
+	Warnings []string
+
 	files []*ssh_config.Config
 	home  string
 	user  string // local user name, the default remote user
@@ -80,6 +84,10 @@ func LoadSSHConfig(userFile, home, localUser string) (*SSHConfig, error) {
 			}
 			continue
 		}
+		b, skipped := skipUnsupportedMatch(b)
+		for _, m := range skipped {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s: %s is not evaluated; its settings are not applied", p, m))
+		}
 		cfg, err := ParseSSHConfig(b)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
@@ -87,6 +95,38 @@ func LoadSSHConfig(userFile, home, localUser string) (*SSHConfig, error) {
 		c.files = append(c.files, cfg)
 	}
 	return c, nil
+}
+
+// skipUnsupportedMatch turns each Match block the parser cannot evaluate
+// (criteria other than a lone "all" or "host PATTERNS": user, exec,
+// localnetwork, ...) into a block that matches no host, and names them.
+func skipUnsupportedMatch(b []byte) ([]byte, []string) {
+	lines := strings.Split(string(b), "\n")
+	var skipped []string
+	for i, l := range lines {
+		f := strings.Fields(strings.ReplaceAll(l, "=", " "))
+		if len(f) < 2 || !strings.EqualFold(f[0], "Match") {
+			continue
+		}
+		crit := strings.ToLower(f[1])
+		if crit == "all" && len(f) == 2 || crit == "host" && len(f) > 2 && !hasMatchCriterion(f[2:]) {
+			continue
+		}
+		skipped = append(skipped, fmt.Sprintf("line %d %q", i+1, strings.Join(f, " ")))
+		lines[i] = "Host sparkrig-match-not-evaluated.invalid"
+	}
+	return []byte(strings.Join(lines, "\n")), skipped
+}
+
+func hasMatchCriterion(words []string) bool {
+	for _, w := range words {
+		switch strings.ToLower(w) {
+		case "all", "canonical", "final", "exec", "localnetwork", "host", "originalhost", "tagged",
+			"command", "user", "localuser", "version", "sessiontype", "address", "localaddress", "localport", "rdomain":
+			return true
+		}
+	}
+	return false
 }
 
 // ParseSSHConfig parses ssh_config text. The underlying parser panics on some
@@ -169,6 +209,11 @@ func (c *SSHConfig) Resolve(spec string) (Endpoint, error) {
 	}
 	if len(e.KnownHosts) == 0 {
 		e.KnownHosts = []string{filepath.Join(c.home, ".ssh", "known_hosts")}
+	}
+	if v := c.get(alias, "ProxyCommand"); v != "" && !strings.EqualFold(v, "none") {
+		// Connecting directly instead would reach another network path, or
+		// the wrong host, without a word.
+		return e, fmt.Errorf("ssh config for %s: ProxyCommand is not supported; use ProxyJump (ssh -J) for %s, or run sparkrig where %s is reachable directly", alias, alias, alias)
 	}
 	e.HostKeyAlias = c.get(alias, "HostKeyAlias")
 	if v := c.get(alias, "ProxyJump"); v != "" && !strings.EqualFold(v, "none") {

@@ -273,3 +273,32 @@ Host loop-b
 		t.Errorf("loop: %v", err)
 	}
 }
+
+// Match blocks the parser cannot evaluate are skipped with a warning, not
+// fatal; ProxyCommand is refused rather than bypassed.
+func TestSSHConfigMatchAndProxyCommand(t *testing.T) {
+	home := t.TempDir()
+	p := filepath.Join(home, "config")
+	text := "Match user ubuntu\n  IdentityFile ~/.ssh/work\nMatch host spark-* exec \"true\"\n  Port 2222\nMatch host spark-*\n  User admin\n\nHost spark-01\n  HostName 10.0.0.1\n\nHost behind\n  ProxyCommand ssh -W %h:%p bastion\n"
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadSSHConfig(p, home, "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		p + `: line 1 "Match user ubuntu" is not evaluated; its settings are not applied`,
+		p + `: line 3 "Match host spark-* exec \"true\"" is not evaluated; its settings are not applied`,
+	}
+	if diff := cmp.Diff(want, c.Warnings); diff != "" {
+		t.Errorf("warnings (-want +got):\n%s", diff)
+	}
+	e, err := c.Resolve("spark-01")
+	if err != nil || e.HostName != "10.0.0.1" || e.Port != 22 || e.User != "admin" || len(e.IdentityFiles) != 0 {
+		t.Errorf("spark-01 = %+v, %v", e, err)
+	}
+	if _, err := c.Resolve("behind"); err == nil || !strings.Contains(err.Error(), "ProxyCommand is not supported; use ProxyJump") {
+		t.Errorf("ProxyCommand: %v", err)
+	}
+}

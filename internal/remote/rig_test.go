@@ -89,11 +89,16 @@ func TestUnknownHostKeyRefusedThenAcceptedNew(t *testing.T) {
 	}
 	o := rigOptions(r)
 	o.AcceptNewHostKeys = true
+	var told []string
+	o.Notify = func(s string) { told = append(told, s) }
 	c, err := remote.Dial(ctx, "spark-01", o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	c.Close()
+	if want := "added ssh-ed25519 key " + h.HostKeyFingerprint + " for " + h.Addr + " to " + r.KnownHosts; len(told) != 1 || told[0] != want {
+		t.Errorf("told %q, want %q", told, want)
+	}
 	kh, _ := os.ReadFile(r.KnownHosts)
 	if !strings.Contains(string(kh), h.Addr+" "+h.HostKeyLine) {
 		t.Errorf("known_hosts after accept-new:\n%s", kh)
