@@ -66,3 +66,34 @@ func TestHostileNodeStreamingZerosIsRefused(t *testing.T) {
 		t.Errorf("healthy node: %v", nodes[1].Err)
 	}
 }
+
+// An interrupt (the context ending) ends a capture blocked on a node that
+// never answers at once, not at the 60 s host deadline.
+func TestInterruptEndsASilentNode(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	s, err := loopssh.Start(1, t.TempDir(), func(_ int, cmd string, _ io.Reader, stdout io.Writer) int {
+		if strings.Contains(cmd, "kill -TERM") {
+			return 0
+		}
+		io.WriteString(stdout, "sparkrig-pgid 4242\n")
+		<-block
+		return 0
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	d, err := remote.NewDialer(remote.Options{ConfigFile: s.SSHConfig, Home: t.TempDir(), ConnectTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(time.Second, cancel)
+	start := time.Now()
+	nodes := acquire.Remote(ctx, s.Hosts, acquire.Options{Dialer: d, Parallel: 4,
+		HostTimeout: 60 * time.Second, Timeout: 120 * time.Second, NoPing: true})
+	if el := time.Since(start); el > 10*time.Second || nodes[0].Err == nil {
+		t.Errorf("returned after %v with %v; want the interrupt to end it within about a second", el, nodes[0].Err)
+	}
+}
