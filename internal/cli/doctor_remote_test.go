@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 	"github.com/sparkrig/sparkrig/internal/testrig"
@@ -277,6 +279,71 @@ func TestRigSnapshotPerHostThenDoctorOnSnapshots(t *testing.T) {
 	}
 	if a, b := len(live.Cluster.Findings), len(rep.Cluster.Findings); a != b {
 		t.Errorf("live run has %d cluster findings, the snapshots %d", a, b)
+	}
+
+	// Again into the same directory: the archives are kept without --force.
+	errb.Reset()
+	if code := Main([]string{"snapshot", "--ssh-config", r.SSHConfig, "--hosts", "spark-[01-02]", "-o", dir}, strings.NewReader(""), &out, &errb); code == 0 ||
+		!strings.Contains(errb.String(), "sparkrig snapshot: spark-01: "+paths[0]+" exists; add --force to replace it") {
+		t.Errorf("snapshot over existing archives: exit %d: %s", code, errb.String())
+	}
+	errb.Reset()
+	if code := Main([]string{"snapshot", "--ssh-config", r.SSHConfig, "--hosts", "spark-01", "-o", filepath.Join(dir, "all.tar.gz")}, strings.NewReader(""), &out, &errb); code == 0 ||
+		!strings.Contains(errb.String(), "-o names a directory for one HOST.tar.gz per node, not an archive") {
+		t.Errorf("snapshot --hosts -o x.tar.gz: exit %d: %s", code, errb.String())
+	}
+
+	// Anonymized: no host name or MAC is left, and the audit is the same
+	// with the stand-in names.
+	var secrets []string
+	for _, p := range paths {
+		s, err := snapshot.Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := facts.FromSnapshot(s)
+		secrets = append(secrets, n.Hostname)
+		for _, d := range n.NetDevs {
+			if d.MAC != "" && d.MAC != "00:00:00:00:00:00" {
+				secrets = append(secrets, d.MAC)
+			}
+		}
+	}
+	if len(secrets) < 6 {
+		t.Fatalf("too few names and MACs to look for: %q", secrets)
+	}
+	anon := t.TempDir()
+	if code := Main([]string{"snapshot", "--anonymize", "--ssh-config", r.SSHConfig, "--hosts", "spark-[01-02]", "-o", anon}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("snapshot --anonymize: exit %d: %s", code, errb.String())
+	}
+	apaths, _ := filepath.Glob(filepath.Join(anon, "*.tar.gz"))
+	if len(apaths) != 2 || filepath.Base(apaths[0]) != "node-01.tar.gz" {
+		t.Fatalf("anonymized archives: %v", apaths)
+	}
+	for _, p := range apaths {
+		raw, err := exec.Command("sh", "-c", "tar -xzOf "+p).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sec := range secrets {
+			if bytes.Contains(raw, []byte(sec)) {
+				t.Errorf("%s still holds %q", p, sec)
+			}
+		}
+	}
+	out.Reset()
+	Main(append([]string{"doctor", "--format", "json", "--snapshot"}, apaths...), strings.NewReader(""), &out, &errb)
+	var arep report.Report
+	if err := json.Unmarshal(out.Bytes(), &arep); err != nil {
+		t.Fatal(err)
+	}
+	renamed := strings.NewReplacer("spark-01", "node-01", "spark-02", "node-02")
+	var wantAnon []string
+	for _, w := range want {
+		wantAnon = append(wantAnon, renamed.Replace(w))
+	}
+	if diff := cmp.Diff(wantAnon, clusterProblems(&arep)); diff != "" {
+		t.Errorf("anonymized snapshots (-want +got):\n%s", diff)
 	}
 }
 

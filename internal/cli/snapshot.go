@@ -2,20 +2,25 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sparkrig/sparkrig/internal/capture"
+	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
 // snapshotOptions are the snapshot command's flags.
 type snapshotOptions struct {
-	output string
-	remote remoteOptions
+	output    string
+	force     bool
+	anonymize bool
+	remote    remoteOptions
 }
 
 func newSnapshotCmd(env *Env) *cobra.Command {
@@ -27,7 +32,12 @@ func newSnapshotCmd(env *Env) *cobra.Command {
 outputs of a fixed command list) without judging it. "sparkrig doctor --snapshot PATH"
 audits it later, anywhere. A name ending in .tar.gz or .tgz writes an archive,
 anything else a directory. With SSH hosts selected, PATH is a directory that
-receives one <host>.tar.gz per node.
+receives one <host>.tar.gz per node. An existing snapshot is replaced only with
+--force; a directory that holds anything else is never written into.
+
+Snapshots carry no secrets (Wi-Fi and VPN keys, passwords are redacted at
+capture). --anonymize also replaces host names, MAC addresses and public IP
+addresses with stand-ins, the same on every node of the run.
 
 ` + exitHelp,
 		Example: `  sparkrig snapshot -o node1.tar.gz
@@ -40,20 +50,66 @@ receives one <host>.tar.gz per node.
 			if opts.remote.enabled() {
 				return snapshotRemote(cmd.Context(), env, opts)
 			}
-			return snapshotLocal(cmd.Context(), env, opts.output)
+			return snapshotLocal(cmd.Context(), env, opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "", "where to write: NAME.tar.gz for an archive, else a directory")
+	cmd.Flags().BoolVar(&opts.force, "force", false, "replace existing snapshots at PATH")
+	cmd.Flags().BoolVar(&opts.anonymize, "anonymize", false, "replace host names, MACs and public IP addresses with stand-ins")
 	addRemoteFlags(cmd.Flags(), &opts.remote)
 	return cmd
 }
 
-func snapshotLocal(ctx context.Context, env *Env, out string) error {
-	s := capture.Local(ctx, capture.Options{ToolVersion: Version, Now: env.Now})
-	if err := s.Write(out); err != nil {
+func snapshotLocal(ctx context.Context, env *Env, opts *snapshotOptions) error {
+	if err := checkSnapshotTarget(opts.output, opts.force); err != nil {
 		return exitf(ExitUnknown, "snapshot: %v", err)
 	}
-	fmt.Fprintf(env.Stderr, "wrote %s: %s\n", out, snapshotSummary(s))
+	s := capture.Local(ctx, capture.Options{ToolVersion: Version, Now: env.Now})
+	if opts.anonymize {
+		a := capture.NewAnonymizer()
+		a.Learn(s.Manifest.Host, facts.FromSnapshot(s))
+		a.Rewrite(s)
+	}
+	if err := s.Write(opts.output); err != nil {
+		return exitf(ExitUnknown, "snapshot: %v", err)
+	}
+	fmt.Fprintf(env.Stderr, "wrote %s: %s\n", opts.output, snapshotSummary(s))
+	return nil
+}
+
+// checkSnapshotTarget refuses to overwrite a snapshot without force, and to
+// write a directory snapshot into a directory that holds anything else.
+func checkSnapshotTarget(p string, force bool) error {
+	st, err := os.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	isSnap := false
+	if st.IsDir() {
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			return err
+		}
+		if len(ents) == 0 {
+			return nil
+		}
+		_, err = os.Stat(filepath.Join(p, "manifest.json"))
+		isSnap = err == nil
+		if !isSnap {
+			return fmt.Errorf("%s is a directory that is not a snapshot; name a new or empty one", p)
+		}
+	} else {
+		isSnap = st.Mode().IsRegular()
+		if !isSnap {
+			return fmt.Errorf("%s exists and is not a regular file", p)
+		}
+	}
+	if !force {
+		return fmt.Errorf("%s exists; add --force to replace it", p)
+	}
 	return nil
 }
 
@@ -70,12 +126,31 @@ func snapshotSummary(s *snapshot.Snapshot) string {
 // snapshotRemote writes one archive per host into the directory out; a host
 // that could not be captured is reported and does not stop the others.
 func snapshotRemote(ctx context.Context, env *Env, opts *snapshotOptions) error {
+	if snapshot.IsArchiveName(opts.output) {
+		return exitf(ExitUnknown, "snapshot: with --hosts, -o names a directory for one HOST.tar.gz per node, not an archive (%s)", opts.output)
+	}
+	if st, err := os.Stat(opts.output); err == nil && !st.IsDir() {
+		return exitf(ExitUnknown, "snapshot: %s exists and is not a directory", opts.output)
+	}
 	caps, err := captureRemote(ctx, env, &opts.remote)
 	if err != nil {
 		return exitf(ExitUnknown, "snapshot: %v", err)
 	}
 	if err := os.MkdirAll(opts.output, 0o700); err != nil {
 		return exitf(ExitUnknown, "snapshot: %v", err)
+	}
+	if opts.anonymize {
+		a := capture.NewAnonymizer()
+		for _, c := range caps {
+			if c.Snap != nil {
+				a.Learn(c.Host, c.Facts)
+			}
+		}
+		for _, c := range caps {
+			if c.Snap != nil {
+				a.Rewrite(c.Snap)
+			}
+		}
 	}
 	failed := 0
 	for _, c := range caps {
@@ -84,7 +159,12 @@ func snapshotRemote(ctx context.Context, env *Env, opts *snapshotOptions) error 
 			fmt.Fprintf(env.Stderr, "sparkrig: %s: %s\n", c.Host, errLine(c.Err))
 			continue
 		}
-		dst := filepath.Join(opts.output, snapshot.SafeName(c.Host)+".tar.gz")
+		dst := filepath.Join(opts.output, snapshot.SafeName(c.Snap.Manifest.Host)+".tar.gz")
+		if err := checkSnapshotTarget(dst, opts.force); err != nil {
+			failed++
+			fmt.Fprintf(env.Stderr, "sparkrig snapshot: %s: %v\n", c.Host, err)
+			continue
+		}
 		if err := c.Snap.Write(dst); err != nil {
 			failed++
 			fmt.Fprintf(env.Stderr, "sparkrig: %s: %v\n", c.Host, err)

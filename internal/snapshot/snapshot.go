@@ -76,6 +76,9 @@ type Manifest struct {
 	Arch       string `json:"arch,omitempty"`
 	User       string `json:"user,omitempty"`
 	DurationMS int64  `json:"duration_ms,omitempty"`
+	// Anonymized: host names, MACs and public addresses were replaced by
+	// stand-ins (sparkrig snapshot --anonymize).
+	Anonymized bool   `json:"anonymized,omitempty"`
 	Items      []Item `json:"items"`
 }
 
