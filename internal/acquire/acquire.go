@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -265,8 +266,10 @@ func (p *hostProgress) finish() {
 }
 
 // Snapshots reads each path; a bad one is a Node with Err set (status
-// bad-snapshot). The ping mesh a snapshot carries comes back with it.
-func Snapshots(paths []string) []Node {
+// bad-snapshot). The ping mesh a snapshot carries comes back with it. Once
+// a snapshot's facts are read, only the data keep accepts is held (keep nil
+// holds everything), so memory does not grow with the snapshots given.
+func Snapshots(paths []string, keep func(key string) bool) []Node {
 	out := make([]Node, 0, len(paths))
 	for _, p := range paths {
 		s, err := snapshot.Read(p)
@@ -274,7 +277,17 @@ func Snapshots(paths []string) []Node {
 			out = append(out, Node{Host: p, Source: p, Err: err, Status: report.HostBadSnapshot})
 			continue
 		}
-		out = append(out, FromSnapshot(s, p))
+		n := FromSnapshot(s, p)
+		if keep != nil {
+			size := s.Size()
+			s.Release(keep)
+			if size > 64<<20 {
+				// Hand a large snapshot back before the next is read, or
+				// the heap would hold two of them at the cap.
+				runtime.GC()
+			}
+		}
+		out = append(out, n)
 	}
 	return out
 }

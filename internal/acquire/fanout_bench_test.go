@@ -24,7 +24,7 @@ import (
 // the nodes are in-process SSH servers on loopback, in a child process so
 // that their CPU and memory are not counted, answering the capture script
 // at once with this machine's capture stream recorded when they start
-// (BenchmarkRemote) or with endless zeros (BenchmarkRemoteHostile).
+// (BenchmarkRemote) or with endless zeros (BenchmarkHostileNodes).
 // Run one size per process so the peak-RSS figure is that size's:
 //
 //	go test ./internal/acquire -run '^$' -bench 'BenchmarkRemote/hosts=1000$' -benchtime 1x
@@ -108,8 +108,8 @@ func BenchmarkRemote(b *testing.B) {
 	}
 }
 
-// BenchmarkRemoteHostile: 32 nodes that answer with endless zeros.
-func BenchmarkRemoteHostile(b *testing.B) {
+// BenchmarkHostileNodes: 32 nodes that answer with endless zeros.
+func BenchmarkHostileNodes(b *testing.B) {
 	b.Run("hosts=32", func(b *testing.B) { benchRemote(b, "zeros", 32) })
 }
 

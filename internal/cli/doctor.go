@@ -111,8 +111,9 @@ func doctorCaptures(ctx context.Context, env *Env, opts *doctorOptions) ([]hostC
 	return []hostCapture{acquire.Local(ctx, Version, env.Now)}, nil
 }
 
-// readSnapshots reads each path; a bad one becomes a host that was not audited.
-func readSnapshots(paths []string) []hostCapture { return acquire.Snapshots(paths) }
+// readSnapshots reads each path; a bad one becomes a host that was not
+// audited. Of each snapshot, the facts and what fix reads are kept.
+func readSnapshots(paths []string) []hostCapture { return acquire.Snapshots(paths, fix.Evidence) }
 
 // auditReport parses and checks every captured host, then the cluster.
 func auditReport(caps []hostCapture, profile check.Profile, env *Env) *report.Report {

@@ -96,6 +96,20 @@ type Node struct {
 // facts and the present content of the files fix writes.
 func NodeFromSnapshot(s *snapshot.Snapshot) Node { return NodeFrom(facts.FromSnapshot(s), s) }
 
+// Evidence reports whether NodeFrom reads a snapshot's storage key: what a
+// run must keep of a snapshot once its facts are read.
+func Evidence(key string) bool {
+	if key == snapshot.CmdKey("ssh-connection", "stdout") {
+		return true
+	}
+	for _, p := range Paths() {
+		if key == snapshot.FileKey(p) {
+			return true
+		}
+	}
+	return false
+}
+
 // NodeFrom is NodeFromSnapshot for facts already read from s.
 func NodeFrom(f *facts.Node, s *snapshot.Snapshot) Node {
 	n := Node{Facts: f, Current: map[string][]byte{}, SSHIface: sshIface(s, f)}

@@ -245,6 +245,7 @@ func ReadTarGz(r io.Reader) (*Snapshot, error) {
 			return nil, badf("larger than %d MiB", maxSnapshotBytes>>20)
 		}
 		var buf bytes.Buffer
+		buf.Grow(int(h.Size)) // bounded above; growing by doubling would hold twice the entry
 		if _, err := io.CopyN(&buf, tr, h.Size); err != nil {
 			return nil, badf("archive is truncated at %s (%v)", name, err)
 		}

@@ -159,6 +159,25 @@ func (s *Snapshot) Item(kind, name string) (Item, bool) {
 	return Item{}, false
 }
 
+// Size is the number of bytes of data the snapshot holds.
+func (s *Snapshot) Size() int64 {
+	var n int64
+	for _, b := range s.Data {
+		n += int64(len(b))
+	}
+	return n
+}
+
+// Release drops the data of every key keep refuses, once the facts are
+// read, so that a run holds only what it still uses; the manifest stays.
+func (s *Snapshot) Release(keep func(key string) bool) {
+	for k := range s.Data {
+		if !keep(k) {
+			delete(s.Data, k)
+		}
+	}
+}
+
 // File returns the content of the absolute path p and whether it was captured.
 func (s *Snapshot) File(p string) ([]byte, bool) {
 	b, ok := s.Data[FileKey(p)]
