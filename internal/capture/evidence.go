@@ -65,6 +65,7 @@ const (
 var Files = []Path{
 	// Identity and operating system.
 	{Glob: "/proc/sys/kernel/hostname", Why: "host name"},
+	{Glob: "/etc/machine-id", Why: "machine id (the same on two nodes means a cloned image)"},
 	{Glob: "/etc/os-release", Why: "distribution and release (Ubuntu 24.04+ expected on DGX Spark)"},
 	{Glob: "/etc/dgx-release", Why: `DGX OS identity; DGX_NAME="DGX Spark" selects the dgx-spark profile`},
 	{Glob: "/proc/sys/kernel/osrelease", Why: "kernel release"},
@@ -97,7 +98,8 @@ var Files = []Path{
 	{Glob: "/proc/sys/net/ipv4/tcp_wmem", Why: "net.ipv4.tcp_wmem"},
 	{Glob: "/proc/sys/net/ipv4/ip_local_port_range", Why: "net.ipv4.ip_local_port_range"},
 	{Glob: "/proc/sys/net/ipv4/tcp_congestion_control", Why: "net.ipv4.tcp_congestion_control"},
-	{Glob: "/proc/sys/net/ipv4/conf/all/rp_filter", Why: "net.ipv4.conf.all.rp_filter (multi-subnet RoCE)"},
+	{Glob: "/proc/sys/net/ipv4/conf/*/rp_filter", Why: "reverse-path filtering, all and per interface (multi-subnet RoCE, routed rings)"},
+	{Glob: "/proc/sys/net/ipv4/ip_forward", Why: "net.ipv4.ip_forward (rings of four or more nodes route through a neighbour)"},
 	{Glob: "/proc/sys/kernel/dmesg_restrict", Why: "whether an unprivileged dmesg is refused"},
 
 	// Network interfaces (sysfs).
@@ -165,7 +167,7 @@ var Files = []Path{
 const envFilter = `^((NCCL|UCX|OMPI|OMPI_MCA|GLOO)_[A-Za-z0-9_]*|CUDA_VISIBLE_DEVICES)=`
 
 // kernelLogFilter keeps the kernel-log lines the checks read.
-const kernelLogFilter = `Linux version|NVRM: Xid|mlx5|nvidia-peermem|nvidia_peermem`
+const kernelLogFilter = `Linux version|NVRM: Xid|mlx5|nvidia-peermem|nvidia_peermem|AER:`
 
 // Commands is every command the capture runs.
 var Commands = []Command{
@@ -178,6 +180,10 @@ var Commands = []Command{
 	{ID: "ip-addr", Argv: []string{"ip", "-j", "addr", "show"}, Why: "addresses, with dynamic (DHCP) flags"},
 	{ID: "ip-link", Argv: []string{"ip", "-j", "-d", "link", "show"}, Why: "links, MTU, state, link-local parents"},
 	{ID: "ip-route", Argv: []string{"ip", "-j", "route", "show"}, Why: "routes (twins on one subnet share a route)"},
+	{ID: "ip-neigh", Argv: []string{"ip", "-j", "neigh", "show"}, Why: "neighbours per interface: more than one MAC behind a data port means a switch"},
+	{ID: "iptables", Argv: []string{"iptables", "-S"}, Why: "filter table: the FORWARD policy (Docker sets DROP) and DOCKER-USER rules; needs root"},
+	{ID: "nft", Argv: []string{"nft", "list", "ruleset"}, Why: "nftables rules that may drop forwarded traffic; needs root"},
+	{ID: "lldp", Argv: []string{"lldpctl", "-f", "keyvalue"}, Why: "LLDP neighbours (lldpd): a switch names itself"},
 	{ID: "rdma-link", Argv: []string{"rdma", "-j", "link", "show"}, Why: "RDMA device to netdev mapping (iproute2)"},
 	{ID: "ibv-devinfo", Argv: []string{"ibv_devinfo", "-v"}, Timeout: 10 * time.Second,
 		Why: "RDMA devices, ports, active MTU, firmware"},

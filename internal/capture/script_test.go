@@ -49,6 +49,9 @@ func itemKeys(s *snapshot.Snapshot, kinds ...string) []string {
 // points at another process, and test rigs running beside this test add and
 // remove (virtual) interfaces in this network namespace.
 func volatile(name string) bool {
+	if strings.HasPrefix(name, "/proc/sys/net/ipv4/conf/") {
+		return !strings.HasPrefix(name, "/proc/sys/net/ipv4/conf/all/") && !strings.HasPrefix(name, "/proc/sys/net/ipv4/conf/default/")
+	}
 	return strings.HasPrefix(name, "/proc/self/") || strings.HasPrefix(name, "/sys/class/net/")
 }
 

@@ -35,6 +35,18 @@ type Node struct {
 	NetConfig []IfaceConfig `json:"net_config"`
 	KernelLog KernelLog     `json:"kernel_log"`
 
+	// MachineID is /etc/machine-id (cloned images share it).
+	MachineID string `json:"machine_id,omitempty"`
+	// Routes are the main table's routes (ip route).
+	Routes []Route `json:"routes,omitempty"`
+	// Neighbors are the ARP/NDP entries with a MAC (ip neigh).
+	Neighbors []Neighbor `json:"neighbors,omitempty"`
+	// Firewall is what the filter rules do to forwarded traffic; nil when
+	// they could not be read (iptables and nft need root).
+	Firewall *Firewall `json:"firewall,omitempty"`
+	// LLDP are the neighbours lldpd heard, per interface.
+	LLDP []LLDPNeighbor `json:"lldp,omitempty"`
+
 	// Sources records, per evidence source, whether it could be read.
 	Sources map[string]SourceStatus `json:"sources"`
 }
@@ -207,6 +219,8 @@ type IfaceConfig struct {
 type KernelLog struct {
 	XIDs []XID     `json:"xids"`
 	MLX5 []LogLine `json:"mlx5"`
+	// AER are PCIe Advanced Error Reporting lines.
+	AER []LogLine `json:"aer,omitempty"`
 }
 
 // XID is an NVIDIA Xid event from the kernel log.

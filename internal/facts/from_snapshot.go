@@ -54,7 +54,7 @@ func FromSnapshot(s *snapshot.Snapshot) *Node {
 	b := &builder{s: s, n: n}
 	for _, step := range []func(){
 		b.system, b.memory, b.cpu, b.limits, b.sysctls, b.gpus, b.pci, b.netdevs, b.rdma,
-		b.netConfig, b.nccl, b.kernelLog,
+		b.netConfig, b.nccl, b.kernelLog, b.routing,
 	} {
 		step()
 	}

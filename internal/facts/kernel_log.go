@@ -20,6 +20,9 @@ func parseKernelLog(b []byte) KernelLog {
 			kl.XIDs = append(kl.XIDs, XID{Code: code, PCIBus: NormalizePCIAddr(strings.TrimSuffix(m[1], ".0") + ".0"), Line: strings.TrimSpace(l)})
 			continue
 		}
+		if strings.Contains(l, "AER:") {
+			kl.AER = append(kl.AER, LogLine{Line: strings.TrimSpace(l)})
+		}
 		if strings.Contains(l, "mlx5") {
 			kl.MLX5 = append(kl.MLX5, LogLine{Line: strings.TrimSpace(l)})
 		}

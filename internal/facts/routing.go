@@ -1,0 +1,220 @@
+package facts
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// Route is one route of the main table.
+type Route struct {
+	Dst     string `json:"dst"` // "default" or a prefix ("192.168.102.0/24")
+	Gateway string `json:"gateway,omitempty"`
+	Dev     string `json:"dev,omitempty"`
+	Proto   string `json:"proto,omitempty"` // "kernel" for a connected subnet, "static", "dhcp", ...
+}
+
+// Neighbor is one ARP or NDP entry that has a link-layer address.
+type Neighbor struct {
+	IP    string `json:"ip"`
+	Dev   string `json:"dev"`
+	MAC   string `json:"mac"`
+	State string `json:"state,omitempty"`
+}
+
+// Firewall is what the node's filter rules do to forwarded packets.
+type Firewall struct {
+	// ForwardPolicy is the FORWARD chain's policy ("ACCEPT", "DROP").
+	ForwardPolicy string `json:"forward_policy,omitempty"`
+	// DockerUser are the DOCKER-USER chain's rules (-A lines), where Docker
+	// is installed; DockerUserChain says the chain exists.
+	DockerUserChain bool     `json:"docker_user_chain,omitempty"`
+	DockerUser      []string `json:"docker_user,omitempty"`
+	// NFTForwardDrop names nftables forward-hook chains whose policy is drop.
+	NFTForwardDrop []string `json:"nft_forward_drop,omitempty"`
+}
+
+// LLDPNeighbor is one LLDP neighbour heard on an interface.
+type LLDPNeighbor struct {
+	Iface     string `json:"iface"`
+	ChassisID string `json:"chassis_id,omitempty"`
+	SysName   string `json:"sys_name,omitempty"`
+	PortID    string `json:"port_id,omitempty"`
+}
+
+// Source names of the routing evidence.
+const (
+	SrcRoutes    = "ip-route"
+	SrcNeighbors = "ip-neigh"
+	SrcFirewall  = "firewall"
+	SrcLLDP      = "lldp"
+)
+
+func (b *builder) routing() {
+	b.n.MachineID = b.value("/etc/machine-id")
+	if out, ok := b.cmd(SrcRoutes, "ip-route"); ok {
+		if rs, err := ParseIPRouteJSON(out); err == nil {
+			b.n.Routes = rs
+			b.set(SrcRoutes, "ok", "")
+		} else {
+			b.set(SrcRoutes, "unparsable", err.Error())
+		}
+	}
+	if out, ok := b.cmd(SrcNeighbors, "ip-neigh"); ok {
+		if ns, err := ParseIPNeighJSON(out); err == nil {
+			b.n.Neighbors = ns
+			b.set(SrcNeighbors, "ok", "")
+		} else {
+			b.set(SrcNeighbors, "unparsable", err.Error())
+		}
+	}
+	if out, ok := b.cmd(SrcFirewall, "iptables"); ok {
+		fw := ParseIptablesS(out)
+		if nft, it, ok := b.s.Cmd("nft"); ok && it.ExitCode == 0 {
+			fw.NFTForwardDrop = ParseNFTForwardDrop(nft)
+		}
+		b.n.Firewall = &fw
+		b.set(SrcFirewall, "ok", "")
+	} else if nft, it, ok := b.s.Cmd("nft"); ok && it.ExitCode == 0 {
+		b.n.Firewall = &Firewall{NFTForwardDrop: ParseNFTForwardDrop(nft)}
+		b.set(SrcFirewall, "ok", "nftables only")
+	}
+	if out, ok := b.cmd(SrcLLDP, "lldp"); ok {
+		b.n.LLDP = ParseLLDPKeyValue(out)
+		b.set(SrcLLDP, "ok", "")
+	}
+}
+
+// ParseIPRouteJSON reads `ip -j route show`.
+func ParseIPRouteJSON(b []byte) ([]Route, error) {
+	var raw []struct {
+		Dst      string `json:"dst"`
+		Gateway  string `json:"gateway"`
+		Dev      string `json:"dev"`
+		Protocol string `json:"protocol"`
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return []Route{}, nil
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, err
+	}
+	out := make([]Route, 0, len(raw))
+	for _, r := range raw {
+		out = append(out, Route{Dst: r.Dst, Gateway: r.Gateway, Dev: r.Dev, Proto: r.Protocol})
+	}
+	return out, nil
+}
+
+// ParseIPNeighJSON reads `ip -j neigh show`; entries without a MAC (FAILED,
+// INCOMPLETE) are left out.
+func ParseIPNeighJSON(b []byte) ([]Neighbor, error) {
+	var raw []struct {
+		Dst    string   `json:"dst"`
+		Dev    string   `json:"dev"`
+		LLAddr string   `json:"lladdr"`
+		State  []string `json:"state"`
+	}
+	if len(bytes.TrimSpace(b)) == 0 {
+		return []Neighbor{}, nil
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, err
+	}
+	out := []Neighbor{}
+	for _, r := range raw {
+		if r.LLAddr == "" {
+			continue
+		}
+		out = append(out, Neighbor{IP: r.Dst, Dev: r.Dev, MAC: strings.ToLower(r.LLAddr), State: strings.Join(r.State, ",")})
+	}
+	return out, nil
+}
+
+// ParseIptablesS reads `iptables -S` (the filter table).
+func ParseIptablesS(b []byte) Firewall {
+	var fw Firewall
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		switch {
+		case len(f) >= 3 && f[0] == "-P" && f[1] == "FORWARD":
+			fw.ForwardPolicy = f[2]
+		case len(f) >= 2 && f[0] == "-N" && f[1] == "DOCKER-USER":
+			fw.DockerUserChain = true
+		case len(f) >= 2 && f[0] == "-A" && f[1] == "DOCKER-USER":
+			fw.DockerUser = append(fw.DockerUser, strings.Join(f[2:], " "))
+		}
+	}
+	return fw
+}
+
+// ParseNFTForwardDrop names the chains of `nft list ruleset` hooked on
+// forward with policy drop ("inet filter forward").
+func ParseNFTForwardDrop(b []byte) []string {
+	var out []string
+	var table, chain string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(strings.NewReplacer(";", " ", "{", " ").Replace(sc.Text()))
+		switch {
+		case len(f) >= 3 && f[0] == "table":
+			table = f[1] + " " + f[2]
+		case len(f) >= 2 && f[0] == "chain":
+			chain = f[1]
+		case len(f) >= 2 && f[0] == "type":
+			hook, policy := "", ""
+			for i := 0; i+1 < len(f); i++ {
+				switch f[i] {
+				case "hook":
+					hook = f[i+1]
+				case "policy":
+					policy = f[i+1]
+				}
+			}
+			if hook == "forward" && policy == "drop" {
+				out = append(out, table+" "+chain)
+			}
+		}
+	}
+	return out
+}
+
+// ParseLLDPKeyValue reads `lldpctl -f keyvalue`
+// (lldp.eth0.chassis.name=sw1, lldp.eth0.chassis.mac=..., lldp.eth0.port.ifname=...).
+func ParseLLDPKeyValue(b []byte) []LLDPNeighbor {
+	by := map[string]*LLDPNeighbor{}
+	var order []string
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), "=")
+		f := strings.SplitN(k, ".", 3)
+		if !ok || len(f) < 3 || f[0] != "lldp" {
+			continue
+		}
+		n := by[f[1]]
+		if n == nil {
+			n = &LLDPNeighbor{Iface: f[1]}
+			by[f[1]] = n
+			order = append(order, f[1])
+		}
+		switch f[2] {
+		case "chassis.name":
+			n.SysName = v
+		case "chassis.mac", "chassis.id":
+			if n.ChassisID == "" {
+				n.ChassisID = v
+			}
+		case "port.ifname", "port.local":
+			if n.PortID == "" {
+				n.PortID = v
+			}
+		}
+	}
+	out := make([]LLDPNeighbor, 0, len(order))
+	for _, i := range order {
+		out = append(out, *by[i])
+	}
+	return out
+}
