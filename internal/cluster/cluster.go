@@ -30,17 +30,29 @@ func Analyze(nodes []*facts.Node) *Analysis {
 	a.Segments = Segments(a.Rails)
 	a.Cables = Cables(a.Segments)
 	a.Topology = DetectTopology(a.Hosts, a.Segments)
-	a.Findings = append(a.Findings, topologyFinding(a))
+	why := ""
+	if a.Topology == TwoNodesOneCable || a.Topology == TwoNodesTwoCables {
+		var sw bool
+		if sw, why = behindSwitch(nodes, a.Segments); sw {
+			a.Topology = Switched
+		}
+	}
+	a.Findings = append(a.Findings, topologyFinding(a, why))
 	links, fs := buildLinks(a.Segments, a.Topology)
+	markDuplicates(links)
 	a.Links = links
 	a.Findings = append(a.Findings, fs...)
+	a.Findings = append(a.Findings, identity(nodes)...)
 	a.Findings = append(a.Findings, consistency(nodes)...)
 	a.Findings = append(a.Findings, ibHCAOrder(nodes)...)
 	return a
 }
 
-func topologyFinding(a *Analysis) check.Finding {
+func topologyFinding(a *Analysis, why string) check.Finding {
 	obs := fmt.Sprintf("%s: %s, %s, %s with addresses", a.Topology, plural(len(a.Hosts), "node"), plural(len(a.Cables), "cable"), plural(len(a.Rails), "rail"))
+	if why != "" {
+		obs += " (" + why + ")"
+	}
 	return check.Finding{ID: "cluster.topology", Severity: check.Info, Subject: "cluster", Title: "detected topology", Observed: obs,
 		Source: "DGX Spark platform notes (topologies)"}
 }

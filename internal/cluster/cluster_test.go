@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -30,7 +31,9 @@ func node(host string, netdevs ...string) *facts.Node {
 		}
 		n.NetDevs = append(n.NetDevs, d)
 	}
-	n.NetDevs = append(n.NetDevs, facts.NetDev{Name: "enP7s7", MTU: 1500, Driver: "r8127", Addrs: []facts.Addr{{CIDR: "10.0.0.5/24", Family: "inet"}}})
+	// the management port: each node its own address (spark-03 → 10.0.0.103)
+	num := strings.TrimLeftFunc(host, func(r rune) bool { return r < '0' || r > '9' })
+	n.NetDevs = append(n.NetDevs, facts.NetDev{Name: "enP7s7", MTU: 1500, Driver: "r8127", Addrs: []facts.Addr{{CIDR: fmt.Sprintf("10.0.0.%d/24", 100+atoi(num)), Family: "inet"}}})
 	return n
 }
 

@@ -230,12 +230,12 @@ func cablingFinding(a, b Rail, topo Topology) (check.Finding, bool) {
 			Why:      "NCCL pairs devices by name and index; different ports on the two ends make it pair the wrong devices",
 			Fix:      "recable so both ends use the same QSFP port, or address the netdevs of the port that is cabled",
 			Source:   "NVIDIA DGX Spark playbooks; DGX Spark platform notes, pitfall 3"}, true
-	case topo == ThreeNodeRing && a.Port == b.Port:
+	case topo.IsRing() && a.Port == b.Port:
 		return check.Finding{ID: "cluster.ring-cabling", Severity: check.Fail, Title: "ring cabled port 0 to port 1",
 			Observed: fmt.Sprintf("%s port %d (%s) ↔ %s port %d (%s)", a.Host, a.Port, a.NetDev, b.Host, b.Port, b.NetDev),
-			Expected: "every cable joins one node's port 0 to the next node's port 1 (N1.P0–N2.P1, N2.P0–N3.P1, N3.P0–N1.P1)",
+			Expected: "every cable joins one node's port 0 to the next node's port 1 (N1.P0–N2.P1, N2.P0–N3.P1, …, Nn.P0–N1.P1)",
 			Why:      "with p0–p0 or p1–p1 cables NCCL pairs the wrong HCAs and connections fail (ibv_modify_qp error 110)",
-			Fix:      "recable: N1.P0–N2.P1, N2.P0–N3.P1, N3.P0–N1.P1; keep NCCL_IB_SUBNET_AWARE_ROUTING=1",
+			Fix:      "recable each node's port 0 to the next node's port 1 (N1.P0–N2.P1, …, Nn.P0–N1.P1); keep NCCL_IB_SUBNET_AWARE_ROUTING=1",
 			Source:   "NVIDIA DGX Spark playbooks (three-node ring); community reports of p0–p0 cabling failing with error 110"}, true
 	}
 	return check.Finding{}, false

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/netip"
+	"strings"
 )
 
 // end is one node's QSFP port; node -1 is a switch.
@@ -24,9 +25,10 @@ func cabling(opt Options, ports []cx7Ports) ([]cable, error) {
 		return []cable{{end{0, pa}, end{1, pb}}}, nil
 	case TwoCables:
 		return []cable{{end{0, 0}, end{1, 0}}, {end{0, 1}, end{1, 1}}}, nil
-	case Ring:
-		// NVIDIA's three-Spark ring: each node's port 0 faces the next node's port 1.
-		return []cable{{end{0, 0}, end{1, 1}}, {end{1, 0}, end{2, 1}}, {end{2, 0}, end{0, 1}}}, nil
+	case Ring, AnyRing:
+		// NVIDIA's three-Spark ring, and the larger rings built the same
+		// way: each node's port 0 faces the next node's port 1.
+		return ringCables(len(ports)), nil
 	case Switch:
 		port := opt.Port
 		if port < 0 {
@@ -38,7 +40,20 @@ func cabling(opt Options, ports []cx7Ports) ([]cable, error) {
 		}
 		return cs, nil
 	}
+	if opt.Topology.IsRing() {
+		return ringCables(len(ports)), nil
+	}
 	return nil, fmt.Errorf("unknown topology %q", opt.Topology)
+}
+
+// ringCables joins node i's port 0 to node i+1's port 1, the last node's
+// port 0 to the first node's port 1.
+func ringCables(n int) []cable {
+	cs := make([]cable, n)
+	for i := range cs {
+		cs[i] = cable{end{i, 0}, end{(i + 1) % n, 1}}
+	}
+	return cs
 }
 
 // onePort picks the cabled port of each node of a one-cable pair.
@@ -225,4 +240,53 @@ func hostAddr(s netip.Prefix, n int) string {
 	v += uint32(n)
 	ip := netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)})
 	return netip.PrefixFrom(ip, s.Bits()).String()
+}
+
+// ringRoutes gives every node of a ring of four or more a route to each
+// subnet it is not on, through the neighbour on the shorter way round, twin
+// by twin (twin t's subnets are reached over twin t's rails). Cable k joins
+// node k's port 0 and node k+1's port 1.
+func ringRoutes(rails [][]Rail) {
+	n := len(rails)
+	find := func(node, port, twin int) *Rail {
+		for j := range rails[node] {
+			if r := &rails[node][j]; r.Port == port && r.Twin == twin && r.Addr != "" {
+				return r
+			}
+		}
+		return nil
+	}
+	for i := range rails {
+		for twin := range 2 {
+			fwd, back := find(i, 0, twin), find(i, 1, twin)
+			next, prev := find((i+1)%n, 1, twin), find((i+n-1)%n, 0, twin)
+			if fwd == nil || back == nil || next == nil || prev == nil {
+				continue // a rail without an address: nothing to route over
+			}
+			for k := range n {
+				if k == i || k == (i+n-1)%n {
+					continue // the node's own cables
+				}
+				link := find(k, 0, twin)
+				if link == nil {
+					continue
+				}
+				ahead := (k - i + n) % n         // hops forward to node k
+				behind := (i - (k + 1) + 2*n) % n // hops back to node k+1
+				rt := Route{To: link.Subnet}
+				if ahead <= behind {
+					rt.Via = addrOnly(next.Addr)
+					fwd.Routes = append(fwd.Routes, rt)
+				} else {
+					rt.Via = addrOnly(prev.Addr)
+					back.Routes = append(back.Routes, rt)
+				}
+			}
+		}
+	}
+}
+
+func addrOnly(cidr string) string {
+	a, _, _ := strings.Cut(cidr, "/")
+	return a
 }

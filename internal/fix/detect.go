@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/sparkrig/sparkrig/internal/cluster"
+	"github.com/sparkrig/sparkrig/internal/topology"
 	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
@@ -52,8 +53,8 @@ func byCarrier(nodes []*facts.Node) (Topology, string) {
 		return TwoCables, why
 	case n == 2 && both+one == 2:
 		return OneCable, why
-	case n == 3 && both == 3:
-		return Ring, why
+	case n >= 3 && both == n:
+		return topology.RingOf(n), why
 	case n >= 3 && one == n:
 		return Switch, why
 	}
@@ -70,7 +71,7 @@ func byAddresses(nodes []*facts.Node) (Topology, string) {
 		rails = append(rails, cluster.Rails(n)...)
 	}
 	ct := cluster.DetectTopology(hosts, cluster.Segments(rails))
-	if !slices.Contains(Topologies, ct) {
+	if !slices.Contains(Topologies, ct) && !ct.IsRing() {
 		return "", ""
 	}
 	return ct, fmt.Sprintf("the rail addresses show %s", ct)

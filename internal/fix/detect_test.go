@@ -36,8 +36,9 @@ func TestDetectFromCarrier(t *testing.T) {
 		})
 	}
 	got, why := Detect(factsOf(allUp(4)(t)))
-	if want := "4 nodes, 4 with both QSFP ports up, 0 with one"; got != "" || why != want {
-		t.Errorf("four nodes, both ports up, no addresses: %q %q, want \"\" %q", got, why, want)
+	// Four nodes with both ports up and no switch: the four-node ring.
+	if want := "4 nodes, 4 with both QSFP ports up, 0 with one"; got != "four-node-ring" || why != want {
+		t.Errorf("four nodes, both ports up, no addresses: %q %q, want four-node-ring %q", got, why, want)
 	}
 }
 

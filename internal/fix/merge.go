@@ -15,10 +15,10 @@ import (
 
 // persistNeeds says what of a rail no configuration holds yet.
 type persistNeeds struct {
-	addr, mtu, dhcpOff bool
+	addr, mtu, dhcpOff, routes bool
 }
 
-func (p persistNeeds) any() bool { return p.addr || p.mtu || p.dhcpOff }
+func (p persistNeeds) any() bool { return p.addr || p.mtu || p.dhcpOff || p.routes }
 
 // needs compares a rail with what the node's persistent configuration (any
 // netplan, NetworkManager, networkd or ifupdown file) already holds for its
@@ -27,6 +27,7 @@ func needs(n *facts.Node, r Rail) persistNeeds {
 	var out persistNeeds
 	out.addr = r.Addr != ""
 	out.mtu = true
+	out.routes = len(r.Routes) > 0
 	for _, c := range n.NetConfig {
 		if c.Name != r.NetDev {
 			continue
@@ -124,6 +125,9 @@ func mergeNetplan(cur []byte, rails []Rail, needOf func(Rail) persistNeeds) ([]b
 		if r.Addr != "" && setIPv4(stanza, r.Addr) {
 			changed = true
 		}
+		if addRoutes(stanza, r.Routes) {
+			changed = true
+		}
 	}
 	if !changed {
 		return cur, nil
@@ -138,6 +142,37 @@ func mergeNetplan(cur []byte, rails []Rail, needOf func(Rail) persistNeeds) ([]b
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// addRoutes adds the routes the stanza lacks (by destination), keeping
+// every route it has; it reports whether anything changed.
+func addRoutes(stanza *yaml.Node, routes []Route) bool {
+	if len(routes) == 0 {
+		return false
+	}
+	list := mapGet(stanza, "routes")
+	if list == nil || list.Kind != yaml.SequenceNode {
+		list = &yaml.Node{Kind: yaml.SequenceNode}
+		mapSet(stanza, "routes", list)
+	}
+	have := map[string]bool{}
+	for _, e := range list.Content {
+		if to := mapGet(e, "to"); to != nil {
+			have[to.Value] = true
+		}
+	}
+	changed := false
+	for _, r := range routes {
+		if have[r.To] {
+			continue
+		}
+		e := &yaml.Node{Kind: yaml.MappingNode}
+		mapSet(e, "to", scalar(r.To))
+		mapSet(e, "via", scalar(r.Via))
+		list.Content = append(list.Content, e)
+		changed = true
+	}
+	return changed
 }
 
 // setIPv4 makes addr the stanza's only IPv4 address, keeping IPv6 ones and

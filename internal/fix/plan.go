@@ -29,6 +29,7 @@ const (
 	OneCable  = topology.OneCable
 	TwoCables = topology.TwoCables
 	Ring      = topology.Ring
+	AnyRing   = topology.AnyRing
 	Switch    = topology.Switch
 )
 
@@ -204,6 +205,15 @@ type Rail struct {
 	// Change says how the address was chosen: "keep …" (the address in
 	// place), "new: …" or "was …: why"; empty for link-local.
 	Change string `json:"change,omitempty"`
+	// Routes leave through this rail to subnets of nodes it is not cabled
+	// to (rings of four or more nodes).
+	Routes []Route `json:"routes,omitempty"`
+}
+
+// Route sends traffic for a subnet through a neighbour.
+type Route struct {
+	To  string `json:"to"`  // "192.168.4.0/24"
+	Via string `json:"via"` // "192.168.0.2"
 }
 
 // Change is one file fix writes.
@@ -237,6 +247,9 @@ func (h HostPlan) Changed() bool {
 // or option that makes a safe plan impossible.
 func Build(nodes []Node, opt Options) (*Plan, error) {
 	opt.setDefaults()
+	if opt.Topology == AnyRing && len(nodes) >= 3 {
+		opt.Topology = topology.RingOf(len(nodes))
+	}
 	if err := validate(nodes, opt); err != nil {
 		return nil, err
 	}
@@ -251,6 +264,9 @@ func Build(nodes []Node, opt Options) (*Plan, error) {
 	rails, err := assign(nodes, ports, cables, opt)
 	if err != nil {
 		return nil, err
+	}
+	if opt.Topology.IsRing() && len(nodes) >= 4 {
+		ringRoutes(rails)
 	}
 	p := &Plan{Topology: opt.Topology, Addressing: opt.Addressing}
 	env, envNotes := clusterEnv(nodes, rails, opt)
@@ -267,8 +283,11 @@ func Build(nodes []Node, opt Options) (*Plan, error) {
 }
 
 func validate(nodes []Node, opt Options) error {
-	want := map[Topology][2]int{OneCable: {2, 2}, TwoCables: {2, 2}, Ring: {3, 3}, Switch: {2, 1 << 16}}
+	want := map[Topology][2]int{OneCable: {2, 2}, TwoCables: {2, 2}, AnyRing: {3, 3}, Switch: {2, 1 << 16}}
 	r, ok := want[opt.Topology]
+	if n := opt.Topology.Nodes(); opt.Topology.IsRing() && n >= 3 {
+		r, ok = [2]int{n, n}, true
+	}
 	if !ok {
 		return fmt.Errorf("unknown topology %q (want one of %s)", opt.Topology, topologyList())
 	}
@@ -333,7 +352,11 @@ func hostPlan(n Node, rails []Rail, opt Options, ports cx7Ports, env []fabric.Va
 	if c := change(n, NetplanPath, 0o600, np, "persist the rails' addresses and MTU "+fmt.Sprint(opt.MTU)); len(np) > 0 && c.Changed() {
 		hp.Files = append(hp.Files, c)
 	}
-	sc, values := renderSysctl(n.Facts, n.Current[SysctlPath])
+	var extra []sysctlSetting
+	if opt.Topology.IsRing() && opt.Topology.Nodes() >= 4 {
+		extra = ringSysctls
+	}
+	sc, values := renderSysctl(n.Facts, n.Current[SysctlPath], extra)
 	hp.Sysctls = values
 	if c := change(n, SysctlPath, 0o644, sc, "TCP buffers and port range for NCCL/Gloo/MPI bootstrap and socket traffic"); sc != nil && c.Changed() {
 		hp.Files = append(hp.Files, c)

@@ -233,7 +233,7 @@ func TestPlanRefusals(t *testing.T) {
 		}, "subnets 10.9.0.0/16 and 10.9.1.0/24 overlap: every rail needs its own"},
 		{"ring of two", func(ns []Node, o *Options) { o.Topology = Ring }, "topology three-node-ring needs exactly 3 nodes, got 2"},
 		{"unknown topology", func(ns []Node, o *Options) { o.Topology = "mesh" },
-			`unknown topology "mesh" (want one of two-nodes-one-cable, two-nodes-two-cables, three-node-ring, switch)`},
+			`unknown topology "mesh" (want one of two-nodes-one-cable, two-nodes-two-cables, ring, switch)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

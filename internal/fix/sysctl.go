@@ -40,6 +40,18 @@ var sysctlSettings = []sysctlSetting{
 		Why: "more ephemeral ports for the many bootstrap and socket connections of a large job: too few and handshakes fail or stall. Source: notes on \"AI Systems Performance Engineering\" ch. 4 (\"Widen port range in /proc/sys/net/ipv4/ip_local_port_range. Example: 10000 65535\")"},
 }
 
+// ringSysctls are what a ring of four or more nodes needs: every node
+// forwards between its two ports, and reverse-path filtering is loose,
+// since a neighbour's traffic arrives on one port for a subnet routed out of
+// the other. Source: FujitsuPolycom/sparkring docs/PREREQUISITES.md;
+// christopherowen/dgx-spark-networking.
+var ringSysctls = []sysctlSetting{
+	{Key: "net.ipv4.ip_forward", Value: "1", Short: func(cur string) bool { return strings.TrimSpace(cur) != "1" },
+		Why: "a ring of four or more nodes reaches the nodes it is not cabled to through a neighbour, which must forward. Source: FujitsuPolycom/sparkring docs/PREREQUISITES.md"},
+	{Key: "net.ipv4.conf.all.rp_filter", Value: "2", Short: func(cur string) bool { return strings.TrimSpace(cur) == "1" },
+		Why: "strict reverse-path filtering drops routed ring traffic that arrives on the other port; loose (2) keeps the spoofing check. Source: Linux ip-sysctl.rst (rp_filter)"},
+}
+
 func belowInt(min int64) func(string) bool {
 	return func(cur string) bool {
 		v, err := strconv.ParseInt(strings.TrimSpace(cur), 10, 64)
@@ -72,12 +84,16 @@ func fewerPorts(n int64) func(string) bool {
 // renderSysctl writes the drop-in: every parameter the node falls short on,
 // plus any the existing drop-in already sets (so planning after an apply
 // shows no change). It returns nil when there is nothing to set.
-func renderSysctl(n *facts.Node, current []byte) (content []byte, values map[string]string) {
+func renderSysctl(n *facts.Node, current []byte, topo []sysctlSetting) (content []byte, values map[string]string) {
 	had := parseSysctlConf(current)
 	judged, bad := doctorSysctls(n)
+	for _, s := range topo { // what the cabling needs, judged here
+		v, ok := n.Sysctls[s.Key]
+		judged[s.Key], bad[s.Key] = true, !ok || s.Short(v)
+	}
 	var b strings.Builder
 	values = map[string]string{}
-	for _, s := range sysctlSettings {
+	for _, s := range append(append([]sysctlSetting(nil), sysctlSettings...), topo...) {
 		// Only what the doctor flags (warn or fail) is changed; a value it
 		// could not judge is left as the node has it.
 		short := judged[s.Key] && bad[s.Key]

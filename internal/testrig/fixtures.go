@@ -1,6 +1,8 @@
 package testrig
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path"
@@ -39,6 +41,12 @@ func (h *Host) writeFixtures() error {
 		if err := writeFile(filepath.Join(root, f), []byte("# sparkrig test rig host: clean shell start-up\n"), 0o644); err != nil {
 			return err
 		}
+	}
+	// Every host its own machine id, as installed machines have (a test
+	// that clones one sets /etc/machine-id in Files).
+	id := sha256.Sum256([]byte(h.Dir))
+	if err := writeFile(filepath.Join(root, "etc/machine-id"), []byte(hex.EncodeToString(id[:16])+"\n"), 0o444); err != nil {
+		return err
 	}
 	for _, p := range sortedKeys(h.spec.Files) {
 		clean := path.Clean("/" + p)

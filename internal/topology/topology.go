@@ -5,6 +5,7 @@ package topology
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -19,20 +20,56 @@ const (
 	TwoCables   Kind = "two-nodes-two-cables" // two nodes, both QSFP ports cabled
 	Ring        Kind = "three-node-ring"      // three nodes, switchless: N1.P0–N2.P1, N2.P0–N3.P1, N3.P0–N1.P1
 	Switch      Kind = "switch"               // nodes on a QSFP switch
+	Mixed       Kind = "mixed"                // a switch and direct cables together
 	Other       Kind = "other"
+	// AnyRing is what --topology ring means: a switchless ring of as many
+	// nodes as are given (RingOf that count).
+	AnyRing Kind = "ring"
 )
 
-// Known lists every layout by its canonical name.
-var Known = []Kind{SingleNode, OneCable, TwoCables, Ring, Switch, NoDataLinks, Other}
+// ringWords spell the ring sizes people write out.
+var ringWords = []string{3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine", 10: "ten", 11: "eleven", 12: "twelve"}
 
-// Configurable are the layouts `sparkrig fix` writes configuration for.
-var Configurable = []Kind{OneCable, TwoCables, Ring, Switch}
+// RingOf is the switchless ring of n ≥ 3 nodes, each node's port 0 cabled
+// to the next node's port 1: "four-node-ring", "six-node-ring", ...
+// ("16-node-ring" past twelve).
+func RingOf(n int) Kind {
+	if n >= 3 && n < len(ringWords) {
+		return Kind(ringWords[n] + "-node-ring")
+	}
+	return Kind(strconv.Itoa(n) + "-node-ring")
+}
+
+// IsRing reports a switchless ring of three or more nodes.
+func (k Kind) IsRing() bool { return k == AnyRing || k.ringSize() >= 3 }
+
+func (k Kind) ringSize() int {
+	w, ok := strings.CutSuffix(string(k), "-node-ring")
+	if !ok {
+		return 0
+	}
+	for n, word := range ringWords {
+		if word != "" && word == w {
+			return n
+		}
+	}
+	n, _ := strconv.Atoi(w)
+	return n
+}
+
+// Known lists every layout by its canonical name; rings of any size are
+// RingOf(n), "four-node-ring" and so on.
+var Known = []Kind{SingleNode, OneCable, TwoCables, Ring, RingOf(4), RingOf(6), Switch, Mixed, NoDataLinks, Other}
+
+// Configurable are the layouts `sparkrig fix` writes configuration for
+// (AnyRing: a ring of the nodes given, three or more).
+var Configurable = []Kind{OneCable, TwoCables, AnyRing, Switch}
 
 // aliases are the spellings earlier versions printed or accepted.
 var aliases = map[string]Kind{
 	"one-cable": OneCable, "2-nodes-1-cable": OneCable,
 	"two-cables": TwoCables, "2-nodes-2-cables": TwoCables,
-	"ring": Ring, "3-node-ring": Ring,
+	"ring": AnyRing, "switchless-ring": AnyRing,
 	"switched": Switch,
 }
 
@@ -47,7 +84,10 @@ func Parse(s string) (Kind, error) {
 	if k, ok := aliases[n]; ok {
 		return k, nil
 	}
-	return "", fmt.Errorf("unknown topology %q (want one of %s)", s, Names(Known))
+	if k := Kind(n); k.ringSize() >= 3 {
+		return RingOf(k.ringSize()), nil // "4-node-ring" as well as "four-node-ring"
+	}
+	return "", fmt.Errorf("unknown topology %q (want one of %s, or N-node-ring)", s, Names(Known))
 }
 
 // Names joins layout names for messages and help.
@@ -67,8 +107,6 @@ func (k Kind) Nodes() int {
 		return 1
 	case OneCable, TwoCables:
 		return 2
-	case Ring:
-		return 3
 	}
-	return 0
+	return k.ringSize()
 }
