@@ -43,6 +43,7 @@ func Analyze(nodes []*facts.Node) *Analysis {
 	a.Links = links
 	a.Findings = append(a.Findings, fs...)
 	a.Findings = append(a.Findings, identity(nodes)...)
+	a.Findings = append(a.Findings, ringFindings(nodes, a)...)
 	a.Findings = append(a.Findings, consistency(nodes)...)
 	a.Findings = append(a.Findings, ibHCAOrder(nodes)...)
 	return a

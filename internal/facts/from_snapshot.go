@@ -2,6 +2,7 @@ package facts
 
 import (
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -206,7 +207,7 @@ func (b *builder) sysctls() {
 	for _, p := range b.matching("/proc/sys/*/*") {
 		b.n.Sysctls[sysctlName(p)] = normalizeSysctl(mustFile(b.s, p))
 	}
-	for _, p := range append(b.matching("/proc/sys/*/*/*"), b.matching("/proc/sys/*/*/*/*")...) {
+	for _, p := range slices.Concat(b.matching("/proc/sys/*/*/*"), b.matching("/proc/sys/*/*/*/*"), b.matching("/proc/sys/*/*/*/*/*")) {
 		b.n.Sysctls[sysctlName(p)] = normalizeSysctl(mustFile(b.s, p))
 	}
 	delete(b.n.Sysctls, "kernel.hostname")

@@ -271,7 +271,7 @@ func ringRoutes(rails [][]Rail) {
 				if link == nil {
 					continue
 				}
-				ahead := (k - i + n) % n         // hops forward to node k
+				ahead := (k - i + n) % n          // hops forward to node k
 				behind := (i - (k + 1) + 2*n) % n // hops back to node k+1
 				rt := Route{To: link.Subnet}
 				if ahead <= behind {

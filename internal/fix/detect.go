@@ -5,8 +5,8 @@ import (
 	"slices"
 
 	"github.com/sparkrig/sparkrig/internal/cluster"
-	"github.com/sparkrig/sparkrig/internal/topology"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/topology"
 )
 
 // Detect names the topology. Carrier is the one thing unconfigured nodes

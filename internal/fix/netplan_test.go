@@ -44,6 +44,11 @@ func TestNetplanGenerate(t *testing.T) {
 					if !strings.Contains(network, want) {
 						t.Errorf("%s.network lacks %q:\n%s", r.NetDev, want, network)
 					}
+					for _, rt := range r.Routes {
+						if want := "[Route]\nDestination=" + rt.To + "\nGateway=" + rt.Via + "\n"; !strings.Contains(network, want) {
+							t.Errorf("%s.network lacks %q:\n%s", r.NetDev, want, network)
+						}
+					}
 				}
 			})
 		}

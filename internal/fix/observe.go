@@ -38,11 +38,11 @@ type ObservedLink struct {
 func Paths() []string { return []string{NetplanPath, SysctlPath, NCCLConf, EnvPath} }
 
 func sysctlKeys() []string {
-	ks := make([]string, len(sysctlSettings))
-	for i, s := range sysctlSettings {
-		ks[i] = s.Key
+	var ks []string
+	for _, s := range append(append([]sysctlSetting(nil), sysctlSettings...), ringSysctls...) {
+		ks = append(ks, s.Key)
 	}
-	return ks
+	return append(ks, reservedPortsKey)
 }
 
 // ObserveScript is the POSIX sh that prints an Observation. It only reads.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/fabric"
 	"github.com/sparkrig/sparkrig/internal/fixture"
+	"github.com/sparkrig/sparkrig/internal/topology"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -109,6 +110,7 @@ var topoCases = []topoCase{
 	{"two-cables", Options{Topology: TwoCables, Port: -1}, allUp(2)},
 	{"ring", Options{Topology: Ring, Port: -1}, allUp(3)},
 	{"switch-4", Options{Topology: Switch, Port: -1}, switched(4)},
+	{"six-node-ring", Options{Topology: topology.RingOf(6), Port: -1}, allUp(6)},
 }
 
 func buildCase(t testing.TB, tc topoCase) *Plan {

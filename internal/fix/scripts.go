@@ -143,6 +143,11 @@ func activateScript(hp HostPlan, act Activation) string {
 				}
 				fmt.Fprintf(&b, "ip link set dev %s up || rc=$?\n", r.NetDev)
 			}
+			for _, r := range hp.Rails {
+				for _, rt := range r.Routes {
+					fmt.Fprintf(&b, "ip route replace %s via %s dev %s || rc=$?\n", rt.To, rt.Via, r.NetDev)
+				}
+			}
 		}
 		if sysctl {
 			fmt.Fprintf(&b, "sysctl -q -p %s || rc=$?\n", SysctlPath)

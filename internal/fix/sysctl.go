@@ -19,6 +19,8 @@ type sysctlSetting struct {
 	// Short reports whether the current value falls short of Value.
 	Short func(cur string) bool
 	Why   string
+	// Unknown says to set it also where the node's value is not known.
+	Unknown bool
 }
 
 // Socket buffers of 64 MiB cover a 200 Gb/s link's bandwidth-delay product
@@ -46,7 +48,7 @@ var sysctlSettings = []sysctlSetting{
 // the other. Source: FujitsuPolycom/sparkring docs/PREREQUISITES.md;
 // christopherowen/dgx-spark-networking.
 var ringSysctls = []sysctlSetting{
-	{Key: "net.ipv4.ip_forward", Value: "1", Short: func(cur string) bool { return strings.TrimSpace(cur) != "1" },
+	{Key: "net.ipv4.ip_forward", Value: "1", Short: func(cur string) bool { return strings.TrimSpace(cur) != "1" }, Unknown: true,
 		Why: "a ring of four or more nodes reaches the nodes it is not cabled to through a neighbour, which must forward. Source: FujitsuPolycom/sparkring docs/PREREQUISITES.md"},
 	{Key: "net.ipv4.conf.all.rp_filter", Value: "2", Short: func(cur string) bool { return strings.TrimSpace(cur) == "1" },
 		Why: "strict reverse-path filtering drops routed ring traffic that arrives on the other port; loose (2) keeps the spoofing check. Source: Linux ip-sysctl.rst (rp_filter)"},
@@ -89,7 +91,7 @@ func renderSysctl(n *facts.Node, current []byte, topo []sysctlSetting) (content 
 	judged, bad := doctorSysctls(n)
 	for _, s := range topo { // what the cabling needs, judged here
 		v, ok := n.Sysctls[s.Key]
-		judged[s.Key], bad[s.Key] = true, !ok || s.Short(v)
+		judged[s.Key], bad[s.Key] = true, ok && s.Short(v) || !ok && s.Unknown
 	}
 	var b strings.Builder
 	values = map[string]string{}

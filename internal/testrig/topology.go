@@ -29,8 +29,21 @@ func Sparks(n int, layout string) (Config, error) {
 		}
 		cfg.Links = Cable("spark-01", 1, "spark-02", 1)
 	case "ring":
-		if n != 3 {
-			return cfg, fmt.Errorf("layout ring needs 3 hosts, not %d", n)
+		if n < 3 {
+			return cfg, fmt.Errorf("layout ring needs 3 or more hosts, not %d", n)
+		}
+		if n > 3 {
+			// Cable k joins node k's port 0 (.1) to node k+1's port 1 (.2) on
+			// 192.168.2k.x (twin 0) and 192.168.2k+1.x (twin 1).
+			for k := range n {
+				next := (k + 1) % n
+				for twin := range 2 {
+					cfg.Hosts[k].NetDevs[PortNetDevs(0)[twin]] = NetDev{MTU: 9000, Addrs: []string{fmt.Sprintf("192.168.%d.1/24", 2*k+twin)}}
+					cfg.Hosts[next].NetDevs[PortNetDevs(1)[twin]] = NetDev{MTU: 9000, Addrs: []string{fmt.Sprintf("192.168.%d.2/24", 2*k+twin)}}
+				}
+				cfg.Links = append(cfg.Links, Cable(cfg.Hosts[k].Name, 0, cfg.Hosts[next].Name, 1)...)
+			}
+			break
 		}
 		// NVIDIA's "Connect Three Sparks" addressing: cable N1.P0–N2.P1 on
 		// 192.168.0-1.x, N1.P1–N3.P0 on 192.168.2-3.x, N2.P0–N3.P1 on

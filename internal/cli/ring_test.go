@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkrig/sparkrig/internal/testrig"
+)
+
+// ringProblems lists "severity id host" of the ring findings worse than ok.
+func ringProblems(t *testing.T, r *testrig.Rig) []string {
+	t.Helper()
+	_, rep, errOut := rigDoctor(t, r)
+	if rep.Cluster == nil || rep.Cluster.Topology != "four-node-ring" {
+		t.Fatalf("topology %v (stderr %s)", rep.Cluster, errOut)
+	}
+	var out []string
+	for _, f := range rep.Cluster.Findings {
+		if strings.HasPrefix(f.ID, "cluster.ring-") && f.Severity != "ok" {
+			out = append(out, string(f.Severity)+" "+f.ID+" "+f.Host+": "+f.Observed)
+		}
+	}
+	return out
+}
+
+// TestRigFourNodeRing: a four-node switchless ring as cabled, then as fix
+// makes it (forwarding, routes through the nearer neighbour), then with
+// Docker's FORWARD DROP on one node and one route missing on another.
+func TestRigFourNodeRing(t *testing.T) {
+	t.Parallel()
+	cfg, err := testrig.Sparks(4, "ring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := testrig.New(t, cfg)
+	got := ringProblems(t, r)
+	if len(got) != 8 || !strings.HasPrefix(got[0], "fail cluster.ring-forwarding spark-01: 0") ||
+		!strings.Contains(strings.Join(got, "\n"), "fail cluster.ring-routes spark-01: no route to 192.168.2.0/24, 192.168.3.0/24, 192.168.4.0/24, 192.168.5.0/24") {
+		t.Errorf("as cabled, want forwarding and routes missing on all four:\n%s", strings.Join(got, "\n"))
+	}
+
+	hosts := []string{"--hosts", strings.Join(r.Names(), ","), "--ssh-config", r.SSHConfig}
+	code, out, errOut := runMain(t, append([]string{"fix", "--apply", "--activate", "ip", "--topology", "ring", "--deadman", "30s"}, hosts...)...)
+	if code != ExitOK {
+		t.Fatalf("fix --apply: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := ringProblems(t, r); len(got) != 0 {
+		t.Errorf("after fix, ring problems:\n%s", strings.Join(got, "\n"))
+	}
+	// spark-01 reaches spark-03 (no shared cable) through a neighbour, with
+	// jumbo frames.
+	rigOut(t, r, "spark-01", "ping", "-c", "1", "-W", "5", "-M", "do", "-s", "8972", "192.168.4.1")
+	// 192.168.4.0/24 joins spark-03 and spark-04: one hop back, via spark-04.
+	if np := rigOut(t, r, "spark-01", "cat", "/etc/netplan/40-cx7.yaml"); !strings.Contains(np, "- to: 192.168.4.0/24\n          via: 192.168.6.1") {
+		t.Errorf("spark-01's netplan does not persist the route to 192.168.4.0/24 via spark-04:\n%s", np)
+	}
+
+	rigOut(t, r, "spark-02", "iptables", "-P", "FORWARD", "DROP")
+	rigOut(t, r, "spark-03", "ip", "route", "del", "192.168.0.0/24")
+	want := []string{
+		"fail cluster.ring-forward-drop spark-02: FORWARD policy DROP",
+		"fail cluster.ring-routes spark-03: no route to 192.168.0.0/24",
+	}
+	if diff := cmp.Diff(want, ringProblems(t, r)); diff != "" {
+		t.Errorf("FORWARD DROP on spark-02, a route gone on spark-03 (-want +got):\n%s", diff)
+	}
+}
+
+// TestRigDuplicateAddress: spark-02's twin was given spark-01's address
+// (one netplan copied to both); the ping to it answers locally, so only the
+// identity check across nodes sees it.
+func TestRigDuplicateAddress(t *testing.T) {
+	t.Parallel()
+	r := sparkPair(t, func(c *testrig.Config) {
+		c.Hosts[1].NetDevs["enp1s0f1np1"] = testrig.NetDev{MTU: 9000, Addrs: []string{"192.168.100.10/24"}}
+	})
+	code, rep, _ := rigDoctor(t, r)
+	probs := strings.Join(clusterProblems(rep), "\n")
+	if code != ExitCritical || !strings.Contains(probs, "fail cluster.duplicate-address  192.168.100.10: 192.168.100.10 on spark-01 enp1s0f1np1 and spark-02 enp1s0f1np1") {
+		t.Errorf("exit %d, cluster problems:\n%s", code, probs)
+	}
+	for _, l := range rep.Cluster.Links {
+		if l.Subnet == "192.168.100.0/24" && l.OK {
+			t.Errorf("link %+v judged ok", l)
+		}
+	}
+}
