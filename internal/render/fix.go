@@ -23,6 +23,9 @@ func FixPlan(w io.Writer, p *fix.Plan) (changes int, err error) {
 				addr = "link-local"
 			}
 			fmt.Fprintf(&b, "   %-14s %-13s %-18s mtu %d -> %s\n", r.NetDev, r.RDMADev, addr, r.MTU, strings.Join(r.Peers, ", "))
+			for _, rt := range r.Routes {
+				fmt.Fprintf(&b, "   %-14s route %s via %s\n", "", rt.To, rt.Via)
+			}
 			if r.Change != "" && !strings.HasPrefix(r.Change, "keep ") {
 				fmt.Fprintf(&b, "   %-14s %s\n", "", r.Change)
 			}
