@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,7 +29,6 @@ func TestNCCLEnv(t *testing.T) {
 		want: []Var{
 			{Name: "NCCL_SOCKET_IFNAME", Value: "enp1s0f1np1"},
 			{Name: "NCCL_IB_HCA", Value: "rocep1s0f1,roceP2p1s0f1"},
-			{Name: "NCCL_IB_GID_INDEX", Value: "3"},
 			{Name: "UCX_NET_DEVICES", Value: "rocep1s0f1:1,roceP2p1s0f1:1"},
 			{Name: "OMPI_MCA_btl_tcp_if_include", Value: "enp1s0f1np1"},
 			{Name: "OMPI_MCA_oob_tcp_if_include", Value: "enp1s0f1np1"},
@@ -46,7 +46,6 @@ func TestNCCLEnv(t *testing.T) {
 		want: []Var{
 			{Name: "NCCL_SOCKET_IFNAME", Value: "enp1s0f0np0"},
 			{Name: "NCCL_IB_HCA", Value: "rocep1s0f0"},
-			{Name: "NCCL_IB_GID_INDEX", Value: "3"},
 			{Name: "UCX_NET_DEVICES", Value: "rocep1s0f0:1"},
 			{Name: "OMPI_MCA_btl_tcp_if_include", Value: "enp1s0f0np0"},
 			{Name: "OMPI_MCA_oob_tcp_if_include", Value: "enp1s0f0np0"},
@@ -64,7 +63,6 @@ func TestNCCLEnv(t *testing.T) {
 		want: []Var{
 			{Name: "NCCL_SOCKET_IFNAME", Value: "enp1s0f0np0,enp1s0f1np1"},
 			{Name: "NCCL_IB_HCA", Value: "rocep1s0f0,rocep1s0f1,roceP2p1s0f0,roceP2p1s0f1"},
-			{Name: "NCCL_IB_GID_INDEX", Value: "3"},
 			{Name: "UCX_NET_DEVICES", Value: "rocep1s0f0:1,rocep1s0f1:1,roceP2p1s0f0:1,roceP2p1s0f1:1"},
 			{Name: "NCCL_IB_SUBNET_AWARE_ROUTING", Value: "1"},
 			{Name: "OMPI_MCA_btl_tcp_if_include", Value: "enp1s0f0np0,enp1s0f1np1"},
@@ -84,7 +82,6 @@ func TestNCCLEnv(t *testing.T) {
 		want: []Var{
 			{Name: "NCCL_SOCKET_IFNAME", Value: "enP7s7"},
 			{Name: "NCCL_IB_HCA", Value: "rocep1s0f0,rocep1s0f1,roceP2p1s0f0,roceP2p1s0f1"},
-			{Name: "NCCL_IB_GID_INDEX", Value: "3"},
 			{Name: "UCX_NET_DEVICES", Value: "rocep1s0f0:1,rocep1s0f1:1,roceP2p1s0f0:1,roceP2p1s0f1:1"},
 			{Name: "NCCL_IB_SUBNET_AWARE_ROUTING", Value: "1"},
 			{Name: "OMPI_MCA_btl_tcp_if_include", Value: "enP7s7"},
@@ -104,7 +101,6 @@ func TestNCCLEnv(t *testing.T) {
 		want: []Var{
 			{Name: "NCCL_SOCKET_IFNAME", Value: "enp1s0f1np1"},
 			{Name: "NCCL_IB_HCA", Value: "rocep1s0f1,roceP2p1s0f1"},
-			{Name: "NCCL_IB_GID_INDEX", Value: "3"},
 			{Name: "UCX_NET_DEVICES", Value: "rocep1s0f1:1,roceP2p1s0f1:1"},
 			{Name: "OMPI_MCA_btl_tcp_if_include", Value: "enp1s0f1np1"},
 			{Name: "OMPI_MCA_oob_tcp_if_include", Value: "enp1s0f1np1"},
@@ -151,7 +147,6 @@ func TestNCCLEnvBootstrapOverride(t *testing.T) {
 	want := []Var{
 		{Name: "NCCL_SOCKET_IFNAME", Value: "enP7s7"},
 		{Name: "NCCL_IB_HCA", Value: "rocep1s0f1,roceP2p1s0f1"},
-		{Name: "NCCL_IB_GID_INDEX", Value: "3"},
 		{Name: "UCX_NET_DEVICES", Value: "rocep1s0f1:1,roceP2p1s0f1:1"},
 		{Name: "OMPI_MCA_btl_tcp_if_include", Value: "enP7s7"},
 		{Name: "OMPI_MCA_oob_tcp_if_include", Value: "enP7s7"},
@@ -180,5 +175,23 @@ func TestRailsHealthyPair(t *testing.T) {
 	}
 	if len(notes) != 0 {
 		t.Errorf("notes: %v", notes)
+	}
+}
+
+// NCCL_IB_GID_INDEX is pinned only where a node's NCCL is older than 2.21
+// (which picks the RoCE v2 GID itself), and then only when every device
+// has it at the same index.
+func TestGIDIndexPinnedOnlyForOldNCCL(t *testing.T) {
+	nodes := healthyPair()
+	nodes[1].NCCL.Version = "2.19.3"
+	rails, _ := Rails(nodes, nil)
+	env, _ := NCCLEnv(nodes, dataRails(rails), EnvOptions{})
+	if !slices.Contains(env, Var{Name: "NCCL_IB_GID_INDEX", Value: "3"}) {
+		t.Errorf("NCCL 2.19.3 on spark-2: env lacks NCCL_IB_GID_INDEX=3: %v", env)
+	}
+	nodes[1].NCCL.Version = "2.28.9"
+	env, _ = NCCLEnv(nodes, dataRails(rails), EnvOptions{})
+	if slices.ContainsFunc(env, func(v Var) bool { return v.Name == "NCCL_IB_GID_INDEX" }) {
+		t.Errorf("NCCL 2.28.9: env pins the GID index: %v", env)
 	}
 }

@@ -51,7 +51,7 @@ func TestNCCLEnvFromNodeTrees(t *testing.T) {
 	// says NCCL_SOCKET_IFNAME=enP7s7, which both nodes have on one subnet):
 	// the bench keeps that choice.
 	healthy := map[string]string{
-		"NCCL_SOCKET_IFNAME": "enP7s7", "NCCL_IB_HCA": "rocep1s0f1,roceP2p1s0f1", "NCCL_IB_GID_INDEX": "3",
+		"NCCL_SOCKET_IFNAME": "enP7s7", "NCCL_IB_HCA": "rocep1s0f1,roceP2p1s0f1",
 		"UCX_NET_DEVICES": "rocep1s0f1:1,roceP2p1s0f1:1", "OMPI_MCA_btl_tcp_if_include": "enP7s7",
 		"OMPI_MCA_oob_tcp_if_include": "enP7s7", "GLOO_SOCKET_IFNAME": "enP7s7", "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET",
 	}
@@ -78,7 +78,7 @@ func TestNCCLEnvFromNodeTrees(t *testing.T) {
 		// eth0 does not exist on a Spark: the bench bootstraps over the
 		// first rail instead, and says what the nodes' own jobs will hit.
 		{"spark-socket-ifname-eth0", map[string]string{
-			"NCCL_SOCKET_IFNAME": "enp1s0f1np1", "NCCL_IB_HCA": "rocep1s0f1,roceP2p1s0f1", "NCCL_IB_GID_INDEX": "3",
+			"NCCL_SOCKET_IFNAME": "enp1s0f1np1", "NCCL_IB_HCA": "rocep1s0f1,roceP2p1s0f1",
 			"UCX_NET_DEVICES": "rocep1s0f1:1,roceP2p1s0f1:1", "OMPI_MCA_btl_tcp_if_include": "enp1s0f1np1",
 			"OMPI_MCA_oob_tcp_if_include": "enp1s0f1np1", "GLOO_SOCKET_IFNAME": "enp1s0f1np1", "NCCL_DEBUG": "INFO", "NCCL_DEBUG_SUBSYS": "INIT,NET",
 		}, 2, []string{"bench.node-nccl-setting@spark-a", "bench.node-nccl-setting@spark-b"}},

@@ -53,7 +53,9 @@ func NCCLEnv(nodes []*facts.Node, rails []Rail, o EnvOptions) ([]Var, []Note) {
 		add("NCCL_IB_HCA", joinHCAs(hcas, false))
 		gid, gidNotes := gidIndex(rails)
 		notes = append(notes, gidNotes...)
-		add("NCCL_IB_GID_INDEX", gid)
+		if gidPinNeeded(nodes) {
+			add("NCCL_IB_GID_INDEX", gid)
+		}
 		add("UCX_NET_DEVICES", joinHCAs(hcas, true))
 	} else {
 		notes = append(notes, Note{ID: "bench.no-rdma-rail",
@@ -185,6 +187,26 @@ func unusedTwins(nodes []*facts.Node, rails []Rail) []Note {
 func ActivePort(d facts.RDMADev) bool {
 	for _, p := range d.Ports {
 		if strings.EqualFold(p.State, "ACTIVE") {
+			return true
+		}
+	}
+	return false
+}
+
+// gidAutoSince is the first NCCL that picks the RoCE v2 GID itself
+// (NCCL_IB_GID_INDEX defaults to -1). Source: NVIDIA/nccl
+// src/transport/net_ib (NCCL_PARAM(IbGidIndex, "IB_GID_INDEX", -1));
+// Juniper JVD AI data center, appendix D ("Starting with NCCL 2.21, the GID
+// index no longer needs to be specified manually").
+const gidAutoSince = "2.21"
+
+// gidPinNeeded reports a node whose NCCL is older than gidAutoSince: only
+// then is NCCL_IB_GID_INDEX set. The RoCE v2 IPv4 GID moves between indexes
+// (3 on one node, 4 on another, after interface or firmware events), so a
+// pinned index is a failure waiting to happen where NCCL can choose.
+func gidPinNeeded(nodes []*facts.Node) bool {
+	for _, n := range nodes {
+		if v := n.NCCL.Version; v != "" && facts.CompareVersions(v, gidAutoSince) < 0 {
 			return true
 		}
 	}
