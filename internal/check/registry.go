@@ -42,6 +42,7 @@ var Registry = []Check{
 	ncclVersion,
 	ncclSocketIfname,
 	ncclIBHCA,
+	ncclGIDIndex,
 	// GPUs.
 	gpuDriver,
 	gpuPersistence,

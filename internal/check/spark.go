@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
@@ -453,34 +454,105 @@ var sparkDHCP = Check{
 }
 
 var sparkRoCEGID = Check{
-	ID: "spark.roce-gid", Title: "RoCE v2 IPv4 GID at index 3 on active ports",
+	ID: "spark.roce-gid", Title: "a RoCE v2 GID for every IPv4 address of an active port",
 	Profiles: spark, Needs: []string{facts.SrcRDMA}, Applies: onlyIf(hasActiveRDMAWithGIDs, "no active RDMA port with a GID table captured"),
 	Run: func(n *facts.Node) []Finding {
 		var out []Finding
 		for _, r := range n.RDMA {
 			for _, p := range r.Ports {
-				if nd := n.NetDev(r.NetDev); p.State != "ACTIVE" || nd == nil || len(ipv4(nd)) == 0 {
+				nd := n.NetDev(r.NetDev)
+				if p.State != "ACTIVE" || nd == nil || len(ipv4(nd)) == 0 {
 					continue // an unaddressed netdev has no IPv4 GID; spark.twin-unaddressed covers it
 				}
 				subject := fmt.Sprintf("%s/%d", r.Name, p.Num)
-				g := gidAt(p, 3)
-				if g != nil && g.Type == "RoCE v2" && g.IPv4 != "" {
-					out = append(out, ok(subject, "GID 3 = RoCE v2 "+g.IPv4))
+				var found, missing []string
+				for _, a := range ipv4(nd) {
+					if g := roceV2For(p, a.Addr().String()); g != nil {
+						found = append(found, fmt.Sprintf("%s at index %d", g.IPv4, g.Index))
+					} else {
+						missing = append(missing, a.Addr().String())
+					}
+				}
+				if len(missing) == 0 {
+					// Any index will do: it differs between nodes and moves
+					// after interface or firmware events, and NCCL finds it.
+					out = append(out, ok(subject, "RoCE v2 "+strings.Join(found, ", ")))
 					continue
 				}
-				obs := "GID index 3 empty"
-				if g != nil {
-					obs = fmt.Sprintf("GID index 3 = %s (%s)", g.GID, g.Type)
-				}
 				out = append(out, Finding{Severity: Warn, Subject: subject,
-					Observed: obs, Expected: "GID index 3 = RoCE v2 with the netdev's IPv4 address",
-					Why:    "NCCL_IB_GID_INDEX=3 selects RoCE v2 over IPv4; without it NCCL picks a link-local GID that does not route between subnets",
-					Fix:    "give " + r.NetDev + " a static IPv4 address (netplan), then check `cat /sys/class/infiniband/" + r.Name + "/ports/" + fmt.Sprint(p.Num) + "/gid_attrs/types/3`",
+					Observed: "no RoCE v2 GID for " + strings.Join(missing, ", "), Expected: "a RoCE v2 GID for each IPv4 address of " + r.NetDev + ", at any index",
+					Why:    "RoCE v2 over IPv4 needs the address's GID; without it NCCL and perftest fall back to a link-local GID that does not route between subnets",
+					Fix:    "check the address is on " + r.NetDev + " itself (not a bridge or VLAN above it), then `grep . /sys/class/infiniband/" + r.Name + "/ports/" + fmt.Sprint(p.Num) + "/gid_attrs/types/*`",
 					Source: "DGX Spark platform notes (NCCL_IB_GID_INDEX); " + srcCommunity})
 			}
 		}
 		return out
 	},
+}
+
+// roceV2For is the RoCE v2 GID of an IPv4 address on a port, at any index.
+func roceV2For(p facts.RDMAPort, ip string) *facts.GID {
+	for i := range p.GIDs {
+		if g := &p.GIDs[i]; g.Type == "RoCE v2" && g.IPv4 == ip {
+			return g
+		}
+	}
+	return nil
+}
+
+// ncclGIDIndex judges a pinned NCCL_IB_GID_INDEX: the index must hold a
+// RoCE v2 IPv4 GID on every active addressed port of the node, and an empty
+// value is the link-local GID 0.
+var ncclGIDIndex = Check{
+	ID: "nccl.gid-index", Title: "a pinned NCCL_IB_GID_INDEX points at RoCE v2 IPv4 on every HCA",
+	Profiles: gpuProfiles, Needs: []string{facts.SrcRDMA},
+	Applies: onlyIf(func(n *facts.Node) bool { _, _, ok := pinnedGID(n); return ok }, "NCCL_IB_GID_INDEX is not set: NCCL picks the RoCE v2 GID itself"),
+	Run: func(n *facts.Node) []Finding {
+		v, where, _ := pinnedGID(n)
+		subject := "NCCL_IB_GID_INDEX"
+		src := "NVIDIA NCCL environment variables (NCCL_IB_GID_INDEX, default -1: automatic since 2.21); FujitsuPolycom/sparkring #186, #290; tonyd2wild/DeepSeek-v4-Flash-Vision-Exp-DSpark-1M-NVFP4-KV-2x-DGX-Spark #38, PR #40 (community)"
+		unset := "remove NCCL_IB_GID_INDEX from " + where + ": NCCL 2.21 and later choose the RoCE v2 GID per device"
+		idx, err := strconv.Atoi(strings.TrimSpace(v))
+		if strings.TrimSpace(v) == "" || err != nil {
+			return []Finding{{Severity: Warn, Subject: subject, Observed: fmt.Sprintf("NCCL_IB_GID_INDEX=%q in %s", v, where), Expected: "unset, or an index",
+				Why: "an empty or non-numeric value parses as 0: the link-local GID, which does not route between subnets; connections between nodes fail or fall back",
+				Fix: unset, Source: src}}
+		}
+		var bad []string
+		for _, r := range n.RDMA {
+			for _, p := range r.Ports {
+				if nd := n.NetDev(r.NetDev); p.State != "ACTIVE" || nd == nil || len(ipv4(nd)) == 0 {
+					continue
+				}
+				g := gidAt(p, idx)
+				switch {
+				case g == nil:
+					bad = append(bad, fmt.Sprintf("%s/%d: index %d empty", r.Name, p.Num, idx))
+				case g.Type != "RoCE v2" || g.IPv4 == "":
+					bad = append(bad, fmt.Sprintf("%s/%d: index %d is %s %s", r.Name, p.Num, idx, g.Type, g.GID))
+				}
+			}
+		}
+		if len(bad) == 0 {
+			return []Finding{ok(subject, fmt.Sprintf("%d (%s): RoCE v2 IPv4 on every active port", idx, where))}
+		}
+		return []Finding{{Severity: Warn, Subject: subject, Observed: fmt.Sprintf("%d in %s; %s", idx, where, strings.Join(bad, "; ")),
+			Expected: "the index of the RoCE v2 IPv4 GID on every HCA of every node",
+			Why:      "the RoCE v2 IPv4 GID sits at different indexes on different nodes and moves after interface or firmware events: a pinned index then selects another GID and RDMA between nodes fails",
+			Fix:      unset, Source: src}}
+	},
+}
+
+// pinnedGID returns NCCL_IB_GID_INDEX as the environment or /etc/nccl.conf
+// sets it (the environment wins, as in NCCL).
+func pinnedGID(n *facts.Node) (value, where string, ok bool) {
+	if v, ok := n.NCCL.Env["NCCL_IB_GID_INDEX"]; ok {
+		return v, "the environment", true
+	}
+	if v, ok := n.NCCL.ConfFile["NCCL_IB_GID_INDEX"]; ok {
+		return v, "/etc/nccl.conf", true
+	}
+	return "", "", false
 }
 
 func hasActiveRDMAWithGIDs(n *facts.Node) bool {

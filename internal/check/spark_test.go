@@ -49,10 +49,21 @@ func TestChecksOnChangedSpark(t *testing.T) {
 			n.Sources[facts.SrcNetConfig] = facts.SourceStatus{Status: "ok", Detail: facts.NetConfigPartial + "/etc/netplan/40-cx7.yaml"}
 		}, []string{"spark.addr-persisted not-evaluated enP2p1s0f1np1", "spark.addr-persisted not-evaluated enp1s0f1np1"}},
 		{"Ubuntu 22.04", func(n *facts.Node) { n.OS.VersionID = "22.04" }, []string{"spark.os warn os"}},
-		{"no RoCE v2 GID at index 3", func(n *facts.Node) {
+		{"no RoCE v2 GID at all (and the pinned index 3 then points nowhere)", func(n *facts.Node) {
 			p := &n.RDMA[rdmaIndex(t, n, "rocep1s0f1")].Ports[0]
 			p.GIDs = p.GIDs[:3]
-		}, []string{"spark.roce-gid warn rocep1s0f1/1"}},
+		}, []string{"nccl.gid-index warn NCCL_IB_GID_INDEX", "spark.roce-gid warn rocep1s0f1/1"}},
+		// The field's GID drift: the RoCE v2 IPv4 GID at index 4 on one HCA
+		// is not a problem by itself...
+		{"RoCE v2 IPv4 GID at index 4, nothing pinned", func(n *facts.Node) {
+			moveGID(t, n, "rocep1s0f1", 3, 4)
+			delete(n.NCCL.Env, "NCCL_IB_GID_INDEX")
+		}, []string{}},
+		// ...but it is where NCCL_IB_GID_INDEX pins 3.
+		{"RoCE v2 IPv4 GID at index 4, index 3 pinned", func(n *facts.Node) { moveGID(t, n, "rocep1s0f1", 3, 4) },
+			[]string{"nccl.gid-index warn NCCL_IB_GID_INDEX"}},
+		{"NCCL_IB_GID_INDEX set empty (parses as 0)", func(n *facts.Node) { n.NCCL.Env["NCCL_IB_GID_INDEX"] = "" },
+			[]string{"nccl.gid-index warn NCCL_IB_GID_INDEX"}},
 		{"twin without its RDMA device", func(n *facts.Node) { n.NetDev("enp1s0f0np0").RDMADev = "" },
 			[]string{"spark.cx7-present warn enp1s0f0np0"}},
 	}
@@ -77,4 +88,22 @@ func rdmaIndex(t *testing.T, n *facts.Node, name string) int {
 	}
 	t.Fatalf("no RDMA device %s", name)
 	return -1
+}
+
+// moveGID moves a port's GID from one index to another, as an interface or
+// firmware event does.
+func moveGID(t *testing.T, n *facts.Node, dev string, from, to int) {
+	p := &n.RDMA[rdmaIndex(t, n, dev)].Ports[0]
+	for i := range p.GIDs {
+		if p.GIDs[i].Index == to {
+			p.GIDs[i].Type, p.GIDs[i].IPv4, p.GIDs[i].GID = "", "", "0000:0000:0000:0000:0000:0000:0000:0000"
+		}
+	}
+	for i := range p.GIDs {
+		if p.GIDs[i].Index == from {
+			p.GIDs[i].Index = to
+			return
+		}
+	}
+	t.Fatalf("%s has no GID at index %d", dev, from)
 }

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -85,5 +87,59 @@ func TestRigDuplicateAddress(t *testing.T) {
 		if l.Subnet == "192.168.100.0/24" && l.OK {
 			t.Errorf("link %+v judged ok", l)
 		}
+	}
+}
+
+// TestRigGIDAtIndexFour: the RoCE v2 IPv4 GID of one HCA sits at index 4 on
+// spark-02 (the field's drift). That alone is fine; a NCCL_IB_GID_INDEX=3
+// pinned in both nodes' /etc/nccl.conf is then wrong on spark-02 only.
+func TestRigGIDAtIndexFour(t *testing.T) {
+	t.Parallel()
+	r := sparkPair(t, func(c *testrig.Config) { c.Hosts[0].RDMA, c.Hosts[1].RDMA = true, true })
+	// The stand-in sysfs is read-only inside the host; its files live
+	// under the host's fixture root.
+	port := filepath.Join(r.Host("spark-02").Dir, "root/sys/class/infiniband/rocep1s0f1/ports/1")
+	if out, err := exec.Command("sh", "-c", `cd "$0" &&
+		cp gids/3 gids/4 && cp gid_attrs/types/3 gid_attrs/types/4 && cp gid_attrs/ndevs/3 gid_attrs/ndevs/4 &&
+		echo 0000:0000:0000:0000:0000:0000:0000:0000 > gids/3 && rm gid_attrs/types/3 gid_attrs/ndevs/3`, port).CombinedOutput(); err != nil {
+		t.Fatalf("move the GID: %v: %s", err, out)
+	}
+	judged := func() []string {
+		_, rep, _ := rigDoctor(t, r, "--profile", "dgx-spark")
+		var out []string
+		for _, h := range rep.Hosts {
+			for _, sk := range h.Skipped {
+				if sk.ID == "nccl.gid-index" {
+					out = append(out, h.Host+" "+sk.ID+" skipped: "+sk.Reason)
+				}
+			}
+			for _, f := range h.Findings {
+				if f.ID == "spark.roce-gid" && f.Subject == "rocep1s0f1/1" || f.ID == "nccl.gid-index" {
+					out = append(out, h.Host+" "+f.ID+" "+string(f.Severity)+": "+f.Observed)
+				}
+			}
+		}
+		return out
+	}
+	want := []string{
+		"spark-01 nccl.gid-index skipped: NCCL_IB_GID_INDEX is not set: NCCL picks the RoCE v2 GID itself",
+		"spark-01 spark.roce-gid ok: RoCE v2 192.168.100.10 at index 3",
+		"spark-02 nccl.gid-index skipped: NCCL_IB_GID_INDEX is not set: NCCL picks the RoCE v2 GID itself",
+		"spark-02 spark.roce-gid ok: RoCE v2 192.168.100.11 at index 4",
+	}
+	if diff := cmp.Diff(want, judged()); diff != "" {
+		t.Errorf("GID at index 4, nothing pinned (-want +got):\n%s", diff)
+	}
+	for _, h := range r.Names() {
+		rigOut(t, r, h, "sh", "-c", "echo NCCL_IB_GID_INDEX=3 > /etc/nccl.conf")
+	}
+	want = []string{
+		"spark-01 spark.roce-gid ok: RoCE v2 192.168.100.10 at index 3",
+		"spark-01 nccl.gid-index ok: 3 (/etc/nccl.conf): RoCE v2 IPv4 on every active port",
+		"spark-02 spark.roce-gid ok: RoCE v2 192.168.100.11 at index 4",
+		"spark-02 nccl.gid-index warn: 3 in /etc/nccl.conf; rocep1s0f1/1: index 3 empty",
+	}
+	if diff := cmp.Diff(want, judged()); diff != "" {
+		t.Errorf("GID at index 4, index 3 pinned (-want +got):\n%s", diff)
 	}
 }
