@@ -79,7 +79,7 @@ func healthySpark() sparkNode {
 		},
 		netplan:     netplanSpark1,
 		env:         []string{"NCCL_SOCKET_IFNAME=enP7s7", "NCCL_IB_HCA=rocep1s0f1,roceP2p1s0f1", "NCCL_IB_GID_INDEX=3"},
-		ncclPkg:     "libnccl2 2.28.9-1+cuda13.0\nlibnccl-dev 2.28.9-1+cuda13.0\n",
+		ncclPkg:     "libnccl2 2.30.7-1+cuda13.0\nlibnccl-dev 2.30.7-1+cuda13.0\n",
 		cmaKB:       65536,
 		pcieWidth:   map[string]int{},
 		description: "healthy DGX Spark, node 1 of a two-node pair cabled on QSFP port 1",
@@ -146,7 +146,10 @@ var sparkCases = []sparkCase{
 	}, "nccl.socket-ifname", Fail, "NCCL_SOCKET_IFNAME=eth0 in the environment; a Spark has no eth0"},
 	{"spark-nccl-2.27", func(n *sparkNode) {
 		n.ncclPkg = "libnccl2 2.27.7-1+cuda13.0\nlibnccl-dev 2.27.7-1+cuda13.0\n"
-	}, "nccl.version", Fail, "NCCL 2.27.7 installed"},
+	}, "nccl.version", Fail, "NCCL 2.27.7 installed (also older than the aarch64 proxy-op fix)"},
+	{"spark-nccl-2.28.9", func(n *sparkNode) {
+		n.ncclPkg = "libnccl2 2.28.9-1+cuda13.0\nlibnccl-dev 2.28.9-1+cuda13.0\n"
+	}, "known.issue", Warn, "NCCL 2.28.9 (NVIDIA's playbook build) on aarch64: the proxy-op slot leak fixed in 2.29.3"},
 	{"spark-cma-0", func(n *sparkNode) {
 		n.cmaKB = 0
 	}, "spark.cma", Warn, "CmaTotal: 0 kB and no kho=off"},

@@ -43,6 +43,7 @@ var Registry = []Check{
 	ncclSocketIfname,
 	ncclIBHCA,
 	ncclGIDIndex,
+	knownIssues,
 	// GPUs.
 	gpuDriver,
 	gpuPersistence,

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
@@ -20,14 +21,17 @@ const ringSource = "FujitsuPolycom/sparkring docs/PREREQUISITES.md; christophero
 // "presents exactly like a dead cable") and not drop it by strict
 // reverse-path filtering.
 func ringFindings(nodes []*facts.Node, a *Analysis) []check.Finding {
-	if !a.Topology.IsRing() || len(nodes) < 4 {
+	if !a.Topology.IsRing() {
 		return nil
+	}
+	out := ringKnownIssues(nodes)
+	if len(nodes) < 4 {
+		return out
 	}
 	var subnets []netip.Prefix
 	for _, s := range a.Segments {
 		subnets = append(subnets, s.Subnet)
 	}
-	var out []check.Finding
 	for _, n := range nodes {
 		var own []netip.Prefix
 		var rails []string
@@ -40,6 +44,29 @@ func ringFindings(nodes []*facts.Node, a *Analysis) []check.Finding {
 		out = append(out, forwarding(n), routesTo(n, subnets, own), forwardPolicy(n), rpFilter(n, rails))
 	}
 	return slices.DeleteFunc(out, func(f check.Finding) bool { return f.ID == "" })
+}
+
+// ringKnownIssues matches the known issues that apply to rings (NCCL
+// versions and settings) on every node of one.
+func ringKnownIssues(nodes []*facts.Node) []check.Finding {
+	ks, err := expect.KnownIssues()
+	if err != nil {
+		return nil
+	}
+	var out []check.Finding
+	for _, k := range ks {
+		if k.Match.RingNodesMin == 0 || len(nodes) < k.Match.RingNodesMin {
+			continue
+		}
+		for _, n := range nodes {
+			if seen, ok := check.KnownIssueSeen(n, k); ok {
+				f := check.KnownFinding(k, seen+fmt.Sprintf(" in a %d-node ring", len(nodes)))
+				f.Host = n.Host
+				out = append(out, f)
+			}
+		}
+	}
+	return out
 }
 
 func forwarding(n *facts.Node) check.Finding {

@@ -105,3 +105,20 @@ func TestNCCLMin(t *testing.T) {
 		t.Errorf("h100: %q", got)
 	}
 }
+
+// Every known issue has what the doctor prints: a symptom, a fix, a source,
+// a status, and a pattern that compiles.
+func TestKnownIssuesLoad(t *testing.T) {
+	ks, err := KnownIssues()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ks) < 6 {
+		t.Errorf("%d known issues loaded", len(ks))
+	}
+	for _, k := range ks {
+		if k.Match == (KnownMatch{}) {
+			t.Errorf("%s matches nothing", k.ID)
+		}
+	}
+}

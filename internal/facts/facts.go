@@ -90,6 +90,7 @@ type Memory struct {
 	AvailableBytes *uint64 `json:"available_bytes,omitempty"`
 	SwapTotalBytes *uint64 `json:"swap_total_bytes,omitempty"`
 	CmaTotalBytes  *uint64 `json:"cma_total_bytes,omitempty"`
+	CmaFreeBytes   *uint64 `json:"cma_free_bytes,omitempty"`
 	THP            string  `json:"thp,omitempty"` // selected mode of transparent_hugepage/enabled
 }
 

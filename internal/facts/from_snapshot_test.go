@@ -39,7 +39,7 @@ func TestFromSnapshotSparkTree(t *testing.T) {
 	if c := n.ConfigFor("enp1s0f1np1"); len(c) != 1 || c[0].Source != "/etc/netplan/40-cx7.yaml" || c[0].MTU != 9000 {
 		t.Errorf("netplan for enp1s0f1np1 = %+v", c)
 	}
-	if n.NCCL.Version != "2.28.9" || n.NCCL.Env["NCCL_SOCKET_IFNAME"] != "enP7s7" || *n.Memory.CmaTotalBytes != 65536*1024 {
+	if n.NCCL.Version != "2.30.7" || n.NCCL.Env["NCCL_SOCKET_IFNAME"] != "enP7s7" || *n.Memory.CmaTotalBytes != 65536*1024 {
 		t.Errorf("NCCL %+v, CMA %d", n.NCCL, *n.Memory.CmaTotalBytes)
 	}
 	for _, src := range []string{SrcNetSysfs, SrcIPAddr, SrcRDMA, SrcPCI, SrcNetConfig, SrcNCCLLib, SrcNvidiaSMI, SrcKernelLog} {

@@ -43,6 +43,7 @@ func memoryFrom(mi map[string]uint64) Memory {
 		AvailableBytes: get("MemAvailable"),
 		SwapTotalBytes: get("SwapTotal"),
 		CmaTotalBytes:  get("CmaTotal"),
+		CmaFreeBytes:   get("CmaFree"),
 	}
 }
 

@@ -1,0 +1,67 @@
+package expect
+
+import (
+	_ "embed"
+	"fmt"
+	"regexp"
+	"sync"
+
+	"gopkg.in/yaml.v3"
+)
+
+//go:embed known-issues.yaml
+var knownData []byte
+
+// KnownIssue is one published problem of a version, a kernel or firmware,
+// with what shows it on a node.
+type KnownIssue struct {
+	ID       string     `yaml:"id" json:"id"`
+	Title    string     `yaml:"title" json:"title"`
+	Match    KnownMatch `yaml:"match" json:"match"`
+	Severity string     `yaml:"severity" json:"severity"` // warn or fail
+	Fixed    string     `yaml:"fixed,omitempty" json:"fixed,omitempty"`
+	Symptom  string     `yaml:"symptom" json:"symptom"`
+	Fix      string     `yaml:"fix" json:"fix"`
+	Sources  []string   `yaml:"sources" json:"sources"`
+	Status   string     `yaml:"status" json:"status"` // confirmed or reported
+	// Log is Match.KernelLog compiled.
+	Log *regexp.Regexp `yaml:"-" json:"-"`
+}
+
+// KnownMatch says what shows a known issue on a node (or the cluster).
+type KnownMatch struct {
+	NCCLBelow         string `yaml:"nccl_below,omitempty" json:"nccl_below,omitempty"`
+	Arch              string `yaml:"arch,omitempty" json:"arch,omitempty"`
+	KernelLog         string `yaml:"kernel_log,omitempty" json:"kernel_log,omitempty"`
+	CmaFreeAboveTotal bool   `yaml:"cma_free_above_total,omitempty" json:"cma_free_above_total,omitempty"`
+	RingNodesMin      int    `yaml:"ring_nodes_min,omitempty" json:"ring_nodes_min,omitempty"`
+	Env               string `yaml:"env,omitempty" json:"env,omitempty"`
+}
+
+var known = sync.OnceValues(func() ([]KnownIssue, error) {
+	var doc struct {
+		Issues []KnownIssue `yaml:"issues"`
+	}
+	if err := yaml.Unmarshal(knownData, &doc); err != nil {
+		return nil, fmt.Errorf("known-issues.yaml: %w", err)
+	}
+	for i := range doc.Issues {
+		k := &doc.Issues[i]
+		if k.ID == "" || k.Symptom == "" || k.Fix == "" || len(k.Sources) == 0 || (k.Status != "confirmed" && k.Status != "reported") ||
+			(k.Severity != "warn" && k.Severity != "fail") {
+			return nil, fmt.Errorf("known-issues.yaml: entry %d (%q) lacks an id, symptom, fix, source, status or severity", i, k.ID)
+		}
+		if k.Match.KernelLog != "" {
+			re, err := regexp.Compile(k.Match.KernelLog)
+			if err != nil {
+				return nil, fmt.Errorf("known-issues.yaml: %s: %w", k.ID, err)
+			}
+			k.Log = re
+		}
+	}
+	return doc.Issues, nil
+})
+
+// KnownIssues returns the embedded known issues (an error is a defect of
+// the data file, which the tests read).
+func KnownIssues() ([]KnownIssue, error) { return known() }
