@@ -73,9 +73,13 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 		return Parsed{Format: format}, ErrEmpty
 	}
 	p := Parsed{Format: format}
+	var src io.Reader = br
+	if framed(sample) {
+		src = newVerbatimReader(br)
+	}
 	switch format {
 	case FormatNCCLTests, FormatNCCLLog:
-		o, err := results.ParseNCCLTests(br)
+		o, err := results.ParseNCCLTests(src)
 		p.NCCL = &o
 		if err != nil {
 			return p, fmt.Errorf("%s: %w", format, err)
@@ -92,7 +96,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 			p.Format = FormatNCCLLog
 		}
 	case FormatPerftest:
-		runs, err := results.ParsePerftest(br)
+		runs, err := results.ParsePerftest(src)
 		p.Perftest = runs
 		if err != nil {
 			return p, fmt.Errorf("perftest: %w", err)
@@ -101,7 +105,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 			return p, fmt.Errorf("perftest: no result rows found (truncated?)")
 		}
 	case FormatNVBandwidth:
-		run, err := results.ParseNVBandwidth(br)
+		run, err := results.ParseNVBandwidth(src)
 		p.NVBandwidth = &run
 		if err != nil {
 			return p, fmt.Errorf("nvbandwidth: %w", err)
@@ -110,7 +114,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 			return p, fmt.Errorf("nvbandwidth: no result matrix found (truncated?)")
 		}
 	case FormatAllReduceBench:
-		t, err := results.ParseAllReduceBench(br)
+		t, err := results.ParseAllReduceBench(src)
 		p.NCCL = &results.NCCLOutput{Tables: []results.NCCLTable{t}}
 		if err != nil {
 			return p, fmt.Errorf("all_reduce_bench: %w", err)
@@ -119,7 +123,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 			return p, fmt.Errorf("all_reduce_bench: no table rows found")
 		}
 	case FormatIperf3, FormatNCCLTestsJSON, FormatSparkrigJSON:
-		data, err := io.ReadAll(io.LimitReader(br, maxJSON+1))
+		data, err := io.ReadAll(io.LimitReader(src, maxJSON+1))
 		if err != nil {
 			return p, fmt.Errorf("read: %w", err)
 		}

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/check"
@@ -10,28 +11,133 @@ import (
 	"github.com/sparkrig/sparkrig/internal/results"
 )
 
+// KindsText writes channel connections by transport kind, most first:
+// "NET/IB 24, P2P 8".
+func KindsText(kinds map[string]int64) string {
+	type kv struct {
+		k string
+		n int64
+	}
+	var all []kv
+	for k, n := range kinds {
+		all = append(all, kv{k, n})
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].n > all[j].n || all[i].n == all[j].n && all[i].k < all[j].k })
+	parts := make([]string, len(all))
+	for i, x := range all {
+		parts[i] = fmt.Sprintf("%s %d", x.k, x.n)
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// logSummary says in one line what an NCCL_DEBUG=INFO log shows: library,
+// network (and plugin), devices, GPUDirect, channels, ranks and nodes.
+func logSummary(l *results.NCCLLog) string {
+	var parts []string
+	if l.Version != "" {
+		parts = append(parts, "NCCL "+l.Version)
+	}
+	switch net := l.Network; {
+	case l.RDMA():
+		s := "network " + net + " (RDMA)"
+		if net == "" {
+			s = "network IB (RDMA)"
+		}
+		if strings.HasPrefix(net, "IBext") {
+			s = "network " + net + " (NVIDIA's IB net plugin, RDMA)"
+		}
+		if len(l.IBDevices) > 0 {
+			var devs []string
+			for _, d := range l.IBDevices {
+				devs = append(devs, fmt.Sprintf("%s:%d/%s", d.Name, d.Port, d.Link))
+			}
+			s += " on " + strings.Join(devs, ", ")
+		}
+		parts = append(parts, s)
+	case net == "" && len(l.IBDevices) > 0:
+		var devs []string
+		for _, d := range l.IBDevices {
+			devs = append(devs, fmt.Sprintf("%s:%d/%s", d.Name, d.Port, d.Link))
+		}
+		parts = append(parts, "NET/IB devices "+strings.Join(devs, ", ")+" (the log does not say which network was chosen)")
+	case net != "":
+		s := "network " + net
+		if net == "Socket" {
+			s += " (TCP)"
+			if len(l.SocketDevices) > 0 {
+				s += " on " + strings.Join(l.SocketDevices, ", ")
+			}
+		}
+		parts = append(parts, s)
+	}
+	if v, ok := l.Env["NCCL_IB_DISABLE"]; ok && strings.TrimSpace(v) == "1" {
+		parts = append(parts, "RDMA turned off by NCCL_IB_DISABLE=1")
+	}
+	kinds, gdr := l.TransportKinds()
+	switch {
+	case gdr:
+		parts = append(parts, "GPUDirect RDMA in use")
+	case len(l.GDRDisabledHCAs) > 0:
+		parts = append(parts, "GPUDirect RDMA disabled")
+	}
+	if l.Channels > 0 {
+		parts = append(parts, fmt.Sprintf("%d channels", l.Channels))
+	}
+	if len(kinds) > 0 {
+		parts = append(parts, "connections "+KindsText(kinds))
+	}
+	switch {
+	case l.NRanks > 0 && l.NNodes > 0:
+		parts = append(parts, rankNodes(l.NRanks, l.NNodes))
+	case l.NRanks > 0:
+		parts = append(parts, fmt.Sprintf("%d ranks", l.NRanks))
+	}
+	if len(l.Hosts) > 0 {
+		parts = append(parts, "hosts "+strings.Join(l.Hosts, ", "))
+	}
+	if one, why := l.SingleNode(); one {
+		parts = append(parts, "one node ("+why+"): no network carries collective data")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "what this log shows: " + strings.Join(parts, "; ")
+}
+
 // flags reports what the NCCL log shows on its own, whatever the numbers.
 func (a *analysis) flags(l *results.NCCLLog) {
+	if s := logSummary(l); s != "" {
+		a.note("%s", s)
+	}
 	kinds, gdr := l.TransportKinds()
 	multi := l.NNodes > 1 || len(l.Hosts) > 1
 	spark := a.res.Platform == "dgx-spark"
 	// a channel via NET/ only exists between nodes, so NET/Socket channels
 	// are inter-node traffic over TCP whatever the host names say
-	if kinds["NET/Socket"] > 0 || l.Network == "Socket" && (multi || len(l.IBDevices) > 0) {
+	ibOff := strings.TrimSpace(l.Env["NCCL_IB_DISABLE"]) == "1"
+	if kinds["NET/Socket"] > 0 || l.Network == "Socket" && (multi || len(l.IBDevices) > 0 || ibOff) {
 		ev := fmt.Sprintf("'Using network %s'", l.Network)
 		if n := kinds["NET/Socket"]; n > 0 {
 			ev = fmt.Sprintf("%d channel connections via NET/Socket", n)
 		}
 		for _, n := range l.NetNotes {
-			if strings.Contains(n, "No device found") || strings.Contains(n, "Plugin") {
+			if strings.Contains(n, "No device found") || !ibOff && strings.Contains(n, "Plugin") {
 				ev += "; \"" + n + "\""
 				break
 			}
 		}
+		fix := "make the RDMA devices visible to the job (ibv_devices; /dev/infiniband in containers) and list them in NCCL_IB_HCA"
+		if v, ok := l.Env["NCCL_IB_DISABLE"]; ok && strings.TrimSpace(v) == "1" {
+			ev += "; NCCL_IB_DISABLE=1 set by the environment turned the RDMA transport off"
+			fix = "unset NCCL_IB_DISABLE (the job's environment, a container image, or /etc/nccl.conf)"
+		}
 		a.flag(check.Fail, "nccl.net-socket", "NCCL moves data over TCP sockets (NET/Socket), not RDMA: expect about 1/10 of the bandwidth", ev,
-			"make the RDMA devices visible to the job (ibv_devices; /dev/infiniband in containers) and list them in NCCL_IB_HCA", "docs/dgx-spark.md pitfall 13")
+			fix, "docs/dgx-spark.md pitfall 13")
 	}
-	usesIB := l.Network == "IB" || kinds["NET/IB"] > 0
+	usesIB := l.RDMA()
 	if usesIB && multi {
 		switch {
 		case spark && !gdr:
@@ -47,9 +153,13 @@ func (a *analysis) flags(l *results.NCCLLog) {
 				"address both twins (different subnets) and set NCCL_IB_HCA to both, same order on every node", "docs/dgx-spark.md pitfall 1")
 		}
 		for _, g := range l.GIDs {
-			if g.GIDIndex >= 0 && g.GIDIndex != 3 {
-				a.flag(check.Warn, "spark.roce-gid", fmt.Sprintf("NCCL device %d uses GID index %d, not 3 (RoCEv2/IPv4): its netdev likely has no IPv4 address", g.Dev, g.GIDIndex),
-					fmt.Sprintf("NET/IB: NCCL Dev %d ... GID %d", g.Dev, g.GIDIndex), "give every twin an IPv4 address on its own subnet; NCCL_IB_GID_INDEX=3", "docs/dgx-spark.md (NCCL_IB_GID_INDEX 3 = RoCEv2/IPv4)")
+			// The RoCE v2 IPv4 GID may sit at any index (3 on one node, 4 on
+			// another); indexes 0 and 1 are the link-local GIDs.
+			if g.GIDIndex == 0 || g.GIDIndex == 1 {
+				a.flag(check.Warn, "spark.roce-gid", fmt.Sprintf("NCCL device %d uses GID index %d, a link-local GID that does not route between subnets: its netdev likely has no IPv4 address, or NCCL_IB_GID_INDEX points there", g.Dev, g.GIDIndex),
+					fmt.Sprintf("NET/IB: NCCL Dev %d ... GID %d", g.Dev, g.GIDIndex),
+					"give every twin an IPv4 address on its own subnet, and leave NCCL_IB_GID_INDEX unset (NCCL 2.21 and later pick the RoCE v2 IPv4 GID on each device)",
+					"docs/dgx-spark.md (NCCL_IB_GID_INDEX: the index differs between nodes; an empty value is 0)")
 			}
 		}
 	}
@@ -60,7 +170,7 @@ func (a *analysis) flags(l *results.NCCLLog) {
 		}
 	}
 	if l.P2PRefused > 0 {
-		a.flag(check.Warn, "nccl.p2p-refused", "NCCL could not enable GPU peer-to-peer and falls back to shared memory", fmt.Sprintf("'Could not enable P2P' x%d; transports %v", l.P2PRefused, kinds),
+		a.flag(check.Warn, "nccl.p2p-refused", "NCCL could not enable GPU peer-to-peer and falls back to shared memory", fmt.Sprintf("'Could not enable P2P' x%d; connections %s", l.P2PRefused, KindsText(kinds)),
 			"check `nvidia-smi topo -m`, IOMMU/ACS settings, and that both GPUs are visible to one process", "NCCL INFO 'Could not enable P2P'")
 	}
 	if need := a.set.NCCLMin(a.res.Platform); need != "" && l.Version != "" && !expect.VersionAtLeast(l.Version, need) {

@@ -88,9 +88,9 @@ func identity(nodes []*facts.Node) []check.Finding {
 		out = append(out, check.Finding{ID: "cluster.duplicate-mac", Severity: check.Fail, Subject: m,
 			Title:    "a MAC address is on more than one node",
 			Observed: fmt.Sprintf("%s on %s", m, list(macs[m])), Expected: "unique MACs",
-			Why:      "two nodes with one MAC on a shared segment steal each other's frames (a cloned VM or a MAC set in netplan)",
-			Fix:      "remove the macaddress: setting from the copied netplan (or regenerate the VM's MAC)",
-			Source:   identitySource})
+			Why:    "two nodes with one MAC on a shared segment steal each other's frames (a cloned VM or a MAC set in netplan)",
+			Fix:    "remove the macaddress: setting from the copied netplan (or regenerate the VM's MAC)",
+			Source: identitySource})
 	}
 	dups := func(m map[string][]string, id, what, why, fix string) {
 		var vs []string

@@ -122,15 +122,22 @@ var catalogue = []cause{
 			l := in.Log
 			if l != nil && l.InfoLines > 0 {
 				kinds, _ := l.TransportKinds()
+				if one, why := l.SingleNode(); one {
+					c.against("all ranks run on one node (%s): no network carries the collective's data", why)
+					return
+				}
 				switch {
 				case l.Network == "Socket" || kinds["NET/Socket"] > 0:
 					c.for_(0.8, "the log says %s", socketEvidence(l, kinds))
+					if v, ok := l.Env["NCCL_IB_DISABLE"]; ok && strings.TrimSpace(v) == "1" {
+						c.Evidence = append(c.Evidence, "and why: NCCL_IB_DISABLE=1 in the environment turned the RDMA transport off")
+					}
 					for _, n := range l.NetNotes {
 						if strings.Contains(n, "No device found") {
-							c.Evidence = append(c.Evidence, "and why: \""+n+"\"")
+							c.Evidence = append(c.Evidence, "and why: \""+n+"\" (no RDMA device visible to the job)")
 						}
 					}
-				case l.Network == "IB" || kinds["NET/IB"] > 0:
+				case l.RDMA():
 					c.against("the log shows NET/IB in use (%s)", ibEvidence(l))
 					return
 				}

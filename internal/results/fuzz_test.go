@@ -112,3 +112,41 @@ func FuzzLineReader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNCCLOrigin: the host NCCLOrigin finds is always a piece of the
+// prefix, whatever a launcher put there; seeded with real launcher prefixes.
+func FuzzNCCLOrigin(f *testing.F) {
+	for _, s := range []string{
+		"rdma-gpu-train-worker-0: rdma-gpu-train-worker-0:19487:21056 [3] ",
+		"  | 2024-12-04T05:27:44.080Z | algo-1:18064:18134 [7] ",
+		"2025-08-12 09:37:03.463948 worker-9 >> [2025-08-12 01:37:03] :166:1226 [0] misc/socket.cc:484 ",
+		"<cluster_name>:924:924 [5] ",
+		"[1,0]<stdout>:spark-01:1234:5678 [0] ",
+		"spark-fb97:3049:3049 [0] ",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, prefix []byte) {
+		h, ok := NCCLOrigin(prefix)
+		if ok && !bytes.Contains(prefix, h) {
+			t.Fatalf("host %q not in %q", h, prefix)
+		}
+	})
+}
+
+func TestNCCLOriginOfLauncherPrefixes(t *testing.T) {
+	for prefix, want := range map[string]string{
+		"rdma-gpu-train-worker-0: rdma-gpu-train-worker-0:19487:21056 [3] ":                              "rdma-gpu-train-worker-0",
+		"  | 2024-12-04T05:27:44.080Z | algo-1:18064:18134 [7] ":                                         "algo-1",
+		"2025-08-12 09:37:03.463948 worker-9 >> [2025-08-12 01:37:03] :166:1226 [0] misc/socket.cc:484 ": "",
+		"(RayWorkerWrapper pid=284, ip=192.168.31.49) spark-02:608:608 [0] ":                             "spark-02",
+		"[1,0]<stdout>:spark-01:1234:5678 [0] ":                                                          "spark-01",
+		"0: spark-01:1234:5678 [0] ":                                                                     "spark-01",
+		"vllm-worker-1  | spark-01:1234:5678 [0] ":                                                       "spark-01",
+		"<cluster_name>:924:924 [5] ":                                                                    "<cluster_name>",
+	} {
+		if h, ok := NCCLOrigin([]byte(prefix)); !ok || string(h) != want {
+			t.Errorf("NCCLOrigin(%q) = %q, %v; want %q", prefix, h, ok, want)
+		}
+	}
+}

@@ -163,15 +163,11 @@ func (l *NCCLLog) Observe(line []byte) bool {
 func (l *NCCLLog) host(prefix []byte) {
 	// "host:pid:tid [dev] " precedes the tag; most lines come from the
 	// host of the line before, which lastHost (no ':' in it) tells at once
-	if n := len(l.lastHost); len(prefix) > n && prefix[n] == ':' && bytes.Equal(prefix[:n], l.lastHost) {
+	if n := len(l.lastHost); n > 0 && len(prefix) > n && prefix[n] == ':' && bytes.Equal(prefix[:n], l.lastHost) {
 		return
 	}
-	c := bytes.IndexByte(prefix, ':')
-	if c <= 0 {
-		return
-	}
-	h := prefix[:c]
-	if bytes.Equal(h, l.lastHost) {
+	h, ok := NCCLOrigin(prefix)
+	if !ok || len(h) == 0 || bytes.Equal(h, l.lastHost) {
 		return
 	}
 	l.lastHost = append(l.lastHost[:0], h...)
@@ -190,6 +186,61 @@ func (l *NCCLLog) host(prefix []byte) {
 	}
 	l.hostSet[string(h)] = struct{}{}
 	l.Hosts = append(l.Hosts, string(h))
+}
+
+// NCCLOrigin finds NCCL's own "host:pid:tid [dev]" in the text before an
+// NCCL tag, whatever a launcher printed in front of it (Ray's
+// "(RayWorkerWrapper pid=…, ip=…)", srun --label's "0: ", mpirun
+// --tag-output's "[1,0]<stdout>:", docker compose's "svc  | ", timestamps),
+// and returns the host (empty where NCCL printed none). A WARN line's
+// "file.cc:123" between the device and the tag is passed over.
+func NCCLOrigin(prefix []byte) (host []byte, ok bool) {
+	end := len(prefix)
+	for end > 0 {
+		j := bytes.LastIndexByte(prefix[:end], ']')
+		if j < 0 {
+			return nil, false
+		}
+		k := bytes.LastIndexByte(prefix[:j], '[')
+		if k < 0 {
+			return nil, false
+		}
+		end = k
+		if k < 2 || prefix[k-1] != ' ' || !digits(prefix[k+1:j]) {
+			continue
+		}
+		tok := prefix[:k-1]
+		if s := bytes.LastIndexAny(tok, " \t|"); s >= 0 {
+			tok = tok[s+1:]
+		}
+		for _, tag := range [][]byte{[]byte("<stdout>:"), []byte("<stderr>:")} { // mpirun --tag-output's "[1,0]<stdout>:"
+			if s := bytes.LastIndex(tok, tag); s >= 0 {
+				tok = tok[s+len(tag):]
+			}
+		}
+		c2 := bytes.LastIndexByte(tok, ':')
+		if c2 <= 0 || !digits(tok[c2+1:]) {
+			continue
+		}
+		c1 := bytes.LastIndexByte(tok[:c2], ':')
+		if c1 < 0 || !digits(tok[c1+1:c2]) {
+			continue
+		}
+		return bytes.TrimLeft(tok[:c1], ":"), true
+	}
+	return nil, false
+}
+
+func digits(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *NCCLLog) setVersion(v []byte) {
@@ -370,6 +421,9 @@ func (l *NCCLLog) ibUsing(u []byte) {
 		return
 	}
 	list := l.devs[:0]
+	if bytes.Contains(devs, []byte("={")) {
+		devs = mergedDevs(devs)
+	}
 	l.scratch = appendFields(l.scratch[:0], devs)
 	for _, f := range l.scratch {
 		if bytes.Equal(f, []byte("[RO]")) {
@@ -489,6 +543,29 @@ func intAfter(msg []byte, key string) (int, bool) {
 	return leadingInt(msg[j+len(key):])
 }
 
+// mergedDevs turns NCCL_IB_MERGE_NICS's "[0]={[0] mlx5_2:1/RoCE, [1]
+// mlx5_3:1/RoCE} [1]={...}" into the plain "[0]mlx5_2:1/RoCE [1]mlx5_3:1/RoCE"
+// list of the physical devices.
+func mergedDevs(devs []byte) []byte {
+	clean := bytes.Map(func(r rune) rune {
+		if r == '{' || r == '}' || r == ',' || r == '=' {
+			return ' '
+		}
+		return r
+	}, devs)
+	f := bytes.Fields(clean)
+	var out []byte
+	for i := 0; i+1 < len(f); i++ {
+		if f[i][0] == '[' && f[i+1][0] != '[' {
+			out = append(append(append(out, f[i]...), f[i+1]...), ' ')
+			i++
+		} else if string(f[i]) == "[RO]" {
+			out = append(out, "[RO] "...)
+		}
+	}
+	return out
+}
+
 // envLine parses "NCCL_IB_HCA set to mlx5_4" and
 // "NCCL_SHM_DISABLE set by environment to 0.".
 func (l *NCCLLog) envLine(msg []byte) {
@@ -553,7 +630,7 @@ func (l *NCCLLog) TransportKinds() (kinds map[string]int64, gdr bool) {
 		parts := strings.Split(t, "/")
 		k := parts[0]
 		if k == "NET" && len(parts) > 1 {
-			k = "NET/" + parts[1]
+			k = "NET/" + NetKind(parts[1])
 		}
 		kinds[k] += n
 		if strings.Contains(t, "GDRDMA") {
@@ -563,13 +640,49 @@ func (l *NCCLLog) TransportKinds() (kinds map[string]int64, gdr bool) {
 	return kinds, gdr
 }
 
+// NetKind names a net transport as the kind it is: the IB plugins NVIDIA
+// ships ("IBext_v8", "IBext_v10", the SHARP/collnet "IBext") are IB, RDMA
+// like the built-in one; other names are kept.
+func NetKind(name string) string {
+	if strings.HasPrefix(name, "IBext") {
+		return "IB"
+	}
+	return name
+}
+
+// RDMA reports whether the log shows NCCL's network carrying data over
+// RDMA: the IB transport, built in or a plugin.
+func (l *NCCLLog) RDMA() bool {
+	kinds, _ := l.TransportKinds()
+	return NetKind(l.Network) == "IB" || kinds["NET/IB"] > 0
+}
+
+// SingleNode reports a log whose ranks all run on one node, and how it
+// shows: NCCL's nNodes 1, or one host and no channel over the network.
+func (l *NCCLLog) SingleNode() (bool, string) {
+	kinds, _ := l.TransportKinds()
+	net := int64(0)
+	for k, n := range kinds {
+		if strings.HasPrefix(k, "NET/") {
+			net += n
+		}
+	}
+	switch {
+	case l.NNodes == 1:
+		return true, "NCCL reports nNodes 1"
+	case l.NNodes == 0 && len(l.Hosts) == 1 && net == 0 && len(l.Transports) > 0:
+		return true, "one host, " + l.Hosts[0] + ", and no channel via NET"
+	}
+	return false, ""
+}
+
 // NetDevicesUsed lists the NET/IB device indices that carried channels
 // (the n of "NET/IB/n"), sorted.
 func (l *NCCLLog) NetDevicesUsed() []int {
 	seen := map[int]bool{}
 	for t := range l.Transports {
 		parts := strings.Split(t, "/")
-		if len(parts) >= 3 && parts[0] == "NET" && parts[1] == "IB" {
+		if len(parts) >= 3 && parts[0] == "NET" && NetKind(parts[1]) == "IB" {
 			if n, err := strconv.Atoi(parts[2]); err == nil {
 				seen[n] = true
 			}
