@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -361,5 +362,61 @@ func TestPingMeshFindings(t *testing.T) {
 	}
 	if !c.Links[1].OK {
 		t.Errorf("healthy link marked: %+v", c.Links[1])
+	}
+}
+
+// ringOf cables n nodes each port 0 to the next node's port 1, cable k on
+// 192.168.2k.x and 192.168.2k+1.x.
+func ringOf(n int) []*facts.Node {
+	devs := make([][]string, n)
+	for k := range n {
+		next := (k + 1) % n
+		devs[k] = append(devs[k], fmt.Sprintf("enp1s0f0np0=192.168.%d.1/24@9000", 2*k), fmt.Sprintf("enP2p1s0f0np0=192.168.%d.1/24@9000", 2*k+1))
+		devs[next] = append(devs[next], fmt.Sprintf("enp1s0f1np1=192.168.%d.2/24@9000", 2*k), fmt.Sprintf("enP2p1s0f1np1=192.168.%d.2/24@9000", 2*k+1))
+	}
+	var out []*facts.Node
+	for i, d := range devs {
+		out = append(out, node(fmt.Sprintf("spark-%02d", i+1), d...))
+	}
+	return out
+}
+
+func TestRingsOfAnySize(t *testing.T) {
+	for n, want := range map[int]Topology{4: "four-node-ring", 6: "six-node-ring"} {
+		a := Analyze(ringOf(n))
+		if a.Topology != want || len(a.Cables) != n || len(a.Links) != 2*n {
+			t.Errorf("%d nodes: topology %s, %d cables, %d links", n, a.Topology, len(a.Cables), len(a.Links))
+		}
+	}
+	// A chain (one cable missing) is not a ring.
+	nodes := ringOf(4)
+	nodes[3].NetDevs = slices.DeleteFunc(nodes[3].NetDevs, func(d facts.NetDev) bool { return strings.HasSuffix(d.Name, "np0") })
+	if a := Analyze(nodes); a.Topology != OtherTopology {
+		t.Errorf("a chain of four: %s", a.Topology)
+	}
+}
+
+// Two nodes on one subnet are a cable, unless a data port hears LLDP from
+// something that is not a node, or sees a neighbour MAC that is not the
+// peer's: then a switch sits between them.
+func TestTwoNodesBehindASwitch(t *testing.T) {
+	nodes := pair()
+	nodes[0].NetDevs[0].MAC, nodes[1].NetDevs[0].MAC = "4c:bb:47:00:00:01", "4c:bb:47:00:00:02"
+	if a := Analyze(nodes); a.Topology != TwoNodesOneCable {
+		t.Fatalf("plain pair: %s", a.Topology)
+	}
+	nodes[0].Neighbors = []facts.Neighbor{{IP: "192.168.100.11", Dev: "enp1s0f1np1", MAC: "4c:bb:47:00:00:02"}}
+	if a := Analyze(nodes); a.Topology != TwoNodesOneCable {
+		t.Errorf("the peer's own MAC: %s", a.Topology)
+	}
+	nodes[0].Neighbors = append(nodes[0].Neighbors, facts.Neighbor{IP: "192.168.100.1", Dev: "enp1s0f1np1", MAC: "48:a9:8a:11:22:33"})
+	a := Analyze(nodes)
+	if a.Topology != Switched || !strings.Contains(a.Findings[0].Observed, "spark-01 enp1s0f1np1 sees 192.168.100.1 at 48:a9:8a:11:22:33, not the peer's 4c:bb:47:00:00:02") {
+		t.Errorf("a foreign MAC: %s %q", a.Topology, a.Findings[0].Observed)
+	}
+	nodes[0].Neighbors = nil
+	nodes[1].LLDP = []facts.LLDPNeighbor{{Iface: "enp1s0f1np1", SysName: "crs812-rack1"}}
+	if a := Analyze(nodes); a.Topology != Switched {
+		t.Errorf("LLDP from a switch: %s", a.Topology)
 	}
 }
