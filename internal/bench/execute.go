@@ -51,6 +51,9 @@ type StepResult struct {
 	Status     string      `json:"status"`
 	Error      string      `json:"error,omitempty"`
 	Commands   []CmdResult `json:"commands"`
+	// Counters are the interface and RDMA port counters of the step's
+	// rails on both ends, before and after it.
+	Counters []Counter `json:"counters,omitempty"`
 }
 
 // Executor runs a plan's steps through a transport and cleans up after each.

@@ -173,6 +173,8 @@ func NewPlan(nodes []*facts.Node, o Options) (*Plan, error) {
 			p.planRDMA(o)
 		case KindTCP:
 			p.planTCP(o)
+		case KindQualify:
+			p.planQualify(o)
 		case KindNCCL:
 			if bare := withoutGPU(nodes); len(bare) > 0 {
 				p.note(Note{ID: "bench.no-gpu", Detail: "NCCL left out: " + strings.Join(bare, ", ") + " has no NVIDIA GPU (the doctor's no-gpu profile), and a collective needs one on every node",

@@ -86,6 +86,9 @@ func (s *Session) Run(ctx context.Context) *Record {
 // runStep runs one step; an NCCL step first looks at the nodes again, as
 // the plan's facts may be minutes old by the time it allocates.
 func (s *Session) runStep(ctx context.Context, st Step) StepResult {
+	if st.Kind == KindQualify {
+		return s.withCounters(ctx, st)
+	}
 	if st.Kind != KindNCCL {
 		return s.Exec.Run(ctx, st)
 	}

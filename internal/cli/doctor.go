@@ -21,6 +21,7 @@ type doctorOptions struct {
 	format    string
 	verbose   bool
 	profile   string
+	qualify   bool
 	remote    remoteOptions
 }
 
@@ -55,6 +56,7 @@ follow it, so a shell glob works: sparkrig doctor --snapshot nodes/*.tar.gz
 	f.StringVar(&opts.format, "format", "text", "output format: "+strings.Join(render.Formats, ", "))
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "also show passing checks and why skipped checks did not apply")
 	f.StringVar(&opts.profile, "profile", "", "platform profile: dgx-spark, gpu-server or no-gpu (default: detected per host)")
+	f.BoolVar(&opts.qualify, "qualify", false, "also test every link in each direction for a few seconds (sparkrig's TCP probe) and read both ends' error counters; needs --hosts")
 	addRemoteFlags(f, &opts.remote)
 	return cmd
 }
@@ -77,6 +79,14 @@ func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
 		return err
 	}
 	r := auditReport(caps, profile, env)
+	if opts.qualify {
+		if !opts.remote.enabled() {
+			return exitf(ExitUnknown, "doctor: --qualify tests links over SSH: give --hosts")
+		}
+		if err := qualify(ctx, env, opts, caps, r); err != nil {
+			return err
+		}
+	}
 	for _, h := range r.Hosts {
 		if h.Status != report.HostAudited {
 			fmt.Fprintf(env.Stderr, "sparkrig: %s: %s\n", h.Source, h.Error)

@@ -22,12 +22,29 @@ func textCluster(w io.Writer, r *report.Report, opt Options) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n", bold(fmt.Sprintf("cluster · %s · %d link(s)", orUnknown(c.Topology), len(c.Links)), opt.Color))
 	textLinks(&b, c.Links, opt)
+	textQualified(&b, c.Qualified)
 	for _, g := range subjectGroups(clusterSubjects(c.Findings)) {
 		textSubject(&b, g, opt)
 	}
 	fmt.Fprintf(&b, "  %s\n\n", summaryLine(counts(c.Findings), opt.Color))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// textQualified lists doctor --qualify's directions: rate, counters that
+// moved, verdict; each direction on its own line, never averaged.
+func textQualified(b *strings.Builder, qs []report.QualifiedDirection) {
+	if len(qs) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "  qualified (%s, each direction on its own):\n", qs[0].Tool)
+	for _, q := range qs {
+		moved := "no error counter moved"
+		if len(q.Moved) > 0 {
+			moved = strings.Join(q.Moved, ", ")
+		}
+		fmt.Fprintf(b, "    %-5s %s → %s  %7.1f Gb/s  %s  %s\n", Line(q.Rail), Line(q.From), Line(q.To), q.Gbps, Line(moved), q.Verdict)
+	}
 }
 
 func orUnknown(s string) string {

@@ -178,6 +178,10 @@ func promCluster(p *promWriter, r *report.Report) {
 			p.add("sparkrig_link_ok", "1 when the link has no problem (addressing, MTU, speed), else 0.", ok, lab...)
 		}
 	}
+	for _, q := range c.Qualified {
+		p.add("sparkrig_link_qualified_gbps", "Rate of one direction of a link in doctor --qualify's traffic test, in Gb/s.", q.Gbps,
+			"rail", q.Rail, "from", q.From, "to", q.To)
+	}
 }
 
 func promBench(p *promWriter, runs []ncclRun, rails []railResult) {

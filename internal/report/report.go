@@ -76,6 +76,20 @@ type Cluster struct {
 	Topology string          `json:"topology,omitempty"`
 	Links    []Link          `json:"links"`
 	Findings []check.Finding `json:"findings"`
+	// Qualified is doctor --qualify's traffic test, per link and direction.
+	Qualified []QualifiedDirection `json:"qualified,omitempty"`
+}
+
+// QualifiedDirection is one direction of one link under a short traffic
+// test: its rate, the error counters that moved on either end, the verdict.
+type QualifiedDirection struct {
+	Rail    string   `json:"rail"`
+	From    string   `json:"from"` // "host:netdev"
+	To      string   `json:"to"`
+	Tool    string   `json:"tool"`
+	Gbps    float64  `json:"gbps"`
+	Moved   []string `json:"counters_moved,omitempty"` // "spark-01 enp1s0f1np1 rx_crc_errors +12"
+	Verdict string   `json:"verdict"`                  // ok, degraded, errors, failed
 }
 
 // Link is one cable (or switch path) between two netdevs of two nodes.

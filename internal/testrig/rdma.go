@@ -85,6 +85,13 @@ func writeRoCE(dir, pciAddr, dev string, l ipLink) error {
 		"ports/1/state":    state, "ports/1/phys_state": phys, "ports/1/link_layer": "Ethernet",
 		"ports/1/rate": "200 Gb/sec (4X HDR)",
 	}
+	// Port counters as a ConnectX port has them, all zero: stand-ins that do
+	// not count (a test that needs one to move writes it from outside).
+	for _, c := range []string{"counters/symbol_error", "counters/link_error_recovery", "counters/link_downed", "counters/port_rcv_errors",
+		"counters/port_xmit_discards", "counters/port_xmit_data", "counters/port_rcv_data",
+		"hw_counters/out_of_sequence", "hw_counters/packet_seq_err", "hw_counters/local_ack_timeout_err", "hw_counters/roce_adp_retrans"} {
+		files["ports/1/"+c] = "0"
+	}
 	gids := []string{}
 	if mac, err := net.ParseMAC(l.Address); err == nil && len(mac) == 6 {
 		gids = append(gids, linkLocalGID(mac), linkLocalGID(mac))

@@ -1,0 +1,307 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/shell"
+)
+
+// KindQualify is the short per-link, per-direction test of doctor --qualify.
+const KindQualify = "qualify"
+
+// QualifyDuration is each direction's test: long enough for TCP to reach
+// its rate, short enough that a two-node, two-twin pair is done in seconds.
+const QualifyDuration = 2 * time.Second
+
+// planQualify adds, for every rail, one test in each direction on its own:
+// sparkrig's TCP probe from one end's address to the other's.
+func (p *Plan) planQualify(o Options) {
+	if len(p.Rails) == 0 {
+		p.note(Note{ID: "bench.no-rail", Detail: "no two nodes share an IPv4 subnet: no link to qualify"})
+		return
+	}
+	for i, r := range p.Rails {
+		port := o.BasePort + 200 + 2*i
+		for dir, ends := range [2][2]Endpoint{{r.A, r.B}, {r.B, r.A}} {
+			from, to := ends[0], ends[1]
+			listen := fmt.Sprintf("%s:%d", to.Addr, port+dir)
+			p.Steps = append(p.Steps, Step{ID: fmt.Sprintf("qualify/%s/%s-to-%s", r.Name, from.Host, to.Host), Kind: KindQualify,
+				Tool: "sparkrig-probe", Rails: []string{r.Name}, Timeout: o.Duration + 30*time.Second,
+				Servers: []Cmd{{Host: to.Host, Role: RoleServer, ListenPort: port + dir,
+					Argv: []string{o.ProbePath, "bench", "probe-server", "--listen", listen, "--once"}}},
+				Clients: []Cmd{{Host: from.Host, Role: RoleClient,
+					Argv: []string{o.ProbePath, "bench", "probe-client", "--connect", listen, "--bind", from.Addr,
+						"--streams", strconv.Itoa(o.Streams), "--duration", o.Duration.String()}}}})
+		}
+	}
+}
+
+// Counter is one interface or RDMA port counter of one host, read before
+// and after a step.
+type Counter struct {
+	Host   string `json:"host"`
+	Dev    string `json:"dev"`  // netdev, or RDMA device/port ("rocep1s0f1/1")
+	Name   string `json:"name"` // "rx_bytes", "symbol_error", ...
+	Before uint64 `json:"before"`
+	After  uint64 `json:"after"`
+}
+
+// Delta is how much the counter moved (0 when it went back: a reset).
+func (c Counter) Delta() uint64 {
+	if c.After < c.Before {
+		return 0
+	}
+	return c.After - c.Before
+}
+
+// counterScript prints "dev name value" for the netdev statistics and the
+// RDMA port counters (counters and hw_counters) of the given netdevs and
+// RDMA devices.
+func counterScript(netdevs, rdma []string) string {
+	var b strings.Builder
+	for _, d := range netdevs {
+		fmt.Fprintf(&b, "for f in /sys/class/net/%s/statistics/*; do [ -r \"$f\" ] && printf '%s %%s %%s\\n' \"${f##*/}\" \"$(cat \"$f\" 2>/dev/null)\"; done\n", shell.Quote(d), d)
+	}
+	for _, d := range rdma {
+		fmt.Fprintf(&b, "for p in /sys/class/infiniband/%s/ports/*; do [ -d \"$p\" ] || continue; for f in \"$p\"/counters/* \"$p\"/hw_counters/*; do [ -f \"$f\" ] && [ -r \"$f\" ] && printf '%s/%%s %%s %%s\\n' \"${p##*/}\" \"${f##*/}\" \"$(cat \"$f\" 2>/dev/null)\"; done; done\n", shell.Quote(d), d)
+	}
+	b.WriteString("true\n")
+	return b.String()
+}
+
+// parseCounters reads counterScript's output.
+func parseCounters(host string, b []byte) map[string]Counter {
+	out := map[string]Counter{}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 {
+			continue
+		}
+		v, err := strconv.ParseUint(f[2], 10, 64)
+		if err != nil {
+			continue
+		}
+		out[f[0]+" "+f[1]] = Counter{Host: host, Dev: f[0], Name: f[1], After: v}
+	}
+	return out
+}
+
+// readCounters reads the counters of a step's rails on every host of it.
+func (s *Session) readCounters(ctx context.Context, st Step) map[string]map[string]Counter {
+	devs := map[string][2][]string{}
+	for _, name := range st.Rails {
+		for _, r := range s.Plan.Rails {
+			if r.Name != name {
+				continue
+			}
+			for _, e := range []Endpoint{r.A, r.B} {
+				d := devs[e.Host]
+				d[0] = append(d[0], e.NetDev)
+				if e.RDMADev != "" {
+					d[1] = append(d[1], e.RDMADev)
+				}
+				devs[e.Host] = d
+			}
+		}
+	}
+	out := map[string]map[string]Counter{}
+	for host, d := range devs {
+		var stdout bytes.Buffer
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := s.Exec.T.Exec(cctx, host, counterScript(d[0], d[1]), nil, &stdout, io.Discard)
+		cancel()
+		if err == nil {
+			out[host] = parseCounters(host, stdout.Bytes())
+		}
+	}
+	return out
+}
+
+// withCounters runs a step between two counter reads on its hosts.
+func (s *Session) withCounters(ctx context.Context, st Step) StepResult {
+	before := s.readCounters(ctx, st)
+	res := s.Exec.Run(ctx, st)
+	after := s.readCounters(ctx, st)
+	for host, cs := range after {
+		for k, c := range cs {
+			b, ok := before[host][k]
+			if !ok {
+				continue
+			}
+			c.Before = b.After
+			res.Counters = append(res.Counters, c)
+		}
+	}
+	sort.Slice(res.Counters, func(i, j int) bool {
+		a, b := res.Counters[i], res.Counters[j]
+		return a.Host+a.Dev+a.Name < b.Host+b.Dev+b.Name
+	})
+	return res
+}
+
+// errorCounter names the counters that count something gone wrong: any
+// movement of one during a test is a finding.
+func errorCounter(name string) bool {
+	switch name {
+	case "rx_errors", "tx_errors", "rx_dropped", "tx_dropped", "rx_crc_errors", "rx_missed_errors", "rx_frame_errors",
+		"rx_fifo_errors", "tx_fifo_errors", "rx_length_errors", "rx_over_errors", "tx_carrier_errors", "collisions",
+		"symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors", "port_rcv_remote_physical_errors",
+		"port_xmit_discards", "port_rcv_switch_relay_errors", "local_link_integrity_errors", "excessive_buffer_overrun_errors",
+		"out_of_sequence", "packet_seq_err", "local_ack_timeout_err", "rnr_nak_retry_err", "roce_adp_retrans",
+		"implied_nak_seq_err", "duplicate_request", "rx_icrc_encapsulated", "req_cqe_error", "resp_cqe_error":
+		return true
+	}
+	return false
+}
+
+// Direction is one direction of one link as qualified.
+type Direction struct {
+	Rail     string    `json:"rail"`
+	From     string    `json:"from"` // "host:netdev"
+	To       string    `json:"to"`
+	Status   string    `json:"status"`
+	Gbps     float64   `json:"gbps"`
+	Moved    []Counter `json:"counters_moved,omitempty"` // error counters that moved
+	Verdict  string    `json:"verdict"`                  // ok, degraded, errors, failed
+	Duration string    `json:"duration"`
+}
+
+// Qualification is what doctor --qualify found, per link and direction.
+type Qualification struct {
+	Directions []Direction      `json:"directions"`
+	Findings   []check.Finding  `json:"findings"`
+	Rules      QualificationRef `json:"rules"`
+}
+
+// QualificationRef states the fractions the verdicts use.
+type QualificationRef struct {
+	DegradedBelow float64 `json:"degraded_below"` // of the expected rate (or of the best direction)
+	Asymmetric    float64 `json:"asymmetric"`     // the larger direction over the smaller
+	Expected      float64 `json:"expected_gbps,omitempty"`
+	Source        string  `json:"source"`
+}
+
+// Qualify judges a qualify run: each direction against the expected rate
+// (where the platform has one for the tool) or else the cluster's best
+// direction, each link's two directions against each other, and every
+// error counter that moved. Two directions or two twins are never averaged.
+func Qualify(rec *Record, expectedGbps float64, expectSource string) Qualification {
+	q := Qualification{Rules: QualificationRef{DegradedBelow: 0.5, Asymmetric: 2, Expected: expectedGbps,
+		Source: "sparkrig policy (a direction below half the reference; directions differing more than 2×); NVIDIA/dgx-spark-playbooks PR #108 (the 8-25 Gb/s degraded CX-7 signature)"}}
+	if expectSource != "" {
+		q.Rules.Source += "; expected rate: " + expectSource
+	}
+	railOf := map[string]Rail{}
+	for _, r := range rec.Bench.Plan.Rails {
+		railOf[r.Name] = r
+	}
+	best := 0.0
+	for i, st := range rec.Bench.Steps {
+		if st.Kind != KindQualify {
+			continue
+		}
+		d := Direction{Status: st.Status, Verdict: "ok", Duration: QualifyDuration.String()}
+		if len(st.Rails) == 1 {
+			r := railOf[st.Rails[0]]
+			d.Rail = r.Name
+			from, to := r.A, r.B
+			if len(st.Commands) > 0 && st.Commands[0].Host == r.A.Host { // the server's host receives
+				from, to = r.B, r.A
+			}
+			d.From, d.To = from.Host+":"+from.NetDev, to.Host+":"+to.NetDev
+		}
+		if i < len(rec.Analyses) && len(rec.Analyses[i].Items) > 0 {
+			d.Gbps = rec.Analyses[i].Items[0].Value
+		}
+		if st.Status != StatusOK {
+			d.Verdict = "failed"
+		}
+		for _, c := range st.Counters {
+			if errorCounter(c.Name) && c.Delta() > 0 {
+				d.Moved = append(d.Moved, c)
+			}
+		}
+		best = math.Max(best, d.Gbps)
+		q.Directions = append(q.Directions, d)
+	}
+	ref, refName := expectedGbps, "expected"
+	if ref <= 0 {
+		ref, refName = best, "the best direction measured"
+	}
+	for i := range q.Directions {
+		d := &q.Directions[i]
+		subject := d.From + "→" + d.To
+		switch {
+		case d.Verdict == "failed":
+			q.Findings = append(q.Findings, check.Finding{ID: "link.degraded", Severity: check.Fail, Subject: subject,
+				Title: "the link carries traffic in this direction", Observed: "the test did not complete (" + d.Status + ")",
+				Expected: "a rate", Why: "nothing moved over this direction in the test", Fix: "check the cable and both ports (sparkrig doctor --hosts ...)", Source: q.Rules.Source})
+		case ref > 0 && d.Gbps < q.Rules.DegradedBelow*ref:
+			obs := fmt.Sprintf("%.1f Gb/s, %.0f %% of %s (%.1f Gb/s)", d.Gbps, 100*d.Gbps/ref, refName, ref)
+			if d.Gbps >= 8 && d.Gbps <= 25 && expectedGbps >= 90 {
+				obs += ": the 8-25 Gb/s signature of a ConnectX-7 port that trained degraded"
+			}
+			d.Verdict = "degraded"
+			q.Findings = append(q.Findings, check.Finding{ID: "link.degraded", Severity: check.Fail, Subject: subject,
+				Title: "each direction of each link moves at its rate", Observed: obs,
+				Expected: fmt.Sprintf("at least %.0f %% of %s", 100*q.Rules.DegradedBelow, refName),
+				Why:      "a link can show carrier, 200000 Mb/s, PCIe Gen5 x4 and MTU 9000 and still move a fraction of its rate: only traffic shows it",
+				Fix:      "reseat or replace the cable; reboot the node whose port trained degraded (a ConnectX-7 port can come up degraded at boot); compare with the other twin",
+				Source:   q.Rules.Source})
+		}
+		if len(d.Moved) > 0 {
+			var parts []string
+			for _, c := range d.Moved {
+				parts = append(parts, fmt.Sprintf("%s %s %s +%d", c.Host, c.Dev, c.Name, c.Delta()))
+			}
+			if d.Verdict == "ok" {
+				d.Verdict = "errors"
+			}
+			q.Findings = append(q.Findings, check.Finding{ID: "link.errors", Severity: check.Warn, Subject: subject,
+				Title: "no error counter moves while the link carries traffic", Observed: strings.Join(parts, ", "),
+				Expected: "every error counter unchanged",
+				Why:      "CRC, symbol and link errors, drops and RDMA retransmissions cost bandwidth long before a link fails",
+				Fix:      "reseat or replace the cable (and clean the connectors); a counter on one end only points at that end's port or cable end",
+				Source:   "Linux netdev statistics and RDMA port counters (/sys/class/net/*/statistics, /sys/class/infiniband/*/ports/*/counters, hw_counters)"})
+		}
+	}
+	// The two directions of each link, never averaged.
+	byRail := map[string][]Direction{}
+	for _, d := range q.Directions {
+		byRail[d.Rail] = append(byRail[d.Rail], d)
+	}
+	var rails []string
+	for r := range byRail {
+		rails = append(rails, r)
+	}
+	sort.Strings(rails)
+	for _, r := range rails {
+		ds := byRail[r]
+		if len(ds) != 2 || ds[0].Gbps <= 0 || ds[1].Gbps <= 0 {
+			continue
+		}
+		hi, lo := ds[0], ds[1]
+		if lo.Gbps > hi.Gbps {
+			hi, lo = lo, hi
+		}
+		if hi.Gbps/lo.Gbps > q.Rules.Asymmetric {
+			q.Findings = append(q.Findings, check.Finding{ID: "link.asymmetric", Severity: check.Warn, Subject: r,
+				Title:    "both directions of a link move alike",
+				Observed: fmt.Sprintf("%s→%s %.1f Gb/s, %s→%s %.1f Gb/s (%.1f×)", hi.From, hi.To, hi.Gbps, lo.From, lo.To, lo.Gbps, hi.Gbps/lo.Gbps),
+				Expected: fmt.Sprintf("within %.0f× of each other", q.Rules.Asymmetric),
+				Why:      "one direction slower than the other points at one end: a port, a transceiver, a shaping or a pause-frame storm on one side",
+				Fix:      "look at the slow direction's sender: its port counters, its qdisc (tc qdisc show dev NETDEV) and its cable end",
+				Source:   q.Rules.Source})
+		}
+	}
+	return q
+}

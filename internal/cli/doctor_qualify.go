@@ -1,0 +1,91 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sparkrig/sparkrig/internal/bench"
+	"github.com/sparkrig/sparkrig/internal/expect"
+	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/platform"
+	"github.com/sparkrig/sparkrig/internal/report"
+)
+
+// qualify runs doctor --qualify: a short traffic test of every link of the
+// cluster in each direction on its own, with the counters of both ends read
+// before and after, and adds the per-direction results and their findings
+// to the report.
+func qualify(ctx context.Context, env *Env, opts *doctorOptions, caps []hostCapture, r *report.Report) error {
+	var nodes []*facts.Node
+	for _, c := range caps {
+		if c.Err == nil && c.Facts != nil {
+			n := *c.Facts
+			n.Host = c.Host
+			nodes = append(nodes, &n)
+		}
+	}
+	if len(nodes) < 2 {
+		return exitf(ExitUnknown, "doctor: --qualify needs two or more nodes reached over SSH")
+	}
+	d, err := opts.remote.dialer(env)
+	if err != nil {
+		return exitf(ExitUnknown, "doctor: %v", err)
+	}
+	t := &bench.SSH{Dialer: d}
+	defer t.Close()
+	runDir := "/tmp/sparkrig-qualify-" + strings.ReplaceAll(bench.RunID(env.Now(), nil), ":", "")
+	plan, err := bench.NewPlan(nodes, bench.Options{Kinds: []string{bench.KindQualify}, Duration: bench.QualifyDuration, Streams: 4, RunDir: runDir})
+	if err != nil {
+		return exitf(ExitUnknown, "doctor: --qualify: %v", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return exitf(ExitUnknown, "doctor: --qualify: %v", err)
+	}
+	x := &bench.Executor{T: t, RunDir: runDir, Helper: self, HelperPath: filepath.Join(runDir, "sparkrig")}
+	replaceArg0(plan.Steps, x.HelperPath)
+	set, err := expect.Default()
+	if err != nil {
+		return exitf(ExitUnknown, "doctor: %v", err)
+	}
+	start := time.Now()
+	s := &bench.Session{Exec: x, Nodes: nodes, Plan: plan, Set: set, Now: env.Now, ToolVersion: Version}
+	rec := s.Run(ctx)
+	want, src := qualifyExpectation(set, nodes)
+	q := bench.Qualify(rec, want, src)
+	for _, dd := range q.Directions {
+		qd := report.QualifiedDirection{Rail: dd.Rail, From: dd.From, To: dd.To, Tool: "sparkrig TCP probe", Gbps: dd.Gbps, Verdict: dd.Verdict}
+		for _, c := range dd.Moved {
+			qd.Moved = append(qd.Moved, fmt.Sprintf("%s %s %s +%d", c.Host, c.Dev, c.Name, c.Delta()))
+		}
+		r.Cluster.Qualified = append(r.Cluster.Qualified, qd)
+	}
+	r.Cluster.Findings = append(r.Cluster.Findings, q.Findings...)
+	fmt.Fprintf(env.Stderr, "qualified %d direction(s) of %d link(s) in %.1f s\n", len(q.Directions), len(plan.Rails), time.Since(start).Seconds())
+	return nil
+}
+
+// qualifyExpectation is the TCP rate a direction of a link should reach on
+// the nodes' platform, where expectations.yaml has one; 0 compares the
+// directions with the best one measured instead.
+func qualifyExpectation(set expect.Set, nodes []*facts.Node) (float64, string) {
+	plat := ""
+	for _, n := range nodes {
+		p := platform.Of(n)
+		if plat != "" && p != plat {
+			return 0, ""
+		}
+		plat = p
+	}
+	if plat == "" {
+		return 0, ""
+	}
+	for _, e := range set.Find(expect.Query{Platform: plat, Measure: expect.TCPBW, Protocol: "TCP"}) {
+		return e.Value, e.Source
+	}
+	return 0, ""
+}
