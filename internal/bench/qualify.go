@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"slices"
 	"context"
 	"fmt"
 	"io"
@@ -98,10 +99,10 @@ func parseCounters(host string, b []byte) map[string]Counter {
 // readCounters reads the counters of a step's rails on every host of it.
 func (s *Session) readCounters(ctx context.Context, st Step) map[string]map[string]Counter {
 	devs := map[string][2][]string{}
-	for _, name := range st.Rails {
-		for _, r := range s.Plan.Rails {
-			if r.Name != name {
-				continue
+	for _, r := range s.Plan.Rails {
+		{
+			if len(st.Rails) > 0 && !slices.Contains(st.Rails, r.Name) {
+				continue // a step on named rails reads those; others (NCCL) every rail
 			}
 			for _, e := range []Endpoint{r.A, r.B} {
 				d := devs[e.Host]
@@ -127,9 +128,9 @@ func (s *Session) readCounters(ctx context.Context, st Step) map[string]map[stri
 }
 
 // withCounters runs a step between two counter reads on its hosts.
-func (s *Session) withCounters(ctx context.Context, st Step) StepResult {
+func (s *Session) withCounters(ctx context.Context, st Step, run func() StepResult) StepResult {
 	before := s.readCounters(ctx, st)
-	res := s.Exec.Run(ctx, st)
+	res := run()
 	after := s.readCounters(ctx, st)
 	for host, cs := range after {
 		for k, c := range cs {
@@ -304,4 +305,51 @@ func Qualify(rec *Record, expectedGbps float64, expectSource string) Qualificati
 		}
 	}
 	return q
+}
+
+// Suspects are the steps behind a degraded direction or an asymmetric
+// link: doctor --qualify measures them once more before it judges, so a
+// moment of contention on a node is not reported as a bad link.
+func (q Qualification) Suspects(rec *Record) []string {
+	bad := map[string]bool{}
+	for _, f := range q.Findings {
+		if f.ID == "link.degraded" || f.ID == "link.asymmetric" {
+			bad[f.Subject] = true
+		}
+	}
+	var ids []string
+	i := 0
+	for _, st := range rec.Bench.Steps {
+		if st.Kind != KindQualify {
+			continue
+		}
+		d := q.Directions[i]
+		i++
+		if bad[d.From+"→"+d.To] || bad[d.Rail] {
+			ids = append(ids, st.ID)
+		}
+	}
+	return ids
+}
+
+// KeepBest takes, for every step of again that rec has too, the run that
+// moved more: a second measurement can only clear a direction, never
+// blame it. The first run's counters are kept (an error then stays one).
+func KeepBest(rec, again *Record) {
+	rate := func(r *Record, i int) float64 {
+		if i < len(r.Analyses) && len(r.Analyses[i].Items) > 0 && r.Bench.Steps[i].Status == StatusOK {
+			return r.Analyses[i].Items[0].Value
+		}
+		return -1
+	}
+	for j, st := range again.Bench.Steps {
+		for i := range rec.Bench.Steps {
+			if rec.Bench.Steps[i].ID == st.ID && rate(again, j) > rate(rec, i) {
+				counters := rec.Bench.Steps[i].Counters
+				rec.Bench.Steps[i] = st
+				rec.Bench.Steps[i].Counters = counters
+				rec.Analyses[i] = again.Analyses[j]
+			}
+		}
+	}
 }

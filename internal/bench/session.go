@@ -71,6 +71,15 @@ func (s *Session) Run(ctx context.Context) *Record {
 			res = s.runStep(ctx, st)
 		}
 		parsed, an := Judge(res, jc, s.Set)
+		if len(res.Counters) > 0 {
+			res.Shares = trafficShare(s.Plan, &res)
+			if fl := shareFlags(st, res.Shares); len(fl) > 0 {
+				an.Flags = append(an.Flags, fl...)
+				if an.Status == report.VerdictOK || an.Status == report.VerdictNone {
+					an.Status = report.VerdictWarning
+				}
+			}
+		}
 		rec.Bench.Steps = append(rec.Bench.Steps, StepRecord{StepResult: res, Parsed: parsed})
 		rec.Analyses = append(rec.Analyses, an)
 		if s.Progress != nil {
@@ -86,11 +95,8 @@ func (s *Session) Run(ctx context.Context) *Record {
 // runStep runs one step; an NCCL step first looks at the nodes again, as
 // the plan's facts may be minutes old by the time it allocates.
 func (s *Session) runStep(ctx context.Context, st Step) StepResult {
-	if st.Kind == KindQualify {
-		return s.withCounters(ctx, st)
-	}
 	if st.Kind != KindNCCL {
-		return s.Exec.Run(ctx, st)
+		return s.withCounters(ctx, st, func() StepResult { return s.Exec.Run(ctx, st) })
 	}
 	st, note, why := Recheck(st, s.Nodes, ReadLive(ctx, s.Exec.T, s.Nodes), s.Plan.MemFraction, s.Force)
 	if note != nil {
@@ -99,7 +105,7 @@ func (s *Session) runStep(ctx context.Context, st Step) StepResult {
 	if why != "" {
 		return skipped(st, StatusSkipped, why)
 	}
-	return s.Exec.Run(ctx, st)
+	return s.withCounters(ctx, st, func() StepResult { return s.Exec.Run(ctx, st) })
 }
 
 func skipped(st Step, status, why string) StepResult {

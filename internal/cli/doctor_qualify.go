@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -57,6 +58,18 @@ func qualify(ctx context.Context, env *Env, opts *doctorOptions, caps []hostCapt
 	rec := s.Run(ctx)
 	want, src := qualifyExpectation(set, nodes)
 	q := bench.Qualify(rec, want, src)
+	if ids := q.Suspects(rec); len(ids) > 0 && ctx.Err() == nil {
+		again := *plan
+		again.Steps = nil
+		for _, st := range plan.Steps {
+			if slices.Contains(ids, st.ID) {
+				again.Steps = append(again.Steps, st)
+			}
+		}
+		s2 := &bench.Session{Exec: x, Nodes: nodes, Plan: &again, Set: set, Now: env.Now, ToolVersion: Version}
+		bench.KeepBest(rec, s2.Run(ctx))
+		q = bench.Qualify(rec, want, src)
+	}
 	for _, dd := range q.Directions {
 		qd := report.QualifiedDirection{Rail: dd.Rail, From: dd.From, To: dd.To, Tool: "sparkrig TCP probe", Gbps: dd.Gbps, Verdict: dd.Verdict}
 		for _, c := range dd.Moved {

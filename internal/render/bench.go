@@ -93,6 +93,14 @@ func BenchText(w io.Writer, rec *bench.Record) {
 		}
 	}
 	tw.Flush()
+	benchShares(w, rec)
+	for _, a := range rec.Analyses {
+		for _, f := range a.Flags {
+			if f.ID == "bench.traffic-share" {
+				fmt.Fprintf(w, "\n[%s] %s: %s\n  seen: %s\n  fix:  %s\n", f.Severity, a.File, f.Message, f.Evidence, f.Fix)
+			}
+		}
+	}
 	for _, m := range rec.Bench.Missing {
 		fmt.Fprintf(w, "\nmissing on %s: %s — %s", m.Host, m.Tool, m.Hint)
 	}
@@ -101,6 +109,33 @@ func BenchText(w io.Writer, rec *bench.Record) {
 	}
 	benchNotes(w, rec.Bench.Plan)
 }
+
+// benchShares prints, for each step that moved data, what each rail of
+// each host carried: bytes sent and received and their share, never summed
+// over directions or twins.
+func benchShares(w io.Writer, rec *bench.Record) {
+	header := false
+	for _, st := range rec.Bench.Steps {
+		var lines []string
+		for _, s := range st.Shares {
+			if s.TxBytes+s.RxBytes < 1<<20 {
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("    %s %-14s sent %s (%.1f %%), received %s (%.1f %%) [%s]", s.Host, s.NetDev,
+				mib(s.TxBytes), 100*s.TxShare, mib(s.RxBytes), 100*s.RxShare, s.Source))
+		}
+		if len(lines) == 0 {
+			continue
+		}
+		if !header {
+			fmt.Fprintln(w, "\ntraffic by rail:")
+			header = true
+		}
+		fmt.Fprintf(w, "  %s\n%s\n", st.ID, strings.Join(lines, "\n"))
+	}
+}
+
+func mib(b uint64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
 // BenchCompareText prints two runs side by side, one line per result.
 func BenchCompareText(w io.Writer, ra, rb *bench.Record, c bench.Comparison) error {
