@@ -2,11 +2,11 @@ package bench
 
 import (
 	"bytes"
-	"slices"
 	"context"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
