@@ -100,18 +100,16 @@ func parseCounters(host string, b []byte) map[string]Counter {
 func (s *Session) readCounters(ctx context.Context, st Step) map[string]map[string]Counter {
 	devs := map[string][2][]string{}
 	for _, r := range s.Plan.Rails {
-		{
-			if len(st.Rails) > 0 && !slices.Contains(st.Rails, r.Name) {
-				continue // a step on named rails reads those; others (NCCL) every rail
+		if len(st.Rails) > 0 && !slices.Contains(st.Rails, r.Name) {
+			continue // a step on named rails reads those; others (NCCL) every rail
+		}
+		for _, e := range []Endpoint{r.A, r.B} {
+			d := devs[e.Host]
+			d[0] = append(d[0], e.NetDev)
+			if e.RDMADev != "" {
+				d[1] = append(d[1], e.RDMADev)
 			}
-			for _, e := range []Endpoint{r.A, r.B} {
-				d := devs[e.Host]
-				d[0] = append(d[0], e.NetDev)
-				if e.RDMADev != "" {
-					d[1] = append(d[1], e.RDMADev)
-				}
-				devs[e.Host] = d
-			}
+			devs[e.Host] = d
 		}
 	}
 	out := map[string]map[string]Counter{}
