@@ -64,7 +64,7 @@ type Options struct {
 // captured is a Node with Err set; the others are kept.
 func Remote(ctx context.Context, hosts []string, o Options) []Node {
 	d := o.Dialer
-	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, fmt.Errorf("the whole run's deadline (--timeout %s) passed", o.Timeout))
 	defer cancel()
 	caps := make([]Node, len(hosts))
 	clients := make([]*remote.Client, len(hosts))

@@ -101,14 +101,22 @@ func runAnalyze(env *Env, opts *analyzeOptions, args []string) error {
 	for _, name := range args {
 		res := analyzeFile(env, name, aopt)
 		if res.Error != "" {
-			fmt.Fprintf(env.Stderr, "sparkrig: %s: %s\n", res.File, res.Error)
+			fmt.Fprintf(env.Stderr, "sparkrig: analyze: %s: %s\n", res.File, res.Error)
 		}
 		r.Analyses = append(r.Analyses, res)
 	}
 	r.Status = reportStatus(r, false)
 	code := exitFor(r.Status)
-	ropt := render.Options{Color: env.StdoutTTY && env.Getenv("NO_COLOR") == "", Width: 100}
-	if err := render.Write(env.Stdout, r, opts.format, ropt); err != nil {
+	ropt := render.Options{Color: env.StdoutTTY && env.Getenv("NO_COLOR") == "", Width: width(env)}
+	out := *r
+	if opts.format == "text" {
+		// an input that could not be read has had its one line on stderr
+		out.Analyses = slices.DeleteFunc(slices.Clone(r.Analyses), func(a report.AnalysisResult) bool { return a.Error != "" })
+		if len(out.Analyses) == 0 {
+			return statusError(code)
+		}
+	}
+	if err := render.Write(env.Stdout, &out, opts.format, ropt); err != nil {
 		return exitf(ExitUnknown, "analyze: write report: %v", err)
 	}
 	return statusError(code)

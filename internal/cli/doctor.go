@@ -89,15 +89,21 @@ func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
 	}
 	for _, h := range r.Hosts {
 		if h.Status != report.HostAudited {
-			fmt.Fprintf(env.Stderr, "sparkrig: %s: %s\n", h.Source, h.Error)
+			msg := h.Error
+			if !strings.HasPrefix(msg, h.Host+":") {
+				msg = h.Host + ": " + msg
+			}
+			fmt.Fprintln(env.Stderr, "sparkrig: doctor: "+msg)
 		}
 	}
 	r.Status = reportStatus(r, false)
 	code := exitFor(r.Status)
+	ropt := render.Options{Color: env.StdoutTTY && env.Getenv("NO_COLOR") == "", Verbose: opts.verbose, Width: width(env)}
 	if opts.format == "text" && len(auditedHosts(r)) == 0 {
-		return statusError(code) // the stderr lines said it all
+		// each host's reason had its line on stderr; stdout says what came of it
+		fmt.Fprintf(env.Stdout, "summary 0 of %d host(s) audited\n", len(r.Hosts))
+		return statusError(code)
 	}
-	ropt := render.Options{Color: env.StdoutTTY && env.Getenv("NO_COLOR") == "", Verbose: opts.verbose, Width: 100}
 	if err := render.Write(env.Stdout, r, opts.format, ropt); err != nil {
 		return exitf(ExitUnknown, "doctor: write report: %v", err)
 	}

@@ -134,7 +134,7 @@ func runPlan(env *Env, o *planOptions, modelArg string) error {
 		serve = filepath.Dir(path)
 	}
 	v := render.PlanView{Plan: p, ModelArg: modelArg, Launch: p.Launches(p.Recommended, serve)}
-	if err := render.WritePlan(env.Stdout, v, o.format, render.Options{Width: 100, ToolVersion: Version, Now: env.Now()}); err != nil {
+	if err := render.WritePlan(env.Stdout, v, o.format, render.Options{Width: width(env), ToolVersion: Version, Now: env.Now()}); err != nil {
 		return exitf(ExitUnknown, "plan: %v", err)
 	}
 	if p.Recommended < 0 {

@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -56,6 +58,20 @@ func statusError(code int) error {
 	return &exitError{code: code}
 }
 
+// width is the terminal's width for text output: $COLUMNS, else the
+// terminal's own size, else 100.
+func width(env *Env) int {
+	if n, err := strconv.Atoi(env.Getenv("COLUMNS")); err == nil && n >= 40 {
+		return n
+	}
+	if f, ok := env.Stdout.(*os.File); ok && env.StdoutTTY {
+		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w >= 40 {
+			return w
+		}
+	}
+	return 100
+}
+
 // Main runs sparkrig with args and returns the exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -69,7 +85,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "sparkrig: interrupted")
 		return ExitInterrupted
@@ -84,8 +100,13 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return ee.code
 	}
-	// Anything else is a usage error from flag parsing or an unexpected failure.
-	fmt.Fprintln(stderr, "sparkrig: "+err.Error())
+	// Anything else is a usage error from flag or argument parsing (Cobra's
+	// own words), named by the command it concerns.
+	name := "sparkrig: "
+	if cmd != nil && cmd.HasParent() {
+		name += strings.TrimPrefix(cmd.CommandPath(), "sparkrig ") + ": "
+	}
+	fmt.Fprintln(stderr, name+err.Error()+" (see --help)")
 	return ExitUnknown
 }
 
@@ -109,7 +130,7 @@ func newRootCmd(env *Env) *cobra.Command {
 		Version:       Version,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return exitf(ExitUnknown, "%s: %v (see --help)", c.CommandPath(), err)
+		return exitf(ExitUnknown, "%s: %v (see --help)", strings.TrimPrefix(c.CommandPath(), "sparkrig "), err)
 	})
 	root.AddCommand(
 		newDoctorCmd(env),

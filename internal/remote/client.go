@@ -203,7 +203,7 @@ func (d *Dialer) route(e Endpoint, seen []string) ([]Endpoint, error) {
 // connect opens TCP (directly or through via) and does the SSH handshake,
 // all bounded by the endpoint's connect timeout and ctx.
 func (d *Dialer) connect(ctx context.Context, e Endpoint, via *ssh.Client, cl *Client) (*ssh.Client, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.ConnectTimeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, e.ConnectTimeout, fmt.Errorf("the connect timeout (%s, ConnectTimeout) passed", e.ConnectTimeout))
 	defer cancel()
 	conn, err := dialTCP(ctx, e.Addr(), via)
 	if err != nil {
@@ -270,18 +270,32 @@ func dialTCP(ctx context.Context, addr string, via *ssh.Client) (net.Conn, error
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("%w: connect to %s timed out", ErrUnreachable, addr)
+			return nil, fmt.Errorf("%w: connect to %s did not finish: %v", ErrUnreachable, addr, deadlineWhy(ctx))
 		}
 		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
 	}
 	return conn, nil
 }
 
+// deadlineWhy says which deadline ended ctx: the connect timeout, the
+// per-host or the whole run's, or an interrupt.
+func deadlineWhy(ctx context.Context) error {
+	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.DeadlineExceeded) {
+		if errors.Is(c, context.Canceled) {
+			return errors.New("interrupted")
+		}
+		return c
+	}
+	return ctx.Err()
+}
+
 func classifyHandshake(ctx context.Context, e Endpoint, err error, notes []string) error {
 	switch {
 	case errors.Is(err, ErrHostKey):
 		return err
-	case ctx.Err() != nil || isTimeout(err):
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w: SSH handshake with %s did not finish: %v", ErrTimeout, e.Addr(), deadlineWhy(ctx))
+	case isTimeout(err):
 		return fmt.Errorf("%w: SSH handshake with %s did not finish within %s", ErrTimeout, e.Addr(), e.ConnectTimeout)
 	case err != nil && strings.Contains(err.Error(), "unable to authenticate"):
 		msg := fmt.Sprintf("%s@%s refused every key offered", e.User, e.HostName)

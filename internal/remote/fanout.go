@@ -82,7 +82,7 @@ func (f FanOut) one(ctx context.Context, i int, host string, fn func(context.Con
 	start := time.Now()
 	hctx, cancel := ctx, context.CancelFunc(func() {})
 	if f.PerHost > 0 {
-		hctx, cancel = context.WithTimeout(ctx, f.PerHost)
+		hctx, cancel = context.WithTimeoutCause(ctx, f.PerHost, fmt.Errorf("the per-host deadline (--host-timeout %s) passed", f.PerHost))
 	}
 	defer cancel()
 	errc := make(chan error, 1)
@@ -94,7 +94,7 @@ func (f FanOut) one(ctx context.Context, i int, host string, fn func(context.Con
 		select {
 		case err = <-errc:
 		case <-time.After(graceAfterDeadline):
-			err = fmt.Errorf("%w: %s: no answer by its deadline", ErrTimeout, host)
+			err = fmt.Errorf("%w: %s: no answer: %v", ErrTimeout, host, deadlineWhy(hctx))
 		}
 	}
 	return HostResult{Host: host, Err: err, Elapsed: time.Since(start)}
