@@ -27,7 +27,7 @@ func newAnalyzeCmd(env *Env) *cobra.Command {
 	opts := &analyzeOptions{}
 	cmd := &cobra.Command{
 		Use:   "analyze FILE... | -",
-		Short: "Judge nccl-tests, perftest, iperf3 and nvbandwidth outputs and NCCL logs",
+		Short: "judge nccl-tests, perftest, iperf3 and nvbandwidth outputs and NCCL logs",
 		Long: `analyze reads benchmark outputs and answers, for each file: what was measured,
 what this platform and topology should give and where that number comes from,
 the ratio, a verdict, and the known causes that fit the gap, most likely first.

@@ -242,12 +242,14 @@ others; no MPI is needed.`,
 	f.Int64VarP(&o.factor, "stepfactor", "f", 2, "size multiplier between steps")
 	f.IntVarP(&o.iters, "iters", "n", 20, "timed iterations per size")
 	f.IntVarP(&o.warmup, "warmup", "w", 5, "untimed iterations before each size")
-	f.StringVarP(&o.dtype, "datatype", "d", "float", "element type: float, half, bfloat16")
+	f.StringVarP(&o.dtype, "dtype", "d", "float", "element type: float (fp32), half (fp16) or bfloat16 (bf16)")
+	f.StringVar(&o.dtype, "datatype", "float", "the earlier name of --dtype")
+	f.MarkHidden("datatype")
 	f.StringVar(&o.checkB, "check-max", "64M", "verify results (the #wrong column) for sizes up to this; 0 turns it off")
 	f.StringVar(&o.devices, "devices", "all", "GPUs for a single-process run, e.g. 0,1")
 	f.IntVar(&o.nranks, "nranks", 0, "ranks in a multi-process run (one GPU per process)")
 	f.IntVar(&o.rank, "rank", 0, "this process's rank in a multi-process run")
-	f.IntVar(&o.device, "device", -1, "GPU of this rank in a multi-process run (default: rank modulo GPU count)")
+	f.IntVar(&o.device, "device", -1, "GPU of this rank in a multi-process run; -1 takes the rank modulo the GPU count")
 	f.StringVar(&o.rendezvous, "rendezvous", "", "rank 0's HOST:PORT for a multi-process run")
 	f.StringVar(&o.jsonFile, "json-file", "", "also write the tables as JSON to this file")
 	return cmd
@@ -472,7 +474,7 @@ func newGPUGEMMCmd(env *Env, g *gpuOptions) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&dtype, "dtype", "bf16", "bf16 or fp16")
+	f.StringVarP(&dtype, "dtype", "d", "bf16", "element type: bfloat16 (bf16) or half (fp16)")
 	f.IntVar(&o.M, "m", 8192, "rows of A and C")
 	f.IntVar(&o.N, "n", 8192, "columns of B and C")
 	f.IntVar(&o.K, "k", 8192, "columns of A, rows of B")

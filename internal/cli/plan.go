@@ -34,7 +34,7 @@ func newPlanCmd(env *Env) *cobra.Command {
 	o := &planOptions{}
 	cmd := &cobra.Command{
 		Use:   "plan MODEL",
-		Short: "Say what a model will do on the cluster: fit, time to first token, time per token, the TP that pays",
+		Short: "say what a model will do on the cluster: fit, time to first token, time per token, the TP that pays",
 		Long: `plan reads a model's Hugging Face config.json (MODEL is the file or its directory;
 nothing is downloaded) and answers, for tensor-parallel sizes 1, 2, 4, … up to the node
 count (and a pipeline over all nodes where TP cannot use them): weights and KV cache per

@@ -129,7 +129,12 @@ func newRootCmd(env *Env) *cobra.Command {
 		SilenceErrors: true,
 		Version:       Version,
 	}
+	// --version has no -v: -v is --verbose where a command has it.
+	root.Flags().Bool("version", false, "print sparkrig's version")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if !c.HasParent() {
+			return exitf(ExitUnknown, "%v (see --help)", err)
+		}
 		return exitf(ExitUnknown, "%s: %v (see --help)", strings.TrimPrefix(c.CommandPath(), "sparkrig "), err)
 	})
 	root.AddCommand(

@@ -170,7 +170,7 @@ func promCluster(p *promWriter, r *report.Report) {
 		for _, e := range [][2]report.Endpoint{{l.A, l.B}, {l.B, l.A}} {
 			lab := []string{"host", e[0].Host, "netdev", e[0].NetDev, "peer_host", e[1].Host, "peer_netdev", e[1].NetDev}
 			if e[0].SpeedMbps > 0 {
-				p.add("sparkrig_link_speed_bytes", "Link speed of this end in bytes per second (as node_network_speed_bytes).", float64(e[0].SpeedMbps)*125000, lab...)
+				p.add("sparkrig_link_speed_bytes_per_second", "Negotiated link speed of this end in bytes per second (the value node_exporter exports as node_network_speed_bytes).", float64(e[0].SpeedMbps)*125000, lab...)
 			}
 			if e[0].MTU > 0 {
 				p.add("sparkrig_link_mtu_bytes", "MTU of this end of the link.", float64(e[0].MTU), lab...)
@@ -179,7 +179,7 @@ func promCluster(p *promWriter, r *report.Report) {
 		}
 	}
 	for _, q := range c.Qualified {
-		p.add("sparkrig_link_qualified_gbps", "Rate of one direction of a link in doctor --qualify's traffic test, in Gb/s.", q.Gbps,
+		p.add("sparkrig_link_qualified_bytes_per_second", "Rate of one direction of a link in doctor --qualify's traffic test.", q.Gbps*1e9/8,
 			"rail", q.Rail, "from", q.From, "to", q.To)
 	}
 }
@@ -211,7 +211,7 @@ func promBench(p *promWriter, runs []ncclRun, rails []railResult) {
 	for _, k := range keys {
 		r := last[k]
 		lab := []string{"collective", k.coll, "ranks", strconv.Itoa(k.ranks)}
-		p.add("sparkrig_nccl_busbw_peak_bytes_per_second", "Best bus bandwidth of the last measured run, over all message sizes, in bytes per second.",
+		p.add("sparkrig_nccl_busbw_peak_bytes_per_second", "Best bus bandwidth of the last measured run, over all message sizes, in bytes per second (NCCL Inspector's nccl_bus_bandwidth_gbs is the same quantity per collective call, in GB/s: multiply by 1e9).",
 			math.Round(r.Table.PeakBusBWGBs*1e9), lab...)
 		p.add("sparkrig_nccl_busbw_peak_size_bytes", "Message size at which the peak bus bandwidth was measured.", float64(r.Table.PeakSize), lab...)
 		if r.ExpectedGBs > 0 {
