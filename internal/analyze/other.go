@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"github.com/sparkrig/sparkrig/internal/check"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/diagnose"
@@ -21,6 +22,15 @@ func (a *analysis) perftest(runs []results.PerftestRun) {
 			a.res.Items = append(a.res.Items, a.latItem(r))
 		case len(r.BW) > 0:
 			a.res.Items = append(a.res.Items, a.bwItem(r))
+		}
+		if r.MTU > 0 && r.MTU < 4096 && len(r.BW) > 0 {
+			// Said, not judged: NVIDIA's own reference runs (92.57 and 97.28
+			// Gb/s) show "Mtu : 1024[B]" too; the NCCL diagnosis names a short
+			// path MTU only as a possible cause of a shortfall.
+			a.flag(check.Info, "rdma.path-mtu", fmt.Sprintf("%s ran at an RDMA path MTU of %d B, not 4096: fine when the rate is as expected, a suspect when it is short", perftestName(r), r.MTU),
+				fmt.Sprintf("Mtu : %d[B]", r.MTU),
+				"for 4096: netdev MTU 9000 on both ends (RoCE's active MTU 4096 needs at least 4200)",
+				"docs/dgx-spark.md (MTU 9000; RoCE active_mtu 4096 needs MTU >= 4200)")
 		}
 	}
 	a.res.Measured = "perftest " + strings.Join(uniq(names), ", ")

@@ -29,8 +29,12 @@ func linkProblems(rep *report.Report) []string {
 // shaped with tc tbf (a degraded port) and a stand-in RDMA error counter
 // that advances during the test (the rig has no RoCE hardware: the counter
 // file is a stand-in, bumped from outside while the test runs).
+//
+// Not parallel: the verdicts compare rates, and other rig tests' traffic on
+// the same two cores would be measured with them. Even so, a loaded machine
+// moves TCP unevenly, so the healthy pair is held to what no load changes:
+// every direction measured, no error counter moved, nothing failed.
 func TestRigQualify(t *testing.T) {
-	t.Parallel()
 	r := sparkPair(t, func(c *testrig.Config) { c.Hosts[0].RDMA, c.Hosts[1].RDMA = true, true })
 	start := time.Now()
 	_, rep, errOut := rigDoctor(t, r, "--qualify")
@@ -40,16 +44,19 @@ func TestRigQualify(t *testing.T) {
 		t.Fatalf("%d directions qualified, want 4: %+v", len(rep.Cluster.Qualified), rep.Cluster.Qualified)
 	}
 	for _, q := range rep.Cluster.Qualified {
-		if q.Verdict != "ok" || q.Gbps <= 0 {
+		if q.Verdict == "failed" || q.Verdict == "errors" || q.Gbps <= 0 {
 			t.Errorf("healthy pair: %+v", q)
 		}
 	}
-	if got := linkProblems(rep); len(got) != 0 {
-		t.Errorf("healthy pair: %q", got)
+	for _, p := range linkProblems(rep) {
+		if !strings.HasPrefix(p, "link.degraded") && !strings.HasPrefix(p, "link.asymmetric") {
+			t.Errorf("healthy pair: %s", p)
+		}
 	}
 
-	// spark-01's second twin sends at 1 Gbit/s at most.
-	rigOut(t, r, "spark-01", "tc", "qdisc", "add", "dev", "enP2p1s0f1np1", "root", "tbf", "rate", "1gbit", "burst", "1mb", "latency", "50ms")
+	// spark-01's second twin sends at 200 Mbit/s at most: a veth moves
+	// gigabits even on a loaded machine.
+	rigOut(t, r, "spark-01", "tc", "qdisc", "add", "dev", "enP2p1s0f1np1", "root", "tbf", "rate", "200mbit", "burst", "256kb", "latency", "100ms")
 	counter := filepath.Join(r.Host("spark-02").Dir, "root/sys/class/infiniband/rocep1s0f1/ports/1/counters/symbol_error")
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -80,7 +87,18 @@ func TestRigQualify(t *testing.T) {
 			t.Errorf("link findings lack %q:\n%s", want, got)
 		}
 	}
-	for _, not := range []string{"link.degraded spark-02:enP2p1s0f1np1", "link.degraded spark-01:enp1s0f1np1", "link.degraded spark-02:enp1s0f1np1", "link.errors spark-01:enP2p1s0f1np1"} {
+	// The shaped direction is the slowest of the four (the others' verdicts
+	// depend on the machine's load, the shaped one's does not).
+	slowest := rep.Cluster.Qualified[0]
+	for _, q := range rep.Cluster.Qualified {
+		if q.Gbps < slowest.Gbps {
+			slowest = q
+		}
+	}
+	if slowest.From != "spark-01:enP2p1s0f1np1" || slowest.Verdict != "degraded" {
+		t.Errorf("slowest direction %+v, want spark-01:enP2p1s0f1np1 degraded", slowest)
+	}
+	for _, not := range []string{"link.errors spark-01:enP2p1s0f1np1", "link.errors spark-02:enP2p1s0f1np1"} {
 		if strings.Contains(got, not) {
 			t.Errorf("link findings include %q:\n%s", not, got)
 		}
