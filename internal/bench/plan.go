@@ -97,6 +97,9 @@ type Options struct {
 	MPIHosts    []string // -H names for mpirun; default: rail addresses
 
 	Native bool // TCP through sparkrig's probe instead of iperf3
+	// QualifyRDMA qualifies RoCE rails with ib_write_bw (perftest is on
+	// every node) instead of the TCP probe.
+	QualifyRDMA bool
 	// NativeNCCL, when nccl-tests is not used, is the sparkrig on the nodes
 	// that runs the collectives itself (bench gpu collective): on one node in
 	// one process, on several as one rank per node that meet over its TCP

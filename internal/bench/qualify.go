@@ -24,7 +24,10 @@ const KindQualify = "qualify"
 const QualifyDuration = 2 * time.Second
 
 // planQualify adds, for every rail, one test in each direction on its own:
-// sparkrig's TCP probe from one end's address to the other's.
+// ib_write_bw (the client writes into the server's memory: data flows
+// client → server) where Options.QualifyRDMA says perftest is on every node
+// and both ends have an active RoCE port, else sparkrig's TCP probe from one
+// end's address to the other's.
 func (p *Plan) planQualify(o Options) {
 	if len(p.Rails) == 0 {
 		p.note(Note{ID: "bench.no-rail", Detail: "no two nodes share an IPv4 subnet: no link to qualify"})
@@ -34,8 +37,18 @@ func (p *Plan) planQualify(o Options) {
 		port := o.BasePort + 200 + 2*i
 		for dir, ends := range [2][2]Endpoint{{r.A, r.B}, {r.B, r.A}} {
 			from, to := ends[0], ends[1]
+			id := fmt.Sprintf("qualify/%s/%s-to-%s", r.Name, from.Host, to.Host)
+			if o.QualifyRDMA && from.RDMAReady() && to.RDMAReady() {
+				// perftest's server is the rail's A end, its client the B end
+				toward := Rail{Name: r.Name, A: to, B: from, Subnet: r.Subnet}
+				p.Steps = append(p.Steps, Step{ID: id, Kind: KindQualify, Tool: "ib_write_bw", Rails: []string{r.Name},
+					Timeout: o.Duration + 60*time.Second,
+					Servers: []Cmd{perftest(o, "ib_write_bw", toward, port+dir, false)},
+					Clients: []Cmd{perftest(o, "ib_write_bw", toward, port+dir, true)}})
+				continue
+			}
 			listen := fmt.Sprintf("%s:%d", to.Addr, port+dir)
-			p.Steps = append(p.Steps, Step{ID: fmt.Sprintf("qualify/%s/%s-to-%s", r.Name, from.Host, to.Host), Kind: KindQualify,
+			p.Steps = append(p.Steps, Step{ID: id, Kind: KindQualify,
 				Tool: "sparkrig-probe", Rails: []string{r.Name}, Timeout: o.Duration + 30*time.Second,
 				Servers: []Cmd{{Host: to.Host, Role: RoleServer, ListenPort: port + dir,
 					Argv: []string{o.ProbePath, "bench", "probe-server", "--listen", listen, "--once"}}},
@@ -165,6 +178,7 @@ func errorCounter(name string) bool {
 // Direction is one direction of one link as qualified.
 type Direction struct {
 	Rail     string    `json:"rail"`
+	Tool     string    `json:"tool"`
 	From     string    `json:"from"` // "host:netdev"
 	To       string    `json:"to"`
 	Status   string    `json:"status"`
@@ -203,17 +217,21 @@ func Qualify(rec *Record, expectedGbps float64, expectSource string) Qualificati
 	for _, r := range rec.Bench.Plan.Rails {
 		railOf[r.Name] = r
 	}
+	planned := map[string]Step{}
+	for _, ps := range rec.Bench.Plan.Steps {
+		planned[ps.ID] = ps
+	}
 	best := 0.0
 	for i, st := range rec.Bench.Steps {
 		if st.Kind != KindQualify {
 			continue
 		}
-		d := Direction{Status: st.Status, Verdict: "ok", Duration: QualifyDuration.String()}
+		d := Direction{Tool: st.Tool, Status: st.Status, Verdict: "ok", Duration: QualifyDuration.String()}
 		if len(st.Rails) == 1 {
 			r := railOf[st.Rails[0]]
 			d.Rail = r.Name
 			from, to := r.A, r.B
-			if len(st.Commands) > 0 && st.Commands[0].Host == r.A.Host { // the server's host receives
+			if ps, ok := planned[st.ID]; ok && len(ps.Servers) > 0 && ps.Servers[0].Host == r.A.Host { // the server's host receives
 				from, to = r.B, r.A
 			}
 			d.From, d.To = from.Host+":"+from.NetDev, to.Host+":"+to.NetDev

@@ -1,8 +1,13 @@
 package bench
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // One twin idle in an NCCL step: the RDMA port counters of spark-1's two
@@ -34,5 +39,36 @@ func TestTrafficShareFlagsAnIdleTwin(t *testing.T) {
 	// A single-rail step (ib_write_bw on one twin) is not judged for balance.
 	if f := shareFlags(Step{Kind: KindRDMA, Rails: []string{"rail0"}}, shares); len(f) != 0 {
 		t.Errorf("single-rail step flagged: %+v", f)
+	}
+}
+
+// Qualification of a healthy pair's two RoCE rails through stand-ins that
+// replay NVIDIA's recorded ib_write_bw outputs (one per twin): four
+// directions, each judged against the 96 Gb/s one twin should give.
+func TestQualifyRDMAWithStandins(t *testing.T) {
+	bin := standins(t, nil, "ib_write_bw")
+	s := session(t, port0Pair(), Options{Kinds: []string{KindQualify}, QualifyRDMA: true, Tools: Tools{Perftest: bin}, Duration: time.Second})
+	rec := s.Run(context.Background())
+	q := Qualify(rec, 96, "seed 001")
+	var got []string
+	for _, d := range q.Directions {
+		got = append(got, fmt.Sprintf("%s %s→%s %.2f %s", d.Tool, d.From, d.To, d.Gbps, d.Verdict))
+	}
+	want := []string{
+		"ib_write_bw spark-1:enp1s0f0np0→spark-2:enp1s0f0np0 92.57 ok",
+		"ib_write_bw spark-2:enp1s0f0np0→spark-1:enp1s0f0np0 92.57 ok",
+		"ib_write_bw spark-1:enP2p1s0f0np0→spark-2:enP2p1s0f0np0 97.28 ok",
+		"ib_write_bw spark-2:enP2p1s0f0np0→spark-1:enP2p1s0f0np0 97.28 ok",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if len(q.Findings) != 0 {
+		t.Errorf("findings on a healthy pair: %+v", q.Findings)
+	}
+	// The same rates against a 200 Gb/s expectation: every direction degraded, named.
+	q = Qualify(rec, 200, "")
+	if len(q.Findings) != 4 || q.Findings[0].ID != "link.degraded" || !strings.Contains(q.Findings[0].Observed, "92.6 Gb/s, 46 % of expected (200.0 Gb/s)") {
+		t.Errorf("against 200 Gb/s: %+v", q.Findings)
 	}
 }

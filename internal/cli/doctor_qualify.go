@@ -39,9 +39,17 @@ func qualify(ctx context.Context, env *Env, opts *doctorOptions, caps []hostCapt
 	t := &bench.SSH{Dialer: d}
 	defer t.Close()
 	runDir := "/tmp/sparkrig-qualify-" + strings.ReplaceAll(bench.RunID(env.Now(), nil), ":", "")
-	plan, err := bench.NewPlan(nodes, bench.Options{Kinds: []string{bench.KindQualify}, Duration: bench.QualifyDuration, Streams: 4, RunDir: runDir})
+	bo := bench.Options{Kinds: []string{bench.KindQualify}, Duration: bench.QualifyDuration, Streams: 4, RunDir: runDir, QualifyRDMA: true}
+	plan, err := bench.NewPlan(nodes, bo)
 	if err != nil {
 		return exitf(ExitUnknown, "doctor: --qualify: %v", err)
+	}
+	// RDMA where perftest is on every node, sparkrig's TCP probe elsewhere
+	if missing := bench.MissingTools(ctx, t, plan, func(tool string) bool { return tool != "ib_write_bw" }); len(missing) > 0 {
+		bo.QualifyRDMA = false
+		if plan, err = bench.NewPlan(nodes, bo); err != nil {
+			return exitf(ExitUnknown, "doctor: --qualify: %v", err)
+		}
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -56,7 +64,7 @@ func qualify(ctx context.Context, env *Env, opts *doctorOptions, caps []hostCapt
 	start := time.Now()
 	s := &bench.Session{Exec: x, Nodes: nodes, Plan: plan, Set: set, Now: env.Now, ToolVersion: Version}
 	rec := s.Run(ctx)
-	want, src := qualifyExpectation(set, nodes)
+	want, src := qualifyExpectation(set, nodes, r.Cluster.Topology, bo.QualifyRDMA)
 	q := bench.Qualify(rec, want, src)
 	if ids := q.Suspects(rec); len(ids) > 0 && ctx.Err() == nil {
 		again := *plan
@@ -71,7 +79,11 @@ func qualify(ctx context.Context, env *Env, opts *doctorOptions, caps []hostCapt
 		q = bench.Qualify(rec, want, src)
 	}
 	for _, dd := range q.Directions {
-		qd := report.QualifiedDirection{Rail: dd.Rail, From: dd.From, To: dd.To, Tool: "sparkrig TCP probe", Gbps: dd.Gbps, Verdict: dd.Verdict}
+		tool := dd.Tool
+		if tool == "sparkrig-probe" {
+			tool = "sparkrig TCP probe"
+		}
+		qd := report.QualifiedDirection{Rail: dd.Rail, From: dd.From, To: dd.To, Tool: tool, Gbps: dd.Gbps, Verdict: dd.Verdict}
 		for _, c := range dd.Moved {
 			qd.Moved = append(qd.Moved, fmt.Sprintf("%s %s %s +%d", c.Host, c.Dev, c.Name, c.Delta()))
 		}
@@ -82,10 +94,11 @@ func qualify(ctx context.Context, env *Env, opts *doctorOptions, caps []hostCapt
 	return nil
 }
 
-// qualifyExpectation is the TCP rate a direction of a link should reach on
-// the nodes' platform, where expectations.yaml has one; 0 compares the
-// directions with the best one measured instead.
-func qualifyExpectation(set expect.Set, nodes []*facts.Node) (float64, string) {
+// qualifyExpectation is the rate a direction of a link should reach on the
+// nodes' platform with the tool used (ib_write_bw on one twin, or TCP),
+// where expectations.yaml has one; 0 compares the directions with the best
+// one measured instead.
+func qualifyExpectation(set expect.Set, nodes []*facts.Node, topo string, rdma bool) (float64, string) {
 	plat := ""
 	for _, n := range nodes {
 		p := platform.Of(n)
@@ -97,7 +110,11 @@ func qualifyExpectation(set expect.Set, nodes []*facts.Node) (float64, string) {
 	if plat == "" {
 		return 0, ""
 	}
-	for _, e := range set.Find(expect.Query{Platform: plat, Measure: expect.TCPBW, Protocol: "TCP"}) {
+	q := expect.Query{Platform: plat, Topology: topo, Measure: expect.TCPBW, Protocol: "TCP"}
+	if rdma {
+		q = expect.Query{Platform: plat, Topology: topo, Measure: expect.RDMABW, Verb: "write", Devices: 1}
+	}
+	for _, e := range set.Find(q) {
 		return e.Value, e.Source
 	}
 	return 0, ""
