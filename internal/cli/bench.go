@@ -51,7 +51,7 @@ type benchOptions struct {
 func newBenchCmd(env *Env) *cobra.Command {
 	o := &benchOptions{}
 	cmd := &cobra.Command{
-		Use:   "bench [rdma|tcp|nccl|all]... --hosts A,B",
+		Use:   "bench [rdma|tcp|nccl|qualify|all]... --hosts A,B",
 		Short: "run network and NCCL benchmarks and judge the results",
 		Long: `bench runs the network and NCCL benchmarks of a set of nodes the way they are meant
 to be run, derived from each node's facts, then judges every result against its
@@ -62,6 +62,8 @@ expectation:
          ib_write_bw on all rails at once for the aggregate
   tcp    iperf3 per rail (-P streams, JSON), or with --native sparkrig's own probe
          (nothing installed on the nodes: a short-lived copy of sparkrig runs it)
+  qualify  every rail in each direction on its own for a few seconds (sparkrig's probe),
+         with both ends' error counters: what doctor --qualify runs
   nccl   nccl-tests (all_gather_perf, all_reduce_perf) through mpirun from the first
          host, with NCCL_SOCKET_IFNAME, NCCL_IB_HCA, NCCL_IB_GID_INDEX, UCX_NET_DEVICES
          and OMPI_MCA_btl_tcp_if_include derived from the facts; NCCL_DEBUG=INFO kept.
@@ -200,10 +202,10 @@ func benchKinds(args []string) ([]string, error) {
 		switch a {
 		case "all":
 			kinds = append(kinds, bench.KindRDMA, bench.KindTCP, bench.KindNCCL)
-		case bench.KindRDMA, bench.KindTCP, bench.KindNCCL:
+		case bench.KindRDMA, bench.KindTCP, bench.KindNCCL, bench.KindQualify:
 			kinds = append(kinds, a)
 		default:
-			return nil, exitf(ExitUnknown, "bench: unknown benchmark %q (want rdma, tcp, nccl, all, or a subcommand: compare, gpu)", a)
+			return nil, exitf(ExitUnknown, "bench: unknown benchmark %q (want rdma, tcp, nccl, qualify, all, or a subcommand: compare, gpu)", a)
 		}
 	}
 	slices.Sort(kinds)
@@ -379,7 +381,7 @@ func (o *benchOptions) execute(ctx context.Context, env *Env, t bench.Transport,
 		return exitf(ExitUnknown, "bench: %v", err)
 	}
 	x := &bench.Executor{T: t, RunDir: opts.RunDir}
-	if (o.native || opts.NativeNCCL != "") && o.probePath == "" {
+	if (o.native || opts.NativeNCCL != "" || slices.Contains(opts.Kinds, bench.KindQualify)) && o.probePath == "" {
 		if err := helper(x, o.isLocal(), plan); err != nil {
 			return exitf(ExitUnknown, "bench: %v", err)
 		}

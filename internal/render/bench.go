@@ -93,6 +93,7 @@ func BenchText(w io.Writer, rec *bench.Record) {
 		}
 	}
 	tw.Flush()
+	benchQualify(w, rec)
 	benchShares(w, rec)
 	for _, a := range rec.Analyses {
 		for _, f := range a.Flags {
@@ -108,6 +109,21 @@ func BenchText(w io.Writer, rec *bench.Record) {
 		fmt.Fprintln(w)
 	}
 	benchNotes(w, rec.Bench.Plan)
+}
+
+// benchQualify prints the qualify steps' verdicts per direction and link.
+func benchQualify(w io.Writer, rec *bench.Record) {
+	q := bench.Qualify(rec, 0, "")
+	if len(q.Directions) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nqualified (each direction on its own):")
+	for _, d := range q.Directions {
+		fmt.Fprintf(w, "  %-5s %s → %s  %7.1f Gb/s  %s\n", d.Rail, d.From, d.To, d.Gbps, d.Verdict)
+	}
+	for _, f := range q.Findings {
+		fmt.Fprintf(w, "  [%s] %s %s: %s\n", f.Severity, f.ID, f.Subject, f.Observed)
+	}
 }
 
 // benchShares prints, for each step that moved data, what each rail of
