@@ -166,6 +166,14 @@ func (l *NCCLLog) host(prefix []byte) {
 	if n := len(l.lastHost); n > 0 && len(prefix) > n && prefix[n] == ':' && bytes.Equal(prefix[:n], l.lastHost) {
 		return
 	}
+	// a host already seen, at the start of the line (no launcher prefix):
+	// no need to parse the prefix
+	for _, h := range l.Hosts[:min(len(l.Hosts), 16)] {
+		if len(prefix) > len(h) && prefix[len(h)] == ':' && string(prefix[:len(h)]) == h {
+			l.lastHost = append(l.lastHost[:0], h...)
+			return
+		}
+	}
 	h, ok := NCCLOrigin(prefix)
 	if !ok || len(h) == 0 || bytes.Equal(h, l.lastHost) {
 		return
