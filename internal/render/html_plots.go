@@ -340,11 +340,13 @@ func railsSVG(rails []railResult) template.HTML {
 }
 
 // newComparison tabulates the peak busbw of every run and collective, with
-// the change against the first run that has the collective, when there is
-// more than one run.
+// the change against the first run of the same collective on the same
+// setup (ranks, nodes, GPU): runs of different setups sit side by side
+// without a change, as nothing relates them.
 func newComparison(runs []ncclRun, colls []string) *comparison {
 	var labels []string
 	peak := map[[2]string]float64{}
+	setup := map[[2]string]string{}
 	for _, r := range runs {
 		if r.Table == nil {
 			continue
@@ -354,23 +356,30 @@ func newComparison(runs []ncclRun, colls []string) *comparison {
 		}
 		k := [2]string{r.Run, r.Table.Collective}
 		peak[k] = math.Max(peak[k], r.Table.PeakBusBWGBs)
+		gpu := ""
+		if len(r.Table.Devices) > 0 {
+			gpu = r.Table.Devices[0].Name
+		}
+		setup[k] = fmt.Sprintf("%d ranks on %d nodes, %s", r.Table.Ranks, r.Table.Nodes, gpu)
 	}
 	if len(labels) < 2 {
 		return nil
 	}
 	c := &comparison{Colls: colls}
-	base := map[string]float64{}
+	base := map[[2]string]float64{}
 	for _, run := range labels {
 		row := compareRow{Run: run}
 		for _, coll := range colls {
-			v, ok := peak[[2]string{run, coll}]
+			k := [2]string{run, coll}
+			v, ok := peak[k]
 			if !ok {
 				row.Cells = append(row.Cells, compareCell{Value: "–"})
 				continue
 			}
 			cell := compareCell{Value: fmt.Sprintf("%.2f", v)}
-			if b := base[coll]; b == 0 {
-				base[coll] = v
+			bk := [2]string{coll, setup[k]}
+			if b := base[bk]; b == 0 {
+				base[bk] = v
 			} else {
 				cell.Delta, cell.Class = deltaCell(v, b)
 			}
