@@ -178,7 +178,11 @@ func tableSummary(t *results.NCCLTable) string {
 	if last.OOP.BusBWGBs != nil && last.IP.BusBWGBs != nil {
 		parts = append(parts, fmt.Sprintf("at %s busbw %.2f out-of-place, %.2f in-place", results.HumanSize(last.SizeBytes), *last.OOP.BusBWGBs, *last.IP.BusBWGBs))
 	}
-	parts = append(parts, fmt.Sprintf("peak %.2f GB/s at %s", t.PeakBusBWGBs, results.HumanSize(t.PeakSize)))
+	if t.PeakBusBWGBs > 0 {
+		parts = append(parts, fmt.Sprintf("peak %.2f GB/s at %s", t.PeakBusBWGBs, results.HumanSize(t.PeakSize)))
+	} else if t.Ranks == 1 {
+		parts = append(parts, "busbw is 0 with one rank (nothing moves between ranks): algbw is the figure")
+	}
 	if t.AvgBusBWGBs != nil {
 		parts = append(parts, fmt.Sprintf("footer average %.2f GB/s (over every size, not judged)", *t.AvgBusBWGBs))
 	}

@@ -114,7 +114,9 @@ func newPlot(coll string, runs []ncclRun) plotView {
 		sub = append(sub, strings.TrimSpace(t.Tool+" "+t.ToolVersion))
 	}
 	if t.PeakBusBWGBs > 0 {
-		sub = append(sub, fmt.Sprintf("peak %.2f GB/s at %s", t.PeakBusBWGBs, humanSize(t.PeakSize)))
+		if t.PeakBusBWGBs > 0 {
+			sub = append(sub, fmt.Sprintf("peak %.2f GB/s at %s", t.PeakBusBWGBs, humanSize(t.PeakSize)))
+		}
 	}
 	v.Sub = strings.Join(sub, " · ")
 	v.SVG, v.Points = busbwSVG(runs)
