@@ -46,14 +46,7 @@ func TestHostileNodeStreamingZerosIsRefused(t *testing.T) {
 		stdout.Write(recorded)
 		return 0
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	d, err := remote.NewDialer(remote.Options{ConfigFile: s.SSHConfig, Home: t.TempDir(), ConnectTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := loopDialer(t, s, err)
 	nodes := acquire.Remote(context.Background(), s.Hosts, acquire.Options{Dialer: d, Parallel: 1,
 		HostTimeout: 60 * time.Second, Timeout: 120 * time.Second, NoPing: true})
 	if err := nodes[0].Err; err == nil || !strings.Contains(err.Error(), "not a sparkrig capture stream: no record in the first 64 KiB") {
@@ -80,14 +73,7 @@ func TestInterruptEndsASilentNode(t *testing.T) {
 		<-block
 		return 0
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	d, err := remote.NewDialer(remote.Options{ConfigFile: s.SSHConfig, Home: t.TempDir(), ConnectTimeout: 30 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := loopDialer(t, s, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(time.Second, cancel)
 	start := time.Now()
@@ -96,4 +82,19 @@ func TestInterruptEndsASilentNode(t *testing.T) {
 	if el := time.Since(start); el > 10*time.Second || nodes[0].Err == nil {
 		t.Errorf("returned after %v with %v; want the interrupt to end it within about a second", el, nodes[0].Err)
 	}
+}
+
+// loopDialer reaches the loopback servers s (started with err), and stops
+// them when the test ends.
+func loopDialer(t *testing.T, s *loopssh.Servers, err error) *remote.Dialer {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	d, err := remote.NewDialer(remote.Options{ConfigFile: s.SSHConfig, Home: t.TempDir(), ConnectTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
