@@ -347,8 +347,10 @@ type scriptState struct {
 	boundary []byte // the line ending an unsized payload, with its newline
 }
 
-// maxStreamBytes bounds a whole capture stream.
-const maxStreamBytes = 512 << 20
+// maxStreamBytes bounds a whole capture stream: a real node's is a few MB
+// at most, and the bound is per node, held at once for every node of a
+// fan-out (--parallel 32 × 64 MiB = 2 GiB at the very worst).
+const maxStreamBytes = 64 << 20
 
 // readPayload reads a sized payload, or an unsized one up to the boundary
 // line (the newline before the boundary belongs to the framing).
