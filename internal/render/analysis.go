@@ -204,8 +204,29 @@ func mdAnalyses(w io.Writer, r *report.Report, opt Options) error {
 			}
 		}
 		mdRows(p, &a.Data)
+		if rows := trafficRows(a.Data.RailTraffic); len(rows) > 0 {
+			p.line("")
+			p.line("**Traffic by rail** (bytes from the counters before and after; each direction on its own)")
+			p.line("")
+			if p.err == nil {
+				p.err = mdTable(w, []string{"host", "rail", "+sent", "+share", "+received", "+share", "counters"}, rows)
+			}
+		}
 	}
 	return p.err
+}
+
+// trafficRows lists the rails that carried a MiB or more.
+func trafficRows(ts []report.RailTraffic) [][]string {
+	var rows [][]string
+	for _, t := range ts {
+		if t.TxBytes+t.RxBytes < 1<<20 {
+			continue
+		}
+		rows = append(rows, []string{Line(t.Host), Line(t.NetDev), fmt.Sprintf("%.0f MiB", float64(t.TxBytes)/(1<<20)), fmt.Sprintf("%.1f %%", 100*t.TxShare),
+			fmt.Sprintf("%.0f MiB", float64(t.RxBytes)/(1<<20)), fmt.Sprintf("%.1f %%", 100*t.RxShare), t.Source})
+	}
+	return rows
 }
 
 func mdResultRows(items []report.AnalysisItem) [][]string {

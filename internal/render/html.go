@@ -65,6 +65,7 @@ type page struct {
 	Plots      []plotView
 	Rails      template.HTML
 	RailsSub   string
+	Traffic    template.HTML
 	Comparison *comparison
 	Results    []resultRow
 	Flags      []flagRow
@@ -139,6 +140,7 @@ func newPage(r *report.Report, opt HTMLOptions, runs []ncclRun, rails []railResu
 	}
 	p.Topo = newTopoView(r.Cluster)
 	addBenchmarks(p, runs, rails)
+	p.Traffic = trafficSVG(r)
 	p.Results, p.Flags = resultRows(r)
 	p.Failed = failed
 	p.Plans = newPlanFigures(r.Plans)

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
 
@@ -295,6 +296,52 @@ func drawRef(s *strings.Builder, cls string, v float64, label string, py func(fl
 	y := py(v)
 	fmt.Fprintf(s, `<line class="%s" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" data-value="%g"/>`, cls, padL, y, padL+innerW, y, v)
 	fmt.Fprintf(s, `<text class="reflabel %s" x="%.1f" y="%.1f" text-anchor="end">%s %.4g</text>`, cls, padL+innerW-4, y-4, label, v)
+}
+
+// trafficSVG draws, per bench step that moved data, one bar per rail of
+// each host: its share of the bytes its host's rails sent, with the fair
+// share marked, so an idle twin shows at a glance.
+func trafficSVG(r *report.Report) template.HTML {
+	type bar struct {
+		label       string
+		share, fair float64
+	}
+	var bars []bar
+	for _, a := range r.Analyses {
+		perHost := map[string]int{}
+		for _, t := range a.Data.RailTraffic {
+			perHost[t.Host]++
+		}
+		for _, t := range a.Data.RailTraffic {
+			if t.TxBytes < 1<<20 && t.TxShare == 0 && perHost[t.Host] < 2 {
+				continue
+			}
+			bars = append(bars, bar{a.File + " · " + t.Host + " " + t.NetDev, t.TxShare, 1 / float64(perHost[t.Host])})
+		}
+	}
+	if len(bars) == 0 {
+		return ""
+	}
+	const rowH, labelW, w = 26.0, 420.0, 960.0
+	h := float64(len(bars))*rowH + 10
+	bw := w - labelW - 60
+	var s strings.Builder
+	fmt.Fprintf(&s, `<svg class="rails" viewBox="0 0 %.0f %.0f" role="img" aria-label="traffic share per rail">`, w, h)
+	for i, b := range bars {
+		y := 6 + float64(i)*rowH
+		cls := "bar"
+		if b.share < b.fair/10 {
+			cls += " low"
+		}
+		label := template.HTMLEscapeString(trimLabel(b.label, 60))
+		fmt.Fprintf(&s, `<text class="tick" x="%.1f" y="%.1f" text-anchor="end">%s</text>`, labelW-8, y+14, label)
+		fmt.Fprintf(&s, `<rect class="%s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" rx="3"><title>%s: %.1f %%</title></rect>`, cls, labelW, y, bw*b.share, rowH-8, label, 100*b.share)
+		fmt.Fprintf(&s, `<text class="barval" x="%.1f" y="%.1f">%.1f %%</text>`, labelW+bw*b.share+6, y+14, 100*b.share)
+		x := labelW + bw*b.fair
+		fmt.Fprintf(&s, `<line class="expected" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"><title>fair share %.0f %%</title></line>`, x, y-2, x, y+rowH-6, 100*b.fair)
+	}
+	s.WriteString(`</svg>`)
+	return template.HTML(s.String())
 }
 
 // railsSVG draws one horizontal bar per rail with its expectation marked.

@@ -27,7 +27,20 @@ func Prometheus(w io.Writer, r *report.Report) error {
 	promCluster(pw, r)
 	runs, rails, _ := benchData(r)
 	promBench(pw, runs, rails)
+	promTraffic(pw, r)
 	return pw.flush(w)
+}
+
+// promTraffic exports what each rail carried in each bench step.
+func promTraffic(p *promWriter, r *report.Report) {
+	for _, a := range r.Analyses {
+		for _, t := range a.Data.RailTraffic {
+			lab := []string{"step", a.File, "host", t.Host, "netdev", t.NetDev}
+			p.add("sparkrig_rail_transmit_bytes", "Bytes a rail sent during a bench step (RDMA port or netdev counters).", float64(t.TxBytes), lab...)
+			p.add("sparkrig_rail_receive_bytes", "Bytes a rail received during a bench step.", float64(t.RxBytes), lab...)
+			p.add("sparkrig_rail_transmit_share_ratio", "A rail's part of the bytes its host's rails sent during a bench step.", t.TxShare, lab...)
+		}
+	}
 }
 
 // promFamily is one metric family: its HELP, TYPE and samples.

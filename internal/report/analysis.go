@@ -125,4 +125,19 @@ type AnalysisData struct {
 	Perftest    []results.PerftestRun   `json:"perftest,omitempty"`
 	Iperf3      *results.Iperf3Result   `json:"iperf3,omitempty"`
 	NVBandwidth *results.NVBandwidthRun `json:"nvbandwidth,omitempty"`
+	// RailTraffic is what each rail of each host carried during a bench
+	// step, read from its counters before and after.
+	RailTraffic []RailTraffic `json:"rail_traffic,omitempty"`
+}
+
+// RailTraffic is the bytes one rail of one host sent and received during a
+// step, and their share of the host's rails.
+type RailTraffic struct {
+	Host    string  `json:"host"`
+	NetDev  string  `json:"netdev"`
+	TxBytes uint64  `json:"tx_bytes"`
+	RxBytes uint64  `json:"rx_bytes"`
+	TxShare float64 `json:"tx_share"`
+	RxShare float64 `json:"rx_share"`
+	Source  string  `json:"source"` // "rdma" or "netdev" counters
 }
