@@ -270,15 +270,7 @@ func TestPerGPUNetworkShare(t *testing.T) {
 
 // sparkrig's own collective benchmark (recorded on 2×H200) is read like nccl-tests.
 func TestSparkrigBenchGPUJSON(t *testing.T) {
-	f, err := os.Open("../../testdata/gpu/sparkrig.bench-gpu-collective.all_reduce.h200x2.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := Parse(f, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := parseFile(t, "../../testdata/gpu/sparkrig.bench-gpu-collective.all_reduce.h200x2.json")
 	if p.Format != FormatSparkrigJSON || p.NCCL == nil || len(p.NCCL.Tables) != 1 {
 		t.Fatalf("format %q, tables %v", p.Format, p.NCCL)
 	}

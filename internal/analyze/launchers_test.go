@@ -92,15 +92,7 @@ func TestNCCLLogsAsUsersPasteThem(t *testing.T) {
 // A single-node log never gets "NCCL fell back to NET/Socket" as a cause:
 // no network carries its data.
 func TestSingleNodeLogRulesOutTheNetwork(t *testing.T) {
-	f, err := os.Open("testdata/nccl-logs-launchers/cloudwatch-prefix_single-node-p2p.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := Parse(f, "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := parseFile(t, "testdata/nccl-logs-launchers/cloudwatch-prefix_single-node-p2p.txt")
 	l := &p.NCCL.Log
 	l.Network = "Socket" // even were it named
 	causes := diagnose.Causes(diagnose.Input{Platform: "dgx-spark", Topology: "two-nodes-one-cable", Measure: "nccl-busbw", Ratio: 0.1,
@@ -110,4 +102,19 @@ func TestSingleNodeLogRulesOutTheNetwork(t *testing.T) {
 			t.Errorf("net-socket %s: %q", c.Likelihood, c.Evidence)
 		}
 	}
+}
+
+// parseFile parses one input file whole, detecting its format.
+func parseFile(t *testing.T, path string) Parsed {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := Parse(f, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
