@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/bench"
@@ -38,7 +38,7 @@ func qualify(ctx context.Context, env *Env, opts *doctorOptions, caps []hostCapt
 	}
 	t := &bench.SSH{Dialer: d}
 	defer t.Close()
-	runDir := "/tmp/sparkrig-qualify-" + strings.ReplaceAll(bench.RunID(env.Now(), nil), ":", "")
+	runDir := "/tmp/sparkrig-qualify-" + strconv.FormatInt(time.Now().UnixNano(), 36) // as bench names its scratch
 	bo := bench.Options{Kinds: []string{bench.KindQualify}, Duration: bench.QualifyDuration, Streams: 4, RunDir: runDir, QualifyRDMA: true}
 	plan, err := bench.NewPlan(nodes, bo)
 	if err != nil {
