@@ -146,6 +146,14 @@ func newRootCmd(env *Env) *cobra.Command {
 		newFixCmd(env),
 		newPlanCmd(env),
 	)
+	// Cobra's own help and completion commands, in the same voice as ours.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Short != "" && (c.Name() == "help" || c.Name() == "completion") {
+			c.Short = strings.ToLower(c.Short[:1]) + c.Short[1:]
+		}
+	}
 	return root
 }
 
