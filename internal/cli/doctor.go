@@ -22,6 +22,7 @@ type doctorOptions struct {
 	verbose   bool
 	profile   string
 	qualify   bool
+	quiet     bool
 	remote    remoteOptions
 }
 
@@ -56,6 +57,7 @@ follow it, so a shell glob works: sparkrig doctor --snapshot nodes/*.tar.gz
 	f.StringVar(&opts.format, "format", "text", "output format: "+strings.Join(render.Formats, ", "))
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "also show passing checks and why skipped checks did not apply")
 	f.StringVar(&opts.profile, "profile", "", "platform profile: dgx-spark, gpu-server or no-gpu (default: detected per host)")
+	f.BoolVarP(&opts.quiet, "quiet", "q", false, "text: print only the summary line (the exit status says the rest)")
 	f.BoolVar(&opts.qualify, "qualify", false, "also test every link in each direction for a few seconds (sparkrig's TCP probe) and read both ends' error counters; needs --hosts")
 	addRemoteFlags(f, &opts.remote)
 	return cmd
@@ -99,6 +101,9 @@ func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
 	r.Status = reportStatus(r, false)
 	code := exitFor(r.Status)
 	ropt := render.Options{Color: env.StdoutTTY && env.Getenv("NO_COLOR") == "", Verbose: opts.verbose, Width: width(env)}
+	if opts.format == "text" && opts.quiet {
+		return writeSummary(env, r, code)
+	}
 	if opts.format == "text" && len(auditedHosts(r)) == 0 {
 		// each host's reason had its line on stderr; stdout says what came of it
 		fmt.Fprintf(env.Stdout, "summary 0 of %d host(s) audited\n", len(r.Hosts))
@@ -182,4 +187,13 @@ func auditedHosts(r *report.Report) []report.Host {
 		}
 	}
 	return out
+}
+
+// writeSummary prints the report's one summary line, as the text report
+// ends with it.
+func writeSummary(env *Env, r *report.Report, code int) error {
+	if err := render.Summary(env.Stdout, r); err != nil {
+		return exitf(ExitUnknown, "doctor: write report: %v", err)
+	}
+	return statusError(code)
 }

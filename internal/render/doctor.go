@@ -245,6 +245,9 @@ func textHosts(w io.Writer, r *report.Report, opt Options) error {
 
 // textSummary ends the hosts and the cluster with one line over both, so
 // the last line a reader sees agrees with the exit status.
+// Summary writes the report's summary line alone (doctor --quiet).
+func Summary(w io.Writer, r *report.Report) error { return textSummary(w, r, Options{}) }
+
 func textSummary(w io.Writer, r *report.Report, opt Options) error {
 	if len(r.Hosts) == 0 {
 		return nil
