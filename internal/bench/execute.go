@@ -54,8 +54,6 @@ type StepResult struct {
 	// Counters are the interface and RDMA port counters of the step's
 	// rails on both ends, before and after it.
 	Counters []Counter `json:"counters,omitempty"`
-	// Shares are the bytes each rail of each host carried in the step.
-	Shares []RailShare `json:"traffic_shares,omitempty"`
 }
 
 // Executor runs a plan's steps through a transport and cleans up after each.

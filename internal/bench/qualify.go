@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/shell"
 )
 
@@ -177,15 +178,14 @@ func errorCounter(name string) bool {
 
 // Direction is one direction of one link as qualified.
 type Direction struct {
-	Rail     string    `json:"rail"`
-	Tool     string    `json:"tool"`
-	From     string    `json:"from"` // "host:netdev"
-	To       string    `json:"to"`
-	Status   string    `json:"status"`
-	Gbps     float64   `json:"gbps"`
-	Moved    []Counter `json:"counters_moved,omitempty"` // error counters that moved
-	Verdict  string    `json:"verdict"`                  // ok, degraded, errors, failed
-	Duration string    `json:"duration"`
+	Rail    string    `json:"rail"`
+	Tool    string    `json:"tool"`
+	From    string    `json:"from"` // "host:netdev"
+	To      string    `json:"to"`
+	Status  string    `json:"status"`
+	Gbps    float64   `json:"gbps"`
+	Moved   []Counter `json:"counters_moved,omitempty"` // error counters that moved
+	Verdict string    `json:"verdict"`                  // ok, degraded, errors, failed
 }
 
 // Qualification is what doctor --qualify found, per link and direction.
@@ -226,7 +226,7 @@ func Qualify(rec *Record, expectedGbps float64, expectSource string) Qualificati
 		if st.Kind != KindQualify {
 			continue
 		}
-		d := Direction{Tool: st.Tool, Status: st.Status, Verdict: "ok", Duration: QualifyDuration.String()}
+		d := Direction{Tool: st.Tool, Status: st.Status, Verdict: "ok"}
 		if len(st.Rails) == 1 {
 			r := railOf[st.Rails[0]]
 			d.Rail = r.Name
@@ -321,6 +321,23 @@ func Qualify(rec *Record, expectedGbps float64, expectSource string) Qualificati
 		}
 	}
 	return q
+}
+
+// Report is the directions as the report model holds them.
+func (q Qualification) Report() []report.QualifiedDirection {
+	var out []report.QualifiedDirection
+	for _, d := range q.Directions {
+		tool := d.Tool
+		if tool == "sparkrig-probe" {
+			tool = "sparkrig TCP probe"
+		}
+		qd := report.QualifiedDirection{Rail: d.Rail, From: d.From, To: d.To, Tool: tool, Gbps: d.Gbps, Verdict: d.Verdict}
+		for _, c := range d.Moved {
+			qd.Moved = append(qd.Moved, fmt.Sprintf("%s %s %s +%d", c.Host, c.Dev, c.Name, c.Delta()))
+		}
+		out = append(out, qd)
+	}
+	return out
 }
 
 // Suspects are the steps behind a degraded direction or an asymmetric

@@ -72,11 +72,8 @@ func (s *Session) Run(ctx context.Context) *Record {
 		}
 		parsed, an := Judge(res, jc, s.Set)
 		if len(res.Counters) > 0 {
-			res.Shares = trafficShare(s.Plan, &res)
-			for _, sh := range res.Shares {
-				an.Data.RailTraffic = append(an.Data.RailTraffic, report.RailTraffic(sh))
-			}
-			if fl := shareFlags(st, res.Shares); len(fl) > 0 {
+			an.Data.RailTraffic = trafficShare(s.Plan, &res)
+			if fl := shareFlags(st, an.Data.RailTraffic); len(fl) > 0 {
 				an.Flags = append(an.Flags, fl...)
 				if an.Status == report.VerdictOK || an.Status == report.VerdictNone {
 					an.Status = report.VerdictWarning

@@ -9,34 +9,21 @@ import (
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
-// RailShare is what one rail of one host carried during a step: bytes
-// sent and received, and its part of everything the host's rails sent.
-type RailShare struct {
-	Host    string  `json:"host"`
-	NetDev  string  `json:"netdev"`
-	TxBytes uint64  `json:"tx_bytes"`
-	RxBytes uint64  `json:"rx_bytes"`
-	TxShare float64 `json:"tx_share"` // of the host's rails' bytes sent
-	RxShare float64 `json:"rx_share"`
-	// Source is "rdma" (port_xmit_data/port_rcv_data, 4-byte words) or
-	// "netdev" (tx_bytes/rx_bytes): RoCE traffic bypasses the netdev's own
-	// counters, so a port's RDMA counters are read where they moved.
-	Source string `json:"source"`
-}
-
 // shareMinBytes is the least a host's rails must carry before their shares
 // are judged: a step that hardly used the network says nothing about them.
 const shareMinBytes = 16 << 20
 
 // trafficShare works out each rail's share of a step's traffic per host
-// from the counters read before and after it.
-func trafficShare(plan *Plan, res *StepResult) []RailShare {
+// from the counters read before and after it. RoCE traffic bypasses the
+// netdev's own counters, so a port's RDMA counters (4-byte words) are taken
+// where they moved more.
+func trafficShare(plan *Plan, res *StepResult) []report.RailTraffic {
 	type key struct{ host, dev, name string }
 	delta := map[key]uint64{}
 	for _, c := range res.Counters {
 		delta[key{c.Host, c.Dev, c.Name}] = c.Delta()
 	}
-	var out []RailShare
+	var out []report.RailTraffic
 	seen := map[string]bool{}
 	for _, r := range plan.Rails {
 		for _, e := range []Endpoint{r.A, r.B} {
@@ -44,7 +31,7 @@ func trafficShare(plan *Plan, res *StepResult) []RailShare {
 				continue
 			}
 			seen[e.Host+" "+e.NetDev] = true
-			s := RailShare{Host: e.Host, NetDev: e.NetDev, Source: "netdev",
+			s := report.RailTraffic{Host: e.Host, NetDev: e.NetDev, Source: "netdev",
 				TxBytes: delta[key{e.Host, e.NetDev, "tx_bytes"}], RxBytes: delta[key{e.Host, e.NetDev, "rx_bytes"}]}
 			if e.RDMADev != "" {
 				port := fmt.Sprintf("%s/%d", e.RDMADev, max(e.Port, 1))
@@ -77,11 +64,11 @@ func trafficShare(plan *Plan, res *StepResult) []RailShare {
 // shareFlags flags a rail that carried less than a tenth of its fair share
 // of a host's traffic in a step meant to use them all (NCCL, and the
 // aggregate RDMA run): one twin or one direction idle.
-func shareFlags(st Step, shares []RailShare) []report.AnalysisFlag {
+func shareFlags(st Step, shares []report.RailTraffic) []report.AnalysisFlag {
 	if st.Kind != KindNCCL && !(st.Kind == KindRDMA && len(st.Rails) > 1) {
 		return nil
 	}
-	perHost := map[string][]RailShare{}
+	perHost := map[string][]report.RailTraffic{}
 	for _, s := range shares {
 		perHost[s.Host] = append(perHost[s.Host], s)
 	}

@@ -78,17 +78,7 @@ func qualify(ctx context.Context, env *Env, opts *doctorOptions, caps []hostCapt
 		bench.KeepBest(rec, s2.Run(ctx))
 		q = bench.Qualify(rec, want, src)
 	}
-	for _, dd := range q.Directions {
-		tool := dd.Tool
-		if tool == "sparkrig-probe" {
-			tool = "sparkrig TCP probe"
-		}
-		qd := report.QualifiedDirection{Rail: dd.Rail, From: dd.From, To: dd.To, Tool: tool, Gbps: dd.Gbps, Verdict: dd.Verdict}
-		for _, c := range dd.Moved {
-			qd.Moved = append(qd.Moved, fmt.Sprintf("%s %s %s +%d", c.Host, c.Dev, c.Name, c.Delta()))
-		}
-		r.Cluster.Qualified = append(r.Cluster.Qualified, qd)
-	}
+	r.Cluster.Qualified = q.Report()
 	r.Cluster.Findings = append(r.Cluster.Findings, q.Findings...)
 	fmt.Fprintf(env.Stderr, "qualified %d direction(s) of %d link(s) in %.1f s\n", len(q.Directions), len(plan.Rails), time.Since(start).Seconds())
 	return nil

@@ -111,47 +111,42 @@ func BenchText(w io.Writer, rec *bench.Record) {
 	benchNotes(w, rec.Bench.Plan)
 }
 
-// benchQualify prints the qualify steps' verdicts per direction and link.
+// benchQualify prints the qualify steps' verdicts per direction and link,
+// as the doctor's cluster section does.
 func benchQualify(w io.Writer, rec *bench.Record) {
 	q := bench.Qualify(rec, 0, "")
 	if len(q.Directions) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nqualified (each direction on its own):")
-	for _, d := range q.Directions {
-		fmt.Fprintf(w, "  %-5s %s → %s  %7.1f Gb/s  %s\n", d.Rail, d.From, d.To, d.Gbps, d.Verdict)
-	}
+	var b strings.Builder
+	b.WriteString("\n")
+	textQualified(&b, q.Report())
 	for _, f := range q.Findings {
-		fmt.Fprintf(w, "  [%s] %s %s: %s\n", f.Severity, f.ID, f.Subject, f.Observed)
+		fmt.Fprintf(&b, "  [%s] %s %s: %s\n", f.Severity, f.ID, f.Subject, f.Observed)
 	}
+	io.WriteString(w, b.String())
 }
 
 // benchShares prints, for each step that moved data, what each rail of
-// each host carried: bytes sent and received and their share, never summed
-// over directions or twins.
+// each host carried (the rows the Markdown table has), each direction on
+// its own.
 func benchShares(w io.Writer, rec *bench.Record) {
 	header := false
-	for _, st := range rec.Bench.Steps {
-		var lines []string
-		for _, s := range st.Shares {
-			if s.TxBytes+s.RxBytes < 1<<20 {
-				continue
-			}
-			lines = append(lines, fmt.Sprintf("    %s %-14s sent %s (%.1f %%), received %s (%.1f %%) [%s]", s.Host, s.NetDev,
-				mib(s.TxBytes), 100*s.TxShare, mib(s.RxBytes), 100*s.RxShare, s.Source))
-		}
-		if len(lines) == 0 {
+	for _, a := range rec.Analyses {
+		rows := trafficRows(a.Data.RailTraffic)
+		if len(rows) == 0 {
 			continue
 		}
 		if !header {
 			fmt.Fprintln(w, "\ntraffic by rail:")
 			header = true
 		}
-		fmt.Fprintf(w, "  %s\n%s\n", st.ID, strings.Join(lines, "\n"))
+		fmt.Fprintf(w, "  %s\n", a.File)
+		for _, r := range rows {
+			fmt.Fprintf(w, "    %s %-14s sent %s (%s), received %s (%s) [%s]\n", r[0], r[1], r[2], r[3], r[4], r[5], r[6])
+		}
 	}
 }
-
-func mib(b uint64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }
 
 // BenchCompareText prints two runs side by side, one line per result.
 func BenchCompareText(w io.Writer, ra, rb *bench.Record, c bench.Comparison) error {
