@@ -1,7 +1,9 @@
 package check
 
 import (
+	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -148,5 +150,41 @@ func TestProfileWithoutNvidiaSMI(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"gpu.driver not-evaluated", "os.cpu-governor not-evaluated"}, problems(fs)); d != "" {
 		t.Errorf("problems (-want +got):\n%s", d)
+	}
+}
+
+// TestMissingEvidenceAdvice: a node that has no /proc/modules (a kernel
+// without module support) is told so, and a snapshot that never captured it
+// is told to capture again; neither passes the module checks.
+func TestMissingEvidenceAdvice(t *testing.T) {
+	withModules := func(add func(s *snapshot.Snapshot)) Finding {
+		t.Helper()
+		s, err := snapshot.Read(nodeTree("spark-healthy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		delete(s.Data, snapshot.FileKey("/proc/modules"))
+		s.Manifest.Items = slices.DeleteFunc(s.Manifest.Items, func(it snapshot.Item) bool { return it.Name == "/proc/modules" })
+		add(s)
+		fs, _ := Run(facts.FromSnapshot(s), ProfileSpark)
+		for _, f := range fs {
+			if f.ID == "spark.gpudirect" {
+				return f
+			}
+		}
+		t.Fatal("no module finding")
+		return Finding{}
+	}
+	absent := withModules(func(s *snapshot.Snapshot) {
+		s.AddMissing(snapshot.KindFile, "/proc/modules", snapshot.StatusMissing, "open /proc/modules: no such file or directory")
+	})
+	if absent.Severity != NotEvaluated || absent.Observed != "modules absent on the node: /proc/modules: open /proc/modules: no such file or directory" ||
+		!strings.Contains(absent.Fix, "CONFIG_MODULES=n") || strings.Contains(absent.Fix, "snapshot") {
+		t.Errorf("a node without /proc/modules: %s %q, fix %q", absent.Severity, absent.Observed, absent.Fix)
+	}
+	old := withModules(func(*snapshot.Snapshot) {})
+	if old.Severity != NotEvaluated || old.Observed != "modules not captured: /proc/modules" ||
+		!strings.HasPrefix(old.Fix, "this snapshot was taken without it") {
+		t.Errorf("a snapshot without /proc/modules: %s %q, fix %q", old.Severity, old.Observed, old.Fix)
 	}
 }

@@ -109,8 +109,11 @@ func notEvaluated(n *facts.Node, c Check) (Finding, bool) {
 			continue
 		}
 		obs := src + " " + st.Status
-		if st.Status == "" {
+		switch st.Status {
+		case "", facts.StatusNotCaptured:
 			obs = src + " not captured"
+		case "missing":
+			obs = src + " absent on the node"
 		}
 		if st.Detail != "" {
 			obs += ": " + st.Detail
@@ -125,7 +128,7 @@ func notEvaluated(n *facts.Node, c Check) (Finding, bool) {
 	return Finding{}, false
 }
 
-// sourceFixes says how to make a missing source available.
+// sourceFixes says how to make a source the node lacks available.
 var sourceFixes = map[string]string{
 	"nvidia-smi": "check the NVIDIA driver is installed and loaded: nvidia-smi (package nvidia-utils-<version>)",
 	"nccl-lib":   "install NCCL (apt install libnccl2) or add your NCCL build's lib directory to /etc/ld.so.conf.d and run sudo ldconfig",
@@ -134,20 +137,23 @@ var sourceFixes = map[string]string{
 	"kernel-log": "run sparkrig doctor with sudo, or set kernel.dmesg_restrict=0, to read the kernel log",
 	"ip-addr":    "install iproute2",
 	"net-config": "run sparkrig doctor with sudo to read root-only network configuration",
-	"os-release": "the snapshot lacks /etc/os-release; capture it again with sparkrig snapshot",
-	"sysfs-net":  "the snapshot lacks /sys/class/net; capture it again with sparkrig snapshot",
-	"pci":        "the snapshot lacks /sys/bus/pci; capture it again with sparkrig snapshot",
-	"limits":     "the snapshot lacks /proc/self/limits; capture it again with sparkrig snapshot",
-	"modules":    "the snapshot lacks /proc/modules; capture it again with sparkrig snapshot",
-	"meminfo":    "the snapshot lacks /proc/meminfo; capture it again with sparkrig snapshot",
+	"os-release": "the node has no /etc/os-release (a minimal container image?); run sparkrig on the host itself",
+	"sysfs-net":  "the node has no /sys/class/net: mount sysfs (mount -t sysfs sysfs /sys) or run sparkrig on the host, not in a container",
+	"pci":        "the node has no /sys/bus/pci: mount sysfs or run sparkrig on the host, not in a container",
+	"limits":     "the node has no /proc/self/limits: mount procfs (mount -t proc proc /proc)",
+	"modules":    "this kernel has no /proc/modules: it was built without loadable module support (CONFIG_MODULES=n), so drivers such as nvidia_peermem must be built in; check for them under /sys/module, or boot a kernel with module support (the DGX OS kernel has it)",
+	"meminfo":    "the node has no /proc/meminfo: mount procfs (mount -t proc proc /proc)",
 }
 
 func notEvaluatedFix(src, status string) string {
-	if status == "denied" {
+	switch status {
+	case "denied":
 		return "run sparkrig doctor with sudo to read root-only files"
+	case "", facts.StatusNotCaptured:
+		return "this snapshot was taken without it: capture the node again with sparkrig snapshot (or run sparkrig doctor on it)"
 	}
 	if f, ok := sourceFixes[src]; ok {
 		return f
 	}
-	return "capture the missing evidence (sparkrig snapshot), then run sparkrig doctor again"
+	return "make the evidence readable on the node, then run sparkrig doctor again"
 }

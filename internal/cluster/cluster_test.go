@@ -281,8 +281,20 @@ func TestConsistencyIgnoresHostSpecificCmdline(t *testing.T) {
 	if got := notOK(Analyze(nodes).Findings); len(got) != 0 {
 		t.Errorf("got %q", got)
 	}
+	// The same parameters in another order are the same; each node's line
+	// is shown as the node has it, not as a sorted word list.
+	nodes[1].OS.Cmdline = "BOOT_IMAGE=/vmlinuz-6.11 root=UUID=bbbb iommu=pt ro quiet"
+	var same []string
+	for _, f := range Analyze(nodes).Findings {
+		if f.ID == "cluster.cmdline-mismatch" {
+			same = append(same, string(f.Severity)+" "+f.Observed)
+		}
+	}
+	if d := cmp.Diff([]string{"ok ro quiet iommu=pt on all 2 nodes"}, same); d != "" {
+		t.Errorf("reordered parameters (-want +got):\n%s", d)
+	}
 	nodes[1].OS.Cmdline += " kho=off"
-	want := []string{"warn cluster.cmdline-mismatch kernel command line: spark-01: iommu=pt quiet ro; spark-02: iommu=pt kho=off quiet ro"}
+	want := []string{"warn cluster.cmdline-mismatch kernel command line: spark-01: ro quiet iommu=pt; spark-02: iommu=pt ro quiet kho=off"}
 	if diff := cmp.Diff(want, notOK(Analyze(nodes).Findings)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -14,8 +14,12 @@ type aspect struct {
 	id, subject, title string
 	sev                check.Severity
 	why, fix, source   string
-	// value returns the node's value and whether it is known.
+	// value returns the node's value, as shown, and whether it is known.
 	value func(n *facts.Node) (string, bool)
+	// same, when set, is what two values must share to count as equal
+	// (the kernel parameters in any order); the first node's spelling of
+	// each is shown.
+	same func(string) string
 }
 
 // Spread is how the nodes' values of one aspect are distributed.
@@ -52,22 +56,39 @@ func spread(hosts, values []string) Spread {
 	return s
 }
 
+// as returns the spread with each value replaced by how it is shown.
+func (s Spread) as(shown map[string]string) Spread {
+	out := Spread{Majority: shown[s.Majority], MajorityHosts: s.MajorityHosts, Outliers: map[string][]string{}}
+	for v, hosts := range s.Outliers {
+		out.Outliers[shown[v]] = hosts
+	}
+	return out
+}
+
 // consistency compares every aspect across the nodes that have it and
 // reports one finding per aspect that differs: majority and outliers.
 func consistency(nodes []*facts.Node) []check.Finding {
 	var out []check.Finding
 	for _, a := range aspects(nodes) {
 		var hosts, values []string
+		shown := map[string]string{}
 		for _, n := range nodes {
 			if v, ok := a.value(n); ok {
+				k := v
+				if a.same != nil {
+					k = a.same(v)
+				}
+				if _, seen := shown[k]; !seen {
+					shown[k] = v
+				}
 				hosts = append(hosts, n.Host)
-				values = append(values, v)
+				values = append(values, k)
 			}
 		}
 		if len(hosts) < 2 {
 			continue
 		}
-		s := spread(hosts, values)
+		s := spread(hosts, values).as(shown)
 		if len(s.Outliers) == 0 {
 			out = append(out, check.Finding{ID: a.id, Severity: check.OK, Subject: a.subject, Title: a.title,
 				Observed: fmt.Sprintf("%s on all %d nodes", show(s.Majority), len(hosts))})
@@ -131,7 +152,7 @@ func aspects(nodes []*facts.Node) []aspect {
 			source: "DGX Spark platform notes", value: firmware},
 		{id: "cluster.cmdline-mismatch", subject: "kernel command line", title: "same kernel parameters on every node", sev: check.Warn,
 			why: "parameters such as kho=off or iommu settings change RDMA registration", fix: "make GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub the same everywhere, `sudo update-grub`, reboot",
-			source: "DGX Spark platform notes (kho=off on 7.0 kernels)", value: cmdline},
+			source: "DGX Spark platform notes (kho=off on 7.0 kernels)", value: cmdline, same: sortedWords},
 		{id: "cluster.memlock-mismatch", subject: "memlock", title: "same locked-memory limit on every node", sev: check.Warn,
 			why: "RDMA registration fails on the node with the lower limit", fix: "set `* - memlock unlimited` in /etc/security/limits.d/ on every node",
 			source: "community reports (RDMA registration)", value: memlock},
@@ -263,8 +284,13 @@ func cmdline(n *facts.Node) (string, bool) {
 			keep = append(keep, p)
 		}
 	}
-	sort.Strings(keep)
 	return strings.Join(keep, " "), n.OS.Cmdline != ""
+}
+
+func sortedWords(v string) string {
+	w := strings.Fields(v)
+	sort.Strings(w)
+	return strings.Join(w, " ")
 }
 
 func memlock(n *facts.Node) (string, bool) {

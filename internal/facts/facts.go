@@ -53,9 +53,14 @@ type Node struct {
 
 // SourceStatus says whether one evidence source was available.
 type SourceStatus struct {
-	Status string `json:"status"` // "ok", "missing", "denied", "error", "unparsable"
+	Status string `json:"status"` // "ok", "missing", "denied", "error", "unparsable", "not-captured"
 	Detail string `json:"detail,omitempty"`
 }
+
+// StatusNotCaptured marks a source the snapshot never asked for (taken by an
+// older sparkrig or with a shorter evidence list), as against "missing": the
+// node was asked and has no such file or command.
+const StatusNotCaptured = "not-captured"
 
 // Has reports whether the named source was captured and parsed.
 func (n *Node) Has(source string) bool { return n.Sources[source].Status == "ok" }

@@ -74,7 +74,7 @@ func (b *builder) file(src, p string) ([]byte, bool) {
 	it, found := b.s.Item(snapshot.KindFile, p)
 	switch {
 	case !found:
-		b.set(src, snapshot.StatusMissing, p+" not captured")
+		b.set(src, StatusNotCaptured, p)
 	default:
 		b.set(src, it.Status, strings.TrimSpace(p+": "+it.Error))
 	}
@@ -86,7 +86,7 @@ func (b *builder) cmd(src, id string) ([]byte, bool) {
 	out, it, ok := b.s.Cmd(id)
 	switch {
 	case !ok && it.Name == "":
-		b.set(src, snapshot.StatusMissing, id+" not run")
+		b.set(src, StatusNotCaptured, id)
 	case !ok:
 		b.set(src, it.Status, it.Error)
 	case it.ExitCode != 0:
