@@ -107,7 +107,7 @@ func runAnalyze(env *Env, opts *analyzeOptions, args []string) error {
 	}
 	r.Status = reportStatus(r, false)
 	code := exitFor(r.Status)
-	ropt := render.Options{Color: env.StdoutTTY && env.Getenv("NO_COLOR") == "", Width: width(env)}
+	ropt := textOptions(env)
 	out := *r
 	if opts.format == "text" {
 		// an input that could not be read has had its one line on stderr

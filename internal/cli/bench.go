@@ -183,7 +183,7 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 			}
 			return nil
 		}
-		render.BenchDryRun(env.Stdout, plan)
+		render.BenchDryRun(env.Stdout, plan, textOptions(env))
 		return nil
 	}
 	if err := refuse(env, plan, o.force); err != nil {
@@ -401,7 +401,7 @@ func (o *benchOptions) execute(ctx context.Context, env *Env, t bench.Transport,
 			return exitf(ExitUnknown, "bench: writing JSON: %v", err)
 		}
 	case "text":
-		render.BenchText(env.Stdout, rec)
+		render.BenchText(env.Stdout, rec, textOptions(env))
 	default: // markdown, html, prometheus: the report model every format renders
 		if err := render.Write(env.Stdout, &rec.Report, o.format, render.Options{}); err != nil {
 			return exitf(ExitUnknown, "bench: %v", err)

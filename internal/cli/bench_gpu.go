@@ -236,7 +236,7 @@ others; no MPI is needed.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.ops, "op", "all_reduce", "collectives, comma-separated: "+strings.Join(gpu.Collectives, ","))
+	f.StringVar(&o.ops, "op", "all_reduce", "collectives, comma-separated: "+strings.Join(gpu.Collectives, ", "))
 	f.StringVarP(&o.minB, "minbytes", "b", "1M", "smallest message size")
 	f.StringVarP(&o.maxB, "maxbytes", "e", "1G", "largest message size")
 	f.Int64VarP(&o.factor, "stepfactor", "f", 2, "size multiplier between steps")

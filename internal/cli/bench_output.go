@@ -42,7 +42,7 @@ func runBenchCompare(env *Env, a, b, format string) error {
 	if format == "json" {
 		return writeJSON(env.Stdout, c)
 	}
-	return render.BenchCompareText(env.Stdout, ra, rb, c)
+	return render.BenchCompareText(env.Stdout, ra, rb, c, textOptions(env))
 }
 
 func loadRecord(path string) (*bench.Record, error) {

@@ -100,9 +100,10 @@ func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
 	}
 	r.Status = reportStatus(r, false)
 	code := exitFor(r.Status)
-	ropt := render.Options{Color: env.StdoutTTY && env.Getenv("NO_COLOR") == "", Verbose: opts.verbose, Width: width(env)}
+	ropt := textOptions(env)
+	ropt.Verbose = opts.verbose
 	if opts.format == "text" && opts.quiet {
-		return writeSummary(env, r, code)
+		return writeSummary(env, r, code, ropt)
 	}
 	if opts.format == "text" && len(auditedHosts(r)) == 0 {
 		// each host's reason had its line on stderr; stdout says what came of it
@@ -191,8 +192,8 @@ func auditedHosts(r *report.Report) []report.Host {
 
 // writeSummary prints the report's one summary line, as the text report
 // ends with it.
-func writeSummary(env *Env, r *report.Report, code int) error {
-	if err := render.Summary(env.Stdout, r); err != nil {
+func writeSummary(env *Env, r *report.Report, code int, ropt render.Options) error {
+	if err := render.Summary(env.Stdout, r, ropt); err != nil {
 		return exitf(ExitUnknown, "doctor: write report: %v", err)
 	}
 	return statusError(code)

@@ -284,7 +284,7 @@ func TestRigSnapshotPerHostThenDoctorOnSnapshots(t *testing.T) {
 	// Again into the same directory: the archives are kept without --force.
 	errb.Reset()
 	if code := Main([]string{"snapshot", "--ssh-config", r.SSHConfig, "--hosts", "spark-[01-02]", "-o", dir}, strings.NewReader(""), &out, &errb); code == 0 ||
-		!strings.Contains(errb.String(), "sparkrig snapshot: spark-01: "+paths[0]+" exists; add --force to replace it") {
+		!strings.Contains(errb.String(), "sparkrig: snapshot: spark-01: "+paths[0]+" exists; add --force to replace it") {
 		t.Errorf("snapshot over existing archives: exit %d: %s", code, errb.String())
 	}
 	errb.Reset()

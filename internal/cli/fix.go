@@ -82,7 +82,7 @@ func newFixCmd(env *Env) *cobra.Command {
 		Long:  fixHelp,
 		Example: `  sparkrig fix --plan --hosts spark-01,spark-02
   sparkrig fix --plan --snapshot a.tar.gz --snapshot b.tar.gz --topology two-nodes-one-cable -o proposed/
-  sparkrig fix --plan --hosts spark-0[1-3] --topology three-node-ring --subnets 10.10.0.0/24,10.10.1.0/24,10.10.2.0/24,10.10.3.0/24,10.10.4.0/24,10.10.5.0/24
+  sparkrig fix --plan --hosts spark-0[1-3] --topology three-node-ring --subnets 10.10.0.0/24,10.10.1.0/24,10.10.2.0/24 --subnets 10.10.3.0/24,10.10.4.0/24,10.10.5.0/24
   sparkrig fix --apply --hosts spark-01,spark-02
   sparkrig fix --rollback --hosts spark-01,spark-02`,
 		Args: cobra.NoArgs,
@@ -95,7 +95,7 @@ func newFixCmd(env *Env) *cobra.Command {
 	f.StringArrayVar(&o.snapshots, "snapshot", nil, "plan offline from captured snapshots, in node order (repeatable)")
 	f.StringVar(&o.topology, "topology", "", topology.Names(fix.Topologies)+" (default: detected)")
 	f.StringVar(&o.addressing, "addressing", fix.Static, "static or link-local (one-cable only)")
-	f.StringSliceVar(&o.subnets, "subnets", nil, "rail subnets in order, renumbering every rail (default: keep the addressing in place)")
+	f.StringSliceVar(&o.subnets, "subnets", nil, "rail subnets in order, comma-separated or repeated, renumbering every rail (default: keep the addressing in place)")
 	f.BoolVar(&o.renumber, "renumber", false, "give every rail a fresh address (192.168.100.0/24, 192.168.101.0/24, ...) even where the addressing in place is valid")
 	f.IntVar(&o.firstHost, "first-host", 10, "host number of the first node on every rail; node i gets first-host+i")
 	f.IntVar(&o.mtu, "mtu", 9000, "MTU of the rails")
@@ -178,7 +178,7 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 		if err := writeJSON(env.Stdout, p); err != nil {
 			return err
 		}
-	} else if changes, err = render.FixPlan(env.Stdout, p); err != nil {
+	} else if changes, err = render.FixPlan(env.Stdout, p, textOptions(env)); err != nil {
 		return err
 	}
 	if changes > 0 {
@@ -286,7 +286,7 @@ func snapshotNodes(paths []string) ([]fix.Node, error) {
 }
 
 func fixApply(ctx context.Context, env *Env, o *fixOptions, p *fix.Plan, ts []fix.SSH) error {
-	if _, err := render.FixPlan(env.Stdout, p); err != nil {
+	if _, err := render.FixPlan(env.Stdout, p, textOptions(env)); err != nil {
 		return err
 	}
 	stamp := fix.Stamp(env.Now())

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/version"
 )
 
@@ -70,6 +71,12 @@ func width(env *Env) int {
 		}
 	}
 	return 100
+}
+
+// textOptions are the text renderers' settings for env's terminal: colour
+// only on a terminal and never with NO_COLOR, and its width.
+func textOptions(env *Env) render.Options {
+	return render.Options{Color: env.StdoutTTY && env.Getenv("NO_COLOR") == "", Width: width(env)}
 }
 
 // Main runs sparkrig with args and returns the exit status.
@@ -129,6 +136,7 @@ func newRootCmd(env *Env) *cobra.Command {
 		SilenceErrors: true,
 		Version:       Version,
 	}
+	root.SetHelpFunc(helpFunc(env))
 	// --version has no -v: -v is --verbose where a command has it.
 	root.Flags().Bool("version", false, "print sparkrig's version")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {

@@ -156,18 +156,18 @@ func snapshotRemote(ctx context.Context, env *Env, opts *snapshotOptions) error 
 	for _, c := range caps {
 		if c.Err != nil || c.Snap == nil {
 			failed++
-			fmt.Fprintf(env.Stderr, "sparkrig: %s: %s\n", c.Host, errLine(c.Err))
+			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s: %s\n", c.Host, errLine(c.Err))
 			continue
 		}
 		dst := filepath.Join(opts.output, snapshot.SafeName(c.Snap.Manifest.Host)+".tar.gz")
 		if err := checkSnapshotTarget(dst, opts.force); err != nil {
 			failed++
-			fmt.Fprintf(env.Stderr, "sparkrig snapshot: %s: %v\n", c.Host, err)
+			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s: %v\n", c.Host, err)
 			continue
 		}
 		if err := c.Snap.Write(dst); err != nil {
 			failed++
-			fmt.Fprintf(env.Stderr, "sparkrig: %s: %v\n", c.Host, err)
+			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s: %v\n", c.Host, err)
 			continue
 		}
 		fmt.Fprintf(env.Stderr, "wrote %s: %s\n", dst, snapshotSummary(c.Snap))

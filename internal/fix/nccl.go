@@ -103,7 +103,8 @@ func renderEnv(env []fabric.Var) []byte {
 	var b strings.Builder
 	b.WriteString("# Written by sparkrig fix: cluster settings for launchers.\n")
 	b.WriteString("#   docker run --env-file /etc/sparkrig/cluster.env ...\n")
-	b.WriteString("#   set -a; . /etc/sparkrig/cluster.env; set +a   (then mpirun -x NCCL_IB_HCA ..., torchrun, vllm)\n")
+	b.WriteString("#   set -a; . /etc/sparkrig/cluster.env; set +a\n")
+	b.WriteString("#   (then mpirun -x NCCL_IB_HCA ..., torchrun, vllm)\n")
 	for _, e := range env {
 		// Values are single-quoted: the file is meant to be sourced by sh.
 		fmt.Fprintf(&b, "\n%s%s=%s\n", commentWrap(envWhy[e.Name], 78), e.Name, shell.QuoteIfNeeded(e.Value))

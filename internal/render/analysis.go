@@ -13,14 +13,15 @@ import (
 // textAnalyses writes each analysed file: what was measured, what was
 // expected and from where, the verdict, and the causes that fit.
 func textAnalyses(w io.Writer, r *report.Report, opt Options) error {
-	p := &printer{w: w}
+	var b strings.Builder
 	for i, a := range r.Analyses {
 		if i > 0 {
-			p.line("")
+			b.WriteString("\n")
 		}
-		textAnalysis(p, &a, opt)
+		textAnalysis(&b, &a, opt)
 	}
-	return p.err
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 type printer struct {
@@ -50,32 +51,34 @@ func verdictWord(v string, opt Options) string {
 	return word
 }
 
-func textAnalysis(p *printer, a *report.AnalysisResult, opt Options) {
+func textAnalysis(b *strings.Builder, a *report.AnalysisResult, opt Options) {
 	if a.Error != "" {
-		p.line("%s: %s: %s", a.File, verdictWord(report.VerdictUnknown, opt), a.Error)
+		hang(b, "", "  ", fmt.Sprintf("%s: %s: %s", a.File, verdictWord(report.VerdictUnknown, opt), a.Error), opt.Width)
 		return
 	}
-	p.line("%s  %s  (%s)", a.File, verdictWord(a.Status, opt), a.Format)
-	p.line("  measured  %s", a.Measured)
-	p.line("  platform  %s", given(a.Platform, a.PlatformInferred, a.PlatformEvidence))
-	p.line("  topology  %s", given(a.Topology, a.TopologyInferred, a.TopologyEvidence))
+	// The file's name stays whole on its line; the verdict follows it, or
+	// goes under it when both do not fit.
+	if head := fmt.Sprintf("%s  %s  (%s)", a.File, verdictWord(a.Status, opt), a.Format); vlen(head) <= opt.Width {
+		b.WriteString(head + "\n")
+	} else {
+		fmt.Fprintf(b, "%s\n  %s  (%s)\n", a.File, verdictWord(a.Status, opt), a.Format)
+	}
+	field := func(label, value string) { labelColumn(b, "  ", 10, label, value, opt.Width, false) }
+	field("measured", a.Measured)
+	field("platform", given(a.Platform, a.PlatformInferred, a.PlatformEvidence))
+	field("topology", given(a.Topology, a.TopologyInferred, a.TopologyEvidence))
 	for _, n := range a.Notes {
-		p.line("  note      %s", n)
+		field("note", n)
 	}
 	for _, it := range a.Items {
-		textItem(p, &it, opt)
+		textItem(b, &it, opt)
 	}
 	if len(a.Flags) > 0 {
-		p.line("")
-		p.line("  NCCL log")
+		b.WriteString("\n  NCCL log\n")
 		for _, f := range a.Flags {
-			p.line("    [%s] %s: %s", f.Severity, f.ID, f.Message)
-			if f.Evidence != "" {
-				p.line("        seen: %s", f.Evidence)
-			}
-			if f.Fix != "" {
-				p.line("        fix:  %s", f.Fix)
-			}
+			hang(b, "    ", "        ", fmt.Sprintf("[%s] %s: %s", f.Severity, f.ID, f.Message), opt.Width)
+			labelColumn(b, "        ", 6, "seen:", f.Evidence, opt.Width, false)
+			labelColumn(b, "        ", 6, "fix:", f.Fix, opt.Width, true)
 		}
 	}
 }
@@ -90,54 +93,51 @@ func given(v string, inferred bool, evidence string) string {
 	return v + " (given)"
 }
 
-func textItem(p *printer, it *report.AnalysisItem, opt Options) {
-	p.line("")
-	p.line("  %s", it.Subject)
+func textItem(b *strings.Builder, it *report.AnalysisItem, opt Options) {
+	b.WriteString("\n")
+	hang(b, "  ", "    ", it.Subject, opt.Width)
+	field := func(label, value string) { labelColumn(b, "    ", 15, label, value, opt.Width, false) }
 	at := ""
 	if it.AtSize > 0 {
 		at = " at " + results.HumanSize(it.AtSize)
 	}
-	p.line("    %-14s %s %s%s  %s", it.Metric, num(it.Value), it.Unit, at, verdictWord(it.Verdict, opt))
+	field(it.Metric, fmt.Sprintf("%s %s%s  %s", num(it.Value), it.Unit, at, verdictWord(it.Verdict, opt)))
 	if e := it.Expectation; e != nil {
 		cmp := "<"
 		if e.Better == "lower" {
 			cmp = ">"
 		}
-		p.line("    expected       %s %s (%s); warn %s %s, fail %s %s; ratio %.3f", num(e.Value), e.Unit, e.Conditions, cmp, num(e.Warn), cmp, num(e.Pass), *it.Ratio)
-		p.line("    source         %s", e.Source)
+		field("expected", fmt.Sprintf("%s %s (%s); warn %s %s, fail %s %s; ratio %.3f", num(e.Value), e.Unit, e.Conditions, cmp, num(e.Warn), cmp, num(e.Pass), *it.Ratio))
+		field("source", e.Source)
 	} else if it.NoExpectation != "" {
-		p.line("    expected       %s", it.NoExpectation)
+		field("expected", it.NoExpectation)
 	}
 	if wr := it.Wire; wr != nil {
-		p.line("    wire           %s of %s %s = %.1f %% of %s", num(wr.Compared), num(wr.Value), wr.Unit, wr.Fraction*100, wr.Name)
+		field("wire", fmt.Sprintf("%s of %s %s = %.1f %% of %s", num(wr.Compared), num(wr.Value), wr.Unit, wr.Fraction*100, wr.Name))
 	}
-	if it.Summary != "" {
-		p.line("    result         %s", it.Summary)
-	}
+	field("result", it.Summary)
 	for _, n := range it.Notes {
-		p.line("    note           %s", n)
+		field("note", n)
 	}
-	textCauses(p, it.Causes)
+	textCauses(b, it.Causes, opt.Width)
 }
 
-func textCauses(p *printer, causes []report.Cause) {
+func textCauses(b *strings.Builder, causes []report.Cause, width int) {
 	if len(causes) == 0 {
 		return
 	}
-	p.line("    causes, most likely first:")
+	b.WriteString("    causes, most likely first:\n")
 	for i, c := range causes {
-		p.line("     %d. [%s] %s", i+1, c.Likelihood, c.Title)
+		hang(b, fmt.Sprintf("     %d. ", i+1), "        ", fmt.Sprintf("[%s] %s", c.Likelihood, c.Title), width)
 		for _, e := range c.Evidence {
-			p.line("        + %s", e)
+			hang(b, "        + ", "          ", e, width)
 		}
 		for _, e := range c.Against {
-			p.line("        - %s", e)
+			hang(b, "        - ", "          ", e, width)
 		}
 		if c.Likelihood != "ruled-out" {
-			p.line("        confirm: %s", c.Confirm)
-			if c.Fix != "" {
-				p.line("        fix:     %s", c.Fix)
-			}
+			labelColumn(b, "        ", 9, "confirm:", c.Confirm, width, false)
+			labelColumn(b, "        ", 9, "fix:", c.Fix, width, false)
 		}
 	}
 }

@@ -4,36 +4,64 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/sparkrig/sparkrig/internal/bench"
 )
 
 // BenchDryRun prints a bench plan: rails, derived environment, notes, and every
-// command per host with its environment, in the order they would run.
-func BenchDryRun(w io.Writer, p *bench.Plan) {
-	w = safe(w)
-	fmt.Fprintf(w, "# sparkrig bench %s on %s (dry run: nothing is started)\n", strings.Join(p.Kinds, " "), strings.Join(p.Hosts, ", "))
-	fmt.Fprintln(w, "\n## rails")
+// command per host with its environment, in the order they would run. Long
+// commands break with a backslash continuation, so each stays pasteable.
+func BenchDryRun(w io.Writer, p *bench.Plan, opt Options) {
+	opt = textDefaults(opt)
+	var b strings.Builder
+	hang(&b, "# ", "#   ", fmt.Sprintf("sparkrig bench %s on %s (dry run: nothing is started)", strings.Join(p.Kinds, " "), strings.Join(p.Hosts, ", ")), opt.Width)
+	b.WriteString("\n## rails\n")
 	if len(p.Rails) == 0 {
-		fmt.Fprintln(w, "(none: no two nodes share an IPv4 subnet)")
+		b.WriteString("(none: no two nodes share an IPv4 subnet)\n")
 	}
 	for _, r := range p.Rails {
-		fmt.Fprintf(w, "%s  %s\n", r.String(), railDetail(r))
+		if line := r.String() + "  " + railDetail(r); vlen(line) <= opt.Width {
+			b.WriteString(line + "\n")
+		} else {
+			hang(&b, "", "    ", r.String(), opt.Width)
+			hang(&b, "    ", "      ", railDetail(r), opt.Width)
+		}
 	}
 	if len(p.NCCLEnv) > 0 {
-		fmt.Fprintln(w, "\n## the cluster's environment (as fix writes it to /etc/sparkrig/cluster.env; each command below shows what it gets)")
+		b.WriteString("\n")
+		hang(&b, "## ", "   ", "the cluster's environment (as fix writes it to /etc/sparkrig/cluster.env; each command below shows what it gets)", opt.Width)
 		for _, v := range p.NCCLEnv {
-			fmt.Fprintf(w, "%s=%s\n", v.Name, v.Value)
+			b.WriteString(v.Name + "=" + v.Value + "\n")
 		}
 	}
-	benchNotes(w, p)
+	benchNotes(&b, p, opt.Width)
 	for i, st := range p.Steps {
-		fmt.Fprintf(w, "\n## [%d/%d] %s (timeout %s)\n", i+1, len(p.Steps), st.ID, st.Timeout)
+		fmt.Fprintf(&b, "\n## [%d/%d] %s (timeout %s)\n", i+1, len(p.Steps), st.ID, st.Timeout)
 		for _, c := range st.Commands() {
-			fmt.Fprintf(w, "%s (%s): %s\n", c.Host, c.Role, bench.CommandLine(c))
+			head := fmt.Sprintf("%s (%s): ", c.Host, c.Role)
+			cont := "    "
+			cmd := bench.CommandLine(c)
+			if vlen(head)+vlen(cmd) <= opt.Width {
+				b.WriteString(head + cmd + "\n")
+				continue
+			}
+			// A command too long for the line goes under its host, broken
+			// with backslash continuations, so it pastes as one command.
+			b.WriteString(strings.TrimRight(head, " ") + "\n")
+			for _, part := range wrapShell(cmd, opt.Width-vlen(cont)-2) {
+				b.WriteString(cont + part + "\n")
+			}
 		}
 	}
+	io.WriteString(safe(w), b.String())
+}
+
+// textDefaults fills what a caller left unset: the width.
+func textDefaults(opt Options) Options {
+	if opt.Width <= 0 {
+		opt.Width = 100
+	}
+	return opt
 }
 
 // clip shortens s for a table cell; the whole text is in the JSON document.
@@ -52,36 +80,34 @@ func railDetail(r bench.Rail) string {
 }
 
 // benchNotes prints a plan's notes and refusals.
-func benchNotes(w io.Writer, p *bench.Plan) {
+func benchNotes(b *strings.Builder, p *bench.Plan, width int) {
 	if len(p.Notes) == 0 && len(p.Refusals) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\n## notes")
+	b.WriteString("\n## notes\n")
 	for _, r := range p.Refusals {
-		fmt.Fprintf(w, "REFUSE %s: %s\n", r.Host, r.Reason)
+		hang(b, "", "  ", fmt.Sprintf("REFUSE %s: %s", r.Host, r.Reason), width)
 	}
 	for _, n := range p.Notes {
 		host := ""
 		if n.Host != "" {
 			host = n.Host + ": "
 		}
-		fmt.Fprintf(w, "%s%s\n", host, n.Detail)
-		if n.Fix != "" {
-			fmt.Fprintf(w, "  fix: %s\n", n.Fix)
-		}
+		hang(b, "", "  ", host+n.Detail, width)
+		labelColumn(b, "  ", 5, "fix:", n.Fix, width, true)
 	}
 }
 
-// BenchText prints a run's results, one line per judged number.
-func BenchText(w io.Writer, rec *bench.Record) {
-	w = safe(w)
-	fmt.Fprintf(w, "sparkrig bench %s: %s\n\n", rec.Bench.ID, strings.ToUpper(rec.Status))
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STEP\tRESULT\tVALUE\tEXPECTED\tVERDICT")
+// BenchText prints a run's results, one row per judged number.
+func BenchText(w io.Writer, rec *bench.Record, opt Options) {
+	opt = textDefaults(opt)
+	var b strings.Builder
+	fmt.Fprintf(&b, "sparkrig bench %s: %s\n\n", rec.Bench.ID, strings.ToUpper(rec.Status))
+	var rows [][]string
 	for i, a := range rec.Analyses {
 		if len(a.Items) == 0 {
 			st := rec.Bench.Steps[i]
-			fmt.Fprintf(tw, "%s\t%s\t-\t-\t%s\n", a.File, clip(st.Error, 90), st.Status)
+			rows = append(rows, []string{a.File, clip(st.Error, 90), "-", "-", st.Status})
 			continue
 		}
 		for _, it := range a.Items {
@@ -89,48 +115,50 @@ func BenchText(w io.Writer, rec *bench.Record) {
 			if it.Expectation != nil {
 				exp = fmt.Sprintf("%g %s (%s)", it.Expectation.Value, it.Expectation.Unit, it.Expectation.ID)
 			}
-			fmt.Fprintf(tw, "%s\t%s %s\t%.2f %s\t%s\t%s\n", a.File, it.Subject, it.Metric, it.Value, it.Unit, exp, it.Verdict)
+			rows = append(rows, []string{a.File, it.Subject + " " + it.Metric, fmt.Sprintf("%.2f %s", it.Value, it.Unit), exp, it.Verdict})
 		}
 	}
-	tw.Flush()
-	benchQualify(w, rec)
-	benchShares(w, rec)
+	textTable(&b, "", opt.Width, []string{"STEP", "RESULT", "VALUE", "EXPECTED", "VERDICT"}, rows)
+	benchQualify(&b, rec, opt.Width)
+	benchShares(&b, rec, opt.Width)
 	for _, a := range rec.Analyses {
 		for _, f := range a.Flags {
 			if f.ID == "bench.traffic-share" {
-				fmt.Fprintf(w, "\n[%s] %s: %s\n  seen: %s\n  fix:  %s\n", f.Severity, a.File, f.Message, f.Evidence, f.Fix)
+				b.WriteString("\n")
+				hang(&b, "", "  ", fmt.Sprintf("[%s] %s: %s", f.Severity, a.File, f.Message), opt.Width)
+				labelColumn(&b, "  ", 6, "seen:", f.Evidence, opt.Width, false)
+				labelColumn(&b, "  ", 6, "fix:", f.Fix, opt.Width, true)
 			}
 		}
 	}
-	for _, m := range rec.Bench.Missing {
-		fmt.Fprintf(w, "\nmissing on %s: %s — %s", m.Host, m.Tool, m.Hint)
+	for i, m := range rec.Bench.Missing {
+		if i == 0 {
+			b.WriteString("\n")
+		}
+		hang(&b, "", "  ", fmt.Sprintf("missing on %s: %s — %s", m.Host, m.Tool, m.Hint), opt.Width)
 	}
-	if len(rec.Bench.Missing) > 0 {
-		fmt.Fprintln(w)
-	}
-	benchNotes(w, rec.Bench.Plan)
+	benchNotes(&b, rec.Bench.Plan, opt.Width)
+	io.WriteString(safe(w), b.String())
 }
 
 // benchQualify prints the qualify steps' verdicts per direction and link,
 // as the doctor's cluster section does.
-func benchQualify(w io.Writer, rec *bench.Record) {
+func benchQualify(b *strings.Builder, rec *bench.Record, width int) {
 	q := bench.Qualify(rec, 0, "")
 	if len(q.Directions) == 0 {
 		return
 	}
-	var b strings.Builder
 	b.WriteString("\n")
-	textQualified(&b, q.Report())
+	textQualified(b, q.Report(), width)
 	for _, f := range q.Findings {
-		fmt.Fprintf(&b, "  [%s] %s %s: %s\n", f.Severity, f.ID, f.Subject, f.Observed)
+		hang(b, "  ", "    ", fmt.Sprintf("[%s] %s %s: %s", f.Severity, f.ID, f.Subject, f.Observed), width)
 	}
-	io.WriteString(w, b.String())
 }
 
 // benchShares prints, for each step that moved data, what each rail of
 // each host carried (the rows the Markdown table has), each direction on
 // its own.
-func benchShares(w io.Writer, rec *bench.Record) {
+func benchShares(b *strings.Builder, rec *bench.Record, width int) {
 	header := false
 	for _, a := range rec.Analyses {
 		rows := trafficRows(a.Data.RailTraffic)
@@ -138,34 +166,35 @@ func benchShares(w io.Writer, rec *bench.Record) {
 			continue
 		}
 		if !header {
-			fmt.Fprintln(w, "\ntraffic by rail:")
+			b.WriteString("\ntraffic by rail:\n")
 			header = true
 		}
-		fmt.Fprintf(w, "  %s\n", a.File)
+		fmt.Fprintf(b, "  %s\n", a.File)
 		for _, r := range rows {
-			fmt.Fprintf(w, "    %s %-14s sent %s (%s), received %s (%s) [%s]\n", r[0], r[1], r[2], r[3], r[4], r[5], r[6])
+			hang(b, "    ", "      ", fmt.Sprintf("%s %-14s sent %s (%s), received %s (%s) [%s]", r[0], r[1], r[2], r[3], r[4], r[5], r[6]), width)
 		}
 	}
 }
 
 // BenchCompareText prints two runs side by side, one line per result.
-func BenchCompareText(w io.Writer, ra, rb *bench.Record, c bench.Comparison) error {
-	w = safe(w)
-	fmt.Fprintf(w, "before %s (%s)\nafter  %s (%s)\n\n", ra.Bench.ID, ra.Status, rb.Bench.ID, rb.Status)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STEP\tRESULT\tBEFORE\tAFTER\tCHANGE\tVERDICT")
+func BenchCompareText(w io.Writer, ra, rb *bench.Record, c bench.Comparison, opt Options) error {
+	opt = textDefaults(opt)
+	var b strings.Builder
+	fmt.Fprintf(&b, "before %s (%s)\nafter  %s (%s)\n\n", ra.Bench.ID, ra.Status, rb.Bench.ID, rb.Status)
+	var rows [][]string
 	for _, ch := range c.Changes {
-		fmt.Fprintf(tw, "%s\t%s %s\t%s\t%s\t%s\t%s\n", ch.Step, ch.Subject, ch.Metric, withUnit(ch.Before, ch.Unit), withUnit(ch.After, ch.Unit),
-			pct(ch.DeltaPct), verdicts(ch.VerdictBefore, ch.VerdictAfter))
+		rows = append(rows, []string{ch.Step, ch.Subject + " " + ch.Metric, withUnit(ch.Before, ch.Unit), withUnit(ch.After, ch.Unit),
+			pct(ch.DeltaPct), verdicts(ch.VerdictBefore, ch.VerdictAfter)})
 	}
-	tw.Flush()
+	textTable(&b, "", opt.Width, []string{"STEP", "RESULT", "BEFORE", "AFTER", "CHANGE", "VERDICT"}, rows)
 	if len(c.Setup) > 0 {
-		fmt.Fprintln(w, "\nsetup changes:")
+		b.WriteString("\nsetup changes:\n")
 		for _, s := range c.Setup {
-			fmt.Fprintln(w, "  "+s)
+			hang(&b, "  ", "    ", s, opt.Width)
 		}
 	}
-	return nil
+	_, err := io.WriteString(safe(w), b.String())
+	return err
 }
 
 func withUnit(v *float64, unit string) string {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/cluster"
@@ -20,20 +19,21 @@ func textCluster(w io.Writer, r *report.Report, opt Options) error {
 		return nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n", bold(fmt.Sprintf("cluster · %s · %d link(s)", orUnknown(c.Topology), len(c.Links)), opt.Color))
+	hang(&b, "", "  ", bold(fmt.Sprintf("cluster · %s · %d link(s)", orUnknown(c.Topology), len(c.Links)), opt.Color), opt.Width)
 	textLinks(&b, c.Links, opt)
-	textQualified(&b, c.Qualified)
+	textQualified(&b, c.Qualified, opt.Width)
 	for _, g := range subjectGroups(clusterSubjects(c.Findings)) {
 		textSubject(&b, g, opt)
 	}
-	fmt.Fprintf(&b, "  %s\n\n", summaryLine(counts(c.Findings), opt.Color))
+	hang(&b, "  ", "  ", summaryLine(counts(c.Findings), opt.Color), opt.Width)
+	b.WriteString("\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 // textQualified lists doctor --qualify's directions: rate, counters that
 // moved, verdict; each direction on its own line, never averaged.
-func textQualified(b *strings.Builder, qs []report.QualifiedDirection) {
+func textQualified(b *strings.Builder, qs []report.QualifiedDirection, width int) {
 	if len(qs) == 0 {
 		return
 	}
@@ -43,7 +43,7 @@ func textQualified(b *strings.Builder, qs []report.QualifiedDirection) {
 		if len(q.Moved) > 0 {
 			moved = strings.Join(q.Moved, ", ")
 		}
-		fmt.Fprintf(b, "    %-5s %s → %s  %7.1f Gb/s  %s  %s\n", Line(q.Rail), Line(q.From), Line(q.To), q.Gbps, Line(moved), q.Verdict)
+		hang(b, "    ", "          ", fmt.Sprintf("%-5s %s → %s  %7.1f Gb/s  %s  %s", Line(q.Rail), Line(q.From), Line(q.To), q.Gbps, Line(moved), q.Verdict), width)
 	}
 }
 
@@ -106,7 +106,7 @@ func textLinks(b *strings.Builder, links []report.Link, opt Options) {
 			rw.state = strings.Join(l.Problems, "; ")
 		}
 		rows = append(rows, rw)
-		wa, wad, wb, wbd = max(wa, runes(an)), max(wad, runes(ad)), max(wb, runes(bn)), max(wbd, runes(bd))
+		wa, wad, wb, wbd = max(wa, vlen(an)), max(wad, vlen(ad)), max(wb, vlen(bn)), max(wbd, vlen(bd))
 	}
 	for i, rw := range rows {
 		wire, state := "────────", paint(check.OK, rw.state, opt.Color)
@@ -114,17 +114,20 @@ func textLinks(b *strings.Builder, links []report.Link, opt Options) {
 			wire, state = "───"+paint(check.Fail, "✗", opt.Color)+"────", paint(check.Fail, rw.state, opt.Color)
 		}
 		ends := fmt.Sprintf("  %-*s  %-*s  %s  %-*s  %-*s", wa, rw.a, wad, rw.ad, wire, wb, rw.b, wbd, rw.bd)
-		// runes of the plain text: colour codes take no columns
-		if width := runes(ends) - runes(wire) + 8 + 2 + 18 + 1 + runes(rw.state); width <= opt.Width {
+		switch {
+		case vlen(ends)+2+18+1+vlen(state) <= opt.Width:
 			fmt.Fprintf(b, "%s  %-18s %s\n", ends, rw.subnet, state)
-		} else {
-			fmt.Fprintf(b, "%s\n      %s  %s\n", strings.TrimRight(ends, " "), rw.subnet, state)
+		case vlen(ends) <= opt.Width:
+			b.WriteString(strings.TrimRight(ends, " ") + "\n")
+			hang(b, "      ", "        ", rw.subnet+"  "+state, opt.Width)
+		default:
+			// One end per line when the two do not fit side by side.
+			hang(b, "  ", "    ", rw.a+"  "+rw.ad, opt.Width)
+			hang(b, "    "+wire+"  ", "      ", rw.b+"  "+rw.bd, opt.Width)
+			hang(b, "      ", "        ", rw.subnet+"  "+state, opt.Width)
 		}
 	}
 }
-
-// runes counts what fmt's width counts.
-func runes(s string) int { return utf8.RuneCountInString(s) }
 
 // mdCluster writes the cluster section as Markdown: topology, a links table
 // and the cluster findings.

@@ -96,141 +96,6 @@ func subjectGroups(fs []check.Finding) [][]check.Finding {
 	return groups
 }
 
-// wrap breaks s into lines of at most width runes (never splitting words),
-// keeping existing line breaks.
-func wrap(s string, width int) []string {
-	var out []string
-	for _, para := range strings.Split(s, "\n") {
-		line := ""
-		for _, w := range strings.Fields(para) {
-			switch {
-			case line == "":
-				line = w
-			case len([]rune(line))+1+len([]rune(w)) <= width:
-				line += " " + w
-			default:
-				out = append(out, line)
-				line = w
-			}
-		}
-		out = append(out, line)
-	}
-	return out
-}
-
-// writeField writes "label: value" with the value wrapped under itself.
-// Fixes keep their lines (commands, file contents) and are not re-wrapped.
-func writeField(b *strings.Builder, indent, label, value string, width int, verbatim bool) {
-	if value == "" {
-		return
-	}
-	pad := indent + strings.Repeat(" ", 10)
-	avail := max(width-len(pad), 20)
-	var ls []string
-	if !verbatim {
-		ls = wrap(value, avail)
-	}
-	// Fixes keep their lines and indentation: they are pasted into a shell.
-	// A comment too long for the terminal goes on as comment lines; a
-	// command breaks only between words outside quotes and code spans, with
-	// a backslash continuation; a here-document's lines are never broken.
-	heredoc := ""
-	for _, l := range strings.Split(value, "\n") {
-		if !verbatim {
-			break
-		}
-		body := strings.TrimLeft(l, " ")
-		lead := l[:len(l)-len(body)]
-		switch {
-		case heredoc != "":
-			ls = append(ls, l)
-			if strings.TrimSpace(l) == heredoc {
-				heredoc = ""
-			}
-			continue
-		case len([]rune(l)) <= avail:
-			ls = append(ls, l)
-		case strings.HasPrefix(body, "#"):
-			for _, part := range wrap(strings.TrimSpace(strings.TrimPrefix(body, "#")), avail-len(lead)-2) {
-				ls = append(ls, lead+"# "+part)
-			}
-		default:
-			parts := wrapShell(body, avail-len(lead)-2)
-			for i, part := range parts {
-				if i > 0 {
-					part = "  " + part
-				}
-				ls = append(ls, lead+part)
-			}
-		}
-		heredoc = heredocEnd(body)
-	}
-	for i, l := range ls {
-		if i == 0 {
-			fmt.Fprintf(b, "%s%-10s%s\n", indent, label+":", l)
-		} else {
-			fmt.Fprintf(b, "%s%s\n", pad, l)
-		}
-	}
-}
-
-// heredocEnd is the delimiter a line opens a here-document with (<<'YAML'
-// or <<EOF), or "".
-func heredocEnd(line string) string {
-	i := strings.Index(line, "<<")
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(strings.TrimLeft(line[i+2:], "-"))
-	if len(f) == 0 {
-		return ""
-	}
-	return strings.Trim(f[0], `'"`)
-}
-
-// wrapShell breaks a command line between words that are outside quotes and
-// `code spans`, ending each broken line with " \\" so a shell reads one
-// command. A word longer than the width stays whole.
-func wrapShell(s string, width int) []string {
-	var words []string
-	var cur strings.Builder
-	var quote rune
-	for _, r := range s {
-		switch {
-		case quote != 0:
-			if r == quote {
-				quote = 0
-			}
-		case r == '\'' || r == '"' || r == '`':
-			quote = r
-		case r == ' ':
-			if cur.Len() > 0 {
-				words = append(words, cur.String())
-				cur.Reset()
-			}
-			continue
-		}
-		cur.WriteRune(r)
-	}
-	if cur.Len() > 0 {
-		words = append(words, cur.String())
-	}
-	var out []string
-	line := ""
-	for _, w := range words {
-		if line != "" && len([]rune(line))+1+len([]rune(w))+2 > width {
-			out = append(out, line+" \\")
-			line = w
-			continue
-		}
-		if line != "" {
-			line += " "
-		}
-		line += w
-	}
-	return append(out, line)
-}
-
 func textHosts(w io.Writer, r *report.Report, opt Options) error {
 	if len(r.Hosts) == 0 {
 		return nil
@@ -246,7 +111,12 @@ func textHosts(w io.Writer, r *report.Report, opt Options) error {
 // textSummary ends the hosts and the cluster with one line over both, so
 // the last line a reader sees agrees with the exit status.
 // Summary writes the report's summary line alone (doctor --quiet).
-func Summary(w io.Writer, r *report.Report) error { return textSummary(w, r, Options{}) }
+func Summary(w io.Writer, r *report.Report, opt Options) error {
+	if opt.Width <= 0 {
+		opt.Width = 100
+	}
+	return textSummary(safe(w), r, opt)
+}
 
 func textSummary(w io.Writer, r *report.Report, opt Options) error {
 	if len(r.Hosts) == 0 {
@@ -269,7 +139,9 @@ func textSummary(w io.Writer, r *report.Report, opt Options) error {
 		}
 		what += " and the cluster"
 	}
-	_, err := fmt.Fprintf(w, "%s %s: %s\n", bold("summary", opt.Color), what, summaryLine(all, opt.Color))
+	var b strings.Builder
+	hang(&b, "", "  ", fmt.Sprintf("%s %s: %s", bold("summary", opt.Color), what, summaryLine(all, opt.Color)), opt.Width)
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 
@@ -281,9 +153,10 @@ func textHost(b *strings.Builder, h report.Host, opt Options) {
 	if h.Source != "" && h.Source != h.Host {
 		head += " · " + Line(h.Source)
 	}
-	fmt.Fprintln(b, bold(head, opt.Color))
+	hang(b, "", "  ", bold(head, opt.Color), opt.Width)
 	if h.Status != report.HostAudited {
-		fmt.Fprintf(b, "  %s not audited (%s): %s\n\n", paint(check.Fail, "UNKNOWN", opt.Color), h.Status, h.Error)
+		hang(b, "  ", "    ", fmt.Sprintf("%s not audited (%s): %s", paint(check.Fail, "UNKNOWN", opt.Color), h.Status, h.Error), opt.Width)
+		b.WriteString("\n")
 		return
 	}
 	for _, g := range subjectGroups(h.Findings) {
@@ -292,16 +165,11 @@ func textHost(b *strings.Builder, h report.Host, opt Options) {
 	if opt.Verbose && len(h.Skipped) > 0 {
 		fmt.Fprintln(b, "  skipped checks")
 		for _, s := range h.Skipped {
-			for i, l := range wrap(s.Reason, opt.Width-32) {
-				id := ""
-				if i == 0 {
-					id = s.ID
-				}
-				fmt.Fprintf(b, "    %-28s%s\n", id, l)
-			}
+			labelColumn(b, "    ", 28, s.ID, s.Reason, opt.Width, false)
 		}
 	}
-	fmt.Fprintf(b, "  %s\n\n", summaryLine(counts(h.Findings), opt.Color))
+	hang(b, "  ", "  ", summaryLine(counts(h.Findings), opt.Color), opt.Width)
+	b.WriteString("\n")
 }
 
 // textSubject writes one subject's findings: problems in full, info and
@@ -322,11 +190,7 @@ func textSubject(b *strings.Builder, g []check.Finding, opt Options) {
 		if f.Severity == check.OK || f.Severity == check.Info {
 			line += ": " + f.Observed
 		}
-		ls := wrap(line, opt.Width-10)
-		fmt.Fprintf(b, "    %s  %s\n", sevBadge(f.Severity, opt.Color), ls[0])
-		for _, l := range ls[1:] {
-			fmt.Fprintf(b, "          %s\n", l)
-		}
+		hang(b, "    "+sevBadge(f.Severity, opt.Color)+"  ", "          ", line, opt.Width)
 		if f.Severity == check.OK || f.Severity == check.Info {
 			continue
 		}

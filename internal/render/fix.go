@@ -10,11 +10,12 @@ import (
 
 // FixPlan prints `sparkrig fix --plan`: per host, the rails, then a unified diff of every file
 // that would change with the findings it resolves. It returns the number of
-// files that would change.
-func FixPlan(w io.Writer, p *fix.Plan) (changes int, err error) {
+// files that would change. Diff lines are file contents and keep their length.
+func FixPlan(w io.Writer, p *fix.Plan, opt Options) (changes int, err error) {
 	w = safe(w)
+	opt = textDefaults(opt)
 	var b strings.Builder
-	fmt.Fprintf(&b, "topology %s, %s addressing\n", p.Topology, p.Addressing)
+	hang(&b, "", "  ", fmt.Sprintf("topology %s, %s addressing", p.Topology, p.Addressing), opt.Width)
 	for _, h := range p.Hosts {
 		fmt.Fprintf(&b, "\n== %s\n", h.Host)
 		for _, r := range h.Rails {
@@ -22,19 +23,26 @@ func FixPlan(w io.Writer, p *fix.Plan) (changes int, err error) {
 			if addr == "" {
 				addr = "link-local"
 			}
-			fmt.Fprintf(&b, "   %-14s %-13s %-18s mtu %d -> %s\n", r.NetDev, r.RDMADev, addr, r.MTU, strings.Join(r.Peers, ", "))
+			rail := fmt.Sprintf("   %-14s %-13s %-18s mtu %d", r.NetDev, r.RDMADev, addr, r.MTU)
+			peers := "-> " + strings.Join(r.Peers, ", ")
+			if vlen(rail)+1+vlen(peers) <= opt.Width {
+				b.WriteString(rail + " " + peers + "\n")
+			} else {
+				b.WriteString(rail + "\n")
+				hang(&b, "   "+strings.Repeat(" ", 15), "   "+strings.Repeat(" ", 18), peers, opt.Width)
+			}
 			for _, rt := range r.Routes {
 				fmt.Fprintf(&b, "   %-14s route %s via %s\n", "", rt.To, rt.Via)
 			}
 			if r.Change != "" && !strings.HasPrefix(r.Change, "keep ") {
-				fmt.Fprintf(&b, "   %-14s %s\n", "", r.Change)
+				hang(&b, "   "+strings.Repeat(" ", 15), "   "+strings.Repeat(" ", 17), r.Change, opt.Width)
 			}
 		}
 		if len(h.Protected) > 0 {
-			fmt.Fprintf(&b, "   untouched: %s\n", strings.Join(h.Protected, ", "))
+			hang(&b, "   untouched: ", "     ", strings.Join(h.Protected, ", "), opt.Width)
 		}
 		for _, n := range h.Notes {
-			fmt.Fprintf(&b, "   note: %s\n", n)
+			hang(&b, "   note: ", "         ", n, opt.Width)
 		}
 		for _, c := range h.Files {
 			if !c.Changed() {
@@ -42,9 +50,10 @@ func FixPlan(w io.Writer, p *fix.Plan) (changes int, err error) {
 				continue
 			}
 			changes++
-			fmt.Fprintf(&b, "\n%s (mode %04o): %s\n", c.Path, c.Mode, c.Why)
+			b.WriteString("\n")
+			hang(&b, "", "  ", fmt.Sprintf("%s (mode %04o): %s", c.Path, c.Mode, c.Why), opt.Width)
 			if len(c.Resolves) > 0 {
-				fmt.Fprintf(&b, "resolves: %s\n", strings.Join(c.Resolves, ", "))
+				hang(&b, "resolves: ", "          ", strings.Join(c.Resolves, ", "), opt.Width)
 			}
 			oldName := "a" + c.Path
 			if !c.OldExists {

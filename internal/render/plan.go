@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/sparkrig/sparkrig/internal/plan"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -127,53 +126,41 @@ func planText(w io.Writer, v PlanView, opt Options) error {
 	}
 	p := v.Plan
 	var b strings.Builder
-	for _, l := range wrap(planHeadline(v), opt.Width) {
-		b.WriteString(l + "\n")
-	}
-	fmt.Fprintf(&b, "cluster   %d × %s\n", p.Cluster.Nodes, p.Cluster.Platform)
+	hang(&b, "", "", planHeadline(v), opt.Width)
+	labelColumn(&b, "", 10, "cluster", fmt.Sprintf("%d × %s", p.Cluster.Nodes, p.Cluster.Platform), opt.Width, false)
 	for _, n := range planNumbers(p) {
-		fmt.Fprintf(&b, "  %-19s %s\n", n[0], n[1])
+		labelColumn(&b, "  ", 20, n[0], n[1], opt.Width, false)
 	}
-	fmt.Fprintf(&b, "workload  %s\n\n", planWorkload(p))
-	var table strings.Builder
-	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, strings.Join(planColumns, "\t"))
-	for _, o := range p.Options {
-		fmt.Fprintln(tw, strings.Join(planRow(o), "\t"))
-	}
-	tw.Flush()
-	for _, l := range strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n") {
-		b.WriteString(strings.TrimRight(l, " ") + "\n")
-	}
+	labelColumn(&b, "", 10, "workload", planWorkload(p), opt.Width, false)
 	b.WriteString("\n")
-	b.WriteString("weights and KV tokens per node; tok/s for one user, total at the given concurrency\n")
+	var rows [][]string
+	for _, o := range p.Options {
+		rows = append(rows, planRow(o))
+	}
+	textTable(&b, "", opt.Width, planColumns, rows)
+	b.WriteString("\n")
+	hang(&b, "", "", "weights and KV tokens per node; tok/s for one user, total at the given concurrency", opt.Width)
 	for _, o := range p.Options {
 		if o.Note != "" {
-			fmt.Fprintf(&b, "%s: %s\n", layoutName(o), o.Note)
+			hang(&b, "", "  ", layoutName(o)+": "+o.Note, opt.Width)
 		}
 	}
 	if p.Recommended < 0 {
-		b.WriteString("does not fit on this cluster in any layout: more nodes, a smaller weight format or a lower --gpu-memory-utilization reserve\n")
+		hang(&b, "", "", "does not fit on this cluster in any layout: more nodes, a smaller weight format or a lower --gpu-memory-utilization reserve", opt.Width)
 	} else {
 		o := p.Options[p.Recommended]
-		line := fmt.Sprintf("recommended: %s — %.1f tok/s for one user, %.1f tok/s total at %d concurrent; decode is bound by %s (memory %.1f ms, network %.1f ms, compute %.1f ms per token)",
-			layoutName(o), o.TokensPerSec, o.ConcTokensPerS, p.Workload.Concurrency, o.Dominant, o.MemoryMs, o.NetworkMs, o.ComputeMs)
-		for _, l := range wrap(line, opt.Width) {
-			b.WriteString(l + "\n")
-		}
+		hang(&b, "", "", fmt.Sprintf("recommended: %s — %.1f tok/s for one user, %.1f tok/s total at %d concurrent; decode is bound by %s (memory %.1f ms, network %.1f ms, compute %.1f ms per token)",
+			layoutName(o), o.TokensPerSec, o.ConcTokensPerS, p.Workload.Concurrency, o.Dominant, o.MemoryMs, o.NetworkMs, o.ComputeMs), opt.Width)
 	}
 	for _, l := range v.Launch {
 		fmt.Fprintf(&b, "\nlaunch (%s):\n", l.Engine)
-		for _, line := range l.Lines {
-			b.WriteString("  " + line + "\n") // a command is never wrapped: it must paste as is
-		}
+		// Commands break only with a backslash continuation: they paste as is.
+		b.WriteString(ReflowShell("  "+strings.Join(l.Lines, "\n  "), opt.Width) + "\n")
 	}
 	b.WriteString("\nwhere the numbers come from:\n")
 	source := func(label, text string) {
-		b.WriteString("  " + label + "\n")
-		for _, l := range wrap(text, opt.Width-6) {
-			b.WriteString("      " + l + "\n")
-		}
+		hang(&b, "  ", "    ", label, opt.Width)
+		hang(&b, "      ", "      ", text, opt.Width)
 	}
 	for _, n := range planNumbers(p) {
 		source(n[0]+": "+n[1], n[2])
