@@ -190,8 +190,18 @@ func busbwSVG(runs []ncclRun) (template.HTML, int) {
 	fmt.Fprintf(&s, `<svg class="busbw" viewBox="0 0 %.0f %.0f" role="img" aria-label="bus bandwidth against message size">`, plotW, plotH)
 	drawPlotGrid(&s, xa, ya, px, py)
 	exp, wire := refLines(runs)
-	drawRef(&s, "wire", wire, "wire limit", py)
-	drawRef(&s, "expected", exp, "expected", py)
+	// Each label sits above its line; when the two lines are closer than a
+	// label's height, the lower line's label goes under it instead.
+	wireDy, expDy := -4.0, -4.0
+	if exp > 0 && wire > 0 && math.Abs(py(exp)-py(wire)) < refLabelGap {
+		if exp < wire {
+			expDy = refLabelGap
+		} else {
+			wireDy = refLabelGap
+		}
+	}
+	drawRef(&s, "wire", wire, "wire limit", py, wireDy)
+	drawRef(&s, "expected", exp, "expected", py, expDy)
 	points, total := 0, 0
 	for _, r := range runs {
 		total += len(r.Table.Rows)
@@ -289,13 +299,19 @@ func drawPlotGrid(s *strings.Builder, xa, ya axis, px func(int64) float64, py fu
 	fmt.Fprintf(s, `<text class="alabel" transform="translate(13 %.1f) rotate(-90)" text-anchor="middle">%s</text>`, padT+innerH/2, busbwAxisLabelTxt)
 }
 
-func drawRef(s *strings.Builder, cls string, v float64, label string, py func(float64) float64) {
+// refLabelGap is the least vertical distance between the baselines of the
+// reference lines' labels (their font is 10.5 px).
+const refLabelGap = 14.0
+
+// drawRef draws a horizontal reference line at v and its label, dy from
+// the line (negative: above).
+func drawRef(s *strings.Builder, cls string, v float64, label string, py func(float64) float64, dy float64) {
 	if v <= 0 {
 		return
 	}
 	y := py(v)
 	fmt.Fprintf(s, `<line class="%s" x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" data-value="%g"/>`, cls, padL, y, padL+innerW, y, v)
-	fmt.Fprintf(s, `<text class="reflabel %s" x="%.1f" y="%.1f" text-anchor="end">%s %.4g</text>`, cls, padL+innerW-4, y-4, label, v)
+	fmt.Fprintf(s, `<text class="reflabel %s" x="%.1f" y="%.1f" text-anchor="end">%s %.4g</text>`, cls, padL+innerW-4, y+dy, label, v)
 }
 
 // trafficSVG draws, per bench step that moved data, one bar per rail of
