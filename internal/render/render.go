@@ -4,6 +4,7 @@
 package render
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -42,11 +43,22 @@ func Write(w io.Writer, r *report.Report, format string, opt Options) error {
 	return fmt.Errorf("unknown format %q", format)
 }
 
-// JSON writes r as one indented JSON document.
+// JSON writes r as one indented JSON document. It indents the compact
+// encoding in one buffer sized for it: json.Encoder's SetIndent grows its
+// buffer step by step, which costs more than the encoding on a large report.
 func JSON(w io.Writer, r *report.Report) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	b, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	var out bytes.Buffer
+	out.Grow(2*len(b) + 1)
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return err
+	}
+	out.WriteByte('\n')
+	_, err = w.Write(out.Bytes())
+	return err
 }
 
 // Text writes r for a terminal: hosts, then the cluster, then analysed files.
