@@ -19,6 +19,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/gpu"
 	"github.com/sparkrig/sparkrig/internal/platform"
+	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
 
@@ -159,32 +160,18 @@ func newGPUInfoCmd(env *Env, o *gpuOptions) *cobra.Command {
 					Python *gpu.PythonEnv `json:"python,omitempty"`
 				}{s.info, s.py})
 			}
-			writeInfo(env.Stdout, s.info, s.py)
-			return nil
+			return infoText(env, s.info, s.py)
 		},
 	}
 }
 
-func writeInfo(w io.Writer, in gpu.Info, py *gpu.PythonEnv) {
-	fmt.Fprintf(w, "driver         %s (supports CUDA %s)\n", orDash(in.Driver), in.DriverCUDA)
-	fmt.Fprintf(w, "cuda runtime   %s  %s\n", in.Runtime, in.Libraries["cudart"])
-	fmt.Fprintf(w, "nccl           %s  %s\n", orDash(in.NCCL), cmp.Or(in.Libraries["nccl"], in.Missing["nccl"]))
-	fmt.Fprintf(w, "cublas         %s  %s\n", orDash(in.CUBLAS), cmp.Or(in.Libraries["cublas"], in.Missing["cublas"]))
-	for _, d := range in.Devices {
-		fmt.Fprintf(w, "gpu %d          %s  sm %s (%s)  %d SMs  %s  free %s of %s%s\n", d.Index, d.Name, d.Capability, d.SMArch(),
-			d.SMs, d.PCIBus, gpu.HumanBytes(int64(d.MemFreeBytes)), gpu.HumanBytes(int64(d.MemTotBytes)), map[bool]string{true: "  unified memory"}[d.Integrated])
+// infoText writes bench gpu info for env's terminal.
+func infoText(env *Env, in gpu.Info, py *gpu.PythonEnv) error {
+	verdict := ""
+	if py != nil && len(in.Devices) > 0 {
+		verdict = archVerdict(py.ArchList, in.Devices[0])
 	}
-	if py == nil {
-		return
-	}
-	if py.Error != "" {
-		fmt.Fprintf(w, "python         %s: %s\n", py.Python, py.Error)
-		return
-	}
-	fmt.Fprintf(w, "torch          %s (CUDA %s, NCCL %s)\n", py.Torch, py.TorchCUDA, orDash(py.NCCL))
-	if len(in.Devices) > 0 {
-		fmt.Fprintf(w, "torch archs    %s  %s\n", strings.Join(py.ArchList, " "), archVerdict(py.ArchList, in.Devices[0]))
-	}
+	return render.GPUInfo(env.Stdout, in, py, verdict, textOptions(env))
 }
 
 // archVerdict says in words whether torch has kernels for the device (seed:
@@ -203,13 +190,6 @@ func archVerdict(list []string, d gpu.Device) string {
 		return fmt.Sprintf("no %s kernels: only PTX %s, JIT-compiled at first use", arch, what)
 	}
 	return fmt.Sprintf("no kernels for %s: CUDA operations will fail", arch)
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // collectiveOptions are the flags of bench gpu collective.
@@ -405,7 +385,7 @@ func newGPUMemoryCmd(env *Env, g *gpuOptions) *cobra.Command {
 					err = werr
 				}
 			} else {
-				writeCopies(env.Stdout, res, s.info)
+				render.GPUCopies(env.Stdout, res, func(src int) (expect.Wire, bool) { return memoryWire(s.info.Devices[src]) }, textOptions(env))
 			}
 			if err != nil {
 				return exitf(ExitUnknown, "bench gpu memory: %v", err)
@@ -421,20 +401,6 @@ func newGPUMemoryCmd(env *Env, g *gpuOptions) *cobra.Command {
 	return cmd
 }
 
-func writeCopies(w io.Writer, res []gpu.CopyResult, in gpu.Info) {
-	fmt.Fprintf(w, "%-9s %-10s %8s %6s %10s\n", "test", "src->dst", "size", "iters", "GB/s")
-	for _, r := range res {
-		fmt.Fprintf(w, "%-9s %-10s %8s %6d %10.2f", r.Name, endpoint(r.Src)+"->"+endpoint(r.Dst), gpu.HumanBytes(r.Bytes), r.Iters, r.GBs)
-		if r.Name == "d2d" {
-			if wire, ok := memoryWire(in.Devices[r.Src]); ok {
-				// A copy reads and writes: DRAM traffic is twice the copy rate.
-				fmt.Fprintf(w, "   DRAM traffic %.0f GB/s = %.0f%% of the %g %s %s peak", 2*r.GBs, 2*r.GBs/wire.Value*100, wire.Value, wire.Unit, wire.Name)
-			}
-		}
-		fmt.Fprintln(w)
-	}
-}
-
 // memoryWire is the unified memory bandwidth a GB10 device-to-device copy is
 // set against, from the expectations file.
 func memoryWire(d gpu.Device) (expect.Wire, bool) {
@@ -446,13 +412,6 @@ func memoryWire(d gpu.Device) (expect.Wire, bool) {
 		return expect.Wire{}, false
 	}
 	return set.Wire("dgx-spark", "memory")
-}
-
-func endpoint(d int) string {
-	if d < 0 {
-		return "host"
-	}
-	return "gpu" + strconv.Itoa(d)
 }
 
 func newGPUGEMMCmd(env *Env, g *gpuOptions) *cobra.Command {

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/fixture"
-
 	"github.com/sparkrig/sparkrig/internal/gpu"
+	"github.com/sparkrig/sparkrig/internal/render"
 )
 
 // Bad flags are refused with one line and exit 3 before any library is
@@ -67,7 +68,7 @@ func TestBenchGPUNoDriver(t *testing.T) {
 	}
 }
 
-// writeInfo reproduces the recorded H200 info text from the recorded JSON of
+// bench gpu info's text reproduces the recorded H200 info text from the recorded JSON of
 // the same machine and environment (two runs; nothing in them differs).
 func TestWriteInfoRecordedH200(t *testing.T) {
 	b, err := os.ReadFile("../../testdata/gpu/sparkrig.bench-gpu-info.python.h200x2.json")
@@ -82,7 +83,7 @@ func TestWriteInfoRecordedH200(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got bytes.Buffer
-	writeInfo(&got, rec.Info, rec.Python)
+	render.GPUInfo(&got, rec.Info, rec.Python, archVerdict(rec.Python.ArchList, rec.Info.Devices[0]), render.Options{})
 	want, err := os.ReadFile("../../testdata/gpu/sparkrig.bench-gpu-info.python.h200x2.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -117,10 +118,22 @@ func TestMemoryWireStandinGB10(t *testing.T) {
 	if _, ok := memoryWire(gpu.Device{Name: "NVIDIA H200", Capability: "9.0"}); ok {
 		t.Error("H200 got a unified memory wire")
 	}
-	var b bytes.Buffer
-	writeCopies(&b, []gpu.CopyResult{{Name: "d2d", Src: 0, Dst: 0, Bytes: 1 << 30, Iters: 20, GBs: 100}, {Name: "h2d", Src: -1, Dst: 0, Bytes: 1 << 30, Iters: 20, GBs: 50}},
-		gpu.Info{Devices: []gpu.Device{{Name: "NVIDIA GB10", Integrated: true}}})
-	if want := "d2d       gpu0->gpu0       1G     20     100.00   DRAM traffic 200 GB/s = 73% of the 273 GB/s GB10 LPDDR5X unified memory peak\n"; !strings.Contains(b.String(), want) {
-		t.Errorf("copies:\n%s\nwant line %q", b.String(), want)
+	copies := []gpu.CopyResult{{Name: "d2d", Src: 0, Dst: 0, Bytes: 1 << 30, Iters: 20, GBs: 100}, {Name: "h2d", Src: -1, Dst: 0, Bytes: 1 << 30, Iters: 20, GBs: 50}}
+	gb10 := func(int) (expect.Wire, bool) {
+		return memoryWire(gpu.Device{Name: "NVIDIA GB10", Integrated: true})
+	}
+	for width, want := range map[int]string{
+		130: "d2d       gpu0->gpu0       1G     20     100.00   DRAM traffic 200 GB/s = 73% of the 273 GB/s GB10 LPDDR5X unified memory peak\n" +
+			"h2d       host->gpu0       1G     20      50.00\n",
+		80: "d2d       gpu0->gpu0       1G     20     100.00\n" +
+			"    DRAM traffic 200 GB/s = 73% of the 273 GB/s GB10 LPDDR5X unified memory\n" +
+			"      peak\n" +
+			"h2d       host->gpu0       1G     20      50.00\n",
+	} {
+		var b bytes.Buffer
+		render.GPUCopies(&b, copies, gb10, render.Options{Width: width})
+		if !strings.HasSuffix(b.String(), want) {
+			t.Errorf("copies at %d columns:\n%s\nwant\n%s", width, b.String(), want)
+		}
 	}
 }

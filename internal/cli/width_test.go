@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sparkrig/sparkrig/internal/bench"
+	"github.com/sparkrig/sparkrig/internal/expect"
+	"github.com/sparkrig/sparkrig/internal/gpu"
 	"github.com/sparkrig/sparkrig/internal/render"
 )
 
@@ -22,8 +24,10 @@ import (
 // at 80 and 100 columns (COLUMNS) and fails on any longer line: the doctor
 // on every node tree and on pairs, analyze on every recorded output, plan,
 // fix --plan, bench --dry-run, bench compare, a recorded bench run, and
-// --help of every command. Diff lines of fix --plan are file contents; the
-// generated files keep theirs within 80 columns too.
+// --help of every command, bench gpu info and memory. Diff lines of fix
+// --plan are file contents; the generated files keep theirs within 80
+// columns too. bench gpu collective prints nccl-tests' own table (118
+// columns), which tools that read nccl-tests output parse: it is not here.
 func TestEveryOutputFitsTheWidth(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
@@ -86,6 +90,20 @@ func TestEveryOutputFitsTheWidth(t *testing.T) {
 			tooLong(t, w, strings.Join(r.args, " "), out.String())
 			t.Chdir(root + "/internal/cli")
 		}
+		var info struct {
+			gpu.Info
+			Python *gpu.PythonEnv `json:"python"`
+		}
+		b, err := os.ReadFile("../../testdata/gpu/sparkrig.bench-gpu-info.python.h200x2.json")
+		if err != nil || json.Unmarshal(b, &info) != nil {
+			t.Fatalf("recorded gpu info: %v", err)
+		}
+		var out bytes.Buffer
+		render.GPUInfo(&out, info.Info, info.Python, archVerdict(info.Python.ArchList, info.Devices[0]), render.Options{Width: w})
+		render.GPUCopies(&out, []gpu.CopyResult{{Name: "d2d", Bytes: 1 << 30, Iters: 20, GBs: 100}}, func(int) (expect.Wire, bool) {
+			return memoryWire(gpu.Device{Name: "NVIDIA GB10", Integrated: true})
+		}, render.Options{Width: w})
+		tooLong(t, w, "bench gpu info and memory", out.String())
 		for _, rec := range []string{"testdata/bench/h200x2-native.json", "testdata/bench/no-gpu.json"} {
 			var out bytes.Buffer
 			render.BenchText(&out, loadBenchRecord(t, rec), render.Options{Width: w})

@@ -1,0 +1,88 @@
+package render
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/expect"
+	"github.com/sparkrig/sparkrig/internal/gpu"
+)
+
+// GPUInfo writes `bench gpu info`: the driver, the CUDA runtime and the
+// libraries found, each GPU, and with a Python environment its torch build
+// and archVerdict, what torch's kernels mean for GPU 0.
+func GPUInfo(w io.Writer, in gpu.Info, py *gpu.PythonEnv, archVerdict string, opt Options) error {
+	opt = textDefaults(opt)
+	var b strings.Builder
+	field := func(label, value string) { labelColumn(&b, "", 15, label, value, opt.Width, false) }
+	field("driver", fmt.Sprintf("%s (supports CUDA %s)", orDash(in.Driver), in.DriverCUDA))
+	field("cuda runtime", in.Runtime+"  "+in.Libraries["cudart"])
+	field("nccl", orDash(in.NCCL)+"  "+cmp.Or(in.Libraries["nccl"], in.Missing["nccl"]))
+	field("cublas", orDash(in.CUBLAS)+"  "+cmp.Or(in.Libraries["cublas"], in.Missing["cublas"]))
+	for _, d := range in.Devices {
+		unified := ""
+		if d.Integrated {
+			unified = "  unified memory"
+		}
+		field(fmt.Sprintf("gpu %d", d.Index), fmt.Sprintf("%s  sm %s (%s)  %d SMs  %s  free %s of %s%s", d.Name, d.Capability, d.SMArch(),
+			d.SMs, d.PCIBus, gpu.HumanBytes(int64(d.MemFreeBytes)), gpu.HumanBytes(int64(d.MemTotBytes)), unified))
+	}
+	switch {
+	case py == nil:
+	case py.Error != "":
+		field("python", py.Python+": "+py.Error)
+	default:
+		field("torch", fmt.Sprintf("%s (CUDA %s, NCCL %s)", py.Torch, py.TorchCUDA, orDash(py.NCCL)))
+		if len(in.Devices) > 0 {
+			field("torch archs", strings.Join(py.ArchList, " ")+"  "+archVerdict)
+		}
+	}
+	_, err := io.WriteString(safe(w), b.String())
+	return err
+}
+
+// GPUCopies writes `bench gpu memory`: one row per copy; a device-to-device
+// copy with a memory peak to compare (wire, by source GPU) says what share
+// of it the copy's DRAM traffic is.
+func GPUCopies(w io.Writer, res []gpu.CopyResult, wire func(src int) (expect.Wire, bool), opt Options) error {
+	opt = textDefaults(opt)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-9s %-10s %8s %6s %10s\n", "test", "src->dst", "size", "iters", "GB/s")
+	for _, r := range res {
+		row := fmt.Sprintf("%-9s %-10s %8s %6d %10.2f", r.Name, copyEnd(r.Src)+"->"+copyEnd(r.Dst), gpu.HumanBytes(r.Bytes), r.Iters, r.GBs)
+		note := ""
+		if r.Name == "d2d" {
+			if m, ok := wire(r.Src); ok {
+				// A copy reads and writes: DRAM traffic is twice the copy rate.
+				note = fmt.Sprintf("DRAM traffic %.0f GB/s = %.0f%% of the %g %s %s peak", 2*r.GBs, 2*r.GBs/m.Value*100, m.Value, m.Unit, m.Name)
+			}
+		}
+		switch {
+		case note == "":
+			b.WriteString(row + "\n")
+		case vlen(row)+3+vlen(note) <= opt.Width:
+			b.WriteString(row + "   " + note + "\n")
+		default:
+			b.WriteString(row + "\n")
+			hang(&b, "    ", "      ", note, opt.Width)
+		}
+	}
+	_, err := io.WriteString(safe(w), b.String())
+	return err
+}
+
+func copyEnd(d int) string {
+	if d < 0 {
+		return "host"
+	}
+	return fmt.Sprintf("gpu%d", d)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
