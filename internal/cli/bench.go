@@ -57,21 +57,24 @@ func newBenchCmd(env *Env) *cobra.Command {
 to be run, derived from each node's facts, then judges every result against its
 expectation:
 
-  rdma   ib_write_bw and ib_write_lat on every rail (the RoCE devices facing each
-         other across a link), server on one node, client on the other; then
-         ib_write_bw on all rails at once for the aggregate
-  tcp    iperf3 per rail (-P streams, JSON), or with --native sparkrig's own probe
-         (nothing installed on the nodes: a short-lived copy of sparkrig runs it)
-  qualify  every rail in each direction on its own for a few seconds (sparkrig's probe),
-         with both ends' error counters: what doctor --qualify runs
-  nccl   nccl-tests (all_gather_perf, all_reduce_perf) through mpirun from the first
-         host, with NCCL_SOCKET_IFNAME, NCCL_IB_HCA, NCCL_IB_GID_INDEX, UCX_NET_DEVICES
-         and OMPI_MCA_btl_tcp_if_include derived from the facts; NCCL_DEBUG=INFO kept.
-         Where a node lacks nccl-tests (or with --native-nccl), sparkrig's own
-         collectives run instead: one "bench gpu collective" rank per node, through
-         the node's libnccl, meeting at rank 0's TCP rendezvous on the first node's
-         bootstrap address; no MPI, nothing to build
-  all    rdma, tcp and nccl (the default)
+  rdma     ib_write_bw and ib_write_lat on every rail (the RoCE devices facing
+           each other across a link), server on one node, client on the other;
+           then ib_write_bw on all rails at once for the aggregate
+  tcp      iperf3 per rail (-P streams, JSON), or with --native sparkrig's own
+           probe (nothing installed on the nodes: a short-lived copy of
+           sparkrig runs it)
+  qualify  every rail in each direction on its own for a few seconds
+           (sparkrig's probe), with both ends' error counters: what doctor
+           --qualify runs
+  nccl     nccl-tests (all_gather_perf, all_reduce_perf) through mpirun from
+           the first host, with NCCL_SOCKET_IFNAME, NCCL_IB_HCA,
+           NCCL_IB_GID_INDEX, UCX_NET_DEVICES and OMPI_MCA_btl_tcp_if_include
+           derived from the facts; NCCL_DEBUG=INFO kept. Where a node lacks
+           nccl-tests (or with --native-nccl), sparkrig's own collectives run
+           instead: one "bench gpu collective" rank per node, through the
+           node's libnccl, meeting at rank 0's TCP rendezvous on the first
+           node's bootstrap address; no MPI, nothing to build
+  all      rdma, tcp and nccl (the default)
 
 Safety: message sizes are capped so a test takes at most --mem-fraction of the free
 memory of any node (MemAvailable on unified memory); a GPU already running a process

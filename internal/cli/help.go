@@ -21,8 +21,9 @@ func helpFunc(env *Env) func(*cobra.Command, []string) {
 		if text == "" {
 			text = c.Short
 		}
+		// Prose reads best at most 80 columns wide, however wide the terminal.
 		if text = strings.TrimRight(text, " \n"); text != "" {
-			b.WriteString(render.Reflow(text, w) + "\n")
+			b.WriteString(render.Reflow(text, min(w, 80)) + "\n")
 		}
 		if c.Runnable() || c.HasSubCommands() {
 			writeUsage(&b, c, w)

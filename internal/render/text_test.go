@@ -1,0 +1,110 @@
+package render
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestWrap(t *testing.T) {
+	for _, tt := range []struct {
+		in    string
+		width int
+		want  []string
+	}{
+		// a line that fits keeps its spacing
+		{"TP1    yes  42.7 GB", 40, []string{"TP1    yes  42.7 GB"}},
+		{"all_gather_perf -b 16G on two DGX Spark over one cable", 20,
+			[]string{"all_gather_perf -b", "16G on two DGX Spark", "over one cable"}},
+		// a word longer than the line is cut, not left to overflow
+		{"see https://github.com/NVIDIA/dgx-spark-playbooks now", 20,
+			[]string{"see", "https://github.com/N", "VIDIA/dgx-spark-play", "books now"}},
+		// colour sequences take no columns
+		{esc + "[33mWARN" + esc + "[0m one two three", 14, []string{esc + "[33mWARN" + esc + "[0m one two", "three"}},
+	} {
+		if got := wrap(tt.in, tt.width); !cmp.Equal(got, tt.want) {
+			t.Errorf("wrap(%q, %d) = %q, want %q", tt.in, tt.width, got, tt.want)
+		}
+	}
+}
+
+func TestTextTableClosesUpThenFolds(t *testing.T) {
+	header := []string{"STEP", "RESULT", "+VALUE"}
+	rows := [][]string{{"nccl/all_gather", "all_gather busbw peak", "301.82 GB/s"}, {"rdma/write", "rail0 bw", "96.1 Gb/s"}}
+	for _, tt := range []struct {
+		width int
+		want  string
+	}{
+		{60, "" +
+			"STEP             RESULT                       VALUE\n" +
+			"nccl/all_gather  all_gather busbw peak  301.82 GB/s\n" +
+			"rdma/write       rail0 bw                 96.1 Gb/s\n"},
+		{49, "" +
+			"STEP            RESULT                      VALUE\n" +
+			"nccl/all_gather all_gather busbw peak 301.82 GB/s\n" +
+			"rdma/write      rail0 bw                96.1 Gb/s\n"},
+		{40, "" +
+			"nccl/all_gather\n" +
+			"  RESULT  all_gather busbw peak\n" +
+			"  VALUE   301.82 GB/s\n" +
+			"rdma/write\n" +
+			"  RESULT  rail0 bw\n" +
+			"  VALUE   96.1 Gb/s\n"},
+	} {
+		var b strings.Builder
+		textTable(&b, "", tt.width, header, rows)
+		if d := cmp.Diff(tt.want, b.String()); d != "" {
+			t.Errorf("width %d (-want +got):\n%s", tt.width, d)
+		}
+	}
+}
+
+func TestReflow(t *testing.T) {
+	in := "fix changes only what a finding requires.\n\n" +
+		"  --plan      (default) print per host a unified diff against what is there now\n" +
+		"  --rollback  restore the newest backup\n\n" +
+		"Exit status:\n" +
+		"  3    UNKNOWN   could not evaluate: usage error, capture failed"
+	want := "fix changes only what a finding requires.\n\n" +
+		"  --plan      (default) print per host a unified\n" +
+		"              diff against what is there now\n" +
+		"  --rollback  restore the newest backup\n\n" +
+		"Exit status:\n" +
+		"  3    UNKNOWN   could not evaluate: usage error,\n" +
+		"                 capture failed\n"
+	if d := cmp.Diff(want, Reflow(in, 50)); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	cmd := "  sparkrig fix --plan --hosts spark-0[1-3] --topology three-node-ring --subnets 10.10.0.0/24"
+	want = "  sparkrig fix --plan --hosts spark-0[1-3] \\\n" +
+		"      --topology three-node-ring \\\n" +
+		"      --subnets 10.10.0.0/24"
+	if d := cmp.Diff(want, ReflowShell(cmd, 50)); d != "" {
+		t.Errorf("shell (-want +got):\n%s", d)
+	}
+}
+
+// FuzzWrap: whatever the text and width, no wrapped line is wider than the
+// width and no word is lost or reordered.
+func FuzzWrap(f *testing.F) {
+	f.Add("all_gather_perf -b 16G on two DGX Spark over one cable: busbw ~22 GB/s (Avg 21.9736)", 30)
+	f.Add("see https://github.com/NVIDIA/dgx-spark-playbooks/blob/main/nvidia/nccl/README.md", 12)
+	f.Add("NCCL ≥ 2.28.3 · 21.97 GB/s — ratio 0.954\nsecond line", 10)
+	f.Fuzz(func(t *testing.T, s string, width int) {
+		if width < 10 || width > 400 || strings.Contains(s, esc) {
+			t.Skip()
+		}
+		lines := wrap(s, width)
+		for _, l := range lines {
+			if vlen(l) > width {
+				t.Fatalf("line %q is %d columns, width %d", l, vlen(l), width)
+			}
+		}
+		// Cut words rejoin: compare the text without any whitespace.
+		squash := func(s string) string { return strings.Join(strings.Fields(s), "") }
+		if squash(strings.Join(lines, " ")) != squash(s) {
+			t.Fatalf("words changed: %q -> %q", s, lines)
+		}
+	})
+}
