@@ -51,6 +51,9 @@ type ncclParser struct {
 	header []byte
 	name   []byte // scratch for a device name
 	strs   recentStrings
+	// spare holds a table past maxTables: counted, never kept, so one
+	// is reused rather than one allocated per table.
+	spare NCCLTable
 }
 
 // ParseNCCLTests reads nccl-tests text output in one streaming pass: every
@@ -235,8 +238,10 @@ func (p *ncclParser) comment(t []byte) {
 	}
 }
 
+// newMeta starts a table's header fields; the device list keeps its
+// storage, since openTable copies it.
 func (p *ncclParser) newMeta() {
-	p.meta = NCCLTable{}
+	p.meta = NCCLTable{Devices: p.meta.Devices[:0]}
 	p.hasMeta = true
 }
 
@@ -245,11 +250,17 @@ func (p *ncclParser) openTable() {
 	if t.Tool == "" {
 		t.Tool = "nccl-tests"
 	}
-	t.Devices = append([]NCCLDevice(nil), p.meta.Devices...)
 	t.Line = p.out.Lines
-	p.cur = &t
+	if len(p.out.Tables) >= maxTables {
+		t.Devices = append(p.spare.Devices[:0], p.meta.Devices...)
+		p.spare = t
+		p.cur = &p.spare
+	} else {
+		t.Devices = append([]NCCLDevice(nil), p.meta.Devices...)
+		p.cur = &t
+	}
 	p.hasMeta = false
-	p.meta = NCCLTable{}
+	p.meta = NCCLTable{Devices: p.meta.Devices[:0]}
 }
 
 func (p *ncclParser) closeTable() {
