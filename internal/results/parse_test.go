@@ -429,3 +429,30 @@ func TestInferRanksAtTwoRanks(t *testing.T) {
 		}
 	}
 }
+
+// TestTablesPastTheCap: an input with more tables than are kept keeps the
+// first maxTables whole, each with its own devices, and counts the rest; the
+// tables past the cap (here on other hosts) leave nothing in the kept ones.
+func TestTablesPastTheCap(t *testing.T) {
+	unit := verbatim(t, "nccl-tests/04_all_gather_16G_2x_dgx-spark_GB10_new-header.txt")
+	other := bytes.ReplaceAll(unit, []byte("spark-3995"), []byte("other-0001"))
+	var in bytes.Buffer
+	for range maxTables {
+		in.Write(unit)
+	}
+	for range 3 {
+		in.Write(other)
+	}
+	o, err := ParseNCCLTests(&in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Tables) != maxTables || o.DroppedTables != 3 {
+		t.Fatalf("%d tables kept, %d dropped; want %d and 3", len(o.Tables), o.DroppedTables, maxTables)
+	}
+	for i, tb := range o.Tables {
+		if len(tb.Devices) != 2 || tb.Devices[1].Host != "spark-3995" || len(tb.Rows) != 1 || tb.Rows[0].SizeBytes != 16<<30 {
+			t.Fatalf("table %d: devices %+v, %d rows", i, tb.Devices, len(tb.Rows))
+		}
+	}
+}
