@@ -356,3 +356,18 @@ func TestTCPProbeJudgedLikeIperf3(t *testing.T) {
 		t.Errorf("a tenth of the expected TCP rate: status %q, want critical", slow.Status)
 	}
 }
+
+// A perftest run at an RDMA path MTU of 1024 B (the reference runs of
+// NVIDIA's guide are) is said as a note, not judged: the verdict stays the
+// rate's, and the note says what 4096 needs.
+func TestPerftestPathMTUIsANote(t *testing.T) {
+	a := analyseFixture(t, "perftest/02_ib_write_bw_dgx-spark_q4_rdma_cm.txt", Options{})
+	if a.Status != report.VerdictOK || len(a.Flags) != 1 {
+		t.Fatalf("status %s, flags %+v", a.Status, a.Flags)
+	}
+	f := a.Flags[0]
+	if f.ID != "rdma.path-mtu" || f.Severity != "info" || f.Evidence != "Mtu : 1024[B]" ||
+		f.Message != "ib_write_bw on rocep1s0f1 ran at an RDMA path MTU of 1024 B, not 4096: fine when the rate is as expected, a suspect when it is short" {
+		t.Errorf("flag %+v", f)
+	}
+}

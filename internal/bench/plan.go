@@ -127,7 +127,7 @@ func (o *Options) defaults() {
 		o.QPs = 1
 	}
 	if o.BasePort <= 0 {
-		o.BasePort = 18515
+		o.BasePort = DefaultBasePort
 	}
 	if len(o.Collectives) == 0 {
 		o.Collectives = []string{"all_gather", "all_reduce"}

@@ -16,9 +16,24 @@ import (
 // not judged (rank 0 prints every rank's table).
 const RolePeer = "peer"
 
-// RendezvousPortOffset places the native collectives' rendezvous port above
-// the perftest (BasePort+i) and TCP (BasePort+100+i) ports.
-const RendezvousPortOffset = 200
+// The ports bench's servers listen on, from Options.BasePort: perftest on
+// rail i at BasePort+i, the TCP test at BasePort+TCPPortOffset+i, and from
+// BasePort+RendezvousPortOffset the native collectives' rendezvous (one
+// port) or the qualify directions (two per rail). Every one lies below
+// BasePort+PortSpan for up to 50 rails, which fix keeps out of the
+// ephemeral range (ReservedPorts).
+const (
+	DefaultBasePort      = 18515
+	TCPPortOffset        = 100
+	RendezvousPortOffset = 200
+	PortSpan             = 300
+)
+
+// ReservedPorts is the net.ipv4.ip_local_reserved_ports value that keeps
+// bench's default ports from being handed out as ephemeral ones.
+func ReservedPorts() string {
+	return fmt.Sprintf("%d-%d", DefaultBasePort, DefaultBasePort+PortSpan-1)
+}
 
 // nativeRanks is one `sparkrig bench gpu collective` process per node, one
 // GPU each, that meet at rank 0's rendezvous on the first node's bootstrap

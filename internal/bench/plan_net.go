@@ -92,7 +92,7 @@ func (p *Plan) planTCP(o Options) {
 		return
 	}
 	for i, r := range p.Rails {
-		port := o.BasePort + 100 + i
+		port := o.BasePort + TCPPortOffset + i
 		if o.Native {
 			p.Steps = append(p.Steps, probeStep(o, r, port))
 			continue

@@ -2,10 +2,16 @@ package bench
 
 import (
 	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
 // Without a RoCE v2 IPv4 GID the index to pass cannot be known: both ends
@@ -79,4 +85,54 @@ func FuzzMarkerFilter(f *testing.F) {
 			t.Fatal("marker not reported")
 		}
 	})
+}
+
+// TestPortsWithinTheReservedSpan: every port a plan's servers listen on,
+// and every port its clients connect to, lies in the span fix reserves
+// (ReservedPorts) — perftest, the TCP test, qualify and the native
+// collectives' rendezvous, on two Sparks with both ports cabled (4 rails).
+func TestPortsWithinTheReservedSpan(t *testing.T) {
+	addrs := func(o int) map[string]string {
+		return map[string]string{"enp1s0f0np0": fmt.Sprintf("192.168.100.%d/24", o), "enP2p1s0f0np0": fmt.Sprintf("192.168.101.%d/24", o),
+			"enp1s0f1np1": fmt.Sprintf("192.168.102.%d/24", o), "enP2p1s0f1np1": fmt.Sprintf("192.168.103.%d/24", o)}
+	}
+	nodes := []*facts.Node{sparkNode("spark-1", []int{0, 1}, addrs(10)), sparkNode("spark-2", []int{0, 1}, addrs(11))}
+	p, err := NewPlan(nodes, Options{Kinds: []string{KindRDMA, KindTCP, KindQualify, KindNCCL}, NativeNCCL: "sparkrig", Native: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rails) != 4 {
+		t.Fatalf("%d rails, want 4", len(p.Rails))
+	}
+	portArg := regexp.MustCompile(`^(?:.*:)?([0-9]{4,5})$`)
+	var ports []int
+	for _, st := range p.Steps {
+		for _, c := range st.Commands() {
+			if c.ListenPort != 0 {
+				ports = append(ports, c.ListenPort)
+			}
+			for i, a := range c.Argv {
+				if i == 0 || !slices.Contains([]string{"-p", "--port", "--listen", "--connect", "--rendezvous"}, c.Argv[i-1]) {
+					continue
+				}
+				m := portArg.FindStringSubmatch(a)
+				if m == nil {
+					t.Fatalf("%s: %q after %s is no port", st.ID, a, c.Argv[i-1])
+				}
+				n, _ := strconv.Atoi(m[1])
+				ports = append(ports, n)
+			}
+		}
+	}
+	if len(ports) < 20 {
+		t.Fatalf("only %d ports in the plan", len(ports))
+	}
+	lo, hi := slices.Min(ports), slices.Max(ports)
+	t.Logf("%d ports, %d..%d", len(ports), lo, hi)
+	if lo < DefaultBasePort || hi >= DefaultBasePort+PortSpan {
+		t.Errorf("ports %d..%d, outside %d..%d", lo, hi, DefaultBasePort, DefaultBasePort+PortSpan-1)
+	}
+	if got := ReservedPorts(); got != "18515-18814" {
+		t.Errorf("ReservedPorts() = %q", got)
+	}
 }

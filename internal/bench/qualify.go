@@ -35,7 +35,7 @@ func (p *Plan) planQualify(o Options) {
 		return
 	}
 	for i, r := range p.Rails {
-		port := o.BasePort + 200 + 2*i
+		port := o.BasePort + RendezvousPortOffset + 2*i
 		for dir, ends := range [2][2]Endpoint{{r.A, r.B}, {r.B, r.A}} {
 			from, to := ends[0], ends[1]
 			id := fmt.Sprintf("qualify/%s/%s-to-%s", r.Name, from.Host, to.Host)

@@ -111,7 +111,7 @@ what changed between two of them.
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "length of each bandwidth test")
 	f.IntVar(&o.streams, "streams", 4, "TCP streams per rail")
 	f.IntVar(&o.qps, "qps", 1, "ib_write_bw queue pairs (-q)")
-	f.IntVar(&o.port, "port", 18515, "first TCP port the servers listen on")
+	f.IntVar(&o.port, "port", bench.DefaultBasePort, "first TCP port the servers listen on")
 	f.StringSliceVar(&o.collectives, "collective", []string{"all_gather", "all_reduce"}, "nccl-tests collectives (all_gather, all_reduce, reduce_scatter, broadcast, reduce, alltoall, sendrecv, ...)")
 	f.StringVar(&o.minBytes, "min-bytes", "32M", "nccl-tests -b")
 	f.StringVar(&o.maxBytes, "max-bytes", "16G", "nccl-tests -e before the memory cap")

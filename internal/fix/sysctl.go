@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/facts"
 )
@@ -107,9 +108,9 @@ func renderSysctl(n *facts.Node, current []byte, topo []sysctlSetting) (content 
 		values[s.Key] = s.Value
 		if s.Key == "net.ipv4.ip_local_port_range" {
 			// sparkrig bench listens on these; an ephemeral port must never take them.
-			b.WriteString("\n" + commentWrap("keep the ports sparkrig bench listens on (perftest 18515-18516, its TCP probe 18615-18616) out of the ephemeral range", 78))
-			fmt.Fprintf(&b, "%s = %s\n", reservedPortsKey, reservedPorts)
-			values[reservedPortsKey] = reservedPorts
+			b.WriteString("\n" + commentWrap("keep the ports sparkrig bench listens on (perftest, its TCP test, the rendezvous and qualify probes) out of the ephemeral range", 78))
+			fmt.Fprintf(&b, "%s = %s\n", reservedPortsKey, bench.ReservedPorts())
+			values[reservedPortsKey] = bench.ReservedPorts()
 		}
 	}
 	if b.Len() == 0 {
@@ -120,12 +121,9 @@ func renderSysctl(n *facts.Node, current []byte, topo []sysctlSetting) (content 
 	return []byte(head + b.String()), values
 }
 
-// reservedPortsKey and reservedPorts keep bench's listening ports out of a
-// widened ephemeral range.
-const (
-	reservedPortsKey = "net.ipv4.ip_local_reserved_ports"
-	reservedPorts    = "18515-18516,18615-18616"
-)
+// reservedPortsKey keeps bench's listening ports out of a widened ephemeral
+// range.
+const reservedPortsKey = "net.ipv4.ip_local_reserved_ports"
 
 // doctorSysctls says which parameters the doctor judged and which it flagged
 // (warn or fail). A parameter it did not judge is left as it is.

@@ -74,13 +74,22 @@ func textAnalysis(b *strings.Builder, a *report.AnalysisResult, opt Options) {
 		textItem(b, &it, opt)
 	}
 	if len(a.Flags) > 0 {
-		b.WriteString("\n  NCCL log\n")
+		b.WriteString("\n  " + flagsHeading(a.Format) + "\n")
 		for _, f := range a.Flags {
 			hang(b, "    ", "        ", fmt.Sprintf("[%s] %s: %s", f.Severity, f.ID, f.Message), opt.Width)
 			labelColumn(b, "        ", 6, "seen:", f.Evidence, opt.Width, false)
 			labelColumn(b, "        ", 6, "fix:", f.Fix, opt.Width, true)
 		}
 	}
+}
+
+// flagsHeading names where an analysis's flags were read: an NCCL log
+// (alone or among nccl-tests' lines), or the tool's own output.
+func flagsHeading(format string) string {
+	if strings.HasPrefix(format, "nccl") {
+		return "NCCL log"
+	}
+	return format + " output"
 }
 
 func given(v string, inferred bool, evidence string) string {
@@ -190,7 +199,7 @@ func mdAnalyses(w io.Writer, r *report.Report, opt Options) error {
 		}
 		if len(a.Flags) > 0 {
 			p.line("")
-			p.line("**NCCL log**")
+			p.line("**%s**", flagsHeading(a.Format))
 			p.line("")
 			for _, f := range a.Flags {
 				line := fmt.Sprintf("- `%s` **%s**: %s", f.Severity, f.ID, f.Message)
