@@ -371,3 +371,21 @@ func TestPerftestPathMTUIsANote(t *testing.T) {
 		t.Errorf("flag %+v", f)
 	}
 }
+
+// One rank on one H100 (recorded): busbw is 0 at every size by definition,
+// which the result says instead of "peak 0.00 GB/s at 0 B", and nothing is
+// set against a wire, since nothing crosses one.
+func TestOneRankBusBWIsZeroByDefinition(t *testing.T) {
+	a := Judge("one-rank.txt", parseFile(t, "../../testdata/gpu/sparkrig.bench-gpu-collective.one-rank.h100.txt"), Options{})
+	if a.Measured != "sparkrig all_reduce, 1 rank on 1 node, 8M–64M" || len(a.Items) != 1 {
+		t.Fatalf("measured %q, %d items", a.Measured, len(a.Items))
+	}
+	it := a.Items[0]
+	if it.Value != 0 || it.Wire != nil || it.Verdict != report.VerdictNone {
+		t.Errorf("item %+v, wire %+v", it, it.Wire)
+	}
+	want := "at 64M busbw 0.00 out-of-place, 0.00 in-place; busbw is 0 with one rank (nothing moves between ranks): algbw is the figure; footer average 0.00 GB/s (over every size, not judged); 4 sizes 8M–64M; NCCL 2.28.3"
+	if it.Summary != want {
+		t.Errorf("summary %q", it.Summary)
+	}
+}

@@ -93,7 +93,7 @@ func logSummary(l *results.NCCLLog) string {
 	case l.NRanks > 0 && l.NNodes > 0:
 		parts = append(parts, rankNodes(l.NRanks, l.NNodes))
 	case l.NRanks > 0:
-		parts = append(parts, fmt.Sprintf("%d ranks", l.NRanks))
+		parts = append(parts, fmt.Sprintf("%d rank%s", l.NRanks, plural(l.NRanks)))
 	}
 	if len(l.Hosts) > 0 {
 		parts = append(parts, "hosts "+strings.Join(l.Hosts, ", "))

@@ -81,7 +81,7 @@ func collName(t *results.NCCLTable) string {
 func rankNodes(ranks, nodes int) string {
 	r := "? ranks"
 	if ranks > 0 {
-		r = fmt.Sprintf("%d ranks", ranks)
+		r = fmt.Sprintf("%d rank%s", ranks, plural(ranks))
 	}
 	if nodes > 0 {
 		return fmt.Sprintf("%s on %d node%s", r, nodes, plural(nodes))
@@ -222,6 +222,8 @@ func (a *analysis) busbwNotes(t *results.NCCLTable, log *results.NCCLLog, it *re
 			notes = append(notes, "ring algorithm: busbw ≈ the per-GPU wire speed at large sizes")
 		}
 		a.wire(it, share, a.networkWire(log))
+	case n == 1:
+		// One rank moves nothing between ranks: no wire to compare with.
 	case k == 1:
 		notes = append(notes, "single node: busbw is bounded by the GPU-to-GPU fabric (NVLink/NVSwitch or PCIe), not the network")
 		if w, ok := a.set.Wire(a.res.Platform, "nvlink"); ok {

@@ -254,6 +254,7 @@ func TestRecordedTextsParse(t *testing.T) {
 		"../../testdata/gpu/sparkrig.bench-gpu-collective.all_reduce.wheelnccl.h200x2.txt": {"all_reduce"},
 		"../../testdata/gpu/sparkrig.bench-gpu-collective.all_reduce.2proc.h200x2.txt":     {"all_reduce"},
 		"../../testdata/gpu/sparkrig.bench-gpu-collective.bf16.h200x2.txt":                 {"all_reduce", "reduce_scatter"},
+		"../../testdata/gpu/sparkrig.bench-gpu-collective.one-rank.h100.txt":               {"all_reduce"},
 	} {
 		out, err := results.ParseNCCLTests(bytes.NewReader(readVerbatim(t, path)))
 		if err != nil || out.Unparsed != 0 {

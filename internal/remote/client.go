@@ -296,6 +296,14 @@ func classifyHandshake(ctx context.Context, e Endpoint, err error, notes []strin
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w: SSH handshake with %s did not finish: %v", ErrTimeout, e.Addr(), deadlineWhy(ctx))
 	case isTimeout(err):
+		// The connection's deadline is ctx's, which may be the per-host or
+		// the whole run's rather than the connect timeout: ctx's own timer,
+		// due the same instant, says which.
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: SSH handshake with %s did not finish: %v", ErrTimeout, e.Addr(), deadlineWhy(ctx))
+		case <-time.After(time.Second):
+		}
 		return fmt.Errorf("%w: SSH handshake with %s did not finish within %s", ErrTimeout, e.Addr(), e.ConnectTimeout)
 	case err != nil && strings.Contains(err.Error(), "unable to authenticate"):
 		msg := fmt.Sprintf("%s@%s refused every key offered", e.User, e.HostName)
