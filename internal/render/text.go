@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -38,10 +39,12 @@ func padRight(s string, n int) string {
 	return s
 }
 
-// wrap breaks s into lines of at most width columns between words, keeping
-// its line breaks; a line that fits is kept as it is. A word longer than width (a long URL or path) is cut into
-// pieces of width columns: the terminal would cut it anyway, and a line that
-// overflows also shifts every line after it.
+// wrap breaks s into lines of at most width columns, keeping its line
+// breaks; a line that fits is kept as it is. A line too long breaks
+// between its columns (runs of two or more spaces: "sm 9.0 (sm_90)  132
+// SMs") where it has them, else between words. A word longer than width (a
+// long URL or path) is cut into pieces of width columns: the terminal would
+// cut it anyway, and a line that overflows also shifts every line after it.
 func wrap(s string, width int) []string {
 	width = max(width, 10)
 	var out []string
@@ -51,30 +54,62 @@ func wrap(s string, width int) []string {
 			out = append(out, strings.TrimRight(para, " "))
 			continue
 		}
+		segs := columnsRe.Split(strings.TrimSpace(para), -1)
+		if len(segs) == 1 {
+			out = append(out, wrapWords(para, width)...)
+			continue
+		}
 		line := ""
-		for _, w := range strings.Fields(para) {
-			for vlen(w) > width {
+		for _, seg := range segs {
+			switch {
+			case vlen(seg) > width:
 				if line != "" {
 					out = append(out, line)
-					line = ""
 				}
-				head, rest := cut(w, width)
-				out = append(out, head)
-				w = rest
-			}
-			switch {
+				ls := wrapWords(seg, width)
+				out, line = append(out, ls[:len(ls)-1]...), ls[len(ls)-1]
 			case line == "":
-				line = w
-			case vlen(line)+1+vlen(w) <= width:
-				line += " " + w
+				line = seg
+			case vlen(line)+2+vlen(seg) <= width:
+				line += "  " + seg
 			default:
 				out = append(out, line)
-				line = w
+				line = seg
 			}
 		}
 		out = append(out, line)
 	}
 	return out
+}
+
+// columnsRe separates the columns of a line laid out by hand.
+var columnsRe = regexp.MustCompile(` {2,}`)
+
+// wrapWords breaks one line between words.
+func wrapWords(para string, width int) []string {
+	var out []string
+	line := ""
+	for _, w := range strings.Fields(para) {
+		for vlen(w) > width {
+			if line != "" {
+				out = append(out, line)
+				line = ""
+			}
+			head, rest := cut(w, width)
+			out = append(out, head)
+			w = rest
+		}
+		switch {
+		case line == "":
+			line = w
+		case vlen(line)+1+vlen(w) <= width:
+			line += " " + w
+		default:
+			out = append(out, line)
+			line = w
+		}
+	}
+	return append(out, line)
 }
 
 // cut splits s after n visible columns.

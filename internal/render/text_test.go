@@ -20,6 +20,9 @@ func TestWrap(t *testing.T) {
 		// a word longer than the line is cut, not left to overflow
 		{"see https://github.com/NVIDIA/dgx-spark-playbooks now", 20,
 			[]string{"see", "https://github.com/N", "VIDIA/dgx-spark-play", "books now"}},
+		// a line laid out in columns breaks between them
+		{"NVIDIA H100 80GB HBM3  sm 9.0 (sm_90)  132 SMs  0000:00:06.0  free 78.7G of 79.2G", 60,
+			[]string{"NVIDIA H100 80GB HBM3  sm 9.0 (sm_90)  132 SMs  0000:00:06.0", "free 78.7G of 79.2G"}},
 		// colour sequences take no columns
 		{esc + "[33mWARN" + esc + "[0m one two three", 14, []string{esc + "[33mWARN" + esc + "[0m one two", "three"}},
 	} {
