@@ -61,12 +61,18 @@ func (Local) Exec(ctx context.Context, host, script string, stdin io.Reader, std
 // (and what it started) on TERM or when stdin reaches EOF: the SSH session
 // that started it is gone. It exits with the command's status. The watcher
 // reads stdin through fd 3 because sh gives background jobs /dev/null, and
-// holds no output stream, so the session ends when the command does.
+// holds no output stream, so the session ends when the command does. Once
+// the command runs, the wrapper ignores SIGPIPE: if sparkrig dies at that
+// moment, a write to its dead stderr (the pid file's directory already
+// removed) must not end the wrapper before its watcher stops the command;
+// and the pid file is written in a subshell, since sh exits on a failed
+// redirection.
 const wrapper = `p=$1; r=$2; shift 2
 exec 3<&0
 if command -v setsid >/dev/null 2>&1; then setsid "$@" </dev/null 3<&- & else "$@" </dev/null 3<&- & fi
 c=$!
-echo "$c" >"$p"
+trap '' PIPE
+(echo "$c" >"$p") 2>/dev/null
 if [ "$r" != 0 ]; then ( if command -v ss >/dev/null 2>&1; then i=0; while [ $i -lt 600 ]; do
   if ss -Hltn "sport = :$r" 2>/dev/null | grep -q .; then echo ` + readyMarker + ` >&2; exit 0; fi
   kill -0 "$c" 2>/dev/null || exit 0; sleep 0.05; i=$((i+1)); done

@@ -3,11 +3,13 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -358,5 +360,43 @@ func TestNCCLBelowExpectationNamesCauses(t *testing.T) {
 	}
 	if rec.Status != report.VerdictWarning {
 		t.Errorf("status %s, want warning", rec.Status)
+	}
+}
+
+// TestWrapperOutlivesADeadSparkrig replays the moment a killed run can hit
+// between starting a command and recording its pid: sparkrig is gone (the
+// wrapper's stdin at EOF, its stderr a pipe nobody reads) and the keeper has
+// already removed the scratch directory, so the pid file cannot be written.
+// The wrapper must still stop the command rather than die of SIGPIPE or of
+// the failed redirection and leave it running.
+func TestWrapperOutlivesADeadSparkrig(t *testing.T) {
+	marker := fmt.Sprintf("sparkrig-wrapper-test-%d", os.Getpid())
+	script := Script(Cmd{Host: "localhost", Role: RoleClient, Argv: []string{"sh", "-c", "sleep 300; : " + marker}},
+		filepath.Join(t.TempDir(), "removed", "1-client.pid"))
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdinW.Close() // sparkrig's end of the session is gone
+	errR.Close()   // and nobody reads what the wrapper says
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Stdin, cmd.Stderr = stdinR, errW
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdinR.Close()
+	errW.Close()
+	t.Cleanup(func() { exec.Command("pkill", "-KILL", "-f", marker).Run() })
+	werr := cmd.Wait()
+	if left := eventually(30*time.Second, func() []string { return leftovers(t, marker) }); len(left) > 0 {
+		t.Errorf("the command outlived its wrapper (wrapper: %v): %q", werr, left)
+	}
+	var ee *exec.ExitError
+	if errors.As(werr, &ee) && ee.ProcessState.Sys().(syscall.WaitStatus).Signaled() {
+		t.Errorf("the wrapper died of %v", ee.ProcessState.Sys().(syscall.WaitStatus).Signal())
 	}
 }
