@@ -2,8 +2,14 @@ package remote_test
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
 	"errors"
 	"io"
+	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -11,6 +17,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/testrig/loopssh"
+	"golang.org/x/crypto/ssh"
 )
 
 // zeroServer is a node whose every command prints zeros until the client
@@ -65,5 +72,47 @@ func TestStreamStopsWhenTheReaderDoes(t *testing.T) {
 	})
 	if err == nil || err.Error() != "not what was expected" || read != 1<<20 || killed.Load() != 1 {
 		t.Errorf("err = %v, read %d, kill requests %d", err, read, killed.Load())
+	}
+}
+
+// An interrupt while a node has not answered the SSH handshake is told as
+// one, not as the connect timeout (which was 30 s away).
+func TestInterruptedHandshakeSaysSo(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // silent until the listener closes
+		}
+	}()
+	dir := t.TempDir()
+	_, key, _ := ed25519.GenerateKey(rand.Reader)
+	block, err := ssh.MarshalPrivateKey(key, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	identity, conf := filepath.Join(dir, "id"), filepath.Join(dir, "config")
+	os.WriteFile(identity, pem.EncodeToMemory(block), 0o600)
+	os.WriteFile(conf, []byte("Host *\n  ConnectTimeout 30\n"), 0o600)
+	d, err := remote.NewDialer(remote.Options{ConfigFile: conf, Home: dir, IdentityFiles: []string{identity}, KnownHosts: []string{filepath.Join(dir, "known_hosts")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	start := time.Now()
+	_, err = d.Dial(ctx, ln.Addr().String())
+	if err == nil || !errors.Is(err, remote.ErrTimeout) || !strings.HasSuffix(err.Error(), "did not finish: interrupted") {
+		t.Errorf("Dial: %v", err)
+	}
+	if el := time.Since(start); el > 20*time.Second {
+		t.Errorf("the interrupt took %v to end the handshake", el)
 	}
 }
