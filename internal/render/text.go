@@ -16,19 +16,28 @@ import (
 // sequences (esc "[…m") that take none.
 func vlen(s string) int {
 	n := 0
-	for i := 0; i < len(s); {
-		if strings.HasPrefix(s[i:], esc+"[") {
-			j := strings.IndexByte(s[i:], 'm')
-			if j > 0 {
-				i += j + 1
-				continue
-			}
-		}
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
+	for i, ok := nextColumn(s, 0); ok; i, ok = nextColumn(s, i) {
 		n++
 	}
 	return n
+}
+
+// nextColumn steps over the colour sequences at s[i:] and the rune after
+// them: it returns where the next column starts, and false when only
+// colour sequences (or nothing) were left.
+func nextColumn(s string, i int) (int, bool) {
+	for strings.HasPrefix(s[i:], esc+"[") {
+		j := strings.IndexByte(s[i:], 'm')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+	}
+	if i >= len(s) {
+		return len(s), false
+	}
+	_, size := utf8.DecodeRuneInString(s[i:])
+	return i + size, true
 }
 
 // padRight pads s with spaces to n columns.
@@ -114,22 +123,15 @@ func wrapWords(para string, width int) []string {
 
 // cut splits s after n visible columns.
 func cut(s string, n int) (string, string) {
-	cols := 0
-	for i := 0; i < len(s); {
-		if strings.HasPrefix(s[i:], esc+"[") {
-			if j := strings.IndexByte(s[i:], 'm'); j > 0 {
-				i += j + 1
-				continue
-			}
+	i := 0
+	for cols := 0; cols < n; cols++ {
+		next, ok := nextColumn(s, i)
+		if !ok {
+			break
 		}
-		if cols == n {
-			return s[:i], s[i:]
-		}
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		cols++
+		i = next
 	}
-	return s, ""
+	return s[:i], s[i:]
 }
 
 // hang writes text wrapped to width, its first line after first and the

@@ -32,6 +32,23 @@ func TestWrap(t *testing.T) {
 	}
 }
 
+func TestVisibleLength(t *testing.T) {
+	for s, want := range map[string]int{
+		"":                                   0,
+		"busbw ≈ 21.97 GB/s":                 18,
+		esc + "[33mWARN" + esc + "[0m":       4,
+		esc + "[1;31m" + esc + "[0m":         0,
+		"a" + esc + "[32mok" + esc + "[0m b": 5,
+	} {
+		if got := vlen(s); got != want {
+			t.Errorf("vlen(%q) = %d, want %d", s, got, want)
+		}
+	}
+	if head, rest := cut("spark"+esc+"[33m-01", 6); head != "spark"+esc+"[33m-" || rest != "01" {
+		t.Errorf("cut: %q %q", head, rest)
+	}
+}
+
 func TestTextTableClosesUpThenFolds(t *testing.T) {
 	header := []string{"STEP", "RESULT", "+VALUE"}
 	rows := [][]string{{"nccl/all_gather", "all_gather busbw peak", "301.82 GB/s"}, {"rdma/write", "rail0 bw", "96.1 Gb/s"}}
