@@ -56,14 +56,6 @@ func BenchDryRun(w io.Writer, p *bench.Plan, opt Options) {
 	io.WriteString(safe(w), b.String())
 }
 
-// textDefaults fills what a caller left unset: the width.
-func textDefaults(opt Options) Options {
-	if opt.Width <= 0 {
-		opt.Width = 100
-	}
-	return opt
-}
-
 // clip shortens s for a table cell; the whole text is in the JSON document.
 func clip(s string, n int) string {
 	if r := []rune(s); len(r) > n {

@@ -112,9 +112,7 @@ func textHosts(w io.Writer, r *report.Report, opt Options) error {
 // the last line a reader sees agrees with the exit status.
 // Summary writes the report's summary line alone (doctor --quiet).
 func Summary(w io.Writer, r *report.Report, opt Options) error {
-	if opt.Width <= 0 {
-		opt.Width = 100
-	}
+	opt = textDefaults(opt)
 	return textSummary(safe(w), r, opt)
 }
 

@@ -121,9 +121,7 @@ var planColumns = []string{"layout", "fits", "weights", "KV tokens", "seqs", "TT
 
 func planText(w io.Writer, v PlanView, opt Options) error {
 	w = safe(w)
-	if opt.Width <= 0 {
-		opt.Width = 100
-	}
+	opt = textDefaults(opt)
 	p := v.Plan
 	var b strings.Builder
 	hang(&b, "", "", planHeadline(v), opt.Width)

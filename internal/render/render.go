@@ -64,9 +64,7 @@ func JSON(w io.Writer, r *report.Report) error {
 // Text writes r for a terminal: hosts, then the cluster, then analysed files.
 func Text(w io.Writer, r *report.Report, opt Options) error {
 	w = safe(w)
-	if opt.Width <= 0 {
-		opt.Width = 100
-	}
+	opt = textDefaults(opt)
 	for _, section := range []func(io.Writer, *report.Report, Options) error{textHosts, textCluster, textSummary, textAnalyses} {
 		if err := section(w, r, opt); err != nil {
 			return err

@@ -12,6 +12,14 @@ import (
 // break with a backslash continuation, and tables drop to one record per
 // block when their columns do not fit.
 
+// textDefaults fills what a caller left unset: the width, 100 columns.
+func textDefaults(opt Options) Options {
+	if opt.Width <= 0 {
+		opt.Width = 100
+	}
+	return opt
+}
+
 // vlen is the number of terminal columns s takes: its runes, less the colour
 // sequences (esc "[…m") that take none.
 func vlen(s string) int {
