@@ -1,9 +1,9 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -63,6 +63,11 @@ func TestRigQualify(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
+	f, err := os.OpenFile(counter, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
 	go func() { // the stand-in counter counts up while the doctor runs
 		defer wg.Done()
 		for n := 1; ; n++ {
@@ -70,7 +75,10 @@ func TestRigQualify(t *testing.T) {
 			case <-stop:
 				return
 			case <-time.After(100 * time.Millisecond):
-				os.WriteFile(counter, []byte(strconv.Itoa(n)+"\n"), 0o644)
+				// Written in place at a fixed width, never truncated: a
+				// read between a truncation and the write would find no
+				// value, as sysfs never shows.
+				f.WriteAt(fmt.Appendf(nil, "%010d\n", n), 0)
 			}
 		}
 	}()
