@@ -72,29 +72,7 @@ func wrap(s string, width int) []string {
 			continue
 		}
 		segs := columnsRe.Split(strings.TrimSpace(para), -1)
-		if len(segs) == 1 {
-			out = append(out, wrapWords(para, width)...)
-			continue
-		}
-		line := ""
-		for _, seg := range segs {
-			switch {
-			case vlen(seg) > width:
-				if line != "" {
-					out = append(out, line)
-				}
-				ls := wrapWords(seg, width)
-				out, line = append(out, ls[:len(ls)-1]...), ls[len(ls)-1]
-			case line == "":
-				line = seg
-			case vlen(line)+2+vlen(seg) <= width:
-				line += "  " + seg
-			default:
-				out = append(out, line)
-				line = seg
-			}
-		}
-		out = append(out, line)
+		out = append(out, pack(segs, "  ", width, func(seg string) []string { return wrapWords(seg, width) })...)
 	}
 	return out
 }
@@ -102,28 +80,41 @@ func wrap(s string, width int) []string {
 // columnsRe separates the columns of a line laid out by hand.
 var columnsRe = regexp.MustCompile(` {2,}`)
 
-// wrapWords breaks one line between words.
+// wrapWords breaks one line between words; a word longer than width is
+// cut.
 func wrapWords(para string, width int) []string {
+	return pack(strings.Fields(para), " ", width, func(w string) []string {
+		var pieces []string
+		for vlen(w) > width {
+			head, rest := cut(w, width)
+			pieces, w = append(pieces, head), rest
+		}
+		return append(pieces, w)
+	})
+}
+
+// pack fills lines of at most width columns with units joined by sep; a
+// unit wider than a line goes through split, its last piece starting the
+// next line.
+func pack(units []string, sep string, width int, split func(string) []string) []string {
 	var out []string
 	line := ""
-	for _, w := range strings.Fields(para) {
-		for vlen(w) > width {
+	for _, u := range units {
+		if vlen(u) > width {
 			if line != "" {
 				out = append(out, line)
-				line = ""
 			}
-			head, rest := cut(w, width)
-			out = append(out, head)
-			w = rest
+			pieces := split(u)
+			out, u, line = append(out, pieces[:len(pieces)-1]...), pieces[len(pieces)-1], ""
 		}
 		switch {
 		case line == "":
-			line = w
-		case vlen(line)+1+vlen(w) <= width:
-			line += " " + w
+			line = u
+		case vlen(line)+len(sep)+vlen(u) <= width:
+			line += sep + u
 		default:
 			out = append(out, line)
-			line = w
+			line = u
 		}
 	}
 	return append(out, line)
