@@ -216,27 +216,16 @@ type analysis struct {
 
 // status is the worst verdict of the items and flags, or unknown when the
 // input reports its own failure (an iperf3 "error").
-func (a *analysis) status() string {
+func (a *analysis) status() report.Verdict {
 	if a.res.Error != "" {
 		return report.VerdictUnknown
 	}
-	rank := map[string]int{report.VerdictNone: 0, report.VerdictOK: 1, report.VerdictWarning: 2, report.VerdictCritical: 3}
 	worst := report.VerdictNone
-	see := func(v string) {
-		if rank[v] > rank[worst] {
-			worst = v
-		}
-	}
 	for _, it := range a.res.Items {
-		see(it.Verdict)
+		worst = report.Worse(worst, it.Verdict)
 	}
 	for _, f := range a.res.Flags {
-		switch f.Severity {
-		case "fail":
-			see(report.VerdictCritical)
-		case "warn":
-			see(report.VerdictWarning)
-		}
+		worst = report.Worse(worst, f.Severity.Verdict())
 	}
 	return worst
 }

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
@@ -134,29 +133,29 @@ func (a *analysis) flags(l *results.NCCLLog) {
 			ev += "; NCCL_IB_DISABLE=1 set by the environment turned the RDMA transport off"
 			fix = "unset NCCL_IB_DISABLE (the job's environment, a container image, or /etc/nccl.conf)"
 		}
-		a.flag(check.Fail, "nccl.net-socket", "NCCL moves data over TCP sockets (NET/Socket), not RDMA: expect about 1/10 of the bandwidth", ev,
+		a.flag(report.Fail, "nccl.net-socket", "NCCL moves data over TCP sockets (NET/Socket), not RDMA: expect about 1/10 of the bandwidth", ev,
 			fix, "docs/dgx-spark.md pitfall 13")
 	}
 	usesIB := l.RDMA()
 	if usesIB && multi {
 		switch {
 		case spark && !gdr:
-			a.flag(check.Info, "nccl.gdr-unavailable-gb10", "GPUDirect RDMA is off, as expected on GB10: NCCL stages through host memory", gdrEvidence(l), "", "docs/dgx-spark.md (GB10 has no GPUDirect RDMA)")
+			a.flag(report.Info, "nccl.gdr-unavailable-gb10", "GPUDirect RDMA is off, as expected on GB10: NCCL stages through host memory", gdrEvidence(l), "", "docs/dgx-spark.md (GB10 has no GPUDirect RDMA)")
 		case !spark && !gdr && (len(l.GDRDisabledHCAs) > 0 || l.RingGDR != nil && *l.RingGDR == 0):
-			a.flag(check.Warn, "nccl.gdr-off", "GPUDirect RDMA is not in use: NIC traffic is staged through host memory", gdrEvidence(l),
+			a.flag(report.Warn, "nccl.gdr-off", "GPUDirect RDMA is not in use: NIC traffic is staged through host memory", gdrEvidence(l),
 				"load nvidia_peermem (or use a dma-buf capable driver) and check NCCL_NET_GDR_LEVEL", "NCCL GDRDMA transport")
 		}
 	}
 	if spark && multi && usesIB {
 		if used := l.NetDevicesUsed(); len(l.IBDevices) == 1 || len(l.IBDevices) == 0 && len(used) == 1 {
-			a.flag(check.Warn, "spark.one-twin", "only one PCIe twin of the ConnectX-7 port is in use: about half the port's bandwidth", ibDevList(l),
+			a.flag(report.Warn, "spark.one-twin", "only one PCIe twin of the ConnectX-7 port is in use: about half the port's bandwidth", ibDevList(l),
 				"address both twins (different subnets) and set NCCL_IB_HCA to both, same order on every node", "docs/dgx-spark.md pitfall 1")
 		}
 		for _, g := range l.GIDs {
 			// The RoCE v2 IPv4 GID may sit at any index (3 on one node, 4 on
 			// another); indexes 0 and 1 are the link-local GIDs.
 			if g.GIDIndex == 0 || g.GIDIndex == 1 {
-				a.flag(check.Warn, "spark.roce-gid", fmt.Sprintf("NCCL device %d uses GID index %d, a link-local GID that does not route between subnets: its netdev likely has no IPv4 address, or NCCL_IB_GID_INDEX points there", g.Dev, g.GIDIndex),
+				a.flag(report.Warn, "spark.roce-gid", fmt.Sprintf("NCCL device %d uses GID index %d, a link-local GID that does not route between subnets: its netdev likely has no IPv4 address, or NCCL_IB_GID_INDEX points there", g.Dev, g.GIDIndex),
 					fmt.Sprintf("NET/IB: NCCL Dev %d ... GID %d", g.Dev, g.GIDIndex),
 					"give every twin an IPv4 address on its own subnet, and leave NCCL_IB_GID_INDEX unset (NCCL 2.21 and later pick the RoCE v2 IPv4 GID on each device)",
 					"docs/dgx-spark.md (NCCL_IB_GID_INDEX: the index differs between nodes; an empty value is 0)")
@@ -165,24 +164,24 @@ func (a *analysis) flags(l *results.NCCLLog) {
 	}
 	for _, v := range []struct{ env, what string }{{"NCCL_P2P_DISABLE", "P2P"}, {"NCCL_SHM_DISABLE", "shared-memory"}} {
 		if l.Env[v.env] == "1" {
-			a.flag(check.Warn, "nccl."+strings.ToLower(strings.TrimPrefix(v.env, "NCCL_")), fmt.Sprintf("%s transport disabled by %s=1: intra-node traffic takes a slower path", v.what, v.env),
+			a.flag(report.Warn, "nccl."+strings.ToLower(strings.TrimPrefix(v.env, "NCCL_")), fmt.Sprintf("%s transport disabled by %s=1: intra-node traffic takes a slower path", v.what, v.env),
 				v.env+"=1", "unset "+v.env, "seed 004 (NCCL_P2P_DISABLE / NCCL_SHM_DISABLE slow intra-node traffic)")
 		}
 	}
 	if l.P2PRefused > 0 {
-		a.flag(check.Warn, "nccl.p2p-refused", "NCCL could not enable GPU peer-to-peer and falls back to shared memory", fmt.Sprintf("'Could not enable P2P' x%d; connections %s", l.P2PRefused, KindsText(kinds)),
+		a.flag(report.Warn, "nccl.p2p-refused", "NCCL could not enable GPU peer-to-peer and falls back to shared memory", fmt.Sprintf("'Could not enable P2P' x%d; connections %s", l.P2PRefused, KindsText(kinds)),
 			"check `nvidia-smi topo -m`, IOMMU/ACS settings, and that both GPUs are visible to one process", "NCCL INFO 'Could not enable P2P'")
 	}
 	if need := a.set.NCCLMin(a.res.Platform); need != "" && l.Version != "" && !expect.VersionAtLeast(l.Version, need) {
-		a.flag(check.Warn, "nccl.too-old", fmt.Sprintf("NCCL %s is older than %s, the minimum for %s", l.Version, need, a.res.Platform), "NCCL version "+l.Version,
+		a.flag(report.Warn, "nccl.too-old", fmt.Sprintf("NCCL %s is older than %s, the minimum for %s", l.Version, need, a.res.Platform), "NCCL version "+l.Version,
 			"install NCCL >= "+need+" (v2.28.9-1 for DGX Spark) and rebuild nccl-tests against it", "seed 000")
 	}
 	if l.WarnCount > 0 {
-		a.flag(check.Warn, "nccl.warn", fmt.Sprintf("NCCL printed %d WARN line%s", l.WarnCount, plural(int(l.WarnCount))), l.Warnings[0], "", "NCCL_DEBUG output")
+		a.flag(report.Warn, "nccl.warn", fmt.Sprintf("NCCL printed %d WARN line%s", l.WarnCount, plural(int(l.WarnCount))), l.Warnings[0], "", "NCCL_DEBUG output")
 	}
 }
 
-func (a *analysis) flag(sev check.Severity, id, msg, ev, fix, src string) {
+func (a *analysis) flag(sev report.Severity, id, msg, ev, fix, src string) {
 	a.res.Flags = append(a.res.Flags, report.AnalysisFlag{ID: id, Severity: sev, Message: msg, Evidence: ev, Fix: fix, Source: src})
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/diagnose"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -31,7 +30,7 @@ func (a *analysis) nccl(o *results.NCCLOutput) {
 	if need := a.set.NCCLMin(a.res.Platform); need != "" && log.Version == "" {
 		for _, t := range o.Tables {
 			if t.NCCLVersion != "" && !expect.VersionAtLeast(t.NCCLVersion, need) {
-				a.flag(check.Warn, "nccl.too-old", fmt.Sprintf("NCCL %s is older than %s, the minimum for %s", t.NCCLVersion, need, a.res.Platform),
+				a.flag(report.Warn, "nccl.too-old", fmt.Sprintf("NCCL %s is older than %s, the minimum for %s", t.NCCLVersion, need, a.res.Platform),
 					"nccl-tests header: nccl-library "+t.NCCLVersion, "install NCCL >= "+need+" (v2.28.9-1 for DGX Spark) and rebuild nccl-tests against it", "seed 000")
 				break
 			}
@@ -266,7 +265,7 @@ func (a *analysis) compare(it *report.AnalysisItem, e expect.Expectation) {
 		Warn: e.Warn, Pass: e.Pass, Conditions: conditions(e), Source: e.Source}
 	r := round3(it.Value / e.Value)
 	it.Ratio = &r
-	it.Verdict = e.Verdict(it.Value)
+	it.Verdict = report.Verdict(e.Verdict(it.Value))
 }
 
 func conditions(e expect.Expectation) string {

@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"github.com/sparkrig/sparkrig/internal/check"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/diagnose"
@@ -27,7 +26,7 @@ func (a *analysis) perftest(runs []results.PerftestRun) {
 			// Said, not judged: NVIDIA's own reference runs (92.57 and 97.28
 			// Gb/s) show "Mtu : 1024[B]" too; the NCCL diagnosis names a short
 			// path MTU only as a possible cause of a shortfall.
-			a.flag(check.Info, "rdma.path-mtu", fmt.Sprintf("%s ran at an RDMA path MTU of %d B, not 4096: fine when the rate is as expected, a suspect when it is short", perftestName(r), r.MTU),
+			a.flag(report.Info, "rdma.path-mtu", fmt.Sprintf("%s ran at an RDMA path MTU of %d B, not 4096: fine when the rate is as expected, a suspect when it is short", perftestName(r), r.MTU),
 				fmt.Sprintf("Mtu : %d[B]", r.MTU),
 				"for 4096: netdev MTU 9000 on both ends (RoCE's active MTU 4096 needs at least 4200)",
 				"docs/dgx-spark.md (MTU 9000; RoCE active_mtu 4096 needs MTU >= 4200)")

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // Change is one judged number in two runs.
@@ -15,9 +17,9 @@ type Change struct {
 	Before  *float64 `json:"before,omitempty"`
 	After   *float64 `json:"after,omitempty"`
 	// DeltaPct is (after-before)/before in percent; nil when either is missing.
-	DeltaPct      *float64 `json:"delta_pct,omitempty"`
-	VerdictBefore string   `json:"verdict_before,omitempty"`
-	VerdictAfter  string   `json:"verdict_after,omitempty"`
+	DeltaPct      *float64       `json:"delta_pct,omitempty"`
+	VerdictBefore report.Verdict `json:"verdict_before,omitempty"`
+	VerdictAfter  report.Verdict `json:"verdict_after,omitempty"`
 }
 
 // Comparison is what changed between two runs.

@@ -193,7 +193,7 @@ func TestNativeNCCLPeerFails(t *testing.T) {
 	if left := eventually(30*time.Second, func() []string { return leftovers(t, bin, base+RendezvousPortOffset) }); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
-	if !strings.Contains(rec.Status, "unknown") {
+	if !strings.Contains(string(rec.Status), "unknown") {
 		t.Errorf("status %s, want unknown", rec.Status)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/shell"
 )
@@ -191,7 +190,7 @@ type Direction struct {
 // Qualification is what doctor --qualify found, per link and direction.
 type Qualification struct {
 	Directions []Direction      `json:"directions"`
-	Findings   []check.Finding  `json:"findings"`
+	Findings   []report.Finding `json:"findings"`
 	Rules      QualificationRef `json:"rules"`
 }
 
@@ -259,20 +258,20 @@ func Qualify(rec *Record, expectedGbps float64, expectSource string) Qualificati
 		subject := d.From + "→" + d.To
 		switch {
 		case d.Verdict == "failed":
-			q.Findings = append(q.Findings, check.Finding{ID: "link.degraded", Severity: check.Fail, Subject: subject,
+			q.Findings = append(q.Findings, report.Finding{ID: "link.degraded", Severity: report.Fail, Subject: subject,
 				Title: "the link carries traffic in this direction", Observed: "the test did not complete (" + d.Status + ")",
-				Expected: "a rate", Why: "nothing moved over this direction in the test", Fix: "check the cable and both ports (sparkrig doctor --hosts ...)", Source: q.Rules.Source})
+				Expected: "a rate", Why: "nothing moved over this direction in the test", Remedy: report.Manual(report.ActionCable, "check the cable and both ports (sparkrig doctor --hosts ...)"), Source: q.Rules.Source})
 		case ref > 0 && d.Gbps < q.Rules.DegradedBelow*ref:
 			obs := fmt.Sprintf("%.1f Gb/s, %.0f %% of %s (%.1f Gb/s)", d.Gbps, 100*d.Gbps/ref, refName, ref)
 			if d.Gbps >= 8 && d.Gbps <= 25 && expectedGbps >= 90 {
 				obs += ": the 8-25 Gb/s signature of a ConnectX-7 port that trained degraded"
 			}
 			d.Verdict = "degraded"
-			q.Findings = append(q.Findings, check.Finding{ID: "link.degraded", Severity: check.Fail, Subject: subject,
+			q.Findings = append(q.Findings, report.Finding{ID: "link.degraded", Severity: report.Fail, Subject: subject,
 				Title: "each direction of each link moves at its rate", Observed: obs,
 				Expected: fmt.Sprintf("at least %.0f %% of %s", 100*q.Rules.DegradedBelow, refName),
 				Why:      "a link can show carrier, 200000 Mb/s, PCIe Gen5 x4 and MTU 9000 and still move a fraction of its rate: only traffic shows it",
-				Fix:      "reseat or replace the cable; reboot the node whose port trained degraded (a ConnectX-7 port can come up degraded at boot); compare with the other twin",
+				Remedy:   report.Manual(report.ActionCable, "reseat or replace the cable; reboot the node whose port trained degraded (a ConnectX-7 port can come up degraded at boot); compare with the other twin"),
 				Source:   q.Rules.Source})
 		}
 		if len(d.Moved) > 0 {
@@ -283,11 +282,11 @@ func Qualify(rec *Record, expectedGbps float64, expectSource string) Qualificati
 			if d.Verdict == "ok" {
 				d.Verdict = "errors"
 			}
-			q.Findings = append(q.Findings, check.Finding{ID: "link.errors", Severity: check.Warn, Subject: subject,
+			q.Findings = append(q.Findings, report.Finding{ID: "link.errors", Severity: report.Warn, Subject: subject,
 				Title: "no error counter moves while the link carries traffic", Observed: strings.Join(parts, ", "),
 				Expected: "every error counter unchanged",
 				Why:      "CRC, symbol and link errors, drops and RDMA retransmissions cost bandwidth long before a link fails",
-				Fix:      "reseat or replace the cable (and clean the connectors); a counter on one end only points at that end's port or cable end",
+				Remedy:   report.Manual(report.ActionCable, "reseat or replace the cable (and clean the connectors); a counter on one end only points at that end's port or cable end"),
 				Source:   "Linux netdev statistics and RDMA port counters (/sys/class/net/*/statistics, /sys/class/infiniband/*/ports/*/counters, hw_counters)"})
 		}
 	}
@@ -311,12 +310,12 @@ func Qualify(rec *Record, expectedGbps float64, expectSource string) Qualificati
 			hi, lo = lo, hi
 		}
 		if hi.Gbps/lo.Gbps > q.Rules.Asymmetric {
-			q.Findings = append(q.Findings, check.Finding{ID: "link.asymmetric", Severity: check.Warn, Subject: r,
+			q.Findings = append(q.Findings, report.Finding{ID: "link.asymmetric", Severity: report.Warn, Subject: r,
 				Title:    "both directions of a link move alike",
 				Observed: fmt.Sprintf("%s→%s %.1f Gb/s, %s→%s %.1f Gb/s (%.1f×)", hi.From, hi.To, hi.Gbps, lo.From, lo.To, lo.Gbps, hi.Gbps/lo.Gbps),
 				Expected: fmt.Sprintf("within %.0f× of each other", q.Rules.Asymmetric),
 				Why:      "one direction slower than the other points at one end: a port, a transceiver, a shaping or a pause-frame storm on one side",
-				Fix:      "look at the slow direction's sender: its port counters, its qdisc (tc qdisc show dev NETDEV) and its cable end",
+				Remedy:   report.Manual(report.ActionCable, "look at the slow direction's sender: its port counters, its qdisc (tc qdisc show dev NETDEV) and its cable end"),
 				Source:   q.Rules.Source})
 		}
 	}

@@ -142,19 +142,16 @@ func stepUses(st Step, tool string) bool {
 	return false
 }
 
-// Status is the run's overall verdict: the worst step's, where a step that
-// could not run counts as "unknown" (below "critical"); "unknown" too when
-// the plan has no step at all.
-func Status(r *Record) string {
-	status := report.VerdictOK
-	rank := map[string]int{report.VerdictOK: 0, report.VerdictNone: 0, report.VerdictWarning: 1, report.VerdictUnknown: 2, report.VerdictCritical: 3}
-	for _, a := range r.Analyses {
-		if rank[a.Status] > rank[status] {
-			status = a.Status
-		}
-	}
+// Status is the run's overall verdict: the worst step's in the report's one
+// ranking (a step that could not run is unknown); unknown too when the plan
+// has no step at all.
+func Status(r *Record) report.Verdict {
 	if len(r.Bench.Plan.Steps) == 0 {
 		return report.VerdictUnknown
+	}
+	status := report.VerdictOK
+	for _, a := range r.Analyses {
+		status = report.Worse(status, a.Status)
 	}
 	return status
 }

@@ -48,10 +48,10 @@ func judged(rec *Record) map[string]string {
 	out := map[string]string{}
 	for _, a := range rec.Analyses {
 		for _, it := range a.Items {
-			out[a.File+" "+it.Subject+" "+it.Metric] = strings.TrimRight(strings.TrimRight(jsonNum(it.Value), "0"), ".") + " " + it.Unit + " " + it.Verdict
+			out[a.File+" "+it.Subject+" "+it.Metric] = strings.TrimRight(strings.TrimRight(jsonNum(it.Value), "0"), ".") + " " + it.Unit + " " + string(it.Verdict)
 		}
 		if len(a.Items) == 0 {
-			out[a.File] = a.Status + ": " + a.Error
+			out[a.File] = string(a.Status) + ": " + a.Error
 		}
 	}
 	return out

@@ -5,7 +5,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -101,7 +100,7 @@ func shareFlags(st Step, shares []report.RailTraffic) []report.AnalysisFlag {
 				for _, o := range ss {
 					parts = append(parts, fmt.Sprintf("%s %.1f %%", o.NetDev, 100*[2]float64{o.TxShare, o.RxShare}[dir]))
 				}
-				out = append(out, report.AnalysisFlag{ID: "bench.traffic-share", Severity: check.Warn,
+				out = append(out, report.AnalysisFlag{ID: "bench.traffic-share", Severity: report.Warn,
 					Message:  fmt.Sprintf("%s %s %.1f %% of %s's bytes: NCCL used the other rail(s), not this one", s.NetDev, name, 100*share, h),
 					Evidence: fmt.Sprintf("%s of %s by rail: %s (%s counters)", name, h, strings.Join(parts, ", "), s.Source),
 					Fix:      "list every addressed twin in NCCL_IB_HCA, in the same order on every node, and check NCCL_IB_SUBNET_AWARE_ROUTING on rings (sparkrig fix writes both)",

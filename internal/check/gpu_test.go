@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
@@ -91,10 +92,10 @@ func TestGPUChecksOnChangedH200(t *testing.T) {
 
 // problemSubjects returns "id severity subject" of every warn, fail and
 // not-evaluated finding.
-func problemSubjects(fs []Finding) []string {
+func problemSubjects(fs []report.Finding) []string {
 	out := []string{}
 	for _, f := range fs {
-		if f.Severity.Rank() >= NotEvaluated.Rank() {
+		if f.Severity.Rank() >= report.NotEvaluated.Rank() {
 			out = append(out, f.ID+" "+string(f.Severity)+" "+f.Subject)
 		}
 	}

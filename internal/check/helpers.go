@@ -6,11 +6,12 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // ok is a passing finding: shown with --verbose and in JSON.
-func ok(subject, observed string) Finding {
-	return Finding{Severity: OK, Subject: subject, Observed: observed}
+func ok(subject, observed string) report.Finding {
+	return report.Finding{Severity: report.OK, Subject: subject, Observed: observed}
 }
 
 // onlyIf is an Applies gate: the check runs when cond holds, else it is

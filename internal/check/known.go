@@ -6,6 +6,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // knownIssues matches the node against the known-issues data file: its
@@ -13,12 +14,12 @@ import (
 // Cluster-wide entries (rings) are the cluster's to match.
 var knownIssues = Check{
 	ID: "known.issue", Title: "known issues of what the node runs",
-	Run: func(n *facts.Node) []Finding {
+	Run: func(n *facts.Node) []report.Finding {
 		ks, err := expect.KnownIssues()
 		if err != nil {
-			return []Finding{{Severity: NotEvaluated, Subject: "known-issues", Observed: err.Error()}}
+			return []report.Finding{{Severity: report.NotEvaluated, Subject: "known-issues", Observed: err.Error()}}
 		}
-		var out []Finding
+		var out []report.Finding
 		for _, k := range ks {
 			if k.Match.RingNodesMin > 0 {
 				continue
@@ -80,10 +81,10 @@ func KnownIssueSeen(n *facts.Node, k expect.KnownIssue) (string, bool) {
 }
 
 // KnownFinding is the finding for a known issue seen on a node.
-func KnownFinding(k expect.KnownIssue, seen string) Finding {
-	sev := Warn
+func KnownFinding(k expect.KnownIssue, seen string) report.Finding {
+	sev := report.Warn
 	if k.Severity == "fail" {
-		sev = Fail
+		sev = report.Fail
 	}
 	exp := "not affected"
 	if k.Fixed != "" {
@@ -93,8 +94,8 @@ func KnownFinding(k expect.KnownIssue, seen string) Finding {
 	if k.Status == "reported" {
 		src = "reported: " + src
 	}
-	return Finding{ID: "known.issue", Severity: sev, Subject: k.ID, Title: k.Title, Observed: seen, Expected: exp,
-		Why: k.Symptom, Fix: k.Fix, Source: src}
+	return report.Finding{ID: "known.issue", Severity: sev, Subject: k.ID, Title: k.Title, Observed: seen, Expected: exp,
+		Why: k.Symptom, Remedy: report.Manual(report.ActionRun, k.Fix), Source: src}
 }
 
 func kernelLines(n *facts.Node) []string {

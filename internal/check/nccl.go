@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 var gpuProfiles = []Profile{ProfileSpark, ProfileGPU}
@@ -12,18 +13,18 @@ var gpuProfiles = []Profile{ProfileSpark, ProfileGPU}
 var ncclVersion = Check{
 	ID: "nccl.version", Title: "NCCL library version",
 	Profiles: gpuProfiles, Needs: []string{facts.SrcNCCLLib},
-	Run: func(n *facts.Node) []Finding {
+	Run: func(n *facts.Node) []report.Finding {
 		v := n.NCCL.Version
 		obs := "NCCL " + v
 		if v == "" {
-			return []Finding{{Severity: Info, Subject: "nccl", Observed: "libnccl found at " + n.NCCL.Library + ", version unknown", Expected: "a known NCCL version"}}
+			return []report.Finding{{Severity: report.Info, Subject: "nccl", Observed: "libnccl found at " + n.NCCL.Library + ", version unknown", Expected: "a known NCCL version"}}
 		}
 		if DetectProfile(n) != ProfileSpark || facts.CompareVersions(v, "2.28.3") >= 0 {
-			return []Finding{ok("nccl", obs)}
+			return []report.Finding{ok("nccl", obs)}
 		}
-		return []Finding{{Severity: Fail, Subject: "nccl", Observed: obs, Expected: "NCCL >= 2.28.3 (NVIDIA builds v2.28.9-1 for sm_121)",
+		return []report.Finding{{Severity: report.Fail, Subject: "nccl", Observed: obs, Expected: "NCCL >= 2.28.3 (NVIDIA builds v2.28.9-1 for sm_121)",
 			Why:    "NCCL before 2.28.3 lacks DGX Spark (GB10, sm_121) support for multi-node collectives",
-			Fix:    "git clone -b v2.28.9-1 https://github.com/NVIDIA/nccl && cd nccl && make -j src.build NVCC_GENCODE=\"-gencode=arch=compute_121,code=sm_121\"; point LD_LIBRARY_PATH at build/lib",
+			Remedy: report.Manual(report.ActionUpgrade, "git clone -b v2.28.9-1 https://github.com/NVIDIA/nccl && cd nccl && make -j src.build NVCC_GENCODE=\"-gencode=arch=compute_121,code=sm_121\"; point LD_LIBRARY_PATH at build/lib"),
 			Source: srcSeed000 + "; " + srcPlaybook}}
 	},
 }
@@ -32,11 +33,11 @@ var ncclSocketIfname = Check{
 	ID: "nccl.socket-ifname", Title: "NCCL_SOCKET_IFNAME names existing interfaces",
 	Profiles: gpuProfiles, Needs: []string{facts.SrcNetSysfs},
 	Applies: ncclIsSet("NCCL_SOCKET_IFNAME"),
-	Run: func(n *facts.Node) []Finding {
+	Run: func(n *facts.Node) []report.Finding {
 		v, where, _ := ncclSetting(n, "NCCL_SOCKET_IFNAME")
 		exclude, exact, entries := ncclList(v)
 		if exclude {
-			return []Finding{ok("NCCL_SOCKET_IFNAME", v+" ("+where+", an exclusion list)")}
+			return []report.Finding{ok("NCCL_SOCKET_IFNAME", v+" ("+where+", an exclusion list)")}
 		}
 		var missing []string
 		for _, e := range entries {
@@ -49,13 +50,13 @@ var ncclSocketIfname = Check{
 			}
 		}
 		if len(missing) == 0 {
-			return []Finding{ok("NCCL_SOCKET_IFNAME", v+" ("+where+")")}
+			return []report.Finding{ok("NCCL_SOCKET_IFNAME", v+" ("+where+")")}
 		}
-		return []Finding{{Severity: Fail, Subject: "NCCL_SOCKET_IFNAME",
+		return []report.Finding{{Severity: report.Fail, Subject: "NCCL_SOCKET_IFNAME",
 			Observed: "NCCL_SOCKET_IFNAME=" + v + " in the " + where + "; no interface matches " + strings.Join(missing, ", "),
 			Expected: "a bootstrap interface that exists here (" + strings.Join(netdevNames(n), ", ") + ")",
 			Why:      "NCCL bootstraps over this interface; naming one that does not exist (eth0 on DGX Spark) makes init fail or hang",
-			Fix:      "export NCCL_SOCKET_IFNAME=" + suggestIfname(n) + "   # and fix it in " + where,
+			Remedy:   report.Manual(report.ActionConfigure, "export NCCL_SOCKET_IFNAME="+suggestIfname(n)+"   # and fix it in "+where),
 			Source:   "DGX Spark platform notes, pitfall 6; " + srcNCCLDoc}}
 	},
 }
@@ -86,11 +87,11 @@ var ncclIBHCA = Check{
 	ID: "nccl.ib-hca", Title: "NCCL_IB_HCA names present devices and every active twin",
 	Profiles: gpuProfiles, Needs: []string{facts.SrcRDMA},
 	Applies: ncclIsSet("NCCL_IB_HCA"),
-	Run: func(n *facts.Node) []Finding {
+	Run: func(n *facts.Node) []report.Finding {
 		v, where, _ := ncclSetting(n, "NCCL_IB_HCA")
 		exclude, exact, entries := ncclList(v)
 		if exclude {
-			return []Finding{ok("NCCL_IB_HCA", v+" ("+where+", an exclusion list)")}
+			return []report.Finding{ok("NCCL_IB_HCA", v+" ("+where+", an exclusion list)")}
 		}
 		var absent, used []string
 		for _, e := range entries {
@@ -107,10 +108,10 @@ var ncclIBHCA = Check{
 			}
 		}
 		if len(absent) > 0 {
-			return []Finding{{Severity: Fail, Subject: "NCCL_IB_HCA",
+			return []report.Finding{{Severity: report.Fail, Subject: "NCCL_IB_HCA",
 				Observed: "NCCL_IB_HCA=" + v + " (" + where + ") names absent " + strings.Join(absent, ", "),
 				Expected: "only RDMA devices present here", Why: "NCCL finds no usable HCA and falls back to TCP sockets, about ten times slower",
-				Fix: "export NCCL_IB_HCA=" + strings.Join(activeRDMA(n), ","), Source: srcNCCLDoc}}
+				Remedy: report.Manual(report.ActionConfigure, "export NCCL_IB_HCA="+strings.Join(activeRDMA(n), ",")), Source: srcNCCLDoc}}
 		}
 		var skipped []string
 		for _, a := range activeRDMA(n) {
@@ -119,13 +120,13 @@ var ncclIBHCA = Check{
 			}
 		}
 		if len(skipped) > 0 && DetectProfile(n) == ProfileSpark {
-			return []Finding{{Severity: Warn, Subject: "NCCL_IB_HCA",
+			return []report.Finding{{Severity: report.Warn, Subject: "NCCL_IB_HCA",
 				Observed: "NCCL_IB_HCA=" + v + " leaves out active " + strings.Join(skipped, ", "),
 				Expected: "every ACTIVE RoCE device (both twins of a cabled port)",
 				Why:      "NCCL only uses the listed HCAs, so leaving out a twin halves the port's bandwidth",
-				Fix:      "export NCCL_IB_HCA=" + strings.Join(activeRDMA(n), ","), Source: srcPlaybook + "; " + srcCommunity}}
+				Remedy:   report.Manual(report.ActionConfigure, "export NCCL_IB_HCA="+strings.Join(activeRDMA(n), ",")), Source: srcPlaybook + "; " + srcCommunity}}
 		}
-		return []Finding{ok("NCCL_IB_HCA", v+" ("+where+")")}
+		return []report.Finding{ok("NCCL_IB_HCA", v+" ("+where+")")}
 	},
 }
 

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
@@ -100,7 +101,7 @@ type sparkCase struct {
 	dir      string
 	mutate   func(n *sparkNode)
 	wantID   string
-	wantSev  Severity
+	wantSev  report.Severity
 	describe string
 }
 
@@ -120,44 +121,44 @@ var sparkCases = []sparkCase{
 	{"spark-twin-unaddressed", func(n *sparkNode) {
 		n.iface("enP2p1s0f1np1").addrs = nil
 		n.netplan = strings.Join(strings.Split(netplanSpark1, "\n")[:10], "\n") + "\n"
-	}, "spark.twin-unaddressed", Fail, "enP2p1s0f1np1 has no address; only one twin of port 1 carries traffic"},
+	}, "spark.twin-unaddressed", report.Fail, "enP2p1s0f1np1 has no address; only one twin of port 1 carries traffic"},
 	{"spark-twin-down", func(n *sparkNode) {
 		n.iface("enP2p1s0f1np1").up = false
-	}, "spark.twin-down", Fail, "enP2p1s0f1np1 down while its twin carries the cable"},
+	}, "spark.twin-down", report.Fail, "enP2p1s0f1np1 down while its twin carries the cable"},
 	{"spark-twins-same-subnet", func(n *sparkNode) {
 		n.iface("enP2p1s0f1np1").addrs = []string{"192.168.100.17/24"}
 		n.netplan = strings.Replace(netplanSpark1, "192.168.200.17/24", "192.168.100.17/24", 1)
-	}, "spark.twins-same-subnet", Fail, "both twins of port 1 in 192.168.100.0/24"},
+	}, "spark.twins-same-subnet", report.Fail, "both twins of port 1 in 192.168.100.0/24"},
 	{"spark-mtu-1500", func(n *sparkNode) {
 		n.iface("enp1s0f1np1").mtu, n.iface("enP2p1s0f1np1").mtu = 1500, 1500
 		n.netplan = strings.ReplaceAll(netplanSpark1, "      mtu: 9000\n", "")
-	}, "spark.mtu", Warn, "both twins of port 1 at MTU 1500"},
+	}, "spark.mtu", report.Warn, "both twins of port 1 at MTU 1500"},
 	{"spark-mtu-twins-differ", func(n *sparkNode) {
 		n.iface("enP2p1s0f1np1").mtu = 1500
-	}, "spark.mtu-twins-differ", Warn, "enp1s0f1np1 at MTU 9000, its twin at 1500"},
+	}, "spark.mtu-twins-differ", report.Warn, "enp1s0f1np1 at MTU 9000, its twin at 1500"},
 	{"spark-link-100g", func(n *sparkNode) {
 		n.iface("enp1s0f1np1").speed, n.iface("enP2p1s0f1np1").speed = 100000, 100000
-	}, "spark.link-speed", Warn, "port 1 negotiated 100 Gb/s"},
+	}, "spark.link-speed", report.Warn, "port 1 negotiated 100 Gb/s"},
 	{"spark-pcie-x2", func(n *sparkNode) {
 		n.pcieWidth["0002:01:00.1"] = 2
-	}, "spark.pcie-width", Fail, "0002:01:00.1 trained at Gen5 x2 (old BIOS)"},
+	}, "spark.pcie-width", report.Fail, "0002:01:00.1 trained at Gen5 x2 (old BIOS)"},
 	{"spark-socket-ifname-eth0", func(n *sparkNode) {
 		n.env[0] = "NCCL_SOCKET_IFNAME=eth0"
-	}, "nccl.socket-ifname", Fail, "NCCL_SOCKET_IFNAME=eth0 in the environment; a Spark has no eth0"},
+	}, "nccl.socket-ifname", report.Fail, "NCCL_SOCKET_IFNAME=eth0 in the environment; a Spark has no eth0"},
 	{"spark-nccl-2.27", func(n *sparkNode) {
 		n.ncclPkg = "libnccl2 2.27.7-1+cuda13.0\nlibnccl-dev 2.27.7-1+cuda13.0\n"
-	}, "nccl.version", Fail, "NCCL 2.27.7 installed (also older than the aarch64 proxy-op fix)"},
+	}, "nccl.version", report.Fail, "NCCL 2.27.7 installed (also older than the aarch64 proxy-op fix)"},
 	{"spark-nccl-2.28.9", func(n *sparkNode) {
 		n.ncclPkg = "libnccl2 2.28.9-1+cuda13.0\nlibnccl-dev 2.28.9-1+cuda13.0\n"
-	}, "known.issue", Warn, "NCCL 2.28.9 (NVIDIA's playbook build) on aarch64: the proxy-op slot leak fixed in 2.29.3"},
+	}, "known.issue", report.Warn, "NCCL 2.28.9 (NVIDIA's playbook build) on aarch64: the proxy-op slot leak fixed in 2.29.3"},
 	{"spark-cma-0", func(n *sparkNode) {
 		n.cmaKB = 0
-	}, "spark.cma", Warn, "CmaTotal: 0 kB and no kho=off"},
+	}, "spark.cma", report.Warn, "CmaTotal: 0 kB and no kho=off"},
 	{"spark-dhcp-cx7", func(n *sparkNode) {
 		n.iface("enP2p1s0f1np1").dynamic = true
 		n.netplan = strings.Replace(strings.Replace(netplanSpark1, "dhcp4: no", "dhcp4: yes", 2), "dhcp4: yes", "dhcp4: no", 1)
 		n.netplan = strings.Replace(n.netplan, "      addresses: [192.168.200.17/24]\n", "", 1)
-	}, "spark.dhcp-on-cx7", Warn, "enP2p1s0f1np1 takes a DHCP lease"},
+	}, "spark.dhcp-on-cx7", report.Warn, "enP2p1s0f1np1 takes a DHCP lease"},
 }
 
 // TestGenerateSparkTrees writes the trees with -update; without it, it checks

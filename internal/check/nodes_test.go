@@ -9,15 +9,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
 // problems returns "id severity" of every warn, fail and not-evaluated finding.
-func problems(fs []Finding) []string {
+func problems(fs []report.Finding) []string {
 	seen := map[string]bool{}
 	out := []string{}
 	for _, f := range fs {
-		if f.Severity.Rank() < NotEvaluated.Rank() {
+		if f.Severity.Rank() < report.NotEvaluated.Rank() {
 			continue
 		}
 		k := f.ID + " " + string(f.Severity)
@@ -30,7 +31,7 @@ func problems(fs []Finding) []string {
 	return out
 }
 
-func auditTree(t *testing.T, dir string) (Profile, []Finding) {
+func auditTree(t *testing.T, dir string) (Profile, []report.Finding) {
 	t.Helper()
 	s, err := snapshot.Read(nodeTree(dir))
 	if err != nil {
@@ -72,8 +73,9 @@ func TestRealTrees(t *testing.T) {
 		profile Profile
 		want    []string
 	}{
-		// 2× H200 VM: no cpufreq governor is exposed, which is reported, not passed.
-		{"gpu-h200x2", ProfileGPU, []string{"os.cpu-governor not-evaluated"}},
+		// 2× H200 VM: no cpufreq driver, so the governor check does not
+		// apply (skipped, with why), neither passed nor a gap in the evidence.
+		{"gpu-h200x2", ProfileGPU, []string{}},
 		// The CI machine: no GPU, no RDMA; nothing GPU-specific applies.
 		{"no-gpu-vm", ProfileNoGPU, []string{}},
 	}
@@ -122,7 +124,7 @@ func TestProfileOverride(t *testing.T) {
 	fs, _ := Run(facts.FromSnapshot(s), ProfileSpark)
 	var absent int
 	for _, f := range fs {
-		if f.ID == "spark.cx7-present" && f.Severity == Fail {
+		if f.ID == "spark.cx7-present" && f.Severity == report.Fail {
 			absent++
 		}
 	}
@@ -148,7 +150,7 @@ func TestProfileWithoutNvidiaSMI(t *testing.T) {
 	if fs, _ := Run(n, DetectProfile(n)); fs[0].Observed != "gpu-server (an NVIDIA display function on PCI; nvidia-smi lists no GPU)" {
 		t.Errorf("profile from PCI: %q", fs[0].Observed)
 	}
-	if d := cmp.Diff([]string{"gpu.driver not-evaluated", "os.cpu-governor not-evaluated"}, problems(fs)); d != "" {
+	if d := cmp.Diff([]string{"gpu.driver not-evaluated"}, problems(fs)); d != "" {
 		t.Errorf("problems (-want +got):\n%s", d)
 	}
 }
@@ -157,7 +159,7 @@ func TestProfileWithoutNvidiaSMI(t *testing.T) {
 // without module support) is told so, and a snapshot that never captured it
 // is told to capture again; neither passes the module checks.
 func TestMissingEvidenceAdvice(t *testing.T) {
-	withModules := func(add func(s *snapshot.Snapshot)) Finding {
+	withModules := func(add func(s *snapshot.Snapshot)) report.Finding {
 		t.Helper()
 		s, err := snapshot.Read(nodeTree("spark-healthy"))
 		if err != nil {
@@ -173,18 +175,47 @@ func TestMissingEvidenceAdvice(t *testing.T) {
 			}
 		}
 		t.Fatal("no module finding")
-		return Finding{}
+		return report.Finding{}
 	}
 	absent := withModules(func(s *snapshot.Snapshot) {
 		s.AddMissing(snapshot.KindFile, "/proc/modules", snapshot.StatusMissing, "open /proc/modules: no such file or directory")
 	})
-	if absent.Severity != NotEvaluated || absent.Observed != "modules absent on the node: /proc/modules: open /proc/modules: no such file or directory" ||
-		!strings.Contains(absent.Fix, "CONFIG_MODULES=n") || strings.Contains(absent.Fix, "snapshot") {
-		t.Errorf("a node without /proc/modules: %s %q, fix %q", absent.Severity, absent.Observed, absent.Fix)
+	if absent.Severity != report.NotEvaluated || absent.Observed != "modules absent on the node: /proc/modules: open /proc/modules: no such file or directory" ||
+		!strings.Contains(remedyText(absent), "CONFIG_MODULES=n") || strings.Contains(remedyText(absent), "snapshot") {
+		t.Errorf("a node without /proc/modules: %s %q, fix %q", absent.Severity, absent.Observed, remedyText(absent))
 	}
 	old := withModules(func(*snapshot.Snapshot) {})
-	if old.Severity != NotEvaluated || old.Observed != "modules not captured: /proc/modules" ||
-		!strings.HasPrefix(old.Fix, "this snapshot was taken without it") {
-		t.Errorf("a snapshot without /proc/modules: %s %q, fix %q", old.Severity, old.Observed, old.Fix)
+	if old.Severity != report.NotEvaluated || old.Observed != "modules not captured: /proc/modules" ||
+		!strings.HasPrefix(remedyText(old), "this snapshot was taken without it") {
+		t.Errorf("a snapshot without /proc/modules: %s %q, fix %q", old.Severity, old.Observed, remedyText(old))
 	}
+}
+
+// remedyText is the text of a finding's manual steps.
+func remedyText(f report.Finding) string {
+	if f.Remedy == nil {
+		return ""
+	}
+	var parts []string
+	for _, s := range f.Remedy.Steps {
+		parts = append(parts, s.Text)
+	}
+	return strings.Join(parts, "\n")
+}
+
+func TestAbsentCpufreqDoesNotApply(t *testing.T) {
+	s, err := snapshot.Read(nodeTree("gpu-h200x2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, skipped := Run(facts.FromSnapshot(s), ProfileGPU)
+	for _, s := range skipped {
+		if s.ID == "os.cpu-governor" {
+			if !strings.HasPrefix(s.Reason, "the node has no cpufreq") {
+				t.Errorf("reason %q", s.Reason)
+			}
+			return
+		}
+	}
+	t.Error("os.cpu-governor not skipped on a node without cpufreq")
 }

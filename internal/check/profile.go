@@ -6,6 +6,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/platform"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // Profile names a platform whose expectations the checks apply.
@@ -52,7 +53,7 @@ func DetectProfile(n *facts.Node) Profile {
 
 // profileFinding says which profile the audit used and what it rests on, so a
 // node where little applies still says why.
-func profileFinding(n *facts.Node, p Profile) Finding {
+func profileFinding(n *facts.Node, p Profile) report.Finding {
 	detected := DetectProfile(n)
 	obs := string(p)
 	switch {
@@ -73,6 +74,6 @@ func profileFinding(n *facts.Node, p Profile) Finding {
 		}
 		obs += " (" + why + "; GPU, NCCL and DGX Spark checks do not apply)"
 	}
-	return Finding{ID: "node.profile", Host: n.Host, Severity: Info, Subject: "node", Title: "platform profile",
+	return report.Finding{ID: "node.profile", Host: n.Host, Severity: report.Info, Subject: "node", Title: "platform profile",
 		Observed: obs, Expected: "the profile matching this machine", Source: "detected from /etc/dgx-release, nvidia-smi and PCI ids"}
 }

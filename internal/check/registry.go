@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // Check is one audit rule.
@@ -18,7 +19,7 @@ type Check struct {
 	// Applies gates the check on the node; it returns why not when false.
 	Applies func(n *facts.Node) (bool, string)
 	// Run returns the check's findings (Host, ID and Title are filled in).
-	Run func(n *facts.Node) []Finding
+	Run func(n *facts.Node) []report.Finding
 }
 
 // Registry is every single-node check, in the order findings are reported.
@@ -68,19 +69,23 @@ var Registry = []Check{
 
 // Run applies every check of the registry that belongs to profile p and
 // returns the findings in registry order and the checks that did not apply with why.
-func Run(n *facts.Node, p Profile) ([]Finding, []Skipped) {
-	findings := []Finding{profileFinding(n, p)}
-	skipped := []Skipped{}
+func Run(n *facts.Node, p Profile) ([]report.Finding, []report.Skipped) {
+	findings := []report.Finding{profileFinding(n, p)}
+	skipped := []report.Skipped{}
 	for _, c := range Registry {
 		if !inProfile(c, p) {
-			skipped = append(skipped, Skipped{ID: c.ID, Host: n.Host, Reason: "not part of the " + string(p) + " profile"})
+			skipped = append(skipped, report.Skipped{ID: c.ID, Host: n.Host, Reason: "not part of the " + string(p) + " profile"})
 			continue
 		}
 		if c.Applies != nil {
 			if ok, why := c.Applies(n); !ok {
-				skipped = append(skipped, Skipped{ID: c.ID, Host: n.Host, Reason: why})
+				skipped = append(skipped, report.Skipped{ID: c.ID, Host: n.Host, Reason: why})
 				continue
 			}
+		}
+		if why, absent := notApplicable(n, c); absent {
+			skipped = append(skipped, report.Skipped{ID: c.ID, Host: n.Host, Reason: why})
+			continue
 		}
 		if f, missing := notEvaluated(n, c); missing {
 			findings = append(findings, f)
@@ -101,8 +106,29 @@ func inProfile(c Check, p Profile) bool {
 	return len(c.Profiles) == 0 || slices.Contains(c.Profiles, p)
 }
 
+// absentMeansNotApplicable names the sources whose absence on a node is a
+// property of the node, not a gap in the evidence: no cpufreq driver means
+// the node (a VM, a fixed-clock server) has no governor to check. Absent
+// elsewhere (a missing nvidia-smi on a GPU node), the check is not evaluated.
+var absentMeansNotApplicable = map[string]bool{"cpufreq": true}
+
+// notApplicable says why a check does not apply when the node lacks what it
+// looks at.
+func notApplicable(n *facts.Node, c Check) (string, bool) {
+	for _, src := range c.Needs {
+		if st := n.Sources[src]; absentMeansNotApplicable[src] && st.Status == "missing" {
+			why := "the node has no " + src
+			if st.Detail != "" {
+				why += " (" + st.Detail + ")"
+			}
+			return why, true
+		}
+	}
+	return "", false
+}
+
 // notEvaluated returns the finding of a check whose evidence is missing.
-func notEvaluated(n *facts.Node, c Check) (Finding, bool) {
+func notEvaluated(n *facts.Node, c Check) (report.Finding, bool) {
 	for _, src := range c.Needs {
 		st := n.Sources[src]
 		if st.Status == "ok" {
@@ -118,14 +144,14 @@ func notEvaluated(n *facts.Node, c Check) (Finding, bool) {
 		if st.Detail != "" {
 			obs += ": " + st.Detail
 		}
-		return Finding{
-			ID: c.ID, Host: n.Host, Severity: NotEvaluated, Subject: "node", Title: c.Title,
+		return report.Finding{
+			ID: c.ID, Host: n.Host, Severity: report.NotEvaluated, Subject: "node", Title: c.Title,
 			Observed: obs, Expected: "the " + src + " evidence",
-			Why: "without this evidence the check can neither pass nor fail",
-			Fix: notEvaluatedFix(src, st.Status),
+			Why:    "without this evidence the check can neither pass nor fail",
+			Remedy: report.Manual(report.ActionRun, notEvaluatedFix(src, st.Status)),
 		}, true
 	}
-	return Finding{}, false
+	return report.Finding{}, false
 }
 
 // sourceFixes says how to make a source the node lacks available.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/platform"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // sparkPort is one QSFP port of the DGX Spark ConnectX-7: two PCIe functions
@@ -35,8 +36,8 @@ func presentSparkNetdevs(n *facts.Node) []*facts.NetDev {
 
 // eachCabledTwin collects f's finding for every present twin of a cabled
 // port, with the twin as its subject; a zero Finding adds nothing.
-func eachCabledTwin(n *facts.Node, f func(p sparkPort, d *facts.NetDev) Finding) []Finding {
-	var out []Finding
+func eachCabledTwin(n *facts.Node, f func(p sparkPort, d *facts.NetDev) report.Finding) []report.Finding {
+	var out []report.Finding
 	for _, p := range cabledPorts(n) {
 		for _, t := range p.Twins {
 			d := n.NetDev(t)
@@ -54,8 +55,8 @@ func eachCabledTwin(n *facts.Node, f func(p sparkPort, d *facts.NetDev) Finding)
 
 // eachTwinPair collects f's finding for every port of ports whose twins are
 // both present, with the pair as its subject; a zero Finding adds nothing.
-func eachTwinPair(n *facts.Node, ports []sparkPort, f func(p sparkPort, a, b *facts.NetDev) Finding) []Finding {
-	var out []Finding
+func eachTwinPair(n *facts.Node, ports []sparkPort, f func(p sparkPort, a, b *facts.NetDev) report.Finding) []report.Finding {
+	var out []report.Finding
 	for _, p := range ports {
 		a, b := n.NetDev(p.Twins[0]), n.NetDev(p.Twins[1])
 		if a == nil || b == nil {
@@ -101,23 +102,23 @@ var spark = []Profile{ProfileSpark}
 var sparkCX7Present = Check{
 	ID: "spark.cx7-present", Title: "ConnectX-7 netdevs and RoCE devices present and mapped",
 	Profiles: spark, Needs: []string{facts.SrcNetSysfs},
-	Run: func(n *facts.Node) []Finding {
-		var out []Finding
+	Run: func(n *facts.Node) []report.Finding {
+		var out []report.Finding
 		for _, p := range sparkPorts {
 			for i, t := range p.Twins {
 				d := n.NetDev(t)
 				switch {
 				case d == nil:
-					out = append(out, Finding{Severity: Fail, Subject: t,
+					out = append(out, report.Finding{Severity: report.Fail, Subject: t,
 						Observed: "interface absent", Expected: t + " (" + p.Name + ") present",
 						Why:    "each QSFP port is two PCIe functions; a missing function halves that port's bandwidth",
-						Fix:    "check `lspci -d 15b3:` lists four ConnectX-7 functions and `dmesg | grep mlx5` for probe errors; update the DGX OS and firmware",
+						Remedy: report.Manual(report.ActionFirmware, "check `lspci -d 15b3:` lists four ConnectX-7 functions and `dmesg | grep mlx5` for probe errors; update the DGX OS and firmware"),
 						Source: srcPlaybook})
 				case n.Has(facts.SrcRDMA) && d.RDMADev == "":
-					out = append(out, Finding{Severity: Warn, Subject: t,
+					out = append(out, report.Finding{Severity: report.Warn, Subject: t,
 						Observed: "no RDMA device on " + t, Expected: p.RDMA[i] + " ==> " + t,
 						Why:    "NCCL uses RoCE through the RDMA device; without it traffic falls back to TCP sockets",
-						Fix:    "sudo modprobe mlx5_ib && ibdev2netdev",
+						Remedy: report.Manual(report.ActionRun, "sudo modprobe mlx5_ib && ibdev2netdev"),
 						Source: srcPlaybook})
 				default:
 					out = append(out, ok(t, t+" present"+rdmaSuffix(d)))
@@ -138,18 +139,18 @@ func rdmaSuffix(d *facts.NetDev) string {
 var sparkLinkSpeed = Check{
 	ID: "spark.link-speed", Title: "cabled port negotiated 200 Gb/s",
 	Profiles: spark, Needs: []string{facts.SrcNetSysfs}, Applies: anyCabled,
-	Run: func(n *facts.Node) []Finding {
-		return eachCabledTwin(n, func(_ sparkPort, d *facts.NetDev) Finding {
+	Run: func(n *facts.Node) []report.Finding {
+		return eachCabledTwin(n, func(_ sparkPort, d *facts.NetDev) report.Finding {
 			switch {
 			case d.SpeedMbps == nil:
-				return Finding{}
+				return report.Finding{}
 			case *d.SpeedMbps >= 200000:
 				return ok("", fmt.Sprintf("%d Mb/s", *d.SpeedMbps))
 			}
-			return Finding{Severity: Warn,
+			return report.Finding{Severity: report.Warn,
 				Observed: fmt.Sprintf("%d Mb/s", *d.SpeedMbps), Expected: "200000 Mb/s",
 				Why:    "a port that negotiated 100G (typically behind a switch with auto-negotiation) caps the link at half its bandwidth",
-				Fix:    "force 200G on the switch port (MikroTik: set the interface speed to 200G-baseCR4, auto-negotiation off), then check `ethtool " + d.Name + " | grep Speed`",
+				Remedy: report.Manual(report.ActionInspect, "force 200G on the switch port (MikroTik: set the interface speed to 200G-baseCR4, auto-negotiation off), then check `ethtool "+d.Name+" | grep Speed`"),
 				Source: "DGX Spark platform notes, pitfall 4; " + srcCommunity}
 		})
 	},
@@ -158,15 +159,15 @@ var sparkLinkSpeed = Check{
 var sparkTwinDown = Check{
 	ID: "spark.twin-down", Title: "both twins of a cabled port up",
 	Profiles: spark, Needs: []string{facts.SrcNetSysfs}, Applies: anyCabled,
-	Run: func(n *facts.Node) []Finding {
-		return eachCabledTwin(n, func(p sparkPort, d *facts.NetDev) Finding {
+	Run: func(n *facts.Node) []report.Finding {
+		return eachCabledTwin(n, func(p sparkPort, d *facts.NetDev) report.Finding {
 			if d.OperState == "up" {
 				return ok("", "up")
 			}
-			return Finding{Severity: Fail,
+			return report.Finding{Severity: report.Fail,
 				Observed: "operstate " + d.OperState + " while its twin on " + p.Name + " is up", Expected: "both twins of a cabled port up",
 				Why:    "the cable carries two ~100 Gb/s functions; with one down the port runs at half bandwidth",
-				Fix:    "sudo ip link set " + d.Name + " up   # and check /etc/netplan/40-cx7.yaml configures it",
+				Remedy: report.Manual(report.ActionRun, "sudo ip link set "+d.Name+" up   # and check /etc/netplan/40-cx7.yaml configures it"),
 				Source: "DGX Spark platform notes (twins); " + srcPlaybook}
 		})
 	},
@@ -175,8 +176,8 @@ var sparkTwinDown = Check{
 var sparkTwinUnaddressed = Check{
 	ID: "spark.twin-unaddressed", Title: "both twins of a cabled port addressed",
 	Profiles: spark, Needs: []string{facts.SrcIPAddr}, Applies: anyCabled,
-	Run: func(n *facts.Node) []Finding {
-		var out []Finding
+	Run: func(n *facts.Node) []report.Finding {
+		var out []report.Finding
 		for _, p := range cabledPorts(n) {
 			var have, lack []string
 			for _, t := range p.Twins {
@@ -191,16 +192,16 @@ var sparkTwinUnaddressed = Check{
 			case 2:
 				out = append(out, ok(subject, "both twins have IPv4 addresses"))
 			case 1:
-				out = append(out, Finding{Severity: Fail, Subject: lack[0],
+				out = append(out, report.Finding{Severity: report.Fail, Subject: lack[0],
 					Observed: "no IPv4 address; its twin " + have[0] + " has one", Expected: "both twins of " + p.Name + " addressed, on different subnets",
 					Why:    "each twin carries only ~100 Gb/s, so a port with one addressed twin runs at half bandwidth",
-					Fix:    twinNetplanFix(n, p),
+					Remedy: report.Manual(report.ActionRun, twinNetplanFix(n, p)),
 					Source: srcPlaybook + "; " + srcSeed001})
 			default:
-				out = append(out, Finding{Severity: Warn, Subject: subject,
+				out = append(out, report.Finding{Severity: report.Warn, Subject: subject,
 					Observed: p.Name + " is cabled but neither twin has an IPv4 address", Expected: "both twins addressed",
 					Why:    "RoCE needs an IP address (GID) on each function; an unaddressed cabled port carries no NCCL traffic",
-					Fix:    twinNetplanFix(n, p),
+					Remedy: report.Manual(report.ActionRun, twinNetplanFix(n, p)),
 					Source: srcPlaybook})
 			}
 		}
@@ -265,24 +266,24 @@ func twinAddrs(n *facts.Node, p sparkPort) [2]netip.Prefix {
 var sparkTwinsSameSubnet = Check{
 	ID: "spark.twins-same-subnet", Title: "twins on different subnets",
 	Profiles: spark, Needs: []string{facts.SrcIPAddr},
-	Run: func(n *facts.Node) []Finding {
-		return eachTwinPair(n, sparkPorts, func(p sparkPort, a, b *facts.NetDev) Finding {
+	Run: func(n *facts.Node) []report.Finding {
+		return eachTwinPair(n, sparkPorts, func(p sparkPort, a, b *facts.NetDev) report.Finding {
 			if len(ipv4(a)) == 0 || len(ipv4(b)) == 0 {
-				return Finding{} // spark.twin-unaddressed reports it
+				return report.Finding{} // spark.twin-unaddressed reports it
 			}
 			switch shared := sharedSubnet(ipv4(a), ipv4(b)); shared {
 			case "link-local":
-				return Finding{Severity: Info,
+				return report.Finding{Severity: report.Info,
 					Observed: "both twins use IPv4 link-local (169.254.0.0/16)", Expected: "link-local or static per-twin subnets",
 					Why:    "NVIDIA's link-local option works for two nodes; static per-twin subnets make routing explicit",
 					Source: srcPlaybook}
 			case "":
 				return ok("", cidrs(ipv4(a))+" / "+cidrs(ipv4(b)))
 			default:
-				return Finding{Severity: Fail,
+				return report.Finding{Severity: report.Fail,
 					Observed: "both twins in " + shared, Expected: "each twin on its own subnet (e.g. 192.168.100.0/24 and 192.168.101.0/24)",
 					Why:    "two interfaces on one subnet make the kernel route and answer ARP through either, which breaks RoCE connections",
-					Fix:    twinNetplanFix(n, p),
+					Remedy: report.Manual(report.ActionRun, twinNetplanFix(n, p)),
 					Source: "DGX Spark platform notes, pitfall 2; " + srcPlaybook}
 			}
 		})
@@ -321,8 +322,8 @@ func activeSparkNetdevs(n *facts.Node) []*facts.NetDev {
 var sparkMTU = Check{
 	ID: "spark.mtu", Title: "jumbo MTU on the ConnectX-7 data path",
 	Profiles: spark, Needs: []string{facts.SrcNetSysfs}, Applies: anyCabled,
-	Run: func(n *facts.Node) []Finding {
-		var out []Finding
+	Run: func(n *facts.Node) []report.Finding {
+		var out []report.Finding
 		for _, d := range activeSparkNetdevs(n) {
 			if twinMTUDiffers(n, d.Name) {
 				continue // spark.mtu-twins-differ reports it, with a fix for both
@@ -331,10 +332,10 @@ var sparkMTU = Check{
 				out = append(out, ok(d.Name, fmt.Sprintf("MTU %d", d.MTU)))
 				continue
 			}
-			out = append(out, Finding{Severity: Warn, Subject: d.Name,
+			out = append(out, report.Finding{Severity: report.Warn, Subject: d.Name,
 				Observed: fmt.Sprintf("MTU %d", d.MTU), Expected: "MTU 9000 (and the same on the peer and any switch)",
 				Why:    "with MTU 1500 RoCE runs at active_mtu 1024 and all_gather loses about 5 % bus bandwidth",
-				Fix:    "add `mtu: 9000` under " + d.Name + " in /etc/netplan/40-cx7.yaml, then `sudo netplan apply` (now: sudo ip link set " + d.Name + " mtu 9000)",
+				Remedy: report.Manual(report.ActionRun, "add `mtu: 9000` under "+d.Name+" in /etc/netplan/40-cx7.yaml, then `sudo netplan apply` (now: sudo ip link set "+d.Name+" mtu 9000)"),
 				Source: srcSeed000 + "; " + srcCommunity})
 		}
 		return out
@@ -355,15 +356,15 @@ func twinMTUDiffers(n *facts.Node, name string) bool {
 var sparkMTUTwins = Check{
 	ID: "spark.mtu-twins-differ", Title: "equal MTU on both twins",
 	Profiles: spark, Needs: []string{facts.SrcNetSysfs}, Applies: anyCabled,
-	Run: func(n *facts.Node) []Finding {
-		return eachTwinPair(n, cabledPorts(n), func(_ sparkPort, a, b *facts.NetDev) Finding {
+	Run: func(n *facts.Node) []report.Finding {
+		return eachTwinPair(n, cabledPorts(n), func(_ sparkPort, a, b *facts.NetDev) report.Finding {
 			if a.MTU == b.MTU {
 				return ok("", fmt.Sprintf("MTU %d on both", a.MTU))
 			}
-			return Finding{Severity: Warn,
+			return report.Finding{Severity: report.Warn,
 				Observed: fmt.Sprintf("%s MTU %d, %s MTU %d", a.Name, a.MTU, b.Name, b.MTU), Expected: "the same MTU on both twins",
 				Why:    "NCCL stripes traffic over both twins, so the smaller MTU sets the pace and mismatched peers drop jumbo frames",
-				Fix:    fmt.Sprintf("set `mtu: 9000` for both %s and %s in /etc/netplan/40-cx7.yaml; sudo netplan apply", a.Name, b.Name),
+				Remedy: report.Manual(report.ActionRun, fmt.Sprintf("set `mtu: 9000` for both %s and %s in /etc/netplan/40-cx7.yaml; sudo netplan apply", a.Name, b.Name)),
 				Source: srcSeed000}
 		})
 	},
@@ -372,8 +373,8 @@ var sparkMTUTwins = Check{
 var sparkAddrPersisted = Check{
 	ID: "spark.addr-persisted", Title: "ConnectX-7 addresses persisted in configuration",
 	Profiles: spark, Needs: []string{facts.SrcIPAddr, facts.SrcNetConfig},
-	Run: func(n *facts.Node) []Finding {
-		var out []Finding
+	Run: func(n *facts.Node) []report.Finding {
+		var out []report.Finding
 		for _, d := range presentSparkNetdevs(n) {
 			name := d.Name
 			for _, a := range ipv4(d) {
@@ -385,15 +386,15 @@ var sparkAddrPersisted = Check{
 					continue
 				}
 				if detail := n.Sources[facts.SrcNetConfig].Detail; strings.HasPrefix(detail, facts.NetConfigPartial) {
-					out = append(out, Finding{Severity: NotEvaluated, Subject: name,
+					out = append(out, report.Finding{Severity: report.NotEvaluated, Subject: name,
 						Observed: a.String() + " is in no readable configuration; " + detail, Expected: "the address in a netplan, NetworkManager or networkd file",
-						Why: "the files that might persist it could not be read", Fix: "run sparkrig doctor with sudo", Source: srcPlaybook})
+						Why: "the files that might persist it could not be read", Remedy: report.Manual(report.ActionRun, "run sparkrig doctor with sudo"), Source: srcPlaybook})
 					continue
 				}
-				out = append(out, Finding{Severity: Warn, Subject: name,
+				out = append(out, report.Finding{Severity: report.Warn, Subject: name,
 					Observed: a.String() + " is set but no netplan, NetworkManager or networkd file configures it", Expected: "the address in /etc/netplan/40-cx7.yaml",
 					Why:    "an address set by hand with `ip addr` is gone after a reboot and the cluster silently loses the link",
-					Fix:    "persist it: add `addresses: [" + a.String() + "]` under " + name + " in /etc/netplan/40-cx7.yaml (mode 600), then `sudo netplan apply`",
+					Remedy: report.Manual(report.ActionRun, "persist it: add `addresses: ["+a.String()+"]` under "+name+" in /etc/netplan/40-cx7.yaml (mode 600), then `sudo netplan apply`"),
 					Source: "DGX Spark platform notes, pitfall 11; " + srcPlaybook})
 			}
 		}
@@ -425,8 +426,8 @@ func configuredBy(n *facts.Node, iface string, a netip.Prefix) string {
 var sparkDHCP = Check{
 	ID: "spark.dhcp-on-cx7", Title: "no DHCP on ConnectX-7 netdevs",
 	Profiles: spark, Needs: []string{facts.SrcIPAddr},
-	Run: func(n *facts.Node) []Finding {
-		var out []Finding
+	Run: func(n *facts.Node) []report.Finding {
+		var out []report.Finding
 		for _, d := range presentSparkNetdevs(n) {
 			name := d.Name
 			var why []string
@@ -443,10 +444,10 @@ var sparkDHCP = Check{
 			if len(why) == 0 {
 				continue
 			}
-			out = append(out, Finding{Severity: Warn, Subject: name,
+			out = append(out, report.Finding{Severity: report.Warn, Subject: name,
 				Observed: strings.Join(why, "; "), Expected: "a static address (or IPv4 link-local) on each CX-7 netdev",
 				Why:    "a lease can change or lapse, and NCCL_IB_HCA/GID pairings built on it break between runs",
-				Fix:    "set `dhcp4: false` and a static `addresses:` entry for " + name + " in /etc/netplan/40-cx7.yaml; sudo netplan apply",
+				Remedy: report.Manual(report.ActionRun, "set `dhcp4: false` and a static `addresses:` entry for "+name+" in /etc/netplan/40-cx7.yaml; sudo netplan apply"),
 				Source: srcSeed000 + "; " + srcPlaybook})
 		}
 		return out
@@ -456,8 +457,8 @@ var sparkDHCP = Check{
 var sparkRoCEGID = Check{
 	ID: "spark.roce-gid", Title: "a RoCE v2 GID for every IPv4 address of an active port",
 	Profiles: spark, Needs: []string{facts.SrcRDMA}, Applies: onlyIf(hasActiveRDMAWithGIDs, "no active RDMA port with a GID table captured"),
-	Run: func(n *facts.Node) []Finding {
-		var out []Finding
+	Run: func(n *facts.Node) []report.Finding {
+		var out []report.Finding
 		for _, r := range n.RDMA {
 			for _, p := range r.Ports {
 				nd := n.NetDev(r.NetDev)
@@ -479,10 +480,10 @@ var sparkRoCEGID = Check{
 					out = append(out, ok(subject, "RoCE v2 "+strings.Join(found, ", ")))
 					continue
 				}
-				out = append(out, Finding{Severity: Warn, Subject: subject,
+				out = append(out, report.Finding{Severity: report.Warn, Subject: subject,
 					Observed: "no RoCE v2 GID for " + strings.Join(missing, ", "), Expected: "a RoCE v2 GID for each IPv4 address of " + r.NetDev + ", at any index",
 					Why:    "RoCE v2 over IPv4 needs the address's GID; without it NCCL and perftest fall back to a link-local GID that does not route between subnets",
-					Fix:    "check the address is on " + r.NetDev + " itself (not a bridge or VLAN above it), then `grep . /sys/class/infiniband/" + r.Name + "/ports/" + fmt.Sprint(p.Num) + "/gid_attrs/types/*`",
+					Remedy: report.Manual(report.ActionInspect, "check the address is on "+r.NetDev+" itself (not a bridge or VLAN above it), then `grep . /sys/class/infiniband/"+r.Name+"/ports/"+fmt.Sprint(p.Num)+"/gid_attrs/types/*`"),
 					Source: "DGX Spark platform notes (NCCL_IB_GID_INDEX); " + srcCommunity})
 			}
 		}
@@ -507,16 +508,16 @@ var ncclGIDIndex = Check{
 	ID: "nccl.gid-index", Title: "a pinned NCCL_IB_GID_INDEX points at RoCE v2 IPv4 on every HCA",
 	Profiles: gpuProfiles, Needs: []string{facts.SrcRDMA},
 	Applies: onlyIf(func(n *facts.Node) bool { _, _, ok := pinnedGID(n); return ok }, "NCCL_IB_GID_INDEX is not set: NCCL picks the RoCE v2 GID itself"),
-	Run: func(n *facts.Node) []Finding {
+	Run: func(n *facts.Node) []report.Finding {
 		v, where, _ := pinnedGID(n)
 		subject := "NCCL_IB_GID_INDEX"
 		src := "NVIDIA NCCL environment variables (NCCL_IB_GID_INDEX, default -1: automatic since 2.21); FujitsuPolycom/sparkring #186, #290; tonyd2wild/DeepSeek-v4-Flash-Vision-Exp-DSpark-1M-NVFP4-KV-2x-DGX-Spark #38, PR #40 (community)"
 		unset := "remove NCCL_IB_GID_INDEX from " + where + ": NCCL 2.21 and later choose the RoCE v2 GID per device"
 		idx, err := strconv.Atoi(strings.TrimSpace(v))
 		if strings.TrimSpace(v) == "" || err != nil {
-			return []Finding{{Severity: Warn, Subject: subject, Observed: fmt.Sprintf("NCCL_IB_GID_INDEX=%q in %s", v, where), Expected: "unset, or an index",
-				Why: "an empty or non-numeric value parses as 0: the link-local GID, which does not route between subnets; connections between nodes fail or fall back",
-				Fix: unset, Source: src}}
+			return []report.Finding{{Severity: report.Warn, Subject: subject, Observed: fmt.Sprintf("NCCL_IB_GID_INDEX=%q in %s", v, where), Expected: "unset, or an index",
+				Why:    "an empty or non-numeric value parses as 0: the link-local GID, which does not route between subnets; connections between nodes fail or fall back",
+				Remedy: report.Manual(report.ActionRun, unset), Source: src}}
 		}
 		var bad []string
 		for _, r := range n.RDMA {
@@ -534,12 +535,12 @@ var ncclGIDIndex = Check{
 			}
 		}
 		if len(bad) == 0 {
-			return []Finding{ok(subject, fmt.Sprintf("%d (%s): RoCE v2 IPv4 on every active port", idx, where))}
+			return []report.Finding{ok(subject, fmt.Sprintf("%d (%s): RoCE v2 IPv4 on every active port", idx, where))}
 		}
-		return []Finding{{Severity: Warn, Subject: subject, Observed: fmt.Sprintf("%d in %s; %s", idx, where, strings.Join(bad, "; ")),
+		return []report.Finding{{Severity: report.Warn, Subject: subject, Observed: fmt.Sprintf("%d in %s; %s", idx, where, strings.Join(bad, "; ")),
 			Expected: "the index of the RoCE v2 IPv4 GID on every HCA of every node",
 			Why:      "the RoCE v2 IPv4 GID sits at different indexes on different nodes and moves after interface or firmware events: a pinned index then selects another GID and RDMA between nodes fails",
-			Fix:      unset, Source: src}}
+			Remedy:   report.Manual(report.ActionRun, unset), Source: src}}
 	},
 }
 
@@ -578,8 +579,8 @@ func gidAt(p facts.RDMAPort, idx int) *facts.GID {
 var sparkPCIeWidth = Check{
 	ID: "spark.pcie-width", Title: "ConnectX-7 PCIe links trained at Gen5 x4",
 	Profiles: spark, Needs: []string{facts.SrcPCI},
-	Run: func(n *facts.Node) []Finding {
-		var out []Finding
+	Run: func(n *facts.Node) []report.Finding {
+		var out []report.Finding
 		for _, f := range n.PCI {
 			if f.Vendor == nil || *f.Vendor != "0x15b3" || f.StaWidth == 0 {
 				continue
@@ -587,16 +588,16 @@ var sparkPCIeWidth = Check{
 			obs := fmt.Sprintf("%s x%d (capable %s x%d)", f.StaSpeed, f.StaWidth, f.CapSpeed, f.CapWidth)
 			switch {
 			case f.StaWidth < f.CapWidth || f.StaWidth < 4:
-				out = append(out, Finding{Severity: Fail, Subject: f.Addr,
+				out = append(out, report.Finding{Severity: report.Fail, Subject: f.Addr,
 					Observed: obs, Expected: "32GT/s x4 (PCIe Gen5 x4)",
 					Why:    "a CX-7 function trained at x2 moves at most ~50 Gb/s, halving its twin's share of the port",
-					Fix:    "update the DGX Spark BIOS/firmware (`sudo fwupdmgr refresh && sudo fwupdmgr update`), then power-cycle",
+					Remedy: report.Manual(report.ActionFirmware, "update the DGX Spark BIOS/firmware (`sudo fwupdmgr refresh && sudo fwupdmgr update`), then power-cycle"),
 					Source: srcSparkBIOS})
 			case facts.PCIeGen(f.StaSpeed) < facts.PCIeGen(f.CapSpeed):
-				out = append(out, Finding{Severity: Warn, Subject: f.Addr,
+				out = append(out, report.Finding{Severity: report.Warn, Subject: f.Addr,
 					Observed: obs, Expected: f.CapSpeed + " x" + fmt.Sprint(f.CapWidth),
 					Why:    "a link below its capable speed caps RDMA bandwidth (links idle in a power-saving state also read low)",
-					Fix:    "re-check under load: `sudo lspci -s " + f.Addr + " -vv | grep LnkSta`; update BIOS/firmware if it stays low",
+					Remedy: report.Manual(report.ActionFirmware, "re-check under load: `sudo lspci -s "+f.Addr+" -vv | grep LnkSta`; update BIOS/firmware if it stays low"),
 					Source: srcPCIeSysfs})
 			default:
 				out = append(out, ok(f.Addr, obs))
@@ -609,21 +610,21 @@ var sparkPCIeWidth = Check{
 var sparkCMA = Check{
 	ID: "spark.cma", Title: "contiguous memory area available for RDMA registration",
 	Profiles: spark, Needs: []string{facts.SrcMeminfo},
-	Run: func(n *facts.Node) []Finding {
+	Run: func(n *facts.Node) []report.Finding {
 		cma := n.Memory.CmaTotalBytes
 		if cma == nil {
-			return []Finding{{Severity: Info, Subject: "kernel", Observed: "no CmaTotal line in /proc/meminfo", Expected: "CmaTotal > 0 kB"}}
+			return []report.Finding{{Severity: report.Info, Subject: "kernel", Observed: "no CmaTotal line in /proc/meminfo", Expected: "CmaTotal > 0 kB"}}
 		}
 		if *cma > 0 {
-			return []Finding{ok("kernel", fmt.Sprintf("CmaTotal %d kB", *cma>>10))}
+			return []report.Finding{ok("kernel", fmt.Sprintf("CmaTotal %d kB", *cma>>10))}
 		}
 		obs := "CmaTotal: 0 kB"
 		if !strings.Contains(n.OS.Cmdline, "kho=off") {
 			obs += ", kernel command line lacks kho=off"
 		}
-		return []Finding{{Severity: Warn, Subject: "kernel", Observed: obs, Expected: "CmaTotal > 0 kB (kho=off on 7.0 kernels)",
+		return []report.Finding{{Severity: report.Warn, Subject: "kernel", Observed: obs, Expected: "CmaTotal > 0 kB (kho=off on 7.0 kernels)",
 			Why:    "without a CMA pool ibv_reg_mr fails with ENOMEM and NCCL cannot register buffers for RoCE",
-			Fix:    "add kho=off: sudo sed -i 's/^GRUB_CMDLINE_LINUX_DEFAULT=\"/&kho=off /' /etc/default/grub && sudo update-grub && sudo reboot",
+			Remedy: report.Manual(report.ActionRun, "add kho=off: sudo sed -i 's/^GRUB_CMDLINE_LINUX_DEFAULT=\"/&kho=off /' /etc/default/grub && sudo update-grub && sudo reboot"),
 			Source: "DGX Spark platform notes, pitfall 9; " + srcCommunity}}
 	},
 }
@@ -631,8 +632,8 @@ var sparkCMA = Check{
 var sparkGPUDirect = Check{
 	ID: "spark.gpudirect", Title: "GPUDirect RDMA on GB10",
 	Profiles: spark, Needs: []string{facts.SrcModules},
-	Run: func(n *facts.Node) []Finding {
-		return []Finding{{Severity: Info, Subject: "node",
+	Run: func(n *facts.Node) []report.Finding {
+		return []report.Finding{{Severity: report.Info, Subject: "node",
 			Observed: "nvidia_peermem " + loadedWord(n, "nvidia_peermem"), Expected: "not available on GB10 (normal)",
 			Why:    "GB10 has no GPUDirect RDMA: NCCL stages through host memory and logs no GDRDMA, which is expected",
 			Source: srcGPUDirectGB}}
@@ -649,14 +650,14 @@ func loadedWord(n *facts.Node, mod string) string {
 var sparkOS = Check{
 	ID: "spark.os", Title: "Ubuntu 24.04 or later",
 	Profiles: spark, Needs: []string{facts.SrcOSRelease},
-	Run: func(n *facts.Node) []Finding {
+	Run: func(n *facts.Node) []report.Finding {
 		obs := strings.TrimSpace(n.OS.PrettyName + " (" + n.OS.Kernel + ")")
 		if n.OS.ID == "ubuntu" && facts.CompareVersions(n.OS.VersionID, "24.04") >= 0 {
-			return []Finding{ok("os", obs)}
+			return []report.Finding{ok("os", obs)}
 		}
-		return []Finding{{Severity: Warn, Subject: "os", Observed: obs, Expected: "Ubuntu 24.04+ (DGX OS) with the current NVIDIA driver",
+		return []report.Finding{{Severity: report.Warn, Subject: "os", Observed: obs, Expected: "Ubuntu 24.04+ (DGX OS) with the current NVIDIA driver",
 			Why:    "the DGX Spark network stack and NCCL builds are validated on DGX OS / Ubuntu 24.04",
-			Fix:    "sudo apt update && sudo apt full-upgrade (DGX OS), or reinstall DGX OS",
+			Remedy: report.Manual(report.ActionUpgrade, "sudo apt update && sudo apt full-upgrade (DGX OS), or reinstall DGX OS"),
 			Source: srcSeed000}}
 	},
 }

@@ -77,14 +77,14 @@ func TestDoctorFixBenchAgree(t *testing.T) {
 				t.Errorf("doctor says %s, fix plans %d changed files; want both healthy=%v", status, changed, c.healthy)
 			}
 			// The doctor's fix text is the plan's change, finding by finding.
-			advice := fix.Advise(plan, "--hosts spark1,spark2")
+			advice := fix.Remedies(plan, "--hosts spark1,spark2")
 			resolved := 0
 			for _, h := range rep.Hosts {
 				for _, f := range h.Findings {
-					if a, ok := advice[f.ID+" "+f.Subject]; ok {
+					if a, ok := advice[f.Key()]; ok {
 						resolved++
-						if f.Fix != a {
-							t.Errorf("%s %s: doctor says\n%s\nfix --plan says\n%s", h.Host, f.ID, f.Fix, a)
+						if d := cmp.Diff(a, f.Remedy); d != "" {
+							t.Errorf("%s %s: the doctor's remedy is not fix's change (-fix +doctor):\n%s", h.Host, f.ID, d)
 						}
 					}
 				}
@@ -113,12 +113,12 @@ func TestDoctorFixBenchAgree(t *testing.T) {
 	}
 }
 
-func hasClusterAdvice(r *report.Report, advice map[string]string) bool {
+func hasClusterAdvice(r *report.Report, advice map[report.Key]*report.Remedy) bool {
 	if r.Cluster == nil {
 		return false
 	}
 	for _, f := range r.Cluster.Findings {
-		if a, ok := advice[f.ID+" "+f.Subject]; ok && f.Fix == a {
+		if a, ok := advice[f.Key()]; ok && cmp.Equal(a, f.Remedy) {
 			return true
 		}
 	}

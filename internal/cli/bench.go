@@ -458,7 +458,7 @@ func progress(w io.Writer) func(bench.Event) {
 		}
 		line := e.Status
 		if e.Result != nil && e.Result.Measured != "" {
-			line = e.Result.Measured + " → " + e.Result.Status
+			line = e.Result.Measured + " → " + string(e.Result.Status)
 		} else if e.Result != nil && e.Result.Error != "" {
 			line = e.Status + ": " + e.Result.Error
 		}

@@ -151,7 +151,7 @@ func auditReport(caps []hostCapture, profile check.Profile, env *Env) *report.Re
 			if status == "" {
 				status = report.HostFailed
 			}
-			r.Hosts = append(r.Hosts, report.Host{Host: c.Host, Source: c.Source, Status: status, Error: errLine(c.Err), Findings: []check.Finding{}})
+			r.Hosts = append(r.Hosts, report.Host{Host: c.Host, Source: c.Source, Status: status, Error: errLine(c.Err), Findings: []report.Finding{}})
 			continue
 		}
 		n := c.Facts // read once, where the node was acquired

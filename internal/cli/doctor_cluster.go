@@ -3,7 +3,6 @@ package cli
 import (
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/fix"
@@ -47,23 +46,20 @@ func adviseFromPlan(r *report.Report, nodes []fix.Node) {
 	if err != nil {
 		return // the checks' own advice stands; fix --plan says why it cannot plan
 	}
-	advice := fix.Advise(p, "--hosts "+strings.Join(hosts, ","))
-	set := func(host string, f *check.Finding) {
-		for _, k := range []string{f.ID + " " + f.Subject, f.ID + " " + host + ":" + f.Subject} {
-			if a, ok := advice[k]; ok {
-				f.Fix = a
-				return
-			}
+	remedies := fix.Remedies(p, "--hosts "+strings.Join(hosts, ","))
+	set := func(f *report.Finding) {
+		if rem, ok := remedies[f.Key()]; ok {
+			f.Remedy = rem
 		}
 	}
 	for i := range r.Hosts {
 		for j := range r.Hosts[i].Findings {
-			set(r.Hosts[i].Host, &r.Hosts[i].Findings[j])
+			set(&r.Hosts[i].Findings[j])
 		}
 	}
 	if r.Cluster != nil {
 		for j := range r.Cluster.Findings {
-			set("", &r.Cluster.Findings[j])
+			set(&r.Cluster.Findings[j])
 		}
 	}
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
@@ -45,7 +44,7 @@ func clusterProblems(r *report.Report) []string {
 		return []string{"no cluster section"}
 	}
 	for _, f := range r.Cluster.Findings {
-		if f.Severity.Rank() > check.Info.Rank() {
+		if f.Severity.Rank() > report.Info.Rank() {
 			out = append(out, fmt.Sprintf("%s %s %s %s: %s", f.Severity, f.ID, f.Host, f.Subject, f.Observed))
 		}
 	}
@@ -53,7 +52,7 @@ func clusterProblems(r *report.Report) []string {
 	return out
 }
 
-func countID(r *report.Report, id string, sev check.Severity) int {
+func countID(r *report.Report, id string, sev report.Severity) int {
 	n := 0
 	for _, f := range r.Cluster.Findings {
 		if f.ID == id && f.Severity == sev {
@@ -85,7 +84,7 @@ func TestRigHealthyPair(t *testing.T) {
 	if rep.Cluster.Topology != "two-nodes-one-cable" || len(rep.Cluster.Links) != 2 {
 		t.Errorf("topology %s, links %+v", rep.Cluster.Topology, rep.Cluster.Links)
 	}
-	if n := countID(rep, "cluster.df-ping", check.OK); n != 4 {
+	if n := countID(rep, "cluster.df-ping", report.OK); n != 4 {
 		t.Errorf("%d passing DF pings, want 4 (2 rails × 2 directions)", n)
 	}
 	if a := rep.Cluster.Links[0].A; a.RDMADev != "rocep1s0f1" || a.Addr != "192.168.100.10/24" || a.MTU != 9000 || a.SpeedMbps != 200000 {
@@ -116,7 +115,7 @@ func TestRigMTUMismatchCaughtByFactsAndPing(t *testing.T) {
 		t.Errorf("exit %d", code)
 	}
 	// The 1500 side's own pings fit its MTU and pass: the picture shows the direction.
-	if n := countID(rep, "cluster.df-ping", check.OK); n != 3 {
+	if n := countID(rep, "cluster.df-ping", report.OK); n != 3 {
 		t.Errorf("%d passing DF pings, want 3", n)
 	}
 }
@@ -145,7 +144,7 @@ func TestRigDifferentNCCLVersions(t *testing.T) {
 	if diff := cmp.Diff(want, clusterProblems(rep)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if countID(rep, "cluster.df-ping", check.OK) != 0 {
+	if countID(rep, "cluster.df-ping", report.OK) != 0 {
 		t.Error("the mesh ran despite --no-ping")
 	}
 }
@@ -186,7 +185,7 @@ func TestRigRingCabledP0ToP0(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s\n%q", diff, clusterProblems(rep))
 	}
-	if n := countID(rep, "cluster.df-ping", check.OK); n != 12 {
+	if n := countID(rep, "cluster.df-ping", report.OK); n != 12 {
 		t.Errorf("%d passing DF pings, want 12 (6 rails × 2 directions)", n)
 	}
 }

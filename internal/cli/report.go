@@ -156,7 +156,7 @@ func reportSummary(r *report.Report) string {
 	if len(r.Analyses) > 0 {
 		parts = append(parts, plural(len(r.Analyses), "analysed input"))
 	}
-	return r.Status + ": " + strings.Join(parts, ", ")
+	return string(r.Status) + ": " + strings.Join(parts, ", ")
 }
 
 func plural(n int, word string) string {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
@@ -17,7 +16,7 @@ type Analysis struct {
 	Segments []Segment
 	Cables   []Cable
 	Links    []report.Link
-	Findings []check.Finding
+	Findings []report.Finding
 }
 
 // Analyze works out links, topology and cross-node consistency.
@@ -49,19 +48,19 @@ func Analyze(nodes []*facts.Node) *Analysis {
 	return a
 }
 
-func topologyFinding(a *Analysis, why string) check.Finding {
+func topologyFinding(a *Analysis, why string) report.Finding {
 	obs := fmt.Sprintf("%s: %s, %s, %s with addresses", a.Topology, plural(len(a.Hosts), "node"), plural(len(a.Cables), "cable"), plural(len(a.Rails), "rail"))
 	if why != "" {
 		obs += " (" + why + ")"
 	}
-	return check.Finding{ID: "cluster.topology", Severity: check.Info, Subject: "cluster", Title: "detected topology", Observed: obs,
+	return report.Finding{ID: "cluster.topology", Severity: report.Info, Subject: "cluster", Title: "detected topology", Observed: obs,
 		Source: "DGX Spark platform notes (topologies)"}
 }
 
 // Report builds the report section, adding the ping mesh's findings (nil
 // pings: the mesh did not run, e.g. when auditing snapshots).
 func (a *Analysis) Report(pings []PingResult, meshRan bool) *report.Cluster {
-	c := &report.Cluster{Topology: string(a.Topology), Links: a.Links, Findings: append([]check.Finding(nil), a.Findings...)}
+	c := &report.Cluster{Topology: string(a.Topology), Links: a.Links, Findings: append([]report.Finding(nil), a.Findings...)}
 	if c.Links == nil {
 		c.Links = []report.Link{}
 	}

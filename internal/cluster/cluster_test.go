@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/sparkrig/sparkrig/internal/fixture"
+	"github.com/sparkrig/sparkrig/internal/report"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
@@ -67,10 +67,10 @@ func ring() []*facts.Node {
 }
 
 // notOK returns "id subject: observed" of every finding worse than info.
-func notOK(fs []check.Finding) []string {
+func notOK(fs []report.Finding) []string {
 	var out []string
 	for _, f := range fs {
-		if f.Severity.Rank() > check.Info.Rank() {
+		if f.Severity.Rank() > report.Info.Rank() {
 			out = append(out, string(f.Severity)+" "+f.ID+" "+f.Subject+": "+f.Observed)
 		}
 	}

@@ -5,14 +5,14 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // aspect is one fact compared across nodes.
 type aspect struct {
 	id, subject, title string
-	sev                check.Severity
+	sev                report.Severity
 	why, fix, source   string
 	// value returns the node's value, as shown, and whether it is known.
 	value func(n *facts.Node) (string, bool)
@@ -67,8 +67,8 @@ func (s Spread) as(shown map[string]string) Spread {
 
 // consistency compares every aspect across the nodes that have it and
 // reports one finding per aspect that differs: majority and outliers.
-func consistency(nodes []*facts.Node) []check.Finding {
-	var out []check.Finding
+func consistency(nodes []*facts.Node) []report.Finding {
+	var out []report.Finding
 	for _, a := range aspects(nodes) {
 		var hosts, values []string
 		shown := map[string]string{}
@@ -90,13 +90,13 @@ func consistency(nodes []*facts.Node) []check.Finding {
 		}
 		s := spread(hosts, values).as(shown)
 		if len(s.Outliers) == 0 {
-			out = append(out, check.Finding{ID: a.id, Severity: check.OK, Subject: a.subject, Title: a.title,
+			out = append(out, report.Finding{ID: a.id, Severity: report.OK, Subject: a.subject, Title: a.title,
 				Observed: fmt.Sprintf("%s on all %d nodes", show(s.Majority), len(hosts))})
 			continue
 		}
-		out = append(out, check.Finding{ID: a.id, Severity: a.sev, Subject: a.subject, Title: a.title,
+		out = append(out, report.Finding{ID: a.id, Severity: a.sev, Subject: a.subject, Title: a.title,
 			Observed: describeSpread(s, len(hosts)), Expected: "the same on every node",
-			Why: a.why, Fix: a.fix, Source: a.source})
+			Why: a.why, Remedy: report.Manual(report.ActionRun, a.fix), Source: a.source})
 	}
 	return out
 }
@@ -132,47 +132,47 @@ func known(v string) (string, bool) { return v, v != "" }
 // (sysctls, NCCL variables, netdevs) are compared over the union of names.
 func aspects(nodes []*facts.Node) []aspect {
 	as := []aspect{
-		{id: "cluster.driver-mismatch", subject: "NVIDIA driver", title: "same NVIDIA driver on every node", sev: check.Warn,
+		{id: "cluster.driver-mismatch", subject: "NVIDIA driver", title: "same NVIDIA driver on every node", sev: report.Warn,
 			why: "mixed drivers give different CUDA and NCCL behaviour between ranks", fix: "install the same driver branch on every node (DGX OS: `sudo apt update && sudo apt full-upgrade` on all, then reboot)",
 			source: "seed 000 (current NVIDIA driver on every node)", value: func(n *facts.Node) (string, bool) { return known(n.Driver.Version) }},
-		{id: "cluster.cuda-mismatch", subject: "CUDA", title: "same CUDA version on every node", sev: check.Warn,
+		{id: "cluster.cuda-mismatch", subject: "CUDA", title: "same CUDA version on every node", sev: report.Warn,
 			why: "ranks built against different CUDA runtimes may not load the same NCCL build", fix: "install the same driver and CUDA version on every node",
 			source: "seed 000", value: func(n *facts.Node) (string, bool) { return known(n.Driver.CUDAVersion) }},
-		{id: "cluster.nccl-mismatch", subject: "NCCL", title: "same NCCL version on every node", sev: check.Fail,
+		{id: "cluster.nccl-mismatch", subject: "NCCL", title: "same NCCL version on every node", sev: report.Fail,
 			why: "NCCL ranks of different versions may hang or fail during connection setup", fix: "install the same NCCL on every node (NVIDIA builds v2.28.9-1 for sm_121: see the DGX Spark NCCL playbook)",
 			source: "seed 000 (NCCL ≥ 2.28.3); NVIDIA DGX Spark playbook nccl/README.md", value: func(n *facts.Node) (string, bool) { return known(n.NCCL.Version) }},
-		{id: "cluster.kernel-mismatch", subject: "kernel", title: "same kernel on every node", sev: check.Warn,
+		{id: "cluster.kernel-mismatch", subject: "kernel", title: "same kernel on every node", sev: report.Warn,
 			why: "mlx5 and NVIDIA modules differ between kernels", fix: "update every node to the same kernel and reboot",
 			source: "DGX Spark platform notes", value: func(n *facts.Node) (string, bool) { return known(n.OS.Kernel) }},
-		{id: "cluster.os-mismatch", subject: "OS", title: "same OS release on every node", sev: check.Warn,
+		{id: "cluster.os-mismatch", subject: "OS", title: "same OS release on every node", sev: report.Warn,
 			why: "different releases ship different drivers, OFED and NCCL packages", fix: "bring every node to the same DGX OS / Ubuntu release",
 			source: "seed 000 (Ubuntu 24.04+)", value: func(n *facts.Node) (string, bool) { return known(strings.TrimSpace(n.OS.ID + " " + n.OS.VersionID)) }},
-		{id: "cluster.firmware-mismatch", subject: "ConnectX-7 firmware", title: "same ConnectX-7 firmware on every node", sev: check.Warn,
+		{id: "cluster.firmware-mismatch", subject: "ConnectX-7 firmware", title: "same ConnectX-7 firmware on every node", sev: report.Warn,
 			why: "firmware differences change link training and RoCE behaviour", fix: "update the ConnectX firmware on the outliers (DGX OS ships it with its updates: `sudo apt full-upgrade`)",
 			source: "DGX Spark platform notes", value: firmware},
-		{id: "cluster.cmdline-mismatch", subject: "kernel command line", title: "same kernel parameters on every node", sev: check.Warn,
+		{id: "cluster.cmdline-mismatch", subject: "kernel command line", title: "same kernel parameters on every node", sev: report.Warn,
 			why: "parameters such as kho=off or iommu settings change RDMA registration", fix: "make GRUB_CMDLINE_LINUX_DEFAULT in /etc/default/grub the same everywhere, `sudo update-grub`, reboot",
 			source: "DGX Spark platform notes (kho=off on 7.0 kernels)", value: cmdline, same: sortedWords},
-		{id: "cluster.memlock-mismatch", subject: "memlock", title: "same locked-memory limit on every node", sev: check.Warn,
+		{id: "cluster.memlock-mismatch", subject: "memlock", title: "same locked-memory limit on every node", sev: report.Warn,
 			why: "RDMA registration fails on the node with the lower limit", fix: "set `* - memlock unlimited` in /etc/security/limits.d/ on every node",
 			source: "community reports (RDMA registration)", value: memlock},
-		{id: "cluster.gpu-setting-mismatch", subject: "GPU model and count", title: "same GPUs on every node", sev: check.Warn,
+		{id: "cluster.gpu-setting-mismatch", subject: "GPU model and count", title: "same GPUs on every node", sev: report.Warn,
 			why: "collectives run at the pace of the slowest rank", fix: "check nvidia-smi on the outliers", value: gpuModel},
-		{id: "cluster.gpu-setting-mismatch", subject: "GPU persistence mode", title: "same GPU settings on every node", sev: check.Warn,
+		{id: "cluster.gpu-setting-mismatch", subject: "GPU persistence mode", title: "same GPU settings on every node", sev: report.Warn,
 			why: "a node without persistence mode pays driver start-up on every job", fix: "sudo nvidia-smi -pm 1 on the outliers",
 			value: gpuField(func(g facts.GPU) string { return g.Persistence })},
-		{id: "cluster.gpu-setting-mismatch", subject: "GPU MIG mode", title: "same GPU settings on every node", sev: check.Warn,
+		{id: "cluster.gpu-setting-mismatch", subject: "GPU MIG mode", title: "same GPU settings on every node", sev: report.Warn,
 			why: "MIG changes what a rank can use", fix: "sudo nvidia-smi -mig 0 on the outliers (then reset the GPU)",
 			value: gpuField(func(g facts.GPU) string { return g.MIGMode })},
-		{id: "cluster.gpu-setting-mismatch", subject: "GPU ECC mode", title: "same GPU settings on every node", sev: check.Warn,
+		{id: "cluster.gpu-setting-mismatch", subject: "GPU ECC mode", title: "same GPU settings on every node", sev: report.Warn,
 			why: "ECC changes usable memory and bandwidth", fix: "set the same ECC mode on every node (nvidia-smi -e)",
 			value: gpuField(func(g facts.GPU) string { return g.ECCMode })},
-		{id: "cluster.thp-mismatch", subject: "transparent huge pages", title: "same THP mode on every node", sev: check.Info,
+		{id: "cluster.thp-mismatch", subject: "transparent huge pages", title: "same THP mode on every node", sev: report.Info,
 			why: "different memory behaviour between ranks", fix: "set the same mode in /sys/kernel/mm/transparent_hugepage/enabled everywhere",
 			value: func(n *facts.Node) (string, bool) { return known(n.Memory.THP) }},
 	}
 	for _, k := range unionKeys(nodes, func(n *facts.Node) map[string]string { return n.Sysctls }) {
-		as = append(as, aspect{id: "cluster.sysctl-mismatch", subject: k, title: "same kernel parameter on every node", sev: check.Warn,
+		as = append(as, aspect{id: "cluster.sysctl-mismatch", subject: k, title: "same kernel parameter on every node", sev: report.Warn,
 			why: "nodes tuned differently give uneven bootstrap and TCP throughput", fix: fmt.Sprintf("set %s to the majority value in /etc/sysctl.d/ on the outliers, then `sudo sysctl --system`", k),
 			source: "DGX Spark platform notes",
 			value: func(n *facts.Node) (string, bool) {
@@ -184,13 +184,13 @@ func aspects(nodes []*facts.Node) []aspect {
 		if k == "NCCL_IB_HCA" {
 			continue // compared as an ordered list by ibHCAOrder
 		}
-		as = append(as, aspect{id: "cluster.nccl-env-mismatch", subject: k, title: "same NCCL setting on every node", sev: check.Warn,
+		as = append(as, aspect{id: "cluster.nccl-env-mismatch", subject: k, title: "same NCCL setting on every node", sev: report.Warn,
 			why: "ranks configured differently negotiate different transports or fail to connect", fix: fmt.Sprintf("set %s identically on every node (the job's environment or /etc/nccl.conf)", k),
 			source: "NVIDIA DGX Spark playbooks (NCCL environment)",
 			value:  func(n *facts.Node) (string, bool) { return ncclSettings(n)[k], ncclKnown(n) }})
 	}
 	for _, dev := range dataNetDevNames(nodes) {
-		as = append(as, aspect{id: "cluster.mtu-inconsistent", subject: dev, title: "same MTU on this netdev on every node", sev: check.Warn,
+		as = append(as, aspect{id: "cluster.mtu-inconsistent", subject: dev, title: "same MTU on this netdev on every node", sev: report.Warn,
 			why: "nodes with different MTUs on the data path drop jumbo frames between them", fix: fmt.Sprintf("set `mtu: 9000` for %s in /etc/netplan/40-cx7.yaml on every node, then `sudo netplan apply`", dev),
 			source: mtuSource, value: netdevMTU(dev)})
 	}

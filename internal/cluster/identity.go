@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
@@ -20,7 +19,7 @@ const identitySource = "DGX Spark platform notes (known issues: the same address
 // addresses (on any interface, across nodes and rails), MACs, host names
 // and machine ids. A duplicate address answers a ping locally, so neither
 // the links nor the ping mesh can see it.
-func identity(nodes []*facts.Node) []check.Finding {
+func identity(nodes []*facts.Node) []report.Finding {
 	type owner struct{ host, dev string }
 	addrs := map[netip.Addr][]owner{}
 	macs := map[string][]owner{}
@@ -60,7 +59,7 @@ func identity(nodes []*facts.Node) []check.Finding {
 		}
 		return strings.Join(s, " and ")
 	}
-	var out []check.Finding
+	var out []report.Finding
 	var keys []netip.Addr
 	for a, os := range addrs {
 		if len(os) > 1 {
@@ -69,12 +68,12 @@ func identity(nodes []*facts.Node) []check.Finding {
 	}
 	sort.Slice(keys, func(i, j int) bool { return keys[i].Less(keys[j]) })
 	for _, a := range keys {
-		out = append(out, check.Finding{ID: "cluster.duplicate-address", Severity: check.Fail, Subject: a.String(),
+		out = append(out, report.Finding{ID: "cluster.duplicate-address", Severity: report.Fail, Subject: a.String(),
 			Title:    "an IPv4 address is on more than one interface",
 			Observed: fmt.Sprintf("%s on %s", a, list(addrs[a])), Expected: "every address on one interface of one node",
 			Why: "a copied netplan gives two nodes the same address: a ping to it is answered by the node itself, so links look " +
 				"healthy while nothing reaches the peer; NCCL and MPI connect to the wrong host or to themselves",
-			Fix:    "give each node its own host number on every rail (sparkrig fix --renumber plans it), then netplan apply",
+			Remedy: report.Manual(report.ActionRun, "give each node its own host number on every rail (sparkrig fix --renumber plans it), then netplan apply"),
 			Source: identitySource})
 	}
 	var dupMACs []string
@@ -85,11 +84,11 @@ func identity(nodes []*facts.Node) []check.Finding {
 	}
 	sort.Strings(dupMACs)
 	for _, m := range dupMACs {
-		out = append(out, check.Finding{ID: "cluster.duplicate-mac", Severity: check.Fail, Subject: m,
+		out = append(out, report.Finding{ID: "cluster.duplicate-mac", Severity: report.Fail, Subject: m,
 			Title:    "a MAC address is on more than one node",
 			Observed: fmt.Sprintf("%s on %s", m, list(macs[m])), Expected: "unique MACs",
 			Why:    "two nodes with one MAC on a shared segment steal each other's frames (a cloned VM or a MAC set in netplan)",
-			Fix:    "remove the macaddress: setting from the copied netplan (or regenerate the VM's MAC)",
+			Remedy: report.Manual(report.ActionRun, "remove the macaddress: setting from the copied netplan (or regenerate the VM's MAC)"),
 			Source: identitySource})
 	}
 	dups := func(m map[string][]string, id, what, why, fix string) {
@@ -101,9 +100,9 @@ func identity(nodes []*facts.Node) []check.Finding {
 		}
 		sort.Strings(vs)
 		for _, v := range vs {
-			out = append(out, check.Finding{ID: id, Severity: check.Fail, Subject: v, Title: what + " is the same on more than one node",
+			out = append(out, report.Finding{ID: id, Severity: report.Fail, Subject: v, Title: what + " is the same on more than one node",
 				Observed: fmt.Sprintf("%s on %s", v, strings.Join(m[v], " and ")), Expected: "unique on every node",
-				Why: why, Fix: fix, Source: identitySource})
+				Why: why, Remedy: report.Manual(report.ActionRun, fix), Source: identitySource})
 		}
 	}
 	dups(names, "cluster.duplicate-hostname", "the host name",

@@ -5,7 +5,6 @@ import (
 	"net/netip"
 	"sort"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -84,9 +83,9 @@ const SwitchHost = "(switch)"
 // buildLinks turns segments into links and the findings about their ends.
 // A two-node segment is one link; on a switch segment each rail gets a link
 // to the switch, checked against the segment's majority MTU and speed.
-func buildLinks(segs []Segment, topo Topology) ([]report.Link, []check.Finding) {
+func buildLinks(segs []Segment, topo Topology) ([]report.Link, []report.Finding) {
 	var links []report.Link
-	var out []check.Finding
+	var out []report.Finding
 	for _, s := range segs {
 		switch {
 		case s.Hosts() == 1:
@@ -104,12 +103,12 @@ func buildLinks(segs []Segment, topo Topology) ([]report.Link, []check.Finding) 
 	return links, out
 }
 
-func directLink(s Segment, topo Topology) (report.Link, []check.Finding) {
+func directLink(s Segment, topo Topology) (report.Link, []report.Finding) {
 	a, b := s.Rails[0], s.Rails[1]
 	l := report.Link{A: endpoint(a), B: endpoint(b), Subnet: s.Subnet.String(), OK: true}
 	subject := linkName(a, b)
-	var out []check.Finding
-	add := func(f check.Finding, problem string) {
+	var out []report.Finding
+	add := func(f report.Finding, problem string) {
 		f.Subject = subject
 		out = append(out, f)
 		l.Problems = append(l.Problems, problem)
@@ -132,14 +131,14 @@ func directLink(s Segment, topo Topology) (report.Link, []check.Finding) {
 		if s.LinkLocal {
 			obs += "; paired by netdev name (link-local addresses do not show which port faces which)"
 		}
-		out = append(out, check.Finding{ID: "cluster.link", Severity: check.OK, Subject: subject, Title: "link ends agree", Observed: obs})
+		out = append(out, report.Finding{ID: "cluster.link", Severity: report.OK, Subject: subject, Title: "link ends agree", Observed: obs})
 	}
 	return l, out
 }
 
-func switchLinks(s Segment) ([]report.Link, []check.Finding) {
+func switchLinks(s Segment) ([]report.Link, []report.Finding) {
 	var links []report.Link
-	var out []check.Finding
+	var out []report.Finding
 	mtu := majorityInt(s.Rails, func(r Rail) int { return r.MTU })
 	speed := majorityInt(s.Rails, func(r Rail) int { return r.SpeedMbps })
 	for _, r := range s.Rails {
@@ -147,18 +146,18 @@ func switchLinks(s Segment) ([]report.Link, []check.Finding) {
 		if r.MTU != mtu {
 			l.OK = false
 			l.Problems = append(l.Problems, fmt.Sprintf("MTU %d, the segment's others %d", r.MTU, mtu))
-			out = append(out, check.Finding{ID: "cluster.mtu-mismatch", Severity: check.Fail, Host: r.Host, Subject: r.NetDev,
+			out = append(out, report.Finding{ID: "cluster.mtu-mismatch", Severity: report.Fail, Host: r.Host, Subject: r.NetDev,
 				Title: "MTU differs from the rest of its switched subnet", Observed: fmt.Sprintf("%s %s MTU %d; most of %s uses %d", r.Host, r.NetDev, r.MTU, s.Subnet, mtu),
 				Expected: fmt.Sprintf("MTU %d (and the switch port at least as large)", mtu), Why: mtuWhy,
-				Fix: fmt.Sprintf("sudo ip link set %s mtu %d on %s, and set `mtu: %d` for it in /etc/netplan/40-cx7.yaml so it persists", r.NetDev, mtu, r.Host, mtu), Source: mtuSource})
+				Remedy: report.Manual(report.ActionRun, fmt.Sprintf("sudo ip link set %s mtu %d on %s, and set `mtu: %d` for it in /etc/netplan/40-cx7.yaml so it persists", r.NetDev, mtu, r.Host, mtu)), Source: mtuSource})
 		}
 		if r.SpeedMbps > 0 && speed > 0 && r.SpeedMbps < speed {
 			l.OK = false
 			l.Problems = append(l.Problems, fmt.Sprintf("speed %s, the segment's others %s", mbps(r.SpeedMbps), mbps(speed)))
-			out = append(out, check.Finding{ID: "cluster.speed-mismatch", Severity: check.Warn, Host: r.Host, Subject: r.NetDev,
+			out = append(out, report.Finding{ID: "cluster.speed-mismatch", Severity: report.Warn, Host: r.Host, Subject: r.NetDev,
 				Title: "slower than the rest of its switched subnet", Observed: fmt.Sprintf("%s %s at %s; most of %s at %s", r.Host, r.NetDev, mbps(r.SpeedMbps), s.Subnet, mbps(speed)),
 				Expected: mbps(speed), Why: "the slowest port sets the pace of every collective",
-				Fix: "force the switch port to 200G (auto-negotiation may settle at 100G), then check `ethtool " + r.NetDev + " | grep Speed`", Source: "DGX Spark platform notes, pitfall 4"})
+				Remedy: report.Manual(report.ActionInspect, "force the switch port to 200G (auto-negotiation may settle at 100G), then check `ethtool "+r.NetDev+" | grep Speed`"), Source: "DGX Spark platform notes, pitfall 4"})
 		}
 		links = append(links, l)
 	}
@@ -168,15 +167,15 @@ func switchLinks(s Segment) ([]report.Link, []check.Finding) {
 // unpairedFindings: a rail whose subnet no other node shares. Typically the
 // twin on the far node is unaddressed, or the two nodes use different
 // subnets on one cable.
-func unpairedFindings(s Segment) []check.Finding {
-	var out []check.Finding
+func unpairedFindings(s Segment) []report.Finding {
+	var out []report.Finding
 	for _, r := range s.Rails {
-		out = append(out, check.Finding{ID: "cluster.rail-unpaired", Severity: check.Warn, Host: r.Host, Subject: r.NetDev,
+		out = append(out, report.Finding{ID: "cluster.rail-unpaired", Severity: report.Warn, Host: r.Host, Subject: r.NetDev,
 			Title:    "no other node has an address on this rail's subnet",
 			Observed: fmt.Sprintf("%s %s %s: no peer in %s", r.Host, r.NetDev, r.Addr, s.Subnet),
 			Expected: "the node at the other end of the cable addressed in the same subnet",
 			Why:      "NCCL and RoCE reach a peer only within the subnet; this rail carries no traffic, so the port runs at half bandwidth or not at all",
-			Fix:      fmt.Sprintf("address the facing netdev of the peer node in %s (e.g. the same netdev name, host part .11), MTU %d, in /etc/netplan/40-cx7.yaml, then `sudo netplan apply`", s.Subnet, r.MTU),
+			Remedy:   report.Manual(report.ActionRun, fmt.Sprintf("address the facing netdev of the peer node in %s (e.g. the same netdev name, host part .11), MTU %d, in /etc/netplan/40-cx7.yaml, then `sudo netplan apply`", s.Subnet, r.MTU)),
 			Source:   "NVIDIA DGX Spark playbooks (connect two Sparks); DGX Spark platform notes, pitfall 1"})
 	}
 	return out
@@ -187,58 +186,58 @@ const (
 	mtuSource = "seed 000 (MTU 9000 on ConnectX-7); DGX Spark platform notes, pitfall 5"
 )
 
-func mtuMismatch(a, b Rail) check.Finding {
+func mtuMismatch(a, b Rail) report.Finding {
 	want := max(a.MTU, b.MTU)
 	low := a
 	if b.MTU < a.MTU {
 		low = b
 	}
-	return check.Finding{ID: "cluster.mtu-mismatch", Severity: check.Fail, Title: "both ends of a link have the same MTU",
+	return report.Finding{ID: "cluster.mtu-mismatch", Severity: report.Fail, Title: "both ends of a link have the same MTU",
 		Observed: fmt.Sprintf("%s %s MTU %d, %s %s MTU %d", a.Host, a.NetDev, a.MTU, b.Host, b.NetDev, b.MTU),
 		Expected: "equal MTU on both ends (9000 on DGX Spark)", Why: mtuWhy,
-		Fix:    fmt.Sprintf("on %s: sudo ip link set %s mtu %d, and set `mtu: %d` for %s in /etc/netplan/40-cx7.yaml so it persists", low.Host, low.NetDev, want, want, low.NetDev),
+		Remedy: report.Manual(report.ActionRun, fmt.Sprintf("on %s: sudo ip link set %s mtu %d, and set `mtu: %d` for %s in /etc/netplan/40-cx7.yaml so it persists", low.Host, low.NetDev, want, want, low.NetDev)),
 		Source: mtuSource}
 }
 
-func speedMismatch(a, b Rail) check.Finding {
-	return check.Finding{ID: "cluster.speed-mismatch", Severity: check.Warn, Title: "both ends of a link at the same speed",
+func speedMismatch(a, b Rail) report.Finding {
+	return report.Finding{ID: "cluster.speed-mismatch", Severity: report.Warn, Title: "both ends of a link at the same speed",
 		Observed: fmt.Sprintf("%s %s %s, %s %s %s", a.Host, a.NetDev, mbps(a.SpeedMbps), b.Host, b.NetDev, mbps(b.SpeedMbps)),
 		Expected: "the same negotiated speed (200 Gb/s per Spark port)", Why: "a link runs at the slower end's speed",
-		Fix:    "check the cable (QSFP112 for 200G) and `ethtool <netdev> | grep Speed` on both nodes; on a switch force 200G",
+		Remedy: report.Manual(report.ActionCable, "check the cable (QSFP112 for 200G) and `ethtool <netdev> | grep Speed` on both nodes; on a switch force 200G"),
 		Source: "DGX Spark platform notes, pitfall 4"}
 }
 
-func prefixMismatch(a, b Rail) check.Finding {
-	return check.Finding{ID: "cluster.subnet-mismatch", Severity: check.Warn, Title: "both ends of a link in the same subnet",
+func prefixMismatch(a, b Rail) report.Finding {
+	return report.Finding{ID: "cluster.subnet-mismatch", Severity: report.Warn, Title: "both ends of a link in the same subnet",
 		Observed: fmt.Sprintf("%s %s %s, %s %s %s", a.Host, a.NetDev, a.Addr, b.Host, b.NetDev, b.Addr),
 		Expected: "the same prefix length on both ends", Why: "different prefixes give the two ends different routes; replies may leave by another interface",
-		Fix:    "use the same prefix (e.g. /24) on both ends in /etc/netplan/40-cx7.yaml, then `sudo netplan apply`",
+		Remedy: report.Manual(report.ActionRun, "use the same prefix (e.g. /24) on both ends in /etc/netplan/40-cx7.yaml, then `sudo netplan apply`"),
 		Source: "NVIDIA DGX Spark playbooks (static per-twin /24 subnets)"}
 }
 
 // cablingFinding checks the physical ports a link joins: the same port on
 // both nodes of a direct pair, port 0 to port 1 in the three-node ring.
-func cablingFinding(a, b Rail, topo Topology) (check.Finding, bool) {
+func cablingFinding(a, b Rail, topo Topology) (report.Finding, bool) {
 	if a.Port < 0 || b.Port < 0 {
-		return check.Finding{}, false
+		return report.Finding{}, false
 	}
 	switch {
 	case (topo == TwoNodesOneCable || topo == TwoNodesTwoCables) && a.Port != b.Port:
-		return check.Finding{ID: "cluster.port-mismatch", Severity: check.Warn, Title: "the same physical port on both nodes",
+		return report.Finding{ID: "cluster.port-mismatch", Severity: report.Warn, Title: "the same physical port on both nodes",
 			Observed: fmt.Sprintf("%s port %d (%s) ↔ %s port %d (%s)", a.Host, a.Port, a.NetDev, b.Host, b.Port, b.NetDev),
 			Expected: "the same port index on both nodes",
 			Why:      "NCCL pairs devices by name and index; different ports on the two ends make it pair the wrong devices",
-			Fix:      "recable so both ends use the same QSFP port, or address the netdevs of the port that is cabled",
+			Remedy:   report.Manual(report.ActionCable, "recable so both ends use the same QSFP port, or address the netdevs of the port that is cabled"),
 			Source:   "NVIDIA DGX Spark playbooks; DGX Spark platform notes, pitfall 3"}, true
 	case topo.IsRing() && a.Port == b.Port:
-		return check.Finding{ID: "cluster.ring-cabling", Severity: check.Fail, Title: "ring cabled port 0 to port 1",
+		return report.Finding{ID: "cluster.ring-cabling", Severity: report.Fail, Title: "ring cabled port 0 to port 1",
 			Observed: fmt.Sprintf("%s port %d (%s) ↔ %s port %d (%s)", a.Host, a.Port, a.NetDev, b.Host, b.Port, b.NetDev),
 			Expected: "every cable joins one node's port 0 to the next node's port 1 (N1.P0–N2.P1, N2.P0–N3.P1, …, Nn.P0–N1.P1)",
 			Why:      "with p0–p0 or p1–p1 cables NCCL pairs the wrong HCAs and connections fail (ibv_modify_qp error 110)",
-			Fix:      "recable each node's port 0 to the next node's port 1 (N1.P0–N2.P1, …, Nn.P0–N1.P1); keep NCCL_IB_SUBNET_AWARE_ROUTING=1",
+			Remedy:   report.Manual(report.ActionCable, "recable each node's port 0 to the next node's port 1 (N1.P0–N2.P1, …, Nn.P0–N1.P1); keep NCCL_IB_SUBNET_AWARE_ROUTING=1"),
 			Source:   "NVIDIA DGX Spark playbooks (three-node ring); community reports of p0–p0 cabling failing with error 110"}, true
 	}
-	return check.Finding{}, false
+	return report.Finding{}, false
 }
 
 func linkName(a, b Rail) string {

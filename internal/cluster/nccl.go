@@ -5,8 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // hcaList parses NCCL_IB_HCA ("=mlx5_0:1,mlx5_1", "^mlx5_2") into its
@@ -24,7 +24,7 @@ func hcaList(v string) []string {
 // ibHCAOrder checks that NCCL_IB_HCA lists the same devices in the same
 // order on every node that sets it (or on none), over the nodes whose NCCL
 // settings were read.
-func ibHCAOrder(nodes []*facts.Node) []check.Finding {
+func ibHCAOrder(nodes []*facts.Node) []report.Finding {
 	var hosts, values []string
 	for _, n := range nodes {
 		if ncclKnown(n) {
@@ -40,21 +40,21 @@ func ibHCAOrder(nodes []*facts.Node) []check.Finding {
 		if s.Majority == "" {
 			return nil
 		}
-		return []check.Finding{{ID: "cluster.nccl-ib-hca-order", Severity: check.OK, Subject: "NCCL_IB_HCA", Title: "NCCL_IB_HCA in the same order on every node",
+		return []report.Finding{{ID: "cluster.nccl-ib-hca-order", Severity: report.OK, Subject: "NCCL_IB_HCA", Title: "NCCL_IB_HCA in the same order on every node",
 			Observed: fmt.Sprintf("%s on all %d nodes", s.Majority, len(hosts))}}
 	}
-	f := check.Finding{ID: "cluster.nccl-ib-hca-order", Severity: check.Warn, Subject: "NCCL_IB_HCA", Title: "NCCL_IB_HCA in the same order on every node",
+	f := report.Finding{ID: "cluster.nccl-ib-hca-order", Severity: report.Warn, Subject: "NCCL_IB_HCA", Title: "NCCL_IB_HCA in the same order on every node",
 		Observed: describeSpread(s, len(hosts)), Expected: "the same devices in the same order on every node",
 		Why:    "NCCL pairs the n-th HCA of one node with the n-th of the other; a different list or order pairs devices that share no subnet",
-		Fix:    fmt.Sprintf("export NCCL_IB_HCA=%s on every node (or the same line in /etc/nccl.conf)", show(s.Majority)),
+		Remedy: report.Manual(report.ActionConfigure, fmt.Sprintf("export NCCL_IB_HCA=%s on every node (or the same line in /etc/nccl.conf)", show(s.Majority))),
 		Source: "NVIDIA DGX Spark playbooks (NCCL_IB_HCA); community reports"}
 	for v := range s.Outliers {
 		if v != "" && s.Majority != "" && sameSet(hcaList(v), hcaList(s.Majority)) {
-			f.Severity = check.Fail
+			f.Severity = report.Fail
 			f.Observed = "same devices, different order: " + f.Observed
 		}
 	}
-	return []check.Finding{f}
+	return []report.Finding{f}
 }
 
 func sameSet(a, b []string) bool {

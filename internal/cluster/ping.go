@@ -9,9 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/shell"
-
-	"github.com/sparkrig/sparkrig/internal/check"
 )
 
 // The active mesh: from each node, ping every peer address on each rail
@@ -158,47 +157,47 @@ func ParsePingScript(ts []PingTarget, out []byte) []PingResult {
 }
 
 // PingFindings turns mesh results into findings, one per probe.
-func PingFindings(rs []PingResult) []check.Finding {
-	out := make([]check.Finding, 0, len(rs))
+func PingFindings(rs []PingResult) []report.Finding {
+	out := make([]report.Finding, 0, len(rs))
 	for _, r := range rs {
 		out = append(out, pingFinding(r))
 	}
 	return out
 }
 
-func pingFinding(r PingResult) check.Finding {
-	f := check.Finding{ID: "cluster.df-ping", Host: r.From.Host,
+func pingFinding(r PingResult) report.Finding {
+	f := report.Finding{ID: "cluster.df-ping", Host: r.From.Host,
 		Subject:  fmt.Sprintf("%s → %s %s", r.From.NetDev, r.To.Host, r.To.Addr.Addr()),
 		Title:    "don't-fragment ping at the rail's MTU",
 		Expected: fmt.Sprintf("%d of %d replies to %d-byte frames (ping -M do -s %d)", PingCount, PingCount, r.From.MTU, r.Size()),
 		Source:   "seed 000 (MTU 9000 end to end); DGX Spark platform notes, pitfall 5"}
 	switch {
 	case r.ErrText != "":
-		f.Severity, f.Observed = check.NotEvaluated, r.ErrText
+		f.Severity, f.Observed = report.NotEvaluated, r.ErrText
 	case !r.FullOK:
-		f.Severity, f.Observed = check.NotEvaluated, "ping did not run: "+firstLine(r.Output)
-		f.Fix = "install iputils-ping on " + r.From.Host
+		f.Severity, f.Observed = report.NotEvaluated, "ping did not run: "+firstLine(r.Output)
+		f.Remedy = report.Manual(report.ActionUpgrade, "install iputils-ping on "+r.From.Host)
 	case r.Full.Received == r.Full.Sent:
-		f.Severity = check.OK
+		f.Severity = report.OK
 		f.Observed = fmt.Sprintf("%d/%d replies, avg RTT %.3f ms", r.Full.Received, r.Full.Sent, r.Full.AvgRTTms)
 	default:
-		f.Severity = check.Fail
+		f.Severity = report.Fail
 		if r.Full.Received > 0 {
-			f.Severity = check.Warn
+			f.Severity = report.Warn
 		}
 		f.Observed = fmt.Sprintf("%d/%d replies (%.0f%% loss) at %d-byte frames", r.Full.Received, r.Full.Sent, r.Full.Loss(), r.From.MTU)
 		switch {
 		case r.Small != nil && r.Small.Received > 0 && r.Full.Received == 0:
 			f.Observed += "; 1500-byte frames pass"
 			f.Why = "frames above 1500 bytes are dropped between these ends: an MTU mismatch on the link (or a switch port with a smaller MTU)"
-			f.Fix = fmt.Sprintf("set MTU %d on %s's facing netdev and on any switch port between them (netplan `mtu: %d`)", r.From.MTU, r.To.Host, r.From.MTU)
+			f.Remedy = report.Manual(report.ActionRun, fmt.Sprintf("set MTU %d on %s's facing netdev and on any switch port between them (netplan `mtu: %d`)", r.From.MTU, r.To.Host, r.From.MTU))
 		case r.Small != nil && r.Small.Received == 0:
 			f.Observed += "; 1500-byte frames are lost too"
 			f.Why = "the peer address does not answer on this rail at all: a cable, link state, addressing or firewall problem"
-			f.Fix = fmt.Sprintf("check `ip -br addr` and `ip -br link` on both ends and the cable of %s", r.From.NetDev)
+			f.Remedy = report.Manual(report.ActionCable, fmt.Sprintf("check `ip -br addr` and `ip -br link` on both ends and the cable of %s", r.From.NetDev))
 		default:
 			f.Why = "lost probes on a direct link point to a bad cable or port, or congestion on a switch"
-			f.Fix = "check the cable and `ethtool -S " + r.From.NetDev + "` error counters on both ends"
+			f.Remedy = report.Manual(report.ActionCable, "check the cable and `ethtool -S "+r.From.NetDev+"` error counters on both ends")
 		}
 	}
 	return f

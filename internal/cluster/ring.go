@@ -9,6 +9,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // ringSource is where routed rings' needs are described.
@@ -20,7 +21,7 @@ const ringSource = "FujitsuPolycom/sparkring docs/PREREQUISITES.md; christophero
 // such subnet, accept forwarded traffic (Docker's FORWARD policy DROP
 // "presents exactly like a dead cable") and not drop it by strict
 // reverse-path filtering.
-func ringFindings(nodes []*facts.Node, a *Analysis) []check.Finding {
+func ringFindings(nodes []*facts.Node, a *Analysis) []report.Finding {
 	if !a.Topology.IsRing() {
 		return nil
 	}
@@ -43,17 +44,17 @@ func ringFindings(nodes []*facts.Node, a *Analysis) []check.Finding {
 		}
 		out = append(out, forwarding(n), routesTo(n, subnets, own), forwardPolicy(n), rpFilter(n, rails))
 	}
-	return slices.DeleteFunc(out, func(f check.Finding) bool { return f.ID == "" })
+	return slices.DeleteFunc(out, func(f report.Finding) bool { return f.ID == "" })
 }
 
 // ringKnownIssues matches the known issues that apply to rings (NCCL
 // versions and settings) on every node of one.
-func ringKnownIssues(nodes []*facts.Node) []check.Finding {
+func ringKnownIssues(nodes []*facts.Node) []report.Finding {
 	ks, err := expect.KnownIssues()
 	if err != nil {
 		return nil
 	}
-	var out []check.Finding
+	var out []report.Finding
 	for _, k := range ks {
 		if k.Match.RingNodesMin == 0 || len(nodes) < k.Match.RingNodesMin {
 			continue
@@ -69,28 +70,28 @@ func ringKnownIssues(nodes []*facts.Node) []check.Finding {
 	return out
 }
 
-func forwarding(n *facts.Node) check.Finding {
-	f := check.Finding{ID: "cluster.ring-forwarding", Host: n.Host, Subject: "net.ipv4.ip_forward", Title: "the node forwards between its ring ports",
+func forwarding(n *facts.Node) report.Finding {
+	f := report.Finding{ID: "cluster.ring-forwarding", Host: n.Host, Subject: "net.ipv4.ip_forward", Title: "the node forwards between its ring ports",
 		Expected: "1", Source: ringSource}
 	v, ok := n.Sysctls["net.ipv4.ip_forward"]
 	switch {
 	case !ok:
-		f.Severity, f.Observed = check.NotEvaluated, "net.ipv4.ip_forward was not captured"
+		f.Severity, f.Observed = report.NotEvaluated, "net.ipv4.ip_forward was not captured"
 	case strings.TrimSpace(v) == "1":
-		f.Severity, f.Observed = check.OK, "1"
+		f.Severity, f.Observed = report.OK, "1"
 	default:
-		f.Severity, f.Observed = check.Fail, strings.TrimSpace(v)
+		f.Severity, f.Observed = report.Fail, strings.TrimSpace(v)
 		f.Why = "in a ring of four or more nodes, traffic between nodes that share no cable passes through a neighbour; a node that does not forward drops it"
-		f.Fix = "echo 'net.ipv4.ip_forward = 1' | sudo tee /etc/sysctl.d/60-sparkrig-ring.conf && sudo sysctl --system (sparkrig fix --topology ring writes it)"
+		f.Remedy = report.Manual(report.ActionRun, "echo 'net.ipv4.ip_forward = 1' | sudo tee /etc/sysctl.d/60-sparkrig-ring.conf && sudo sysctl --system (sparkrig fix --topology ring writes it)")
 	}
 	return f
 }
 
-func routesTo(n *facts.Node, all, own []netip.Prefix) check.Finding {
-	f := check.Finding{ID: "cluster.ring-routes", Host: n.Host, Subject: "routes", Title: "a route to every ring subnet the node is not on",
+func routesTo(n *facts.Node, all, own []netip.Prefix) report.Finding {
+	f := report.Finding{ID: "cluster.ring-routes", Host: n.Host, Subject: "routes", Title: "a route to every ring subnet the node is not on",
 		Expected: "a route through a neighbour for each", Source: ringSource}
 	if !n.Has(facts.SrcRoutes) {
-		f.Severity, f.Observed = check.NotEvaluated, "ip route was not captured"
+		f.Severity, f.Observed = report.NotEvaluated, "ip route was not captured"
 		return f
 	}
 	var missing []string
@@ -103,33 +104,33 @@ func routesTo(n *facts.Node, all, own []netip.Prefix) check.Finding {
 		}
 	}
 	if len(missing) == 0 {
-		f.Severity, f.Observed = check.OK, fmt.Sprintf("all %d other subnets routed", len(all)-len(own))
+		f.Severity, f.Observed = report.OK, fmt.Sprintf("all %d other subnets routed", len(all)-len(own))
 		return f
 	}
-	f.Severity = check.Fail
+	f.Severity = report.Fail
 	f.Observed = "no route to " + strings.Join(missing, ", ")
 	f.Why = "without a route, traffic to a node that shares no cable with this one leaves by the default route or not at all: NCCL connections to it time out"
-	f.Fix = "sparkrig fix --topology ring plans a netplan route for each through the nearer neighbour (or: sudo ip route add SUBNET via NEIGHBOUR-ADDRESS)"
+	f.Remedy = report.Manual(report.ActionRun, "sparkrig fix --topology ring plans a netplan route for each through the nearer neighbour (or: sudo ip route add SUBNET via NEIGHBOUR-ADDRESS)")
 	return f
 }
 
-func forwardPolicy(n *facts.Node) check.Finding {
-	f := check.Finding{ID: "cluster.ring-forward-drop", Host: n.Host, Subject: "FORWARD", Title: "forwarded ring traffic is accepted",
+func forwardPolicy(n *facts.Node) report.Finding {
+	f := report.Finding{ID: "cluster.ring-forward-drop", Host: n.Host, Subject: "FORWARD", Title: "forwarded ring traffic is accepted",
 		Expected: "FORWARD policy ACCEPT, or a DOCKER-USER rule accepting the ring", Source: "FujitsuPolycom/sparkring docs/PREREQUISITES.md (Docker sets FORWARD DROP)"}
 	fw := n.Firewall
 	switch {
 	case fw == nil:
-		f.Severity, f.Observed = check.NotEvaluated, "the filter rules were not readable (iptables -S needs root: run with sudo)"
+		f.Severity, f.Observed = report.NotEvaluated, "the filter rules were not readable (iptables -S needs root: run with sudo)"
 	case fw.ForwardPolicy == "DROP" && !acceptsRing(fw.DockerUser), len(fw.NFTForwardDrop) > 0:
-		f.Severity = check.Fail
+		f.Severity = report.Fail
 		f.Observed = "FORWARD policy " + fw.ForwardPolicy
 		if len(fw.NFTForwardDrop) > 0 {
 			f.Observed = "nftables chain " + strings.Join(fw.NFTForwardDrop, ", ") + " drops forwarded packets by default"
 		}
 		f.Why = "installing Docker sets the FORWARD policy to DROP: a ring neighbour then drops the traffic it should pass on, which looks exactly like a dead cable"
-		f.Fix = "accept the ring before Docker's rules: sudo iptables -I DOCKER-USER -i RAIL -o RAIL -j ACCEPT for the ring netdevs (persist it with a systemd unit or iptables-persistent), or sudo iptables -P FORWARD ACCEPT where Docker is not used"
+		f.Remedy = report.Manual(report.ActionRun, "accept the ring before Docker's rules: sudo iptables -I DOCKER-USER -i RAIL -o RAIL -j ACCEPT for the ring netdevs (persist it with a systemd unit or iptables-persistent), or sudo iptables -P FORWARD ACCEPT where Docker is not used")
 	default:
-		f.Severity, f.Observed = check.OK, "FORWARD policy "+valueOr(fw.ForwardPolicy, "ACCEPT")
+		f.Severity, f.Observed = report.OK, "FORWARD policy "+valueOr(fw.ForwardPolicy, "ACCEPT")
 	}
 	return f
 }
@@ -140,12 +141,12 @@ func acceptsRing(rules []string) bool {
 	return slices.ContainsFunc(rules, func(r string) bool { return strings.HasSuffix(r, "-j ACCEPT") })
 }
 
-func rpFilter(n *facts.Node, rails []string) check.Finding {
-	f := check.Finding{ID: "cluster.ring-rp-filter", Host: n.Host, Subject: "rp_filter", Title: "reverse-path filtering lets routed ring traffic in",
+func rpFilter(n *facts.Node, rails []string) report.Finding {
+	f := report.Finding{ID: "cluster.ring-rp-filter", Host: n.Host, Subject: "rp_filter", Title: "reverse-path filtering lets routed ring traffic in",
 		Expected: "0 or 2 (loose) on the ring netdevs", Source: "Linux ip-sysctl.rst (rp_filter: the maximum of conf/all and conf/<dev> applies)"}
 	all, ok := n.Sysctls["net.ipv4.conf.all.rp_filter"]
 	if !ok {
-		f.Severity, f.Observed = check.NotEvaluated, "rp_filter was not captured"
+		f.Severity, f.Observed = report.NotEvaluated, "rp_filter was not captured"
 		return f
 	}
 	var strict []string
@@ -156,14 +157,14 @@ func rpFilter(n *facts.Node, rails []string) check.Finding {
 		}
 	}
 	if len(strict) == 0 {
-		f.Severity, f.Observed = check.OK, "not strict on any ring netdev"
+		f.Severity, f.Observed = report.OK, "not strict on any ring netdev"
 		return f
 	}
 	slices.Sort(strict)
 	strict = slices.Compact(strict)
-	f.Severity, f.Observed = check.Warn, "strict (1) on "+strings.Join(strict, ", ")
+	f.Severity, f.Observed = report.Warn, "strict (1) on "+strings.Join(strict, ", ")
 	f.Why = "strict filtering drops a packet that arrives on a port other than the one this node would route the reply out of, which a ring's two ways round produce"
-	f.Fix = "sudo sysctl -w net.ipv4.conf.all.rp_filter=2 and persist it in /etc/sysctl.d (sparkrig fix --topology ring writes it)"
+	f.Remedy = report.Manual(report.ActionRun, "sudo sysctl -w net.ipv4.conf.all.rp_filter=2 and persist it in /etc/sysctl.d (sparkrig fix --topology ring writes it)")
 	return f
 }
 

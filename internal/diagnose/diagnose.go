@@ -23,7 +23,7 @@ type Input struct {
 	// Ratio is measured/expected, for lower-is-better measures too (a slow
 	// latency is above 1); 0 when nothing was compared.
 	Ratio    float64
-	Verdict  string
+	Verdict  report.Verdict
 	Table    *results.NCCLTable
 	Log      *results.NCCLLog
 	Perftest *results.PerftestRun

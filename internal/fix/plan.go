@@ -17,6 +17,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/fabric"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 	"github.com/sparkrig/sparkrig/internal/topology"
 )
@@ -225,8 +226,8 @@ type Change struct {
 	OldExists bool   `json:"old_exists"`
 	New       []byte `json:"-"`
 	Why       string `json:"why"`
-	// Resolves lists the doctor finding IDs the change fixes.
-	Resolves []string `json:"resolves,omitempty"`
+	// Resolves lists the doctor findings the change fixes.
+	Resolves []report.Key `json:"resolves,omitempty"`
 }
 
 // Changed reports whether writing the file would change anything.

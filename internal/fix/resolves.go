@@ -7,16 +7,17 @@ import (
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // flagged runs the doctor's checks on n and returns its findings worse than
 // ok (info, warn, fail), keyed "ID subject".
-func flagged(n *facts.Node) map[string]check.Finding {
+func flagged(n *facts.Node) map[string]report.Finding {
 	fs, _ := check.Run(n, check.DetectProfile(n))
-	out := map[string]check.Finding{}
+	out := map[string]report.Finding{}
 	for _, f := range fs {
 		switch f.Severity {
-		case check.Info, check.Warn, check.Fail:
+		case report.Info, report.Warn, report.Fail:
 			out[f.ID+" "+f.Subject] = f
 		}
 	}
@@ -24,32 +25,39 @@ func flagged(n *facts.Node) map[string]check.Finding {
 }
 
 // severe keeps the warn and fail findings: the ones a change is made for.
-func severe(fs map[string]check.Finding) map[string]check.Finding {
-	out := map[string]check.Finding{}
+func severe(fs map[string]report.Finding) map[string]report.Finding {
+	out := map[string]report.Finding{}
 	for k, f := range fs {
-		if f.Severity == check.Warn || f.Severity == check.Fail {
+		if f.Severity == report.Warn || f.Severity == report.Fail {
 			out[k] = f
 		}
 	}
 	return out
 }
 
-// resolved lists the findings of before that after no longer has, as
-// "ID (subject, subject)", sorted.
-func resolved(before, after map[string]check.Finding) []string {
-	subjects := map[string][]string{}
+// resolved lists the findings of before that after no longer has, sorted.
+func resolved(before, after map[string]report.Finding) []report.Key {
+	var out []report.Key
 	for k, f := range before {
 		if _, still := after[k]; !still {
-			subjects[f.ID] = append(subjects[f.ID], f.Subject)
+			out = append(out, f.Key())
 		}
 	}
-	var out []string
-	for id, ss := range subjects {
-		sort.Strings(ss)
-		out = append(out, id+" ("+strings.Join(ss, ", ")+")")
-	}
-	sort.Strings(out)
+	sortKeys(out)
 	return out
+}
+
+func sortKeys(ks []report.Key) {
+	sort.Slice(ks, func(i, j int) bool {
+		a, b := ks[i], ks[j]
+		if a.ID != b.ID {
+			return a.ID < b.ID
+		}
+		if a.Host != b.Host {
+			return a.Host < b.Host
+		}
+		return a.Subject < b.Subject
+	})
 }
 
 // attribute runs the doctor on the node as it is, then as it would be after
@@ -103,7 +111,7 @@ func attributeCluster(nodes []Node, p *Plan) {
 		withRails(after[i], p.Hosts[i].Rails)
 	}
 	still := clusterFlagged(after)
-	var gone []check.Finding
+	var gone []report.Finding
 	for k, f := range clusterFlagged(before) {
 		if _, ok := still[k]; !ok {
 			gone = append(gone, f)
@@ -120,12 +128,12 @@ func attributeCluster(nodes []Node, p *Plan) {
 		}
 		return false
 	}
-	names := func(f check.Finding, host string) bool {
+	names := func(f report.Finding, host string) bool {
 		return f.Host == host || strings.Contains(f.Subject, host+":") || f.Host == "" && !strings.Contains(f.Subject, ":")
 	}
 	for i := range p.Hosts {
 		hp := &p.Hosts[i]
-		mine := map[string]check.Finding{}
+		mine := map[string]report.Finding{}
 		for _, f := range gone {
 			named := false
 			for j := range p.Hosts {
@@ -138,7 +146,7 @@ func attributeCluster(nodes []Node, p *Plan) {
 		for j := range hp.Files {
 			if c := &hp.Files[j]; c.Path == NetplanPath && len(mine) > 0 {
 				c.Resolves = append(c.Resolves, resolved(mine, nil)...)
-				sort.Strings(c.Resolves)
+				sortKeys(c.Resolves)
 			}
 		}
 	}
@@ -146,11 +154,11 @@ func attributeCluster(nodes []Node, p *Plan) {
 
 // clusterFlagged runs the doctor's cluster checks and returns the findings
 // worse than ok, keyed "ID host subject".
-func clusterFlagged(nodes []*facts.Node) map[string]check.Finding {
-	out := map[string]check.Finding{}
+func clusterFlagged(nodes []*facts.Node) map[string]report.Finding {
+	out := map[string]report.Finding{}
 	for _, f := range cluster.Analyze(nodes).Findings {
 		switch f.Severity {
-		case check.Warn, check.Fail:
+		case report.Warn, report.Fail:
 			out[f.ID+" "+f.Host+" "+f.Subject] = f
 		}
 	}

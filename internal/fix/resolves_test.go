@@ -3,6 +3,8 @@ package fix
 import (
 	"slices"
 	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 func TestNetplanResolvesClusterFindings(t *testing.T) {
@@ -22,15 +24,15 @@ func TestNetplanResolvesClusterFindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, hp := range p.Hosts {
-		var got []string
+		var got []report.Key
 		for _, c := range hp.Files {
 			if c.Path == NetplanPath {
 				got = c.Resolves
 			}
 		}
-		for _, want := range []string{
-			"cluster.mtu-inconsistent (enP2p1s0f1np1)",
-			"cluster.mtu-mismatch (spark-1:enP2p1s0f1np1↔spark-2:enP2p1s0f1np1)",
+		for _, want := range []report.Key{
+			{ID: "cluster.mtu-inconsistent", Subject: "enP2p1s0f1np1"},
+			{ID: "cluster.mtu-mismatch", Subject: "spark-1:enP2p1s0f1np1↔spark-2:enP2p1s0f1np1"},
 		} {
 			if !slices.Contains(got, want) {
 				t.Errorf("%s: netplan resolves %q, lacks %q", hp.Host, got, want)

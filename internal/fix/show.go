@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // WriteFiles stores every host's full proposed files under
@@ -45,40 +47,32 @@ func commentWrap(text string, width int) string {
 	return b.String()
 }
 
-// Advise maps the findings the plan resolves (Change.Resolves) to the
-// changes that resolve them, so the doctor's fix text and `fix --plan` are
-// the same change. how is the flags naming the nodes ("--hosts a,b").
-func Advise(p *Plan, how string) map[string]string {
-	byKey := map[string][]string{}
-	var order []string
+// Remedies maps every finding the plan resolves (Change.Resolves) to the
+// change remedy that resolves it: the files of every host that resolve it,
+// with their diffs, and the command that applies them. how is the flags
+// naming the nodes ("--hosts a,b").
+func Remedies(p *Plan, how string) map[report.Key]*report.Remedy {
+	out := map[report.Key]*report.Remedy{}
 	for _, h := range p.Hosts {
 		for _, c := range h.Files {
 			if !c.Changed() {
 				continue
 			}
-			body := diffBody(c)
-			for _, r := range c.Resolves {
-				id, subjects, _ := strings.Cut(r, " (")
-				for _, s := range strings.Split(strings.TrimSuffix(subjects, ")"), ", ") {
-					k := id + " " + s
-					if byKey[k] == nil {
-						order = append(order, k)
-					}
-					byKey[k] = append(byKey[k], fmt.Sprintf("# %s %s:", h.Host, c.Path))
-					byKey[k] = append(byKey[k], body...)
+			ch := report.Change{Host: h.Host, Path: c.Path, Diff: strings.Join(diffBody(c), "\n")}
+			for _, k := range c.Resolves {
+				r := out[k]
+				if r == nil {
+					r = &report.Remedy{Kind: report.RemedyChange, Command: "sparkrig fix --apply " + how}
+					out[k] = r
 				}
+				r.Changes = append(r.Changes, ch)
 			}
 		}
-	}
-	out := map[string]string{}
-	for _, k := range order {
-		out[k] = "sparkrig fix --apply " + how + "\n# which changes:\n" + strings.Join(byKey[k], "\n")
 	}
 	return out
 }
 
-// diffBody is a change's unified diff without its file headers, each line
-// commented so a pasted fix block stays a valid shell script.
+// diffBody is a change's unified diff without its file headers.
 func diffBody(c Change) []string {
 	oldName := "a" + c.Path
 	if !c.OldExists {
@@ -89,7 +83,7 @@ func diffBody(c Change) []string {
 		if strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ") || strings.HasPrefix(l, "@@") {
 			continue
 		}
-		out = append(out, "#   "+l)
+		out = append(out, l)
 	}
 	return out
 }

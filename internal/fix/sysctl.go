@@ -10,6 +10,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // sysctlSetting is one kernel parameter fix raises, with why and where the
@@ -131,11 +132,11 @@ func doctorSysctls(n *facts.Node) (judged, bad map[string]bool) {
 	judged, bad = map[string]bool{}, map[string]bool{}
 	fs, _ := check.Run(n, check.DetectProfile(n))
 	for _, f := range fs {
-		if f.Severity == check.NotEvaluated {
+		if f.Severity == report.NotEvaluated {
 			continue
 		}
 		judged[f.Subject] = true
-		bad[f.Subject] = bad[f.Subject] || f.Severity == check.Warn || f.Severity == check.Fail
+		bad[f.Subject] = bad[f.Subject] || f.Severity == report.Warn || f.Severity == report.Fail
 	}
 	return judged, bad
 }

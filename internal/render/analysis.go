@@ -35,8 +35,8 @@ func (p *printer) line(format string, args ...any) {
 	}
 }
 
-func verdictWord(v string, opt Options) string {
-	word := strings.ToUpper(v)
+func verdictWord(v report.Verdict, opt Options) string {
+	word := strings.ToUpper(string(v))
 	if !opt.Color {
 		return word
 	}
@@ -180,7 +180,7 @@ func mdAnalyses(w io.Writer, r *report.Report, opt Options) error {
 			p.line("%s", a.Error)
 			continue
 		}
-		p.line("### `%s`: %s", a.File, strings.ToUpper(a.Status))
+		p.line("### `%s`: %s", a.File, strings.ToUpper(string(a.Status)))
 		p.line("")
 		p.line("- **Measured:** %s (%s)", a.Measured, a.Format)
 		p.line("- **Platform:** %s", given(a.Platform, a.PlatformInferred, a.PlatformEvidence))
@@ -249,7 +249,7 @@ func mdResultRows(items []report.AnalysisItem) [][]string {
 		if it.Wire != nil {
 			wire = fmt.Sprintf("%.1f %%", it.Wire.Fraction*100)
 		}
-		rows = append(rows, []string{fmt.Sprintf("%s (%s)", it.Subject, it.Metric), num(it.Value) + " " + it.Unit, exp, ratio, wire, strings.ToUpper(it.Verdict)})
+		rows = append(rows, []string{fmt.Sprintf("%s (%s)", it.Subject, it.Metric), num(it.Value) + " " + it.Unit, exp, ratio, wire, strings.ToUpper(string(it.Verdict))})
 	}
 	return rows
 }

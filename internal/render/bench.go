@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/bench"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // BenchDryRun prints a bench plan: rails, derived environment, notes, and every
@@ -94,7 +95,7 @@ func benchNotes(b *strings.Builder, p *bench.Plan, width int) {
 func BenchText(w io.Writer, rec *bench.Record, opt Options) {
 	opt = textDefaults(opt)
 	var b strings.Builder
-	fmt.Fprintf(&b, "sparkrig bench %s: %s\n\n", rec.Bench.ID, strings.ToUpper(rec.Status))
+	fmt.Fprintf(&b, "sparkrig bench %s: %s\n\n", rec.Bench.ID, strings.ToUpper(string(rec.Status)))
 	var rows [][]string
 	for i, a := range rec.Analyses {
 		if len(a.Items) == 0 {
@@ -107,7 +108,7 @@ func BenchText(w io.Writer, rec *bench.Record, opt Options) {
 			if it.Expectation != nil {
 				exp = fmt.Sprintf("%g %s (%s)", it.Expectation.Value, it.Expectation.Unit, it.Expectation.ID)
 			}
-			rows = append(rows, []string{a.File, it.Subject + " " + it.Metric, fmt.Sprintf("%.2f %s", it.Value, it.Unit), exp, it.Verdict})
+			rows = append(rows, []string{a.File, it.Subject + " " + it.Metric, fmt.Sprintf("%.2f %s", it.Value, it.Unit), exp, string(it.Verdict)})
 		}
 	}
 	textTable(&b, "", opt.Width, []string{"STEP", "RESULT", "VALUE", "EXPECTED", "VERDICT"}, rows)
@@ -203,7 +204,8 @@ func pct(v *float64) string {
 	return fmt.Sprintf("%+.1f%%", *v)
 }
 
-func verdicts(a, b string) string {
+func verdicts(va, vb report.Verdict) string {
+	a, b := string(va), string(vb)
 	switch {
 	case a == b:
 		return a

@@ -5,7 +5,6 @@ import (
 	"io"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
@@ -56,8 +55,8 @@ func orUnknown(s string) string {
 
 // clusterSubjects prefixes the host to findings about one node's part of
 // the cluster, so they group and read as "spark-01 enp1s0f1np1 → ...".
-func clusterSubjects(fs []check.Finding) []check.Finding {
-	out := make([]check.Finding, len(fs))
+func clusterSubjects(fs []report.Finding) []report.Finding {
+	out := make([]report.Finding, len(fs))
 	for i, f := range fs {
 		if f.Host != "" {
 			f.Subject = f.Host + " " + f.Subject
@@ -109,9 +108,9 @@ func textLinks(b *strings.Builder, links []report.Link, opt Options) {
 		wa, wad, wb, wbd = max(wa, vlen(an)), max(wad, vlen(ad)), max(wb, vlen(bn)), max(wbd, vlen(bd))
 	}
 	for i, rw := range rows {
-		wire, state := "────────", paint(check.OK, rw.state, opt.Color)
+		wire, state := "────────", paint(report.OK, rw.state, opt.Color)
 		if !links[i].OK {
-			wire, state = "───"+paint(check.Fail, "✗", opt.Color)+"────", paint(check.Fail, rw.state, opt.Color)
+			wire, state = "───"+paint(report.Fail, "✗", opt.Color)+"────", paint(report.Fail, rw.state, opt.Color)
 		}
 		ends := fmt.Sprintf("  %-*s  %-*s  %s  %-*s  %-*s", wa, rw.a, wad, rw.ad, wire, wb, rw.b, wbd, rw.bd)
 		switch {
@@ -157,10 +156,10 @@ func mdCluster(w io.Writer, r *report.Report, opt Options) error {
 	rows = nil
 	for _, g := range subjectGroups(clusterSubjects(c.Findings)) {
 		for _, f := range g {
-			if f.Severity == check.OK && !opt.Verbose {
+			if f.Severity == report.OK && !opt.Verbose {
 				continue
 			}
-			rows = append(rows, []string{mdSeverity(string(f.Severity)), mdCode(f.ID), f.Subject, f.Observed, f.Expected, mdCode(oneLine(f.Fix))})
+			rows = append(rows, []string{mdSeverity(string(f.Severity)), mdCode(f.ID), f.Subject, f.Observed, f.Expected, mdCode(oneLine(remedyText(f.Remedy)))})
 		}
 	}
 	if len(rows) == 0 {

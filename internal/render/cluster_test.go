@@ -6,7 +6,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
@@ -22,10 +21,10 @@ func clusterReport() *report.Report {
 				Problems: []string{"MTU 9000 ≠ 1500"}},
 			{A: ep("spark-01", "enP2p1s0f1np1", "192.168.101.10/24", 9000), B: ep("spark-02", "enP2p1s0f1np1", "192.168.101.11/24", 9000), Subnet: "192.168.101.0/24", OK: true},
 		},
-		Findings: []check.Finding{
-			{ID: "cluster.mtu-mismatch", Severity: check.Fail, Subject: "spark-01:enp1s0f1np1↔spark-02:enp1s0f1np1", Title: "both ends of a link have the same MTU",
-				Observed: "spark-01 enp1s0f1np1 MTU 9000, spark-02 enp1s0f1np1 MTU 1500", Fix: "on spark-02: sudo ip link set enp1s0f1np1 mtu 9000"},
-			{ID: "cluster.df-ping", Severity: check.OK, Host: "spark-01", Subject: "enP2p1s0f1np1 → spark-02 192.168.101.11", Title: "don't-fragment ping at the rail's MTU",
+		Findings: []report.Finding{
+			{ID: "cluster.mtu-mismatch", Severity: report.Fail, Subject: "spark-01:enp1s0f1np1↔spark-02:enp1s0f1np1", Title: "both ends of a link have the same MTU",
+				Observed: "spark-01 enp1s0f1np1 MTU 9000, spark-02 enp1s0f1np1 MTU 1500", Remedy: report.Manual(report.ActionRun, "on spark-02: sudo ip link set enp1s0f1np1 mtu 9000")},
+			{ID: "cluster.df-ping", Severity: report.OK, Host: "spark-01", Subject: "enP2p1s0f1np1 → spark-02 192.168.101.11", Title: "don't-fragment ping at the rail's MTU",
 				Observed: "3/3 replies, avg RTT 0.047 ms"},
 		},
 	}}

@@ -6,26 +6,25 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // ANSI colours per severity (used only when Options.Color is set).
-var sevColor = map[check.Severity]string{
-	check.Fail:         esc + "[1;31m",
-	check.Warn:         esc + "[33m",
-	check.NotEvaluated: esc + "[35m",
-	check.Info:         esc + "[36m",
-	check.OK:           esc + "[32m",
+var sevColor = map[report.Severity]string{
+	report.Fail:         esc + "[1;31m",
+	report.Warn:         esc + "[33m",
+	report.NotEvaluated: esc + "[35m",
+	report.Info:         esc + "[36m",
+	report.OK:           esc + "[32m",
 }
 
 const colorReset = esc + "[0m"
 
 // sevBadge is a fixed-width severity label ("FAIL", "WARN", "N/E ", ...),
 // coloured when asked.
-func sevBadge(s check.Severity, color bool) string {
-	label := map[check.Severity]string{
-		check.Fail: "FAIL", check.Warn: "WARN", check.NotEvaluated: "N/E ", check.Info: "INFO", check.OK: "ok  ",
+func sevBadge(s report.Severity, color bool) string {
+	label := map[report.Severity]string{
+		report.Fail: "FAIL", report.Warn: "WARN", report.NotEvaluated: "N/E ", report.Info: "INFO", report.OK: "ok  ",
 	}[s]
 	if label == "" {
 		label = strings.ToUpper(string(s))
@@ -33,7 +32,7 @@ func sevBadge(s check.Severity, color bool) string {
 	return paint(s, label, color)
 }
 
-func paint(s check.Severity, text string, color bool) string {
+func paint(s report.Severity, text string, color bool) string {
 	if !color || sevColor[s] == "" {
 		return text
 	}
@@ -48,8 +47,8 @@ func bold(text string, color bool) string {
 }
 
 // counts tallies findings per severity.
-func counts(fs []check.Finding) map[check.Severity]int {
-	c := map[check.Severity]int{}
+func counts(fs []report.Finding) map[report.Severity]int {
+	c := map[report.Severity]int{}
 	for _, f := range fs {
 		c[f.Severity]++
 	}
@@ -57,8 +56,8 @@ func counts(fs []check.Finding) map[check.Severity]int {
 }
 
 // summaryLine is "1 fail · 2 warn · 3 info · 0 not evaluated · 20 ok".
-func summaryLine(c map[check.Severity]int, color bool) string {
-	part := func(s check.Severity, word string) string {
+func summaryLine(c map[report.Severity]int, color bool) string {
+	part := func(s report.Severity, word string) string {
 		t := fmt.Sprintf("%d %s", c[s], word)
 		if c[s] == 0 {
 			return t
@@ -66,16 +65,16 @@ func summaryLine(c map[check.Severity]int, color bool) string {
 		return paint(s, t, color)
 	}
 	return strings.Join([]string{
-		part(check.Fail, "fail"), part(check.Warn, "warn"), part(check.NotEvaluated, "not evaluated"),
-		part(check.Info, "info"), part(check.OK, "ok"),
+		part(report.Fail, "fail"), part(report.Warn, "warn"), part(report.NotEvaluated, "not evaluated"),
+		part(report.Info, "info"), part(report.OK, "ok"),
 	}, " · ")
 }
 
 // subjectGroups groups findings by subject, worst subject first, then in
 // the order the registry produced them.
-func subjectGroups(fs []check.Finding) [][]check.Finding {
+func subjectGroups(fs []report.Finding) [][]report.Finding {
 	idx := map[string]int{}
-	var groups [][]check.Finding
+	var groups [][]report.Finding
 	for _, f := range fs {
 		i, ok := idx[f.Subject]
 		if !ok {
@@ -85,7 +84,7 @@ func subjectGroups(fs []check.Finding) [][]check.Finding {
 		}
 		groups[i] = append(groups[i], f)
 	}
-	worst := func(g []check.Finding) int {
+	worst := func(g []report.Finding) int {
 		w := -1
 		for _, f := range g {
 			w = max(w, f.Severity.Rank())
@@ -120,7 +119,7 @@ func textSummary(w io.Writer, r *report.Report, opt Options) error {
 	if len(r.Hosts) == 0 {
 		return nil
 	}
-	all := map[check.Severity]int{}
+	all := map[report.Severity]int{}
 	audited := 0
 	for _, h := range r.Hosts {
 		for s, n := range counts(h.Findings) {
@@ -153,7 +152,7 @@ func textHost(b *strings.Builder, h report.Host, opt Options) {
 	}
 	hang(b, "", "  ", bold(head, opt.Color), opt.Width)
 	if h.Status != report.HostAudited {
-		hang(b, "  ", "    ", fmt.Sprintf("%s not audited (%s): %s", paint(check.Fail, "UNKNOWN", opt.Color), h.Status, h.Error), opt.Width)
+		hang(b, "  ", "    ", fmt.Sprintf("%s not audited (%s): %s", paint(report.Fail, "UNKNOWN", opt.Color), h.Status, h.Error), opt.Width)
 		b.WriteString("\n")
 		return
 	}
@@ -172,10 +171,10 @@ func textHost(b *strings.Builder, h report.Host, opt Options) {
 
 // textSubject writes one subject's findings: problems in full, info and
 // (with --verbose) ok findings on one line each.
-func textSubject(b *strings.Builder, g []check.Finding, opt Options) {
-	var shown []check.Finding
+func textSubject(b *strings.Builder, g []report.Finding, opt Options) {
+	var shown []report.Finding
 	for _, f := range g {
-		if f.Severity != check.OK || opt.Verbose {
+		if f.Severity != report.OK || opt.Verbose {
 			shown = append(shown, f)
 		}
 	}
@@ -185,18 +184,18 @@ func textSubject(b *strings.Builder, g []check.Finding, opt Options) {
 	fmt.Fprintf(b, "  %s\n", g[0].Subject)
 	for _, f := range shown {
 		line := f.ID + " — " + f.Title
-		if f.Severity == check.OK || f.Severity == check.Info {
+		if f.Severity == report.OK || f.Severity == report.Info {
 			line += ": " + f.Observed
 		}
 		hang(b, "    "+sevBadge(f.Severity, opt.Color)+"  ", "          ", line, opt.Width)
-		if f.Severity == check.OK || f.Severity == check.Info {
+		if f.Severity == report.OK || f.Severity == report.Info {
 			continue
 		}
 		const ind = "          "
 		writeField(b, ind, "seen", f.Observed, opt.Width, false)
 		writeField(b, ind, "expected", f.Expected, opt.Width, false)
 		writeField(b, ind, "why", f.Why, opt.Width, false)
-		writeField(b, ind, "fix", f.Fix, opt.Width, true)
+		writeField(b, ind, "fix", remedyText(f.Remedy), opt.Width, true)
 		writeField(b, ind, "source", f.Source, opt.Width, false)
 	}
 }
@@ -220,14 +219,15 @@ func mdHosts(w io.Writer, r *report.Report, opt Options) error {
 			return err
 		}
 		var rows [][]string
-		var long []check.Finding
+		var long []report.Finding
 		for _, g := range subjectGroups(h.Findings) {
 			for _, f := range g {
-				if f.Severity == check.OK && !opt.Verbose {
+				if f.Severity == report.OK && !opt.Verbose {
 					continue
 				}
-				fix := mdCode(f.Fix)
-				if strings.Contains(f.Fix, "\n") {
+				fixText := remedyText(f.Remedy)
+				fix := mdCode(fixText)
+				if strings.Contains(fixText, "\n") {
 					long = append(long, f)
 					fix = fmt.Sprintf("fix %d below", len(long))
 				}
@@ -245,7 +245,7 @@ func mdHosts(w io.Writer, r *report.Report, opt Options) error {
 		// Multi-line fixes (commands with file contents) keep their lines in a
 		// collapsible code block.
 		for i, f := range long {
-			if err := mdDetails(w, fmt.Sprintf("fix %d: %s on %s", i+1, f.ID, f.Subject), "sh", f.Fix); err != nil {
+			if err := mdDetails(w, fmt.Sprintf("fix %d: %s on %s", i+1, f.ID, f.Subject), "sh", remedyText(f.Remedy)); err != nil {
 				return err
 			}
 		}
@@ -255,10 +255,10 @@ func mdHosts(w io.Writer, r *report.Report, opt Options) error {
 
 // mdWhy folds, for every problem (warn, fail, not evaluated), why it matters
 // and where the expectation comes from into one collapsible list.
-func mdWhy(w io.Writer, fs []check.Finding) error {
+func mdWhy(w io.Writer, fs []report.Finding) error {
 	var b strings.Builder
 	for _, f := range fs {
-		if f.Severity.Rank() < check.NotEvaluated.Rank() || (f.Why == "" && f.Source == "") {
+		if f.Severity.Rank() < report.NotEvaluated.Rank() || (f.Why == "" && f.Source == "") {
 			continue
 		}
 		fmt.Fprintf(&b, "- `%s` (%s): %s", f.ID, mdCell(f.Subject), mdCell(f.Why))

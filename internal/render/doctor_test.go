@@ -54,10 +54,10 @@ func TestTextFits100Columns(t *testing.T) {
 }
 
 func TestTextColourAndSummary(t *testing.T) {
-	r := &report.Report{Hosts: []report.Host{{Host: "n1", Profile: "dgx-spark", Status: report.HostAudited, Findings: []check.Finding{
-		{ID: "spark.mtu", Severity: check.Warn, Subject: "enp1s0f1np1", Title: "jumbo MTU", Observed: "MTU 1500", Expected: "MTU 9000", Fix: "sudo ip link set enp1s0f1np1 mtu 9000"},
-		{ID: "spark.pcie-width", Severity: check.Fail, Subject: "0002:01:00.1", Title: "PCIe x4", Observed: "32GT/s x2"},
-		{ID: "spark.mtu", Severity: check.OK, Subject: "enP2p1s0f1np1", Title: "jumbo MTU", Observed: "MTU 9000"},
+	r := &report.Report{Hosts: []report.Host{{Host: "n1", Profile: "dgx-spark", Status: report.HostAudited, Findings: []report.Finding{
+		{ID: "spark.mtu", Severity: report.Warn, Subject: "enp1s0f1np1", Title: "jumbo MTU", Observed: "MTU 1500", Expected: "MTU 9000", Remedy: report.Manual(report.ActionRun, "sudo ip link set enp1s0f1np1 mtu 9000")},
+		{ID: "spark.pcie-width", Severity: report.Fail, Subject: "0002:01:00.1", Title: "PCIe x4", Observed: "32GT/s x2"},
+		{ID: "spark.mtu", Severity: report.OK, Subject: "enP2p1s0f1np1", Title: "jumbo MTU", Observed: "MTU 9000"},
 	}}}}
 	var plain, colour bytes.Buffer
 	Text(&plain, r, Options{Width: 100})

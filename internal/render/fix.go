@@ -53,7 +53,7 @@ func FixPlan(w io.Writer, p *fix.Plan, opt Options) (changes int, err error) {
 			b.WriteString("\n")
 			hang(&b, "", "  ", fmt.Sprintf("%s (mode %04o): %s", c.Path, c.Mode, c.Why), opt.Width)
 			if len(c.Resolves) > 0 {
-				hang(&b, "resolves: ", "          ", strings.Join(c.Resolves, ", "), opt.Width)
+				hang(&b, "resolves: ", "          ", keyList(c.Resolves), opt.Width)
 			}
 			oldName := "a" + c.Path
 			if !c.OldExists {

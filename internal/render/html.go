@@ -7,7 +7,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -45,7 +44,7 @@ func HTML(w io.Writer, r *report.Report, opt HTMLOptions) error {
 }
 
 // severities in display order, worst first.
-var severities = []check.Severity{check.Fail, check.Warn, check.NotEvaluated, check.Info, check.OK}
+var severities = []report.Severity{report.Fail, report.Warn, report.NotEvaluated, report.Info, report.OK}
 
 // page is the view model of the HTML template.
 type page struct {
@@ -74,13 +73,13 @@ type page struct {
 }
 
 type sevCount struct {
-	Sev   check.Severity
+	Sev   report.Severity
 	Label string
 	N     int
 }
 
 type sevFilter struct {
-	Sev check.Severity
+	Sev report.Severity
 	N   int
 	On  bool
 }
@@ -98,8 +97,10 @@ type hostView struct {
 const openHostsUpTo = 8
 
 type findingView struct {
-	check.Finding
+	report.Finding
 	Open bool
+	// Fix is the remedy as text.
+	Fix string
 }
 
 func newPage(r *report.Report, opt HTMLOptions, runs []ncclRun, rails []railResult, failed []report.AnalysisResult) *page {
@@ -117,7 +118,7 @@ func newPage(r *report.Report, opt HTMLOptions, runs []ncclRun, rails []railResu
 	if !r.GeneratedAt.IsZero() {
 		p.Generated = r.GeneratedAt.UTC().Format(time.RFC3339)
 	}
-	counts := map[check.Severity]int{}
+	counts := map[report.Severity]int{}
 	for _, h := range r.Hosts {
 		if h.Status != "" && h.Status != report.HostAudited {
 			p.Unaudited++
@@ -133,8 +134,8 @@ func newPage(r *report.Report, opt HTMLOptions, runs []ncclRun, rails []railResu
 		}
 	}
 	for _, s := range severities {
-		p.Filters = append(p.Filters, sevFilter{Sev: s, N: counts[s], On: s != check.OK})
-		if s != check.OK || counts[s] > 0 {
+		p.Filters = append(p.Filters, sevFilter{Sev: s, N: counts[s], On: s != report.OK})
+		if s != report.OK || counts[s] > 0 {
 			p.Counts = append(p.Counts, sevCount{Sev: s, Label: sevLabel(s), N: counts[s]})
 		}
 	}
@@ -147,18 +148,18 @@ func newPage(r *report.Report, opt HTMLOptions, runs []ncclRun, rails []railResu
 	return p
 }
 
-func newHostView(h report.Host, counts map[check.Severity]int) hostView {
+func newHostView(h report.Host, counts map[report.Severity]int) hostView {
 	v := hostView{Name: h.Host, Profile: h.Profile, Status: h.Status, Source: h.Source, Error: h.Error}
-	fs := append([]check.Finding(nil), h.Findings...)
+	fs := append([]report.Finding(nil), h.Findings...)
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Severity.Rank() > fs[j].Severity.Rank() })
-	per := map[check.Severity]int{}
+	per := map[report.Severity]int{}
 	for _, f := range fs {
 		counts[f.Severity]++
 		per[f.Severity]++
-		v.Findings = append(v.Findings, findingView{Finding: f, Open: f.Severity == check.Fail})
+		v.Findings = append(v.Findings, findingView{Finding: f, Open: f.Severity == report.Fail, Fix: remedyText(f.Remedy)})
 	}
 	for _, s := range severities {
-		if per[s] > 0 && s != check.OK {
+		if per[s] > 0 && s != report.OK {
 			v.Badges = append(v.Badges, sevCount{Sev: s, N: per[s]})
 		}
 	}
@@ -166,15 +167,15 @@ func newHostView(h report.Host, counts map[check.Severity]int) hostView {
 	return v
 }
 
-func sevLabel(s check.Severity) string {
+func sevLabel(s report.Severity) string {
 	switch s {
-	case check.Fail:
+	case report.Fail:
 		return "failed"
-	case check.Warn:
+	case report.Warn:
 		return "warnings"
-	case check.NotEvaluated:
+	case report.NotEvaluated:
 		return "not evaluated"
-	case check.Info:
+	case report.Info:
 		return "info"
 	}
 	return "passed"
@@ -183,15 +184,8 @@ func sevLabel(s check.Severity) string {
 // statusWord is the report's overall status, derived from the findings when
 // the report does not say.
 func statusWord(r *report.Report) string {
-	switch r.Status {
-	case "ok", "warning", "critical", "unknown":
-		return r.Status
+	if r.Status != "" {
+		return string(r.Status)
 	}
-	switch r.Worst() {
-	case check.Fail:
-		return "critical"
-	case check.Warn:
-		return "warning"
-	}
-	return "ok"
+	return string(r.Overall())
 }

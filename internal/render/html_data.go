@@ -182,7 +182,7 @@ func resultRows(r *report.Report) ([]resultRow, []flagRow) {
 	for _, a := range r.Analyses {
 		for _, it := range a.Items {
 			row := resultRow{Input: runLabel(a.File), Subject: it.Subject, Metric: it.Metric,
-				Value: fmt.Sprintf("%.4g %s", it.Value, it.Unit), Verdict: it.Verdict, Class: verdictClass(it.Verdict), Note: it.NoExpectation}
+				Value: fmt.Sprintf("%.4g %s", it.Value, it.Unit), Verdict: string(it.Verdict), Class: verdictClass(it.Verdict), Note: it.NoExpectation}
 			if it.AtSize > 0 {
 				row.Value += " at " + humanSize(it.AtSize)
 			}
@@ -202,7 +202,7 @@ func resultRows(r *report.Report) ([]resultRow, []flagRow) {
 }
 
 // verdictClass maps an analysis verdict to the severity classes of the page.
-func verdictClass(v string) string {
+func verdictClass(v report.Verdict) string {
 	switch v {
 	case report.VerdictCritical:
 		return "fail"

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -19,7 +18,7 @@ import (
 //
 // Severities are encoded as numbers in sparkrig_check_status so a check that
 // changes severity keeps one series: 0 ok, 1 info, 2 not-evaluated, 3 warn,
-// 4 fail (check.Severity.Rank).
+// 4 fail (report.Severity.Rank).
 func Prometheus(w io.Writer, r *report.Report) error {
 	pw := &promWriter{}
 	promReport(pw, r)
@@ -142,8 +141,8 @@ func promHosts(p *promWriter, r *report.Report) {
 	}
 }
 
-func promFindingCounts(p *promWriter, name, help string, fs []check.Finding, labels ...string) {
-	counts := map[check.Severity]int{}
+func promFindingCounts(p *promWriter, name, help string, fs []report.Finding, labels ...string) {
+	counts := map[report.Severity]int{}
 	for _, f := range fs {
 		counts[f.Severity]++
 	}
@@ -154,8 +153,8 @@ func promFindingCounts(p *promWriter, name, help string, fs []check.Finding, lab
 
 // promCheckStatus writes one series per check and subject; host names the
 // findings whose own Host is empty.
-func promCheckStatus(p *promWriter, host string, fs []check.Finding) {
-	sorted := append([]check.Finding(nil), fs...)
+func promCheckStatus(p *promWriter, host string, fs []report.Finding) {
+	sorted := append([]report.Finding(nil), fs...)
 	// The worst finding of a check on a subject wins when it repeats.
 	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Severity.Rank() > sorted[j].Severity.Rank() })
 	for _, f := range sorted {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // FuzzHostText feeds arbitrary host-provided text (host names, subjects,
@@ -21,7 +22,7 @@ func FuzzHostText(f *testing.F) {
 		r := twoSparks()
 		r.Hosts[0].Host, r.Cluster.Links[0].A.Host = host, host
 		r.Hosts[0].Findings[0].Subject, r.Cluster.Links[0].A.NetDev = subject, subject
-		r.Hosts[0].Findings[0].Observed, r.Hosts[0].Findings[0].Fix = observed, fix
+		r.Hosts[0].Findings[0].Observed, r.Hosts[0].Findings[0].Remedy = observed, report.Manual(report.ActionRun, fix)
 		var page bytes.Buffer
 		if err := HTML(&page, r, HTMLOptions{}); err != nil {
 			t.Fatal(err)

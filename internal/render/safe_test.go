@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -21,8 +20,8 @@ func TestCleanShowsControlCharacters(t *testing.T) {
 // and finding came from a hostile node: nothing reaches the terminal as an
 // escape but sparkrig's own colours.
 func TestTextFromOutsideCannotDriveTheTerminal(t *testing.T) {
-	r := &report.Report{Hosts: []report.Host{{Host: "evil\n\x1b[31mspark", Status: report.HostAudited, Findings: []check.Finding{
-		{ID: "spark.mtu", Severity: check.Warn, Subject: "enp1s0f1np1", Observed: "MTU \x1b]52;c;cm0gLXJmIH4K\a1500"},
+	r := &report.Report{Hosts: []report.Host{{Host: "evil\n\x1b[31mspark", Status: report.HostAudited, Findings: []report.Finding{
+		{ID: "spark.mtu", Severity: report.Warn, Subject: "enp1s0f1np1", Observed: "MTU \x1b]52;c;cm0gLXJmIH4K\a1500"},
 	}}}}
 	for _, color := range []bool{false, true} {
 		var b bytes.Buffer

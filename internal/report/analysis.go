@@ -1,19 +1,7 @@
 package report
 
 import (
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/results"
-)
-
-// Analysis verdicts, per item and per file.
-const (
-	VerdictOK       = "ok"
-	VerdictWarning  = "warning"
-	VerdictCritical = "critical"
-	// VerdictNone means nothing was judged: no expectation fits the result.
-	VerdictNone = "no-expectation"
-	// VerdictUnknown means the file could not be read.
-	VerdictUnknown = "unknown"
 )
 
 // AnalysisResult is one analysed benchmark file or run. Owned by the analyze stage.
@@ -24,7 +12,7 @@ type AnalysisResult struct {
 	Format string `json:"format,omitempty"`
 	// Status is the worst item verdict or flag: ok, warning, critical,
 	// no-expectation, or unknown when the file could not be read.
-	Status string `json:"status"`
+	Status Verdict `json:"status"`
 	// Measured says in one line what the file measured.
 	Measured string `json:"measured,omitempty"`
 	// Platform and Topology are what the judgement used; Inferred is true when
@@ -65,7 +53,7 @@ type AnalysisItem struct {
 	NoExpectation string   `json:"no_expectation,omitempty"`
 	Ratio         *float64 `json:"ratio,omitempty"`
 	Wire          *WireRef `json:"wire,omitempty"`
-	Verdict       string   `json:"verdict"`
+	Verdict       Verdict  `json:"verdict"`
 	// Notes explain how to read the number (ring vs tree, per-GPU network share).
 	Notes  []string `json:"notes,omitempty"`
 	Causes []Cause  `json:"causes,omitempty"`
@@ -110,12 +98,12 @@ type Cause struct {
 
 // AnalysisFlag is a problem shown by the NCCL log alone.
 type AnalysisFlag struct {
-	ID       string         `json:"id"`
-	Severity check.Severity `json:"severity"`
-	Message  string         `json:"message"`
-	Evidence string         `json:"evidence,omitempty"`
-	Fix      string         `json:"fix,omitempty"`
-	Source   string         `json:"source,omitempty"`
+	ID       string   `json:"id"`
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+	Evidence string   `json:"evidence,omitempty"`
+	Fix      string   `json:"fix,omitempty"`
+	Source   string   `json:"source,omitempty"`
 }
 
 // AnalysisData is the parsed input, by format.

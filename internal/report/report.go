@@ -5,13 +5,11 @@ package report
 
 import (
 	"time"
-
-	"github.com/sparkrig/sparkrig/internal/check"
 )
 
 // SchemaVersion is the version of the JSON document. Bump it on any
 // incompatible change to the model.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Report is one invocation's whole result (all hosts, all files).
 type Report struct {
@@ -21,7 +19,7 @@ type Report struct {
 	Command     string    `json:"command"`
 	GeneratedAt time.Time `json:"generated_at"`
 	// Status is the overall verdict: "ok", "warning", "critical" or "unknown".
-	Status string `json:"status"`
+	Status Verdict `json:"status"`
 
 	Hosts    []Host     `json:"hosts"`
 	Cluster  *Cluster   `json:"cluster,omitempty"`
@@ -64,18 +62,18 @@ type Host struct {
 	Host    string `json:"host"`
 	Profile string `json:"profile,omitempty"`
 	// Status is HostAudited, or why the host could not be audited.
-	Status   string          `json:"status"`
-	Error    string          `json:"error,omitempty"`
-	Source   string          `json:"source,omitempty"` // snapshot path, "live" or "ssh"
-	Findings []check.Finding `json:"findings"`
-	Skipped  []check.Skipped `json:"skipped,omitempty"`
+	Status   string    `json:"status"`
+	Error    string    `json:"error,omitempty"`
+	Source   string    `json:"source,omitempty"` // snapshot path, "live" or "ssh"
+	Findings []Finding `json:"findings"`
+	Skipped  []Skipped `json:"skipped,omitempty"`
 }
 
 // Cluster holds what only several nodes together show.
 type Cluster struct {
-	Topology string          `json:"topology,omitempty"`
-	Links    []Link          `json:"links"`
-	Findings []check.Finding `json:"findings"`
+	Topology string    `json:"topology,omitempty"`
+	Links    []Link    `json:"links"`
+	Findings []Finding `json:"findings"`
 	// Qualified is doctor --qualify's traffic test, per link and direction.
 	Qualified []QualifiedDirection `json:"qualified,omitempty"`
 }
@@ -113,22 +111,3 @@ type Endpoint struct {
 
 // Analysis is filled by `sparkrig analyze` and `sparkrig bench`; see analysis.go.
 type Analysis = AnalysisResult
-
-// Worst returns the worst severity of every finding in the report.
-func (r *Report) Worst() check.Severity {
-	worst := check.OK
-	see := func(fs []check.Finding) {
-		for _, f := range fs {
-			if f.Severity.Rank() > worst.Rank() {
-				worst = f.Severity
-			}
-		}
-	}
-	for _, h := range r.Hosts {
-		see(h.Findings)
-	}
-	if r.Cluster != nil {
-		see(r.Cluster.Findings)
-	}
-	return worst
-}

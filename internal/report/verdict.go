@@ -1,0 +1,81 @@
+package report
+
+// Verdict is the one status vocabulary of every command: of a finding's
+// consequence, an analysed result, a file, a host and a whole report.
+type Verdict string
+
+// Verdicts, in the one ranking (see Rank).
+const (
+	// VerdictNone means nothing was judged: no expectation fits the result.
+	VerdictNone     Verdict = "no-expectation"
+	VerdictOK       Verdict = "ok"
+	VerdictUnknown  Verdict = "unknown" // could not evaluate: unreadable input, host not audited, evidence missing
+	VerdictWarning  Verdict = "warning"
+	VerdictCritical Verdict = "critical"
+)
+
+// Rank is the one ranking of verdicts (higher is worse): critical, warning,
+// unknown, ok, no expectation. Something found wrong outranks something that
+// could not be evaluated, which outranks a pass, as monitoring plugins order
+// their states.
+func (v Verdict) Rank() int {
+	switch v {
+	case VerdictNone:
+		return 0
+	case VerdictOK:
+		return 1
+	case VerdictUnknown:
+		return 2
+	case VerdictWarning:
+		return 3
+	case VerdictCritical:
+		return 4
+	}
+	return 2 // an unrecognised verdict is not evaluated, never a pass
+}
+
+// Worse returns the worse of two verdicts.
+func Worse(a, b Verdict) Verdict {
+	if b.Rank() > a.Rank() {
+		return b
+	}
+	return a
+}
+
+// Overall is the report's one verdict: the worst of every finding, analysis
+// and host; a host that could not be audited is unknown; results without an
+// expectation are ok. An empty report (nothing audited, nothing analysed) is
+// unknown.
+func (r *Report) Overall() Verdict {
+	v := VerdictNone
+	any := false
+	see := func(fs []Finding) {
+		for _, f := range fs {
+			v = Worse(v, f.Severity.Verdict())
+		}
+	}
+	for _, h := range r.Hosts {
+		any = true
+		if h.Status != "" && h.Status != HostAudited {
+			v = Worse(v, VerdictUnknown)
+		}
+		see(h.Findings)
+	}
+	if r.Cluster != nil {
+		see(r.Cluster.Findings)
+	}
+	for _, a := range r.Analyses {
+		any = true
+		v = Worse(v, a.Status)
+	}
+	for range r.Plans {
+		any = true
+	}
+	if !any {
+		return VerdictUnknown
+	}
+	if v == VerdictNone {
+		return VerdictOK // nothing judged is nothing wrong
+	}
+	return v
+}

@@ -1,0 +1,45 @@
+package report
+
+import "testing"
+
+func TestWorseIsTheOneRanking(t *testing.T) {
+	order := []Verdict{VerdictNone, VerdictOK, VerdictUnknown, VerdictWarning, VerdictCritical}
+	for i, a := range order {
+		for j, b := range order {
+			want := a
+			if j > i {
+				want = b
+			}
+			if got := Worse(a, b); got != want {
+				t.Errorf("Worse(%s, %s) = %s, want %s", a, b, got, want)
+			}
+		}
+	}
+	if Worse(VerdictOK, "bogus") != "bogus" {
+		t.Error("an unrecognised verdict must not rank as a pass")
+	}
+}
+
+func TestOverall(t *testing.T) {
+	audited := func(fs ...Finding) Host { return Host{Host: "h", Status: HostAudited, Findings: fs} }
+	tests := []struct {
+		name string
+		r    Report
+		want Verdict
+	}{
+		{"empty", Report{}, VerdictUnknown},
+		{"clean", Report{Hosts: []Host{audited(Finding{Severity: OK}, Finding{Severity: Info})}}, VerdictOK},
+		{"not evaluated", Report{Hosts: []Host{audited(Finding{Severity: NotEvaluated})}}, VerdictUnknown},
+		{"warn beats not evaluated", Report{Hosts: []Host{audited(Finding{Severity: NotEvaluated}, Finding{Severity: Warn})}}, VerdictWarning},
+		{"unreachable host among clean", Report{Hosts: []Host{audited(), {Host: "x", Status: HostUnreachable}}}, VerdictUnknown},
+		{"cluster fail", Report{Hosts: []Host{audited()}, Cluster: &Cluster{Findings: []Finding{{Severity: Fail}}}}, VerdictCritical},
+		{"bad file among good", Report{Analyses: []Analysis{{Status: VerdictOK}, {Status: VerdictUnknown}}}, VerdictUnknown},
+		{"no expectation is ok", Report{Analyses: []Analysis{{Status: VerdictNone}}}, VerdictOK},
+		{"warning file", Report{Analyses: []Analysis{{Status: VerdictWarning}, {Status: VerdictUnknown}}}, VerdictWarning},
+	}
+	for _, tt := range tests {
+		if got := tt.r.Overall(); got != tt.want {
+			t.Errorf("%s: Overall() = %s, want %s", tt.name, got, tt.want)
+		}
+	}
+}
