@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
@@ -22,9 +23,10 @@ var ncclVersion = Check{
 		if DetectProfile(n) != ProfileSpark || facts.CompareVersions(v, "2.28.3") >= 0 {
 			return []report.Finding{ok("nccl", obs)}
 		}
-		return []report.Finding{{Severity: report.Fail, Subject: "nccl", Observed: obs, Expected: "NCCL >= 2.28.3 (NVIDIA builds v2.28.9-1 for sm_121)",
+		want, _ := expect.NCCLFor(expect.SparkNCCL, n.OS.Arch, 0)
+		return []report.Finding{{Severity: report.Fail, Subject: "nccl", Observed: obs, Expected: "NCCL >= 2.28.3 (" + want + " or later here)",
 			Why:    "NCCL before 2.28.3 lacks DGX Spark (GB10, sm_121) support for multi-node collectives",
-			Remedy: report.Manual(report.ActionUpgrade, "git clone -b v2.28.9-1 https://github.com/NVIDIA/nccl && cd nccl && make -j src.build NVCC_GENCODE=\"-gencode=arch=compute_121,code=sm_121\"; point LD_LIBRARY_PATH at build/lib"),
+			Remedy: NCCLUpgrade(n.OS.Arch),
 			Source: srcSeed000 + "; " + srcPlaybook}}
 	},
 }
@@ -141,4 +143,17 @@ func activeRDMA(n *facts.Node) []string {
 		}
 	}
 	return out
+}
+
+// NCCLUpgrade is the remedy of an NCCL too old for DGX Spark: build the
+// release NVIDIA's playbook names, or the first one past every known issue
+// of the node's architecture (expect.NCCLFor), for sm_121.
+func NCCLUpgrade(arch string) *report.Remedy {
+	want, issues := expect.NCCLFor(expect.SparkNCCL, arch, 0)
+	tag := "v" + want + "-1"
+	text := "build NCCL " + tag + " for sm_121: git clone -b " + tag + " https://github.com/NVIDIA/nccl && cd nccl && make -j src.build NVCC_GENCODE=\"-gencode=arch=compute_121,code=sm_121\"; point LD_LIBRARY_PATH at build/lib on every node"
+	if len(issues) > 0 {
+		text += " (" + want + ", not " + expect.SparkNCCL + ": known issue " + strings.Join(issues, ", ") + " on " + arch + ")"
+	}
+	return report.Manual(report.ActionUpgrade, text)
 }

@@ -618,13 +618,21 @@ var sparkCMA = Check{
 		if *cma > 0 {
 			return []report.Finding{ok("kernel", fmt.Sprintf("CmaTotal %d kB", *cma>>10))}
 		}
-		obs := "CmaTotal: 0 kB"
+		obs := "CmaTotal: 0 kB on kernel " + n.OS.Kernel
 		if !strings.Contains(n.OS.Cmdline, "kho=off") {
 			obs += ", kernel command line lacks kho=off"
 		}
+		var rem *report.Remedy
+		if KHOKernel(n.OS.Kernel) && !strings.Contains(n.OS.Cmdline, "kho=off") {
+			rem = KHOOff()
+		} else {
+			// kho=off is the remedy of 7.0 kernels only; elsewhere the pool
+			// is missing for a reason sparkrig cannot see.
+			rem = report.Manual(report.ActionInspect, "look for cma=0 or a CMA size on the kernel command line (cat /proc/cmdline) and in /etc/default/grub, and check the running kernel is a DGX OS kernel (uname -r; sudo apt full-upgrade installs it)")
+		}
 		return []report.Finding{{Severity: report.Warn, Subject: "kernel", Observed: obs, Expected: "CmaTotal > 0 kB (kho=off on 7.0 kernels)",
 			Why:    "without a CMA pool ibv_reg_mr fails with ENOMEM and NCCL cannot register buffers for RoCE",
-			Remedy: report.Manual(report.ActionRun, "add kho=off: sudo sed -i 's/^GRUB_CMDLINE_LINUX_DEFAULT=\"/&kho=off /' /etc/default/grub && sudo update-grub && sudo reboot"),
+			Remedy: rem,
 			Source: "DGX Spark platform notes, pitfall 9; " + srcCommunity}}
 	},
 }
@@ -660,4 +668,19 @@ var sparkOS = Check{
 			Remedy: report.Manual(report.ActionUpgrade, "sudo apt update && sudo apt full-upgrade (DGX OS), or reinstall DGX OS"),
 			Source: srcSeed000}}
 	},
+}
+
+// KHOKernel says whether a kernel release is one whose kexec handover
+// scratch memory breaks RDMA registration (linux-nvidia 7.0), so that
+// kho=off is its remedy.
+func KHOKernel(release string) bool { return strings.HasPrefix(release, "7.0.") || release == "7.0" }
+
+// KHOOff adds kho=off to the kernel command line; running it twice adds it
+// once.
+func KHOOff() *report.Remedy {
+	return &report.Remedy{Kind: report.RemedyManual, Steps: []report.Step{
+		{Action: report.ActionRun, Text: "grep -q 'kho=off' /etc/default/grub || sudo sed -i 's/^GRUB_CMDLINE_LINUX_DEFAULT=\"/&kho=off /' /etc/default/grub"},
+		{Action: report.ActionRun, Text: "sudo update-grub"},
+		{Action: report.ActionReboot, Text: "sudo reboot"},
+	}, Requires: []string{"a linux-nvidia 7.0 kernel (uname -r)"}}
 }

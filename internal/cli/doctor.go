@@ -9,7 +9,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/acquire"
 	"github.com/sparkrig/sparkrig/internal/check"
-	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/doctor"
 	"github.com/sparkrig/sparkrig/internal/fix"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -137,47 +137,10 @@ func doctorCaptures(ctx context.Context, env *Env, opts *doctorOptions) ([]hostC
 // audited. Of each snapshot, the facts and what fix reads are kept.
 func readSnapshots(paths []string) []hostCapture { return acquire.Snapshots(paths, fix.Evidence) }
 
-// auditReport parses and checks every captured host, then the cluster.
+// auditReport audits every captured host, then the cluster, with one
+// remedy per finding (internal/doctor).
 func auditReport(caps []hostCapture, profile check.Profile, env *Env) *report.Report {
-	r := &report.Report{
-		Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version, Command: "doctor",
-		GeneratedAt: env.Now().UTC(), Hosts: []report.Host{},
-	}
-	var nodes []*facts.Node
-	var fixNodes []fix.Node
-	for _, c := range caps {
-		if c.Err != nil || c.Snap == nil {
-			status := c.Status
-			if status == "" {
-				status = report.HostFailed
-			}
-			r.Hosts = append(r.Hosts, report.Host{Host: c.Host, Source: c.Source, Status: status, Error: errLine(c.Err), Findings: []report.Finding{}})
-			continue
-		}
-		n := c.Facts // read once, where the node was acquired
-		nodes = append(nodes, n)
-		fixNodes = append(fixNodes, fix.NodeFrom(n, c.Snap))
-		p := profile
-		if p == check.ProfileUnknown {
-			p = check.DetectProfile(n)
-		}
-		findings, skipped := check.Run(n, p)
-		r.Hosts = append(r.Hosts, report.Host{
-			Host: n.Host, Profile: string(p), Status: report.HostAudited, Source: c.Source,
-			Findings: findings, Skipped: skipped,
-		})
-	}
-	r.Cluster = auditCluster(nodes, caps)
-	adviseFromPlan(r, fixNodes)
-	return r
-}
-
-func errLine(err error) string {
-	if err == nil {
-		return "no evidence"
-	}
-	s, _, _ := strings.Cut(err.Error(), "\n")
-	return s
+	return doctor.Audit(caps, doctor.Options{Profile: profile, Version: Version, Now: env.Now()}).Report
 }
 
 func auditedHosts(r *report.Report) []report.Host {
@@ -197,4 +160,13 @@ func writeSummary(env *Env, r *report.Report, code int, ropt render.Options) err
 		return exitf(ExitUnknown, "doctor: write report: %v", err)
 	}
 	return statusError(code)
+}
+
+// errLine is the first line of err, or "no evidence" where there is none.
+func errLine(err error) string {
+	if err == nil {
+		return "no evidence"
+	}
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
 }

@@ -11,15 +11,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/doctor"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/topology"
 
 	"github.com/spf13/cobra"
 
-	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/fix"
-	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
 // fixOptions are the fix command's flags.
@@ -156,10 +155,11 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 	if o.rollback {
 		return fixRollback(ctx, env, ts)
 	}
-	p, err := fixPlan(ctx, env, o, ts)
+	res, err := fixAudit(ctx, env, o, ts)
 	if err != nil {
 		return err
 	}
+	p := res.Plan
 	if o.output != "" {
 		if err := fix.WriteFiles(o.output, p); err != nil {
 			return exitf(ExitUnknown, "fix: write %s: %v", o.output, err)
@@ -168,101 +168,76 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 	if o.apply {
 		return fixApply(ctx, env, o, p, ts)
 	}
-	changes := 0
 	if o.format == "json" {
-		for _, h := range p.Hosts {
-			if h.Changed() {
-				changes++
-			}
-		}
 		if err := writeJSON(env.Stdout, p); err != nil {
 			return err
 		}
-	} else if changes, err = render.FixPlan(env.Stdout, p, textOptions(env)); err != nil {
+	} else if _, err = render.FixPlan(env.Stdout, p, doctor.Unresolved(res.Report), textOptions(env)); err != nil {
 		return err
 	}
-	if changes > 0 {
-		return statusError(ExitWarning)
-	}
-	return nil
+	// The plan's verdict is the doctor's on the same evidence: 0 only where
+	// no warn or fail finding remains.
+	return statusError(exitFor(res.Report.Status))
 }
 
-// fixPlan gathers every node (over SSH or from snapshots) and builds the plan.
-func fixPlan(ctx context.Context, env *Env, o *fixOptions, ts []fix.SSH) (*fix.Plan, error) {
-	var nodes []fix.Node
-	var err error
+// fixAudit gathers every node (over SSH or from snapshots) and audits them
+// as the doctor does, planning with the options given: the plan and the
+// findings it leaves to a person come from one audit. A plan is for the
+// whole cluster, so any node that cannot be read stops it.
+func fixAudit(ctx context.Context, env *Env, o *fixOptions, ts []fix.SSH) (doctor.Result, error) {
+	var caps []hostCapture
 	if len(ts) > 0 {
-		nodes, err = acquireNodes(ctx, env, &o.remote)
+		ro := o.remote
+		ro.noPing = true
+		var err error
+		if caps, err = acquireRemote(ctx, env, &ro, true); err != nil {
+			return doctor.Result{}, exitf(ExitUnknown, "fix: %v", err)
+		}
 	} else {
-		nodes, err = snapshotNodes(o.snapshots)
+		caps = readSnapshots(o.snapshots)
 	}
-	if err != nil {
-		return nil, err
-	}
-	opt := fix.Options{Renumber: o.renumber, Addressing: o.addressing, FirstHost: o.firstHost, MTU: o.mtu, Port: o.port, SocketIfname: o.socketIfname}
-	for _, s := range o.subnets {
-		p, err := netip.ParsePrefix(strings.TrimSpace(s))
-		if err != nil {
-			return nil, exitf(ExitUnknown, "fix: --subnets: %q is not a CIDR subnet", s)
-		}
-		opt.Subnets = append(opt.Subnets, p)
-	}
-	if o.topology != "" {
-		t, err := topology.Parse(o.topology)
-		if err != nil || !slices.Contains(fix.Topologies, t) {
-			return nil, exitf(ExitUnknown, "fix: --topology %q: want one of %s", o.topology, topology.Names(fix.Topologies))
-		}
-		opt.Topology = t
-	}
-	if opt.Topology == "" {
-		facts := make([]*facts.Node, len(nodes))
-		for i, n := range nodes {
-			facts[i] = n.Facts
-		}
-		t, why := fix.Detect(facts)
-		if t == "" {
-			return nil, exitf(ExitUnknown, "fix: cannot tell the topology (%s); give --topology %s", why, topology.Names(fix.Topologies))
-		}
-		fmt.Fprintf(env.Stderr, "topology %s (%s); override with --topology\n", t, why)
-		opt.Topology = t
-	}
-	p, err := fix.Build(nodes, opt)
-	if errors.Is(err, fix.ErrRefused) {
-		return nil, exitf(ExitCritical, "fix: %v", err)
-	}
-	if err != nil {
-		return nil, exitf(ExitUnknown, "fix: %v", err)
-	}
-	return p, nil
-}
-
-// observeHosts reads every host in parallel; any host failing stops the
-// plan, since a plan is for the whole cluster.
-// acquireNodes captures every host as root, the way the doctor captures
-// them, and reads what fix needs from the same evidence. A plan needs every
-// node, so any host that cannot be read stops it.
-func acquireNodes(ctx context.Context, env *Env, o *remoteOptions) ([]fix.Node, error) {
-	ro := *o
-	ro.noPing = true
-	caps, err := acquireRemote(ctx, env, &ro, true)
-	if err != nil {
-		return nil, exitf(ExitUnknown, "fix: %v", err)
-	}
-	var nodes []fix.Node
 	var bad []string
 	for _, c := range caps {
 		if c.Err != nil || c.Snap == nil {
 			bad = append(bad, c.Host+": "+withoutHost(c.Host, c.Err))
 			continue
 		}
-		n := fix.NodeFrom(c.Facts, c.Snap)
-		n.Facts.Host = c.Host
-		nodes = append(nodes, n)
+		c.Facts.Host = c.Host
 	}
-	if len(bad) > 0 {
-		return nil, exitf(ExitUnknown, "fix: cannot read every node, so no plan:\n  %s", strings.Join(bad, "\n  "))
+	switch {
+	case len(bad) == 1 && len(ts) == 0:
+		return doctor.Result{}, exitf(ExitUnknown, "fix: %s", bad[0])
+	case len(bad) > 0:
+		return doctor.Result{}, exitf(ExitUnknown, "fix: cannot read every node, so no plan:\n  %s", strings.Join(bad, "\n  "))
 	}
-	return nodes, nil
+	opt := fix.Options{Renumber: o.renumber, Addressing: o.addressing, FirstHost: o.firstHost, MTU: o.mtu, Port: o.port, SocketIfname: o.socketIfname}
+	for _, s := range o.subnets {
+		p, err := netip.ParsePrefix(strings.TrimSpace(s))
+		if err != nil {
+			return doctor.Result{}, exitf(ExitUnknown, "fix: --subnets: %q is not a CIDR subnet", s)
+		}
+		opt.Subnets = append(opt.Subnets, p)
+	}
+	if o.topology != "" {
+		t, err := topology.Parse(o.topology)
+		if err != nil || !slices.Contains(fix.Topologies, t) {
+			return doctor.Result{}, exitf(ExitUnknown, "fix: --topology %q: want one of %s", o.topology, topology.Names(fix.Topologies))
+		}
+		opt.Topology = t
+	}
+	res := doctor.Audit(caps, doctor.Options{Version: Version, Now: env.Now(), Fix: opt})
+	switch err := res.PlanErr; {
+	case errors.Is(err, fix.ErrRefused):
+		return res, exitf(ExitCritical, "fix: %v", err)
+	case err != nil && strings.HasPrefix(err.Error(), "cannot tell the topology"):
+		return res, exitf(ExitUnknown, "fix: %v; give --topology %s", err, topology.Names(fix.Topologies))
+	case err != nil:
+		return res, exitf(ExitUnknown, "fix: %v", err)
+	}
+	if o.topology == "" && res.Plan.Topology != fix.Local {
+		fmt.Fprintf(env.Stderr, "topology %s (%s); override with --topology\n", res.Plan.Topology, res.Detected)
+	}
+	return res, nil
 }
 
 // withoutHost is err's text less a leading "host: ", which SSH errors
@@ -271,22 +246,8 @@ func withoutHost(host string, err error) string {
 	return strings.TrimPrefix(err.Error(), host+": ")
 }
 
-// snapshotNodes reads captured snapshots. Files a snapshot does not hold
-// are planned as new, with a note.
-func snapshotNodes(paths []string) ([]fix.Node, error) {
-	var nodes []fix.Node
-	for _, p := range paths {
-		s, err := snapshot.Read(p)
-		if err != nil {
-			return nil, exitf(ExitUnknown, "fix: %s: %v", p, err)
-		}
-		nodes = append(nodes, fix.NodeFromSnapshot(s))
-	}
-	return nodes, nil
-}
-
 func fixApply(ctx context.Context, env *Env, o *fixOptions, p *fix.Plan, ts []fix.SSH) error {
-	if _, err := render.FixPlan(env.Stdout, p, textOptions(env)); err != nil {
+	if _, err := render.FixPlan(env.Stdout, p, nil, textOptions(env)); err != nil {
 		return err
 	}
 	stamp := fix.Stamp(env.Now())

@@ -43,7 +43,7 @@ func Analyze(nodes []*facts.Node) *Analysis {
 	a.Findings = append(a.Findings, fs...)
 	a.Findings = append(a.Findings, identity(nodes)...)
 	a.Findings = append(a.Findings, ringFindings(nodes, a)...)
-	a.Findings = append(a.Findings, consistency(nodes)...)
+	a.Findings = append(a.Findings, consistency(nodes, ringNodes(a))...)
 	a.Findings = append(a.Findings, ibHCAOrder(nodes)...)
 	return a
 }
@@ -98,4 +98,12 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// ringNodes is the number of nodes of a ring, or 0 when the cluster is not one.
+func ringNodes(a *Analysis) int {
+	if a.Topology.IsRing() {
+		return len(a.Hosts)
+	}
+	return 0
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
@@ -67,9 +68,9 @@ func (s Spread) as(shown map[string]string) Spread {
 
 // consistency compares every aspect across the nodes that have it and
 // reports one finding per aspect that differs: majority and outliers.
-func consistency(nodes []*facts.Node) []report.Finding {
+func consistency(nodes []*facts.Node, ring int) []report.Finding {
 	var out []report.Finding
-	for _, a := range aspects(nodes) {
+	for _, a := range aspects(nodes, ring) {
 		var hosts, values []string
 		shown := map[string]string{}
 		for _, n := range nodes {
@@ -130,7 +131,7 @@ func known(v string) (string, bool) { return v, v != "" }
 
 // aspects lists what must match across nodes. Keys that only some nodes set
 // (sysctls, NCCL variables, netdevs) are compared over the union of names.
-func aspects(nodes []*facts.Node) []aspect {
+func aspects(nodes []*facts.Node, ring int) []aspect {
 	as := []aspect{
 		{id: "cluster.driver-mismatch", subject: "NVIDIA driver", title: "same NVIDIA driver on every node", sev: report.Warn,
 			why: "mixed drivers give different CUDA and NCCL behaviour between ranks", fix: "install the same driver branch on every node (DGX OS: `sudo apt update && sudo apt full-upgrade` on all, then reboot)",
@@ -139,7 +140,7 @@ func aspects(nodes []*facts.Node) []aspect {
 			why: "ranks built against different CUDA runtimes may not load the same NCCL build", fix: "install the same driver and CUDA version on every node",
 			source: "seed 000", value: func(n *facts.Node) (string, bool) { return known(n.Driver.CUDAVersion) }},
 		{id: "cluster.nccl-mismatch", subject: "NCCL", title: "same NCCL version on every node", sev: report.Fail,
-			why: "NCCL ranks of different versions may hang or fail during connection setup", fix: "install the same NCCL on every node (NVIDIA builds v2.28.9-1 for sm_121: see the DGX Spark NCCL playbook)",
+			why: "NCCL ranks of different versions may hang or fail during connection setup", fix: "install the same NCCL on every node: " + ncclAdvice(nodes, ring),
 			source: "seed 000 (NCCL ≥ 2.28.3); NVIDIA DGX Spark playbook nccl/README.md", value: func(n *facts.Node) (string, bool) { return known(n.NCCL.Version) }},
 		{id: "cluster.kernel-mismatch", subject: "kernel", title: "same kernel on every node", sev: report.Warn,
 			why: "mlx5 and NVIDIA modules differ between kernels", fix: "update every node to the same kernel and reboot",
@@ -338,4 +339,21 @@ func gpuField(f func(facts.GPU) string) func(*facts.Node) (string, bool) {
 		}
 		return known(strings.Join(vs, ", "))
 	}
+}
+
+// ncclAdvice names the NCCL every node should run: the newest any node runs
+// where that is past every known issue of the nodes' architectures and of a
+// ring of ring nodes (0: not a ring), else the first release past them all
+// (expect.NCCLFor).
+func ncclAdvice(nodes []*facts.Node, ring int) string {
+	want := expect.SparkNCCL
+	for _, n := range nodes {
+		if n.NCCL.Version != "" && facts.CompareVersions(n.NCCL.Version, want) > 0 {
+			want = n.NCCL.Version
+		}
+	}
+	for _, n := range nodes {
+		want, _ = expect.NCCLFor(want, n.OS.Arch, ring)
+	}
+	return "NCCL " + want + " or later (built for sm_121 on DGX Spark: NVIDIA's DGX Spark NCCL playbook)"
 }

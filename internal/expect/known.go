@@ -4,6 +4,8 @@ import (
 	_ "embed"
 	"fmt"
 	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 
 	"gopkg.in/yaml.v3"
@@ -65,3 +67,52 @@ var known = sync.OnceValues(func() ([]KnownIssue, error) {
 // KnownIssues returns the embedded known issues (an error is a defect of
 // the data file, which the tests read).
 func KnownIssues() ([]KnownIssue, error) { return known() }
+
+// SparkNCCL is the NCCL NVIDIA builds for DGX Spark (sm_121) in its playbook:
+// the version remedies name unless a known issue rules it out.
+const SparkNCCL = "2.28.9"
+
+// NCCLFor is the NCCL version a remedy may recommend on a machine of arch
+// (uname -m) in a ring of ringNodes nodes (0: not a ring): want, raised past
+// every known issue that affects it there (a version below an issue's
+// nccl_below on that arch and ring size), with the ids of those issues. The
+// data is a defect when it does not load; then want stands.
+func NCCLFor(want, arch string, ringNodes int) (string, []string) {
+	issues, err := KnownIssues()
+	if err != nil {
+		return want, nil
+	}
+	var ids []string
+	for _, k := range issues {
+		m := k.Match
+		if m.NCCLBelow == "" || (m.Arch != "" && m.Arch != arch) || m.RingNodesMin > ringNodes || m.Env != "" {
+			continue
+		}
+		if compareVersions(want, m.NCCLBelow) < 0 {
+			want = m.NCCLBelow
+			ids = append(ids, k.ID)
+		}
+	}
+	return want, ids
+}
+
+// compareVersions orders dotted numeric versions ("2.28.9" < "2.29.3").
+func compareVersions(a, b string) int {
+	as, bs := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(as) || i < len(bs); i++ {
+		var x, y int
+		if i < len(as) {
+			x, _ = strconv.Atoi(as[i])
+		}
+		if i < len(bs) {
+			y, _ = strconv.Atoi(bs[i])
+		}
+		if x != y {
+			if x < y {
+				return -1
+			}
+			return 1
+		}
+	}
+	return 0
+}

@@ -87,9 +87,13 @@ func requiredNCCL(n *facts.Node, env []fabric.Var) []fabric.Var {
 		if have == v.Value {
 			continue
 		}
+		if _, inEnv := n.NCCL.Env[v.Name]; inEnv {
+			// The environment overrides /etc/nccl.conf: writing it there
+			// changes nothing, and the finding's remedy is where it is set.
+			continue
+		}
 		sim := cloneNode(n)
 		sim.NCCL.ConfFile[v.Name] = v.Value
-		delete(sim.NCCL.Env, v.Name)
 		if len(resolved(base, severe(flagged(sim)))) > 0 {
 			out = append(out, v)
 		}

@@ -34,6 +34,11 @@ const (
 	Switch    = topology.Switch
 )
 
+// Local plans only what one node needs whatever it is cabled to: the kernel
+// parameters and NCCL settings of its own findings, no rails. It is the plan
+// of a single node and of nodes whose cabling cannot be told.
+const Local = topology.SingleNode
+
 // Topologies lists the layouts fix writes configuration for.
 var Topologies = topology.Configurable
 
@@ -191,7 +196,22 @@ type HostPlan struct {
 	Notes     []string `json:"notes,omitempty"`
 	// Sysctls are the runtime values the drop-in sets, for verification.
 	Sysctls map[string]string `json:"sysctls,omitempty"`
+	// Reactivate is set where the files are right but the node does not run
+	// them (a twin down, an MTU set back by hand): activating the files
+	// in place is the change.
+	Reactivate *Reactivation `json:"reactivate,omitempty"`
 }
+
+// Reactivation makes the node run the rails its netplan file already holds.
+type Reactivation struct {
+	// Why says what the live state lacks ("enP2p1s0f1np1 is down").
+	Why string `json:"why"`
+	// Resolves lists the doctor findings it fixes.
+	Resolves []report.Key `json:"resolves,omitempty"`
+}
+
+// Command is what activation runs on the node.
+func (r *Reactivation) Command() string { return "netplan apply" }
 
 // Rail is one addressed CX-7 netdev and the peers it faces.
 type Rail struct {
@@ -233,8 +253,12 @@ type Change struct {
 // Changed reports whether writing the file would change anything.
 func (c Change) Changed() bool { return !c.OldExists || string(c.Old) != string(c.New) }
 
-// Changed reports whether any file of the host would change.
+// Changed reports whether any file of the host would change or the host
+// must be brought to the state its files describe.
 func (h HostPlan) Changed() bool {
+	if h.Reactivate != nil {
+		return true
+	}
 	for _, c := range h.Files {
 		if c.Changed() {
 			return true
@@ -248,6 +272,9 @@ func (h HostPlan) Changed() bool {
 // or option that makes a safe plan impossible.
 func Build(nodes []Node, opt Options) (*Plan, error) {
 	opt.setDefaults()
+	if opt.Topology == Local {
+		return buildLocal(nodes, opt)
+	}
 	if opt.Topology == AnyRing && len(nodes) >= 3 {
 		opt.Topology = topology.RingOf(len(nodes))
 	}
@@ -280,6 +307,27 @@ func Build(nodes []Node, opt Options) (*Plan, error) {
 		p.Hosts = append(p.Hosts, hp)
 	}
 	attributeCluster(nodes, p)
+	return p, nil
+}
+
+// buildLocal plans each node on its own: no rails, no cluster environment.
+func buildLocal(nodes []Node, opt Options) (*Plan, error) {
+	p := &Plan{Topology: Local, Addressing: opt.Addressing}
+	seen := map[string]bool{}
+	for i, n := range nodes {
+		if n.Facts == nil || n.Facts.Host == "" {
+			return nil, fmt.Errorf("node %d has no facts", i+1)
+		}
+		if seen[n.Facts.Host] {
+			return nil, fmt.Errorf("host %s is listed twice", n.Facts.Host)
+		}
+		seen[n.Facts.Host] = true
+		hp, err := hostPlan(n, nil, opt, findCX7(n.Facts), nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", n.Facts.Host, err)
+		}
+		p.Hosts = append(p.Hosts, hp)
+	}
 	return p, nil
 }
 
@@ -339,9 +387,12 @@ func hostPlan(n Node, rails []Rail, opt Options, ports cx7Ports, env []fabric.Va
 	}
 	hp.Notes = append(hp.Notes, railNotes(n.Facts, rails)...)
 	var np []byte
-	if opt.Addressing == LinkLocal {
+	switch {
+	case opt.Topology == Local:
+		// no rails: the node's netplan is not fix's to write
+	case opt.Addressing == LinkLocal:
 		np = renderNetplan(rails, opt)
-	} else {
+	default:
 		var err error
 		if np, err = mergeNetplan(n.Current[NetplanPath], rails, func(r Rail) persistNeeds { return needs(n.Facts, r) }); err != nil {
 			return hp, fmt.Errorf("%w: %v; move it aside first", ErrRefused, err)
@@ -352,6 +403,8 @@ func hostPlan(n Node, rails []Rail, opt Options, ports cx7Ports, env []fabric.Va
 	}
 	if c := change(n, NetplanPath, 0o600, np, "persist the rails' addresses and MTU "+fmt.Sprint(opt.MTU)); len(np) > 0 && c.Changed() {
 		hp.Files = append(hp.Files, c)
+	} else if why := liveDiffers(n.Facts, rails); why != "" {
+		hp.Reactivate = &Reactivation{Why: why}
 	}
 	var extra []sysctlSetting
 	if opt.Topology.IsRing() && opt.Topology.Nodes() >= 4 {

@@ -1,6 +1,8 @@
 package fix
 
 import (
+	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -80,9 +82,6 @@ func attribute(n *facts.Node, hp *HostPlan) {
 					s.NCCL.ConfFile = facts.ParseKeyValues(c.New)
 				}
 			}
-			for k := range s.NCCL.ConfFile {
-				delete(s.NCCL.Env, k) // the plan's launchers source the same values
-			}
 		}},
 	}
 	sim := cloneNode(n)
@@ -94,6 +93,9 @@ func attribute(n *facts.Node, hp *HostPlan) {
 			if hp.Files[i].Path == st.path {
 				hp.Files[i].Resolves = resolved(before, after)
 			}
+		}
+		if st.path == NetplanPath && hp.Reactivate != nil {
+			hp.Reactivate.Resolves = resolved(before, after)
 		}
 		before = after
 	}
@@ -121,6 +123,9 @@ func attributeCluster(nodes []Node, p *Plan) {
 	// that names only hosts the plan leaves alone (the peer of an unaddressed
 	// twin) goes with every host the plan does change.
 	changes := func(hp *HostPlan) bool {
+		if hp.Reactivate != nil {
+			return true
+		}
 		for _, c := range hp.Files {
 			if c.Path == NetplanPath && c.Changed() {
 				return true
@@ -149,6 +154,10 @@ func attributeCluster(nodes []Node, p *Plan) {
 				sortKeys(c.Resolves)
 			}
 		}
+		if r := hp.Reactivate; r != nil && len(mine) > 0 {
+			r.Resolves = append(r.Resolves, resolved(mine, nil)...)
+			sortKeys(r.Resolves)
+		}
 	}
 }
 
@@ -165,8 +174,31 @@ func clusterFlagged(nodes []*facts.Node) map[string]report.Finding {
 	return out
 }
 
+// liveDiffers says how the node's running rails differ from what their
+// file gives them, or "" when they run it.
+func liveDiffers(n *facts.Node, rails []Rail) string {
+	var why []string
+	for _, r := range rails {
+		d := n.NetDev(r.NetDev)
+		if d == nil {
+			continue
+		}
+		if d.OperState != "" && d.OperState != "up" {
+			why = append(why, r.NetDev+" is "+d.OperState)
+		}
+		if d.MTU != r.MTU {
+			why = append(why, fmt.Sprintf("%s runs MTU %d, its file says %d", r.NetDev, d.MTU, r.MTU))
+		}
+		if r.Addr != "" && !slices.ContainsFunc(d.Addrs, func(a facts.Addr) bool { return a.CIDR == r.Addr }) {
+			why = append(why, r.NetDev+" lacks "+r.Addr)
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
 // withRails sets the rails' addresses and MTU as the netplan file would,
-// persisted in /etc/netplan/40-cx7.yaml.
+// persisted in /etc/netplan/40-cx7.yaml, and brings them up as activating
+// it does.
 func withRails(n *facts.Node, rails []Rail) {
 	var cfg []facts.IfaceConfig
 	for _, c := range n.NetConfig {
@@ -180,6 +212,9 @@ func withRails(n *facts.Node, rails []Rail) {
 			continue
 		}
 		d.MTU = r.MTU
+		if d.OperState != "" {
+			d.OperState = "up"
+		}
 		var addrs []facts.Addr
 		for _, a := range d.Addrs {
 			if a.Family != "inet" || strings.HasPrefix(a.CIDR, "169.254.") && r.Addr == "" {

@@ -121,7 +121,7 @@ func writeFile(b *strings.Builder, p, content string, mode fs.FileMode) {
 func activateScript(hp HostPlan, act Activation) string {
 	var b strings.Builder
 	b.WriteString("B=$(dirname \"$0\")\nrc=0\n")
-	netplan, sysctl := false, false
+	netplan, sysctl := hp.Reactivate != nil, false
 	for _, c := range hp.Files {
 		netplan = netplan || (c.Path == NetplanPath && c.Changed())
 		sysctl = sysctl || (c.Path == SysctlPath && c.Changed())

@@ -53,19 +53,27 @@ func commentWrap(text string, width int) string {
 // naming the nodes ("--hosts a,b").
 func Remedies(p *Plan, how string) map[report.Key]*report.Remedy {
 	out := map[report.Key]*report.Remedy{}
+	add := func(k report.Key, ch report.Change) {
+		r := out[k]
+		if r == nil {
+			r = &report.Remedy{Kind: report.RemedyChange, Command: "sparkrig fix --apply " + how}
+			out[k] = r
+		}
+		r.Changes = append(r.Changes, ch)
+	}
 	for _, h := range p.Hosts {
+		if a := h.Reactivate; a != nil {
+			for _, k := range a.Resolves {
+				add(k, report.Change{Host: h.Host, Action: a.Command()})
+			}
+		}
 		for _, c := range h.Files {
 			if !c.Changed() {
 				continue
 			}
 			ch := report.Change{Host: h.Host, Path: c.Path, Diff: strings.Join(diffBody(c), "\n")}
 			for _, k := range c.Resolves {
-				r := out[k]
-				if r == nil {
-					r = &report.Remedy{Kind: report.RemedyChange, Command: "sparkrig fix --apply " + how}
-					out[k] = r
-				}
-				r.Changes = append(r.Changes, ch)
+				add(k, ch)
 			}
 		}
 	}

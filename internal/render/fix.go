@@ -6,12 +6,16 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/fix"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
-// FixPlan prints `sparkrig fix --plan`: per host, the rails, then a unified diff of every file
-// that would change with the findings it resolves. It returns the number of
-// files that would change. Diff lines are file contents and keep their length.
-func FixPlan(w io.Writer, p *fix.Plan, opt Options) (changes int, err error) {
+// FixPlan prints `sparkrig fix --plan`: per host, the rails, then a unified
+// diff of every file that would change with the findings it resolves and the
+// activation a node needs to run files that are already right; then every
+// warn or fail finding no change resolves, with its manual remedy. It
+// returns the number of changes. Diff lines are file contents and keep their
+// length.
+func FixPlan(w io.Writer, p *fix.Plan, manual []report.Finding, opt Options) (changes int, err error) {
 	w = safe(w)
 	opt = textDefaults(opt)
 	var b strings.Builder
@@ -61,9 +65,32 @@ func FixPlan(w io.Writer, p *fix.Plan, opt Options) (changes int, err error) {
 			}
 			b.WriteString(fix.Unified(oldName, "b"+c.Path, c.Old, c.New))
 		}
+		if a := h.Reactivate; a != nil {
+			changes++
+			b.WriteString("\n")
+			hang(&b, "", "  ", "activate: "+a.Command()+" (the files are right; "+a.Why+")", opt.Width)
+			if len(a.Resolves) > 0 {
+				hang(&b, "resolves: ", "          ", keyList(a.Resolves), opt.Width)
+			}
+		}
 	}
-	if changes == 0 {
+	if len(manual) > 0 {
+		hang(&b, "\n", "  ", fmt.Sprintf("fix cannot change these %d finding(s); each needs a person:", len(manual)), opt.Width)
+		for _, f := range manual {
+			where := f.Subject
+			if f.Host != "" {
+				where = f.Host + " " + f.Subject
+			}
+			b.WriteString("\n")
+			hang(&b, "  "+sevBadge(f.Severity, opt.Color)+"  ", "        ", f.ID+" — "+where+": "+f.Observed, opt.Width)
+			writeField(&b, "        ", "do", remedyText(f.Remedy), opt.Width, true)
+		}
+	}
+	switch {
+	case changes == 0 && len(manual) == 0:
 		b.WriteString("\nnothing to change\n")
+	case changes == 0:
+		b.WriteString("\nnothing fix can change\n")
 	}
 	_, err = io.WriteString(w, b.String())
 	return changes, err

@@ -62,9 +62,12 @@ type Host struct {
 	Host    string `json:"host"`
 	Profile string `json:"profile,omitempty"`
 	// Status is HostAudited, or why the host could not be audited.
-	Status   string    `json:"status"`
-	Error    string    `json:"error,omitempty"`
-	Source   string    `json:"source,omitempty"` // snapshot path, "live" or "ssh"
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
+	Source string `json:"source,omitempty"` // snapshot path, "live" or "ssh"
+	// SameAs is the source of an earlier capture of the same node (host name
+	// and machine id): both are audited, the cluster counts the node once.
+	SameAs   string    `json:"same_as,omitempty"`
 	Findings []Finding `json:"findings"`
 	Skipped  []Skipped `json:"skipped,omitempty"`
 }
