@@ -25,6 +25,7 @@ type planOptions struct {
 	concurrency int
 	kvDType     string
 	memUtil     float64
+	engine      string
 }
 
 // maxConfigBytes bounds a config.json: real ones are a few KiB.
@@ -65,6 +66,7 @@ Exit status: 0 a layout fits, 2 nothing fits, 3 bad input.`,
 	f.IntVar(&o.concurrency, "concurrency", 1, "concurrent requests")
 	f.StringVar(&o.kvDType, "kv-cache-dtype", "bf16", "KV-cache element type: bf16, fp16, fp8")
 	f.Float64Var(&o.memUtil, "gpu-memory-utilization", 0.9, "share of each node's memory the engine may use (vLLM's flag)")
+	f.StringVar(&o.engine, "engine", "vllm", "serving engine whose measured efficiencies apply: vllm, llama.cpp")
 	return cmd
 }
 
@@ -125,7 +127,7 @@ func runPlan(env *Env, o *planOptions, modelArg string) error {
 	}
 	measured.Apply(&c)
 	p, err := plan.Estimate(m, format, c, plan.Workload{Input: o.input, Output: o.output, Concurrency: o.concurrency,
-		KVDType: strings.ToLower(o.kvDType), GPUMemUtil: o.memUtil}, a)
+		KVDType: strings.ToLower(o.kvDType), GPUMemUtil: o.memUtil, Engine: o.engine}, a)
 	if err != nil {
 		return exitf(ExitUnknown, "plan: %v", err)
 	}
