@@ -46,8 +46,8 @@ bounds decode (memory, compute or network). It ends with vLLM and SGLang launch 
 The cluster's numbers come from sparkrig's own JSON outputs when given with --from
 (doctor and bench reports, bench gpu collective|memory|gemm --format json), else from
 the platform's expected values; every number is printed with where it came from.
-The planner's assumptions (bytes per weight of each format, efficiencies) live in a
-data file with a source for each.
+The planner's assumptions (bytes per weight of each format, each engine's efficiencies,
+--engine) live in a data file with a source for each.
 
 Exit status: 0 a layout fits, 2 nothing fits, 3 bad input.`,
 		Args: cobra.ExactArgs(1),
@@ -57,7 +57,7 @@ Exit status: 0 a layout fits, 2 nothing fits, 3 bad input.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.format, "format", "text", "output format: "+strings.Join(render.PlanFormats, ", "))
-	f.StringVar(&o.weights, "weights", "bf16", "weight format: bf16, fp8, int8, int4 (awq, gptq), nvfp4, mxfp4")
+	f.StringVar(&o.weights, "weights", "bf16", "weight format: bf16, fp8, int8, int4 (awq, gptq), nvfp4, mxfp4, q8_0 and gguf-mxfp4 (llama.cpp GGUF)")
 	f.IntVar(&o.nodes, "nodes", 0, "number of nodes (default: from --from, else 1)")
 	f.StringVar(&o.platform, "platform", "", "platform whose expected numbers fill what --from lacks (default: from --from, else dgx-spark)")
 	f.StringArrayVar(&o.from, "from", nil, "sparkrig JSON output with measured numbers (repeatable)")

@@ -137,6 +137,7 @@ func TestParamCounts(t *testing.T) {
 		{"glm-4.5.json", 355, 32, layersOnly, "zai-org/GLM-4.5 card: 355B total, 32B active (NeMo Megatron-Bridge GLM 4.5 page)"},
 		{"nemotron-nano-9b-v2.json", 9.0, 8.3, withHead, "nvidia/NVIDIA-Nemotron-Nano-9B-v2: 9B; 56 layers, 27 Mamba-2, 25 MLP, 4 attention (jetson-ai-lab model page)"},
 		{"gemma-3-270m.json", 0.270, 0.268, withHead, "google/gemma-3-270m card: 270M, 170M of them embeddings and 100M transformer blocks"},
+		{"gemma-2-27b.json", 27.2, 27.2, withHead, "google/gemma-2-27b card: 27.2B (Gemma 2 report, arXiv 2408.00118)"},
 	} {
 		m := load(t, c.file)
 		p := m.Count()
