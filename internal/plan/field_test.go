@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"os"
@@ -42,7 +43,9 @@ func fieldRows(t *testing.T) []fieldRow {
 	var f struct {
 		Rows []fieldRow `yaml:"rows"`
 	}
-	if err := yaml.Unmarshal(b, &f); err != nil {
+	d := yaml.NewDecoder(bytes.NewReader(b))
+	d.KnownFields(true)
+	if err := d.Decode(&f); err != nil {
 		t.Fatal(err)
 	}
 	return f.Rows
