@@ -26,6 +26,7 @@ type planOptions struct {
 	kvDType     string
 	memUtil     float64
 	engine      string
+	ep          bool
 }
 
 // maxConfigBytes bounds a config.json: real ones are a few KiB.
@@ -67,6 +68,7 @@ Exit status: 0 a layout fits, 2 nothing fits, 3 bad input.`,
 	f.StringVar(&o.kvDType, "kv-cache-dtype", "bf16", "KV-cache element type: bf16, fp16, fp8")
 	f.Float64Var(&o.memUtil, "gpu-memory-utilization", 0.9, "share of each node's memory the engine may use (vLLM's flag)")
 	f.StringVar(&o.engine, "engine", "vllm", "serving engine whose measured efficiencies apply: vllm, llama.cpp")
+	f.BoolVar(&o.ep, "expert-parallel", false, "place whole experts on the tensor-parallel ranks (vLLM's --enable-expert-parallel)")
 	return cmd
 }
 
@@ -127,7 +129,7 @@ func runPlan(env *Env, o *planOptions, modelArg string) error {
 	}
 	measured.Apply(&c)
 	p, err := plan.Estimate(m, format, c, plan.Workload{Input: o.input, Output: o.output, Concurrency: o.concurrency,
-		KVDType: strings.ToLower(o.kvDType), GPUMemUtil: o.memUtil, Engine: o.engine}, a)
+		KVDType: strings.ToLower(o.kvDType), GPUMemUtil: o.memUtil, Engine: o.engine, ExpertParallel: o.ep}, a)
 	if err != nil {
 		return exitf(ExitUnknown, "plan: %v", err)
 	}

@@ -27,6 +27,7 @@ type fieldRow struct {
 	Output      int     `yaml:"output"`
 	Concurrency int     `yaml:"concurrency"`
 	KV          string  `yaml:"kv"`
+	EP          bool    `yaml:"expert_parallel"`
 	Metric      string  `yaml:"metric"`
 	Measured    float64 `yaml:"measured"`
 	Calibration bool    `yaml:"calibration"`
@@ -71,7 +72,7 @@ func predict(t *testing.T, r fieldRow) float64 {
 		t.Fatal(err)
 	}
 	p, err := Estimate(load(t, r.Model), f, c, Workload{Input: r.Input, Output: r.Output, Concurrency: r.Concurrency,
-		KVDType: r.KV, GPUMemUtil: 0.9, Engine: r.Engine}, a)
+		KVDType: r.KV, GPUMemUtil: 0.9, Engine: r.Engine, ExpertParallel: r.EP}, a)
 	if err != nil {
 		t.Fatalf("%s: %v", r.ID, err)
 	}

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/sparkrig/sparkrig/internal/expect"
@@ -68,6 +69,9 @@ type Workload struct {
 	GPUMemUtil  float64 `json:"gpu_memory_utilization"`
 	// Engine names the serving engine whose efficiencies apply (assumptions.yaml).
 	Engine string `json:"engine"`
+	// ExpertParallel places whole experts on the tensor-parallel ranks
+	// (vLLM's --enable-expert-parallel) instead of splitting every expert.
+	ExpertParallel bool `json:"expert_parallel,omitempty"`
 }
 
 // kvBytes is the size of one KV-cache element.
@@ -274,6 +278,53 @@ func (e estimator) statePerSeq(tp int) float64 {
 	return s / float64(tp)
 }
 
+// expertsPerNode is how many routed experts' weights one node reads in one
+// layer for a batch of b tokens: with every expert split across the tp
+// ranks, 1/tp of those the batch touches; with expert parallelism, the
+// ranks wait for the one holding the most of them (expectedMaxLoad).
+func (e estimator) expertsPerNode(tp, b int) float64 {
+	if !e.w.ExpertParallel || tp < 2 || e.m.Experts == 0 {
+		return e.distinctExperts(b) / float64(tp)
+	}
+	if e.distinctExperts(b) > float64(e.m.Experts)-0.5 {
+		return math.Ceil(float64(e.m.Experts) / float64(tp)) // every expert in use
+	}
+	return expectedMaxLoad(e.m.Experts, e.m.ExpertsPerToken, b, tp)
+}
+
+// expectedMaxLoad is the mean, over uniformly routed batches, of the most
+// distinct experts any one of n ranks holds when b tokens each pick k of
+// the experts and each rank holds a contiguous 1/n of them. It is worked
+// out by simulation with a fixed seed, so a plan is the same every time.
+func expectedMaxLoad(experts, k, b, n int) float64 {
+	const trials = 400
+	r := rand.New(rand.NewPCG(1, 2))
+	perm := make([]int, experts)
+	for i := range perm {
+		perm[i] = i
+	}
+	used := make([]bool, experts)
+	load := make([]int, n)
+	var sum int
+	for range trials {
+		clear(used)
+		clear(load)
+		for range b {
+			// k distinct experts for this token: a partial Fisher-Yates shuffle.
+			for i := range k {
+				j := i + r.IntN(experts-i)
+				perm[i], perm[j] = perm[j], perm[i]
+				if e := perm[i]; !used[e] {
+					used[e] = true
+					load[e*n/experts]++
+				}
+			}
+		}
+		sum += slices.Max(load)
+	}
+	return float64(sum) / trials
+}
+
 // distinctExperts is how many routed experts a batch of b tokens touches in
 // one layer, with routing taken as uniform.
 func (e estimator) distinctExperts(b int) float64 {
@@ -371,11 +422,11 @@ func (e estimator) option(tp, pp int) Option {
 // over its compute rate, and the all-reduces (or pipeline hops) between nodes.
 func (e estimator) decodeStep(tp, pp, b int) (memory, compute, network float64) {
 	ctx := float64(e.w.Input) + float64(e.w.Output)/2
-	weights := e.p.Mixer*e.mixerBytes() + e.p.FFN*e.ffnBytes() +
-		e.distinctExperts(b)*e.p.Expert*float64(e.m.MoELayers)*e.f.BytesPerParam + e.p.head()*e.headBytes()
+	dense := e.p.Mixer*e.mixerBytes() + e.p.FFN*e.ffnBytes() + e.p.head()*e.headBytes()
+	experts := e.expertsPerNode(tp, b) * e.p.Expert * float64(e.m.MoELayers) * e.f.BytesPerParam
 	// Pipeline stages run one after another for a token, so a token's time
 	// is the whole model's bytes over one node's bandwidth, split only by TP.
-	bytes := weights/float64(tp) + float64(b)*(e.kvSeq(tp, ctx)+e.statePerSeq(tp))
+	bytes := dense/float64(tp) + experts + float64(b)*(e.kvSeq(tp, ctx)+e.statePerSeq(tp))
 	memory = bytes / (e.c.MemoryBandwidth.Value * 1e9 * e.eng.DecodeBandwidth)
 	compute = 2 * e.p.Active(e.m) * float64(b) / float64(tp) / (e.computeRate() * e.eng.PrefillCompute)
 	h := float64(e.m.Hidden)

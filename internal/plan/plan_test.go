@@ -232,6 +232,27 @@ func TestKVCacheMatchesVLLM(t *testing.T) {
 	}
 }
 
+// TestExpertParallelLoad checks the simulated load of the busiest rank
+// against the exact figure: one token's 8 experts of 128 over two ranks hold
+// max(x, 8-x) on the fuller rank, x hypergeometric, 5.0589 on average.
+func TestExpertParallelLoad(t *testing.T) {
+	if got := expectedMaxLoad(128, 8, 1, 2); math.Abs(got-5.0589) > 0.15 {
+		t.Errorf("busiest of two ranks holds %.3f of one token's 8 experts, want 5.059", got)
+	}
+	// Splitting every expert instead reads 8/2 = 4 per rank; with whole experts
+	// on the ranks a single stream pays for the imbalance, a large batch does not.
+	m := load(t, "qwen3-235b-a22b.json")
+	a, _ := DefaultAssumptions()
+	split := estimator{m: m, p: m.Count(), a: a}
+	ep := estimator{m: m, p: m.Count(), a: a, w: Workload{ExpertParallel: true}}
+	if s, e := split.expertsPerNode(2, 1), ep.expertsPerNode(2, 1); s != 4 || e < 4.9 {
+		t.Errorf("one token over two ranks: %.2f experts split, %.2f whole; want 4 and about 5.06", s, e)
+	}
+	if e := ep.expertsPerNode(2, 4096); e != 64 {
+		t.Errorf("4096 tokens over two ranks touch every expert: %.1f per rank, want 64", e)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	for _, c := range []struct{ name, json, want string }{
 		{"not json", `{"hidden_size": `, "not JSON"},
