@@ -314,8 +314,10 @@ func FuzzParseConfig(f *testing.F) {
 		if m.Layers > 1<<12 || m.Hidden > 1<<16 || m.Experts > 1<<12 || m.Vocab > 1<<22 {
 			return
 		}
-		if _, err := Estimate(m, ft, c, Workload{Input: 16, Output: 16, Concurrency: 2, KVDType: "bf16", GPUMemUtil: 0.9}, a); err != nil {
-			t.Fatal(err)
+		for _, ep := range []bool{false, true} {
+			if _, err := Estimate(m, ft, c, Workload{Input: 16, Output: 16, Concurrency: 2, KVDType: "bf16", GPUMemUtil: 0.9, ExpertParallel: ep}, a); err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 }
