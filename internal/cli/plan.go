@@ -25,6 +25,8 @@ type planOptions struct {
 	concurrency int
 	kvDType     string
 	memUtil     float64
+	engine      string
+	ep          bool
 }
 
 // maxConfigBytes bounds a config.json: real ones are a few KiB.
@@ -45,8 +47,8 @@ bounds decode (memory, compute or network). It ends with vLLM and SGLang launch 
 The cluster's numbers come from sparkrig's own JSON outputs when given with --from
 (doctor and bench reports, bench gpu collective|memory|gemm --format json), else from
 the platform's expected values; every number is printed with where it came from.
-The planner's assumptions (bytes per weight of each format, efficiencies) live in a
-data file with a source for each.
+The planner's assumptions (bytes per weight of each format, each engine's efficiencies,
+--engine) live in a data file with a source for each.
 
 Exit status: 0 a layout fits, 2 nothing fits, 3 bad input.`,
 		Args: cobra.ExactArgs(1),
@@ -56,7 +58,7 @@ Exit status: 0 a layout fits, 2 nothing fits, 3 bad input.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.format, "format", "text", "output format: "+strings.Join(render.PlanFormats, ", "))
-	f.StringVar(&o.weights, "weights", "bf16", "weight format: bf16, fp8, int8, int4 (awq, gptq), nvfp4, mxfp4")
+	f.StringVar(&o.weights, "weights", "bf16", "weight format: bf16, fp8, int8, int4 (awq, gptq), nvfp4, mxfp4, q8_0 and gguf-mxfp4 (llama.cpp GGUF)")
 	f.IntVar(&o.nodes, "nodes", 0, "number of nodes (default: from --from, else 1)")
 	f.StringVar(&o.platform, "platform", "", "platform whose expected numbers fill what --from lacks (default: from --from, else dgx-spark)")
 	f.StringArrayVar(&o.from, "from", nil, "sparkrig JSON output with measured numbers (repeatable)")
@@ -65,6 +67,8 @@ Exit status: 0 a layout fits, 2 nothing fits, 3 bad input.`,
 	f.IntVar(&o.concurrency, "concurrency", 1, "concurrent requests")
 	f.StringVar(&o.kvDType, "kv-cache-dtype", "bf16", "KV-cache element type: bf16, fp16, fp8")
 	f.Float64Var(&o.memUtil, "gpu-memory-utilization", 0.9, "share of each node's memory the engine may use (vLLM's flag)")
+	f.StringVar(&o.engine, "engine", "vllm", "serving engine whose measured efficiencies apply: vllm, llama.cpp")
+	f.BoolVar(&o.ep, "expert-parallel", false, "place whole experts on the tensor-parallel ranks (vLLM's --enable-expert-parallel)")
 	return cmd
 }
 
@@ -125,7 +129,7 @@ func runPlan(env *Env, o *planOptions, modelArg string) error {
 	}
 	measured.Apply(&c)
 	p, err := plan.Estimate(m, format, c, plan.Workload{Input: o.input, Output: o.output, Concurrency: o.concurrency,
-		KVDType: strings.ToLower(o.kvDType), GPUMemUtil: o.memUtil}, a)
+		KVDType: strings.ToLower(o.kvDType), GPUMemUtil: o.memUtil, Engine: o.engine, ExpertParallel: o.ep}, a)
 	if err != nil {
 		return exitf(ExitUnknown, "plan: %v", err)
 	}

@@ -19,7 +19,15 @@ type Format struct {
 	Aliases       []string `yaml:"aliases" json:"-"`
 	BytesPerParam float64  `yaml:"bytes_per_param" json:"bytes_per_param"`
 	Compute       string   `yaml:"compute" json:"compute"`
-	Source        string   `yaml:"source" json:"source"`
+	// HeadBytesPerParam is what the embeddings and lm_head take where the
+	// format quantises them too (GGUF); zero keeps them 16-bit.
+	HeadBytesPerParam float64 `yaml:"head_bytes_per_param" json:"head_bytes_per_param,omitempty"`
+	// NonExpertBytesPerParam is what attention and dense weights take where
+	// the format stores them apart from the routed experts (GGUF MXFP4_MOE);
+	// zero stores them like the experts (or 16-bit where the checkpoint
+	// leaves attention unquantised).
+	NonExpertBytesPerParam float64 `yaml:"non_expert_bytes_per_param" json:"non_expert_bytes_per_param,omitempty"`
+	Source                 string  `yaml:"source" json:"source"`
 }
 
 // PlatformNumbers are one platform's per-node figures and where they come from.
@@ -36,14 +44,20 @@ type PlatformNumbers struct {
 	AllReduceLatencySource string  `yaml:"allreduce_latency_source"`
 }
 
-// Efficiency holds the factors between peak and achieved rates.
+// Efficiency holds what every engine keeps back.
 type Efficiency struct {
-	DecodeBandwidth       float64 `yaml:"decode_bandwidth"`
-	DecodeBandwidthSource string  `yaml:"decode_bandwidth_source"`
-	PrefillCompute        float64 `yaml:"prefill_compute"`
-	PrefillComputeSource  string  `yaml:"prefill_compute_source"`
-	ReserveGiB            float64 `yaml:"reserve_gib"`
-	ReserveSource         string  `yaml:"reserve_source"`
+	ReserveGiB    float64 `yaml:"reserve_gib"`
+	ReserveSource string  `yaml:"reserve_source"`
+}
+
+// Engine is one serving engine's factors between peak and achieved rates.
+type Engine struct {
+	Name                  string   `yaml:"name"`
+	Aliases               []string `yaml:"aliases"`
+	DecodeBandwidth       float64  `yaml:"decode_bandwidth"`
+	DecodeBandwidthSource string   `yaml:"decode_bandwidth_source"`
+	PrefillCompute        float64  `yaml:"prefill_compute"`
+	PrefillComputeSource  string   `yaml:"prefill_compute_source"`
 }
 
 // Assumptions is the whole data file.
@@ -53,6 +67,8 @@ type Assumptions struct {
 	ComputeRatio map[string]float64 `yaml:"compute_ratio"`
 	Platforms    []PlatformNumbers  `yaml:"platforms"`
 	Efficiency   Efficiency         `yaml:"efficiency"`
+	// Engines lists the serving engines; the first is the default.
+	Engines []Engine `yaml:"engines"`
 }
 
 var defaultAssumptions = sync.OnceValues(func() (Assumptions, error) { return ParseAssumptions(assumptionsYAML) })
@@ -76,12 +92,35 @@ func ParseAssumptions(b []byte) (Assumptions, error) {
 			return a, fmt.Errorf("plan assumptions: platform %q needs memory, compute and latency with their sources", p.Name)
 		}
 	}
-	e := a.Efficiency
-	if e.DecodeBandwidth <= 0 || e.DecodeBandwidth > 1 || e.PrefillCompute <= 0 || e.PrefillCompute > 1 ||
-		e.DecodeBandwidthSource == "" || e.PrefillComputeSource == "" || e.ReserveSource == "" || a.Unquantized <= 0 {
-		return a, fmt.Errorf("plan assumptions: efficiencies must lie in (0, 1] and carry their sources")
+	if a.Efficiency.ReserveSource == "" || a.Unquantized <= 0 {
+		return a, fmt.Errorf("plan assumptions: the reserve and the unquantized bytes per weight need their sources")
+	}
+	if len(a.Engines) == 0 {
+		return a, fmt.Errorf("plan assumptions: no engines")
+	}
+	for _, e := range a.Engines {
+		if e.DecodeBandwidth <= 0 || e.DecodeBandwidth > 1 || e.PrefillCompute <= 0 || e.PrefillCompute > 1 ||
+			e.DecodeBandwidthSource == "" || e.PrefillComputeSource == "" {
+			return a, fmt.Errorf("plan assumptions: engine %q: efficiencies must lie in (0, 1] and carry their sources", e.Name)
+		}
 	}
 	return a, nil
+}
+
+// Engine finds a serving engine by name or alias; "" is the default (the first).
+func (a Assumptions) Engine(name string) (Engine, error) {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if n == "" && len(a.Engines) > 0 {
+		return a.Engines[0], nil
+	}
+	var names []string
+	for _, e := range a.Engines {
+		if e.Name == n || slices.Contains(e.Aliases, n) {
+			return e, nil
+		}
+		names = append(names, e.Name)
+	}
+	return Engine{}, fmt.Errorf("unknown engine %q (want one of %s)", name, strings.Join(names, ", "))
 }
 
 // Format finds a weight format by name or alias.

@@ -40,6 +40,10 @@ func (p *Plan) Launches(i int, model string) []Launch {
 	if w.KVDType == "fp8" || w.KVDType == "fp8_e4m3" {
 		args = append(args, "--kv-cache-dtype fp8")
 	}
+	ep := w.ExpertParallel && o.TP > 1 && p.Model.Experts > 0
+	if ep {
+		args = append(args, "--enable-expert-parallel")
+	}
 	if nodes > 1 {
 		args = append(args, "--distributed-executor-backend ray")
 	}
@@ -51,6 +55,9 @@ func (p *Plan) Launches(i int, model string) []Launch {
 			fmt.Sprintf("--max-running-requests %d", w.Concurrency), fmt.Sprintf("--mem-fraction-static %.2f", w.GPUMemUtil)}
 		if w.KVDType == "fp8" || w.KVDType == "fp8_e4m3" {
 			args = append(args, "--kv-cache-dtype fp8_e4m3")
+		}
+		if ep {
+			args = append(args, fmt.Sprintf("--ep-size %d", o.TP))
 		}
 		if nodes > 1 {
 			sg = append(sg, "# every node: set -a; . "+ClusterEnv+"; set +a; then on node k (0-based):")

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 
 	"github.com/sparkrig/sparkrig/internal/expect"
@@ -66,6 +67,11 @@ type Workload struct {
 	Concurrency int     `json:"concurrency"`
 	KVDType     string  `json:"kv_cache_dtype"`
 	GPUMemUtil  float64 `json:"gpu_memory_utilization"`
+	// Engine names the serving engine whose efficiencies apply (assumptions.yaml).
+	Engine string `json:"engine"`
+	// ExpertParallel places whole experts on the tensor-parallel ranks
+	// (vLLM's --enable-expert-parallel) instead of splitting every expert.
+	ExpertParallel bool `json:"expert_parallel,omitempty"`
 }
 
 // kvBytes is the size of one KV-cache element.
@@ -133,14 +139,20 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 	case w.GPUMemUtil <= 0 || w.GPUMemUtil > 1:
 		return nil, fmt.Errorf("--gpu-memory-utilization %.2f: want a fraction in (0, 1]", w.GPUMemUtil)
 	}
-	e := estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, kvb: kvb}
+	eng, err := a.Engine(w.Engine)
+	if err != nil {
+		return nil, err
+	}
+	w.Engine = eng.Name
+	e := estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb}
 	pl := &Plan{Model: m, Format: f, Cluster: c, Workload: w, Recommended: -1,
 		TotalParams: e.p.Total(m), ActiveParam: e.p.Active(m), WeightsGB: e.weightBytes() / 1e9,
 		Assumed: []Number{
-			{a.Efficiency.DecodeBandwidth, "of peak memory bandwidth in decode", a.Efficiency.DecodeBandwidthSource},
-			{a.Efficiency.PrefillCompute, "of the format's tensor-core rate in prefill", a.Efficiency.PrefillComputeSource},
+			{eng.DecodeBandwidth, "of peak memory bandwidth in decode (" + eng.Name + ")", eng.DecodeBandwidthSource},
+			{eng.PrefillCompute, "of the format's tensor-core rate in prefill (" + eng.Name + ")", eng.PrefillComputeSource},
 			{a.Efficiency.ReserveGiB, "GiB per node kept for activations and the runtime", a.Efficiency.ReserveSource},
 			{f.BytesPerParam, "bytes per weight (" + f.Name + ")", f.Source},
+			{e.headBytes(), "bytes per embedding and lm_head weight", e.headSource()},
 		}}
 	for _, tp := range layouts(c.Nodes) {
 		pl.Options = append(pl.Options, e.option(tp[0], tp[1]))
@@ -181,30 +193,136 @@ type estimator struct {
 	c   Cluster
 	w   Workload
 	a   Assumptions
+	eng Engine
 	kvb float64
 }
 
-// weightBytes is the checkpoint's size in its format (embeddings and lm_head 16-bit).
-func (e estimator) weightBytes() float64 {
-	q := e.p.Dense + e.p.Expert*float64(e.m.Experts*e.m.Layers)
-	return q*e.f.BytesPerParam + (e.p.Embedding+e.p.LMHead)*e.a.Unquantized
-}
-
-// kvPerToken is one token's KV cache on one node at tensor-parallel size tp:
-// KV heads split across ranks, replicated when there are fewer heads than ranks.
-func (e estimator) kvPerToken(tp int) float64 {
-	heads := math.Ceil(float64(e.m.KVHeads) / float64(tp))
-	return 2 * float64(e.m.FullAttentionLayers) * heads * float64(e.m.HeadDim) * e.kvb
-}
-
-// statePerSeq is one sequence's linear-attention state on one node (16-bit).
-func (e estimator) statePerSeq(tp int) float64 {
-	l := e.m.Linear
-	if l.KeyHeads == 0 {
-		return 0
+// headBytes is what one embedding or lm_head weight takes: the format's own
+// figure where it quantises them (GGUF), else 16-bit.
+func (e estimator) headBytes() float64 {
+	if e.f.HeadBytesPerParam > 0 {
+		return e.f.HeadBytesPerParam
 	}
-	layers := float64(e.m.Layers - e.m.FullAttentionLayers)
-	return layers * float64(l.ValueHeads*l.KeyDim*l.ValueDim) * 2 / float64(tp)
+	return e.a.Unquantized
+}
+
+func (e estimator) headSource() string {
+	if e.f.HeadBytesPerParam > 0 {
+		return e.f.Source
+	}
+	return "quantised checkpoints keep the embeddings and lm_head in 16-bit"
+}
+
+// mixerBytes is what one attention weight takes: 16-bit where the
+// checkpoint's quantisation config leaves attention unconverted.
+func (e estimator) mixerBytes() float64 {
+	if e.f.NonExpertBytesPerParam > 0 {
+		return e.f.NonExpertBytesPerParam
+	}
+	if e.m.UnquantizedAttention {
+		return max(e.a.Unquantized, e.f.BytesPerParam)
+	}
+	return e.f.BytesPerParam
+}
+
+// ffnBytes is what one dense feed-forward, shared-expert or router weight takes.
+func (e estimator) ffnBytes() float64 {
+	if e.f.NonExpertBytesPerParam > 0 {
+		return e.f.NonExpertBytesPerParam
+	}
+	return e.f.BytesPerParam
+}
+
+// weightBytes is the checkpoint's size in its format.
+func (e estimator) weightBytes() float64 {
+	return e.p.Expert*float64(e.m.Experts*e.m.MoELayers)*e.f.BytesPerParam + e.p.FFN*e.ffnBytes() +
+		e.p.Mixer*e.mixerBytes() + (e.p.Embedding+e.p.LMHead)*e.headBytes()
+}
+
+// kvLayerToken is one token's KV cache in one attention layer on one node at
+// tensor-parallel size tp: KV heads split across ranks (replicated when
+// there are fewer heads than ranks); a latent (MLA) cache is one vector per
+// token, replicated on every rank.
+func (e estimator) kvLayerToken(tp int) float64 {
+	if a := e.m.MLA; a.KVLoraRank > 0 {
+		return float64(a.KVLoraRank+a.QKRopeDim+a.IndexHeadDim) * e.kvb
+	}
+	heads := math.Ceil(float64(e.m.KVHeads) / float64(tp))
+	return 2 * heads * float64(e.m.HeadDim) * e.kvb
+}
+
+// kvPerToken is what one more token of context adds to a sequence's KV cache
+// on one node: the full-attention layers only (sliding windows are bounded).
+func (e estimator) kvPerToken(tp int) float64 {
+	return float64(e.m.FullAttentionLayers) * e.kvLayerToken(tp)
+}
+
+// kvSeq is one sequence's KV cache on one node at context ctx.
+func (e estimator) kvSeq(tp int, ctx float64) float64 {
+	sliding := float64(e.m.SlidingLayers) * min(ctx, float64(e.m.SlidingWindow))
+	return (float64(e.m.FullAttentionLayers)*ctx + sliding) * e.kvLayerToken(tp)
+}
+
+// statePerSeq is one sequence's fixed-size state on one node (16-bit): the
+// Gated DeltaNet state, or Mamba-2's SSM and convolution states.
+func (e estimator) statePerSeq(tp int) float64 {
+	var s float64
+	if l := e.m.Linear; l.KeyHeads > 0 {
+		s += float64(e.m.LinearLayers) * float64(l.ValueHeads*l.KeyDim*l.ValueDim) * 2
+	}
+	if mb := e.m.Mamba; mb.Heads > 0 {
+		inner := mb.Heads * mb.HeadDim
+		conv := (inner + 2*mb.Groups*mb.StateSize) * max(mb.ConvKernel-1, 0)
+		s += float64(e.m.MambaLayers) * float64(inner*mb.StateSize+conv) * 2
+	}
+	return s / float64(tp)
+}
+
+// expertsPerNode is how many routed experts' weights one node reads in one
+// layer for a batch of b tokens: with every expert split across the tp
+// ranks, 1/tp of those the batch touches; with expert parallelism, the
+// ranks wait for the one holding the most of them (expectedMaxLoad).
+func (e estimator) expertsPerNode(tp, b int) float64 {
+	if !e.w.ExpertParallel || tp < 2 || e.m.Experts == 0 {
+		return e.distinctExperts(b) / float64(tp)
+	}
+	if e.distinctExperts(b) > float64(e.m.Experts)-0.5 {
+		return math.Ceil(float64(e.m.Experts) / float64(tp)) // every expert in use
+	}
+	return expectedMaxLoad(e.m.Experts, e.m.ExpertsPerToken, b, tp)
+}
+
+// expectedMaxLoad is the mean, over uniformly routed batches, of the most
+// distinct experts any one of n ranks holds when b tokens each pick k of
+// the experts and each rank holds a contiguous 1/n of them. It is worked
+// out by simulation with a fixed seed, so a plan is the same every time.
+func expectedMaxLoad(experts, k, b, n int) float64 {
+	const trials = 400
+	r := rand.New(rand.NewPCG(1, 2))
+	perm := make([]int, experts)
+	for i := range perm {
+		perm[i] = i
+	}
+	used := make([]bool, experts)
+	load := make([]int, n)
+	var sum int
+	for range trials {
+		clear(used)
+		clear(load)
+		for range b {
+			// k distinct experts for this token: a partial Fisher-Yates shuffle.
+			for i := range k {
+				j := i + r.IntN(experts-i)
+				perm[i], perm[j] = perm[j], perm[i]
+				if e := perm[i]; !used[e] {
+					used[e] = true
+					load[e*n/experts]++
+				}
+			}
+		}
+		sum += slices.Max(load)
+	}
+	return float64(sum) / trials
 }
 
 // distinctExperts is how many routed experts a batch of b tokens touches in
@@ -231,6 +349,13 @@ func (e estimator) allReduce(n int, size float64) float64 {
 	return steps*alpha + steps/float64(n)*size/bw
 }
 
+// allReduces is how many all-reduces tensor parallelism adds per token: one
+// after each mixer and one after each feed-forward block.
+func (e estimator) allReduces() float64 {
+	m := e.m
+	return float64(m.FullAttentionLayers + m.SlidingLayers + m.LinearLayers + m.MambaLayers + m.DenseFFNLayers + m.MoELayers)
+}
+
 func (e estimator) computeRate() float64 {
 	return e.c.BF16TFLOPS.Value * 1e12 * e.a.ComputeRatio[e.f.Compute]
 }
@@ -250,12 +375,14 @@ func (e estimator) option(tp, pp int) Option {
 	usable := e.c.MemoryGB.Value*1e9*e.w.GPUMemUtil - e.a.Efficiency.ReserveGiB*(1<<30)
 	kvAvail := usable - weights
 	ctx := float64(e.w.Input + e.w.Output)
-	perSeq := e.kvPerToken(tp)/float64(pp)*ctx + e.statePerSeq(tp)/float64(pp)
+	perSeq := e.kvSeq(tp, ctx)/float64(pp) + e.statePerSeq(tp)/float64(pp)
 	o.WeightsGB = round(weights/1e9, 1)
 	o.KVAvailableGB = round(kvAvail/1e9, 1)
 	if kvAvail > 0 {
-		o.KVTokens = int64(kvAvail / (e.kvPerToken(tp) / float64(pp)))
-		o.Sequences = int64(kvAvail / perSeq)
+		if per := e.kvPerToken(tp) / float64(pp); per > 0 {
+			o.KVTokens = int64(min(kvAvail/per, math.MaxInt32))
+		}
+		o.Sequences = int64(min(kvAvail/perSeq, math.MaxInt32))
 	}
 	o.Fits = o.Sequences >= 1
 	if !o.Fits {
@@ -267,10 +394,9 @@ func (e estimator) option(tp, pp int) Option {
 	h := float64(e.m.Hidden)
 	n := float64(e.w.Input)
 	head := e.p.head()
-	flops := 2*(e.p.Active(e.m)-head)*n + 2*head +
-		2*n*n*float64(e.m.Heads*e.m.HeadDim)*float64(e.m.FullAttentionLayers)
-	o.TTFTComputeMs = flops / float64(tp) / (e.computeRate() * e.a.Efficiency.PrefillCompute) * 1e3
-	o.TTFTNetworkMs = (2*float64(e.m.Layers)*e.allReduce(tp, n*h*2) + e.hops(pp, n*h*2)) * 1e3
+	flops := 2*(e.p.Active(e.m)-head)*n + 2*head + e.attentionFLOPs(n)
+	o.TTFTComputeMs = flops / float64(tp) / (e.computeRate() * e.eng.PrefillCompute) * 1e3
+	o.TTFTNetworkMs = (e.allReduces()*e.allReduce(tp, n*h*2) + e.hops(pp, n*h*2)) * 1e3
 	o.TTFTms = round(o.TTFTComputeMs+o.TTFTNetworkMs, 0)
 	o.TTFTComputeMs, o.TTFTNetworkMs = round(o.TTFTComputeMs, 1), round(o.TTFTNetworkMs, 1)
 
@@ -296,16 +422,30 @@ func (e estimator) option(tp, pp int) Option {
 // over its compute rate, and the all-reduces (or pipeline hops) between nodes.
 func (e estimator) decodeStep(tp, pp, b int) (memory, compute, network float64) {
 	ctx := float64(e.w.Input) + float64(e.w.Output)/2
-	weights := e.p.Dense*e.f.BytesPerParam + e.distinctExperts(b)*e.p.Expert*float64(e.m.Layers)*e.f.BytesPerParam +
-		e.p.head()*e.a.Unquantized
+	dense := e.p.Mixer*e.mixerBytes() + e.p.FFN*e.ffnBytes() + e.p.head()*e.headBytes()
+	experts := e.expertsPerNode(tp, b) * e.p.Expert * float64(e.m.MoELayers) * e.f.BytesPerParam
 	// Pipeline stages run one after another for a token, so a token's time
 	// is the whole model's bytes over one node's bandwidth, split only by TP.
-	bytes := weights/float64(tp) + float64(b)*(e.kvPerToken(tp)*ctx+e.statePerSeq(tp))
-	memory = bytes / (e.c.MemoryBandwidth.Value * 1e9 * e.a.Efficiency.DecodeBandwidth)
-	compute = 2 * e.p.Active(e.m) * float64(b) / float64(tp) / (e.computeRate() * e.a.Efficiency.PrefillCompute)
+	bytes := dense/float64(tp) + experts + float64(b)*(e.kvSeq(tp, ctx)+e.statePerSeq(tp))
+	memory = bytes / (e.c.MemoryBandwidth.Value * 1e9 * e.eng.DecodeBandwidth)
+	compute = 2 * e.p.Active(e.m) * float64(b) / float64(tp) / (e.computeRate() * e.eng.PrefillCompute)
 	h := float64(e.m.Hidden)
-	network = 2*float64(e.m.Layers)*e.allReduce(tp, float64(b)*h*2) + e.hops(pp, float64(b)*h*2)
+	network = e.allReduces()*e.allReduce(tp, float64(b)*h*2) + e.hops(pp, float64(b)*h*2)
 	return memory, compute, network
+}
+
+// attentionFLOPs is the score and value products of a prompt of n tokens:
+// causal full attention over n²/2 pairs, a sliding window over at most
+// window pairs per token.
+func (e estimator) attentionFLOPs(n float64) float64 {
+	d := float64(e.m.HeadDim)
+	if a := e.m.MLA; a.KVLoraRank > 0 {
+		d = float64(a.QKNopeDim+a.QKRopeDim+a.VHeadDim) / 2
+	}
+	per := 4 * float64(e.m.Heads) * d // multiply-adds of one query-key pair, scores and values
+	full := float64(e.m.FullAttentionLayers) * n * n / 2
+	sliding := float64(e.m.SlidingLayers) * n * min(n, float64(e.m.SlidingWindow))
+	return per * (full + sliding)
 }
 
 // hops is the time activations take between pipeline stages.

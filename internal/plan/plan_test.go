@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,25 +106,116 @@ func TestSeedMeasurements(t *testing.T) {
 	}
 }
 
-// TestParamCounts checks the architecture arithmetic against the published sizes.
+// TestParamCounts checks the architecture arithmetic against the published
+// sizes. Model cards count "active" three ways: every per-token weight with
+// the lm_head (DeepSeek, gpt-oss, Meta), without the lm_head (GLM) and with
+// the input embedding too (Qwen); the row says which.
 func TestParamCounts(t *testing.T) {
+	const (
+		withHead = iota
+		layersOnly
+		withEmbedding
+	)
 	for _, c := range []struct {
 		file          string
 		total, active float64 // billions
+		counted       int
+		source        string
 	}{
-		{"llama-3.3-70b.json", 70.55, 69.5},
-		{"qwen3.5-397b-a17b.json", 396.3, 16.3},
-		{"qwen3.5-35b-a3b.json", 34.7, 2.95},
-		{"qwen3-1.7b.json", 1.72, 1.72}, // Qwen: 1.7B, 1.4B non-embedding
+		{"llama-3.3-70b.json", 70.55, 69.5, withHead, "meta-llama/Llama-3.3-70B-Instruct: 70.55B"},
+		{"qwen3.5-397b-a17b.json", 396.3, 16.3, withHead, "Qwen/Qwen3.5-397B-A17B: 397B total"},
+		{"qwen3.5-35b-a3b.json", 34.7, 2.95, withHead, "Qwen/Qwen3.5-35B-A3B: 35B total"},
+		{"qwen3-1.7b.json", 1.72, 1.72, withHead, "Qwen/Qwen3-1.7B: 1.7B, 1.4B non-embedding"},
+		{"gpt-oss-120b.json", 116.83, 5.13, withHead, "openai/gpt-oss-120b card (arXiv 2508.10925): 116.83B total, 5.13B active; llama-bench prints 116.83 B"},
+		{"gpt-oss-20b.json", 20.91, 3.61, withHead, "openai/gpt-oss-20b card (arXiv 2508.10925): 20.91B total, 3.61B active; llama-bench prints 20.91 B"},
+		{"qwen3-coder-30b-a3b.json", 30.53, 3.3, withEmbedding, "Qwen/Qwen3-Coder-30B-A3B-Instruct card: 30.5B total, 3.3B activated; llama-bench prints 30.53 B"},
+		{"qwen3-235b-a22b.json", 235, 22, withEmbedding, "Qwen/Qwen3-235B-A22B card: 235B total, 22B activated"},
+		{"qwen3-vl-32b.json", 32.76, 31.98, withHead, "Qwen/Qwen3-VL-32B-Instruct: the language model of Qwen3-32B's shape (32.8B) without the vision tower"},
+		{"deepseek-v3.json", 671, 36.6, withHead, "deepseek-ai/DeepSeek-V3 README_WEIGHTS.md: 671B main model, 36.6B activated including 0.9B for the output head (the 14B MTP module aside)"},
+		{"deepseek-v3.2.json", 671.9, 37.5, withHead, "DeepSeek-V3's 671B plus the V3.2 indexer (index_n_heads 64 x index_head_dim 128 from the query latent, 0.85B)"},
+		{"glm-4.5-air.json", 106, 12, layersOnly, "zai-org/GLM-4.5-Air card: 106B total, 12B active (the MTP layer aside)"},
+		{"glm-4.5.json", 355, 32, layersOnly, "zai-org/GLM-4.5 card: 355B total, 32B active (NeMo Megatron-Bridge GLM 4.5 page)"},
+		{"nemotron-nano-9b-v2.json", 9.0, 8.3, withHead, "nvidia/NVIDIA-Nemotron-Nano-9B-v2: 9B; 56 layers, 27 Mamba-2, 25 MLP, 4 attention (jetson-ai-lab model page)"},
+		{"gemma-3-270m.json", 0.270, 0.268, withHead, "google/gemma-3-270m card: 270M, 170M of them embeddings and 100M transformer blocks"},
+		{"gemma-2-27b.json", 27.2, 27.2, withHead, "google/gemma-2-27b card: 27.2B (Gemma 2 report, arXiv 2408.00118)"},
 	} {
 		m := load(t, c.file)
 		p := m.Count()
-		if got := p.Total(m) / 1e9; math.Abs(got-c.total) > 0.01*c.total {
-			t.Errorf("%s: %.2fB parameters, want %.2fB", c.file, got, c.total)
+		if got := p.Total(m) / 1e9; math.Abs(got-c.total) > 0.015*c.total {
+			t.Errorf("%s: %.2fB parameters, want %.2fB (%s)", c.file, got, c.total, c.source)
 		}
-		if got := p.Active(m) / 1e9; math.Abs(got-c.active) > 0.02*c.active {
-			t.Errorf("%s: %.2fB active, want %.2fB", c.file, got, c.active)
+		active := p.Active(m)
+		switch c.counted {
+		case layersOnly:
+			active -= p.head()
+		case withEmbedding:
+			if p.LMHead > 0 {
+				active += p.Embedding
+			}
 		}
+		if got := active / 1e9; math.Abs(got-c.active) > 0.03*c.active {
+			t.Errorf("%s: %.2fB active, want %.2fB (%s)", c.file, got, c.active, c.source)
+		}
+	}
+}
+
+// TestLayerKinds checks how each family's layers are sorted, from the
+// numbers their configs and cards state.
+func TestLayerKinds(t *testing.T) {
+	for _, c := range []struct {
+		file                                             string
+		full, sliding, window, linear, mamba, dense, moe int
+	}{
+		{"gpt-oss-120b.json", 18, 18, 128, 0, 0, 0, 36},     // alternating sliding (128) and full attention
+		{"gemma-3-270m.json", 3, 15, 512, 0, 0, 18, 0},      // five local layers to one global
+		{"qwen3.5-397b-a17b.json", 15, 0, 0, 45, 0, 0, 60},  // three Gated DeltaNet layers to one full
+		{"nemotron-nano-9b-v2.json", 4, 0, 0, 0, 27, 25, 0}, // 27 Mamba, 25 MLP, 4 attention
+		{"deepseek-v3.json", 61, 0, 0, 0, 0, 3, 58},         // first_k_dense_replace 3
+		{"glm-4.5-air.json", 46, 0, 0, 0, 0, 1, 45},         // first_k_dense_replace 1
+		{"qwen3-coder-30b-a3b.json", 48, 0, 0, 0, 0, 0, 48}, // use_sliding_window false: the window is ignored
+	} {
+		m := load(t, c.file)
+		got := []int{m.FullAttentionLayers, m.SlidingLayers, m.SlidingWindow, m.LinearLayers, m.MambaLayers, m.DenseFFNLayers, m.MoELayers}
+		want := []int{c.full, c.sliding, c.window, c.linear, c.mamba, c.dense, c.moe}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: full, sliding, window, linear, mamba, dense, moe = %v, want %v", c.file, got, want)
+		}
+	}
+	// gpt-oss keeps attention in BF16 (quantization_config.modules_to_not_convert); experts are
+	// sized by intermediate_size, there being no moe_intermediate_size.
+	if m := load(t, "gpt-oss-120b.json"); !m.UnquantizedAttention || m.ExpertIntermediate != 2880 {
+		t.Errorf("gpt-oss-120b: unquantized attention %v, expert size %d", m.UnquantizedAttention, m.ExpertIntermediate)
+	}
+	if m := load(t, "nemotron-nano-9b-v2.json"); m.FFNMatrices != 2 {
+		t.Errorf("Nemotron-H's squared-ReLU MLP has %d matrices, want 2", m.FFNMatrices)
+	}
+}
+
+// TestLatentKVCache checks DeepSeek's MLA cache: one 512 + 64 latent per
+// token and layer, the same on every tensor-parallel rank, against 2 x 128
+// heads x 192 that a plain cache of the same heads would hold.
+func TestLatentKVCache(t *testing.T) {
+	m := load(t, "deepseek-v3.json")
+	a, _ := DefaultAssumptions()
+	e := estimator{m: m, p: m.Count(), kvb: 2, a: a}
+	if got := e.kvPerToken(1); got != 61*576*2 {
+		t.Errorf("DeepSeek-V3 KV per token %.0f B, want %d", got, 61*576*2)
+	}
+	if e.kvPerToken(4) != e.kvPerToken(1) {
+		t.Error("a latent cache is not split across tensor-parallel ranks")
+	}
+	// Sliding layers stop growing at the window: gpt-oss-120b at 100,000 tokens holds
+	// 18 layers x 100,000 + 18 x 128 tokens of 8 KV heads x 64 x 2.
+	g := load(t, "gpt-oss-120b.json")
+	eg := estimator{m: g, p: g.Count(), kvb: 2, a: a}
+	if got, want := eg.kvSeq(1, 100000), float64(18*100000+18*128)*2*8*64*2; got != want {
+		t.Errorf("gpt-oss-120b KV at 100k tokens %.0f B, want %.0f", got, want)
+	}
+	// Nemotron-H's Mamba state is fixed: 27 layers x (128 heads x 80 x 128 state + conv 12288 x 3) x 2 bytes.
+	n := load(t, "nemotron-nano-9b-v2.json")
+	en := estimator{m: n, p: n.Count(), kvb: 2, a: a}
+	if got, want := en.statePerSeq(1), float64(27*(128*80*128+12288*3)*2); got != want {
+		t.Errorf("Nemotron Nano 9B v2 state %.0f B, want %.0f", got, want)
 	}
 }
 
@@ -140,12 +232,39 @@ func TestKVCacheMatchesVLLM(t *testing.T) {
 	}
 }
 
+// TestExpertParallelLoad checks the simulated load of the busiest rank
+// against the exact figure: one token's 8 experts of 128 over two ranks hold
+// max(x, 8-x) on the fuller rank, x hypergeometric, 5.0589 on average.
+func TestExpertParallelLoad(t *testing.T) {
+	if got := expectedMaxLoad(128, 8, 1, 2); math.Abs(got-5.0589) > 0.15 {
+		t.Errorf("busiest of two ranks holds %.3f of one token's 8 experts, want 5.059", got)
+	}
+	// Splitting every expert instead reads 8/2 = 4 per rank; with whole experts
+	// on the ranks a single stream pays for the imbalance, a large batch does not.
+	m := load(t, "qwen3-235b-a22b.json")
+	a, _ := DefaultAssumptions()
+	split := estimator{m: m, p: m.Count(), a: a}
+	ep := estimator{m: m, p: m.Count(), a: a, w: Workload{ExpertParallel: true}}
+	if s, e := split.expertsPerNode(2, 1), ep.expertsPerNode(2, 1); s != 4 || e < 4.9 {
+		t.Errorf("one token over two ranks: %.2f experts split, %.2f whole; want 4 and about 5.06", s, e)
+	}
+	if e := ep.expertsPerNode(2, 4096); e != 64 {
+		t.Errorf("4096 tokens over two ranks touch every expert: %.1f per rank, want 64", e)
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	for _, c := range []struct{ name, json, want string }{
 		{"not json", `{"hidden_size": `, "not JSON"},
 		{"a tokenizer config", `{"tokenizer_class": "LlamaTokenizer"}`, "no num_hidden_layers"},
 		{"missing heads", `{"num_hidden_layers": 2, "hidden_size": 64, "vocab_size": 100}`, "no num_attention_heads"},
 		{"moe without sizes", `{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100, "num_experts": 8}`, "num_experts_per_tok and moe_intermediate_size"},
+		{"more experts per token than experts", `{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100, "num_local_experts": 2, "num_experts_per_tok": 4, "intermediate_size": 64}`, "4 experts per token of 2"},
+		{"hybrid pattern too short", `{"num_hidden_layers": 3, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 64, "hybrid_override_pattern": "M-"}`, "hybrid_override_pattern has 2 layers, num_hidden_layers 3"},
+		{"mamba without its shape", `{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 64, "hybrid_override_pattern": "M*"}`, "Mamba layers without"},
+		{"latent attention without head sizes", `{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 64, "kv_lora_rank": 16}`, "qk_nope_head_dim"},
+		{"sliding layers without a window", `{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 64, "layer_types": ["sliding_attention", "full_attention"]}`, "without sliding_window"},
+		{"absurd size", `{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 99999999999}`, "out of range"},
 	} {
 		_, err := ParseConfig([]byte(c.json), c.name)
 		if !errors.Is(err, ErrNotTransformer) || !strings.Contains(err.Error(), c.want) {
@@ -163,6 +282,9 @@ func TestBadInput(t *testing.T) {
 	if _, err := a.Format("int3"); err == nil || !strings.Contains(err.Error(), "nvfp4") {
 		t.Errorf("unknown format: %v", err)
 	}
+	if _, err := a.Engine("ollama"); err == nil || err.Error() != `unknown engine "ollama" (want one of vllm, llama.cpp)` {
+		t.Errorf("unknown engine: %v", err)
+	}
 }
 
 func TestAssumptionsNeedSources(t *testing.T) {
@@ -172,7 +294,8 @@ func TestAssumptionsNeedSources(t *testing.T) {
 }
 
 func FuzzParseConfig(f *testing.F) {
-	for _, n := range []string{"llama-3.3-70b.json", "qwen3.5-397b-a17b.json", "qwen3.5-35b-a3b.json", "qwen3-1.7b.json"} {
+	for _, n := range []string{"llama-3.3-70b.json", "qwen3.5-397b-a17b.json", "qwen3.5-35b-a3b.json", "qwen3-1.7b.json",
+		"gpt-oss-120b.json", "deepseek-v3.2.json", "glm-4.5-air.json", "nemotron-nano-9b-v2.json", "gemma-3-270m.json"} {
 		b, err := os.ReadFile("testdata/models/" + n)
 		if err != nil {
 			f.Fatal(err)
@@ -191,8 +314,10 @@ func FuzzParseConfig(f *testing.F) {
 		if m.Layers > 1<<12 || m.Hidden > 1<<16 || m.Experts > 1<<12 || m.Vocab > 1<<22 {
 			return
 		}
-		if _, err := Estimate(m, ft, c, Workload{Input: 16, Output: 16, Concurrency: 2, KVDType: "bf16", GPUMemUtil: 0.9}, a); err != nil {
-			t.Fatal(err)
+		for _, ep := range []bool{false, true} {
+			if _, err := Estimate(m, ft, c, Workload{Input: 16, Output: 16, Concurrency: 2, KVDType: "bf16", GPUMemUtil: 0.9, ExpertParallel: ep}, a); err != nil {
+				t.Fatal(err)
+			}
 		}
 	})
 }
