@@ -30,7 +30,9 @@ func (p *Plan) Launches(i int, model string) []Launch {
 	vllm := []string{}
 	if nodes > 1 {
 		vllm = append(vllm,
-			"# every node: set -a; . "+ClusterEnv+"; set +a",
+			"# every node: [ -r "+ClusterEnv+" ] && { set -a; . "+ClusterEnv+"; set +a; }",
+			"#   (sparkrig fix --apply writes it where a node needs a change; the",
+			"#   environment it holds is the one sparkrig fix --plan and bench --dry-run print)",
 			"# node 1:      ray start --head --port 6379",
 			"# nodes 2..:   ray start --address <node-1-address>:6379")
 	}
