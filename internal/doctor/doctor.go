@@ -95,6 +95,7 @@ func Audit(nodes []acquire.Node, opt Options) Result {
 	res.Plan, res.Detected, res.PlanErr = plan(res.Nodes, opt.Fix)
 	if res.Plan != nil {
 		attach(r, fix.Remedies(res.Plan, "--hosts "+strings.Join(hostNames(fs), ",")))
+		clusterSettings(r, res.Plan, fs)
 	}
 	r.Status = r.Overall()
 	return res
@@ -180,6 +181,44 @@ func attach(r *report.Report, remedies map[report.Key]*report.Remedy) {
 	if r.Cluster != nil {
 		for j := range r.Cluster.Findings {
 			set(&r.Cluster.Findings[j])
+		}
+	}
+}
+
+// clusterSettings gives a finding about an NCCL variable a node sets
+// wrongly the value the cluster's environment has for it (the value fix
+// writes to the launchers' environment file and bench exports), where the
+// node sets it: fix cannot change a node's environment, and the cluster's
+// value, not a guess from one node, is the one every answer names.
+func clusterSettings(r *report.Report, p *fix.Plan, fs []*facts.Node) {
+	want := map[string]string{}
+	for _, v := range p.Env {
+		want[v.Name] = v.Value
+	}
+	for i := range r.Hosts {
+		h := &r.Hosts[i]
+		var n *facts.Node
+		for _, f := range fs {
+			if f.Host == h.Host {
+				n = f
+			}
+		}
+		for j := range h.Findings {
+			f := &h.Findings[j]
+			v, ok := want[f.Subject]
+			if n == nil || !ok || f.Severity != report.Warn && f.Severity != report.Fail || f.Remedy != nil && f.Remedy.Kind == report.RemedyChange {
+				continue
+			}
+			where := ""
+			switch {
+			case n.NCCL.Env[f.Subject] != "":
+				where = "the environment jobs on " + n.Host + " start with (where it is exported: a shell profile, /etc/environment, the container or job spec)"
+			case n.NCCL.ConfFile[f.Subject] != "":
+				where = "/etc/nccl.conf"
+			default:
+				continue
+			}
+			f.Remedy = report.Manual(report.ActionConfigure, fmt.Sprintf("set %s=%s in %s, or remove it there: the value sparkrig fix writes to %s and bench exports", f.Subject, v, where, fix.EnvPath))
 		}
 	}
 }

@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -81,15 +82,57 @@ func nodeOverrides(nodes []*facts.Node, env []Var) []Note {
 		for _, v := range env {
 			for src, m := range map[string]map[string]string{"the environment": n.NCCL.Env, "/etc/nccl.conf": n.NCCL.ConfFile} {
 				if have, ok := m[v.Name]; ok && have != v.Value {
+					if namesPresent(n, v.Name, have) {
+						// A value the node can use is the node's choice: the
+						// doctor finds it valid, so nothing is asked of it.
+						notes = append(notes, Note{ID: "bench.node-nccl-setting", Host: n.Host,
+							Detail: fmt.Sprintf("%s sets %s=%s, which names what the node has; the benchmark exports %s=%s, the node's other jobs keep theirs", src, v.Name, have, v.Name, v.Value)})
+						continue
+					}
 					notes = append(notes, Note{ID: "bench.node-nccl-setting", Host: n.Host,
-						Detail: fmt.Sprintf("%s sets %s=%s; sparkrig derives %s=%s, and jobs on this node get the node's value", src, v.Name, have, v.Name, v.Value),
-						Fix:    fmt.Sprintf("set %s=%s in %s (or remove it)", v.Name, v.Value, src)})
+						Detail: fmt.Sprintf("%s sets %s=%s, which names nothing on the node; the benchmark exports %s=%s, but the node's other jobs get the node's value", src, v.Name, have, v.Name, v.Value),
+						Fix:    "see the doctor's finding on " + n.Host + " (sparkrig doctor): it names the value to set"})
 				}
 			}
 		}
 	}
 	sort.SliceStable(notes, func(i, j int) bool { return notes[i].Host+notes[i].Detail < notes[j].Host+notes[j].Detail })
 	return notes
+}
+
+// namesPresent says whether every interface or RDMA device an NCCL, UCX,
+// Open MPI or Gloo setting names exists on the node (a "^" exclusion list
+// names nothing it needs; "=" asks for exact names, else NCCL matches
+// prefixes). Settings of other kinds are taken as valid.
+func namesPresent(n *facts.Node, name, value string) bool {
+	var have []string
+	switch {
+	case name == "NCCL_IB_HCA":
+		for _, d := range n.RDMA {
+			have = append(have, d.Name)
+		}
+	case strings.HasSuffix(name, "IFNAME") || strings.HasSuffix(name, "_if_include"):
+		for _, d := range n.NetDevs {
+			have = append(have, d.Name)
+		}
+	default:
+		return true
+	}
+	value = strings.TrimSpace(value)
+	if strings.HasPrefix(value, "^") {
+		return true
+	}
+	exact := strings.HasPrefix(value, "=")
+	for _, e := range strings.Split(strings.TrimPrefix(value, "="), ",") {
+		e, _, _ = strings.Cut(strings.TrimSpace(e), ":")
+		if e == "" {
+			continue
+		}
+		if !slices.ContainsFunc(have, func(h string) bool { return h == e || !exact && strings.HasPrefix(h, e) }) {
+			return false
+		}
+	}
+	return true
 }
 
 type hca struct {
