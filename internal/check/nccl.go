@@ -58,7 +58,7 @@ var ncclSocketIfname = Check{
 			Observed: "NCCL_SOCKET_IFNAME=" + v + " in the " + where + "; no interface matches " + strings.Join(missing, ", "),
 			Expected: "a bootstrap interface that exists here (" + strings.Join(netdevNames(n), ", ") + ")",
 			Why:      "NCCL bootstraps over this interface; naming one that does not exist (eth0 on DGX Spark) makes init fail or hang",
-			Remedy:   report.Manual(report.ActionConfigure, "export NCCL_SOCKET_IFNAME="+suggestIfname(n)+"   # and fix it in "+where),
+			Remedy:   report.Manual(report.ActionConfigure, "set NCCL_SOCKET_IFNAME in "+strings.Replace(where, "environment", "the environment", 1)+" to an interface every node has an address on in one shared subnet ("+suggestIfname(n)+" here), or remove it there; audited together with its peers (sparkrig doctor --hosts ...), the doctor names the cluster's value"),
 			Source:   "DGX Spark platform notes, pitfall 6; " + srcNCCLDoc}}
 	},
 }
@@ -73,16 +73,22 @@ func netdevNames(n *facts.Node) []string {
 
 // suggestIfname proposes the management interface on a Spark, else the first
 // interface with an address.
+// suggestIfname lists the node's candidates for a bootstrap interface: its
+// interfaces with an IPv4 address, the management port first.
 func suggestIfname(n *facts.Node) string {
-	if n.NetDev("enP7s7") != nil {
-		return "enP7s7"
+	var out []string
+	if d := n.NetDev("enP7s7"); d != nil && len(ipv4(d)) > 0 {
+		out = append(out, d.Name)
 	}
 	for _, d := range n.NetDevs {
-		if len(ipv4(&d)) > 0 {
-			return d.Name
+		if len(ipv4(&d)) > 0 && d.Name != "enP7s7" && d.Name != "lo" {
+			out = append(out, d.Name)
 		}
 	}
-	return "<interface>"
+	if len(out) == 0 {
+		return "none has an IPv4 address yet"
+	}
+	return strings.Join(out, " or ")
 }
 
 var ncclIBHCA = Check{
