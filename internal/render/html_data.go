@@ -56,7 +56,7 @@ func ncclRuns(a *report.AnalysisResult, label string) []ncclRun {
 	}
 	var out []ncclRun
 	for i := range a.Data.NCCLTables {
-		run := ncclRun{Run: label, Table: &a.Data.NCCLTables[i]}
+		run := ncclRun{Run: label, Input: label, Table: &a.Data.NCCLTables[i]}
 		if len(a.Data.NCCLTables) > 1 { // several tables in one file: number them
 			run.Run = fmt.Sprintf("%s #%d", label, i+1)
 		}

@@ -13,7 +13,8 @@ import (
 
 // ncclRun is one collective table of one run, with what it is judged against.
 type ncclRun struct {
-	Run   string // the run's label: a file name or a bench run id
+	Run   string // the run's label: a file name or a bench run id, numbered where it has several tables
+	Input string // the input it came from: Run without the number
 	Table *results.NCCLTable
 	// ExpectedGBs is the busbw the platform should reach at large sizes, and
 	// WireGBs the most the links can carry expressed as busbw; 0 = unknown.

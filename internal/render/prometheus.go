@@ -196,9 +196,13 @@ func promCluster(p *promWriter, r *report.Report) {
 	}
 }
 
+// promBench exports the last measured run of each collective and rank
+// count, and the last RDMA bandwidth of each device, of every input: the
+// label "input" (a file's name, a bench run's id) keeps runs of different
+// inputs apart, as different clusters or dates are.
 func promBench(p *promWriter, runs []ncclRun, rails []railResult) {
-	// The last run of each collective and rank count is the last measurement.
 	type key struct {
+		input string
 		coll  string
 		ranks int
 	}
@@ -208,13 +212,16 @@ func promBench(p *promWriter, runs []ncclRun, rails []railResult) {
 		if r.Table == nil {
 			continue
 		}
-		k := key{r.Table.Collective, r.Table.Ranks}
+		k := key{r.Input, r.Table.Collective, r.Table.Ranks}
 		if _, ok := last[k]; !ok {
 			keys = append(keys, k)
 		}
 		last[k] = r
 	}
 	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].input != keys[j].input {
+			return keys[i].input < keys[j].input
+		}
 		if keys[i].coll != keys[j].coll {
 			return keys[i].coll < keys[j].coll
 		}
@@ -222,7 +229,7 @@ func promBench(p *promWriter, runs []ncclRun, rails []railResult) {
 	})
 	for _, k := range keys {
 		r := last[k]
-		lab := []string{"collective", k.coll, "ranks", strconv.Itoa(k.ranks)}
+		lab := []string{"input", k.input, "collective", k.coll, "ranks", strconv.Itoa(k.ranks)}
 		p.add("sparkrig_nccl_busbw_peak_bytes_per_second", "Best bus bandwidth of the last measured run, over all message sizes, in bytes per second (NCCL Inspector's nccl_bus_bandwidth_gbs is the same quantity per collective call, in GB/s: multiply by 1e9).",
 			math.Round(r.Table.PeakBusBWGBs*1e9), lab...)
 		p.add("sparkrig_nccl_busbw_peak_size_bytes", "Message size at which the peak bus bandwidth was measured.", float64(r.Table.PeakSize), lab...)
@@ -231,20 +238,28 @@ func promBench(p *promWriter, runs []ncclRun, rails []railResult) {
 		}
 		p.add("sparkrig_nccl_wrong_results", "Wrong results (#wrong) reported by the last run.", float64(r.Table.WrongResults), lab...)
 	}
-	lastRail := map[string]railResult{}
-	var names []string
+	type railKey struct{ input, rail string }
+	lastRail := map[railKey]railResult{}
+	var names []railKey
 	for _, r := range rails {
-		if _, ok := lastRail[r.Rail]; !ok {
-			names = append(names, r.Rail)
+		k := railKey{r.Run, r.Rail}
+		if _, ok := lastRail[k]; !ok {
+			names = append(names, k)
 		}
-		lastRail[r.Rail] = r
+		lastRail[k] = r
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		r := lastRail[n]
-		p.add("sparkrig_rdma_bandwidth_bytes_per_second", "Last measured RDMA bandwidth (perftest BW average, as judged) on one rail (device), in bytes per second.", math.Round(r.Gbps*1e9/8), "device", n)
+	sort.Slice(names, func(i, j int) bool {
+		if names[i].input != names[j].input {
+			return names[i].input < names[j].input
+		}
+		return names[i].rail < names[j].rail
+	})
+	for _, k := range names {
+		r := lastRail[k]
+		lab := []string{"input", k.input, "device", k.rail}
+		p.add("sparkrig_rdma_bandwidth_bytes_per_second", "Last measured RDMA bandwidth (perftest BW average, as judged) on one rail (device), in bytes per second.", math.Round(r.Gbps*1e9/8), lab...)
 		if r.ExpectedGbps > 0 {
-			p.add("sparkrig_rdma_bandwidth_expected_bytes_per_second", "RDMA bandwidth expected on one rail, in bytes per second.", math.Round(r.ExpectedGbps*1e9/8), "device", n)
+			p.add("sparkrig_rdma_bandwidth_expected_bytes_per_second", "RDMA bandwidth expected on one rail, in bytes per second.", math.Round(r.ExpectedGbps*1e9/8), lab...)
 		}
 	}
 }

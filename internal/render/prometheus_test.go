@@ -9,6 +9,9 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/results"
 )
 
 func parseProm(t *testing.T, text string) map[string]*dto.MetricFamily {
@@ -145,5 +148,42 @@ func TestPrometheusSamples(t *testing.T) {
 		if got := promValue(t, fams, c.name, c.labels); math.Abs(got-c.want) > 1 {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
+	}
+}
+
+// Runs of the same collective and rank count from different inputs (two
+// clusters, two dates) are different series, labelled by input; before,
+// the last input hid the others.
+func TestPrometheusKeepsInputsApart(t *testing.T) {
+	a := analysedSamples(t)[0] // nccl-tests/04: all_gather, 2 ranks, peak 20.95 GB/s
+	b := a
+	b.File = "other-cluster/all_gather.txt"
+	b.Data.NCCLTables = append([]results.NCCLTable(nil), a.Data.NCCLTables...)
+	b.Data.NCCLTables[0].PeakBusBWGBs = 10.5
+	rdma := analysedSamples(t)[3] // perftest/01: rocep1s0f0 at 92.57 Gb/s
+	rdma2 := rdma
+	rdma2.File = "rerun/ib_write_bw.txt"
+	r := &report.Report{Analyses: []report.AnalysisResult{a, b, rdma, rdma2}}
+	var buf bytes.Buffer
+	if err := Prometheus(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	fams := parseProm(t, buf.String())
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		want   float64
+	}{
+		{"sparkrig_nccl_busbw_peak_bytes_per_second", map[string]string{"input": "04_all_gather_16G_2x_dgx-spark_GB10_new-header", "collective": "all_gather", "ranks": "2"}, 20.95e9},
+		{"sparkrig_nccl_busbw_peak_bytes_per_second", map[string]string{"input": "all_gather", "collective": "all_gather", "ranks": "2"}, 10.5e9},
+		{"sparkrig_rdma_bandwidth_bytes_per_second", map[string]string{"input": "01_ib_write_bw_dgx-spark_run_infinitely_2rails", "device": "rocep1s0f0"}, 92.57e9 / 8},
+		{"sparkrig_rdma_bandwidth_bytes_per_second", map[string]string{"input": "ib_write_bw", "device": "rocep1s0f0"}, 92.57e9 / 8},
+	} {
+		if got := promValue(t, fams, c.name, c.labels); math.Abs(got-c.want) > 1 {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	if n := len(fams["sparkrig_nccl_busbw_peak_bytes_per_second"].Metric); n != 2 {
+		t.Errorf("%d busbw series, want 2 (one per input)", n)
 	}
 }
