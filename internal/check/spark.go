@@ -10,6 +10,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/platform"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/tuning"
 )
 
 // sparkPort is one QSFP port of the DGX Spark ConnectX-7: two PCIe functions
@@ -328,14 +329,14 @@ var sparkMTU = Check{
 			if twinMTUDiffers(n, d.Name) {
 				continue // spark.mtu-twins-differ reports it, with a fix for both
 			}
-			if d.MTU >= 9000 {
+			if d.MTU >= tuning.RailMTU {
 				out = append(out, ok(d.Name, fmt.Sprintf("MTU %d", d.MTU)))
 				continue
 			}
 			out = append(out, report.Finding{Severity: report.Warn, Subject: d.Name,
-				Observed: fmt.Sprintf("MTU %d", d.MTU), Expected: "MTU 9000 (and the same on the peer and any switch)",
+				Observed: fmt.Sprintf("MTU %d", d.MTU), Expected: fmt.Sprintf("MTU %d (and the same on the peer and any switch)", tuning.RailMTU),
 				Why:    "with MTU 1500 RoCE runs at active_mtu 1024 and all_gather loses about 5 % bus bandwidth",
-				Remedy: report.Manual(report.ActionRun, "add `mtu: 9000` under "+d.Name+" in /etc/netplan/40-cx7.yaml, then `sudo netplan apply` (now: sudo ip link set "+d.Name+" mtu 9000)"),
+				Remedy: report.Manual(report.ActionRun, fmt.Sprintf("add `mtu: %d` under %s in /etc/netplan/40-cx7.yaml, then `sudo netplan apply` (now: sudo ip link set %s mtu %d)", tuning.RailMTU, d.Name, d.Name, tuning.RailMTU)),
 				Source: srcSeed000 + "; " + srcCommunity})
 		}
 		return out
@@ -364,7 +365,7 @@ var sparkMTUTwins = Check{
 			return report.Finding{Severity: report.Warn,
 				Observed: fmt.Sprintf("%s MTU %d, %s MTU %d", a.Name, a.MTU, b.Name, b.MTU), Expected: "the same MTU on both twins",
 				Why:    "NCCL stripes traffic over both twins, so the smaller MTU sets the pace and mismatched peers drop jumbo frames",
-				Remedy: report.Manual(report.ActionRun, fmt.Sprintf("set `mtu: 9000` for both %s and %s in /etc/netplan/40-cx7.yaml; sudo netplan apply", a.Name, b.Name)),
+				Remedy: report.Manual(report.ActionRun, fmt.Sprintf("set `mtu: %d` for both %s and %s in /etc/netplan/40-cx7.yaml; sudo netplan apply", tuning.RailMTU, a.Name, b.Name)),
 				Source: srcSeed000}
 		})
 	},

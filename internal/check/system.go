@@ -7,6 +7,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/tuning"
 )
 
 var rdmaPorts = Check{
@@ -167,9 +168,6 @@ func mibPtr(p *uint64) string {
 	return mib(*p)
 }
 
-// minSocketBuffer is "a few MB" of maximum socket buffer for 100 Gb/s links.
-const minSocketBuffer = 4 << 20
-
 var fastNet = onlyIf(func(n *facts.Node) bool {
 	for _, d := range n.NetDevs {
 		if d.SpeedMbps != nil && *d.SpeedMbps >= 100000 {
@@ -210,13 +208,14 @@ func bufferFindings(n *facts.Node, keys []string, max func(string) int64) []repo
 			out = append(out, sysctlNotCaptured(k))
 			continue
 		}
-		if max(v) >= minSocketBuffer {
+		if max(v) >= tuning.SocketBufferMin {
 			out = append(out, ok(k, v))
 			continue
 		}
-		out = append(out, report.Finding{Severity: report.Warn, Subject: k, Observed: v, Expected: "maximum >= 4194304 (a few MB; 16-64 MB common on 100-200 Gb/s links)",
-			Why:    "small socket buffers cap single-stream TCP (NCCL bootstrap, socket fallback, iperf3) far below the link rate",
-			Remedy: report.Manual(report.ActionRun, "printf 'net.core.rmem_max=67108864\\nnet.core.wmem_max=67108864\\nnet.ipv4.tcp_rmem=4096 87380 67108864\\nnet.ipv4.tcp_wmem=4096 65536 67108864\\n' | sudo tee /etc/sysctl.d/90-net.conf && sudo sysctl --system"),
+		out = append(out, report.Finding{Severity: report.Warn, Subject: k, Observed: v, Expected: fmt.Sprintf("maximum >= %d (a few MB; 16-64 MB common on 100-200 Gb/s links)", tuning.SocketBufferMin),
+			Why: "small socket buffers cap single-stream TCP (NCCL bootstrap, socket fallback, iperf3) far below the link rate",
+			Remedy: report.Manual(report.ActionRun, fmt.Sprintf("printf 'net.core.rmem_max=%d\\nnet.core.wmem_max=%d\\nnet.ipv4.tcp_rmem=%s\\nnet.ipv4.tcp_wmem=%s\\n' | sudo tee /etc/sysctl.d/90-net.conf && sudo sysctl --system",
+				tuning.SocketBuffer, tuning.SocketBuffer, tuning.Triple(tuning.TCPRmem), tuning.Triple(tuning.TCPWmem))),
 			Source: srcSeed002})
 	}
 	return out
@@ -233,10 +232,13 @@ var netPortRange = Check{
 		}
 		lo, _ := strconv.Atoi(f[0])
 		hi, _ := strconv.Atoi(f[1])
-		if hi-lo >= 40000 {
+		if hi-lo+1 >= tuning.PortRangeMin {
 			return []report.Finding{ok("net.ipv4.ip_local_port_range", v)}
 		}
-		return []report.Finding{{Severity: report.Info, Subject: "net.ipv4.ip_local_port_range", Observed: fmt.Sprintf("%s (%d ports)", v, hi-lo+1), Expected: "a wide range, e.g. 1024 65535, on nodes that open many connections",
-			Why: "many ranks and data-loader workers can exhaust ephemeral ports", Remedy: report.Manual(report.ActionRun, "echo 'net.ipv4.ip_local_port_range=1024 65535' | sudo tee /etc/sysctl.d/90-ports.conf && sudo sysctl --system"), Source: srcSeed002}}
+		return []report.Finding{{Severity: report.Info, Subject: "net.ipv4.ip_local_port_range", Observed: fmt.Sprintf("%s (%d ports)", v, hi-lo+1),
+			Expected: fmt.Sprintf("at least %d ports (%s) on nodes that open many connections", tuning.PortRangeMin, tuning.PortRange()),
+			Why:      "many ranks and data-loader workers can exhaust ephemeral ports",
+			Remedy:   report.Manual(report.ActionRun, fmt.Sprintf("echo 'net.ipv4.ip_local_port_range=%s' | sudo tee /etc/sysctl.d/90-ports.conf && sudo sysctl --system", tuning.PortRange())),
+			Source:   srcSeed002 + "; seed 004"}}
 	},
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/tuning"
 )
 
 // sysctlSetting is one kernel parameter fix raises, with why and where the
@@ -25,23 +26,20 @@ type sysctlSetting struct {
 	Unknown bool
 }
 
-// Socket buffers of 64 MiB cover a 200 Gb/s link's bandwidth-delay product
-// with a wide margin at direct-cable round trips (~2.5 MB at 100 µs).
-const bufMax = 67108864
-
 // Sources: seed 002 (the book, lines 1703-1705 and 3892) and seed 004 (notes on its
-// chapter 4, lines 193 and 378).
+// chapter 4, lines 193 and 378); the numbers are internal/tuning's, which the
+// doctor's checks judge by.
 var sysctlSettings = []sysctlSetting{
-	{Key: "net.core.rmem_max", Value: "67108864", Short: belowInt(bufMax),
-		Why: "let one socket buffer up to 64 MiB so a TCP stream (NCCL/Gloo socket transport, bootstrap, iperf3) can fill a 100-200 Gb/s link. Source: \"AI Systems Performance Engineering\" (C. Fregly, O'Reilly), \"Tune TCP/IP Stack if Using Ethernet\""},
-	{Key: "net.core.wmem_max", Value: "67108864", Short: belowInt(bufMax),
+	{Key: "net.core.rmem_max", Value: strconv.Itoa(tuning.SocketBuffer), Short: belowInt(tuning.SocketBufferMin),
+		Why: fmt.Sprintf("let one socket buffer up to %d MiB so a TCP stream (NCCL/Gloo socket transport, bootstrap, iperf3) can fill a 100-200 Gb/s link. Source: \"AI Systems Performance Engineering\" (C. Fregly, O'Reilly), \"Tune TCP/IP Stack if Using Ethernet\"", tuning.SocketBuffer>>20)},
+	{Key: "net.core.wmem_max", Value: strconv.Itoa(tuning.SocketBuffer), Short: belowInt(tuning.SocketBufferMin),
 		Why: "the send side of the same limit. Source: as above (rmem_max and wmem_max are raised together)"},
-	{Key: "net.ipv4.tcp_rmem", Value: "4096 131072 67108864", Short: belowField(2, bufMax),
-		Why: "TCP receive autotuning may grow to 64 MiB. Source: as above (\"raise ... the autotuning limits (net.ipv4.tcp_{r,w}mem)\")"},
-	{Key: "net.ipv4.tcp_wmem", Value: "4096 65536 67108864", Short: belowField(2, bufMax),
-		Why: "TCP send autotuning may grow to 64 MiB. Source: as above"},
-	{Key: "net.ipv4.ip_local_port_range", Value: "10000 65535", Short: fewerPorts(55536),
-		Why: "more ephemeral ports for the many bootstrap and socket connections of a large job: too few and handshakes fail or stall. Source: notes on \"AI Systems Performance Engineering\" ch. 4 (\"Widen port range in /proc/sys/net/ipv4/ip_local_port_range. Example: 10000 65535\")"},
+	{Key: "net.ipv4.tcp_rmem", Value: tuning.Triple(tuning.TCPRmem), Short: belowField(2, tuning.SocketBufferMin),
+		Why: fmt.Sprintf("TCP receive autotuning may grow to %d MiB. Source: as above (\"raise ... the autotuning limits (net.ipv4.tcp_{r,w}mem)\")", tuning.SocketBuffer>>20)},
+	{Key: "net.ipv4.tcp_wmem", Value: tuning.Triple(tuning.TCPWmem), Short: belowField(2, tuning.SocketBufferMin),
+		Why: fmt.Sprintf("TCP send autotuning may grow to %d MiB. Source: as above", tuning.SocketBuffer>>20)},
+	{Key: "net.ipv4.ip_local_port_range", Value: tuning.PortRange(), Short: fewerPorts(tuning.PortRangeMin),
+		Why: fmt.Sprintf("more ephemeral ports for the many bootstrap and socket connections of a large job: too few and handshakes fail or stall. Source: notes on \"AI Systems Performance Engineering\" ch. 4 (\"Widen port range in /proc/sys/net/ipv4/ip_local_port_range. Example: %s\")", tuning.PortRange())},
 }
 
 // ringSysctls are what a ring of four or more nodes needs: every node
