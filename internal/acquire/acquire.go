@@ -144,7 +144,7 @@ func captureOne(ctx context.Context, d *remote.Dialer, host, script, toolVersion
 	if s != nil {
 		s.Manifest.DurationMS = time.Since(start).Milliseconds()
 	}
-	if err != nil && (errors.Is(err, remote.ErrTimeout) || errors.Is(err, remote.ErrDropped) || errors.Is(err, remote.ErrUnreachable)) {
+	if err != nil && (errors.Is(err, remote.ErrTimeout) || errors.Is(err, remote.ErrInterrupted) || errors.Is(err, remote.ErrDropped) || errors.Is(err, remote.ErrUnreachable)) {
 		return c, nil, err
 	}
 	if err != nil {

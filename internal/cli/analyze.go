@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -47,7 +48,7 @@ Use - to read standard input.
 ` + exitHelp,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAnalyze(env, opts, args)
+			return runAnalyze(cmd.Context(), env, opts, args)
 		},
 	}
 	f := cmd.Flags()
@@ -91,7 +92,7 @@ func validateJudging(cmd string, o *analyze.Options) error {
 	return nil
 }
 
-func runAnalyze(env *Env, opts *analyzeOptions, args []string) error {
+func runAnalyze(ctx context.Context, env *Env, opts *analyzeOptions, args []string) error {
 	if err := opts.validate(); err != nil {
 		return err
 	}
@@ -100,6 +101,10 @@ func runAnalyze(env *Env, opts *analyzeOptions, args []string) error {
 		GeneratedAt: env.Now().UTC(), Hosts: []report.Host{}}
 	for _, name := range args {
 		res := analyzeFile(env, name, aopt)
+		if ctx.Err() != nil {
+			// Stdin's read ended with the interrupt, which Main tells.
+			return statusError(ExitInterrupted)
+		}
 		if res.Error != "" {
 			fmt.Fprintf(env.Stderr, "sparkrig: analyze: %s: %s\n", res.File, res.Error)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/acquire"
 	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/cluster"
+	"github.com/sparkrig/sparkrig/internal/doctor"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/render"
@@ -111,8 +112,10 @@ what changed between two of them.
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "length of each bandwidth test")
 	f.IntVar(&o.streams, "streams", 4, "TCP streams per rail")
 	f.IntVar(&o.qps, "qps", 1, "ib_write_bw queue pairs (-q)")
-	f.IntVar(&o.port, "port", bench.DefaultBasePort, "first TCP port the servers listen on")
-	f.StringSliceVar(&o.collectives, "collective", []string{"all_gather", "all_reduce"}, "nccl-tests collectives (all_gather, all_reduce, reduce_scatter, broadcast, reduce, alltoall, sendrecv, ...)")
+	intVarRange(f, &o.port, "port", bench.DefaultBasePort, 1024, 65535-bench.PortSpan+1,
+		fmt.Sprintf("1024 to %d (the run listens on %d ports from there)", 65535-bench.PortSpan+1, bench.PortSpan), "first TCP port the servers listen on")
+	choicesVar(f, &o.collectives, "collective", []string{"all_gather", "all_reduce"}, results.Collectives, results.CanonicalCollective,
+		"nccl-tests collectives, comma-separated: "+strings.Join(results.Collectives, ", "))
 	f.StringVar(&o.minBytes, "min-bytes", "32M", "nccl-tests -b")
 	f.StringVar(&o.maxBytes, "max-bytes", "16G", "nccl-tests -e before the memory cap")
 	f.Float64Var(&o.memFraction, "mem-fraction", 0.5, "largest share of a node's free memory one test may take")
@@ -333,7 +336,7 @@ func (o *benchOptions) nodes(ctx context.Context, env *Env) ([]*facts.Node, erro
 	var bad []string
 	for _, c := range caps {
 		if c.Err != nil || c.Facts == nil {
-			bad = append(bad, c.Host+": "+errLine(c.Err))
+			bad = append(bad, doctor.HostLine(c.Host, c.Err))
 			continue
 		}
 		n := *c.Facts

@@ -39,12 +39,12 @@ func (o *gpuOptions) addFlags(cmd *cobra.Command) {
 	f.Float64Var(&o.memFrac, "mem-fraction", 0.5, "most of the free GPU memory (MemAvailable on unified memory) a benchmark may use")
 }
 
-func (o *gpuOptions) validate() error {
-	if _, err := checkFormat("bench gpu", o.format, []string{"text", "json"}); err != nil {
+func (o *gpuOptions) validate(name string) error {
+	if _, err := checkFormat(name, o.format, []string{"text", "json"}); err != nil {
 		return err
 	}
 	if o.memFrac <= 0 || o.memFrac > 0.9 {
-		return exitf(ExitUnknown, "--mem-fraction %g: want more than 0 and at most 0.9", o.memFrac)
+		return exitf(ExitUnknown, "%s: --mem-fraction %g: want more than 0 and at most 0.9", name, o.memFrac)
 	}
 	return nil
 }
@@ -73,9 +73,11 @@ type gpuSession struct {
 	py    *gpu.PythonEnv
 }
 
-// openGPU finds and loads the libraries; without a driver it exits 3 with "no CUDA driver found".
-func openGPU(ctx context.Context, env *Env, o *gpuOptions) (*gpuSession, error) {
-	if err := o.validate(); err != nil {
+// openGPU finds and loads the libraries for the command name ("bench gpu
+// info"), which its errors name; without a driver it exits 3 with "no CUDA
+// driver found".
+func openGPU(ctx context.Context, env *Env, o *gpuOptions, name string) (*gpuSession, error) {
+	if err := o.validate(name); err != nil {
 		return nil, err
 	}
 	s := &gpuSession{}
@@ -89,22 +91,22 @@ func openGPU(ctx context.Context, env *Env, o *gpuOptions) (*gpuSession, error) 
 	if o.python != "" {
 		py, err := gpu.RunPython(ctx, o.python, "info")
 		if err != nil {
-			return nil, exitf(ExitUnknown, "--python: %v", err)
+			return nil, exitf(ExitUnknown, "%s: --python: %v", name, err)
 		}
 		s.py = &py
 		in.SitePackages = py.SitePackages
 	}
 	st, err := gpu.Open(in) // "no CUDA driver found (...)" leads the message when libcuda is missing
 	if err != nil {
-		return nil, exitf(ExitUnknown, "%v", err)
+		return nil, exitf(ExitUnknown, "%s: %v", name, err)
 	}
 	s.stack = st
 	drv, _ := os.ReadFile("/proc/driver/nvidia/version")
 	if s.info, err = st.Info(facts.DriverVersionFromProc(drv)); err != nil {
-		return nil, exitf(ExitUnknown, "%v", err)
+		return nil, exitf(ExitUnknown, "%s: %v", name, err)
 	}
 	if len(s.info.Devices) == 0 {
-		return nil, exitf(ExitUnknown, "no CUDA device visible (CUDA_VISIBLE_DEVICES=%q)", env.Getenv("CUDA_VISIBLE_DEVICES"))
+		return nil, exitf(ExitUnknown, "%s: no CUDA device visible (CUDA_VISIBLE_DEVICES=%q)", name, env.Getenv("CUDA_VISIBLE_DEVICES"))
 	}
 	return s, nil
 }
@@ -150,7 +152,7 @@ func newGPUInfoCmd(env *Env, o *gpuOptions) *cobra.Command {
 		Short: "driver, CUDA runtime, NCCL and cuBLAS versions, devices; with --python the PyTorch stack",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openGPU(cmd.Context(), env, o)
+			s, err := openGPU(cmd.Context(), env, o, "bench gpu info")
 			if err != nil {
 				return err
 			}
@@ -194,9 +196,10 @@ func archVerdict(list []string, d gpu.Device) string {
 
 // collectiveOptions are the flags of bench gpu collective.
 type collectiveOptions struct {
-	ops, minB, maxB, dtype, devices, checkB, rendezvous, jsonFile string
-	factor                                                        int64
-	iters, warmup, rank, nranks, device                           int
+	ops                                                      []string
+	minB, maxB, dtype, devices, checkB, rendezvous, jsonFile string
+	factor                                                   int64
+	iters, warmup, rank, nranks, device                      int
 }
 
 func newGPUCollectiveCmd(env *Env, g *gpuOptions) *cobra.Command {
@@ -216,7 +219,7 @@ others; no MPI is needed.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.ops, "op", "all_reduce", "collectives, comma-separated: "+strings.Join(gpu.Collectives, ", "))
+	choicesVar(f, &o.ops, "op", []string{"all_reduce"}, gpu.Collectives, results.CanonicalCollective, "collectives, comma-separated: "+strings.Join(gpu.Collectives, ", "))
 	f.StringVarP(&o.minB, "minbytes", "b", "1M", "smallest message size")
 	f.StringVarP(&o.maxB, "maxbytes", "e", "1G", "largest message size")
 	f.Int64VarP(&o.factor, "stepfactor", "f", 2, "size multiplier between steps")
@@ -238,9 +241,7 @@ others; no MPI is needed.`,
 func (o *collectiveOptions) options() (gpu.CollectiveOptions, error) {
 	co := gpu.CollectiveOptions{Factor: o.factor, Iters: o.iters, Warmup: o.warmup}
 	var err error
-	for _, op := range strings.Split(o.ops, ",") {
-		co.Ops = append(co.Ops, strings.TrimSpace(op))
-	}
+	co.Ops = o.ops
 	if co.MinBytes, err = results.ParseSize(o.minB); err != nil {
 		return co, err
 	}
@@ -264,7 +265,7 @@ func runCollective(ctx context.Context, env *Env, g *gpuOptions, o *collectiveOp
 	if err != nil {
 		return exitf(ExitUnknown, "bench gpu collective: %v", err)
 	}
-	s, err := openGPU(ctx, env, g)
+	s, err := openGPU(ctx, env, g, "bench gpu collective")
 	if err != nil {
 		return err
 	}
@@ -366,7 +367,7 @@ func newGPUMemoryCmd(env *Env, g *gpuOptions) *cobra.Command {
 			if err != nil || n <= 0 || iters < 1 {
 				return exitf(ExitUnknown, "bench gpu memory: --size %q, --iters %d: need a positive size and iteration count", size, iters)
 			}
-			s, err := openGPU(cmd.Context(), env, g)
+			s, err := openGPU(cmd.Context(), env, g, "bench gpu memory")
 			if err != nil {
 				return err
 			}
@@ -443,7 +444,7 @@ func newGPUGEMMCmd(env *Env, g *gpuOptions) *cobra.Command {
 }
 
 func runGEMM(ctx context.Context, env *Env, g *gpuOptions, o gpu.GEMMOptions) error {
-	s, err := openGPU(ctx, env, g)
+	s, err := openGPU(ctx, env, g, "bench gpu gemm")
 	if err != nil {
 		return err
 	}

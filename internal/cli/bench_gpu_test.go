@@ -20,8 +20,8 @@ func TestBenchGPUFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"collective", "--op", "allreduce"},
-			`sparkrig: bench gpu collective: unknown collective "allreduce" (want one of [all_reduce all_gather reduce_scatter broadcast alltoall sendrecv])`},
+		{[]string{"collective", "--op", "allreduce,foo"},
+			`sparkrig: bench gpu collective: invalid argument "allreduce,foo" for "--op" flag: unknown "foo" (want all_reduce, all_gather, reduce_scatter, broadcast, alltoall, sendrecv) (see --help)`},
 		{[]string{"collective", "-b", "2G", "-e", "1G"},
 			"sparkrig: bench gpu collective: sizes: need 0 < min (2147483648) <= max (1073741824)"},
 		{[]string{"collective", "-e", "8X"},
@@ -32,8 +32,8 @@ func TestBenchGPUFlags(t *testing.T) {
 			"sparkrig: bench gpu collective: multi-process run: need --nranks >= 2, 0 <= --rank < --nranks and --rendezvous HOST:PORT"},
 		{[]string{"collective", "-n", "0"},
 			"sparkrig: bench gpu collective: iterations 0, warm-up 5: need at least 1 iteration"},
-		{[]string{"collective", "--format", "yaml"}, `sparkrig: bench gpu: unknown --format "yaml" (want one of text, json)`},
-		{[]string{"memory", "--mem-fraction", "1.5"}, "sparkrig: --mem-fraction 1.5: want more than 0 and at most 0.9"},
+		{[]string{"collective", "--format", "yaml"}, `sparkrig: bench gpu collective: unknown --format "yaml" (want one of text, json)`},
+		{[]string{"memory", "--mem-fraction", "1.5"}, "sparkrig: bench gpu memory: --mem-fraction 1.5: want more than 0 and at most 0.9"},
 		{[]string{"memory", "--size", "0"}, `sparkrig: bench gpu memory: --size "0", --iters 20: need a positive size and iteration count`},
 		{[]string{"gemm", "--dtype", "fp32"}, "sparkrig: bench gpu gemm: gemm data type float: want bf16 or fp16"},
 		{[]string{"gemm", "--m", "0"}, "sparkrig: bench gpu gemm: gemm shape 0x8192x8192: every dimension must be positive"},
@@ -49,7 +49,8 @@ func TestBenchGPUFlags(t *testing.T) {
 	}
 }
 
-// Without libcuda the commands say "no CUDA driver found" and exit 3.
+// Without libcuda each command says "no CUDA driver found", naming itself,
+// and exits 3.
 func TestBenchGPUNoDriver(t *testing.T) {
 	for _, d := range gpu.StandardDirs() {
 		if _, err := os.Stat(d + "/libcuda.so.1"); err == nil {
@@ -58,13 +59,15 @@ func TestBenchGPUNoDriver(t *testing.T) {
 	}
 	t.Setenv("LD_LIBRARY_PATH", t.TempDir())
 	t.Setenv("CUDA_HOME", "")
-	var stdout, stderr bytes.Buffer
-	code := Main([]string{"bench", "gpu", "info"}, strings.NewReader(""), &stdout, &stderr)
-	if code != ExitUnknown || !strings.HasPrefix(stderr.String(), "sparkrig: no CUDA driver found (libcuda.so.1/libcuda.so not found; searched ") {
-		t.Fatalf("exit %d, stderr %q", code, stderr.String())
-	}
-	if strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 {
-		t.Fatal("want one line")
+	for _, sub := range []string{"info", "collective", "memory", "gemm"} {
+		var stdout, stderr bytes.Buffer
+		code := Main([]string{"bench", "gpu", sub}, strings.NewReader(""), &stdout, &stderr)
+		if code != ExitUnknown || !strings.HasPrefix(stderr.String(), "sparkrig: bench gpu "+sub+": no CUDA driver found (libcuda.so.1/libcuda.so not found; searched ") {
+			t.Errorf("%s: exit %d, stderr %q", sub, code, stderr.String())
+		}
+		if strings.Count(strings.TrimSpace(stderr.String()), "\n") != 0 || stdout.Len() != 0 {
+			t.Errorf("%s: want one line on stderr and nothing on stdout; stdout %q", sub, stdout.String())
+		}
 	}
 }
 

@@ -91,11 +91,7 @@ func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
 	}
 	for _, h := range r.Hosts {
 		if h.Status != report.HostAudited {
-			msg := h.Error
-			if !strings.HasPrefix(msg, h.Host+":") {
-				msg = h.Host + ": " + msg
-			}
-			fmt.Fprintln(env.Stderr, "sparkrig: doctor: "+msg)
+			fmt.Fprintln(env.Stderr, "sparkrig: doctor: "+h.Error)
 		}
 	}
 	r.Status = reportStatus(r, false)
@@ -160,13 +156,4 @@ func writeSummary(env *Env, r *report.Report, code int, ropt render.Options) err
 		return exitf(ExitUnknown, "doctor: write report: %v", err)
 	}
 	return statusError(code)
-}
-
-// errLine is the first line of err, or "no evidence" where there is none.
-func errLine(err error) string {
-	if err == nil {
-		return "no evidence"
-	}
-	s, _, _ := strings.Cut(err.Error(), "\n")
-	return s
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -42,8 +43,8 @@ func addRemoteFlags(fs *pflag.FlagSet, o *remoteOptions) {
 	fs.StringArrayVar(&o.knownHosts, "known-hosts", nil, "known_hosts file instead of ssh_config's UserKnownHostsFile (repeatable)")
 	fs.BoolVar(&o.acceptNew, "accept-new-host-keys", false, "record unknown host keys in known_hosts (OpenSSH StrictHostKeyChecking=accept-new); changed keys are still refused")
 	fs.IntVar(&o.parallel, "parallel", remote.DefaultParallel, "nodes worked on at once")
-	fs.DurationVar(&o.hostTimeout, "host-timeout", 60*time.Second, "deadline for each node's capture")
-	fs.DurationVar(&o.timeout, "timeout", 180*time.Second, "deadline for the whole SSH run")
+	durationVarMin(fs, &o.hostTimeout, "host-timeout", 60*time.Second, time.Second, "deadline for each node's capture")
+	durationVarMin(fs, &o.timeout, "timeout", 180*time.Second, time.Second, "deadline for the whole SSH run")
 	fs.BoolVar(&o.noPing, "no-ping", false, "skip the active don't-fragment ping mesh between the nodes' data rails")
 }
 
@@ -121,5 +122,15 @@ func acquireRemote(ctx context.Context, env *Env, o *remoteOptions, sudo bool) (
 		return nil, err
 	}
 	return acquire.Remote(ctx, hosts, acquire.Options{Dialer: d, Parallel: o.parallel, HostTimeout: o.hostTimeout,
-		Timeout: o.timeout, NoPing: o.noPing, Sudo: sudo, ToolVersion: Version, Progress: env.Stderr}), nil
+		Timeout: o.timeout, NoPing: o.noPing, Sudo: sudo, ToolVersion: Version, Progress: progressTo(env)}), nil
+}
+
+// progressTo is where the fan-out draws its progress line (a terminal
+// rewritten in place with cursor sequences): stderr, unless the
+// environment rules such sequences out.
+func progressTo(env *Env) io.Writer {
+	if !ansiTerminal(env) {
+		return nil
+	}
+	return env.Stderr
 }

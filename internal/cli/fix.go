@@ -15,10 +15,12 @@ import (
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/topology"
+	"github.com/sparkrig/sparkrig/internal/tuning"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sparkrig/sparkrig/internal/fix"
+	"github.com/sparkrig/sparkrig/internal/platform"
 )
 
 // fixOptions are the fix command's flags.
@@ -97,8 +99,9 @@ func newFixCmd(env *Env) *cobra.Command {
 	f.StringSliceVar(&o.subnets, "subnets", nil, "rail subnets in order, comma-separated or repeated, renumbering every rail (default: keep the addressing in place)")
 	f.BoolVar(&o.renumber, "renumber", false, "give every rail a fresh address (192.168.100.0/24, 192.168.101.0/24, ...) even where the addressing in place is valid")
 	f.IntVar(&o.firstHost, "first-host", 10, "host number of the first node on every rail; node i gets first-host+i")
-	f.IntVar(&o.mtu, "mtu", 9000, "MTU of the rails")
-	f.IntVar(&o.port, "port", -1, "QSFP port cabled in one-cable and switch topologies; -1 picks the port with carrier")
+	f.IntVar(&o.mtu, "mtu", tuning.RailMTU, "MTU of the rails")
+	intVarRange(f, &o.port, "port", -1, 0, len(platform.SparkPorts)-1, fmt.Sprintf("-1 (the port with carrier) or a port from 0 to %d", len(platform.SparkPorts)-1),
+		"QSFP port cabled in one-cable and switch topologies; -1 picks the port with carrier", -1)
 	f.StringVar(&o.socketIfname, "socket-ifname", "", "bootstrap interface for NCCL/UCX/MPI/Gloo (default: a rail, or the management port in the ring)")
 	f.StringVarP(&o.output, "output", "o", "", "also write each host's proposed files under DIR/<host>/<path>")
 	f.StringVar(&o.format, "format", "text", "text or json")
@@ -199,7 +202,7 @@ func fixAudit(ctx context.Context, env *Env, o *fixOptions, ts []fix.SSH) (docto
 	var bad []string
 	for _, c := range caps {
 		if c.Err != nil || c.Snap == nil {
-			bad = append(bad, c.Host+": "+withoutHost(c.Host, c.Err))
+			bad = append(bad, doctor.HostLine(c.Host, c.Err))
 			continue
 		}
 		c.Facts.Host = c.Host

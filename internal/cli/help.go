@@ -35,7 +35,7 @@ func helpFunc(env *Env) func(*cobra.Command, []string) {
 // writeUsage is cobra's usage section, within width w.
 func writeUsage(b *strings.Builder, c *cobra.Command, w int) {
 	b.WriteString("Usage:\n")
-	if c.Runnable() {
+	if c.Runnable() && c.Annotations[groupOnly] == "" {
 		b.WriteString(render.ReflowShell("  "+c.UseLine(), w) + "\n")
 	}
 	if c.HasAvailableSubCommands() {

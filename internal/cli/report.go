@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -45,7 +46,7 @@ the others are still rendered.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runReport(env, o, args) },
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.Output, "output", "o", "", `write here ("-" for stdout; default stdout, or report.html when stdout is a terminal)`)
+	f.StringVarP(&o.Output, "output", "o", "", `write here, replacing the file ("-" for stdout; default stdout, or report.html when stdout is a terminal, never replacing one)`)
 	f.StringVar(&o.Format, "format", "html", "output format: "+strings.Join(render.Formats, ", "))
 	f.StringVar(&o.Title, "title", "", "page title of the HTML report")
 	f.StringVar(&o.Analyze.InputFormat, "input-format", "", "read every raw benchmark output as this format instead of detecting it")
@@ -68,7 +69,13 @@ func runReport(env *Env, o *reportOptions, inputs []string) error {
 	r.Status = reportStatus(r, bad > 0)
 	out := o.Output
 	if out == "" && env.StdoutTTY && o.Format == "html" {
-		out = "report.html"
+		// The default name never replaces a file: an earlier report may
+		// be the one kept for comparison. Naming it with -o replaces it,
+		// as any output named on the command line does.
+		out = defaultReportName
+		if _, err := os.Lstat(out); err == nil {
+			return exitf(ExitUnknown, "report: %s exists: name the output with -o (-o %s replaces it)", out, out)
+		}
 	}
 	if err := writeReport(env, r, o, out, inputs); err != nil {
 		return exitf(ExitUnknown, "report: %v", err)
@@ -98,7 +105,12 @@ func writeReport(env *Env, r *report.Report, o *reportOptions, out string, input
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
 	if err != nil {
-		return err
+		// The temporary file's name means nothing to the user.
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("write %s: %w", out, err)
 	}
 	defer os.Remove(tmp.Name())
 	if _, err := tmp.Write(buf.Bytes()); err != nil {
@@ -112,8 +124,19 @@ func writeReport(env *Env, r *report.Report, o *reportOptions, out string, input
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), out)
+	if err := os.Rename(tmp.Name(), out); err != nil {
+		var le *os.LinkError
+		if errors.As(err, &le) {
+			err = le.Err
+		}
+		return fmt.Errorf("write %s: %w", out, err)
+	}
+	return nil
 }
+
+// defaultReportName is where report writes HTML when stdout is a terminal
+// and no -o is given.
+const defaultReportName = "report.html"
 
 func baseNames(paths []string) []string {
 	out := make([]string, len(paths))

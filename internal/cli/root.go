@@ -74,9 +74,17 @@ func width(env *Env) int {
 }
 
 // textOptions are the text renderers' settings for env's terminal: colour
-// only on a terminal and never with NO_COLOR, and its width.
+// only on a terminal that has it (never with NO_COLOR, https://no-color.org,
+// nor TERM=dumb), and its width.
 func textOptions(env *Env) render.Options {
-	return render.Options{Color: env.StdoutTTY && env.Getenv("NO_COLOR") == "", Width: width(env)}
+	return render.Options{Color: env.StdoutTTY && ansiTerminal(env), Width: width(env)}
+}
+
+// ansiTerminal reports whether the environment allows colour and cursor
+// sequences: not with NO_COLOR set to anything, nor on a dumb terminal
+// (Emacs shell buffers, some CI logs).
+func ansiTerminal(env *Env) bool {
+	return env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
 }
 
 // Main runs sparkrig with args and returns the exit status.
@@ -155,6 +163,10 @@ func newRootCmd(env *Env) *cobra.Command {
 		newPlanCmd(env),
 	)
 	// Cobra's own help and completion commands, in the same voice as ours.
+	// Its completion command takes its output stream as it is made.
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.SetHelpCommand(newHelpCmd())
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	for _, c := range root.Commands() {
@@ -162,7 +174,68 @@ func newRootCmd(env *Env) *cobra.Command {
 			c.Short = strings.ToLower(c.Short[:1]) + c.Short[1:]
 		}
 	}
+	refuseUnknownSubcommands(root)
 	return root
+}
+
+// newHelpCmd is `sparkrig help [command]`: Cobra's own prints "Unknown
+// help topic" and exits 0.
+func newHelpCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "help about any command",
+		Long:  "Help provides help for any command in the application.",
+		ValidArgsFunction: func(c *cobra.Command, args []string, prefix string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			cmd, _, err := c.Root().Find(args)
+			if err != nil {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			var names []cobra.Completion
+			for _, s := range cmd.Commands() {
+				if s.IsAvailableCommand() && strings.HasPrefix(s.Name(), prefix) {
+					names = append(names, cobra.CompletionWithDesc(s.Name(), s.Short))
+				}
+			}
+			return names, cobra.ShellCompDirectiveNoFileComp
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			cmd, rest, err := c.Root().Find(args)
+			if err != nil || len(rest) > 0 {
+				return exitf(ExitUnknown, "help: unknown command %q (see sparkrig --help)", strings.Join(args, " "))
+			}
+			cmd.InitDefaultHelpFlag()
+			cmd.InitDefaultVersionFlag()
+			return cmd.Help()
+		},
+	}
+}
+
+// groupOnly marks a command that only groups others (bench gpu,
+// completion): its usage has no line of its own.
+const groupOnly = "sparkrig-group"
+
+// refuseUnknownSubcommands makes every command that only groups others
+// refuse a name it does not have: Cobra would print its help and exit 0.
+func refuseUnknownSubcommands(c *cobra.Command) {
+	for _, s := range c.Commands() {
+		if !s.Runnable() && s.HasSubCommands() {
+			s.Args = cobra.ArbitraryArgs
+			s.Annotations = map[string]string{groupOnly: "true"}
+			s.RunE = func(c *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return c.Help()
+				}
+				var names []string
+				for _, sub := range c.Commands() {
+					if sub.IsAvailableCommand() {
+						names = append(names, sub.Name())
+					}
+				}
+				return exitf(ExitUnknown, "%s: unknown command %q (want %s)", strings.TrimPrefix(c.CommandPath(), "sparkrig "), args[0], strings.Join(names, ", "))
+			}
+		}
+		refuseUnknownSubcommands(s)
+	}
 }
 
 // interruptible reads r until ctx ends: a read blocked on a pipe or a FIFO

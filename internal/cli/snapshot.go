@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sparkrig/sparkrig/internal/capture"
+	"github.com/sparkrig/sparkrig/internal/doctor"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
@@ -156,7 +157,7 @@ func snapshotRemote(ctx context.Context, env *Env, opts *snapshotOptions) error 
 	for _, c := range caps {
 		if c.Err != nil || c.Snap == nil {
 			failed++
-			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s: %s\n", c.Host, errLine(c.Err))
+			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s\n", doctor.HostLine(c.Host, c.Err))
 			continue
 		}
 		dst := filepath.Join(opts.output, snapshot.SafeName(c.Snap.Manifest.Host)+".tar.gz")

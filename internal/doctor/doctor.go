@@ -63,7 +63,7 @@ func Audit(nodes []acquire.Node, opt Options) Result {
 			if status == "" {
 				status = report.HostFailed
 			}
-			r.Hosts = append(r.Hosts, report.Host{Host: c.Host, Source: c.Source, Status: status, Error: errLine(c.Err), Findings: []report.Finding{}})
+			r.Hosts = append(r.Hosts, report.Host{Host: c.Host, Source: c.Source, Status: status, Error: HostLine(c.Host, c.Err), Findings: []report.Finding{}})
 			continue
 		}
 		n := c.Facts // read once, where the node was acquired
@@ -250,6 +250,17 @@ func hostNames(fs []*facts.Node) []string {
 		out[i] = n.Host
 	}
 	return out
+}
+
+// HostLine is the first line of a node's error, naming the node once: an
+// error from dialling it starts with its name already, one from the
+// fan-out's deadlines does not.
+func HostLine(host string, err error) string {
+	s := errLine(err)
+	if strings.HasPrefix(s, host+": ") {
+		return s
+	}
+	return host + ": " + s
 }
 
 func errLine(err error) string {

@@ -17,9 +17,11 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/fabric"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/platform"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 	"github.com/sparkrig/sparkrig/internal/topology"
+	"github.com/sparkrig/sparkrig/internal/tuning"
 )
 
 // Topology is how the nodes' CX-7 ports are cabled (internal/topology).
@@ -81,7 +83,7 @@ func (o *Options) setDefaults() {
 		o.FirstHost = 10
 	}
 	if o.MTU == 0 {
-		o.MTU = 9000
+		o.MTU = tuning.RailMTU
 	}
 }
 
@@ -351,6 +353,9 @@ func validate(nodes []Node, opt Options) error {
 	}
 	if opt.Addressing == LinkLocal && opt.Topology != OneCable {
 		return fmt.Errorf("link-local addressing is documented for two nodes on one cable only; use static for %s", opt.Topology)
+	}
+	if opt.Port < -1 || opt.Port >= len(platform.SparkPorts) {
+		return fmt.Errorf("port %d: want -1 (the port with carrier) or 0..%d", opt.Port, len(platform.SparkPorts)-1)
 	}
 	if opt.MTU < 1280 || opt.MTU > 9216 {
 		return fmt.Errorf("MTU %d out of range 1280..9216", opt.MTU)

@@ -234,6 +234,8 @@ func TestPlanRefusals(t *testing.T) {
 			o.Subnets = []netip.Prefix{netip.MustParsePrefix("10.9.0.0/16"), netip.MustParsePrefix("10.9.1.0/24")}
 		}, "subnets 10.9.0.0/16 and 10.9.1.0/24 overlap: every rail needs its own"},
 		{"ring of two", func(ns []Node, o *Options) { o.Topology = Ring }, "topology three-node-ring needs exactly 3 nodes, got 2"},
+		{"no such port", func(ns []Node, o *Options) { o.Port = 7 }, "port 7: want -1 (the port with carrier) or 0..1"},
+		{"negative port", func(ns []Node, o *Options) { o.Port = -2 }, "port -2: want -1 (the port with carrier) or 0..1"},
 		{"unknown topology", func(ns []Node, o *Options) { o.Topology = "mesh" },
 			`unknown topology "mesh" (want one of two-nodes-one-cable, two-nodes-two-cables, ring, switch)`},
 	}

@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/results"
@@ -42,7 +43,7 @@ func (o CollectiveOptions) Sizes() []int64 {
 func (o CollectiveOptions) Validate() error {
 	for _, op := range o.Ops {
 		if !isCollective(op) {
-			return fmt.Errorf("unknown collective %q (want one of %v)", op, Collectives)
+			return fmt.Errorf("unknown collective %q (want one of %s)", op, strings.Join(Collectives, ", "))
 		}
 	}
 	switch {

@@ -269,6 +269,9 @@ func dialTCP(ctx context.Context, addr string, via *ssh.Client) (net.Conn, error
 		conn, err = nd.DialContext(ctx, "tcp", addr)
 	}
 	if err != nil {
+		if interrupted(ctx) {
+			return nil, fmt.Errorf("%w: connect to %s did not finish", ErrInterrupted, addr)
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: connect to %s did not finish: %v", ErrUnreachable, addr, deadlineWhy(ctx))
 		}
@@ -289,10 +292,19 @@ func deadlineWhy(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// interrupted reports whether ctx ended by an interrupt rather than a
+// deadline.
+func interrupted(ctx context.Context) bool {
+	c := context.Cause(ctx)
+	return c != nil && errors.Is(c, context.Canceled)
+}
+
 func classifyHandshake(ctx context.Context, e Endpoint, err error, notes []string) error {
 	switch {
 	case errors.Is(err, ErrHostKey):
 		return err
+	case interrupted(ctx):
+		return fmt.Errorf("%w: SSH handshake with %s did not finish", ErrInterrupted, e.Addr())
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w: SSH handshake with %s did not finish: %v", ErrTimeout, e.Addr(), deadlineWhy(ctx))
 	case isTimeout(err):
@@ -354,7 +366,7 @@ func (c *Client) Run(ctx context.Context, cmd string, stdin io.Reader) (stdout, 
 	}
 	exit, err = p.wait(ctx, o.over)
 	if o.overflowed() {
-		err = fmt.Errorf("%w: %s: stdout passed %d MiB", ErrTooMuchOutput, c.Host, MaxRunOutput>>20)
+		err = fmt.Errorf("%s: %w: stdout passed %d MiB", c.Host, ErrTooMuchOutput, MaxRunOutput>>20)
 	}
 	return o.Bytes(), e.Bytes(), exit, err
 }
@@ -460,7 +472,7 @@ const pidMarker = "sparkrig-pgid "
 func (c *Client) Start(cmd string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
 	sess, err := c.c.NewSession()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: open session: %v", ErrDropped, c.Host, err)
+		return nil, fmt.Errorf("%s: %w: open session: %v", c.Host, ErrDropped, err)
 	}
 	p := &Process{client: c, sess: sess, done: make(chan struct{})}
 	if stdout == nil {
@@ -472,7 +484,7 @@ func (c *Client) Start(cmd string, stdin io.Reader, stdout, stderr io.Writer) (*
 	wrapped := "exec /bin/sh -c 'echo \"" + pidMarker + "$$\"; exec /bin/sh -c \"$0\"' " + shell.Quote(cmd)
 	if err := sess.Start(wrapped); err != nil {
 		sess.Close()
-		return nil, fmt.Errorf("%w: %s: start: %v", ErrDropped, c.Host, err)
+		return nil, fmt.Errorf("%s: %w: start: %v", c.Host, ErrDropped, err)
 	}
 	go func() {
 		p.exit, p.err = exitStatus(c.Host, sess.Wait())
@@ -505,9 +517,9 @@ func (p *Process) wait(ctx context.Context, abort <-chan struct{}) (int, error) 
 	defer cancel()
 	p.Kill(kctx)
 	if ctx.Err() == nil {
-		return -1, fmt.Errorf("%w: %s: stopped by the reader", ErrDropped, p.client.Host)
+		return -1, fmt.Errorf("%s: %w: stopped by the reader", p.client.Host, ErrDropped)
 	}
-	return -1, fmt.Errorf("%w: %s: command still running at its deadline (%v)", ErrTimeout, p.client.Host, context.Cause(ctx))
+	return -1, fmt.Errorf("%s: %w: command still running at its deadline (%v)", p.client.Host, ErrTimeout, context.Cause(ctx))
 }
 
 // Kill ends the remote command: SIGTERM to its process group, SIGKILL if it
@@ -566,9 +578,9 @@ func exitStatus(host string, err error) (int, error) {
 	case errors.As(err, &ee):
 		return -1, fmt.Errorf("%s: command killed by SIG%s", host, ee.Signal())
 	case errors.As(err, &em), errors.Is(err, io.EOF):
-		return -1, fmt.Errorf("%w: %s: the connection closed before the command finished", ErrDropped, host)
+		return -1, fmt.Errorf("%s: %w: the connection closed before the command finished", host, ErrDropped)
 	}
-	return -1, fmt.Errorf("%w: %s: %v", ErrDropped, host, err)
+	return -1, fmt.Errorf("%s: %w: %v", host, ErrDropped, err)
 }
 
 // pidFilter strips the wrapper's first line from stdout and records the pid.

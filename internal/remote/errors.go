@@ -16,6 +16,9 @@ var (
 	ErrAuth = errors.New("authentication refused")
 	// ErrTimeout: the host connected but did not finish before its deadline.
 	ErrTimeout = errors.New("timed out")
+	// ErrInterrupted: the run was interrupted (SIGINT, SIGTERM) before the
+	// host finished.
+	ErrInterrupted = errors.New("interrupted")
 	// ErrDropped: the connection was lost while a command ran.
 	ErrDropped = errors.New("connection dropped")
 	// ErrTooMuchOutput: a command printed more than the caller keeps.

@@ -65,7 +65,10 @@ func (f FanOut) Each(ctx context.Context, hosts []string, fn func(ctx context.Co
 			select {
 			case sem <- struct{}{}:
 			case <-ctx.Done():
-				res[i] = HostResult{Host: h, Err: fmt.Errorf("%w: %s: not started before the overall deadline", ErrTimeout, h)}
+				res[i] = HostResult{Host: h, Err: fmt.Errorf("%w: not started before the overall deadline", ErrTimeout)}
+				if interrupted(ctx) {
+					res[i].Err = fmt.Errorf("%w: not started", ErrInterrupted)
+				}
 				report(res[i].Err)
 				return
 			}
@@ -94,7 +97,10 @@ func (f FanOut) one(ctx context.Context, i int, host string, fn func(context.Con
 		select {
 		case err = <-errc:
 		case <-time.After(graceAfterDeadline):
-			err = fmt.Errorf("%w: %s: no answer: %v", ErrTimeout, host, deadlineWhy(hctx))
+			err = fmt.Errorf("%w: no answer: %v", ErrTimeout, deadlineWhy(hctx))
+			if interrupted(hctx) {
+				err = fmt.Errorf("%w: no answer yet", ErrInterrupted)
+			}
 		}
 	}
 	return HostResult{Host: host, Err: err, Elapsed: time.Since(start)}

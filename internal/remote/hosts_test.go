@@ -203,7 +203,7 @@ func TestFanOutBoundsConcurrencyAndDeadlines(t *testing.T) {
 		}
 		got = append(got, s)
 	}
-	want := []string{"a:ok", "b:timed out: b: no answer: the per-host deadline (--host-timeout 2s) passed", "c:context deadline exceeded", "d:refused", "e:ok", "f:ok"}
+	want := []string{"a:ok", "b:timed out: no answer: the per-host deadline (--host-timeout 2s) passed", "c:context deadline exceeded", "d:refused", "e:ok", "f:ok"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

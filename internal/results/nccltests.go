@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -118,8 +119,7 @@ func (p *ncclParser) commandLine(t []byte) {
 	if BusBWFactor(name, 2) == 0 || strings.ContainsAny(name, " .") {
 		return
 	}
-	switch name {
-	case "all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv", "scatter", "gather", "hypercube":
+	if slices.Contains(Collectives, name) {
 		if p.cur != nil && len(p.cur.Rows) > 0 {
 			p.closeTable()
 		}
@@ -593,6 +593,10 @@ func InferRanks(t *NCCLTable) int {
 	}
 	return k
 }
+
+// Collectives are nccl-tests' collectives by their canonical names (the
+// binaries are NAME_perf).
+var Collectives = []string{"all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv", "scatter", "gather", "hypercube"}
 
 // CanonicalCollective maps "all_gather_perf", "./build/all_reduce_perf_mpi",
 // "AllGather" and the like to nccl-tests' canonical names.
