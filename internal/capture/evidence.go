@@ -182,7 +182,7 @@ var Commands = []Command{
 	{ID: "ip-route", Argv: []string{"ip", "-j", "route", "show"}, Why: "routes (twins on one subnet share a route)"},
 	{ID: "ip-neigh", Argv: []string{"ip", "-j", "neigh", "show"}, Why: "neighbours per interface: more than one MAC behind a data port means a switch"},
 	{ID: "iptables", Argv: []string{"iptables", "-S"}, Why: "filter table: the FORWARD policy (Docker sets DROP) and DOCKER-USER rules; needs root"},
-	{ID: "nft", Argv: []string{"nft", "list", "ruleset"}, Why: "nftables rules that may drop forwarded traffic; needs root"},
+	{ID: "nft", Argv: []string{"nft", "-j", "list", "ruleset"}, Why: "nftables chains (iptables-nft's too) that may drop forwarded traffic, as JSON; needs root"},
 	{ID: "lldp", Argv: []string{"lldpctl", "-f", "keyvalue"}, Why: "LLDP neighbours (lldpd): a switch names itself"},
 	{ID: "rdma-link", Argv: []string{"rdma", "-j", "link", "show"}, Why: "RDMA device to netdev mapping (iproute2)"},
 	{ID: "ibv-devinfo", Argv: []string{"ibv_devinfo", "-v"}, Timeout: 10 * time.Second,

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/testrig"
 )
 
@@ -29,14 +31,49 @@ func ringProblems(t *testing.T, r *testrig.Rig) []string {
 
 // TestRigFourNodeRing: a four-node switchless ring as cabled, then as fix
 // makes it (forwarding, routes through the nearer neighbour), then with
-// Docker's FORWARD DROP on one node and one route missing on another.
+// Docker's FORWARD DROP on one node and one route missing on another, then
+// with the DOCKER-USER accept rules the doctor recommends. The nodes have
+// whatever nft this machine has (DGX OS installs it: with iptables-nft,
+// iptables' FORWARD is also nftables' ip filter FORWARD).
 func TestRigFourNodeRing(t *testing.T) {
 	t.Parallel()
+	fourNodeRing(t, false)
+}
+
+// TestRigFourNodeRingWithoutNFT is the same ring where no node has nft: a
+// stand-in answers as the shell does for a missing command (exit 127), so
+// the check reads iptables -S alone.
+func TestRigFourNodeRingWithoutNFT(t *testing.T) {
+	t.Parallel()
+	fourNodeRing(t, true)
+}
+
+func fourNodeRing(t *testing.T, hideNFT bool) {
 	cfg, err := testrig.Sparks(4, "ring")
 	if err != nil {
 		t.Fatal(err)
 	}
+	if hideNFT {
+		for i := range cfg.Hosts {
+			cfg.Hosts[i].Standins = append(cfg.Hosts[i].Standins, testrig.Standin{Name: "nft", Outputs: map[string]string{"*": ""}, Exit: 127})
+		}
+	}
 	r := testrig.New(t, cfg)
+	if hideNFT { // the doctor's SSH session finds the stand-in, not this machine's nft
+		d, err := remote.NewDialer(remote.Options{ConfigFile: r.SSHConfig, Home: r.Dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := d.Dial(context.Background(), "spark-02")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, code, err := c.Run(context.Background(), "command -v nft; nft -j list ruleset", nil)
+		c.Close()
+		if err != nil || code != 127 || string(out) != "/usr/local/bin/nft\n" {
+			t.Fatalf("nft not hidden: exit %d, %q, %v", code, out, err)
+		}
+	}
 	got := ringProblems(t, r)
 	if len(got) != 8 || !strings.HasPrefix(got[0], "fail cluster.ring-forwarding spark-01: 0") ||
 		!strings.Contains(strings.Join(got, "\n"), "fail cluster.ring-routes spark-01: no route to 192.168.2.0/24, 192.168.3.0/24, 192.168.4.0/24, 192.168.5.0/24") {
@@ -58,15 +95,49 @@ func TestRigFourNodeRing(t *testing.T) {
 	if np := rigOut(t, r, "spark-01", "cat", "/etc/netplan/40-cx7.yaml"); !strings.Contains(np, "- to: 192.168.4.0/24\n          via: 192.168.6.1") {
 		t.Errorf("spark-01's netplan does not persist the route to 192.168.4.0/24 via spark-04:\n%s", np)
 	}
+	// 192.168.3.0/24 joins spark-02 and spark-03: spark-01 reaches
+	// spark-03's end of it through spark-02.
+	throughSpark02 := func() error {
+		_, err := r.Host("spark-01").Exec(context.Background(), "ping", "-c", "1", "-W", "2", "192.168.3.2")
+		return err
+	}
+	if err := throughSpark02(); err != nil {
+		t.Fatalf("ping through spark-02 before any filter: %v", err)
+	}
 
 	rigOut(t, r, "spark-02", "iptables", "-P", "FORWARD", "DROP")
 	rigOut(t, r, "spark-03", "ip", "route", "del", "192.168.0.0/24")
 	want := []string{
-		"fail cluster.ring-forward-drop spark-02: FORWARD policy DROP",
+		"fail cluster.ring-forward-drop spark-02: iptables filter FORWARD (policy drop) drops enP2p1s0f0np0 → enP2p1s0f1np1, enP2p1s0f0np0 → enp1s0f0np0, enP2p1s0f0np0 → enp1s0f1np1, enP2p1s0f1np1 → enP2p1s0f0np0, and 8 more",
 		"fail cluster.ring-routes spark-03: no route to 192.168.0.0/24",
 	}
 	if diff := cmp.Diff(want, ringProblems(t, r)); diff != "" {
 		t.Errorf("FORWARD DROP on spark-02, a route gone on spark-03 (-want +got):\n%s", diff)
+	}
+	if throughSpark02() == nil {
+		t.Error("spark-02 forwards with its FORWARD policy DROP")
+	}
+
+	// Docker's chain and the accept rules the doctor's fix names, one for
+	// each way between the ring netdevs: the finding clears and spark-02
+	// forwards again.
+	rigOut(t, r, "spark-02", "iptables", "-N", "DOCKER-USER")
+	rigOut(t, r, "spark-02", "iptables", "-A", "DOCKER-USER", "-j", "RETURN")
+	rigOut(t, r, "spark-02", "iptables", "-I", "FORWARD", "-j", "DOCKER-USER")
+	rails := []string{"enP2p1s0f0np0", "enP2p1s0f1np1", "enp1s0f0np0", "enp1s0f1np1"}
+	for _, in := range rails {
+		for _, out := range rails {
+			if in != out {
+				rigOut(t, r, "spark-02", "iptables", "-I", "DOCKER-USER", "-i", in, "-o", out, "-j", "ACCEPT")
+			}
+		}
+	}
+	want = []string{"fail cluster.ring-routes spark-03: no route to 192.168.0.0/24"}
+	if diff := cmp.Diff(want, ringProblems(t, r)); diff != "" {
+		t.Errorf("DOCKER-USER accepting the ring on spark-02 (-want +got):\n%s", diff)
+	}
+	if err := throughSpark02(); err != nil {
+		t.Errorf("spark-02 does not forward with DOCKER-USER accepting the ring: %v", err)
 	}
 }
 

@@ -42,7 +42,7 @@ func ringFindings(nodes []*facts.Node, a *Analysis) []report.Finding {
 				rails = append(rails, r.NetDev)
 			}
 		}
-		out = append(out, forwarding(n), routesTo(n, subnets, own), forwardPolicy(n), rpFilter(n, rails))
+		out = append(out, forwarding(n), routesTo(n, subnets, own), forwardPolicy(n, rails, subnets), rpFilter(n, rails))
 	}
 	return slices.DeleteFunc(out, func(f report.Finding) bool { return f.ID == "" })
 }
@@ -114,31 +114,78 @@ func routesTo(n *facts.Node, all, own []netip.Prefix) report.Finding {
 	return f
 }
 
-func forwardPolicy(n *facts.Node) report.Finding {
+// forwardPolicy judges the node's packet filter as the kernel applies it
+// to what the ring forwards: each way between two of its ring netdevs,
+// through every base chain hooked at forward (iptables' filter FORWARD,
+// nftables' chains, iptables-nft's among them), by priority, with their
+// policies and the verdicts of the rules that match, jumps into DOCKER-USER
+// and the like included.
+func forwardPolicy(n *facts.Node, rails []string, subnets []netip.Prefix) report.Finding {
 	f := report.Finding{ID: "cluster.ring-forward-drop", Host: n.Host, Subject: "FORWARD", Title: "forwarded ring traffic is accepted",
-		Expected: "FORWARD policy ACCEPT, or a DOCKER-USER rule accepting the ring", Source: "FujitsuPolycom/sparkring docs/PREREQUISITES.md (Docker sets FORWARD DROP)"}
+		Expected: "every forward chain (iptables FORWARD, nftables) accepts traffic between the ring netdevs: policy accept, or a rule accepting the ring (DOCKER-USER where Docker is installed)",
+		Source:   "FujitsuPolycom/sparkring docs/PREREQUISITES.md (Docker sets FORWARD DROP); docs.docker.com/engine/network/firewall-iptables (DOCKER-USER is processed first); nft(8) (base chains by priority: accept ends one chain, drop all)"}
 	fw := n.Firewall
-	switch {
-	case fw == nil:
-		f.Severity, f.Observed = report.NotEvaluated, "the filter rules were not readable (iptables -S needs root: run with sudo)"
-	case fw.ForwardPolicy == "DROP" && !acceptsRing(fw.DockerUser), len(fw.NFTForwardDrop) > 0:
-		f.Severity = report.Fail
-		f.Observed = "FORWARD policy " + fw.ForwardPolicy
-		if len(fw.NFTForwardDrop) > 0 {
-			f.Observed = "nftables chain " + strings.Join(fw.NFTForwardDrop, ", ") + " drops forwarded packets by default"
+	if fw == nil {
+		f.Severity, f.Observed = report.NotEvaluated, "the filter rules were not readable (iptables -S and nft list ruleset need root: run with sudo)"
+		return f
+	}
+	rails = slices.Compact(slices.Sorted(slices.Values(rails)))
+	// With iptables-nft, iptables' filter table is nftables' "ip filter":
+	// iptables -S shows it whole (nft shows some of its matches only as
+	// "xt"), so it is judged once, from iptables.
+	nft := fw.NFT
+	if fw.Iptables != nil {
+		nft = slices.DeleteFunc(slices.Clone(nft), func(c facts.FilterChain) bool { return c.Table == "ip filter" })
+	}
+	type drop struct{ chain, how string }
+	var drops []drop
+	var ways []string
+	for _, in := range rails {
+		for _, out := range rails {
+			if in == out {
+				continue
+			}
+			p := ringPacket{in: in, out: out, subnets: subnets}
+			chain, how := forwardDrop(fw.Iptables, p)
+			if chain == "" {
+				chain, how = forwardDrop(nft, p)
+			}
+			if chain == "" {
+				continue
+			}
+			if !slices.Contains(drops, drop{chain, how}) {
+				drops = append(drops, drop{chain, how})
+			}
+			ways = append(ways, in+" → "+out)
 		}
-		f.Why = "installing Docker sets the FORWARD policy to DROP: a ring neighbour then drops the traffic it should pass on, which looks exactly like a dead cable"
-		f.Remedy = report.Manual(report.ActionRun, "accept the ring before Docker's rules: sudo iptables -I DOCKER-USER -i RAIL -o RAIL -j ACCEPT for the ring netdevs (persist it with a systemd unit or iptables-persistent), or sudo iptables -P FORWARD ACCEPT where Docker is not used")
-	default:
-		f.Severity, f.Observed = report.OK, "FORWARD policy "+valueOr(fw.ForwardPolicy, "ACCEPT")
+	}
+	if len(drops) == 0 {
+		if fw.NFTError != "" {
+			f.Severity, f.Observed = report.NotEvaluated, "iptables accepts the ring's traffic, but nftables' ruleset was not readable ("+fw.NFTError+")"
+			return f
+		}
+		f.Severity, f.Observed = report.OK, fmt.Sprintf("every forward chain passes the ring's traffic between its %d netdevs", len(rails))
+		return f
+	}
+	var by []string
+	for _, d := range drops {
+		by = append(by, d.chain+" ("+d.how+")")
+	}
+	f.Severity = report.Fail
+	if len(ways) > 4 {
+		ways = append(ways[:4], fmt.Sprintf("and %d more", len(ways)-4))
+	}
+	f.Observed = strings.Join(by, "; ") + " drops " + strings.Join(ways, ", ")
+	f.Why = "installing Docker sets the FORWARD policy to DROP: a ring neighbour then drops the traffic it should pass on, which looks exactly like a dead cable"
+	f.Remedy = report.Manual(report.ActionRun, "accept the ring before Docker's rules: sudo iptables -I DOCKER-USER -i RAIL -o RAIL -j ACCEPT for each pair of ring netdevs ("+strings.Join(rails, ", ")+"), persisted with a systemd unit or iptables-persistent; or sudo iptables -P FORWARD ACCEPT where Docker is not used")
+	for _, d := range drops {
+		if strings.HasPrefix(d.chain, facts.IptablesTable+" ") {
+			continue
+		}
+		f.Remedy.Steps = append(f.Remedy.Steps, report.Step{Action: report.ActionRun, Text: fmt.Sprintf("accept the ring in nftables' %s before its drop: sudo nft insert rule %s iifname { %s } oifname { %s } accept (persisted in /etc/nftables.conf)",
+			d.chain, d.chain, strings.Join(rails, ", "), strings.Join(rails, ", "))})
 	}
 	return f
-}
-
-// acceptsRing reports a DOCKER-USER rule that accepts traffic (a bare
-// ACCEPT or one limited to interfaces).
-func acceptsRing(rules []string) bool {
-	return slices.ContainsFunc(rules, func(r string) bool { return strings.HasSuffix(r, "-j ACCEPT") })
 }
 
 func rpFilter(n *facts.Node, rails []string) report.Finding {
@@ -166,11 +213,4 @@ func rpFilter(n *facts.Node, rails []string) report.Finding {
 	f.Why = "strict filtering drops a packet that arrives on a port other than the one this node would route the reply out of, which a ring's two ways round produce"
 	f.Remedy = report.Manual(report.ActionRun, "sudo sysctl -w net.ipv4.conf.all.rp_filter=2 and persist it in /etc/sysctl.d (sparkrig fix --topology ring writes it)")
 	return f
-}
-
-func valueOr(v, def string) string {
-	if v == "" {
-		return def
-	}
-	return v
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 )
 
@@ -21,18 +22,6 @@ type Neighbor struct {
 	Dev   string `json:"dev"`
 	MAC   string `json:"mac"`
 	State string `json:"state,omitempty"`
-}
-
-// Firewall is what the node's filter rules do to forwarded packets.
-type Firewall struct {
-	// ForwardPolicy is the FORWARD chain's policy ("ACCEPT", "DROP").
-	ForwardPolicy string `json:"forward_policy,omitempty"`
-	// DockerUser are the DOCKER-USER chain's rules (-A lines), where Docker
-	// is installed; DockerUserChain says the chain exists.
-	DockerUserChain bool     `json:"docker_user_chain,omitempty"`
-	DockerUser      []string `json:"docker_user,omitempty"`
-	// NFTForwardDrop names nftables forward-hook chains whose policy is drop.
-	NFTForwardDrop []string `json:"nft_forward_drop,omitempty"`
 }
 
 // LLDPNeighbor is one LLDP neighbour heard on an interface.
@@ -69,17 +58,7 @@ func (b *builder) routing() {
 			b.set(SrcNeighbors, "unparsable", err.Error())
 		}
 	}
-	if out, ok := b.cmd(SrcFirewall, "iptables"); ok {
-		fw := ParseIptablesS(out)
-		if nft, it, ok := b.s.Cmd("nft"); ok && it.ExitCode == 0 {
-			fw.NFTForwardDrop = ParseNFTForwardDrop(nft)
-		}
-		b.n.Firewall = &fw
-		b.set(SrcFirewall, "ok", "")
-	} else if nft, it, ok := b.s.Cmd("nft"); ok && it.ExitCode == 0 {
-		b.n.Firewall = &Firewall{NFTForwardDrop: ParseNFTForwardDrop(nft)}
-		b.set(SrcFirewall, "ok", "nftables only")
-	}
+	b.firewall()
 	if out, ok := b.cmd(SrcLLDP, "lldp"); ok {
 		b.n.LLDP = ParseLLDPKeyValue(out)
 		b.set(SrcLLDP, "ok", "")
@@ -132,55 +111,6 @@ func ParseIPNeighJSON(b []byte) ([]Neighbor, error) {
 	return out, nil
 }
 
-// ParseIptablesS reads `iptables -S` (the filter table).
-func ParseIptablesS(b []byte) Firewall {
-	var fw Firewall
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		switch {
-		case len(f) >= 3 && f[0] == "-P" && f[1] == "FORWARD":
-			fw.ForwardPolicy = f[2]
-		case len(f) >= 2 && f[0] == "-N" && f[1] == "DOCKER-USER":
-			fw.DockerUserChain = true
-		case len(f) >= 2 && f[0] == "-A" && f[1] == "DOCKER-USER":
-			fw.DockerUser = append(fw.DockerUser, strings.Join(f[2:], " "))
-		}
-	}
-	return fw
-}
-
-// ParseNFTForwardDrop names the chains of `nft list ruleset` hooked on
-// forward with policy drop ("inet filter forward").
-func ParseNFTForwardDrop(b []byte) []string {
-	var out []string
-	var table, chain string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		f := strings.Fields(strings.NewReplacer(";", " ", "{", " ").Replace(sc.Text()))
-		switch {
-		case len(f) >= 3 && f[0] == "table":
-			table = f[1] + " " + f[2]
-		case len(f) >= 2 && f[0] == "chain":
-			chain = f[1]
-		case len(f) >= 2 && f[0] == "type":
-			hook, policy := "", ""
-			for i := 0; i+1 < len(f); i++ {
-				switch f[i] {
-				case "hook":
-					hook = f[i+1]
-				case "policy":
-					policy = f[i+1]
-				}
-			}
-			if hook == "forward" && policy == "drop" {
-				out = append(out, table+" "+chain)
-			}
-		}
-	}
-	return out
-}
-
 // ParseLLDPKeyValue reads `lldpctl -f keyvalue`
 // (lldp.eth0.chassis.name=sw1, lldp.eth0.chassis.mac=..., lldp.eth0.port.ifname=...).
 func ParseLLDPKeyValue(b []byte) []LLDPNeighbor {
@@ -217,4 +147,42 @@ func ParseLLDPKeyValue(b []byte) []LLDPNeighbor {
 		out = append(out, *by[i])
 	}
 	return out
+}
+
+// firewall reads the filter rules: iptables -S and nft -j list ruleset,
+// either or both. Where nft is installed its ruleset must be read too: the
+// kernel applies its forward chains as well as iptables' (iptables-nft
+// puts its own there). A ruleset that did not come out as JSON (a capture
+// made before sparkrig asked for JSON) leaves the firewall unread.
+func (b *builder) firewall() {
+	ipt, iptOK := b.cmd(SrcFirewall, "iptables")
+	nft, it, nftRan := b.s.Cmd("nft")
+	nftOK := nftRan && it.ExitCode == 0
+	if !iptOK && !nftOK {
+		return
+	}
+	fw := &Firewall{}
+	if nftRan && it.ExitCode != 0 && it.ExitCode != 127 { // 127: the shell found no nft
+		fw.NFTError = strings.TrimSpace("nft exited " + strconv.Itoa(it.ExitCode) + ": " + firstLine(b.s.Stderr("nft")))
+	}
+	if iptOK {
+		fw.Iptables = ParseIptablesS(ipt)
+	}
+	if nftOK {
+		chains, err := ParseNFTJSON(nft)
+		if err != nil {
+			b.set(SrcFirewall, "unparsable", err.Error()+" (capture again: sparkrig reads nft's JSON)")
+			return
+		}
+		fw.NFT, fw.NFTRead = chains, true
+	}
+	b.n.Firewall = fw
+	switch {
+	case !iptOK:
+		b.set(SrcFirewall, "ok", "nftables only")
+	case !nftOK:
+		b.set(SrcFirewall, "ok", "iptables only")
+	default:
+		b.set(SrcFirewall, "ok", "")
+	}
 }

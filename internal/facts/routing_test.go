@@ -6,33 +6,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// dockerIptables is `iptables -S` on a host after Docker installed its
-// chains (the chains and policy Docker's documentation on packet filtering
-// describes: FORWARD DROP, DOCKER-USER first in FORWARD, RETURN by default).
-const dockerIptables = `-P INPUT ACCEPT
--P FORWARD DROP
--P OUTPUT ACCEPT
--N DOCKER
--N DOCKER-ISOLATION-STAGE-1
--N DOCKER-ISOLATION-STAGE-2
--N DOCKER-USER
--A FORWARD -j DOCKER-USER
--A FORWARD -j DOCKER-ISOLATION-STAGE-1
--A FORWARD -o docker0 -m conntrack --ctstate RELATED,ESTABLISHED -j ACCEPT
--A DOCKER-USER -i enp1s0f0np0 -o enp1s0f1np1 -j ACCEPT
--A DOCKER-USER -j RETURN
-`
-
-const nftForwardDrop = `table inet filter {
-	chain input {
-		type filter hook input priority filter; policy accept;
-	}
-	chain forward {
-		type filter hook forward priority filter; policy drop;
-	}
-}
-`
-
 const lldpKeyValue = `lldp.enp1s0f1np1.via=LLDP
 lldp.enp1s0f1np1.rid=1
 lldp.enp1s0f1np1.age=0 day, 00:10:11
@@ -42,14 +15,6 @@ lldp.enp1s0f1np1.port.ifname=qsfp56-dd-1-1
 `
 
 func TestRoutingParsers(t *testing.T) {
-	fw := ParseIptablesS([]byte(dockerIptables))
-	want := Firewall{ForwardPolicy: "DROP", DockerUserChain: true, DockerUser: []string{"-i enp1s0f0np0 -o enp1s0f1np1 -j ACCEPT", "-j RETURN"}}
-	if d := cmp.Diff(want, fw); d != "" {
-		t.Errorf("iptables (-want +got):\n%s", d)
-	}
-	if got := ParseNFTForwardDrop([]byte(nftForwardDrop)); !cmp.Equal(got, []string{"inet filter forward"}) {
-		t.Errorf("nft: %q", got)
-	}
 	if got := ParseLLDPKeyValue([]byte(lldpKeyValue)); !cmp.Equal(got, []LLDPNeighbor{{Iface: "enp1s0f1np1", ChassisID: "48:a9:8a:11:22:33", SysName: "crs812-rack1", PortID: "qsfp56-dd-1-1"}}) {
 		t.Errorf("lldp: %+v", got)
 	}
@@ -64,12 +29,17 @@ func TestRoutingParsers(t *testing.T) {
 }
 
 func FuzzRoutingParsers(f *testing.F) {
-	for _, s := range []string{dockerIptables, nftForwardDrop, lldpKeyValue, `[{"dst":"default"}]`} {
+	for _, s := range []string{lldpKeyValue, `[{"dst":"default"}]`} {
 		f.Add([]byte(s))
+	}
+	for _, name := range []string{"docker-forward-drop.txt", "docker-user-accepts-ring.txt", "nft-forward-accepts-ring.txt", "nft-forward-drop.txt"} {
+		for _, b := range verbatim(f, "firewall/"+name) {
+			f.Add([]byte(b))
+		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ParseIptablesS(b)
-		ParseNFTForwardDrop(b)
+		ParseNFTJSON(b)
 		ParseLLDPKeyValue(b)
 		ParseIPRouteJSON(b)
 		ParseIPNeighJSON(b)

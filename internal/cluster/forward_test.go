@@ -1,0 +1,85 @@
+package cluster
+
+import (
+	"net/netip"
+	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/fixture"
+	"github.com/sparkrig/sparkrig/internal/report"
+)
+
+// firewall reads the recorded rulesets (internal/facts/testdata/firewall):
+// iptables -S where ipt names a sample with it, nft -j where nft does.
+func firewall(t *testing.T, ipt, nft string) *facts.Firewall {
+	t.Helper()
+	fw := &facts.Firewall{}
+	if ipt != "" {
+		fw.Iptables = facts.ParseIptablesS([]byte(fixture.ReadBlocks(t, "../facts/testdata/firewall/"+ipt)[0]))
+	}
+	if nft != "" {
+		blocks := fixture.ReadBlocks(t, "../facts/testdata/firewall/"+nft)
+		chains, err := facts.ParseNFTJSON([]byte(blocks[len(blocks)-1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		fw.NFT, fw.NFTRead = chains, true
+	}
+	return fw
+}
+
+// The ring FORWARD check reads iptables and nftables as the kernel applies
+// them: the DOCKER-USER accept rule the doctor recommends clears it whether
+// iptables -S, nft or both are read (iptables-nft's FORWARD policy DROP is
+// also nftables' ip filter FORWARD); a native nftables chain drops or
+// accepts by its own rules; every base chain must accept.
+func TestRingForwardPolicy(t *testing.T) {
+	ring := []string{"enp1s0f0np0", "enp1s0f1np1"}
+	subnets := []netip.Prefix{netip.MustParsePrefix("192.168.0.0/24"), netip.MustParsePrefix("192.168.6.0/24")}
+	const (
+		dockerDrop   = "docker-forward-drop.txt"
+		dockerAccept = "docker-user-accepts-ring.txt"
+		nftAccept    = "nft-forward-accepts-ring.txt"
+		nftDrop      = "nft-forward-drop.txt"
+	)
+	for _, tt := range []struct {
+		name     string
+		fw       *facts.Firewall
+		rails    []string
+		severity report.Severity
+		observed string
+	}{
+		{"Docker's FORWARD DROP, iptables-nft, nft installed", firewall(t, dockerDrop, dockerDrop), ring, report.Fail,
+			"iptables filter FORWARD (policy drop) drops enp1s0f0np0 → enp1s0f1np1, enp1s0f1np1 → enp1s0f0np0"},
+		{"Docker's FORWARD DROP, no nft", firewall(t, dockerDrop, ""), ring, report.Fail,
+			"iptables filter FORWARD (policy drop) drops enp1s0f0np0 → enp1s0f1np1, enp1s0f1np1 → enp1s0f0np0"},
+		{"Docker's FORWARD DROP, nft alone", firewall(t, "", dockerDrop), ring, report.Fail,
+			"ip filter FORWARD (policy drop) drops enp1s0f0np0 → enp1s0f1np1, enp1s0f1np1 → enp1s0f0np0"},
+		{"DOCKER-USER accepts the ring, iptables-nft, nft installed", firewall(t, dockerAccept, dockerAccept), ring, report.OK,
+			"every forward chain passes the ring's traffic between its 2 netdevs"},
+		{"DOCKER-USER accepts the ring, no nft", firewall(t, dockerAccept, ""), ring, report.OK,
+			"every forward chain passes the ring's traffic between its 2 netdevs"},
+		{"DOCKER-USER accepts the ring, nft alone", firewall(t, "", dockerAccept), ring, report.OK,
+			"every forward chain passes the ring's traffic between its 2 netdevs"},
+		{"DOCKER-USER accepts two of three ring netdevs", firewall(t, dockerAccept, dockerAccept), append([]string{"enP2p1s0f0np0"}, ring...), report.Fail,
+			`iptables filter FORWARD (policy drop) drops enP2p1s0f0np0 → enp1s0f0np0, enP2p1s0f0np0 → enp1s0f1np1, enp1s0f0np0 → enP2p1s0f0np0, enp1s0f1np1 → enP2p1s0f0np0`},
+		{"nftables accepts the ring; a later chain drops only 10/8", firewall(t, "", nftAccept), ring, report.OK,
+			"every forward chain passes the ring's traffic between its 2 netdevs"},
+		{"nftables accepts established traffic only", firewall(t, "", nftDrop), ring, report.Fail,
+			"inet filter forward (policy drop) drops enp1s0f0np0 → enp1s0f1np1, enp1s0f1np1 → enp1s0f0np0"},
+		{"DOCKER-USER accepts the ring, another nftables chain drops it", func() *facts.Firewall {
+			fw := firewall(t, dockerAccept, nftDrop)
+			return fw
+		}(), ring, report.Fail,
+			"inet filter forward (policy drop) drops enp1s0f0np0 → enp1s0f1np1, enp1s0f1np1 → enp1s0f0np0"},
+		{"nft failed", &facts.Firewall{Iptables: firewall(t, dockerAccept, "").Iptables, NFTError: "nft exited 1: Error: JSON support not compiled-in"}, ring, report.NotEvaluated,
+			"iptables accepts the ring's traffic, but nftables' ruleset was not readable (nft exited 1: Error: JSON support not compiled-in)"},
+		{"no rules read", nil, ring, report.NotEvaluated,
+			"the filter rules were not readable (iptables -S and nft list ruleset need root: run with sudo)"},
+	} {
+		f := forwardPolicy(&facts.Node{Host: "spark-02", Firewall: tt.fw}, tt.rails, subnets)
+		if f.Severity != tt.severity || f.Observed != tt.observed {
+			t.Errorf("%s: %s %q\nwant %s %q", tt.name, f.Severity, f.Observed, tt.severity, tt.observed)
+		}
+	}
+}
