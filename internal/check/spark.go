@@ -223,13 +223,13 @@ func twinNetplanFix(n *facts.Node, p sparkPort) string {
 # under network: ethernets: set
 #   %s:
 #     addresses: [%s]
-#     mtu: 9000
+#     mtu: %d
 #     dhcp4: false
 #   %s:
 #     addresses: [%s]
-#     mtu: 9000
+#     mtu: %d
 #     dhcp4: false
-# then: sudo netplan apply`, n.Host, p.Twins[0], addrs[0], p.Twins[1], addrs[1])
+# then: sudo netplan apply`, n.Host, p.Twins[0], addrs[0], tuning.RailMTU, p.Twins[1], addrs[1], tuning.RailMTU)
 }
 
 // twinAddrs proposes one static IPv4 prefix per twin, on distinct subnets.

@@ -64,7 +64,7 @@ type Options struct {
 	Addressing string         // Static (default) or LinkLocal
 	Subnets    []netip.Prefix // one per rail; empty: 192.168.100.0/24, 192.168.101.0/24, ...
 	FirstHost  int            // host number of the first node on every rail (default 10)
-	MTU        int            // default 9000
+	MTU        int            // default tuning.RailMTU
 	// Port is the QSFP port cabled in the one-cable and switch topologies;
 	// -1 picks the port whose twins have carrier, else port 1.
 	Port int
