@@ -72,6 +72,12 @@ func TestRingForwardPolicy(t *testing.T) {
 			return fw
 		}(), ring, report.Fail,
 			"inet filter forward (policy drop) drops enp1s0f0np0 → enp1s0f1np1, enp1s0f1np1 → enp1s0f0np0"},
+		{"goto into a chain that accepts one way; REJECT the other", firewall(t, "goto-comment-reject.txt", ""), ring, report.Fail,
+			`iptables filter FORWARD (FORWARD rule "-A FORWARD -i enp1s0f1np1 -j REJECT --reject-with icmp-port-unreachable") drops enp1s0f1np1 → enp1s0f0np0`},
+		{"the same as nft alone shows it", firewall(t, "", "goto-comment-reject.txt"), ring, report.Fail,
+			`ip filter FORWARD (FORWARD rule "handle 5") drops enp1s0f1np1 → enp1s0f0np0`},
+		{"a goto's chain that ends without a verdict ends the base chain: its policy accepts", firewall(t, "goto-comment-reject.txt", ""), []string{"enP2p1s0f0np0", "enp1s0f0np0"}, report.OK,
+			"every forward chain passes the ring's traffic between its 2 netdevs"},
 		{"nft failed", &facts.Firewall{Iptables: firewall(t, dockerAccept, "").Iptables, NFTError: "nft exited 1: Error: JSON support not compiled-in"}, ring, report.NotEvaluated,
 			"iptables accepts the ring's traffic, but nftables' ruleset was not readable (nft exited 1: Error: JSON support not compiled-in)"},
 		{"no rules read", nil, ring, report.NotEvaluated,

@@ -105,11 +105,18 @@ func ParseIptablesS(b []byte) []FilterChain {
 	return chains
 }
 
-// iptablesRule reads the matches and target of one -A line.
+// iptablesRule reads the matches and target of one -A line; what follows
+// the target is its options (REJECT's --reject-with, LOG's --log-prefix).
 func iptablesRule(text string, f []string) FilterRule {
 	r := FilterRule{Text: text}
 	not := false
 	for i := 0; i < len(f); i++ {
+		if f[i] == "-j" || f[i] == "--jump" || f[i] == "-g" || f[i] == "--goto" {
+			if i+1 < len(f) {
+				iptablesTarget(&r, f[i+1], f[i] == "-g" || f[i] == "--goto")
+			}
+			return r
+		}
 		arg := func() string {
 			if i+1 < len(f) {
 				i++
@@ -144,25 +151,28 @@ func iptablesRule(text string, f []string) FilterRule {
 			r.CTState, r.NotCTState = strings.Split(strings.ToLower(arg()), ","), not
 		case "--comment":
 			arg()
-		case "-j", "--jump", "-g", "--goto":
-			goto_ := f[i] == "-g" || f[i] == "--goto"
-			switch t := arg(); t {
-			case "ACCEPT", "DROP", "REJECT", "RETURN":
-				r.Verdict = strings.ToLower(t)
-			case "LOG", "NFLOG", "MARK", "CONNMARK", "TRACE", "":
-				// counts, logs or marks: no verdict
-			default:
-				r.Verdict, r.Target = "jump", t
-				if goto_ {
-					r.Verdict = "goto"
-				}
-			}
 		default:
 			r.Partial = true // a match sparkrig does not read
 		}
 		not = false
 	}
 	return r
+}
+
+// iptablesTarget sets the verdict of a rule's target (-j, or -g when
+// goto).
+func iptablesTarget(r *FilterRule, t string, goto_ bool) {
+	switch t {
+	case "ACCEPT", "DROP", "REJECT", "RETURN":
+		r.Verdict = strings.ToLower(t)
+	case "LOG", "NFLOG", "MARK", "CONNMARK", "TRACE", "CT", "NOTRACK":
+		// counts, logs or marks: no verdict
+	default:
+		r.Verdict, r.Target = "jump", t
+		if goto_ {
+			r.Verdict = "goto"
+		}
+	}
 }
 
 // shellFields splits an iptables -S line into words, honouring the double
@@ -272,7 +282,17 @@ func nftRule(handle int, exprs []map[string]json.RawMessage) FilterRule {
 				r.Verdict, r.Target = k, t.Target
 			case "counter", "log", "comment", "mangle", "notrack":
 				// no verdict, no match
-			default: // limit, quota, xt (an iptables match nft cannot show), ...
+			case "xt": // an iptables match or target nft cannot show
+				var x struct{ Type, Name string }
+				json.Unmarshal(v, &x)
+				switch {
+				case x.Type == "match" && x.Name == "comment":
+				case x.Type == "target" && x.Name == "REJECT":
+					r.Verdict = "drop"
+				default:
+					r.Partial = true
+				}
+			default: // limit, quota, queue, vmap, ...
 				r.Partial = true
 			}
 		}

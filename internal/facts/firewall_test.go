@@ -86,3 +86,33 @@ func TestParseFirewallNative(t *testing.T) {
 		t.Error("nft's text listing taken for JSON")
 	}
 }
+
+// REJECT with its option, a quoted comment, a goto; nft shows the comment
+// and REJECT as xt expressions.
+func TestParseFirewallTargets(t *testing.T) {
+	blocks := verbatim(t, "firewall/goto-comment-reject.txt")
+	want := []FilterRule{
+		{Text: "-A FORWARD -p tcp -m multiport --dports 22,80 -j DROP", Partial: true, Verdict: "drop"},
+		{Text: `-A FORWARD -i enp1s0f0np0 -m comment --comment "ring: port 0 twin 0" -g RING`, In: []string{"enp1s0f0np0"}, Verdict: "goto", Target: "RING"},
+		{Text: "-A FORWARD -i enp1s0f1np1 -j REJECT --reject-with icmp-port-unreachable", In: []string{"enp1s0f1np1"}, Verdict: "reject"},
+	}
+	ipt := ParseIptablesS([]byte(blocks[0]))
+	if len(ipt) != 4 || ipt[1].Name != "FORWARD" || ipt[1].Policy != "accept" {
+		t.Fatalf("chains %+v", ipt)
+	}
+	if d := cmp.Diff(want, ipt[1].Rules); d != "" {
+		t.Errorf("iptables FORWARD (-want +got):\n%s", d)
+	}
+	nft, err := ParseNFTJSON([]byte(blocks[1]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []FilterRule{
+		{Text: "handle 3", Partial: true, Verdict: "drop"},
+		{Text: "handle 4", In: []string{"enp1s0f0np0"}, Verdict: "goto", Target: "RING"},
+		{Text: "handle 5", In: []string{"enp1s0f1np1"}, Verdict: "drop"},
+	}
+	if d := cmp.Diff(want, nft[1].Rules); d != "" {
+		t.Errorf("nft FORWARD (-want +got):\n%s", d)
+	}
+}
