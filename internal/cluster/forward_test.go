@@ -7,6 +7,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/fixture"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
 // firewall reads the recorded rulesets (internal/facts/testdata/firewall):
@@ -87,5 +88,18 @@ func TestRingForwardPolicy(t *testing.T) {
 		if f.Severity != tt.severity || f.Observed != tt.observed {
 			t.Errorf("%s: %s %q\nwant %s %q", tt.name, f.Severity, f.Observed, tt.severity, tt.observed)
 		}
+	}
+}
+
+// A snapshot whose nft ruleset is not JSON (taken before sparkrig asked nft
+// for it) says so, rather than asking for root.
+func TestRingForwardPolicyOldCapture(t *testing.T) {
+	snap := snapshot.New("spark-02")
+	snap.AddCmd(snapshot.Item{Name: "iptables", Argv: []string{"iptables", "-S"}}, []byte(fixture.ReadBlocks(t, "../facts/testdata/firewall/docker-user-accepts-ring.txt")[0]), nil)
+	snap.AddCmd(snapshot.Item{Name: "nft", Argv: []string{"nft", "list", "ruleset"}}, []byte(fixture.ReadBlocks(t, "../facts/testdata/firewall/nft-text-listing.txt")[0]), nil)
+	n := facts.FromSnapshot(snap)
+	f := forwardPolicy(n, []string{"enp1s0f0np0", "enp1s0f1np1"}, []netip.Prefix{netip.MustParsePrefix("192.168.0.0/24")})
+	if want := "the filter rules were not readable: nft's ruleset is listed as text, not JSON (an older capture: capture again)"; f.Severity != report.NotEvaluated || f.Observed != want {
+		t.Errorf("%s %q\nwant not-evaluated %q", f.Severity, f.Observed, want)
 	}
 }

@@ -127,6 +127,9 @@ func forwardPolicy(n *facts.Node, rails []string, subnets []netip.Prefix) report
 	fw := n.Firewall
 	if fw == nil {
 		f.Severity, f.Observed = report.NotEvaluated, "the filter rules were not readable (iptables -S and nft list ruleset need root: run with sudo)"
+		if st := n.Sources[facts.SrcFirewall]; st.Status == "unparsable" {
+			f.Observed = "the filter rules were not readable: " + st.Detail
+		}
 		return f
 	}
 	rails = slices.Compact(slices.Sorted(slices.Values(rails)))

@@ -222,6 +222,9 @@ func ParseNFTJSON(b []byte) ([]FilterChain, error) {
 			}
 		}
 	}
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] != '{' {
+		return nil, fmt.Errorf("nft's ruleset is listed as text, not JSON")
+	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("nft -j list ruleset: %w", err)
 	}

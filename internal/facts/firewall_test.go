@@ -82,8 +82,8 @@ func TestParseFirewallNative(t *testing.T) {
 	if d := cmp.Diff(want, chains); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
-	if _, err := ParseNFTJSON([]byte("table inet filter {\n")); err == nil {
-		t.Error("nft's text listing taken for JSON")
+	if _, err := ParseNFTJSON([]byte(verbatim(t, "firewall/nft-text-listing.txt")[0])); err == nil || err.Error() != "nft's ruleset is listed as text, not JSON" {
+		t.Errorf("nft's text listing: %v", err)
 	}
 }
 

@@ -171,7 +171,7 @@ func (b *builder) firewall() {
 	if nftOK {
 		chains, err := ParseNFTJSON(nft)
 		if err != nil {
-			b.set(SrcFirewall, "unparsable", err.Error()+" (capture again: sparkrig reads nft's JSON)")
+			b.set(SrcFirewall, "unparsable", err.Error()+" (an older capture: capture again)")
 			return
 		}
 		fw.NFT, fw.NFTRead = chains, true

@@ -32,7 +32,7 @@ func FuzzRoutingParsers(f *testing.F) {
 	for _, s := range []string{lldpKeyValue, `[{"dst":"default"}]`} {
 		f.Add([]byte(s))
 	}
-	for _, name := range []string{"docker-forward-drop.txt", "docker-user-accepts-ring.txt", "nft-forward-accepts-ring.txt", "nft-forward-drop.txt", "goto-comment-reject.txt"} {
+	for _, name := range []string{"docker-forward-drop.txt", "docker-user-accepts-ring.txt", "nft-forward-accepts-ring.txt", "nft-forward-drop.txt", "goto-comment-reject.txt", "nft-text-listing.txt"} {
 		for _, b := range verbatim(f, "firewall/"+name) {
 			f.Add([]byte(b))
 		}
