@@ -58,37 +58,9 @@ func TestEveryRemedyAgrees(t *testing.T) {
 			if fcode != dcode {
 				t.Errorf("doctor exits %d, fix --plan %d\n%s%s", dcode, fcode, fout, ferr)
 			}
-			problems := 0
-			each(&rep, func(f report.Finding) {
-				if f.Severity != report.Warn && f.Severity != report.Fail {
-					return
-				}
-				problems++
-				if f.Remedy == nil {
-					t.Errorf("%s %s %s has no remedy", f.Host, f.ID, f.Subject)
-					return
-				}
-				switch f.Remedy.Kind {
-				case report.RemedyManual:
-					manual++
-					for _, s := range f.Remedy.Steps {
-						for _, line := range strings.Split(s.Text, "\n") {
-							if !strings.Contains(fout, strings.TrimSpace(line)) {
-								t.Errorf("%s %s: fix --plan lacks the doctor's step %q", f.Host, f.ID, line)
-							}
-						}
-					}
-				case report.RemedyChange:
-					changes++
-					if !strings.Contains(fout, f.ID) || !strings.HasPrefix(f.Remedy.Command, "sparkrig fix --apply --hosts ") {
-						t.Errorf("%s %s: a change remedy (%s) the plan does not name", f.Host, f.ID, f.Remedy.Command)
-					}
-				}
-				checkKnownIssues(t, nodes, f)
-			})
-			if nothing := strings.Contains(fout, "\nnothing to change\n"); nothing != (problems == 0) {
-				t.Errorf("fix --plan says nothing to change: %v; the doctor has %d warn/fail finding(s)\n%s", nothing, problems, fout)
-			}
+			m, c := planMatches(t, &rep, nodes, fout)
+			manual += m
+			changes += c
 		})
 	}
 	if manual == 0 || changes == 0 {
@@ -134,4 +106,51 @@ func checkKnownIssues(t *testing.T, nodes []*facts.Node, f report.Finding) {
 			t.Errorf("%s %s recommends kho=off on kernel %s", f.Host, f.ID, n.OS.Kernel)
 		}
 	}
+}
+
+// planMatches holds fix --plan's text to the doctor's report on the same
+// nodes: every warn or fail finding's manual steps word for word, or a
+// change that names it; "nothing to change" exactly when there is none; no
+// remedy against the known-issues data. It returns the number of manual
+// and change remedies seen.
+func planMatches(t *testing.T, rep *report.Report, nodes []*facts.Node, fout string) (manual, changes int) {
+	t.Helper()
+	flat := flatten(fout)
+	problems := 0
+	each(rep, func(f report.Finding) {
+		if f.Severity != report.Warn && f.Severity != report.Fail {
+			return
+		}
+		problems++
+		if f.Remedy == nil {
+			t.Errorf("%s %s %s has no remedy", f.Host, f.ID, f.Subject)
+			return
+		}
+		switch f.Remedy.Kind {
+		case report.RemedyManual:
+			manual++
+			for _, s := range f.Remedy.Steps {
+				if !strings.Contains(flat, flatten(s.Text)) {
+					t.Errorf("%s %s: fix --plan lacks the doctor's step %q", f.Host, f.ID, s.Text)
+				}
+			}
+		case report.RemedyChange:
+			changes++
+			if !strings.Contains(fout, f.ID) || !strings.HasPrefix(f.Remedy.Command, "sparkrig fix --apply --hosts ") {
+				t.Errorf("%s %s: a change remedy (%s) the plan does not name", f.Host, f.ID, f.Remedy.Command)
+			}
+		}
+		checkKnownIssues(t, nodes, f)
+	})
+	if nothing := strings.Contains(fout, "\nnothing to change\n"); nothing != (problems == 0) {
+		t.Errorf("fix --plan says nothing to change: %v; the doctor has %d warn/fail finding(s)\n%s", nothing, problems, fout)
+	}
+	return manual, changes
+}
+
+// flatten joins text wrapped to a terminal's width back into words: shell
+// continuations and runs of white space (line breaks and indents) become
+// one space, so a remedy compares word for word at any width.
+func flatten(text string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(text, " \\\n", " ")), " ")
 }

@@ -117,6 +117,7 @@ func fourNodeRing(t *testing.T, hideNFT bool) {
 	if throughSpark02() == nil {
 		t.Error("spark-02 forwards with its FORWARD policy DROP")
 	}
+	ringPlanAgrees(t, r, hosts)
 
 	// Docker's chain and the accept rules the doctor's fix names, one for
 	// each way between the ring netdevs: the finding clears and spark-02
@@ -139,6 +140,20 @@ func fourNodeRing(t *testing.T, hideNFT bool) {
 	if err := throughSpark02(); err != nil {
 		t.Errorf("spark-02 does not forward with DOCKER-USER accepting the ring: %v", err)
 	}
+	ringPlanAgrees(t, r, hosts)
+}
+
+// ringPlanAgrees holds fix --plan to the doctor on the ring as it is now
+// (both without the ping mesh, which fix does not run): one exit status,
+// every problem's remedy in the plan.
+func ringPlanAgrees(t *testing.T, r *testrig.Rig, hosts []string) {
+	t.Helper()
+	dcode, rep, _ := rigDoctor(t, r, "--no-ping")
+	fcode, fout, ferr := runMain(t, append([]string{"fix", "--plan", "--topology", "ring"}, hosts...)...)
+	if fcode != dcode {
+		t.Errorf("doctor exits %d, fix --plan %d\n%s%s", dcode, fcode, fout, ferr)
+	}
+	planMatches(t, rep, nil, fout)
 }
 
 // TestRigDuplicateAddress: spark-02's twin was given spark-01's address
