@@ -242,6 +242,9 @@ type hostProgress struct {
 
 func newProgress(w io.Writer, what string, total int) *hostProgress {
 	p := &hostProgress{what: what, total: total}
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap() // the line holds counts only: drawn on the terminal itself
+	}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) && total > 0 {
 		p.w = f
 		p.update(0, 0, total)

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 	"github.com/sparkrig/sparkrig/internal/version"
 )
 
@@ -91,6 +92,8 @@ func ansiTerminal(env *Env) bool {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Messages name hosts, files and what nodes said: every one is cleaned.
+	stderr = sanitize.NewWriter(stderr)
 	env := &Env{Stdin: &interruptible{ctx: ctx, r: stdin}, Stdout: stdout, Stderr: stderr, Now: time.Now, Getenv: os.Getenv}
 	if f, ok := stdout.(*os.File); ok {
 		env.StdoutTTY = term.IsTerminal(int(f.Fd()))
