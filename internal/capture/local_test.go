@@ -3,8 +3,10 @@ package capture
 import (
 	"context"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -140,5 +142,27 @@ func TestBoundedBuffer(t *testing.T) {
 	n, err := w.Write(chunk)
 	if n != len(chunk) || err != nil || !w.over || w.b.Len() != MaxOutputBytes {
 		t.Errorf("n=%d err=%v over=%v len=%d", n, err, w.over, w.b.Len())
+	}
+}
+
+// TestCaptureFileRefusesAFIFO: a FIFO where a configuration file is
+// expected (a hostile /etc/netplan/x.yaml) is recorded as not a regular
+// file at once, not read until the capture is killed.
+func TestCaptureFileRefusesAFIFO(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "50-fifo.yaml")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	s := snapshot.New("spark-01")
+	done := make(chan struct{})
+	go func() { captureFile(s, p); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("capturing a FIFO still blocked after 60 s")
+	}
+	it, _ := s.Item(snapshot.KindFile, p)
+	if it.Status != snapshot.StatusError || it.Error != "not a regular file (p---------)" {
+		t.Errorf("item %+v", it)
 	}
 }
