@@ -173,3 +173,35 @@ func peakRSS(b *testing.B) int64 {
 	b.Skip("no VmHWM in /proc/self/status")
 	return 0
 }
+
+// A ProxyJump inside a Match block sparkrig cannot evaluate refuses the
+// node it may apply to (ssh -G would go through the bastion) instead of
+// connecting to it directly; the node beside it is captured.
+func TestUnevaluatedMatchRefusesTheNodeItMayRoute(t *testing.T) {
+	recorded := recordedCapture(t)
+	var reached [2]atomic.Bool
+	s, err := loopssh.Start(2, t.TempDir(), func(host int, cmd string, stdin io.Reader, stdout io.Writer) int {
+		reached[host].Store(true)
+		return healthyBeside(recorded, func(io.Writer) {})(host+1, cmd, stdin, stdout) // every node healthy
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := os.ReadFile(s.SSHConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf = append(conf, "\nMatch host "+s.Hosts[0]+" exec \"true\"\n  ProxyJump bastion.invalid\n"...)
+	if err := os.WriteFile(s.SSHConfig, conf, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := loopDialer(t, s, nil)
+	nodes := acquire.Remote(context.Background(), s.Hosts, acquire.Options{Dialer: d, Parallel: 2,
+		HostTimeout: 60 * time.Second, Timeout: 120 * time.Second, NoPing: true})
+	if err := nodes[0].Err; err == nil || !strings.Contains(err.Error(), "sets ProxyJump and may apply to "+s.Hosts[0]) || reached[0].Load() {
+		t.Errorf("node 0: %v (reached directly: %v)", err, reached[0].Load())
+	}
+	if nodes[1].Err != nil || nodes[1].Facts == nil {
+		t.Errorf("node 1: %v", nodes[1].Err)
+	}
+}
