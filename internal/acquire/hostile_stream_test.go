@@ -2,7 +2,6 @@ package acquire_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -112,7 +111,8 @@ func healthyBeside(recorded []byte, hostile func(w io.Writer)) loopssh.Handler {
 }
 
 // BenchmarkHostileNode captures one hostile node per run and reports the
-// bytes it sent before it was stopped and the process's peak RSS.
+// bytes it sent before it was stopped and the process's peak RSS (run
+// each alone, as scripts/bench-scale.sh does, for that case's own figure).
 func BenchmarkHostileNode(b *testing.B) {
 	recorded := recordedCapture(b)
 	for _, hs := range hostileStreams {
@@ -128,7 +128,7 @@ func BenchmarkHostileNode(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(sent.Load())/(1<<20), "MiB-sent")
-			b.ReportMetric(float64(peakRSS(b))/(1<<20), "peak-RSS-MiB")
+			b.ReportMetric(peakRSSMiB(), "peak-RSS-MiB")
 		})
 	}
 }
@@ -156,22 +156,6 @@ func samplePeakHeap() func() uint64 {
 		}
 	}()
 	return func() uint64 { close(done); return <-res }
-}
-
-// peakRSS is the process's peak resident set (VmHWM), in bytes.
-func peakRSS(b *testing.B) int64 {
-	st, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		b.Skipf("no /proc: %v", err)
-	}
-	for _, l := range strings.Split(string(st), "\n") {
-		var kb int64
-		if _, err := fmt.Sscanf(l, "VmHWM: %d kB", &kb); err == nil {
-			return kb << 10
-		}
-	}
-	b.Skip("no VmHWM in /proc/self/status")
-	return 0
 }
 
 // A ProxyJump inside a Match block sparkrig cannot evaluate refuses the

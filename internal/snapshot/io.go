@@ -23,11 +23,12 @@ const manifestName = "manifest.json"
 // entry, maxEntries their number (every archive header counts, kept or
 // not), maxManifestBytes the manifest and MaxItems its items, all checked
 // before anything is read or allocated, so a hostile or corrupt snapshot
-// cannot exhaust memory. A real node's capture has a few thousand items
-// and a manifest of a few hundred KiB.
+// cannot exhaust memory: reading one stays under 256 MiB of RSS. A real
+// node's capture has a few thousand items, a manifest of a few hundred KiB
+// and at most 64 MiB of data (the capture stream's own bound).
 const (
-	maxSnapshotBytes = 512 << 20
-	maxEntryBytes    = 128 << 20
+	maxSnapshotBytes = 128 << 20
+	maxEntryBytes    = 64 << 20
 	maxEntries       = 200_000
 	maxManifestBytes = 32 << 20
 	MaxItems         = 200_000
