@@ -149,7 +149,7 @@ func walkNetplan(n *yaml.Node, inTunnel bool, keys *[]string) {
 		if secret {
 			*keys = append(*keys, k.Value)
 			if v.Kind == yaml.AliasNode && v.Alias != nil {
-				redactNode(v.Alias)
+				redactValues(v.Alias, map[*yaml.Node]bool{})
 			}
 			redactNode(v)
 			k.LineComment, k.FootComment = "", ""
@@ -164,6 +164,32 @@ func resolve(n *yaml.Node) *yaml.Node {
 		n = n.Alias
 	}
 	return n
+}
+
+// redactValues redacts what an alias under a secret key names: the
+// anchored scalar, or every scalar value (not key) of an anchored mapping
+// or list, which may even hold the alias itself.
+func redactValues(n *yaml.Node, seen map[*yaml.Node]bool) {
+	if seen[n] {
+		return
+	}
+	seen[n] = true
+	switch n.Kind {
+	case yaml.ScalarNode:
+		redactNode(n)
+	case yaml.MappingNode:
+		for i := 1; i < len(n.Content); i += 2 {
+			redactValues(n.Content[i], seen)
+		}
+	case yaml.SequenceNode, yaml.DocumentNode:
+		for _, c := range n.Content {
+			redactValues(c, seen)
+		}
+	case yaml.AliasNode:
+		if n.Alias != nil {
+			redactValues(n.Alias, seen)
+		}
+	}
 }
 
 func redactNode(n *yaml.Node) {

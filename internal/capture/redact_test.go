@@ -79,10 +79,12 @@ func FuzzRedact(f *testing.F) {
 			if len(keys) == 0 {
 				continue
 			}
-			// Redacting the redacted file finds the same keys (now holding
-			// Redacted) and, outside YAML, changes nothing more.
+			// The redacted file parses as its format, its secret keys now
+			// hold Redacted (an anchored key named by an alias under a
+			// secret key is itself redacted, so fewer may be found) and,
+			// outside YAML, redacting it again changes nothing.
 			again, keys2, err := Redact(p, got)
-			if err != nil || !slices.Equal(keys, keys2) {
+			if err != nil || len(keys2) > len(keys) || !strings.HasPrefix(p, "/etc/netplan/") && !slices.Equal(keys, keys2) {
 				t.Fatalf("%s: redacting again: %v, keys %q then %q\n%s", p, err, keys, keys2, got)
 			}
 			if !strings.HasPrefix(p, "/etc/netplan/") && !bytes.Equal(again, got) {
