@@ -1,10 +1,13 @@
 package acquire_test
 
 import (
+	"archive/tar"
+	"compress/gzip"
 	"context"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"strings"
@@ -187,5 +190,61 @@ func TestUnevaluatedMatchRefusesTheNodeItMayRoute(t *testing.T) {
 	}
 	if nodes[1].Err != nil || nodes[1].Facts == nil {
 		t.Errorf("node 1: %v", nodes[1].Err)
+	}
+}
+
+// A hostile snapshot (a manifest of two million items, a manifest that is
+// a symlink to /dev/zero) is reported alone; the snapshots beside it are
+// read and audited.
+func TestHostileSnapshotBesideGoodOnes(t *testing.T) {
+	dir := t.TempDir()
+	many := filepath.Join(dir, "many.tar.gz")
+	var m strings.Builder
+	m.WriteString(`{"schema":1,"host":"big","items":[{}`)
+	for range 2_000_000 - 1 {
+		m.WriteString(`,{}`)
+	}
+	m.WriteString("]}")
+	writeTarGz(t, many, map[string]string{"manifest.json": m.String()})
+	zero := filepath.Join(dir, "zero")
+	if err := os.MkdirAll(zero, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", filepath.Join(zero, "manifest.json")); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join("..", "..", "testdata", "nodes", "spark-healthy.tar.gz")
+	nodes := acquire.Snapshots([]string{good, many, zero, good}, nil)
+	for i, want := range []string{"", "lists more than 200000 items", "manifest.json is not a regular file", ""} {
+		n := nodes[i]
+		switch {
+		case want == "" && (n.Err != nil || n.Facts == nil):
+			t.Errorf("%d: %v", i, n.Err)
+		case want != "" && (n.Err == nil || !strings.Contains(n.Err.Error(), want)):
+			t.Errorf("%d: %v, want %q", i, n.Err, want)
+		}
+	}
+}
+
+func writeTarGz(t *testing.T, p string, files map[string]string) {
+	t.Helper()
+	f, err := os.Create(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	gz := gzip.NewWriter(f)
+	tw := tar.NewWriter(gz)
+	for name, body := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o600, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(tw, body)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
