@@ -196,7 +196,7 @@ func captureFile(s *snapshot.Snapshot, p string) {
 	}
 	defer f.Close()
 	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
-		s.AddMissing(snapshot.KindFile, p, snapshot.StatusError, "not a regular file ("+st.Mode().Type().String()+")")
+		s.AddMissing(snapshot.KindFile, p, snapshot.StatusError, "not a regular file")
 		return
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))

@@ -130,6 +130,7 @@ out() { # kind status exit name text
 rd() {
   if [ ! -e "$1" ]; then out file missing 0 "$1" 'open: no such file or directory'
   elif [ ! -r "$1" ]; then out file denied 0 "$1" 'open: permission denied'
+  elif [ ! -f "$1" ]; then out file error 0 "$1" 'not a regular file' # a FIFO would block the read
   else
     case $1 in
     /proc/*|/sys/*) # kernel files: one read(2) each, through head (see above)
