@@ -122,3 +122,21 @@ func TestPrometheusLabelsShowControlCharacters(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLShowsControlCharacters: the HTML page holds no raw control,
+// bidi or private-use character from outside; they show as escapes.
+func TestHTMLShowsControlCharacters(t *testing.T) {
+	var b bytes.Buffer
+	if err := HTML(&b, hostileReport(), HTMLOptions{Inputs: []string{"in\u202e.json"}}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.ContainsAny(out, "\x1b\a\r\u202e\uE01B") {
+		t.Errorf("a raw control character reached the page")
+	}
+	for _, want := range []string{`enp1s0f1np1\u202e`, `in\u202e.json`, `\ue01b[2J`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in the page", want)
+		}
+	}
+}
