@@ -248,3 +248,20 @@ func writeTarGz(t *testing.T, p string, files map[string]string) {
 		t.Fatal(err)
 	}
 }
+
+// A snapshot whose read stalls (a file on a hung mount) is given up on at
+// the per-snapshot deadline and reported alone; the others are audited. The
+// stalled read would otherwise never return.
+func TestStalledSnapshotIsGivenUp(t *testing.T) {
+	good := filepath.Join("..", "..", "testdata", "nodes", "spark-healthy.tar.gz")
+	stalled := filepath.Join(t.TempDir(), "stalled.tar.gz")
+	restore := acquire.StallSnapshots(stalled, 2*time.Second)
+	defer restore()
+	nodes := acquire.Snapshots([]string{good, stalled, good}, nil)
+	if nodes[0].Err != nil || nodes[2].Err != nil {
+		t.Errorf("good snapshots: %v, %v", nodes[0].Err, nodes[2].Err)
+	}
+	if err := nodes[1].Err; err == nil || !strings.Contains(err.Error(), "still reading after 2s (a stalled file system?); given up") {
+		t.Errorf("stalled snapshot: %v", err)
+	}
+}
