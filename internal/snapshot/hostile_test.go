@@ -69,7 +69,7 @@ func manyItemsManifest(n int) []byte {
 // is decoded, with memory bounded: a manifest of millions of empty items
 // (a 30 KB archive) used to take gigabytes.
 func TestHostileManifestOfManyItemsIsRefused(t *testing.T) {
-	m := manyItemsManifest(10 * MaxItems) // 6 MB of JSON, 2 million items
+	m := manyItemsManifest(10 * maxItems) // 6 MB of JSON, 2 million items
 	arch := tarGz(t, tarEntry{name: manifestName, body: m})
 	t.Logf("archive %d bytes, manifest %d bytes", len(arch), len(m))
 	var before, after runtime.MemStats
@@ -77,14 +77,14 @@ func TestHostileManifestOfManyItemsIsRefused(t *testing.T) {
 	runtime.ReadMemStats(&before)
 	_, err := ReadTarGz(bytes.NewReader(arch))
 	runtime.ReadMemStats(&after)
-	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("lists more than %d items", MaxItems)) {
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("lists more than %d items", maxItems)) {
 		t.Fatalf("err = %v", err)
 	}
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 256<<20 {
 		t.Errorf("refusing it allocated %d MiB; the bound is 256 MiB", alloc>>20)
 	}
 	// At the cap it is read.
-	if _, err := ReadTarGz(bytes.NewReader(tarGz(t, tarEntry{name: manifestName, body: manyItemsManifest(MaxItems)}))); err == nil ||
+	if _, err := ReadTarGz(bytes.NewReader(tarGz(t, tarEntry{name: manifestName, body: manyItemsManifest(maxItems)}))); err == nil ||
 		!strings.Contains(err.Error(), `unknown kind ""`) {
 		t.Errorf("manifest at the cap: %v, want it decoded and then refused for its empty items", err)
 	}

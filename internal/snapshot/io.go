@@ -21,7 +21,7 @@ const manifestName = "manifest.json"
 
 // maxSnapshotBytes bounds what a snapshot may expand to, maxEntryBytes one
 // entry, maxEntries their number (every archive header counts, kept or
-// not), maxManifestBytes the manifest and MaxItems its items, all checked
+// not), maxManifestBytes the manifest and maxItems its items, all checked
 // before anything is read or allocated, so a hostile or corrupt snapshot
 // cannot exhaust memory: reading one stays under 256 MiB of RSS. A real
 // node's capture has a few thousand items, a manifest of a few hundred KiB
@@ -31,7 +31,7 @@ const (
 	maxEntryBytes    = 64 << 20
 	maxEntries       = 200_000
 	maxManifestBytes = 32 << 20
-	MaxItems         = 200_000
+	maxItems         = 200_000
 )
 
 // ErrBadSnapshot marks a snapshot that cannot be read (truncated, no manifest, garbage).
@@ -280,7 +280,7 @@ func ReadTarGz(r io.Reader) (*Snapshot, error) {
 }
 
 // decodeManifest reads the manifest's items one at a time, so that their
-// number is refused past MaxItems before they are held (an item of three
+// number is refused past maxItems before they are held (an item of three
 // bytes in the JSON takes some 150 in memory).
 func (s *Snapshot) decodeManifest(b []byte) error {
 	bad := func(err error) error { return badf("%s is not valid JSON (%v)", manifestName, err) }
@@ -315,8 +315,8 @@ func (s *Snapshot) decodeManifest(b []byte) error {
 		}
 		items = items[:0]
 		for dec.More() {
-			if len(items) >= MaxItems {
-				return badf("%s lists more than %d items", manifestName, MaxItems)
+			if len(items) >= maxItems {
+				return badf("%s lists more than %d items", manifestName, maxItems)
 			}
 			var it Item
 			if err := dec.Decode(&it); err != nil {

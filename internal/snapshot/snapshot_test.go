@@ -159,7 +159,7 @@ func FuzzReadTarGz(f *testing.F) {
 		if s.Manifest.Host == "" {
 			t.Fatal("accepted a snapshot with no host")
 		}
-		if len(s.Manifest.Items) > MaxItems {
+		if len(s.Manifest.Items) > maxItems {
 			t.Fatalf("accepted %d items", len(s.Manifest.Items))
 		}
 		// The index answers as a scan of what was accepted.
