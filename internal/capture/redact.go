@@ -31,10 +31,10 @@ var redactors = []struct {
 	redact redactor
 }{
 	// netplan: Wi-Fi access points' "password", the auth block's "password"
-	// and "client-key-password" (https://netplan.readthedocs.io/en/stable/netplan-yaml/,
-	// "Authentication"; the same fields in
-	// https://docs.rs/netplan-types/latest/netplan_types/struct.AuthConfig.html), and
-	// WireGuard tunnels' keys: "private" and the peers' "shared" (netplan-yaml,
+	// and "client-key-password" (netplan(5), "Authentication":
+	// https://manpages.ubuntu.com/manpages/jammy/en/man5/netplan.5.html; the
+	// same fields in https://docs.rs/netplan-types/latest/netplan_types/struct.AuthConfig.html),
+	// and WireGuard tunnels' keys: "private" and the peers' "shared" (netplan(5),
 	// "Properties for device type tunnels"), or a tunnel's key given as one scalar.
 	{[]string{"/etc/netplan/*"}, redactNetplan},
 	// NetworkManager keyfiles (nm-settings-keyfile(5): GLib key files): every
@@ -54,8 +54,10 @@ var redactors = []struct {
 	// https://github.com/systemd/systemd/commit/19196a53631185ff035e653f295d2d04861c1410).
 	{[]string{"/etc/systemd/network/*"}, redactNetworkd},
 	// ifupdown (interfaces(5)) with the wpasupplicant options of its
-	// README.Debian (wpa-psk, wpa-password, wpa-wep-key0..3, and the private
-	// keys' passwords) and wireless-tools' wireless-key, wireless-key1..4.
+	// debian/README.Debian and README.modes (wpa-psk, wpa-password,
+	// wpa-wep-key0..3, and the private keys' passwords;
+	// https://bazaar.launchpad.net/~ubuntu-branches/ubuntu/lucid/wpasupplicant/lucid-updates/revision/2.1.15/debian/README.modes)
+	// and wireless-tools' wireless-key, wireless-key1..4.
 	{[]string{"/etc/network/interfaces", "/etc/network/interfaces.d/*"}, redactIfupdown},
 }
 
