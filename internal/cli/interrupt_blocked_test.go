@@ -1,87 +1,96 @@
 package cli
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestInterruptEndsABlockedRead: SIGINT or SIGTERM ends a command blocked
 // reading a FIFO no one writes (analyze FIFO) or a pipe that never closes
 // (report <(sleep 30)), with status 130, within a second — where before
-// only SIGKILL ended it. The test waits up to 30 s before it calls the
-// command stuck.
+// only SIGKILL ended it. waitExit calls it stuck after 60 s.
 func TestInterruptEndsABlockedRead(t *testing.T) {
-	for _, c := range []struct {
-		name string
-		sig  syscall.Signal
-		args func(t *testing.T) ([]string, func())
-	}{
-		{"analyze FIFO", syscall.SIGINT, func(t *testing.T) ([]string, func()) {
-			p := filepath.Join(t.TempDir(), "nccl.log")
-			if err := syscall.Mkfifo(p, 0o600); err != nil {
-				t.Skipf("no FIFOs here: %v", err)
-			}
-			return []string{"analyze", p}, func() { waitForReader(t, p) }
-		}},
-		{"report pipe", syscall.SIGTERM, func(t *testing.T) ([]string, func()) {
-			r, w, err := os.Pipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { r.Close(); w.Close() })
-			return []string{"report", fmt.Sprintf("/dev/fd/%d", r.Fd()), "-o", filepath.Join(t.TempDir(), "r.html")}, func() { time.Sleep(300 * time.Millisecond) }
-		}},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			args, ready := c.args(t)
-			var stdout, stderr bytes.Buffer
-			done := make(chan int, 1)
-			go func() { done <- Main(args, strings.NewReader(""), &stdout, &stderr) }()
-			ready()
-			sent := time.Now()
-			if err := syscall.Kill(os.Getpid(), c.sig); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case code := <-done:
-				took := time.Since(sent)
-				t.Logf("ended %v after the signal", took)
-				if code != ExitInterrupted || !strings.Contains(stderr.String(), "sparkrig: interrupted") {
-					t.Errorf("exit %d, stderr %q", code, stderr.String())
-				}
-				if took > 5*time.Second {
-					t.Errorf("ended %v after the signal; the grace is %v", took, interruptGrace)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("still blocked 30 s after the signal")
-			}
-		})
+	t.Run("analyze FIFO", func(t *testing.T) {
+		p := filepath.Join(t.TempDir(), "nccl.log")
+		if err := syscall.Mkfifo(p, 0o600); err != nil {
+			t.Skipf("no FIFOs here: %v", err)
+		}
+		cmd, stderr := sparkrigProcess(t, "analyze", p)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w := waitForReader(t, p)
+		defer w.Close() // held open: the reader stays blocked in read
+		interruptAndTime(t, cmd.Process, syscall.SIGINT, func() int { return waitExit(t, cmd) }, stderr.String)
+	})
+	t.Run("report pipe", func(t *testing.T) {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pw.Close()
+		cmd, stderr := sparkrigProcess(t, "report", "/dev/fd/3", "-o", filepath.Join(t.TempDir(), "r.html"))
+		cmd.ExtraFiles = []*os.File{pr} // fd 3, as <(sleep 30) gives one
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		pr.Close()
+		waitDrained(t, pw)
+		interruptAndTime(t, cmd.Process, syscall.SIGTERM, func() int { return waitExit(t, cmd) }, stderr.String)
+	})
+}
+
+func interruptAndTime(t *testing.T, p *os.Process, sig syscall.Signal, wait func() int, stderr func() string) {
+	t.Helper()
+	sent := time.Now()
+	p.Signal(sig)
+	code := wait()
+	took := time.Since(sent)
+	t.Logf("ended %v after the signal", took)
+	if code != ExitInterrupted || stderr() != "sparkrig: interrupted\n" {
+		t.Errorf("exit %d, stderr %q; want 130 and one line saying interrupted", code, stderr())
+	}
+	if took > 5*time.Second {
+		t.Errorf("ended %v after the signal; the grace is %v", took, interruptGrace)
 	}
 }
 
-// waitForReader returns once a reader has the FIFO p open: opening it for
-// writing without blocking fails (ENXIO) until then. The write end is
-// held open until the test ends, so the reader stays blocked in read.
-func waitForReader(t *testing.T, p string) {
+// waitForReader returns the FIFO p's write end once a reader has it open:
+// opening it for writing without blocking fails (ENXIO) until then.
+func waitForReader(t *testing.T, p string) *os.File {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		f, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0)
 		if err == nil {
-			t.Cleanup(func() { f.Close() })
-			time.Sleep(100 * time.Millisecond) // into the read
-			return
+			return f
 		}
 		if !errors.Is(err, syscall.ENXIO) || time.Now().After(deadline) {
-			t.Fatalf("the command never opened the FIFO: %v", err)
+			t.Fatalf("sparkrig never opened the FIFO: %v", err)
 		}
-		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitDrained writes one byte into the pipe and returns once the reader has
+// taken it: it is then blocked reading for more.
+func waitDrained(t *testing.T, w *os.File) {
+	t.Helper()
+	w.Write([]byte("#"))
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		n, err := unix.IoctlGetInt(int(w.Fd()), unix.TIOCINQ) // FIONREAD
+		if err != nil {
+			t.Skipf("FIONREAD on a pipe: %v", err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("sparkrig never read the pipe")
+		}
 	}
 }

@@ -47,7 +47,7 @@ type Env struct {
 // interruptGrace is how long an interrupted command has to return on its
 // own before Main ends it, whatever it is blocked on (a FIFO, a pipe that
 // never closes, a file on a hung mount).
-const interruptGrace = 500 * time.Millisecond
+const interruptGrace = 800 * time.Millisecond
 
 // exitError carries an exit status and a one-line message up to Main.
 type exitError struct {
