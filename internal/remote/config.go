@@ -91,12 +91,15 @@ func LoadSSHConfig(userFile, home, localUser string) (*SSHConfig, error) {
 		files = files[:1] // like ssh -F: the system file is not read
 	}
 	for i, p := range files {
-		b, err := capped.ReadFile(p, 4<<20)
+		b, err := capped.ReadFile(p, maxConfigBytes)
 		if err != nil {
 			if i == 0 && explicit {
 				return nil, fmt.Errorf("read ssh config: %w", err)
 			}
 			continue
+		}
+		if err := checkIncludes(b, p == "/etc/ssh/ssh_config", home, 0); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 		b, skipped := skipUnsupportedMatch(b)
 		for _, m := range skipped {
@@ -113,6 +116,51 @@ func LoadSSHConfig(userFile, home, localUser string) (*SSHConfig, error) {
 		c.files = append(c.files, cfg)
 	}
 	return c, nil
+}
+
+// maxConfigBytes bounds an ssh_config file and every file it includes.
+const maxConfigBytes = 4 << 20
+
+// checkIncludes refuses an Include that names anything but regular files
+// of at most maxConfigBytes (the parser reads included files itself, whole:
+// /dev/zero would exhaust memory, a FIFO hang), following includes as
+// ssh does (at most 16 deep). Paths resolve as the parser resolves them.
+func checkIncludes(b []byte, system bool, home string, depth int) error {
+	if depth > 16 {
+		return fmt.Errorf("Include nested more than 16 deep")
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(strings.ReplaceAll(l, "=", " "))
+		if len(f) < 2 || !strings.EqualFold(f[0], "Include") {
+			continue
+		}
+		for _, d := range f[1:] {
+			p := d
+			switch {
+			case filepath.IsAbs(d):
+			case system:
+				p = filepath.Join("/etc/ssh", d)
+			case strings.HasPrefix(d, "~/"):
+				p = filepath.Join(home, d[2:])
+			default:
+				p = filepath.Join(home, ".ssh", d)
+			}
+			matches, err := filepath.Glob(p)
+			if err != nil {
+				return fmt.Errorf("line %d: Include %s: %v", i+1, d, err)
+			}
+			for _, m := range matches {
+				inc, err := capped.ReadFile(m, maxConfigBytes)
+				if err != nil {
+					return fmt.Errorf("line %d: Include %s: %v", i+1, d, err)
+				}
+				if err := checkIncludes(inc, system, home, depth+1); err != nil {
+					return fmt.Errorf("%s: %w", m, err)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // skipUnsupportedMatch turns each Match block the parser cannot evaluate

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -346,5 +347,49 @@ func TestUnevaluatedMatchNeverChangesTheRoute(t *testing.T) {
 	}
 	if _, err := c.Resolve("gpu-07"); err == nil || !strings.Contains(err.Error(), `"Match originalhost gpu-* localnetwork 10.0.0.0/8" sets HostName and may apply to gpu-07`) {
 		t.Errorf("gpu-07: %v", err)
+	}
+}
+
+// TestIncludeOfWhatIsNotAConfigIsRefused: an Include naming /dev/zero (the
+// parser would read it whole, without end) or a FIFO (it would hang), even
+// through a nested include, is refused with the file and line.
+func TestIncludeOfWhatIsNotAConfigIsRefused(t *testing.T) {
+	home := t.TempDir()
+	ssh := filepath.Join(home, ".ssh")
+	os.MkdirAll(ssh, 0o700)
+	fifo := filepath.Join(ssh, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	os.WriteFile(filepath.Join(ssh, "nested"), []byte("Host x\n  User y\nInclude /dev/zero\n"), 0o600)
+	for text, want := range map[string]string{
+		"Include /dev/zero\n":              "line 1: Include /dev/zero: /dev/zero: not a regular file",
+		"Host a\n  User b\nInclude fifo\n": "line 3: Include fifo: " + fifo + ": not a regular file",
+		"Include=nested\n":                 filepath.Join(ssh, "nested") + ": line 3: Include /dev/zero: /dev/zero: not a regular file",
+	} {
+		p := filepath.Join(home, "config")
+		os.WriteFile(p, []byte(text), 0o600)
+		done := make(chan error, 1)
+		go func() { _, err := LoadSSHConfig(p, home, "me"); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%q: %v, want %q", text, err, want)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%q: still reading after 60 s", text)
+		}
+	}
+	// A regular included file is read and applies.
+	ok := filepath.Join(ssh, "ok")
+	os.WriteFile(ok, []byte("Host spark-*\n  User admin\n"), 0o600)
+	p := filepath.Join(home, "config")
+	os.WriteFile(p, []byte("Include "+ok+"\n"), 0o600)
+	c, err := LoadSSHConfig(p, home, "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err := c.Resolve("spark-01"); err != nil || e.User != "admin" {
+		t.Errorf("spark-01 = %+v, %v", e, err)
 	}
 }
