@@ -242,6 +242,9 @@ type hostProgress struct {
 
 func newProgress(w io.Writer, what string, total int) *hostProgress {
 	p := &hostProgress{what: what, total: total}
+	if u, ok := w.(interface{ Unwrap() io.Writer }); ok {
+		w = u.Unwrap() // the line holds counts only: drawn on the terminal itself
+	}
 	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) && total > 0 {
 		p.w = f
 		p.update(0, 0, total)
@@ -272,7 +275,7 @@ func (p *hostProgress) finish() {
 func Snapshots(paths []string, keep func(key string) bool) []Node {
 	out := make([]Node, 0, len(paths))
 	for _, p := range paths {
-		s, err := snapshot.Read(p)
+		s, err := readWithDeadline(p)
 		if err != nil {
 			out = append(out, Node{Host: p, Source: p, Err: err, Status: report.HostBadSnapshot})
 			continue
@@ -290,6 +293,35 @@ func Snapshots(paths []string, keep func(key string) bool) []Node {
 		out = append(out, n)
 	}
 	return out
+}
+
+// snapshotDeadline bounds the reading of one snapshot: a file on a hung
+// mount never returns from read(2), and must not hold up the others.
+var snapshotDeadline = 2 * time.Minute
+
+// readSnapshot reads one snapshot (a variable for tests that stall it).
+var readSnapshot = snapshot.Read
+
+// readWithDeadline is readSnapshot, given up on after snapshotDeadline (the
+// read goes on in the background and its result is dropped).
+func readWithDeadline(p string) (*snapshot.Snapshot, error) {
+	type result struct {
+		s   *snapshot.Snapshot
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := readSnapshot(p)
+		done <- result{s, err}
+	}()
+	t := time.NewTimer(snapshotDeadline)
+	defer t.Stop()
+	select {
+	case r := <-done:
+		return r.s, r.err
+	case <-t.C:
+		return nil, fmt.Errorf("%s: still reading after %v (a stalled file system?); given up", p, snapshotDeadline)
+	}
 }
 
 // FromSnapshot is the node a snapshot holds, its facts read once.

@@ -86,7 +86,7 @@ func TestInterruptEndsASilentNode(t *testing.T) {
 
 // loopDialer reaches the loopback servers s (started with err), and stops
 // them when the test ends.
-func loopDialer(t *testing.T, s *loopssh.Servers, err error) *remote.Dialer {
+func loopDialer(t testing.TB, s *loopssh.Servers, err error) *remote.Dialer {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)

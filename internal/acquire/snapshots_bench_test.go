@@ -2,6 +2,7 @@ package acquire_test
 
 import (
 	"archive/tar"
+	"bytes"
 	"compress/gzip"
 	"fmt"
 	"io"
@@ -21,6 +22,11 @@ import (
 // writeArchive writes a snapshot archive of entries zero-filled entries of
 // size bytes each, streamed (the benchmark must not hold them itself).
 func writeArchive(b *testing.B, p string, entries int, size int64) {
+	writeArchiveManifest(b, p, entries, size, []byte(`{"schema":1,"host":"big","captured_at":"2026-11-24T00:00:00Z","tool_version":"bench","capturer":"sh","items":[]}`))
+}
+
+// writeArchiveManifest is writeArchive with the manifest m.
+func writeArchiveManifest(b *testing.B, p string, entries int, size int64, m []byte) {
 	f, err := os.Create(p)
 	if err != nil {
 		b.Fatal(err)
@@ -36,7 +42,6 @@ func writeArchive(b *testing.B, p string, entries int, size int64) {
 			b.Fatal(err)
 		}
 	}
-	m := []byte(`{"schema":1,"host":"big","captured_at":"2026-11-24T00:00:00Z","tool_version":"bench","capturer":"sh","items":[]}`)
 	put("manifest.json", int64(len(m)), bytesReader(m))
 	for i := 0; i < entries; i++ {
 		put(fmt.Sprintf("files/junk/%d", i), size, zeroReader{})
@@ -67,15 +72,28 @@ func (r *sliceReader) Read(p []byte) (int, error) {
 }
 
 func BenchmarkSnapshots(b *testing.B) {
-	// 16 snapshots at the 512 MiB cap (4 entries of the 128 MiB entry cap).
+	// 16 snapshots at the 128 MiB cap (2 entries of the 64 MiB entry cap).
 	b.Run("cap-x16", func(b *testing.B) {
 		p := filepath.Join(b.TempDir(), "big.tar.gz")
-		writeArchive(b, p, 4, 128<<20-1<<10) // the manifest takes the rest of the cap
+		writeArchive(b, p, 2, 64<<20-1<<10) // the manifest takes the rest of the cap
 		paths := make([]string, 16)
 		for i := range paths {
 			paths[i] = p
 		}
 		benchSnapshots(b, paths, 0)
+	})
+	// A 30 KB archive whose manifest lists 2 million empty items (it took
+	// 5 GB): refused as the items are decoded.
+	b.Run("manifest-items-2M", func(b *testing.B) {
+		p := filepath.Join(b.TempDir(), "items.tar.gz")
+		var m bytes.Buffer
+		m.WriteString(`{"schema":1,"host":"big","items":[{}`)
+		for range 2_000_000 - 1 {
+			m.WriteString(`,{}`)
+		}
+		m.WriteString("]}")
+		writeArchiveManifest(b, p, 0, 0, m.Bytes())
+		benchSnapshots(b, []string{p}, 1)
 	})
 	// 500,000 empty entries: refused past the entry cap.
 	b.Run("entries-500k", func(b *testing.B) {

@@ -9,7 +9,7 @@ import (
 
 func TestAnonymizerReplacesConsistently(t *testing.T) {
 	a := NewAnonymizer()
-	a.Learn("spark-01", &facts.Node{Hostname: "spark-01.lab.example.com", NetDevs: []facts.NetDev{
+	a.Learn("spark-01", nil, &facts.Node{Hostname: "spark-01.lab.example.com", NetDevs: []facts.NetDev{
 		{Name: "enp1s0f0np0", MAC: "4c:bb:47:2c:8e:1a", Addrs: []facts.Addr{{CIDR: "192.168.100.10/24"}, {CIDR: "fe80::4ebb:47ff:fe2c:8e1a/64"}}},
 		{Name: "enP7s7", MAC: "4c:bb:47:2c:8e:1f", Addrs: []facts.Addr{{CIDR: "81.2.69.160/24"}}},
 	}})

@@ -187,12 +187,18 @@ func captureName(s *snapshot.Snapshot, p string) {
 }
 
 func captureFile(s *snapshot.Snapshot, p string) {
-	f, err := os.Open(p)
+	// O_NONBLOCK: a FIFO (say under /etc/netplan) opens at once and is
+	// refused below, instead of blocking the capture until it is killed.
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		s.AddMissing(snapshot.KindFile, p, statusOf(err), errText(err))
 		return
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		s.AddMissing(snapshot.KindFile, p, snapshot.StatusError, "not a regular file")
+		return
+	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		// sysfs answers EINVAL for attributes that have no value now

@@ -1,10 +1,14 @@
 package capture
 
 import (
+	"bytes"
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -140,5 +144,51 @@ func TestBoundedBuffer(t *testing.T) {
 	n, err := w.Write(chunk)
 	if n != len(chunk) || err != nil || !w.over || w.b.Len() != MaxOutputBytes {
 		t.Errorf("n=%d err=%v over=%v len=%d", n, err, w.over, w.b.Len())
+	}
+}
+
+// TestCaptureFileRefusesAFIFO: a FIFO where a configuration file is
+// expected (a hostile /etc/netplan/x.yaml) is recorded as not a regular
+// file at once, not read until the capture is killed.
+func TestCaptureFileRefusesAFIFO(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "50-fifo.yaml")
+	if err := syscall.Mkfifo(p, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	s := snapshot.New("spark-01")
+	done := make(chan struct{})
+	go func() { captureFile(s, p); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("capturing a FIFO still blocked after 60 s")
+	}
+	it, _ := s.Item(snapshot.KindFile, p)
+	if it.Status != snapshot.StatusError || it.Error != "not a regular file" {
+		t.Errorf("item %+v", it)
+	}
+}
+
+// TestScriptRefusesAFIFO: the capture script run over SSH records a FIFO
+// as not a regular file, as the local capture does, instead of blocking in
+// the read until the host's deadline; the regular file beside it is read.
+func TestScriptRefusesAFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo, ok := filepath.Join(dir, "50-fifo.yaml"), filepath.Join(dir, "40-ok.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	if err := os.WriteFile(ok, []byte("network: {version: 2}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadScriptOutput(bytes.NewReader(runScript(t, buildScript([]Path{{Glob: filepath.Join(dir, "*.yaml")}}, nil))), ScriptMeta{Host: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it, _ := s.Item(snapshot.KindFile, fifo); it.Status != snapshot.StatusError || it.Error != "not a regular file" {
+		t.Errorf("FIFO: %+v", it)
+	}
+	if b, _ := s.File(ok); string(b) != "network: {version: 2}\n" {
+		t.Errorf("regular file: %q", b)
 	}
 }

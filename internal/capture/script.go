@@ -130,6 +130,7 @@ out() { # kind status exit name text
 rd() {
   if [ ! -e "$1" ]; then out file missing 0 "$1" 'open: no such file or directory'
   elif [ ! -r "$1" ]; then out file denied 0 "$1" 'open: permission denied'
+  elif [ ! -f "$1" ]; then out file error 0 "$1" 'not a regular file' # a FIFO would block the read
   else
     case $1 in
     /proc/*|/sys/*) # kernel files: one read(2) each, through head (see above)
@@ -236,13 +237,21 @@ func ReadScriptOutput(r io.Reader, m ScriptMeta) (*snapshot.Snapshot, error) {
 	}
 	st := &scriptState{cmds: map[string]int{}, heads: map[string][]byte{}}
 	var total int64
-	for {
-		h, err := readScriptHeader(br)
+	for records := 0; ; records++ {
+		if records >= maxRecords {
+			return s, fmt.Errorf("capture stream of more than %d records", maxRecords)
+		}
+		h, n, err := readScriptHeader(br)
 		if err == io.EOF {
 			return s, fmt.Errorf("%w after %d items", ErrCaptureCut, len(s.Manifest.Items))
 		}
 		if err != nil {
 			return s, err
+		}
+		// A header is held (as the item it becomes) like a payload, so it
+		// counts: endless empty records must meet the bound too.
+		if total += int64(n); total > maxStreamBytes {
+			return s, fmt.Errorf("capture stream larger than %d MiB", maxStreamBytes>>20)
 		}
 		if h.kind == "end" {
 			return s, nil
@@ -286,14 +295,33 @@ type scriptHeader struct {
 	exit               int
 }
 
-func readScriptHeader(br *bufio.Reader) (scriptHeader, error) {
-	line, err := br.ReadString('\n')
+// maxHeaderBytes bounds a record header line: a path (PATH_MAX is 4096)
+// and four short fields.
+const maxHeaderBytes = 8 << 10
+
+// maxRecords bounds the records of one stream: a DGX Spark sends about
+// 200, a host with a thousand virtual interfaces a few thousand. At the
+// bound a stream of empty records holds some 60 MiB of items.
+const maxRecords = 50_000
+
+// readScriptHeader reads one record header, and how many bytes it took.
+func readScriptHeader(br *bufio.Reader) (scriptHeader, int, error) {
+	raw, err := br.ReadSlice('\n')
+	if len(raw) > maxHeaderBytes || err == bufio.ErrBufferFull {
+		return scriptHeader{}, len(raw), fmt.Errorf("not a sparkrig capture stream: a record header longer than %d KiB", maxHeaderBytes>>10)
+	}
+	line := string(raw)
 	if err != nil {
 		if line == "" && err == io.EOF {
-			return scriptHeader{}, io.EOF
+			return scriptHeader{}, 0, io.EOF
 		}
-		return scriptHeader{}, fmt.Errorf("%w in a record header", ErrCaptureCut)
+		return scriptHeader{}, len(line), fmt.Errorf("%w in a record header", ErrCaptureCut)
 	}
+	h, err := parseScriptHeader(line)
+	return h, len(line), err
+}
+
+func parseScriptHeader(line string) (scriptHeader, error) {
 	rest, ok := strings.CutPrefix(strings.TrimSuffix(line, "\n"), scriptMarker)
 	f := strings.SplitN(rest, " ", 5)
 	if !ok || len(f) != 5 {

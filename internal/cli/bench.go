@@ -396,6 +396,7 @@ func (o *benchOptions) execute(ctx context.Context, env *Env, t bench.Transport,
 	if env.StdoutTTY {
 		s.Progress = progress(env.Stderr)
 	}
+	env.cleansUp.Store(true) // an interrupt waits for the nodes to be cleaned up
 	rec := s.Run(ctx)
 	path, err := bench.Save(o.resultsDir, rec)
 	if err != nil {

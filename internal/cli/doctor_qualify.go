@@ -63,6 +63,7 @@ func qualify(ctx context.Context, env *Env, opts *doctorOptions, caps []hostCapt
 	}
 	start := time.Now()
 	s := &bench.Session{Exec: x, Nodes: nodes, Plan: plan, Set: set, Now: env.Now, ToolVersion: Version}
+	env.cleansUp.Store(true) // an interrupt waits for the nodes to be cleaned up
 	rec := s.Run(ctx)
 	want, src := qualifyExpectation(set, nodes, r.Cluster.Topology, bo.QualifyRDMA)
 	q := bench.Qualify(rec, want, src)

@@ -12,7 +12,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/acquire"
 	"github.com/sparkrig/sparkrig/internal/capped"
 	"github.com/sparkrig/sparkrig/internal/remote"
-	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
 // hostCapture is one node's evidence, or why it could not be had.
@@ -97,7 +97,7 @@ func (o *remoteOptions) dialer(env *Env) (*remote.Dialer, error) {
 		Notify: func(s string) {
 			mu.Lock()
 			defer mu.Unlock()
-			fmt.Fprintln(env.Stderr, "sparkrig: "+render.Line(s))
+			fmt.Fprintln(env.Stderr, "sparkrig: "+sanitize.Line(s))
 		},
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 	"github.com/sparkrig/sparkrig/internal/version"
 )
 
@@ -36,7 +38,16 @@ type Env struct {
 	StdoutTTY bool
 	Now       func() time.Time
 	Getenv    func(string) string
+
+	// cleansUp is set by a command that must finish after an interrupt
+	// (bench stops what it started on the nodes, within its own bounds).
+	cleansUp atomic.Bool
 }
+
+// interruptGrace is how long an interrupted command has to return on its
+// own before Main ends it, whatever it is blocked on (a FIFO, a pipe that
+// never closes, a file on a hung mount).
+const interruptGrace = 800 * time.Millisecond
 
 // exitError carries an exit status and a one-line message up to Main.
 type exitError struct {
@@ -91,6 +102,8 @@ func ansiTerminal(env *Env) bool {
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Messages name hosts, files and what nodes said: every one is cleaned.
+	stderr = sanitize.NewWriter(stderr)
 	env := &Env{Stdin: &interruptible{ctx: ctx, r: stdin}, Stdout: stdout, Stderr: stderr, Now: time.Now, Getenv: os.Getenv}
 	if f, ok := stdout.(*os.File); ok {
 		env.StdoutTTY = term.IsTerminal(int(f.Fd()))
@@ -100,7 +113,32 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	cmd, err := root.ExecuteContextC(ctx)
+	type result struct {
+		cmd *cobra.Command
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		cmd, err := root.ExecuteContextC(ctx)
+		done <- result{cmd, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		// A read blocked in the kernel does not see the context: give the
+		// command a moment to return, then end it (the process exits).
+		select {
+		case res = <-done:
+		case <-time.After(interruptGrace):
+			if !env.cleansUp.Load() {
+				fmt.Fprintln(stderr, "sparkrig: interrupted")
+				return ExitInterrupted
+			}
+			res = <-done
+		}
+	}
+	cmd, err := res.cmd, res.err
 	if ctx.Err() != nil {
 		fmt.Fprintln(stderr, "sparkrig: interrupted")
 		return ExitInterrupted

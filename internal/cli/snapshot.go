@@ -68,7 +68,7 @@ func snapshotLocal(ctx context.Context, env *Env, opts *snapshotOptions) error {
 	s := capture.Local(ctx, capture.Options{ToolVersion: Version, Now: env.Now})
 	if opts.anonymize {
 		a := capture.NewAnonymizer()
-		a.Learn(s.Manifest.Host, facts.FromSnapshot(s))
+		a.Learn(s.Manifest.Host, s, facts.FromSnapshot(s))
 		a.Rewrite(s)
 	}
 	if err := s.Write(opts.output); err != nil {
@@ -144,7 +144,7 @@ func snapshotRemote(ctx context.Context, env *Env, opts *snapshotOptions) error 
 		a := capture.NewAnonymizer()
 		for _, c := range caps {
 			if c.Snap != nil {
-				a.Learn(c.Host, c.Facts)
+				a.Learn(c.Host, c.Snap, c.Facts)
 			}
 		}
 		for _, c := range caps {

@@ -60,6 +60,20 @@ type SSHConfig struct {
 	files []*ssh_config.Config
 	home  string
 	user  string // local user name, the default remote user
+	// routes are the unevaluated Match blocks that change where a
+	// connection goes: a host they may apply to is refused, not reached
+	// another way than ssh would.
+	routes []unevaluatedRoute
+}
+
+// unevaluatedRoute is a Match block sparkrig cannot evaluate that sets a
+// route keyword (ProxyJump, ProxyCommand, HostName, Port).
+type unevaluatedRoute struct {
+	where string   // "FILE line N \"Match ...\""
+	keys  []string // the route keywords it sets
+	// hosts are the block's host or originalhost patterns, when it has
+	// them: a host that matches none cannot be routed by it.
+	hosts *ssh_config.Host
 }
 
 // LoadSSHConfig reads the OpenSSH client configuration. userFile "" means
@@ -77,16 +91,23 @@ func LoadSSHConfig(userFile, home, localUser string) (*SSHConfig, error) {
 		files = files[:1] // like ssh -F: the system file is not read
 	}
 	for i, p := range files {
-		b, err := capped.ReadFile(p, 4<<20)
+		b, err := capped.ReadFile(p, maxConfigBytes)
 		if err != nil {
 			if i == 0 && explicit {
 				return nil, fmt.Errorf("read ssh config: %w", err)
 			}
 			continue
 		}
+		if err := checkIncludes(b, p == "/etc/ssh/ssh_config", home, 0); err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
 		b, skipped := skipUnsupportedMatch(b)
 		for _, m := range skipped {
-			c.Warnings = append(c.Warnings, fmt.Sprintf("%s: %s is not evaluated; its settings are not applied", p, m))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s: %s is not evaluated; its settings are not applied", p, m.where))
+			if len(m.keys) > 0 {
+				m.where = p + " " + m.where
+				c.routes = append(c.routes, m)
+			}
 		}
 		cfg, err := ParseSSHConfig(b)
 		if err != nil {
@@ -97,14 +118,70 @@ func LoadSSHConfig(userFile, home, localUser string) (*SSHConfig, error) {
 	return c, nil
 }
 
+// maxConfigBytes bounds an ssh_config file and every file it includes.
+const maxConfigBytes = 4 << 20
+
+// checkIncludes refuses an Include that names anything but regular files
+// of at most maxConfigBytes (the parser reads included files itself, whole:
+// /dev/zero would exhaust memory, a FIFO hang), following includes as
+// ssh does (at most 16 deep). Paths resolve as the parser resolves them.
+func checkIncludes(b []byte, system bool, home string, depth int) error {
+	if depth > 16 {
+		return fmt.Errorf("Include nested more than 16 deep")
+	}
+	for i, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(strings.ReplaceAll(l, "=", " "))
+		if len(f) < 2 || !strings.EqualFold(f[0], "Include") {
+			continue
+		}
+		for _, d := range f[1:] {
+			p := d
+			switch {
+			case filepath.IsAbs(d):
+			case system:
+				p = filepath.Join("/etc/ssh", d)
+			case strings.HasPrefix(d, "~/"):
+				p = filepath.Join(home, d[2:])
+			default:
+				p = filepath.Join(home, ".ssh", d)
+			}
+			matches, err := filepath.Glob(p)
+			if err != nil {
+				return fmt.Errorf("line %d: Include %s: %v", i+1, d, err)
+			}
+			for _, m := range matches {
+				inc, err := capped.ReadFile(m, maxConfigBytes)
+				if err != nil {
+					return fmt.Errorf("line %d: Include %s: %v", i+1, d, err)
+				}
+				if err := checkIncludes(inc, system, home, depth+1); err != nil {
+					return fmt.Errorf("%s: %w", m, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // skipUnsupportedMatch turns each Match block the parser cannot evaluate
 // (criteria other than a lone "all" or "host PATTERNS": user, exec,
-// localnetwork, ...) into a block that matches no host, and names them.
-func skipUnsupportedMatch(b []byte) ([]byte, []string) {
+// localnetwork, ...) into a block that matches no host, and names them
+// with the route keywords each sets.
+func skipUnsupportedMatch(b []byte) ([]byte, []unevaluatedRoute) {
 	lines := strings.Split(string(b), "\n")
-	var skipped []string
+	var skipped []unevaluatedRoute
+	var cur *unevaluatedRoute // the skipped block being read
 	for i, l := range lines {
 		f := strings.Fields(strings.ReplaceAll(l, "=", " "))
+		if len(f) == 0 {
+			continue
+		}
+		if strings.EqualFold(f[0], "Host") || strings.EqualFold(f[0], "Match") {
+			cur = nil
+		}
+		if cur != nil && routeKeyword[strings.ToLower(f[0])] {
+			cur.keys = append(cur.keys, f[0])
+		}
 		if len(f) < 2 || !strings.EqualFold(f[0], "Match") {
 			continue
 		}
@@ -112,10 +189,69 @@ func skipUnsupportedMatch(b []byte) ([]byte, []string) {
 		if crit == "all" && len(f) == 2 || crit == "host" && len(f) > 2 && !hasMatchCriterion(f[2:]) {
 			continue
 		}
-		skipped = append(skipped, fmt.Sprintf("line %d %q", i+1, strings.Join(f, " ")))
+		skipped = append(skipped, unevaluatedRoute{where: fmt.Sprintf("line %d %q", i+1, strings.Join(f, " ")), hosts: matchHosts(l)})
+		cur = &skipped[len(skipped)-1]
 		lines[i] = "Host sparkrig-match-not-evaluated.invalid"
 	}
 	return []byte(strings.Join(lines, "\n")), skipped
+}
+
+// routeKeyword are the ssh_config keywords that change where a connection
+// goes.
+var routeKeyword = map[string]bool{"proxyjump": true, "proxycommand": true, "hostname": true, "port": true}
+
+// matchHosts returns the host and originalhost patterns of a Match line
+// ("Match host spark-* exec ..."), or nil when it has none (it may then
+// apply to any host).
+func matchHosts(line string) *ssh_config.Host {
+	words := matchWords(line)
+	var pats []*ssh_config.Pattern
+	for i := 1; i < len(words); i++ {
+		switch strings.ToLower(words[i]) {
+		case "all", "canonical", "final":
+			continue
+		case "host", "originalhost":
+			if i+1 < len(words) {
+				for _, p := range strings.Split(words[i+1], ",") {
+					if pat, err := ssh_config.NewPattern(p); err == nil {
+						pats = append(pats, pat)
+					}
+				}
+			}
+		}
+		i++ // the criterion's argument
+	}
+	if len(pats) == 0 {
+		return nil
+	}
+	return &ssh_config.Host{Patterns: pats}
+}
+
+// matchWords splits a Match line into words, a double-quoted argument
+// (exec "test -f x") as one.
+func matchWords(line string) []string {
+	var out []string
+	var w strings.Builder
+	quoted, inWord := false, false
+	for _, r := range line {
+		switch {
+		case r == '"':
+			quoted, inWord = !quoted, true
+		case !quoted && (r == ' ' || r == '\t' || r == '='):
+			if inWord {
+				out = append(out, w.String())
+				w.Reset()
+			}
+			inWord = false
+		default:
+			w.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, w.String())
+	}
+	return out
 }
 
 func hasMatchCriterion(words []string) bool {
@@ -176,6 +312,15 @@ func (c *SSHConfig) Resolve(spec string) (Endpoint, error) {
 	e := Endpoint{Name: alias, HostName: alias, Port: 22, User: c.user}
 	if v := c.get(alias, "HostName"); v != "" {
 		e.HostName = strings.ReplaceAll(v, "%h", alias)
+	}
+	for _, r := range c.routes {
+		if r.hosts == nil || r.hosts.Matches(alias) || r.hosts.Matches(e.HostName) {
+			// ssh would evaluate the block, and may then go another way
+			// (through a bastion, to another address): never guess.
+			return e, fmt.Errorf("ssh config: %s sets %s and may apply to %s, but sparkrig cannot evaluate it: "+
+				"ssh may route %s differently (ssh -G %s shows how); write the route in a Host block, or give --ssh-config a file without this Match",
+				r.where, strings.Join(r.keys, ", "), alias, alias, alias)
+		}
 	}
 	if v := c.get(alias, "Port"); v != "" {
 		if e.Port, err = parsePort(v); err != nil {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -294,11 +295,101 @@ func TestSSHConfigMatchAndProxyCommand(t *testing.T) {
 	if diff := cmp.Diff(want, c.Warnings); diff != "" {
 		t.Errorf("warnings (-want +got):\n%s", diff)
 	}
-	e, err := c.Resolve("spark-01")
-	if err != nil || e.HostName != "10.0.0.1" || e.Port != 22 || e.User != "admin" || len(e.IdentityFiles) != 0 {
-		t.Errorf("spark-01 = %+v, %v", e, err)
+	// The unevaluated block sets Port for spark-*: spark-01 is refused
+	// rather than reached on a port ssh may not use.
+	if _, err := c.Resolve("spark-01"); err == nil || !strings.Contains(err.Error(), `line 3 "Match host spark-* exec \"true\"" sets Port and may apply to spark-01`) {
+		t.Errorf("spark-01: %v", err)
+	}
+	e, err := c.Resolve("other")
+	if err != nil || e.HostName != "other" || e.Port != 22 || e.User != "me" || len(e.IdentityFiles) != 0 {
+		t.Errorf("other = %+v, %v", e, err)
 	}
 	if _, err := c.Resolve("behind"); err == nil || !strings.Contains(err.Error(), "ProxyCommand is not supported; use ProxyJump") {
 		t.Errorf("ProxyCommand: %v", err)
+	}
+}
+
+// TestUnevaluatedMatchNeverChangesTheRoute: a ProxyJump (or ProxyCommand,
+// HostName, Port) inside a Match block sparkrig cannot evaluate refuses the
+// hosts it may apply to, with advice, instead of connecting directly where
+// ssh -G would go through the bastion; hosts its host patterns exclude, and
+// blocks that set nothing of the route, change nothing.
+func TestUnevaluatedMatchNeverChangesTheRoute(t *testing.T) {
+	home := t.TempDir()
+	p := filepath.Join(home, "config")
+	text := "Host spark-*\n  User admin\n\n" +
+		"Match exec \"test -n \\\"$SSH_AUTH_SOCK\\\"\"\n  ProxyJump bastion.example\n\n" +
+		"Match originalhost gpu-* localnetwork 10.0.0.0/8\n  HostName=10.1.2.3\n\n" +
+		"Match user ubuntu\n  IdentityFile ~/.ssh/work\n"
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadSSHConfig(p, home, "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]string{
+		"spark-01": `line 4 "Match exec \"test -n \\\"$SSH_AUTH_SOCK\\\"\"" sets ProxyJump and may apply to spark-01, but sparkrig cannot evaluate it: ssh may route spark-01 differently (ssh -G spark-01 shows how)`,
+		"gpu-07":   `sets ProxyJump and may apply to gpu-07`,
+	} {
+		if _, err := c.Resolve(host); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", host, err, want)
+		}
+	}
+	// Without the exec block, only gpu-* may be rerouted (HostName).
+	text = strings.Replace(text, "ProxyJump bastion.example", "ForwardAgent yes", 1)
+	os.WriteFile(p, []byte(text), 0o600)
+	if c, err = LoadSSHConfig(p, home, "me"); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := c.Resolve("spark-01"); err != nil || e.HostName != "spark-01" || e.User != "admin" {
+		t.Errorf("spark-01 = %+v, %v", e, err)
+	}
+	if _, err := c.Resolve("gpu-07"); err == nil || !strings.Contains(err.Error(), `"Match originalhost gpu-* localnetwork 10.0.0.0/8" sets HostName and may apply to gpu-07`) {
+		t.Errorf("gpu-07: %v", err)
+	}
+}
+
+// TestIncludeOfWhatIsNotAConfigIsRefused: an Include naming /dev/zero (the
+// parser would read it whole, without end) or a FIFO (it would hang), even
+// through a nested include, is refused with the file and line.
+func TestIncludeOfWhatIsNotAConfigIsRefused(t *testing.T) {
+	home := t.TempDir()
+	ssh := filepath.Join(home, ".ssh")
+	os.MkdirAll(ssh, 0o700)
+	fifo := filepath.Join(ssh, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("no FIFOs here: %v", err)
+	}
+	os.WriteFile(filepath.Join(ssh, "nested"), []byte("Host x\n  User y\nInclude /dev/zero\n"), 0o600)
+	for text, want := range map[string]string{
+		"Include /dev/zero\n":              "line 1: Include /dev/zero: /dev/zero: not a regular file",
+		"Host a\n  User b\nInclude fifo\n": "line 3: Include fifo: " + fifo + ": not a regular file",
+		"Include=nested\n":                 filepath.Join(ssh, "nested") + ": line 3: Include /dev/zero: /dev/zero: not a regular file",
+	} {
+		p := filepath.Join(home, "config")
+		os.WriteFile(p, []byte(text), 0o600)
+		done := make(chan error, 1)
+		go func() { _, err := LoadSSHConfig(p, home, "me"); done <- err }()
+		select {
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%q: %v, want %q", text, err, want)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%q: still reading after 60 s", text)
+		}
+	}
+	// A regular included file is read and applies.
+	ok := filepath.Join(ssh, "ok")
+	os.WriteFile(ok, []byte("Host spark-*\n  User admin\n"), 0o600)
+	p := filepath.Join(home, "config")
+	os.WriteFile(p, []byte("Include "+ok+"\n"), 0o600)
+	c, err := LoadSSHConfig(p, home, "me")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, err := c.Resolve("spark-01"); err != nil || e.User != "admin" {
+		t.Errorf("spark-01 = %+v, %v", e, err)
 	}
 }

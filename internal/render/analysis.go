@@ -8,6 +8,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
 // textAnalyses writes each analysed file: what was measured, what was
@@ -175,18 +176,18 @@ func mdAnalyses(w io.Writer, r *report.Report, opt Options) error {
 	for _, a := range r.Analyses {
 		p.line("")
 		if a.Error != "" {
-			p.line("### `%s`: UNKNOWN", a.File)
+			p.line("### %s: UNKNOWN", mdCode(sanitize.Line(a.File)))
 			p.line("")
-			p.line("%s", a.Error)
+			p.line("%s", sanitize.Markdown(a.Error))
 			continue
 		}
-		p.line("### `%s`: %s", a.File, strings.ToUpper(string(a.Status)))
+		p.line("### %s: %s", mdCode(sanitize.Line(a.File)), strings.ToUpper(string(a.Status)))
 		p.line("")
 		p.line("- **Measured:** %s (%s)", a.Measured, a.Format)
 		p.line("- **Platform:** %s", given(a.Platform, a.PlatformInferred, a.PlatformEvidence))
 		p.line("- **Topology:** %s", given(a.Topology, a.TopologyInferred, a.TopologyEvidence))
 		for _, n := range a.Notes {
-			p.line("- **Note:** %s", n)
+			p.line("- **Note:** %s", sanitize.Markdown(n))
 		}
 		if len(a.Items) > 0 {
 			p.line("")
@@ -202,18 +203,21 @@ func mdAnalyses(w io.Writer, r *report.Report, opt Options) error {
 			p.line("**%s**", flagsHeading(a.Format))
 			p.line("")
 			for _, f := range a.Flags {
-				line := fmt.Sprintf("- `%s` **%s**: %s", f.Severity, f.ID, f.Message)
+				line := fmt.Sprintf("- `%s` **%s**: %s", f.Severity, f.ID, sanitize.Markdown(f.Message))
 				if f.Evidence != "" {
-					line += " (seen: " + f.Evidence + ")"
+					line += " (seen: " + sanitize.Markdown(f.Evidence) + ")"
 				}
 				if f.Fix != "" {
-					line += "; fix: " + f.Fix
+					line += "; fix: " + sanitize.Markdown(f.Fix)
 				}
 				p.line("%s", line)
 			}
 		}
 		mdRows(p, &a.Data)
 		if rows := trafficRows(a.Data.RailTraffic); len(rows) > 0 {
+			for _, r := range rows {
+				r[0], r[1] = sanitize.Markdown(r[0]), sanitize.Markdown(r[1])
+			}
 			p.line("")
 			p.line("**Traffic by rail** (bytes from the counters before and after; each direction on its own)")
 			p.line("")
@@ -232,7 +236,7 @@ func trafficRows(ts []report.RailTraffic) [][]string {
 		if t.TxBytes+t.RxBytes < 1<<20 {
 			continue
 		}
-		rows = append(rows, []string{Line(t.Host), Line(t.NetDev), fmt.Sprintf("%.0f MiB", float64(t.TxBytes)/(1<<20)), fmt.Sprintf("%.1f %%", 100*t.TxShare),
+		rows = append(rows, []string{sanitize.Line(t.Host), sanitize.Line(t.NetDev), fmt.Sprintf("%.0f MiB", float64(t.TxBytes)/(1<<20)), fmt.Sprintf("%.1f %%", 100*t.TxShare),
 			fmt.Sprintf("%.0f MiB", float64(t.RxBytes)/(1<<20)), fmt.Sprintf("%.1f %%", 100*t.RxShare), t.Source})
 	}
 	return rows
@@ -249,7 +253,7 @@ func mdResultRows(items []report.AnalysisItem) [][]string {
 		if it.Wire != nil {
 			wire = fmt.Sprintf("%.1f %%", it.Wire.Fraction*100)
 		}
-		rows = append(rows, []string{fmt.Sprintf("%s (%s)", it.Subject, it.Metric), num(it.Value) + " " + it.Unit, exp, ratio, wire, strings.ToUpper(string(it.Verdict))})
+		rows = append(rows, []string{fmt.Sprintf("%s (%s)", sanitize.Markdown(it.Subject), it.Metric), num(it.Value) + " " + it.Unit, exp, ratio, wire, strings.ToUpper(string(it.Verdict))})
 	}
 	return rows
 }
@@ -333,14 +337,14 @@ func mdItem(p *printer, it *report.AnalysisItem) {
 		return
 	}
 	p.line("")
-	p.line("**%s**: %s", it.Subject, it.Summary)
+	p.line("**%s**: %s", sanitize.Markdown(it.Subject), sanitize.Markdown(it.Summary))
 	if e := it.Expectation; e != nil {
 		p.line("")
 		p.line("Expected %s %s (%s). Source: %s", num(e.Value), e.Unit, e.Conditions, e.Source)
 	}
 	for _, n := range it.Notes {
 		p.line("")
-		p.line("> %s", n)
+		p.line("> %s", sanitize.Markdown(n))
 	}
 	for i, c := range it.Causes {
 		if i == 0 {
@@ -348,10 +352,10 @@ func mdItem(p *printer, it *report.AnalysisItem) {
 		}
 		p.line("%d. **%s** (%s)", i+1, c.Title, c.Likelihood)
 		for _, e := range c.Evidence {
-			p.line("   - evidence: %s", e)
+			p.line("   - evidence: %s", sanitize.Markdown(e))
 		}
 		for _, e := range c.Against {
-			p.line("   - against: %s", e)
+			p.line("   - against: %s", sanitize.Markdown(e))
 		}
 		if c.Likelihood != "ruled-out" {
 			p.line("   - confirm: %s", c.Confirm)

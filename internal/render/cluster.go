@@ -7,6 +7,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
 // textCluster draws the cluster section: the topology, one line per link
@@ -42,7 +43,7 @@ func textQualified(b *strings.Builder, qs []report.QualifiedDirection, width int
 		if len(q.Moved) > 0 {
 			moved = strings.Join(q.Moved, ", ")
 		}
-		hang(b, "    ", "          ", fmt.Sprintf("%-5s %s → %s  %7.1f Gb/s  %s  %s", Line(q.Rail), Line(q.From), Line(q.To), q.Gbps, Line(moved), q.Verdict), width)
+		hang(b, "    ", "          ", fmt.Sprintf("%-5s %s → %s  %7.1f Gb/s  %s  %s", sanitize.Line(q.Rail), sanitize.Line(q.From), sanitize.Line(q.To), q.Gbps, sanitize.Line(moved), q.Verdict), width)
 	}
 }
 
@@ -144,9 +145,9 @@ func mdCluster(w io.Writer, r *report.Report, opt Options) error {
 		bn, bd := endText(l.B)
 		state := "ok"
 		if !l.OK {
-			state = "**" + strings.Join(l.Problems, "; ") + "**"
+			state = "**" + sanitize.Markdown(strings.Join(l.Problems, "; ")) + "**"
 		}
-		rows = append(rows, []string{an + " (" + ad + ")", bn + " (" + bd + ")", l.Subnet, state})
+		rows = append(rows, []string{sanitize.Markdown(an + " (" + ad + ")"), sanitize.Markdown(bn + " (" + bd + ")"), sanitize.Markdown(l.Subnet), state})
 	}
 	if len(rows) > 0 {
 		if err := mdTable(w, []string{"end A", "end B", "subnet", "state"}, rows); err != nil {
@@ -159,7 +160,7 @@ func mdCluster(w io.Writer, r *report.Report, opt Options) error {
 			if f.Severity == report.OK && !opt.Verbose {
 				continue
 			}
-			rows = append(rows, []string{mdSeverity(string(f.Severity)), mdCode(f.ID), f.Subject, f.Observed, f.Expected, mdCode(oneLine(remedyText(f.Remedy)))})
+			rows = append(rows, []string{mdSeverity(string(f.Severity)), mdCode(f.ID), sanitize.Markdown(f.Subject), sanitize.Markdown(f.Observed), sanitize.Markdown(f.Expected), mdCode(oneLine(remedyText(f.Remedy)))})
 		}
 	}
 	if len(rows) == 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
 // ANSI colours per severity (used only when Options.Color is set).
@@ -18,7 +19,7 @@ var sevColor = map[report.Severity]string{
 	report.OK:           esc + "[32m",
 }
 
-const colorReset = esc + "[0m"
+var colorReset = esc + "[0m"
 
 // sevBadge is a fixed-width severity label ("FAIL", "WARN", "N/E ", ...),
 // coloured when asked.
@@ -143,12 +144,12 @@ func textSummary(w io.Writer, r *report.Report, opt Options) error {
 }
 
 func textHost(b *strings.Builder, h report.Host, opt Options) {
-	head := Line(h.Host)
+	head := sanitize.Line(h.Host)
 	if h.Profile != "" {
 		head += " · " + h.Profile
 	}
 	if h.Source != "" && h.Source != h.Host {
-		head += " · " + Line(h.Source)
+		head += " · " + sanitize.Line(h.Source)
 	}
 	hang(b, "", "  ", bold(head, opt.Color), opt.Width)
 	if h.Status != report.HostAudited {
@@ -202,7 +203,7 @@ func textSubject(b *strings.Builder, g []report.Finding, opt Options) {
 
 func mdHosts(w io.Writer, r *report.Report, opt Options) error {
 	for _, h := range r.Hosts {
-		head := "### " + h.Host
+		head := "### " + sanitize.Markdown(h.Host)
 		if h.Profile != "" {
 			head += " (" + h.Profile + ")"
 		}
@@ -210,7 +211,7 @@ func mdHosts(w io.Writer, r *report.Report, opt Options) error {
 			return err
 		}
 		if h.Status != report.HostAudited {
-			if _, err := fmt.Fprintf(w, "Not audited (%s): %s\n\n", h.Status, mdCell(h.Error)); err != nil {
+			if _, err := fmt.Fprintf(w, "Not audited (%s): %s\n\n", h.Status, mdCell(sanitize.Markdown(h.Error))); err != nil {
 				return err
 			}
 			continue
@@ -231,7 +232,7 @@ func mdHosts(w io.Writer, r *report.Report, opt Options) error {
 					long = append(long, f)
 					fix = fmt.Sprintf("fix %d below", len(long))
 				}
-				rows = append(rows, []string{mdSeverity(string(f.Severity)), mdCode(f.ID), f.Subject, f.Observed, f.Expected, fix})
+				rows = append(rows, []string{mdSeverity(string(f.Severity)), mdCode(f.ID), sanitize.Markdown(f.Subject), sanitize.Markdown(f.Observed), sanitize.Markdown(f.Expected), fix})
 			}
 		}
 		if len(rows) > 0 {
@@ -245,7 +246,7 @@ func mdHosts(w io.Writer, r *report.Report, opt Options) error {
 		// Multi-line fixes (commands with file contents) keep their lines in a
 		// collapsible code block.
 		for i, f := range long {
-			if err := mdDetails(w, fmt.Sprintf("fix %d: %s on %s", i+1, f.ID, f.Subject), "sh", remedyText(f.Remedy)); err != nil {
+			if err := mdDetails(w, fmt.Sprintf("fix %d: %s on %s", i+1, f.ID, sanitize.Line(f.Subject)), "sh", remedyText(f.Remedy)); err != nil {
 				return err
 			}
 		}
@@ -261,7 +262,7 @@ func mdWhy(w io.Writer, fs []report.Finding) error {
 		if f.Severity.Rank() < report.NotEvaluated.Rank() || (f.Why == "" && f.Source == "") {
 			continue
 		}
-		fmt.Fprintf(&b, "- `%s` (%s): %s", f.ID, mdCell(f.Subject), mdCell(f.Why))
+		fmt.Fprintf(&b, "- `%s` (%s): %s", f.ID, mdCell(sanitize.Markdown(f.Subject)), mdCell(f.Why))
 		if f.Source != "" {
 			fmt.Fprintf(&b, " *Source:* %s", mdCell(f.Source))
 		}

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"embed"
 	"html/template"
 	"io"
@@ -40,7 +41,14 @@ type HTMLOptions struct {
 // a Content-Security-Policy that forbids every network request.
 func HTML(w io.Writer, r *report.Report, opt HTMLOptions) error {
 	runs, rails, failed := benchData(r)
-	return pageTmpl.Execute(w, newPage(r, opt, runs, rails, failed))
+	// The page is cleaned whole (the template writes in pieces): control,
+	// bidi and private-use characters from outside show as escapes.
+	var page bytes.Buffer
+	if err := pageTmpl.Execute(&page, newPage(r, opt, runs, rails, failed)); err != nil {
+		return err
+	}
+	_, err := safe(w).Write(page.Bytes())
+	return err
 }
 
 // severities in display order, worst first.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
 // Prometheus writes r in the Prometheus text exposition format, for
@@ -75,7 +76,7 @@ func (p *promWriter) add(name, help string, value float64, labels ...string) {
 			}
 			b.WriteString(labels[i])
 			b.WriteString(`="`)
-			b.WriteString(promEscape(labels[i+1]))
+			b.WriteString(sanitize.LabelValue(labels[i+1]))
 			b.WriteByte('"')
 		}
 		b.WriteByte('}')
@@ -105,12 +106,6 @@ func (p *promWriter) flush(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
-
-var promEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
-
-// promEscape makes s a valid label value: escaped, and valid UTF-8 (text
-// from a host, such as a netdev name, may not be).
-func promEscape(s string) string { return promEscaper.Replace(strings.ToValidUTF8(s, "\uFFFD")) }
 
 func promReport(p *promWriter, r *report.Report) {
 	status := map[string]float64{"ok": 0, "warning": 1, "critical": 2, "unknown": 3}[statusWord(r)]

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"io"
+	"os"
 	"slices"
 	"testing"
 	"testing/iotest"
@@ -47,7 +48,9 @@ func FuzzParsePerftest(f *testing.F) {
 }
 
 func FuzzParseIperf3(f *testing.F) {
-	seedAll(f, "iperf3")
+	// A 1.4 KB excerpt, not the 9.4 KB output: the fuzzer spent most of a
+	// run minimising what it found in the whole file.
+	seedAll(f, "fuzz-seeds")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		ParseIperf3(b)
 	})
@@ -149,4 +152,28 @@ func TestNCCLOriginOfLauncherPrefixes(t *testing.T) {
 			t.Errorf("NCCLOrigin(%q) = %q, %v; want %q", prefix, h, ok, want)
 		}
 	}
+}
+
+// The fuzzer's excerpt parses to what the whole output gives.
+func TestIperf3ExcerptParsesAsTheWhole(t *testing.T) {
+	whole, err := ParseIperf3(readFile(t, "testdata/iperf3/01_iperf3-3.9_tcp_client_omit3.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, err := ParseIperf3(readFile(t, "testdata/fuzz-seeds/iperf3-3.9_tcp_client_omit3.excerpt.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ex.Version != whole.Version || ex.Remote != whole.Remote || ex.SentGbps != whole.SentGbps || ex.ReceivedGbps != whole.ReceivedGbps || ex.CongestionCtl != whole.CongestionCtl {
+		t.Errorf("excerpt %+v\nwhole   %+v", ex, whole)
+	}
+}
+
+func readFile(t *testing.T, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

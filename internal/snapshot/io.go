@@ -20,12 +20,18 @@ import (
 const manifestName = "manifest.json"
 
 // maxSnapshotBytes bounds what a snapshot may expand to, maxEntryBytes one
-// entry and maxEntries their number, all checked before anything is read,
-// so a hostile or corrupt snapshot cannot exhaust memory.
+// entry, maxEntries their number (every archive header counts, kept or
+// not), maxManifestBytes the manifest and maxItems its items, all checked
+// before anything is read or allocated, so a hostile or corrupt snapshot
+// cannot exhaust memory: reading one stays under 256 MiB of RSS. A real
+// node's capture has a few thousand items, a manifest of a few hundred KiB
+// and at most 64 MiB of data (the capture stream's own bound).
 const (
-	maxSnapshotBytes = 512 << 20
-	maxEntryBytes    = 128 << 20
+	maxSnapshotBytes = 128 << 20
+	maxEntryBytes    = 64 << 20
 	maxEntries       = 200_000
+	maxManifestBytes = 32 << 20
+	maxItems         = 200_000
 )
 
 // ErrBadSnapshot marks a snapshot that cannot be read (truncated, no manifest, garbage).
@@ -138,10 +144,10 @@ func Read(src string) (*Snapshot, error) {
 	}
 	var s *Snapshot
 	if st.IsDir() {
-		s, err = ReadFS(os.DirFS(src))
+		s, err = ReadFS(noFollowFS(src))
 	} else {
 		var f *os.File
-		if f, err = os.Open(src); err != nil {
+		if f, err = openRegular(src); err != nil {
 			return nil, err
 		}
 		defer f.Close()
@@ -157,9 +163,9 @@ func Read(src string) (*Snapshot, error) {
 // ReadFS loads a snapshot from a directory tree.
 func ReadFS(fsys fs.FS) (*Snapshot, error) {
 	s := &Snapshot{Data: map[string][]byte{}}
-	mb, err := fs.ReadFile(fsys, manifestName)
+	mb, err := readManifestFile(fsys)
 	if err != nil {
-		return nil, badf("no %s", manifestName)
+		return nil, err
 	}
 	if err := s.decodeManifest(mb); err != nil {
 		return nil, err
@@ -231,12 +237,20 @@ func ReadTarGz(r io.Reader) (*Snapshot, error) {
 		if err != nil {
 			return nil, badf("archive is truncated or corrupt (%v)", err)
 		}
+		// Every header counts, kept or not, so that a stream of
+		// directory or link headers cannot spin for ever either.
+		if entries++; entries > maxEntries {
+			return nil, badf("more than %d entries", maxEntries)
+		}
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
 		name := strings.TrimPrefix(path.Clean(h.Name), "./")
-		if entries++; entries > maxEntries {
-			return nil, badf("more than %d entries", maxEntries)
+		if name == manifestName && h.Size > maxManifestBytes {
+			return nil, badf("%s is larger than %d MiB", manifestName, maxManifestBytes>>20)
+		}
+		if name != manifestName && !strings.HasPrefix(name, "files/") && !strings.HasPrefix(name, "cmds/") {
+			continue // not part of a snapshot: skipped unread
 		}
 		if h.Size > maxEntryBytes {
 			return nil, badf("%s is larger than %d MiB", name, maxEntryBytes>>20)
@@ -265,14 +279,103 @@ func ReadTarGz(r io.Reader) (*Snapshot, error) {
 	return s, s.validate()
 }
 
+// decodeManifest reads the manifest's items one at a time, so that their
+// number is refused past maxItems before they are held (an item of three
+// bytes in the JSON takes some 150 in memory).
 func (s *Snapshot) decodeManifest(b []byte) error {
-	if err := json.Unmarshal(b, &s.Manifest); err != nil {
-		return badf("%s is not valid JSON (%v)", manifestName, err)
+	bad := func(err error) error { return badf("%s is not valid JSON (%v)", manifestName, err) }
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if t, err := dec.Token(); err != nil {
+		return bad(err)
+	} else if t != json.Delim('{') {
+		return badf("%s is not a JSON object", manifestName)
 	}
-	if s.Manifest.Items == nil {
-		s.Manifest.Items = []Item{}
+	rest := map[string]json.RawMessage{}
+	items := []Item{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return bad(err)
+		}
+		key, _ := t.(string)
+		if !strings.EqualFold(key, "items") {
+			var v json.RawMessage
+			if err := dec.Decode(&v); err != nil {
+				return bad(err)
+			}
+			rest[key] = v
+			continue
+		}
+		if t, err := dec.Token(); err != nil {
+			return bad(err)
+		} else if t == nil {
+			continue
+		} else if t != json.Delim('[') {
+			return badf("%s: items is not a list", manifestName)
+		}
+		items = items[:0]
+		for dec.More() {
+			if len(items) >= maxItems {
+				return badf("%s lists more than %d items", manifestName, maxItems)
+			}
+			var it Item
+			if err := dec.Decode(&it); err != nil {
+				return bad(err)
+			}
+			items = append(items, it)
+		}
+		if _, err := dec.Token(); err != nil {
+			return bad(err)
+		}
 	}
+	if _, err := dec.Token(); err != nil {
+		return bad(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return badf("%s has data after its object", manifestName)
+	}
+	head, err := json.Marshal(rest)
+	if err != nil {
+		return bad(err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(head, &m); err != nil {
+		return bad(err)
+	}
+	m.Items = items
+	s.Manifest = m
 	return nil
+}
+
+// readManifestFile reads a directory snapshot's manifest: a regular file
+// (never a symlink, FIFO or device) of at most maxManifestBytes.
+func readManifestFile(fsys fs.FS) ([]byte, error) {
+	f, err := fsys.Open(manifestName)
+	if err != nil {
+		if errors.Is(err, errNotRegular) {
+			return nil, badf("%s is not a regular file", manifestName)
+		}
+		return nil, badf("no %s", manifestName)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, badf("%s: %v", manifestName, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, badf("%s is not a regular file", manifestName)
+	}
+	if st.Size() > maxManifestBytes {
+		return nil, badf("%s is larger than %d MiB", manifestName, maxManifestBytes>>20)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxManifestBytes+1))
+	if err != nil {
+		return nil, badf("%s: %v", manifestName, err)
+	}
+	if len(b) > maxManifestBytes {
+		return nil, badf("%s is larger than %d MiB", manifestName, maxManifestBytes>>20)
+	}
+	return b, nil
 }
 
 func (s *Snapshot) validate() error {

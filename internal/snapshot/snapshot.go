@@ -21,7 +21,6 @@ package snapshot
 import (
 	"fmt"
 	"path"
-	"sort"
 	"strings"
 	"time"
 )
@@ -89,6 +88,8 @@ type Snapshot struct {
 	Data map[string][]byte
 	// Source names where the snapshot was read from ("" for a live capture).
 	Source string
+
+	ix index
 }
 
 // New returns an empty snapshot for host.
@@ -151,10 +152,8 @@ func (s *Snapshot) Item(kind, name string) (Item, bool) {
 	if kind != KindCmd {
 		name = path.Clean("/" + name)
 	}
-	for _, it := range s.Manifest.Items {
-		if it.Name == name && (it.Kind == kind || (kind == KindFile && it.Kind == KindLink)) {
-			return it, true
-		}
+	if i := s.itemIndex(kind, name); i >= 0 {
+		return s.Manifest.Items[i], true
 	}
 	return Item{}, false
 }
@@ -208,26 +207,11 @@ func (s *Snapshot) Stderr(id string) []byte { return s.Data[CmdKey(id, "stderr")
 
 // List returns the captured paths (files and links) directly under dir, sorted.
 func (s *Snapshot) List(dir string) []string {
-	dir = path.Clean("/"+dir) + "/"
-	seen := map[string]bool{}
-	for _, it := range s.Manifest.Items {
-		if (it.Kind != KindFile && it.Kind != KindLink) || it.Status != StatusOK || !strings.HasPrefix(it.Name, dir) {
-			continue
-		}
-		rest := strings.TrimPrefix(it.Name, dir)
-		if i := strings.IndexByte(rest, '/'); i >= 0 {
-			rest = rest[:i]
-		}
-		if rest != "" {
-			seen[rest] = true
-		}
+	dir = path.Clean("/" + dir)
+	if dir != "/" {
+		dir += "/"
 	}
-	out := make([]string, 0, len(seen))
-	for k := range seen {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return s.children(dir)
 }
 
 // Validate reports the first structural problem of a snapshot read from disk.
@@ -235,6 +219,9 @@ func (s *Snapshot) Validate() error {
 	m := s.Manifest
 	if m.Schema == 0 {
 		return fmt.Errorf("manifest has no schema version")
+	}
+	if m.Schema < 0 {
+		return fmt.Errorf("manifest schema %d is not a version", m.Schema)
 	}
 	if m.Schema > SchemaVersion {
 		return fmt.Errorf("manifest schema %d is newer than this sparkrig understands (%d)", m.Schema, SchemaVersion)

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -143,10 +144,34 @@ func FuzzReadTarGz(f *testing.F) {
 	f.Add(good.Bytes())
 	f.Add(good.Bytes()[:100])
 	f.Add([]byte{})
+	// The hostile cases: many items, a negative schema, directory headers,
+	// a manifest that is not an object, items that are not a list.
+	f.Add(tarGz(f, tarEntry{name: manifestName, body: manyItemsManifest(1000)}))
+	f.Add(tarGz(f, tarEntry{name: manifestName, body: []byte(`{"schema":-1,"host":"h","items":[]}`)}))
+	f.Add(tarGz(f, tarEntry{name: "d/", typ: tar.TypeDir}, tarEntry{name: "files/x", typ: tar.TypeSymlink}, tarEntry{name: manifestName, body: []byte(`{"schema":1,"host":"h","items":[{"kind":"link","name":"/x","status":"ok"}]}`)}))
+	f.Add(tarGz(f, tarEntry{name: manifestName, body: []byte(`[1,2]`)}))
+	f.Add(tarGz(f, tarEntry{name: manifestName, body: []byte(`{"schema":1,"host":"h","Items":{"a":1},"items":null}`)}))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		s, err := ReadTarGz(bytes.NewReader(b))
-		if err == nil && s.Manifest.Host == "" {
+		if err != nil {
+			return
+		}
+		if s.Manifest.Host == "" {
 			t.Fatal("accepted a snapshot with no host")
+		}
+		if len(s.Manifest.Items) > maxItems {
+			t.Fatalf("accepted %d items", len(s.Manifest.Items))
+		}
+		// The index answers as a scan of what was accepted.
+		for _, it := range s.Manifest.Items {
+			if it.Kind == KindCmd {
+				continue
+			}
+			if got, ok := s.Item(it.Kind, it.Name); ok {
+				if want, _ := scanItem(s, it.Kind, path.Clean("/"+it.Name)); got.Name != want.Name || got.Kind != want.Kind {
+					t.Fatalf("Item(%s, %s) = %+v, scan %+v", it.Kind, it.Name, got, want)
+				}
+			}
 		}
 	})
 }
