@@ -116,3 +116,24 @@ func FindSegment(names []string, addrs [][]Addr, want netip.Prefix) (Segment, er
 	}
 	return seg, nil
 }
+
+// PairAddrs is the subnet two nodes share on a cable of their own (a
+// direct-cabled ring gives each cable its subnet): each end's address on
+// the first such subnet, in the order the first node lists them.
+func PairAddrs(a, b []Addr) (Addr, Addr, bool) {
+	usable := func(x Addr) bool {
+		ip := x.Prefix.Addr()
+		return !ip.IsLoopback() && !ip.IsLinkLocalUnicast() && x.State != "DOWN"
+	}
+	for _, x := range a {
+		if !usable(x) {
+			continue
+		}
+		for _, y := range b {
+			if usable(y) && y.Prefix.Masked() == x.Prefix.Masked() && y.Prefix.Addr() != x.Prefix.Addr() {
+				return x, y, true
+			}
+		}
+	}
+	return Addr{}, Addr{}, false
+}

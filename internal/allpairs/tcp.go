@@ -16,9 +16,11 @@ import (
 // step (servers first, then clients). Each node receives at most once a
 // round, so one port serves every node.
 type TCPProbe struct {
-	X       *bench.Executor
-	Hosts   []string // how each node is reached, by index
-	Addrs   []string // each node's address on the segment
+	X     *bench.Executor
+	Hosts []string // how each node is reached, by index
+	// Addr is node's address facing peer: its segment address, or on a
+	// ring the address on the cable between them.
+	Addr    func(node, peer int) string
 	Port    int
 	Streams int
 	Probe   string // the sparkrig binary on the nodes
@@ -31,11 +33,11 @@ func (p *TCPProbe) Measure(ctx context.Context, tests []Test, d time.Duration) [
 	p.seq++
 	st := bench.Step{ID: fmt.Sprintf("allpairs/round-%d", p.seq), Kind: "allpairs", Tool: "sparkrig-probe", Timeout: d + 60*time.Second}
 	for _, t := range tests {
-		listen := fmt.Sprintf("%s:%d", p.Addrs[t.To], p.Port)
+		listen := fmt.Sprintf("%s:%d", p.Addr(t.To, t.From), p.Port)
 		st.Servers = append(st.Servers, bench.Cmd{Host: p.Hosts[t.To], Role: bench.RoleServer, ListenPort: p.Port,
 			Argv: []string{p.Probe, "bench", "probe-server", "--listen", listen, "--once"}})
 		st.Clients = append(st.Clients, bench.Cmd{Host: p.Hosts[t.From], Role: bench.RoleClient,
-			Argv: []string{p.Probe, "bench", "probe-client", "--connect", listen, "--bind", p.Addrs[t.From],
+			Argv: []string{p.Probe, "bench", "probe-client", "--connect", listen, "--bind", p.Addr(t.From, t.To),
 				"--streams", strconv.Itoa(max(p.Streams, 1)), "--duration", d.String(), "--pings", strconv.Itoa(max(p.Pings, 1))}})
 	}
 	res := p.X.Run(ctx, st)

@@ -37,20 +37,7 @@ func TriageText(w io.Writer, t *report.Triage, findings []check.Finding, opt Opt
 	for _, e := range t.Evidence {
 		hang(&b, "    ", "      ", Line(e), opt.Width)
 	}
-	if len(findings) > 0 {
-		b.WriteString("\n")
-		for _, f := range findings {
-			subject := f.Subject
-			if f.Host != "" {
-				subject = f.Host + " " + subject
-			}
-			hang(&b, "  "+sevBadge(f.Severity, opt.Color)+"  ", "        ", Line(f.ID+" — "+subject), opt.Width)
-			writeField(&b, "        ", "seen", Line(f.Observed), opt.Width, false)
-			writeField(&b, "        ", "why", Line(f.Why), opt.Width, false)
-			writeField(&b, "        ", "fix", f.Fix, opt.Width, false)
-			writeField(&b, "        ", "source", Line(f.Source), opt.Width, false)
-		}
-	}
+	findingsText(&b, findings, opt)
 	if len(t.Ranks) > 0 {
 		b.WriteString("\n  rank  node             pid      operations\n")
 		for _, r := range t.Ranks {
@@ -197,4 +184,34 @@ func TriagePrometheus(w io.Writer, t *report.Triage) error {
 	}
 	p.add("sparkrig_triage_libnccl_builds", "Distinct libnccl builds the job's processes map.", float64(len(t.Libraries)))
 	return p.flush(w)
+}
+
+// FindingsText writes findings one after the other, each with what was
+// seen, why it matters, the fix and the source, within opt.Width.
+func FindingsText(w io.Writer, findings []check.Finding, opt Options) error {
+	w = safe(w)
+	opt = textDefaults(opt)
+	var b strings.Builder
+	findingsText(&b, findings, opt)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func findingsText(b *strings.Builder, findings []check.Finding, opt Options) {
+	if len(findings) == 0 {
+		return
+	}
+	b.WriteString("\n")
+	for _, f := range findings {
+		subject := f.Subject
+		if f.Host != "" {
+			subject = f.Host + " " + subject
+		}
+		hang(b, "  "+sevBadge(f.Severity, opt.Color)+"  ", "        ", Line(f.ID+" — "+subject), opt.Width)
+		writeField(b, "        ", "seen", Line(f.Observed), opt.Width, false)
+		writeField(b, "        ", "expected", Line(f.Expected), opt.Width, false)
+		writeField(b, "        ", "why", Line(f.Why), opt.Width, false)
+		writeField(b, "        ", "fix", f.Fix, opt.Width, false)
+		writeField(b, "        ", "source", Line(f.Source), opt.Width, false)
+	}
 }

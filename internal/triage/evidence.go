@@ -45,9 +45,9 @@ echo "$m host"; hostname
 echo "$m addrs"; ip -o -4 addr show | awk '{print $4}'
 echo "$m procs"
 all=
-for d in /proc/[0-9]*; do
-  [ -r "$d/maps" ] || continue
-  libs=$(grep -E '/libnccl[^/]*[.]so' "$d/maps" | awk '{print $6}' | sort -u)
+for f in $(grep -l -E '/libnccl[^/]*[.]so' /proc/[0-9]*/maps); do
+  d=${f%/maps}
+  libs=$(grep -E '/libnccl[^/]*[.]so' "$f" | awk '{print $6}' | sort -u)
   [ -n "$libs" ] || continue
   echo "pid ${d#/proc/}"
   echo "cmd $(tr '\000' ' ' <"$d/cmdline" | cut -c1-300)"
