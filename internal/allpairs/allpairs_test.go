@@ -179,8 +179,8 @@ func TestRunNamesTheSlowNodeAndTheOneWayCable(t *testing.T) {
 	if len(r.Measurements) != 56+4 { // 28 pairs both ways, then two re-tests each way
 		t.Fatalf("%d measurements", len(r.Measurements))
 	}
-	// both suspects are re-tested against the best known-good node, one
-	// after the other since they share it
+	// each suspect against its own known-good partner, each direction in
+	// a round of its own: two rounds of two tests
 	if len(f.calls) != 7+2 || len(f.calls[7]) != 2 || len(f.calls[8]) != 2 {
 		t.Fatalf("calls %v", f.calls)
 	}
@@ -213,7 +213,7 @@ func TestRunClearsAFlakyPairAndKeepsABadPath(t *testing.T) {
 		t.Fatalf("suspects %q, want %q", got, want)
 	}
 	ev := strings.Join(r.Judgement.Suspects[1].Evidence, "; ")
-	if !strings.Contains(ev, "n4→n5 2.0 Gb/s, under 6.6 Gb/s (70 % of the median 9.4 Gb/s)") || !strings.Contains(ev, "re-test n4→n5: failed again") {
+	if !strings.Contains(ev, "n4→n5 2.00 Gb/s, under 6.58 Gb/s (70 % of the median 9.40 Gb/s)") || !strings.Contains(ev, "re-test n4→n5: failed again") {
 		t.Fatalf("evidence %q", ev)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 )
 
 // Test is one direction of one pair: From sends, To receives.
@@ -190,8 +191,8 @@ func Judge(names []string, ms []Measurement, r Rules) Judgement {
 		txBad, rxBad := low(s.TxPass, s.TxTest), low(s.RxPass, s.RxTest)
 		flagged[i] = [2]bool{txBad, rxBad}
 		ev := []string{
-			fmt.Sprintf("sent: %d of %d tests passed (median %.1f Gb/s)", s.TxPass, s.TxTest, s.TxMedian),
-			fmt.Sprintf("received: %d of %d tests passed (median %.1f Gb/s)", s.RxPass, s.RxTest, s.RxMedian),
+			fmt.Sprintf("sent: %d of %d tests passed (median %s Gb/s)", s.TxPass, s.TxTest, Rate(s.TxMedian)),
+			fmt.Sprintf("received: %d of %d tests passed (median %s Gb/s)", s.RxPass, s.RxTest, Rate(s.RxMedian)),
 		}
 		switch {
 		case txBad && rxBad:
@@ -219,8 +220,8 @@ func (j Judgement) describe(m Measurement) string {
 	if m.Err != "" {
 		return fmt.Sprintf("%s→%s did not complete: %s", j.Names[m.From], j.Names[m.To], m.Err)
 	}
-	return fmt.Sprintf("%s→%s %.1f Gb/s, under %.1f Gb/s (%.0f %% of the %s %.1f Gb/s)", j.Names[m.From], j.Names[m.To], m.Gbps, j.Floor,
-		100*(1-j.rules.OffMedian), j.RefName, j.Reference)
+	return fmt.Sprintf("%s→%s %s Gb/s, under %s Gb/s (%.0f %% of the %s %s Gb/s)", j.Names[m.From], j.Names[m.To], Rate(m.Gbps), Rate(j.Floor),
+		100*(1-j.rules.OffMedian), j.RefName, Rate(j.Reference))
 }
 
 // Good lists the nodes no suspect names, best first (by the lower of
@@ -249,10 +250,14 @@ func (j Judgement) Good() []int {
 }
 
 // Retests are the tests that tell each suspect's side: a node or cable
-// suspect against a known-good partner in both directions; a pair suspect
-// once more, and each of its ends against a known-good partner. They are
-// grouped into rounds of disjoint pairs. With no known-good node there is
-// nothing to re-test against and no rounds.
+// suspect against a known-good partner in each direction; a pair suspect
+// once more, and each of its ends against a known-good partner. Suspects
+// get different partners while there are enough, and each direction runs
+// on its own, never with its reverse: a direction slow on one side delays
+// the acknowledgements of the reverse direction's traffic, which would
+// make a one-way fault look two-way. Tests are grouped into rounds in
+// which no node is in two tests. With no known-good node there is nothing
+// to re-test against and no rounds.
 func (j Judgement) Retests() [][]Test {
 	good := j.Good()
 	if len(good) == 0 {
@@ -264,24 +269,18 @@ func (j Judgement) Retests() [][]Test {
 			want = append(want, t)
 		}
 	}
-	pick := func(not ...int) int {
-		for _, g := range good {
-			if !slices.Contains(not, g) {
-				return g
-			}
-		}
-		return -1
-	}
-	for _, s := range j.Suspects {
+	partners := j.partners(good)
+	for i, s := range j.Suspects {
+		g := partners[i]
 		switch s.Kind {
 		case SuspectNode, SuspectCable:
-			if g := pick(s.Node); g >= 0 {
+			if g >= 0 {
 				add(Test{s.Node, g})
 				add(Test{g, s.Node})
 			}
 		case SuspectPair:
 			add(Test{s.Node, s.Peer})
-			if g := pick(s.Node, s.Peer); g >= 0 {
+			if g >= 0 {
 				add(Test{s.Node, g})
 				add(Test{g, s.Peer})
 			}
@@ -290,15 +289,37 @@ func (j Judgement) Retests() [][]Test {
 	return pack(want)
 }
 
-// pack groups tests into rounds in which no node is in two tests, keeping
-// both directions of a pair together (they run at once).
+// partners gives each suspect its known-good partner (-1: none): the good
+// nodes in turn, skipping the nodes under test.
+func (j Judgement) partners(good []int) []int {
+	out := make([]int, len(j.Suspects))
+	next := 0
+	for i, s := range j.Suspects {
+		out[i] = -1
+		not := []int{s.Node}
+		if s.Kind == SuspectPair {
+			not = append(not, s.Peer)
+		}
+		for k := range good {
+			g := good[(next+k)%len(good)]
+			if !slices.Contains(not, g) {
+				out[i] = g
+				next++
+				break
+			}
+		}
+	}
+	return out
+}
+
+// pack groups tests into rounds in which no node is in two tests.
 func pack(tests []Test) [][]Test {
 	var rounds [][]Test
 	busy := []map[int]bool{}
 	for _, t := range tests {
 		placed := false
 		for i := range rounds {
-			if (!busy[i][t.From] && !busy[i][t.To]) || sameFlipped(rounds[i], t) {
+			if !busy[i][t.From] && !busy[i][t.To] {
 				rounds[i] = append(rounds[i], t)
 				busy[i][t.From], busy[i][t.To] = true, true
 				placed = true
@@ -311,22 +332,6 @@ func pack(tests []Test) [][]Test {
 		}
 	}
 	return rounds
-}
-
-// sameFlipped reports whether a round already holds t's reverse direction
-// and nothing else on its two nodes.
-func sameFlipped(round []Test, t Test) bool {
-	has := false
-	for _, o := range round {
-		if o.From == t.To && o.To == t.From {
-			has = true
-			continue
-		}
-		if o.From == t.From || o.From == t.To || o.To == t.From || o.To == t.To {
-			return false
-		}
-	}
-	return has
 }
 
 // Resolve turns each suspect into a confirmed or cleared one from the
@@ -365,18 +370,11 @@ func (j *Judgement) Resolve(ms []Measurement) {
 		}
 		return *f, true
 	}
-	partner := func(not ...int) int {
-		for _, g := range good {
-			if !slices.Contains(not, g) {
-				return g
-			}
-		}
-		return -1
-	}
-	for _, s := range j.Suspects {
+	partners := j.partners(good)
+	for i, s := range j.Suspects {
+		g := partners[i]
 		switch s.Kind {
 		case SuspectNode, SuspectCable:
-			g := partner(s.Node)
 			txF, txOK := dirFailed(s.Node, g)
 			rxF, rxOK := dirFailed(g, s.Node)
 			if g < 0 || !txOK || !rxOK {
@@ -407,7 +405,6 @@ func (j *Judgement) Resolve(ms []Measurement) {
 				keep(s)
 				continue
 			}
-			g := partner(s.Node, s.Peer)
 			txF, _ := dirFailed(s.Node, g)
 			rxF, _ := dirFailed(g, s.Peer)
 			switch {
@@ -431,4 +428,17 @@ func (j Judgement) retestLine(from, to int, failed bool) string {
 		return fmt.Sprintf("re-test %s→%s: failed again", j.Names[from], j.Names[to])
 	}
 	return fmt.Sprintf("re-test %s→%s: passed", j.Names[from], j.Names[to])
+}
+
+// Rate writes a rate in Gb/s with three significant digits or so.
+func Rate(v float64) string {
+	switch {
+	case v < 1:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	case v < 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case v < 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
 }

@@ -62,19 +62,19 @@ func (r *Result) Report(schedule Schedule, tool, segment string) (*report.AllPai
 		case SuspectNode:
 			f.Subject = "port"
 			f.Title = "the node moves traffic at the segment's rate both ways"
-			f.Expected = fmt.Sprintf("at least %.1f Gb/s in each direction (%.0f %% of the %s %.1f Gb/s)", j.Floor, 100*j.Floor/max(j.Reference, 1e-9), j.RefName, j.Reference)
+			f.Expected = fmt.Sprintf("at least %s Gb/s in each direction (%.0f %% of the %s %s Gb/s)", Rate(j.Floor), 100*j.Floor/max(j.Reference, 1e-9), j.RefName, Rate(j.Reference))
 			f.Why = "every pair with this node is slow in both directions while the other pairs are not: the node's port, its cable or the node itself"
 			f.Fix = "check the node's port (ethtool, its error counters), reseat or replace its cable, then its switch port; reboot a node whose port trained degraded"
 		case SuspectCable:
 			f.Subject = "cable " + string(s.Side)
 			f.Title = "each direction of the node's cable moves traffic at the segment's rate"
-			f.Expected = fmt.Sprintf("at least %.1f Gb/s", j.Floor)
+			f.Expected = fmt.Sprintf("at least %s Gb/s", Rate(j.Floor))
 			f.Why = "one direction of one node's link is slow with every partner and the other direction is not: a shaper, a transceiver or a fibre on one side"
 			f.Fix = "look at that direction: the node's qdisc (tc qdisc show), its transmit and the switch port's counters, the cable's transceiver"
 		default:
 			f.Host, f.Subject = "", r.SuspectName(s)
 			f.Title = "every pair moves traffic at the segment's rate"
-			f.Expected = fmt.Sprintf("at least %.1f Gb/s", j.Floor)
+			f.Expected = fmt.Sprintf("at least %s Gb/s", Rate(j.Floor))
 			f.Why = "this path alone is slow while both ends are fine with others: the switch's path between their ports (a trunk, a bad ECMP member) or a route"
 			f.Fix = "compare the two switch ports' counters and the path between them; trace the route (ip route get)"
 		}

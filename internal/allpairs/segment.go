@@ -101,6 +101,15 @@ func FindSegment(names []string, addrs [][]Addr, want netip.Prefix) (Segment, er
 		return subs[i].String() < subs[j].String()
 	})
 	best := subs[0]
+	if !want.IsValid() && len(subs) > 1 && len(cands[subs[1]].nodes) == len(cands[best].nodes) {
+		var tied []string
+		for _, sub := range subs {
+			if len(cands[sub].nodes) == len(cands[best].nodes) {
+				tied = append(tied, fmt.Sprintf("%s (%s)", sub, cands[sub].nodes[minKey(cands[sub].nodes)].Dev))
+			}
+		}
+		return Segment{}, fmt.Errorf("%d subnets hold %d nodes each: %s; pick one with --subnet", len(tied), len(cands[best].nodes), strings.Join(tied, ", "))
+	}
 	seg := Segment{Subnet: best, Addrs: make([]Addr, len(names))}
 	var missing []string
 	for i := range names {
@@ -136,4 +145,14 @@ func PairAddrs(a, b []Addr) (Addr, Addr, bool) {
 		}
 	}
 	return Addr{}, Addr{}, false
+}
+
+func minKey(m map[int]Addr) int {
+	k := -1
+	for i := range m {
+		if k < 0 || i < k {
+			k = i
+		}
+	}
+	return k
 }

@@ -35,6 +35,16 @@ func TestFindSegment(t *testing.T) {
 	a := up("docker0 UP 172.17.0.1/16\neth1 UP 10.9.0.1/24\n")
 	b := up("docker0 UP 172.17.0.1/16\neth1 UP 10.9.0.2/24\n")
 	c := up("docker0 UP 172.17.0.1/16\n")
+	// two subnets with every node: the user says which
+	m1 := up("enP7s7 UP 10.1.0.1/24\neth1 UP 10.9.0.1/24\n")
+	m2 := up("enP7s7 UP 10.1.0.2/24\neth1 UP 10.9.0.2/24\n")
+	if _, err := FindSegment([]string{"a", "b"}, [][]Addr{m1, m2}, netip.Prefix{}); err == nil ||
+		err.Error() != "2 subnets hold 2 nodes each: 10.1.0.0/24 (enP7s7), 10.9.0.0/24 (eth1); pick one with --subnet" {
+		t.Fatalf("%v", err)
+	}
+	if seg, err := FindSegment([]string{"a", "b"}, [][]Addr{m1, m2}, netip.MustParsePrefix("10.9.0.0/16")); err != nil || seg.Addrs[1].Prefix.String() != "10.9.0.2/24" {
+		t.Fatalf("%v %+v", err, seg)
+	}
 	if _, err := FindSegment([]string{"a", "b", "c"}, [][]Addr{a, b, c}, netip.Prefix{}); err == nil || !strings.Contains(err.Error(), "c: no address in 10.9.0.0/24") {
 		t.Fatalf("%v", err)
 	}

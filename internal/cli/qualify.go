@@ -181,7 +181,7 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 		return exitf(ExitUnknown, "qualify: %s", strings.Join(parts, "; "))
 	}
 	fmt.Fprintf(env.Stderr, "qualify: %d nodes, %s per test, set up in %.1f s\n", len(hosts), d, time.Since(prep).Seconds())
-	m := &allpairs.TCPProbe{X: x, Hosts: hosts, Addr: addrOf, Port: o.port, Streams: o.streams, Probe: probe, Pings: 20}
+	m := &allpairs.TCPProbe{X: x, Hosts: hosts, Addr: addrOf, Port: o.port, Streams: o.streams, Probe: probe, Pings: 1}
 	schedule := allpairs.AllPairs
 	if o.ring {
 		schedule = allpairs.Ring
