@@ -17,7 +17,6 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/allpairs"
 	"github.com/sparkrig/sparkrig/internal/bench"
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
@@ -206,7 +205,7 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 	return statusError(exitFor(rep.Status))
 }
 
-func writeQualify(env *Env, output, format string, rep *report.Report, findings []check.Finding) error {
+func writeQualify(env *Env, output, format string, rep *report.Report, findings []report.Finding) error {
 	var buf bytes.Buffer
 	var err error
 	switch format {

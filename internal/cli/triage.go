@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sparkrig/sparkrig/internal/bench"
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/triage"
@@ -106,7 +105,7 @@ func runTriage(ctx context.Context, env *Env, o *triageOptions) error {
 	return statusError(exitFor(rep.Status))
 }
 
-func writeTriage(env *Env, output, format string, rep *report.Report, findings []check.Finding) error {
+func writeTriage(env *Env, output, format string, rep *report.Report, findings []report.Finding) error {
 	var buf bytes.Buffer
 	var err error
 	switch format {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -34,7 +33,7 @@ func AllPairsText(w io.Writer, ap *report.AllPairs, opt Options) error {
 	} else {
 		b.WriteString("  suspects\n")
 		for _, s := range ap.Suspects {
-			word := sevBadge(map[string]check.Severity{"confirmed": check.Fail, "suspect": check.Warn, "cleared": check.OK}[s.Status], opt.Color)
+			word := sevBadge(map[string]report.Severity{"confirmed": report.Fail, "suspect": report.Warn, "cleared": report.OK}[s.Status], opt.Color)
 			hang(&b, "    "+padRight(word, 4)+"  ", "          ", fmt.Sprintf("%s — %s %s", Line(s.Name), s.Kind, s.Status), opt.Width)
 			for _, e := range s.Evidence {
 				hang(&b, "          ", "            ", Line(e), opt.Width)
@@ -120,11 +119,11 @@ func matrixText(b *strings.Builder, ap *report.AllPairs, opt Options) {
 			case i == j:
 				s = "·"
 			case v < 0:
-				s = paint(check.Fail, "×", opt.Color)
+				s = paint(report.Fail, "×", opt.Color)
 			case v == 0:
 				s = "-"
 			case v < ap.Floor:
-				s = paint(check.Fail, rate(v)+"!", opt.Color)
+				s = paint(report.Fail, rate(v)+"!", opt.Color)
 			default:
 				s = rate(v) + " "
 			}

@@ -7,14 +7,13 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // TriageText writes a triage for a terminal: the verdict and the first
 // failing rank with the evidence, the findings, the ranks' operation
 // counts at both samples, the libnccl builds, the GPUs and the log tails.
-func TriageText(w io.Writer, t *report.Triage, findings []check.Finding, opt Options) error {
+func TriageText(w io.Writer, t *report.Triage, findings []report.Finding, opt Options) error {
 	w = safe(w)
 	opt = textDefaults(opt)
 	var b strings.Builder
@@ -135,14 +134,14 @@ func pair(v [2]float64, unit string) string {
 	return s(v[0]) + " → " + s(v[1]) + " " + unit
 }
 
-var triagePage = template.Must(template.New("triage").Funcs(template.FuncMap{"ops": opsText, "pair": pair}).Parse(`<!doctype html>
+var triagePage = template.Must(template.New("triage").Funcs(template.FuncMap{"ops": opsText, "pair": pair, "remedy": remedyText}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>sparkrig triage · {{.T.Verdict}}</title>
 <style>body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{padding:.2em .8em;text-align:left;border-bottom:1px solid #eee}
 .fail{color:#b00;font-weight:bold}.warn{color:#a60;font-weight:bold}pre{background:#f6f6f6;padding:.5em}</style></head><body>
 <h1>Triage: {{.T.Verdict}}</h1>
 <p>{{len .T.Nodes}} node(s){{if .T.NCCLVersion}} · NCCL {{.T.NCCLVersion}}{{end}} · samples {{printf "%.0f" .T.IntervalSeconds}} s apart{{if ge .T.FirstRank 0}} · <b>first failing rank {{.T.FirstRank}}{{if .T.FirstNode}} on {{.T.FirstNode}}{{end}}</b>{{end}}</p>
 <ul>{{range .T.Evidence}}<li>{{.}}</li>{{end}}</ul>
-{{range .F}}<p><span class="{{.Severity}}">{{.Severity}}</span> {{.ID}} — {{.Host}} {{.Subject}}<br>seen: {{.Observed}}<br>why: {{.Why}}<br>fix: {{.Fix}}<br><small>{{.Source}}</small></p>{{end}}
+{{range .F}}<p><span class="{{.Severity}}">{{.Severity}}</span> {{.ID}} — {{.Host}} {{.Subject}}<br>seen: {{.Observed}}<br>why: {{.Why}}<br>fix: {{remedy .Remedy}}<br><small>{{.Source}}</small></p>{{end}}
 {{if .T.Ranks}}<h2>Ranks</h2><table><tr><th>rank</th><th>node</th><th>pid</th><th>operations</th><th></th></tr>
 {{range .T.Ranks}}<tr><td>{{.Rank}}</td><td>{{if .Node}}{{.Node}}{{else}}{{.Addr}}{{end}}</td><td>{{.PID}}</td><td>{{ops .Ops}}</td><td>{{if .Missing}}missing{{end}} {{.Error}}</td></tr>{{end}}</table>{{end}}
 {{if .T.Libraries}}<h2>libnccl</h2><table><tr><th>path</th><th>build ID</th><th>version</th><th>nodes</th></tr>
@@ -156,10 +155,10 @@ var triagePage = template.Must(template.New("triage").Funcs(template.FuncMap{"op
 
 // TriageHTML writes the triage as a page; html/template escapes every
 // string from the nodes.
-func TriageHTML(w io.Writer, t *report.Triage, findings []check.Finding) error {
+func TriageHTML(w io.Writer, t *report.Triage, findings []report.Finding) error {
 	return triagePage.Execute(w, struct {
 		T *report.Triage
-		F []check.Finding
+		F []report.Finding
 	}{t, findings})
 }
 
@@ -188,7 +187,7 @@ func TriagePrometheus(w io.Writer, t *report.Triage) error {
 
 // FindingsText writes findings one after the other, each with what was
 // seen, why it matters, the fix and the source, within opt.Width.
-func FindingsText(w io.Writer, findings []check.Finding, opt Options) error {
+func FindingsText(w io.Writer, findings []report.Finding, opt Options) error {
 	w = safe(w)
 	opt = textDefaults(opt)
 	var b strings.Builder
@@ -197,7 +196,7 @@ func FindingsText(w io.Writer, findings []check.Finding, opt Options) error {
 	return err
 }
 
-func findingsText(b *strings.Builder, findings []check.Finding, opt Options) {
+func findingsText(b *strings.Builder, findings []report.Finding, opt Options) {
 	if len(findings) == 0 {
 		return
 	}
@@ -211,7 +210,7 @@ func findingsText(b *strings.Builder, findings []check.Finding, opt Options) {
 		writeField(b, "        ", "seen", Line(f.Observed), opt.Width, false)
 		writeField(b, "        ", "expected", Line(f.Expected), opt.Width, false)
 		writeField(b, "        ", "why", Line(f.Why), opt.Width, false)
-		writeField(b, "        ", "fix", f.Fix, opt.Width, false)
+		writeField(b, "        ", "fix", remedyText(f.Remedy), opt.Width, true)
 		writeField(b, "        ", "source", Line(f.Source), opt.Width, false)
 	}
 }

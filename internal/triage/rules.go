@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // Verdicts, worst first.
@@ -56,7 +56,7 @@ type Diagnosis struct {
 	FirstRank int    // the first failing rank (-1: none named)
 	FirstNode string // its node
 	Evidence  []string
-	Findings  []check.Finding
+	Findings  []report.Finding
 	Ranks     []RankView
 	Version   string
 	Interval  time.Duration
@@ -100,9 +100,9 @@ func Diagnose(first, second []Sample, interval time.Duration) Diagnosis {
 		d.Verdict = VerdictUnknown
 		d.Evidence = append(d.Evidence, fmt.Sprintf("%d NCCL process(es) found, but NCCL's RAS service answered on no node", procs),
 			"RAS is off (NCCL_RAS_ENABLE=0), older than NCCL 2.24, listening elsewhere (NCCL_RAS_ADDR), or the process holding port 28028 is itself stopped")
-		d.Findings = append(d.Findings, check.Finding{ID: "triage.ras-silent", Severity: check.NotEvaluated, Subject: "RAS",
+		d.Findings = append(d.Findings, report.Finding{ID: "triage.ras-silent", Severity: report.NotEvaluated, Subject: "RAS",
 			Title: "NCCL's RAS service answers", Observed: d.Evidence[0], Expected: "an answer on localhost:28028 of a node of the job",
-			Why: "without RAS the ranks' operation counts are unknown", Fix: "run the job with NCCL_RAS_ENABLE=1 (the default from NCCL 2.24); check `ncclras` on a node of the job", Source: rulesSource})
+			Why: "without RAS the ranks' operation counts are unknown", Remedy: report.Manual(report.ActionConfigure, "run the job with NCCL_RAS_ENABLE=1 (the default from NCCL 2.24); check `ncclras` on a node of the job"), Source: rulesSource})
 		return d
 	}
 	d.Version = last.NCCLVersion
@@ -120,10 +120,10 @@ func Diagnose(first, second []Sample, interval time.Duration) Diagnosis {
 	}
 	for _, r := range d.Ranks {
 		if r.Error != "" {
-			d.Findings = append(d.Findings, check.Finding{ID: "triage.rank-error", Severity: check.Warn, Host: r.Node, Subject: fmt.Sprintf("rank %d", r.Rank),
+			d.Findings = append(d.Findings, report.Finding{ID: "triage.rank-error", Severity: report.Warn, Host: r.Node, Subject: fmt.Sprintf("rank %d", r.Rank),
 				Title: "no rank reports an asynchronous error", Observed: fmt.Sprintf("rank %d (pid %d) reports %s", r.Rank, r.PID, r.Error),
 				Expected: "none", Why: "a rank reports the error it sees, often caused by another rank (a dead peer shows as a remote error)",
-				Fix: "look first at the rank named as failing", Source: rulesSource})
+				Remedy: report.Manual(report.ActionInspect, "look first at the rank named as failing"), Source: rulesSource})
 		}
 	}
 	if len(missing) > 0 {
@@ -132,10 +132,10 @@ func Diagnose(first, second []Sample, interval time.Duration) Diagnosis {
 		for _, r := range missing {
 			d.Evidence = append(d.Evidence, fmt.Sprintf("rank %d (pid %d on %s) is missing from RAS's answer", r.Rank, r.PID, where(r)))
 		}
-		d.Findings = append(d.Findings, check.Finding{ID: "triage.rank-missing", Severity: check.Fail, Host: m.Node, Subject: fmt.Sprintf("rank %d", m.Rank),
+		d.Findings = append(d.Findings, report.Finding{ID: "triage.rank-missing", Severity: report.Fail, Host: m.Node, Subject: fmt.Sprintf("rank %d", m.Rank),
 			Title: "every rank of the job answers", Observed: strings.Join(d.Evidence, "; "), Expected: "every rank present",
 			Why:    "a rank missing from RAS's answer means its process died, was stopped, or its node is unreachable: the others wait for it forever",
-			Fix:    fmt.Sprintf("on %s: is pid %d alive (ps -o stat= -p %d: T is stopped), the node's kernel log (OOM killer, Xid), its network", where(m), m.PID, m.PID),
+			Remedy: report.Manual(report.ActionInspect, fmt.Sprintf("on %s: is pid %d alive (ps -o stat= -p %d: T is stopped), the node's kernel log (OOM killer, Xid), its network", where(m), m.PID, m.PID)),
 			Source: rulesSource})
 		d.spinning(first1(second, first))
 		return d
@@ -171,10 +171,10 @@ func Diagnose(first, second []Sample, interval time.Duration) Diagnosis {
 			if lo.Ops[1] == hi.Ops[1] {
 				d.Verdict = VerdictStuck
 				d.Evidence = append(d.Evidence, fmt.Sprintf("every rank frozen at operation %d for %s", lo.Ops[1], interval.Round(time.Second)))
-				d.Findings = append(d.Findings, check.Finding{ID: "triage.stuck", Severity: check.Fail, Subject: "job",
+				d.Findings = append(d.Findings, report.Finding{ID: "triage.stuck", Severity: report.Fail, Subject: "job",
 					Title: "the job's operation counts move", Observed: d.Evidence[len(d.Evidence)-1], Expected: "counts that grow between samples",
-					Why: "frozen and equal counts on every rank mean all ranks entered the same collective and none leaves it: a stuck kernel or host (a hang in NCCL, the driver or the network)",
-					Fix: "look at the GPUs' state (a busy GPU at idle power is a spinning kernel), the kernel log (Xid), and the NCCL log with NCCL_DEBUG=INFO", Source: rulesSource})
+					Why:    "frozen and equal counts on every rank mean all ranks entered the same collective and none leaves it: a stuck kernel or host (a hang in NCCL, the driver or the network)",
+					Remedy: report.Manual(report.ActionInspect, "look at the GPUs' state (a busy GPU at idle power is a spinning kernel), the kernel log (Xid), and the NCCL log with NCCL_DEBUG=INFO"), Source: rulesSource})
 			} else {
 				d.Verdict, d.FirstRank, d.FirstNode = VerdictOutOfSync, lo.Rank, lo.Node
 				d.Evidence = append(d.Evidence, fmt.Sprintf("counts frozen for %s but different: rank %d (pid %d on %s) at operation %d, others up to %d",
@@ -233,11 +233,11 @@ func lagging(a, b *Status) *lag {
 	return nil
 }
 
-func outOfSync(r RankView, obs string) check.Finding {
-	return check.Finding{ID: "triage.out-of-sync", Severity: check.Fail, Host: r.Node, Subject: fmt.Sprintf("rank %d", r.Rank),
+func outOfSync(r RankView, obs string) report.Finding {
+	return report.Finding{ID: "triage.out-of-sync", Severity: report.Fail, Host: r.Node, Subject: fmt.Sprintf("rank %d", r.Rank),
 		Title: "every rank launches the same collectives", Observed: obs, Expected: "equal counts, or counts that move",
-		Why: "counts frozen but different mean the ranks are out of sync: the others wait in a collective the lagging rank never launched (its host thread is stuck, or the ranks' code paths diverged)",
-		Fix: fmt.Sprintf("look at the lagging rank's host thread (py-spy dump --pid %d, or its log) and what it waits for", r.PID), Source: rulesSource}
+		Why:    "counts frozen but different mean the ranks are out of sync: the others wait in a collective the lagging rank never launched (its host thread is stuck, or the ranks' code paths diverged)",
+		Remedy: report.Manual(report.ActionInspect, fmt.Sprintf("look at the lagging rank's host thread (py-spy dump --pid %d, or its log) and what it waits for", r.PID)), Source: rulesSource}
 }
 
 func first1(second, first []Sample) []Sample {
@@ -264,12 +264,12 @@ func (d *Diagnosis) spinning(samples []Sample) bool {
 				continue
 			}
 			found = true
-			d.Findings = append(d.Findings, check.Finding{ID: "triage.spinning", Severity: check.Warn, Host: s.Host, Subject: fmt.Sprintf("GPU %d", g.Index),
+			d.Findings = append(d.Findings, report.Finding{ID: "triage.spinning", Severity: report.Warn, Host: s.Host, Subject: fmt.Sprintf("GPU %d", g.Index),
 				Title:    "a busy GPU draws power",
 				Observed: fmt.Sprintf("%.0f %% utilisation at %.1f W (idle power: under %.0f W)", g.Util, g.Power, limit),
 				Expected: "utilisation and power together",
 				Why:      "a kernel that spins waiting for a peer keeps the GPU 'busy' at idle power: with frozen operation counts it is the stuck collective",
-				Fix:      "find which rank the kernel waits for (the rank named first); a spinning kernel never ends by itself",
+				Remedy:   report.Manual(report.ActionInspect, "find which rank the kernel waits for (the rank named first); a spinning kernel never ends by itself"),
 				Source:   rulesSource})
 		}
 	}
@@ -461,9 +461,9 @@ func (d *Diagnosis) libraryFindings() {
 	if len(versions) == 1 {
 		why = "identical version strings can hide different binaries (pip's nvidia-nccl-cu13 2.28.9 and the DGX OS libnccl2 2.28.9 differ, and swapping one fixed a 20-minute allgather hang)"
 	}
-	d.Findings = append(d.Findings, check.Finding{ID: "triage.nccl-builds-differ", Severity: check.Warn, Subject: "libnccl",
+	d.Findings = append(d.Findings, report.Finding{ID: "triage.nccl-builds-differ", Severity: report.Warn, Subject: "libnccl",
 		Title: "every rank runs the same libnccl build", Observed: strings.Join(parts, "; "), Expected: "one build ID",
-		Why: why, Fix: "make every node load the same libnccl (LD_LIBRARY_PATH, the wheel or the system package, not both)",
+		Why: why, Remedy: report.Manual(report.ActionConfigure, "make every node load the same libnccl (LD_LIBRARY_PATH, the wheel or the system package, not both)"),
 		Source: "vllm-project/vllm #41725 (build IDs a7f420a1 and c0db9360 of NCCL 2.28.9); marin-community/marin #7344"})
 }
 

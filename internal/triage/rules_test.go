@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/fixture"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // recorded is one node's sample made of a recording: the RAS answers in
@@ -38,7 +38,7 @@ func recorded(t *testing.T, host, name string, pids ...int) Sample {
 	return s
 }
 
-func ids(fs []check.Finding) []string {
+func ids(fs []report.Finding) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.ID)
