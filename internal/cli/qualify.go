@@ -191,7 +191,7 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 	ap, findings := res.Report(schedule, "sparkrig TCP probe", segment)
 	rep := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version, Command: "qualify",
 		GeneratedAt: env.Now().UTC(), AllPairs: ap, Cluster: &report.Cluster{Links: []report.Link{}, Findings: findings}, Hosts: []report.Host{}}
-	rep.Status = reportStatus(rep, false)
+	rep.Status = findingsStatus(findings, false)
 	if runErr != nil {
 		rep.Status = report.VerdictUnknown
 	}
@@ -269,4 +269,21 @@ func nodeAddrs(ctx context.Context, t nodeExec, hosts []string, perHost time.Dur
 		}
 	}
 	return addrs, nil
+}
+
+// findingsStatus is the verdict of a report made of findings alone
+// (qualify, triage): the worst finding's, ok with none; unknown instead of
+// ok when bad (some evidence could not be had).
+func findingsStatus(fs []report.Finding, bad bool) report.Verdict {
+	v := report.VerdictNone
+	for _, f := range fs {
+		v = report.Worse(v, f.Severity.Verdict())
+	}
+	if bad {
+		v = report.Worse(v, report.VerdictUnknown)
+	}
+	if v == report.VerdictNone {
+		return report.VerdictOK
+	}
+	return v
 }

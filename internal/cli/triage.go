@@ -98,7 +98,7 @@ func runTriage(ctx context.Context, env *Env, o *triageOptions) error {
 			fmt.Fprintf(env.Stderr, "sparkrig: triage: %s: %s\n", render.Line(s.Host), render.Line(s.Err))
 		}
 	}
-	rep.Status = reportStatus(rep, unreached || d.Verdict == triage.VerdictUnknown || d.Verdict == triage.VerdictNoJob)
+	rep.Status = findingsStatus(d.Findings, unreached || d.Verdict == triage.VerdictUnknown || d.Verdict == triage.VerdictNoJob)
 	if err := writeTriage(env, o.output, o.format, rep, d.Findings); err != nil {
 		return exitf(ExitUnknown, "triage: %v", err)
 	}

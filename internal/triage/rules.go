@@ -362,7 +362,7 @@ func nodeOf(r Rank, samples []Sample, answered string) string {
 	for _, s := range samples {
 		hasAddr := false
 		for _, a := range s.Addrs {
-			if p, _, err := net.ParseCIDR(a); err == nil && ip != nil && p.Equal(ip) {
+			if p, _, err := net.ParseCIDR(a); err == nil && ip != nil && !ip.IsLoopback() && p.Equal(ip) {
 				hasAddr = true
 			}
 		}

@@ -2,6 +2,7 @@ package triage
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"strings"
 )
@@ -48,4 +49,38 @@ func ServeRecording(c io.ReadWriteCloser, r Replay) {
 			c.Write([]byte("ERROR unknown command\n"))
 		}
 	}
+}
+
+// ReadRecording reads a recorded RAS session in the framed form of
+// testdata/ras (a "CMD:" line with what the client sent, then the
+// server's answer between "=== BEGIN VERBATIM ===" and "=== END VERBATIM
+// ==="; no block when it did not answer) as a Replay. The first answer
+// to each command is kept.
+func ReadRecording(b []byte) Replay {
+	r := Replay{}
+	var cmd, prev string
+	var cur *bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		switch {
+		case strings.HasPrefix(l, "CMD: "):
+			prev, cmd = cmd, strings.TrimPrefix(l, "CMD: ")
+		case l == "=== BEGIN VERBATIM ===":
+			cur = &bytes.Buffer{}
+		case l == "=== END VERBATIM ===" && cur != nil:
+			key := cmd
+			if cmd == "VERBOSE STATUS" && prev == "SET FORMAT json" {
+				key = "json " + cmd
+			}
+			if _, ok := r[key]; !ok {
+				r[key] = bytes.Clone(cur.Bytes())
+			}
+			cur = nil
+		case cur != nil:
+			cur.WriteString(l + "\n")
+		}
+	}
+	return r
 }

@@ -153,7 +153,7 @@ func TestParseRejectsOtherText(t *testing.T) {
 // and the status command with the recorded reply, then closes.
 func standIn(t testing.TB, name string) string {
 	t.Helper()
-	ex := recording(t, name)
+	rec := ReadRecording(fixture.Read(t, filepath.Join("testdata", "ras", name)))
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -165,27 +165,10 @@ func standIn(t testing.TB, name string) string {
 			if err != nil {
 				return
 			}
-			go ServeRecording(c, ex2map(ex))
+			go ServeRecording(c, rec)
 		}
 	}()
 	return l.Addr().String()
-}
-
-func ex2map(ex []exchange) Replay {
-	r := Replay{}
-	for i, e := range ex {
-		if e.answer == nil {
-			continue
-		}
-		key := e.cmd
-		if e.cmd == "VERBOSE STATUS" && i > 0 && ex[i-1].cmd == "SET FORMAT json" {
-			key = "json " + e.cmd
-		}
-		if _, ok := r[key]; !ok {
-			r[key] = e.answer
-		}
-	}
-	return r
 }
 
 func TestQueryAgainstStandInReplayingARecording(t *testing.T) {
