@@ -128,4 +128,3 @@ func BenchmarkRigTriage(b *testing.B) {
 		}
 	}
 }
-
