@@ -11,7 +11,7 @@ import (
 func (r *Result) SuspectName(s Suspect) string {
 	switch s.Kind {
 	case SuspectNode:
-		return r.Names[s.Node]
+		return r.Names[s.Node] + " (both directions of its port)"
 	case SuspectCable:
 		if s.Side == Tx {
 			return r.Names[s.Node] + "'s cable, sending (" + r.Names[s.Node] + " → switch)"
@@ -55,7 +55,7 @@ func (r *Result) Report(schedule Schedule, tool, segment string) (*report.AllPai
 		if s.Status != "confirmed" {
 			sev = report.Warn
 		}
-		f := report.Finding{ID: "allpairs." + s.Kind, Severity: sev, Host: r.Names[s.Node], Subject: r.SuspectName(s),
+		f := report.Finding{ID: "allpairs." + s.Kind, Severity: sev, Host: r.Names[s.Node],
 			Observed: strings.Join(s.Evidence, "; "), Source: RulesSource}
 		switch s.Kind {
 		case SuspectNode:

@@ -19,11 +19,11 @@ func AllPairsText(w io.Writer, ap *report.AllPairs, opt Options) error {
 	w = safe(w)
 	opt = textDefaults(opt)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s · %d nodes · %d rounds of %.1f s · %s", ap.Schedule, len(ap.Nodes), ap.Rounds, ap.TestSeconds, Line(ap.Tool))
+	head := fmt.Sprintf("%s · %d nodes · %d rounds of %.1f s · %s", ap.Schedule, len(ap.Nodes), ap.Rounds, ap.TestSeconds, Line(ap.Tool))
 	if ap.Segment != "" {
-		fmt.Fprintf(&b, " · %s", Line(ap.Segment))
+		head += " · " + Line(ap.Segment)
 	}
-	fmt.Fprintf(&b, " · %.1f s\n", ap.WallSeconds)
+	hang(&b, "", "  ", head+fmt.Sprintf(" · %.1f s", ap.WallSeconds), opt.Width)
 	hang(&b, "  ", "  ", fmt.Sprintf("reference: %s %s; a direction passes at %s or more", ap.RefName, gbps(ap.Reference), gbps(ap.Floor)), opt.Width)
 	b.WriteString("\n")
 	matrixText(&b, ap, opt)
@@ -34,25 +34,28 @@ func AllPairsText(w io.Writer, ap *report.AllPairs, opt Options) error {
 		b.WriteString("  suspects\n")
 		for _, s := range ap.Suspects {
 			word := sevBadge(map[string]report.Severity{"confirmed": report.Fail, "suspect": report.Warn, "cleared": report.OK}[s.Status], opt.Color)
-			hang(&b, "    "+padRight(word, 4)+"  ", "          ", fmt.Sprintf("%s — %s %s", Line(s.Name), s.Kind, s.Status), opt.Width)
+			hang(&b, "    "+padRight(word, 4)+"  ", "          ", fmt.Sprintf("%s — %s", Line(s.Name), s.Status), opt.Width)
 			for _, e := range s.Evidence {
 				hang(&b, "          ", "            ", Line(e), opt.Width)
 			}
 		}
 	}
-	b.WriteString("\n  nodes       sent (passed, median)     received (passed, median)\n")
-	nameW := 10
+	nameW := 4
 	for _, s := range ap.Scores {
 		nameW = max(nameW, min(vlen(Line(s.Node)), 24))
 	}
+	hdr, _ := cut(fmt.Sprintf("  %s  %s  %s", padRight("   node", nameW+4), padRight("sent: passed, median", 24), "received: passed, median"), opt.Width)
+	b.WriteString("\n" + strings.TrimRight(hdr, " ") + "\n")
 	for i, s := range ap.Scores {
 		name := Line(s.Node)
 		if vlen(name) > nameW {
 			name, _ = cut(name, nameW)
 		}
-		line := fmt.Sprintf("  %2d %s  %d/%d %s   %d/%d %s", i+1, padRight(name, nameW), s.TxPass, s.TxTests, gbps(s.TxMedian), s.RxPass, s.RxTests, gbps(s.RxMedian))
+		tx := fmt.Sprintf("%d/%d  %s", s.TxPass, s.TxTests, gbps(s.TxMedian))
+		rx := fmt.Sprintf("%d/%d  %s", s.RxPass, s.RxTests, gbps(s.RxMedian))
+		line := fmt.Sprintf("  %2d %s  %s  %s", i+1, padRight(name, nameW+1), padRight(tx, 24), rx)
 		l, _ := cut(line, opt.Width)
-		b.WriteString(l + "\n")
+		b.WriteString(strings.TrimRight(l, " ") + "\n")
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -102,7 +105,11 @@ func matrixText(b *strings.Builder, ap *report.AllPairs, opt Options) {
 		hang(b, "  ", "  ", fmt.Sprintf("the %d×%d matrix needs %d columns: see --format html or json", n, n, 6+n*cell), opt.Width)
 		return
 	}
-	b.WriteString("  " + padRight("Gb/s from ↓ to →", lead-2))
+	corner := "Gb/s from ↓ to →"
+	if vlen(corner) > lead-2 {
+		corner = "Gb/s"
+	}
+	b.WriteString("  " + padRight(corner, lead-2))
 	for j := range n {
 		b.WriteString(fmt.Sprintf("%*d", cell, j+1))
 	}

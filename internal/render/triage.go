@@ -210,7 +210,7 @@ func findingsText(b *strings.Builder, findings []report.Finding, opt Options) {
 		writeField(b, "        ", "seen", Line(f.Observed), opt.Width, false)
 		writeField(b, "        ", "expected", Line(f.Expected), opt.Width, false)
 		writeField(b, "        ", "why", Line(f.Why), opt.Width, false)
-		writeField(b, "        ", "fix", remedyText(f.Remedy), opt.Width, true)
+		writeField(b, "        ", "fix", remedyText(f.Remedy), opt.Width, false)
 		writeField(b, "        ", "source", Line(f.Source), opt.Width, false)
 	}
 }
