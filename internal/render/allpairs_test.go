@@ -45,7 +45,7 @@ func TestAllPairsTextFitsTheWidth(t *testing.T) {
 		if w < 80 && !strings.Contains(out, "the 8×8 matrix needs") && !strings.Contains(out, "7     8\n") {
 			t.Errorf("width %d: neither matrix nor note:\n%s", w, out)
 		}
-		for _, want := range []string{"FAIL  node-3", "FAIL  node-6's cable, sending (node-6 → switch) — confirmed", "re-test node-2→node-6: passed"} {
+		for _, want := range []string{"FAIL  node-3", "FAIL  node-6's cable, sending (node-6 → switch) — confirmed", "re-test node-4→node-6: passed"} {
 			if w >= 80 && !strings.Contains(out, want) {
 				t.Errorf("width %d: no %q:\n%s", w, want, out)
 			}
