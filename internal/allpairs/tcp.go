@@ -26,6 +26,9 @@ type TCPProbe struct {
 	Probe   string // the sparkrig binary on the nodes
 	Pings   int
 	seq     int
+
+	persistent bool     // Servers runs a server on every node for the run
+	stop       []func() // ends them
 }
 
 // Measure runs one round.
@@ -34,8 +37,10 @@ func (p *TCPProbe) Measure(ctx context.Context, tests []Test, d time.Duration) [
 	st := bench.Step{ID: fmt.Sprintf("allpairs/round-%d", p.seq), Kind: "allpairs", Tool: "sparkrig-probe", Timeout: d + 60*time.Second}
 	for _, t := range tests {
 		listen := fmt.Sprintf("%s:%d", p.Addr(t.To, t.From), p.Port)
-		st.Servers = append(st.Servers, bench.Cmd{Host: p.Hosts[t.To], Role: bench.RoleServer, ListenPort: p.Port,
-			Argv: []string{p.Probe, "bench", "probe-server", "--listen", listen, "--once"}})
+		if !p.persistent {
+			st.Servers = append(st.Servers, bench.Cmd{Host: p.Hosts[t.To], Role: bench.RoleServer, ListenPort: p.Port,
+				Argv: []string{p.Probe, "bench", "probe-server", "--listen", listen, "--once"}})
+		}
 		st.Clients = append(st.Clients, bench.Cmd{Host: p.Hosts[t.From], Role: bench.RoleClient,
 			Argv: []string{p.Probe, "bench", "probe-client", "--connect", listen, "--bind", p.Addr(t.From, t.To),
 				"--streams", strconv.Itoa(max(p.Streams, 1)), "--duration", d.String(), "--pings", strconv.Itoa(max(p.Pings, 1))}})

@@ -187,6 +187,14 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 	}
 	rules := allpairs.DefaultRules
 	rules.Expected = o.expected
+	if !o.ring {
+		// one server per node for the whole run: a round starts its clients only
+		if err := m.Servers(ctx, runDir); err != nil {
+			m.Stop()
+			return exitf(ExitUnknown, "qualify: %v", err)
+		}
+		defer m.Stop()
+	}
 	res, runErr := allpairs.Run(ctx, m, hosts, schedule, d, rules)
 	ap, findings := res.Report(schedule, "sparkrig TCP probe", segment)
 	rep := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version, Command: "qualify",
