@@ -270,3 +270,22 @@ func TestRunInterrupted(t *testing.T) {
 		t.Fatalf("an interrupted run says so: %v %d", err, len(r.Measurements))
 	}
 }
+
+func TestRunRingRetestsTheFailingDirection(t *testing.T) {
+	// a ring of six: cable n2→n3 slow in that direction, every time; the
+	// n5→n6 direction fails once only
+	f := uniform(6, 9.4)
+	f.paths[Test{1, 2}] = 1.0
+	f.flaky[Test{4, 5}] = true
+	r, err := Run(context.Background(), f, names(6), Ring, time.Second, DefaultRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(r); !reflect.DeepEqual(got, []string{"pair n5→n6 cleared", "pair n2→n3 confirmed"}) {
+		t.Fatalf("suspects %q", got)
+	}
+	// two phases, then the two failing directions again, together
+	if len(f.calls) != 3 || !reflect.DeepEqual(f.calls[2], []Test{{4, 5}, {1, 2}}) {
+		t.Fatalf("calls %v", f.calls)
+	}
+}

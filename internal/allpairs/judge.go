@@ -137,6 +137,11 @@ type Judgement struct {
 	Scores    []NodeScore
 	Suspects  []Suspect
 	rules     Rules
+	// Ring marks a direct-cabled ring: a node has cables to its two
+	// neighbours only, so there is no known-good partner to re-test
+	// against, and a failing direction is measured again on its own.
+	Ring  bool
+	first []Measurement
 }
 
 // Pass reports whether one measurement passes against the floor.
@@ -155,7 +160,7 @@ func Judge(names []string, ms []Measurement, r Rules) Judgement {
 			rates = append(rates, m.Gbps)
 		}
 	}
-	j := Judgement{Reference: r.Expected, RefName: "expected", Names: names, rules: r}
+	j := Judgement{Reference: r.Expected, RefName: "expected", Names: names, rules: r, first: ms}
 	if j.Reference <= 0 {
 		j.Reference, j.RefName = Median(rates), "median"
 	}
@@ -259,6 +264,15 @@ func (j Judgement) Good() []int {
 // which no node is in two tests. With no known-good node there is nothing
 // to re-test against and no rounds.
 func (j Judgement) Retests() [][]Test {
+	if j.Ring {
+		var again []Test
+		for _, m := range j.first {
+			if !m.Retest && !j.Pass(m) {
+				again = append(again, m.Test)
+			}
+		}
+		return pack(again)
+	}
 	good := j.Good()
 	if len(good) == 0 {
 		return nil
@@ -352,6 +366,10 @@ func (j *Judgement) Resolve(ms []Measurement) {
 		}
 		failed[m.Test] = &f
 	}
+	if j.Ring {
+		j.resolveRing(failed)
+		return
+	}
 	good := j.Good()
 	var out []Suspect
 	seen := map[string]bool{}
@@ -441,4 +459,40 @@ func Rate(v float64) string {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// resolveRing judges a ring's suspects by their failing directions alone:
+// a suspect whose every failing direction failed again is confirmed, one
+// whose failing directions all passed is cleared, and one that did both
+// stays a suspect.
+func (j *Judgement) resolveRing(failed map[Test]*bool) {
+	for i, s := range j.Suspects {
+		again, cleared := 0, 0
+		for _, m := range j.first {
+			if m.Retest || j.Pass(m) {
+				continue
+			}
+			involved := m.From == s.Node || m.To == s.Node
+			if s.Kind == SuspectPair {
+				involved = m.From == s.Node && m.To == s.Peer
+			}
+			f, ok := failed[m.Test]
+			if !involved || !ok {
+				continue
+			}
+			s.Evidence = append(s.Evidence, j.retestLine(m.From, m.To, *f))
+			if *f {
+				again++
+			} else {
+				cleared++
+			}
+		}
+		switch {
+		case again > 0 && cleared == 0:
+			s.Status = "confirmed"
+		case cleared > 0 && again == 0:
+			s.Status = "cleared"
+		}
+		j.Suspects[i] = s
+	}
 }

@@ -86,6 +86,7 @@ func Run(ctx context.Context, m Measurer, names []string, s Schedule, d time.Dur
 	}
 	res.RoundsWall = time.Since(start)
 	res.Judgement = Judge(names, res.Measurements, r)
+	res.Judgement.Ring = s == Ring
 	if ctx.Err() == nil {
 		var again []Measurement
 		for _, tests := range res.Judgement.Retests() {

@@ -126,19 +126,34 @@ func FindSegment(names []string, addrs [][]Addr, want netip.Prefix) (Segment, er
 	return seg, nil
 }
 
-// PairAddrs is the subnet two nodes share on a cable of their own (a
-// direct-cabled ring gives each cable its subnet): each end's address on
-// the first such subnet, in the order the first node lists them.
-func PairAddrs(a, b []Addr) (Addr, Addr, bool) {
+// CableAddrs is the subnet nodes i and j share on a cable of their own
+// (a direct-cabled ring gives each cable its subnets): one no other node
+// has an address on, so not a management network all share. It returns
+// each end's address on the first such subnet, in the order node i
+// lists them.
+func CableAddrs(addrs [][]Addr, i, j int) (Addr, Addr, bool) {
 	usable := func(x Addr) bool {
 		ip := x.Prefix.Addr()
 		return !ip.IsLoopback() && !ip.IsLinkLocalUnicast() && x.State != "DOWN"
 	}
-	for _, x := range a {
-		if !usable(x) {
+	shared := func(sub netip.Prefix) bool {
+		for k, as := range addrs {
+			if k == i || k == j {
+				continue
+			}
+			for _, a := range as {
+				if usable(a) && a.Prefix.Masked() == sub {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, x := range addrs[i] {
+		if !usable(x) || shared(x.Prefix.Masked()) {
 			continue
 		}
-		for _, y := range b {
+		for _, y := range addrs[j] {
 			if usable(y) && y.Prefix.Masked() == x.Prefix.Masked() && y.Prefix.Addr() != x.Prefix.Addr() {
 				return x, y, true
 			}

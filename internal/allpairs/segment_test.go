@@ -53,15 +53,16 @@ func TestFindSegment(t *testing.T) {
 	}
 }
 
-func TestPairAddrsOfARingCable(t *testing.T) {
-	a := ParseAddrs([]byte("lo UNKNOWN 127.0.0.1/8\nenp1s0f0np0 UP 192.168.100.10/24\nenp1s0f1np1 UP 192.168.101.10/24\n"))
-	b := ParseAddrs([]byte("enp1s0f0np0 UP 192.168.102.11/24\nenp1s0f1np1 UP 192.168.100.11/24\n"))
-	x, y, ok := PairAddrs(a, b)
+func TestCableAddrsOfARingCable(t *testing.T) {
+	a := ParseAddrs([]byte("lo UNKNOWN 127.0.0.1/8\nenP7s7 UP 10.1.0.1/24\nenp1s0f0np0 UP 192.168.100.10/24\nenp1s0f1np1 UP 192.168.101.10/24\n"))
+	b := ParseAddrs([]byte("enP7s7 UP 10.1.0.2/24\nenp1s0f0np0 UP 192.168.102.11/24\nenp1s0f1np1 UP 192.168.100.11/24\n"))
+	c := ParseAddrs([]byte("enP7s7 UP 10.1.0.3/24\nenp1s0f1np1 UP 192.168.103.12/24\n"))
+	// the management subnet is everyone's: the cable's own is 192.168.100/24
+	x, y, ok := CableAddrs([][]Addr{a, b, c}, 0, 1)
 	if !ok || x.Dev != "enp1s0f0np0" || y.Prefix.String() != "192.168.100.11/24" {
 		t.Fatalf("%v %+v %+v", ok, x, y)
 	}
-	c := ParseAddrs([]byte("enp1s0f1np1 UP 192.168.103.12/24\n"))
-	if _, _, ok := PairAddrs(a, c); ok {
-		t.Fatal("no shared subnet")
+	if _, _, ok := CableAddrs([][]Addr{a, b, c}, 0, 2); ok {
+		t.Fatal("no cable between a and c")
 	}
 }

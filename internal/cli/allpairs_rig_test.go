@@ -148,3 +148,43 @@ func BenchmarkRigAllPairs(b *testing.B) {
 		b.Logf("exit %d in %s: %s", code, time.Since(start).Round(10*time.Millisecond), strings.TrimSpace(errb.String()))
 	}
 }
+
+// TestRigQualifyRing: a direct-cabled ring of four, each cable's twins on
+// their own subnets, every data netdev sending at 200 Mbit/s but
+// spark-02's port 0 (its cable to spark-03) at 20 Mbit/s: qualify --ring
+// measures the cables in NCCL's even/odd order and names that direction
+// of that cable, confirmed by measuring it again.
+func TestRigQualifyRing(t *testing.T) {
+	cfg, err := testrig.Sparks(4, "ring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := testrig.New(t, cfg)
+	for _, h := range r.Names() {
+		p0, p1 := testrig.PortNetDevs(0), testrig.PortNetDevs(1)
+		for _, dev := range []string{p0[0], p0[1], p1[0], p1[1]} {
+			rate := "200mbit"
+			if h == "spark-02" && (dev == testrig.PortNetDevs(0)[0] || dev == testrig.PortNetDevs(0)[1]) {
+				rate = "20mbit"
+			}
+			if out, err := r.Host(h).Exec(context.Background(), "tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate, "burst", "64kb", "latency", "10ms"); err != nil {
+				t.Fatalf("%v %s", err, out)
+			}
+		}
+	}
+	args := []string{"qualify", "--ring", "--format", "json", "--ssh-config", r.SSHConfig, "--hosts", strings.Join(r.Names(), ","), "--test-time", "2s"}
+	var out, errb bytes.Buffer
+	code := Main(args, strings.NewReader(""), &out, &errb)
+	var rep report.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.AllPairs == nil {
+		t.Fatalf("exit %d: %v\n%s", code, err, errb.String())
+	}
+	t.Logf("%s\n%v", strings.TrimSpace(errb.String()), rep.AllPairs.Matrix)
+	if got := named(&rep); strings.Join(got, "\n") != "fail allpairs.pair  the path spark-02 → spark-03\npair spark-02 spark-03 confirmed" {
+		t.Fatalf("named %q", got)
+	}
+	ap := rep.AllPairs
+	if ap.Schedule != "ring" || ap.Rounds != 2 || ap.Matrix[0][2] != 0 || ap.Matrix[1][2] >= 0.1 || ap.Matrix[2][1] < 0.1 {
+		t.Fatalf("%s, %d rounds, matrix %v", ap.Schedule, ap.Rounds, ap.Matrix)
+	}
+}

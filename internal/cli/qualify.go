@@ -141,9 +141,9 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 		pairs := map[[2]int]string{}
 		for _, phase := range allpairs.RingPhases(len(hosts)) {
 			for _, p := range phase {
-				a, b, ok := allpairs.PairAddrs(addrs[p.A], addrs[p.B])
+				a, b, ok := allpairs.CableAddrs(addrs, p.A, p.B)
 				if !ok {
-					return exitf(ExitUnknown, "qualify: --ring: %s and %s share no subnet: are they cabled to each other?", hosts[p.A], hosts[p.B])
+					return exitf(ExitUnknown, "qualify: --ring: %s and %s share no subnet of their own: are they cabled to each other?", hosts[p.A], hosts[p.B])
 				}
 				pairs[[2]int{p.A, p.B}], pairs[[2]int{p.B, p.A}] = a.Prefix.Addr().String(), b.Prefix.Addr().String()
 			}
