@@ -93,3 +93,14 @@ func TestScriptWithoutRAS(t *testing.T) {
 		}
 	}
 }
+
+// The sample script only reads: nothing in it signals, traces or attaches
+// to a process, or reads a process's memory.
+func TestScriptNeverTouchesTheJob(t *testing.T) {
+	s := Script(ScriptOptions{Log: "/var/log/job.out"})
+	for _, bad := range []string{"kill", "gdb", "strace", "ptrace", "py-spy", "/mem", "nsenter", "cuda-gdb", "pkill", "SIG"} {
+		if strings.Contains(s, bad) {
+			t.Errorf("the script holds %q", bad)
+		}
+	}
+}
