@@ -172,6 +172,18 @@ func TestRigQualifyRing(t *testing.T) {
 			}
 		}
 	}
+	// the veths' operstate follows their carrier a moment after the rig
+	// is up: wait for every data port, as a ring's are before a run
+	deadline := time.Now().Add(30 * time.Second)
+	for _, h := range r.Names() {
+		for {
+			out, _ := r.Host(h).Exec(context.Background(), "ip", "-br", "link")
+			if strings.Count(string(out), " UP ") >= 5 || time.Now().After(deadline) { // four data ports and the management one
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	args := []string{"qualify", "--ring", "--format", "json", "--ssh-config", r.SSHConfig, "--hosts", strings.Join(r.Names(), ","), "--test-time", "2s"}
 	var out, errb bytes.Buffer
 	code := Main(args, strings.NewReader(""), &out, &errb)
