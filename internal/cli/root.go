@@ -199,6 +199,8 @@ func newRootCmd(env *Env) *cobra.Command {
 		newReportCmd(env),
 		newFixCmd(env),
 		newPlanCmd(env),
+		newQualifyCmd(env),
+		newTriageCmd(env),
 	)
 	// Cobra's own help and completion commands, in the same voice as ours.
 	// Its completion command takes its output stream as it is made.

@@ -25,6 +25,8 @@ type Report struct {
 	Cluster  *Cluster   `json:"cluster,omitempty"`
 	Analyses []Analysis `json:"analyses,omitempty"`
 	Plans    []Plan     `json:"plans,omitempty"`
+	AllPairs *AllPairs  `json:"all_pairs,omitempty"`
+	Triage   *Triage    `json:"triage,omitempty"`
 }
 
 // Plan is what `sparkrig plan` said of one model on one cluster, as the

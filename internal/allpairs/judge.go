@@ -1,0 +1,498 @@
+package allpairs
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+)
+
+// Test is one direction of one pair: From sends, To receives.
+type Test struct {
+	From, To int
+}
+
+// Measurement is one direction as measured. Err is set when the test did
+// not complete; Retest marks a measurement made against a known-good
+// partner after the rounds.
+type Measurement struct {
+	Test
+	Gbps   float64
+	Err    string
+	Retest bool
+}
+
+// Rules are the thresholds of the verdict.
+type Rules struct {
+	// Expected is the rate a direction should reach (Gb/s); 0 judges each
+	// direction against the median of all directions measured instead.
+	Expected float64
+	// OffMedian is how far below the reference a direction may fall and
+	// still pass (0.30: NCCL's diagnostics flag ranks more than 30 % off
+	// the median).
+	OffMedian float64
+	// LowRatio is the pass ratio under which a node's sending or receiving
+	// side is a suspect (Imbue's host_validation scores hosts by their pass
+	// ratio over rounds).
+	LowRatio float64
+}
+
+// DefaultRules are the thresholds sparkrig uses, with their sources.
+var DefaultRules = Rules{OffMedian: 0.30, LowRatio: 0.5}
+
+// RulesSource says where the thresholds come from.
+const RulesSource = "pass within 30 % of the median: NVIDIA/nccl docs diagnostics.rst (ranks more than 30 % off the median); " +
+	"per-node pass ratio over rounds: imbue-ai/cluster-health host_validation/p2p_ib_test.py; " +
+	"re-test against a known-good partner to tell which side is bad: GoogleCloudPlatform/cluster-toolkit gpu-test health checks; " +
+	"a side passing fewer than half its tests is a suspect: sparkrig policy"
+
+// OffMedian returns the median of values and the indices of those more
+// than frac below it (the median rule). A value exactly at the boundary
+// passes. With no values the median is 0 and nothing is off.
+func OffMedian(values []float64, frac float64) (median float64, off []int) {
+	median = Median(values)
+	if median <= 0 {
+		return median, nil
+	}
+	for i, v := range values {
+		if v < (1-frac)*median {
+			off = append(off, i)
+		}
+	}
+	return median, off
+}
+
+// Median is the middle value (the mean of the two middle ones for an even
+// count); 0 for none.
+func Median(values []float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	s := slices.Clone(values)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// Side is one direction of a node's cable to the segment: "tx" carries
+// what the node sends, "rx" what it receives.
+type Side string
+
+const (
+	Tx Side = "tx"
+	Rx Side = "rx"
+)
+
+// NodeScore is how one node did over the rounds.
+type NodeScore struct {
+	Node           int
+	TxPass, TxTest int // directions it sent
+	RxPass, RxTest int // directions it received
+	TxMedian       float64
+	RxMedian       float64
+}
+
+// TxRatio is the share of the node's sending tests that passed (1 with none).
+func (s NodeScore) TxRatio() float64 { return ratio(s.TxPass, s.TxTest) }
+
+// RxRatio is the share of the node's receiving tests that passed.
+func (s NodeScore) RxRatio() float64 { return ratio(s.RxPass, s.RxTest) }
+
+func ratio(p, n int) float64 {
+	if n == 0 {
+		return 1
+	}
+	return float64(p) / float64(n)
+}
+
+// Kind of a suspect.
+const (
+	SuspectNode  = "node"  // both sides of a node's port: the node or its port
+	SuspectCable = "cable" // one side of a node's cable: Side says which
+	SuspectPair  = "pair"  // one pair's path only (both ends fine elsewhere)
+)
+
+// Suspect is what the rounds point at, before and after the re-tests.
+type Suspect struct {
+	Kind string
+	Node int  // the node (node and cable suspects); the sender of a pair
+	Side Side // cable suspects
+	Peer int  // the receiver of a pair suspect
+	// Evidence is why, in words, with the numbers.
+	Evidence []string
+	// Status is "suspect" before any re-test, "confirmed" when a re-test
+	// against a known-good partner failed the same way, "cleared" when it
+	// passed.
+	Status string
+}
+
+// Judgement is the verdict over a set of measurements.
+type Judgement struct {
+	Names     []string // the nodes, by index
+	Reference float64  // Gb/s each direction is judged against
+	RefName   string   // "expected" or "median"
+	Floor     float64  // the rate a direction must reach to pass
+	Scores    []NodeScore
+	Suspects  []Suspect
+	rules     Rules
+	// Ring marks a direct-cabled ring: a node has cables to its two
+	// neighbours only, so there is no known-good partner to re-test
+	// against, and a failing direction is measured again on its own.
+	Ring  bool
+	first []Measurement
+}
+
+// Pass reports whether one measurement passes against the floor.
+func (j Judgement) Pass(m Measurement) bool { return m.Err == "" && m.Gbps >= j.Floor }
+
+// Judge scores every node from the first-pass measurements (re-tests are
+// left to Resolve) and names the suspects: a node whose sending and
+// receiving sides both pass fewer than LowRatio of their tests, one side
+// of a node's cable when only that side does, and a pair whose direction
+// failed while both its ends pass elsewhere.
+func Judge(names []string, ms []Measurement, r Rules) Judgement {
+	n := len(names)
+	var rates []float64
+	for _, m := range ms {
+		if m.Err == "" && !m.Retest {
+			rates = append(rates, m.Gbps)
+		}
+	}
+	j := Judgement{Reference: r.Expected, RefName: "expected", Names: names, rules: r, first: ms}
+	if j.Reference <= 0 {
+		j.Reference, j.RefName = Median(rates), "median"
+	}
+	j.Floor = (1 - r.OffMedian) * j.Reference
+	j.Scores = make([]NodeScore, n)
+	tx := make([][]float64, n)
+	rx := make([][]float64, n)
+	for i := range j.Scores {
+		j.Scores[i].Node = i
+	}
+	for _, m := range ms {
+		if m.Retest || m.From < 0 || m.From >= n || m.To < 0 || m.To >= n {
+			continue
+		}
+		s, d := &j.Scores[m.From], &j.Scores[m.To]
+		s.TxTest++
+		d.RxTest++
+		if j.Pass(m) {
+			s.TxPass++
+			d.RxPass++
+		}
+		if m.Err == "" {
+			tx[m.From] = append(tx[m.From], m.Gbps)
+			rx[m.To] = append(rx[m.To], m.Gbps)
+		}
+	}
+	for i := range j.Scores {
+		j.Scores[i].TxMedian, j.Scores[i].RxMedian = Median(tx[i]), Median(rx[i])
+	}
+	low := func(p, t int) bool { return t > 0 && ratio(p, t) < r.LowRatio }
+	flagged := make([][2]bool, n)
+	for i, s := range j.Scores {
+		txBad, rxBad := low(s.TxPass, s.TxTest), low(s.RxPass, s.RxTest)
+		flagged[i] = [2]bool{txBad, rxBad}
+		ev := []string{
+			fmt.Sprintf("sent: %d of %d tests passed (median %s Gb/s)", s.TxPass, s.TxTest, Rate(s.TxMedian)),
+			fmt.Sprintf("received: %d of %d tests passed (median %s Gb/s)", s.RxPass, s.RxTest, Rate(s.RxMedian)),
+		}
+		switch {
+		case txBad && rxBad:
+			j.Suspects = append(j.Suspects, Suspect{Kind: SuspectNode, Node: i, Evidence: ev, Status: "suspect"})
+		case txBad:
+			j.Suspects = append(j.Suspects, Suspect{Kind: SuspectCable, Node: i, Side: Tx, Evidence: ev, Status: "suspect"})
+		case rxBad:
+			j.Suspects = append(j.Suspects, Suspect{Kind: SuspectCable, Node: i, Side: Rx, Evidence: ev, Status: "suspect"})
+		}
+	}
+	for _, m := range ms {
+		if m.Retest || j.Pass(m) || m.From < 0 || m.From >= n || m.To < 0 || m.To >= n {
+			continue
+		}
+		if flagged[m.From][0] || flagged[m.To][1] {
+			continue // explained by a side already suspect
+		}
+		j.Suspects = append(j.Suspects, Suspect{Kind: SuspectPair, Node: m.From, Peer: m.To, Status: "suspect",
+			Evidence: []string{j.describe(m)}})
+	}
+	return j
+}
+
+func (j Judgement) describe(m Measurement) string {
+	if m.Err != "" {
+		return fmt.Sprintf("%s→%s did not complete: %s", j.Names[m.From], j.Names[m.To], m.Err)
+	}
+	return fmt.Sprintf("%s→%s %s Gb/s, under %s Gb/s (%.0f %% of the %s %s Gb/s)", j.Names[m.From], j.Names[m.To], Rate(m.Gbps), Rate(j.Floor),
+		100*(1-j.rules.OffMedian), j.RefName, Rate(j.Reference))
+}
+
+// Good lists the nodes no suspect names, best first (by the lower of
+// their sending and receiving medians): the known-good partners for
+// re-tests. Every failure of such a node is explained by a suspect at the
+// other end, since a failure nothing explains makes a pair suspect.
+func (j Judgement) Good() []int {
+	suspect := map[int]bool{}
+	for _, s := range j.Suspects {
+		suspect[s.Node] = true
+		if s.Kind == SuspectPair {
+			suspect[s.Peer] = true
+		}
+	}
+	var good []int
+	for _, s := range j.Scores {
+		if !suspect[s.Node] && s.TxTest+s.RxTest > 0 {
+			good = append(good, s.Node)
+		}
+	}
+	sort.SliceStable(good, func(a, b int) bool {
+		sa, sb := j.Scores[good[a]], j.Scores[good[b]]
+		return min(sa.TxMedian, sa.RxMedian) > min(sb.TxMedian, sb.RxMedian)
+	})
+	return good
+}
+
+// Retests are the tests that tell each suspect's side: a node or cable
+// suspect against a known-good partner in each direction; a pair suspect
+// once more, and each of its ends against a known-good partner. Suspects
+// get different partners while there are enough, and each direction runs
+// on its own, never with its reverse: a direction slow on one side delays
+// the acknowledgements of the reverse direction's traffic, which would
+// make a one-way fault look two-way. Tests are grouped into rounds in
+// which no node is in two tests. With no known-good node there is nothing
+// to re-test against and no rounds.
+func (j Judgement) Retests() [][]Test {
+	if j.Ring {
+		var again []Test
+		for _, m := range j.first {
+			if !m.Retest && !j.Pass(m) {
+				again = append(again, m.Test)
+			}
+		}
+		return pack(again)
+	}
+	good := j.Good()
+	if len(good) == 0 {
+		return nil
+	}
+	var want []Test
+	add := func(t Test) {
+		if t.From != t.To && !slices.Contains(want, t) {
+			want = append(want, t)
+		}
+	}
+	partners := j.partners(good)
+	for i, s := range j.Suspects {
+		g := partners[i]
+		switch s.Kind {
+		case SuspectNode, SuspectCable:
+			if g >= 0 {
+				add(Test{s.Node, g})
+				add(Test{g, s.Node})
+			}
+		case SuspectPair:
+			add(Test{s.Node, s.Peer})
+			if g >= 0 {
+				add(Test{s.Node, g})
+				add(Test{g, s.Peer})
+			}
+		}
+	}
+	return pack(want)
+}
+
+// partners gives each suspect its known-good partner (-1: none): the good
+// nodes in turn, skipping the nodes under test.
+func (j Judgement) partners(good []int) []int {
+	out := make([]int, len(j.Suspects))
+	next := 0
+	for i, s := range j.Suspects {
+		out[i] = -1
+		not := []int{s.Node}
+		if s.Kind == SuspectPair {
+			not = append(not, s.Peer)
+		}
+		for k := range good {
+			g := good[(next+k)%len(good)]
+			if !slices.Contains(not, g) {
+				out[i] = g
+				next++
+				break
+			}
+		}
+	}
+	return out
+}
+
+// pack groups tests into rounds in which no node is in two tests.
+func pack(tests []Test) [][]Test {
+	var rounds [][]Test
+	busy := []map[int]bool{}
+	for _, t := range tests {
+		placed := false
+		for i := range rounds {
+			if !busy[i][t.From] && !busy[i][t.To] {
+				rounds[i] = append(rounds[i], t)
+				busy[i][t.From], busy[i][t.To] = true, true
+				placed = true
+				break
+			}
+		}
+		if !placed {
+			rounds = append(rounds, []Test{t})
+			busy = append(busy, map[int]bool{t.From: true, t.To: true})
+		}
+	}
+	return rounds
+}
+
+// Resolve turns each suspect into a confirmed or cleared one from the
+// re-tests: a node or cable suspect is what its re-tests against the
+// known-good partner show (both directions failing: the node; one: that
+// side of its cable; neither: cleared); a pair suspect that fails again is
+// put on the end that also fails against a known-good partner, or stays on
+// the pair when neither end does.
+func (j *Judgement) Resolve(ms []Measurement) {
+	failed := map[Test]*bool{}
+	for _, m := range ms {
+		if !m.Retest {
+			continue
+		}
+		f := !j.Pass(m)
+		if prev, ok := failed[m.Test]; ok && !*prev {
+			continue // any passing re-test clears the direction
+		}
+		failed[m.Test] = &f
+	}
+	if j.Ring {
+		j.resolveRing(failed)
+		return
+	}
+	good := j.Good()
+	var out []Suspect
+	seen := map[string]bool{}
+	keep := func(s Suspect) {
+		key := fmt.Sprint(s.Kind, s.Node, s.Side, s.Peer)
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+		out = append(out, s)
+	}
+	dirFailed := func(a, b int) (bool, bool) {
+		f, ok := failed[Test{a, b}]
+		if !ok {
+			return false, false
+		}
+		return *f, true
+	}
+	partners := j.partners(good)
+	for i, s := range j.Suspects {
+		g := partners[i]
+		switch s.Kind {
+		case SuspectNode, SuspectCable:
+			txF, txOK := dirFailed(s.Node, g)
+			rxF, rxOK := dirFailed(g, s.Node)
+			if g < 0 || !txOK || !rxOK {
+				keep(s) // nothing to re-test against: stays a suspect
+				continue
+			}
+			s.Evidence = append(s.Evidence, j.retestLine(s.Node, g, txF), j.retestLine(g, s.Node, rxF))
+			switch {
+			case txF && rxF:
+				s.Kind, s.Side, s.Status = SuspectNode, "", "confirmed"
+			case txF:
+				s.Kind, s.Side, s.Status = SuspectCable, Tx, "confirmed"
+			case rxF:
+				s.Kind, s.Side, s.Status = SuspectCable, Rx, "confirmed"
+			default:
+				s.Status = "cleared"
+			}
+			keep(s)
+		case SuspectPair:
+			again, ok := dirFailed(s.Node, s.Peer)
+			if !ok {
+				keep(s)
+				continue
+			}
+			s.Evidence = append(s.Evidence, j.retestLine(s.Node, s.Peer, again))
+			if !again {
+				s.Status = "cleared"
+				keep(s)
+				continue
+			}
+			txF, _ := dirFailed(s.Node, g)
+			rxF, _ := dirFailed(g, s.Peer)
+			switch {
+			case g >= 0 && txF:
+				s.Evidence = append(s.Evidence, j.retestLine(s.Node, g, true))
+				keep(Suspect{Kind: SuspectCable, Node: s.Node, Side: Tx, Evidence: s.Evidence, Status: "confirmed"})
+			case g >= 0 && rxF:
+				s.Evidence = append(s.Evidence, j.retestLine(g, s.Peer, true))
+				keep(Suspect{Kind: SuspectCable, Node: s.Peer, Side: Rx, Evidence: s.Evidence, Status: "confirmed"})
+			default:
+				s.Status = "confirmed"
+				keep(s)
+			}
+		}
+	}
+	j.Suspects = out
+}
+
+func (j Judgement) retestLine(from, to int, failed bool) string {
+	if failed {
+		return fmt.Sprintf("re-test %s→%s: failed again", j.Names[from], j.Names[to])
+	}
+	return fmt.Sprintf("re-test %s→%s: passed", j.Names[from], j.Names[to])
+}
+
+// Rate writes a rate in Gb/s with three significant digits or so.
+func Rate(v float64) string {
+	switch {
+	case v < 1:
+		return strconv.FormatFloat(v, 'f', 3, 64)
+	case v < 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case v < 100:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 0, 64)
+}
+
+// resolveRing judges a ring's suspects by their failing directions alone:
+// a suspect whose every failing direction failed again is confirmed, one
+// whose failing directions all passed is cleared, and one that did both
+// stays a suspect.
+func (j *Judgement) resolveRing(failed map[Test]*bool) {
+	for i, s := range j.Suspects {
+		again, cleared := 0, 0
+		for _, m := range j.first {
+			if m.Retest || j.Pass(m) {
+				continue
+			}
+			involved := m.From == s.Node || m.To == s.Node
+			if s.Kind == SuspectPair {
+				involved = m.From == s.Node && m.To == s.Peer
+			}
+			f, ok := failed[m.Test]
+			if !involved || !ok {
+				continue
+			}
+			s.Evidence = append(s.Evidence, j.retestLine(m.From, m.To, *f))
+			if *f {
+				again++
+			} else {
+				cleared++
+			}
+		}
+		switch {
+		case again > 0 && cleared == 0:
+			s.Status = "confirmed"
+		case cleared > 0 && again == 0:
+			s.Status = "cleared"
+		}
+		j.Suspects[i] = s
+	}
+}

@@ -1,0 +1,83 @@
+package allpairs
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/report"
+)
+
+// SuspectName says in words what a suspect names.
+func (r *Result) SuspectName(s Suspect) string {
+	switch s.Kind {
+	case SuspectNode:
+		return r.Names[s.Node] + " (both directions of its port)"
+	case SuspectCable:
+		if s.Side == Tx {
+			return r.Names[s.Node] + "'s cable, sending (" + r.Names[s.Node] + " → switch)"
+		}
+		return r.Names[s.Node] + "'s cable, receiving (switch → " + r.Names[s.Node] + ")"
+	}
+	return "the path " + r.Names[s.Node] + " → " + r.Names[s.Peer]
+}
+
+// Report is the run as the report model holds it, and a finding for each
+// suspect not cleared: confirmed ones fail, unresolved ones warn.
+func (r *Result) Report(schedule Schedule, tool, segment string) (*report.AllPairs, []report.Finding) {
+	j := r.Judgement
+	ap := &report.AllPairs{Schedule: "all-pairs", Tool: tool, Segment: segment, TestSeconds: r.TestDuration.Seconds(),
+		Rounds: len(r.Rounds), WallSeconds: r.Wall.Seconds(), Nodes: r.Names, Matrix: r.Matrix(),
+		Reference: j.Reference, RefName: j.RefName, Floor: j.Floor, Rules: RulesSource, Suspects: []report.AllPairsSuspect{}}
+	if schedule == Ring {
+		ap.Schedule = "ring"
+	}
+	for _, s := range j.Scores {
+		ap.Scores = append(ap.Scores, report.AllPairsScore{Node: r.Names[s.Node], TxPass: s.TxPass, TxTests: s.TxTest,
+			RxPass: s.RxPass, RxTests: s.RxTest, TxMedian: s.TxMedian, RxMedian: s.RxMedian})
+	}
+	for _, m := range r.Measurements {
+		if m.Retest {
+			ap.Retests = append(ap.Retests, report.AllPairsDirection{From: r.Names[m.From], To: r.Names[m.To], Gbps: m.Gbps, Error: m.Err})
+		}
+	}
+	var fs []report.Finding
+	for _, s := range j.Suspects {
+		rs := report.AllPairsSuspect{Kind: s.Kind, Node: r.Names[s.Node], Side: string(s.Side), Status: s.Status,
+			Name: r.SuspectName(s), Evidence: s.Evidence}
+		if s.Kind == SuspectPair {
+			rs.Peer = r.Names[s.Peer]
+		}
+		ap.Suspects = append(ap.Suspects, rs)
+		if s.Status == "cleared" {
+			continue
+		}
+		sev := report.Fail
+		if s.Status != "confirmed" {
+			sev = report.Warn
+		}
+		f := report.Finding{ID: "allpairs." + s.Kind, Severity: sev, Host: r.Names[s.Node],
+			Observed: strings.Join(s.Evidence, "; "), Source: RulesSource}
+		switch s.Kind {
+		case SuspectNode:
+			f.Subject = "port"
+			f.Title = "the node moves traffic at the segment's rate both ways"
+			f.Expected = fmt.Sprintf("at least %s Gb/s in each direction (%.0f %% of the %s %s Gb/s)", Rate(j.Floor), 100*j.Floor/max(j.Reference, 1e-9), j.RefName, Rate(j.Reference))
+			f.Why = "every pair with this node is slow in both directions while the other pairs are not: the node's port, its cable or the node itself"
+			f.Remedy = report.Manual(report.ActionCable, "check the node's port (ethtool, its error counters), reseat or replace its cable, then its switch port; reboot a node whose port trained degraded")
+		case SuspectCable:
+			f.Subject = "cable " + string(s.Side)
+			f.Title = "each direction of the node's cable moves traffic at the segment's rate"
+			f.Expected = fmt.Sprintf("at least %s Gb/s", Rate(j.Floor))
+			f.Why = "one direction of one node's link is slow with every partner and the other direction is not: a shaper, a transceiver or a fibre on one side"
+			f.Remedy = report.Manual(report.ActionInspect, "look at that direction: the node's qdisc (tc qdisc show), its transmit and the switch port's counters, the cable's transceiver")
+		default:
+			f.Host, f.Subject = "", r.SuspectName(s)
+			f.Title = "every pair moves traffic at the segment's rate"
+			f.Expected = fmt.Sprintf("at least %s Gb/s", Rate(j.Floor))
+			f.Why = "this path alone is slow while both ends are fine with others: the switch's path between their ports (a trunk, a bad ECMP member) or a route"
+			f.Remedy = report.Manual(report.ActionInspect, "compare the two switch ports' counters and the path between them; trace the route (ip route get)")
+		}
+		fs = append(fs, f)
+	}
+	return ap, fs
+}

@@ -1,0 +1,297 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sparkrig/sparkrig/internal/allpairs"
+	"github.com/sparkrig/sparkrig/internal/bench"
+	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/report"
+)
+
+// nodeExec is what qualify and triage need of a transport: run a POSIX sh
+// script on a node. bench.SSH and bench.Local provide it; a runner for
+// srun or kubectl would too.
+type nodeExec interface {
+	Exec(ctx context.Context, host, script string, stdin io.Reader, stdout, stderr io.Writer) error
+}
+
+// sshExec is the transport doctor and bench use: SSH as ssh_config says.
+func sshExec(env *Env, o *remoteOptions) (*bench.SSH, error) {
+	d, err := o.dialer(env)
+	if err != nil {
+		return nil, err
+	}
+	return &bench.SSH{Dialer: d}, nil
+}
+
+// qualifyOptions are the flags of `sparkrig qualify`.
+type qualifyOptions struct {
+	remote    remoteOptions
+	allPairs  bool
+	ring      bool
+	subnet    string
+	budget    time.Duration
+	testTime  time.Duration
+	expected  float64
+	streams   int
+	port      int
+	format    string
+	output    string
+	probePath string
+}
+
+var qualifyFormats = []string{"text", "json", "html", "prometheus"}
+
+func newQualifyCmd(env *Env) *cobra.Command {
+	o := &qualifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "qualify --all-pairs --hosts A,B,C...",
+		Short: "measure every pair of nodes and name the bad node or cable",
+		Long: `qualify --all-pairs measures the links between every pair of nodes that share a
+network segment (nodes on one switch): the circle method's rounds of disjoint
+pairs run at once, each pair in both directions together, with sparkrig's TCP
+probe (the sparkrig binary is copied to each node's scratch directory and
+removed after). Each node's sending and receiving sides get a pass ratio over
+the rounds (a direction passes within 30 % of the median, or of
+--expected-gbps); a side passing fewer than half its tests, or a pair failing
+while both its ends pass elsewhere, is a suspect, and suspects are measured
+again against a known-good node to tell which side is bad. --ring instead
+qualifies the cables of a direct-cabled ring, nodes in the order given, in
+NCCL's even/odd order.
+
+The time budget sets each test's length: the budget shared over the rounds
+plus two rounds kept for re-tests (--test-time sets it directly).`,
+		Example: `  sparkrig qualify --all-pairs --hosts 'spark-[01-08]'
+  sparkrig qualify --all-pairs --hostfile hosts --budget 2m --format html -o pairs.html`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runQualify(cmd.Context(), env, o)
+		},
+	}
+	f := cmd.Flags()
+	addRemoteFlags(f, &o.remote)
+	f.BoolVar(&o.allPairs, "all-pairs", false, "measure every pair of nodes of the segment they share")
+	f.BoolVar(&o.ring, "ring", false, "the nodes form a direct-cabled ring in the order given: qualify each cable in NCCL's even/odd order")
+	f.StringVar(&o.subnet, "subnet", "", "the segment to measure (CIDR); default: the subnet the most nodes share")
+	f.DurationVar(&o.budget, "budget", 60*time.Second, "time for the whole run; sets each test's length")
+	f.DurationVar(&o.testTime, "test-time", 0, "each test's length, instead of the one --budget gives")
+	f.Float64Var(&o.expected, "expected-gbps", 0, "the rate each direction should reach (Gb/s); default: judge against the median")
+	f.IntVar(&o.streams, "streams", 4, "parallel TCP streams per direction")
+	f.IntVar(&o.port, "port", bench.DefaultBasePort+bench.RendezvousPortOffset, "TCP port the probe servers listen on")
+	f.StringVar(&o.format, "format", "text", "output format: "+strings.Join(qualifyFormats, ", "))
+	f.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout")
+	f.StringVar(&o.probePath, "probe-path", "", "a sparkrig already on every node (skips the copy)")
+	return cmd
+}
+
+func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
+	var err error
+	if o.format, err = checkFormat("qualify", o.format, qualifyFormats); err != nil {
+		return err
+	}
+	if o.allPairs == o.ring {
+		return exitf(ExitUnknown, "qualify: give one of --all-pairs or --ring")
+	}
+	hosts, err := o.remote.hostList()
+	if err != nil {
+		return exitf(ExitUnknown, "qualify: %v", err)
+	}
+	if len(hosts) < 2 {
+		return exitf(ExitUnknown, "qualify: needs two or more nodes (--hosts or --hostfile)")
+	}
+	var want netip.Prefix
+	if o.subnet != "" {
+		if want, err = netip.ParsePrefix(o.subnet); err != nil {
+			return exitf(ExitUnknown, "qualify: --subnet %q: %v", o.subnet, err)
+		}
+	}
+	d := o.testTime
+	if d <= 0 {
+		if d, err = allpairs.TestDuration(o.budget, len(hosts)); err != nil {
+			return exitf(ExitUnknown, "qualify: --budget: %v", err)
+		}
+	} else if d < allpairs.MinTest {
+		return exitf(ExitUnknown, "qualify: --test-time %s is under %s", d, allpairs.MinTest)
+	}
+	t, err := sshExec(env, &o.remote)
+	if err != nil {
+		return exitf(ExitUnknown, "qualify: %v", err)
+	}
+	defer t.Close()
+	addrs, err := nodeAddrs(ctx, t, hosts, o.remote.hostTimeout)
+	if err != nil {
+		return exitf(ExitUnknown, "qualify: %v", err)
+	}
+	segment := ""
+	var addrOf func(node, peer int) string
+	if o.ring {
+		pairs := map[[2]int]string{}
+		for _, phase := range allpairs.RingPhases(len(hosts)) {
+			for _, p := range phase {
+				a, b, ok := allpairs.CableAddrs(addrs, p.A, p.B)
+				if !ok {
+					return exitf(ExitUnknown, "qualify: --ring: %s and %s share no subnet of their own: are they cabled to each other?", hosts[p.A], hosts[p.B])
+				}
+				pairs[[2]int{p.A, p.B}], pairs[[2]int{p.B, p.A}] = a.Prefix.Addr().String(), b.Prefix.Addr().String()
+			}
+		}
+		addrOf = func(node, peer int) string { return pairs[[2]int{node, peer}] }
+	} else {
+		seg, err := allpairs.FindSegment(hosts, addrs, want)
+		if err != nil {
+			return exitf(ExitUnknown, "qualify: %v", err)
+		}
+		segment = seg.Subnet.String()
+		addrOf = func(node, _ int) string { return seg.Addrs[node].Prefix.Addr().String() }
+	}
+	runDir := "/tmp/sparkrig-qualify-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	x := &bench.Executor{T: t, RunDir: runDir}
+	probe := o.probePath
+	if probe == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return exitf(ExitUnknown, "qualify: %v", err)
+		}
+		x.Helper, x.HelperPath, probe = self, filepath.Join(runDir, "sparkrig"), filepath.Join(runDir, "sparkrig")
+	}
+	prep := time.Now()
+	errs := x.Prepare(ctx, hosts)
+	defer x.Cleanup(hosts)
+	if len(errs) > 0 {
+		var parts []string
+		for _, h := range hosts {
+			if e := errs[h]; e != nil {
+				parts = append(parts, h+": "+e.Error())
+			}
+		}
+		return exitf(ExitUnknown, "qualify: %s", strings.Join(parts, "; "))
+	}
+	fmt.Fprintf(env.Stderr, "qualify: %d nodes, %s per test, set up in %.1f s\n", len(hosts), d, time.Since(prep).Seconds())
+	m := &allpairs.TCPProbe{X: x, Hosts: hosts, Addr: addrOf, Port: o.port, Streams: o.streams, Probe: probe, Pings: 1}
+	schedule := allpairs.AllPairs
+	if o.ring {
+		schedule = allpairs.Ring
+	}
+	rules := allpairs.DefaultRules
+	rules.Expected = o.expected
+	if !o.ring {
+		// one server per node for the whole run: a round starts its clients only
+		if err := m.Servers(ctx, runDir); err != nil {
+			m.Stop()
+			return exitf(ExitUnknown, "qualify: %v", err)
+		}
+		defer m.Stop()
+	}
+	res, runErr := allpairs.Run(ctx, m, hosts, schedule, d, rules)
+	ap, findings := res.Report(schedule, "sparkrig TCP probe", segment)
+	rep := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version, Command: "qualify",
+		GeneratedAt: env.Now().UTC(), AllPairs: ap, Cluster: &report.Cluster{Links: []report.Link{}, Findings: findings}, Hosts: []report.Host{}}
+	rep.Status = findingsStatus(findings, false)
+	if runErr != nil {
+		rep.Status = report.VerdictUnknown
+	}
+	fmt.Fprintf(env.Stderr, "qualify: %d rounds in %.1f s, all with re-tests %.1f s\n", len(res.Rounds), res.RoundsWall.Seconds(), res.Wall.Seconds())
+	if err := writeQualify(env, o.output, o.format, rep, findings); err != nil {
+		return exitf(ExitUnknown, "qualify: %v", err)
+	}
+	if runErr != nil {
+		return exitf(ExitInterrupted, "qualify: interrupted")
+	}
+	return statusError(exitFor(rep.Status))
+}
+
+func writeQualify(env *Env, output, format string, rep *report.Report, findings []report.Finding) error {
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case "json":
+		err = render.JSON(&buf, rep)
+	case "html":
+		err = render.AllPairsHTML(&buf, rep.AllPairs)
+	case "prometheus":
+		err = render.AllPairsPrometheus(&buf, rep.AllPairs)
+	default:
+		opt := textOptions(env)
+		if output != "" {
+			opt.Color = false
+		}
+		if err = render.AllPairsText(&buf, rep.AllPairs, opt); err == nil {
+			err = render.FindingsText(&buf, findings, opt)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return writeOut(env, output, buf.Bytes())
+}
+
+// writeOut writes to the named file (mode 644, replaced whole) or stdout.
+func writeOut(env *Env, output string, b []byte) error {
+	if output == "" || output == "-" {
+		_, err := env.Stdout.Write(b)
+		return err
+	}
+	tmp := output + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, output)
+}
+
+// nodeAddrs reads every node's IPv4 addresses (ip -br addr).
+func nodeAddrs(ctx context.Context, t nodeExec, hosts []string, perHost time.Duration) ([][]allpairs.Addr, error) {
+	addrs := make([][]allpairs.Addr, len(hosts))
+	errs := make([]error, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hctx, cancel := context.WithTimeout(ctx, perHost)
+			defer cancel()
+			var out, errb bytes.Buffer
+			if err := t.Exec(hctx, h, allpairs.AddrCommand, nil, &out, &errb); err != nil {
+				errs[i] = fmt.Errorf("%s: %s: %v %s", h, allpairs.AddrCommand, err, strings.TrimSpace(errb.String()))
+				return
+			}
+			addrs[i] = allpairs.ParseAddrs(out.Bytes())
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return addrs, nil
+}
+
+// findingsStatus is the verdict of a report made of findings alone
+// (qualify, triage): the worst finding's, ok with none; unknown instead of
+// ok when bad (some evidence could not be had).
+func findingsStatus(fs []report.Finding, bad bool) report.Verdict {
+	v := report.VerdictNone
+	for _, f := range fs {
+		v = report.Worse(v, f.Severity.Verdict())
+	}
+	if bad {
+		v = report.Worse(v, report.VerdictUnknown)
+	}
+	if v == report.VerdictNone {
+		return report.VerdictOK
+	}
+	return v
+}

@@ -1,0 +1,130 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sparkrig/sparkrig/internal/bench"
+	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
+	"github.com/sparkrig/sparkrig/internal/triage"
+)
+
+// triageOptions are the flags of `sparkrig triage`.
+type triageOptions struct {
+	remote   remoteOptions
+	interval time.Duration
+	log      string
+	logLines int
+	rasPort  int
+	format   string
+	output   string
+}
+
+func newTriageCmd(env *Env) *cobra.Command {
+	o := &triageOptions{}
+	cmd := &cobra.Command{
+		Use:   "triage [--hosts A,B...]",
+		Short: "say why a running NCCL job is stuck or slow, and which rank and node",
+		Long: `triage looks at a running NCCL job from outside, on this machine or on every node
+given (over SSH, as doctor): the processes that map a libnccl, each library's path,
+version and ELF build ID, the job's state from NCCL's RAS service (ncclras where
+installed, else sparkrig's own client of its protocol on localhost:28028), GPU
+utilisation, power and clocks, and the tail of a job log; twice, --interval apart.
+It never signals, traces or attaches to the job's processes.
+
+Verdicts: a rank missing from RAS (its process or node died or stopped); operation
+counts frozen and equal on every rank (a stuck kernel or host); frozen but different
+(out of sync: the lagging rank is the suspect); a GPU busy at idle power (a spinning
+kernel); ranks running different libnccl builds under one version string.`,
+		Example: `  sparkrig triage --hosts 'spark-[01-04]' --log /scratch/job-1234.out
+  sparkrig triage --interval 30s --format json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTriage(cmd.Context(), env, o)
+		},
+	}
+	f := cmd.Flags()
+	addRemoteFlags(f, &o.remote)
+	f.DurationVar(&o.interval, "interval", 20*time.Second, "time between the two samples (0: one sample, which cannot tell frozen from slow)")
+	f.StringVar(&o.log, "log", "", "a job log on the nodes to show the tail of")
+	f.IntVar(&o.logLines, "log-lines", 40, "lines of --log to show")
+	f.IntVar(&o.rasPort, "ras-port", triage.RASPort, "port of NCCL's RAS service on each node (NCCL_RAS_ADDR)")
+	f.StringVar(&o.format, "format", "text", "output format: "+strings.Join(qualifyFormats, ", "))
+	f.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout")
+	return cmd
+}
+
+func runTriage(ctx context.Context, env *Env, o *triageOptions) error {
+	var err error
+	if o.format, err = checkFormat("triage", o.format, qualifyFormats); err != nil {
+		return err
+	}
+	if o.interval < 0 {
+		return exitf(ExitUnknown, "triage: --interval must not be negative")
+	}
+	hosts := []string{"localhost"}
+	var t nodeExec = bench.Local{}
+	if o.remote.enabled() {
+		if hosts, err = o.remote.hostList(); err != nil {
+			return exitf(ExitUnknown, "triage: %v", err)
+		}
+		ssh, err := sshExec(env, &o.remote)
+		if err != nil {
+			return exitf(ExitUnknown, "triage: %v", err)
+		}
+		defer ssh.Close()
+		t = ssh
+	}
+	start := time.Now()
+	so := triage.ScriptOptions{RASPort: o.rasPort, Log: o.log, LogLines: o.logLines}
+	first, second := triage.Collect(ctx, t, hosts, so, o.interval, o.remote.parallel, o.remote.hostTimeout)
+	if ctx.Err() != nil {
+		return exitf(ExitInterrupted, "triage: interrupted")
+	}
+	d := triage.Diagnose(first, second, o.interval)
+	tr := d.Report(first, second, time.Since(start))
+	rep := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version, Command: "triage",
+		GeneratedAt: env.Now().UTC(), Triage: tr, Cluster: &report.Cluster{Links: []report.Link{}, Findings: d.Findings}, Hosts: []report.Host{}}
+	unreached := false
+	for _, s := range first {
+		if s.Err != "" {
+			unreached = true
+			fmt.Fprintf(env.Stderr, "sparkrig: triage: %s: %s\n", sanitize.Line(s.Host), sanitize.Line(s.Err))
+		}
+	}
+	rep.Status = findingsStatus(d.Findings, unreached || d.Verdict == triage.VerdictUnknown || d.Verdict == triage.VerdictNoJob)
+	if err := writeTriage(env, o.output, o.format, rep, d.Findings); err != nil {
+		return exitf(ExitUnknown, "triage: %v", err)
+	}
+	return statusError(exitFor(rep.Status))
+}
+
+func writeTriage(env *Env, output, format string, rep *report.Report, findings []report.Finding) error {
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case "json":
+		err = render.JSON(&buf, rep)
+	case "html":
+		err = render.TriageHTML(&buf, rep.Triage, findings)
+	case "prometheus":
+		err = render.TriagePrometheus(&buf, rep.Triage)
+	default:
+		opt := textOptions(env)
+		if output != "" {
+			opt.Color = false
+		}
+		err = render.TriageText(&buf, rep.Triage, findings, opt)
+	}
+	if err != nil {
+		return err
+	}
+	return writeOut(env, output, buf.Bytes())
+}

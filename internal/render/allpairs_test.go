@@ -1,0 +1,127 @@
+package render
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/report"
+)
+
+func readReport(t *testing.T, path string) *report.Report {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+func TestAllPairsTextFitsTheWidth(t *testing.T) {
+	r := readReport(t, "testdata/allpairs-rig.json")
+	for _, w := range []int{60, 80, 100} {
+		var b bytes.Buffer
+		if err := AllPairsText(&b, r.AllPairs, Options{Width: w}); err != nil {
+			t.Fatal(err)
+		}
+		if err := FindingsText(&b, r.Cluster.Findings, Options{Width: w}); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range strings.Split(b.String(), "\n") {
+			if vlen(l) > w {
+				t.Errorf("width %d: %d columns: %q", w, vlen(l), l)
+			}
+		}
+		out := b.String()
+		if w >= 80 && !strings.Contains(out, "   3 node-3  0.02! 0.02!     · 0.02!") {
+			t.Errorf("width %d: no matrix row for node-3:\n%s", w, out)
+		}
+		if w < 80 && !strings.Contains(out, "the 8×8 matrix needs") && !strings.Contains(out, "7     8\n") {
+			t.Errorf("width %d: neither matrix nor note:\n%s", w, out)
+		}
+		for _, want := range []string{"FAIL  node-3", "FAIL  node-6's cable, sending (node-6 → switch) — confirmed", "re-test node-4→node-6: passed"} {
+			if w >= 80 && !strings.Contains(out, want) {
+				t.Errorf("width %d: no %q:\n%s", w, want, out)
+			}
+		}
+	}
+}
+
+func TestAllPairsHTMLEscapesAndColours(t *testing.T) {
+	r := readReport(t, "testdata/allpairs-rig.json")
+	r.AllPairs.Nodes[0] = `<script>alert(1)</script>`
+	var b bytes.Buffer
+	if err := AllPairsHTML(&b, r.AllPairs); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, "<script>") || !strings.Contains(out, "&lt;script&gt;") {
+		t.Fatal("a node name reaches the page unescaped")
+	}
+	// node-3→node-1 at 0.02 Gb/s is red (hue 1), node-2→node-1 at 0.19 green
+	if !strings.Contains(out, `style="background:hsl(1,70%,55%)" title="node-3 → &lt;script&gt;alert(1)&lt;/script&gt;">0.02`) {
+		t.Errorf("slow cell not red:\n%s", out)
+	}
+	if !strings.Contains(out, `style="background:hsl(120,70%,55%)" title="node-2 → &lt;script&gt;alert(1)&lt;/script&gt;">0.19`) {
+		t.Errorf("fast cell not green")
+	}
+}
+
+func TestAllPairsPrometheus(t *testing.T) {
+	r := readReport(t, "testdata/allpairs-rig.json")
+	var b bytes.Buffer
+	if err := AllPairsPrometheus(&b, r.AllPairs); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		`sparkrig_allpairs_pass_ratio{node="node-3",side="tx"} 0`,
+		`sparkrig_allpairs_pass_ratio{node="node-6",side="rx"} 0.8571428571428571`,
+		`sparkrig_allpairs_suspect{kind="cable",node="node-6",side="tx",peer=""} 2`,
+		"# TYPE sparkrig_allpairs_gbps gauge",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+}
+
+func TestTriageOutputs(t *testing.T) {
+	r := readReport(t, "testdata/triage-rig.json")
+	var b bytes.Buffer
+	if err := TriageText(&b, r.Triage, r.Cluster.Findings, Options{Width: 80}); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if vlen(l) > 80 {
+			t.Errorf("%d columns: %q", vlen(l), l)
+		}
+	}
+	if !strings.Contains(b.String(), "verdict: out-of-sync — first failing rank 2 on gpu-2") || !strings.Contains(b.String(), "     2  gpu-2            663      100 → 100") {
+		t.Errorf("%s", b.String())
+	}
+	b.Reset()
+	if err := TriagePrometheus(&b, r.Triage); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`sparkrig_triage_verdict{verdict="out-of-sync"} 1`, `sparkrig_triage_first_failing_rank{node="gpu-2"} 2`,
+		`sparkrig_triage_rank_operations{rank="2",node="gpu-2",sample="2"} 100`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q in\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	r.Triage.Nodes[0].Log = []string{"<img src=x onerror=alert(1)>"}
+	if err := TriageHTML(&b, r.Triage, r.Cluster.Findings); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "<img") {
+		t.Error("a log line reaches the page unescaped")
+	}
+}

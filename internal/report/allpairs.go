@@ -1,0 +1,55 @@
+package report
+
+// AllPairs is an all-pairs qualification (`sparkrig qualify --all-pairs`):
+// every pair of nodes of one segment measured in both directions, the
+// N×N matrix, each node's pass ratios and the suspects with their evidence.
+type AllPairs struct {
+	Schedule    string   `json:"schedule"` // "all-pairs" (circle method) or "ring" (NCCL's even/odd order)
+	Tool        string   `json:"tool"`
+	Segment     string   `json:"segment,omitempty"` // the subnet measured
+	TestSeconds float64  `json:"test_s"`
+	Rounds      int      `json:"rounds"`
+	WallSeconds float64  `json:"wall_s"`
+	Nodes       []string `json:"nodes"`
+	// Matrix is each first-pass direction's rate in Gb/s: row sends,
+	// column receives; -1 where the test did not complete, 0 on the
+	// diagonal and for pairs not scheduled (a ring's non-neighbours).
+	Matrix    [][]float64         `json:"matrix_gbps"`
+	Reference float64             `json:"reference_gbps"`
+	RefName   string              `json:"reference"` // "median" or "expected"
+	Floor     float64             `json:"floor_gbps"`
+	Scores    []AllPairsScore     `json:"scores"`
+	Suspects  []AllPairsSuspect   `json:"suspects"`
+	Retests   []AllPairsDirection `json:"retests,omitempty"`
+	Rules     string              `json:"rules"`
+}
+
+// AllPairsScore is one node's tests over the rounds.
+type AllPairsScore struct {
+	Node     string  `json:"node"`
+	TxPass   int     `json:"tx_pass"`
+	TxTests  int     `json:"tx_tests"`
+	RxPass   int     `json:"rx_pass"`
+	RxTests  int     `json:"rx_tests"`
+	TxMedian float64 `json:"tx_median_gbps"`
+	RxMedian float64 `json:"rx_median_gbps"`
+}
+
+// AllPairsSuspect is a node, one side of a node's cable, or a pair's path.
+type AllPairsSuspect struct {
+	Kind     string   `json:"kind"` // node, cable, pair
+	Node     string   `json:"node"`
+	Side     string   `json:"side,omitempty"` // cable: tx (what the node sends) or rx
+	Peer     string   `json:"peer,omitempty"` // pair: the receiver
+	Status   string   `json:"status"`         // suspect, confirmed, cleared
+	Name     string   `json:"name"`           // in words: "spark-3's cable, sending"
+	Evidence []string `json:"evidence"`
+}
+
+// AllPairsDirection is one re-test.
+type AllPairsDirection struct {
+	From  string  `json:"from"`
+	To    string  `json:"to"`
+	Gbps  float64 `json:"gbps"`
+	Error string  `json:"error,omitempty"`
+}

@@ -1,0 +1,235 @@
+package triage
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/shell"
+)
+
+// marker opens each section of the script's output.
+const marker = "@@sparkrig-triage"
+
+// ScriptOptions are what one sample asks of a node.
+type ScriptOptions struct {
+	RASPort  int    // 0: RASPort
+	Log      string // a job log to tail on the node ("" for none)
+	LogLines int    // 0: 40
+}
+
+// Script is the POSIX sh a node runs for one sample. It reads /proc (the
+// processes that map a libnccl, their command lines, the first ELFPrefix
+// bytes of each library and its version string), asks NCCL's RAS service
+// for the job's state (ncclras when installed, else the documented
+// protocol spoken through bash's /dev/tcp), samples the GPUs with
+// nvidia-smi and tails the log. It only reads: no process is signalled,
+// traced or attached to.
+func Script(o ScriptOptions) string {
+	port := o.RASPort
+	if port == 0 {
+		port = RASPort
+	}
+	lines := o.LogLines
+	if lines <= 0 {
+		lines = 40
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "m=%s; p=%d\n", marker, port)
+	b.WriteString(`exec 2>/dev/null
+t() { if command -v timeout >/dev/null; then timeout "$@"; else shift; "$@"; fi; }
+echo "$m host"; hostname
+echo "$m addrs"; ip -o -4 addr show | awk '{print $4}'
+echo "$m procs"
+all=
+for f in $(grep -l -E '/libnccl[^/]*[.]so' /proc/[0-9]*/maps); do
+  d=${f%/maps}
+  libs=$(grep -E '/libnccl[^/]*[.]so' "$f" | awk '{print $6}' | sort -u)
+  [ -n "$libs" ] || continue
+  echo "pid ${d#/proc/}"
+  echo "cmd $(tr '\000' ' ' <"$d/cmdline" | cut -c1-300)"
+  printf '%s\n' "$libs" | sed 's/^/lib /'
+  all="$all
+$libs"
+done
+printf '%s\n' "$all" | sort -u | while IFS= read -r l; do
+  [ -n "$l" ] || continue
+  echo "$m elf $l"; head -c ` + strconv.Itoa(ELFPrefix) + ` "$l" | od -An -v -tx1
+  echo "$m version $l"; grep -a -o -m1 -E 'NCCL version [0-9]+[.][0-9]+[.][0-9]+[^ ]*' "$l" | head -n 1
+done
+echo "$m gpus"; t 20 ` + GPUQuery + `
+echo "$m apps"; t 20 ` + AppsQuery + `
+if command -v ncclras >/dev/null; then
+  echo "$m ras ncclras json"; t 30 ncclras -p "$p" -f json -v; echo "$m ras-exit $?"
+  echo "$m ras ncclras text"; t 30 ncclras -p "$p" -v; echo "$m ras-exit $?"
+elif command -v bash >/dev/null; then
+  q() { t 30 bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$p"' || exit 7
+printf "CLIENT PROTOCOL 2\n" >&3; read -r h <&3; case $h in "SERVER PROTOCOL "*) ;; *) exit 8;; esac
+if [ "$1" = json ]; then printf "SET FORMAT json\n" >&3; read -r k <&3; case $k in OK*) ;; *) exit 9;; esac; fi
+printf "VERBOSE STATUS\n" >&3; cat <&3' q "$1"; }
+  echo "$m ras protocol json"; q json; echo "$m ras-exit $?"
+  echo "$m ras protocol text"; q text; echo "$m ras-exit $?"
+else
+  echo "$m ras none"
+fi
+`)
+	if o.Log != "" {
+		fmt.Fprintf(&b, "echo \"$m log\"; tail -n %d %s\n", lines, shell.Quote(o.Log))
+	}
+	b.WriteString("echo \"$m end\"\n")
+	return b.String()
+}
+
+// Process is one process that maps a libnccl.
+type Process struct {
+	PID  int
+	Cmd  string
+	Libs []string
+}
+
+// Library is one libnccl file a node's processes map.
+type Library struct {
+	Path    string
+	BuildID string // "" when it could not be read
+	Version string // from the "NCCL version x.y.z" string inside it
+	Err     string
+}
+
+// RASAnswer is one RAS query's answer on a node.
+type RASAnswer struct {
+	Client string // "ncclras" or "protocol" (sparkrig's own client)
+	Format string // "json" or "text"
+	Raw    []byte
+	Exit   int
+}
+
+// Sample is what one node showed at one moment.
+type Sample struct {
+	Host    string // as sparkrig reached it
+	Name    string // the node's own hostname
+	Addrs   []string
+	Procs   []Process
+	Libs    []Library
+	GPUs    []GPU
+	Apps    []App
+	RAS     []RASAnswer
+	NoRAS   bool // neither ncclras nor bash on the node
+	Log     []string
+	Err     string // the node could not be sampled
+	Elapsed float64
+}
+
+// ParseSample reads Script's output from one node.
+func ParseSample(host string, b []byte) Sample {
+	s := Sample{Host: host}
+	var sec, arg string
+	var buf bytes.Buffer
+	libIdx := map[string]int{}
+	lib := func(path string) *Library {
+		i, ok := libIdx[path]
+		if !ok {
+			s.Libs = append(s.Libs, Library{Path: path})
+			i = len(s.Libs) - 1
+			libIdx[path] = i
+		}
+		return &s.Libs[i]
+	}
+	flush := func() {
+		body := buf.Bytes()
+		switch sec {
+		case "gpus":
+			s.GPUs, _ = ParseGPUs(body)
+		case "apps":
+			s.Apps, _ = ParseApps(body)
+		case "elf":
+			raw, err := hex.DecodeString(strings.Join(strings.Fields(string(body)), ""))
+			l := lib(arg)
+			if err != nil || len(raw) == 0 {
+				l.Err = "could not read the library"
+				break
+			}
+			if id, err := BuildID(raw); err == nil {
+				l.BuildID = id
+			} else {
+				l.Err = err.Error()
+			}
+		case "version":
+			v := strings.TrimSpace(string(body))
+			lib(arg).Version = strings.TrimPrefix(v, "NCCL version ")
+		case "ras":
+			f := strings.Fields(arg)
+			if len(f) == 2 {
+				s.RAS = append(s.RAS, RASAnswer{Client: f[0], Format: f[1], Raw: bytes.Clone(body), Exit: -1})
+			}
+		}
+		buf.Reset()
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		l := sc.Text()
+		if rest, ok := strings.CutPrefix(l, marker+" "); ok {
+			name, a, _ := strings.Cut(rest, " ")
+			if name == "ras-exit" {
+				flush()
+				if n := len(s.RAS); n > 0 {
+					s.RAS[n-1].Exit, _ = strconv.Atoi(a)
+				}
+				sec, arg = "", ""
+				continue
+			}
+			flush()
+			sec, arg = name, a
+			if name == "ras" && a == "none" {
+				s.NoRAS = true
+			}
+			continue
+		}
+		switch sec {
+		case "host":
+			if s.Name == "" {
+				s.Name = strings.TrimSpace(l)
+			}
+		case "addrs":
+			if a := strings.TrimSpace(l); a != "" {
+				s.Addrs = append(s.Addrs, a)
+			}
+		case "procs":
+			switch {
+			case strings.HasPrefix(l, "pid "):
+				s.Procs = append(s.Procs, Process{PID: atoi(strings.TrimPrefix(l, "pid "))})
+			case strings.HasPrefix(l, "cmd ") && len(s.Procs) > 0:
+				s.Procs[len(s.Procs)-1].Cmd = strings.TrimSpace(strings.TrimPrefix(l, "cmd "))
+			case strings.HasPrefix(l, "lib ") && len(s.Procs) > 0:
+				p := &s.Procs[len(s.Procs)-1]
+				p.Libs = append(p.Libs, strings.TrimPrefix(l, "lib "))
+			}
+		case "log":
+			s.Log = append(s.Log, l)
+		default:
+			buf.WriteString(l)
+			buf.WriteByte('\n')
+		}
+	}
+	flush()
+	return s
+}
+
+// Status is the job's state from this sample's RAS answers: JSON where
+// the node gave it, else text; nil when no answer could be read.
+func (s Sample) Status() (*Status, *RASAnswer) {
+	for _, want := range []string{"json", "text"} {
+		for i, a := range s.RAS {
+			if a.Format != want || a.Exit != 0 || len(bytes.TrimSpace(a.Raw)) == 0 {
+				continue
+			}
+			if st, err := Parse(a.Raw); err == nil {
+				return st, &s.RAS[i]
+			}
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,31 @@
+package triage
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// FuzzParse feeds the RAS parsers, the nvidia-smi parsers, the sample
+// parser and BuildID arbitrary bytes, seeded with every recording.
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob("testdata/ras/*.txt")
+	for _, p := range files {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+		for _, e := range recording(f, filepath.Base(p)) {
+			f.Add(e.answer)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		Parse(b)
+		ParseText(b)
+		ParseJSON(b)
+		ParseGPUs(b)
+		ParseApps(b)
+		BuildID(b)
+		s := ParseSample("h", b)
+		s.Status()
+		Diagnose([]Sample{s}, []Sample{s}, 1)
+	})
+}
