@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/expect"
@@ -20,11 +21,15 @@ var knownIssues = Check{
 			return []report.Finding{{Severity: report.NotEvaluated, Subject: "known-issues", Observed: err.Error()}}
 		}
 		var out []report.Finding
+		fixes := map[string]bool{}
 		for _, k := range ks {
-			if k.Match.RingNodesMin > 0 {
+			if k.Match.ClusterOnly() {
 				continue
 			}
-			if seen, ok := KnownIssueSeen(n, k); ok {
+			// Two entries of one cause (a kernel release and its tell in
+			// /proc/meminfo) share their fix: the first seen says it.
+			if seen, ok := KnownIssueSeen(n, k); ok && !fixes[k.Fix] {
+				fixes[k.Fix] = true
 				out = append(out, KnownFinding(k, seen))
 			}
 		}
@@ -43,11 +48,36 @@ func KnownIssueSeen(n *facts.Node, k expect.KnownIssue) (string, bool) {
 		}
 		seen = append(seen, "NCCL "+v)
 	}
+	if m.NCCLVersion != "" {
+		if n.NCCL.Version != m.NCCLVersion {
+			return "", false
+		}
+		seen = append(seen, "NCCL "+n.NCCL.Version)
+	}
 	if m.Arch != "" {
 		if n.OS.Arch != m.Arch {
 			return "", false
 		}
 		seen = append(seen, "on "+n.OS.Arch)
+	}
+	if len(m.Kernels) > 0 {
+		if !m.KernelMatches(n.OS.Kernel) {
+			return "", false
+		}
+		seen = append(seen, "kernel "+n.OS.Kernel)
+	}
+	if m.CmdlineLacks != "" {
+		if n.OS.Cmdline == "" || slices.Contains(strings.Fields(n.OS.Cmdline), m.CmdlineLacks) {
+			return "", false
+		}
+		seen = append(seen, "no "+m.CmdlineLacks+" on the kernel command line")
+	}
+	if m.HCAListedDown {
+		hcas, ok := hcaListedDown(n)
+		if !ok {
+			return "", false
+		}
+		seen = append(seen, hcas)
 	}
 	if m.CmaFreeAboveTotal {
 		t, f := n.Memory.CmaTotalBytes, n.Memory.CmaFreeBytes
@@ -77,7 +107,50 @@ func KnownIssueSeen(n *facts.Node, k expect.KnownIssue) (string, bool) {
 		}
 		seen = append(seen, m.Env+" ("+where+")")
 	}
+	if m.EnvNot != "" {
+		name, want, _ := strings.Cut(m.EnvNot, "=")
+		v, where, ok := ncclSetting(n, name)
+		if ok && strings.TrimSpace(v) == want {
+			return "", false
+		}
+		if ok {
+			seen = append(seen, name+"="+v+" ("+where+")")
+		} else {
+			seen = append(seen, name+" unset")
+		}
+	}
 	return strings.Join(seen, ", "), len(seen) > 0
+}
+
+// hcaListedDown reports a node whose NCCL_IB_HCA lists present devices
+// none of which is active while another RDMA device is: the list was made
+// for another node's cabling.
+func hcaListedDown(n *facts.Node) (string, bool) {
+	v, where, ok := ncclSetting(n, "NCCL_IB_HCA")
+	if !ok {
+		return "", false
+	}
+	exclude, exact, entries := ncclList(v)
+	active := activeRDMA(n)
+	if exclude || len(entries) == 0 || len(active) == 0 {
+		return "", false
+	}
+	for _, e := range entries {
+		dev, _, _ := strings.Cut(e, ":")
+		found := false
+		for _, r := range n.RDMA {
+			if ncclMatches(dev, r.Name, exact) {
+				found = true
+				if slices.Contains(active, r.Name) {
+					return "", false
+				}
+			}
+		}
+		if !found {
+			return "", false // an absent device is nccl.ib-hca's to report
+		}
+	}
+	return "NCCL_IB_HCA=" + v + " (" + where + ") lists only devices that are down; active here: " + strings.Join(active, ", "), true
 }
 
 // KnownFinding is the finding for a known issue seen on a node.
@@ -94,8 +167,12 @@ func KnownFinding(k expect.KnownIssue, seen string) report.Finding {
 	if k.Status == "reported" {
 		src = "reported: " + src
 	}
+	action := report.ActionRun
+	if k.Action != "" {
+		action = report.Action(k.Action)
+	}
 	return report.Finding{ID: "known.issue", Severity: sev, Subject: k.ID, Title: k.Title, Observed: seen, Expected: exp,
-		Why: k.Symptom, Remedy: report.Manual(report.ActionRun, k.Fix), Source: src}
+		Why: k.Symptom, Remedy: report.Manual(action, k.Fix), Source: src}
 }
 
 func kernelLines(n *facts.Node) []string {

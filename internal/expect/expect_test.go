@@ -1,6 +1,7 @@
 package expect
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -113,12 +114,45 @@ func TestKnownIssuesLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ks) < 6 {
+	if len(ks) < 11 {
 		t.Errorf("%d known issues loaded", len(ks))
 	}
 	for _, k := range ks {
-		if k.Match == (KnownMatch{}) {
+		if reflect.DeepEqual(k.Match, KnownMatch{}) {
 			t.Errorf("%s matches nothing", k.ID)
+		}
+	}
+}
+
+func TestKernelMatches(t *testing.T) {
+	m := KnownMatch{Kernels: []string{"7.0.0-1019", "7.0.0-31"}}
+	for release, want := range map[string]bool{
+		"7.0.0-1019-nvidia": true, "7.0.0-1019": true, "7.0.0-31-generic": true,
+		"7.0.0-10190-nvidia": false, "7.0.0-30-generic": false, "6.17.0-1031-nvidia": false, "": false,
+	} {
+		if got := m.KernelMatches(release); got != want {
+			t.Errorf("%q: %v, want %v", release, got, want)
+		}
+	}
+	if got := KernelsMarkedBad("6.17.0-1031-nvidia"); len(got) != 1 || got[0] != "kernel-6.17.0-1031-host-reset" {
+		t.Errorf("6.17.0-1031-nvidia: %v", got)
+	}
+	if got := KernelsMarkedBad("6.17.0-1029-nvidia"); len(got) != 0 {
+		t.Errorf("6.17.0-1029-nvidia: %v", got)
+	}
+}
+
+// An entry that only a set of nodes can show is left to the cluster.
+func TestClusterOnly(t *testing.T) {
+	ks, _ := KnownIssues()
+	only := map[string]bool{}
+	for _, k := range ks {
+		only[k.ID] = k.Match.ClusterOnly()
+	}
+	want := map[string]bool{"nccl-same-version-other-build": true, "nccl-ring-cumem-off": true, "nccl-2.30.4-nvls-no-nvlink": false, "kernel-7.0-kho-enomem": false}
+	for id, w := range want {
+		if got, ok := only[id]; !ok || got != w {
+			t.Errorf("%s: cluster-only %v (present %v), want %v", id, got, ok, w)
 		}
 	}
 }

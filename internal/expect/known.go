@@ -24,8 +24,11 @@ type KnownIssue struct {
 	Fixed    string     `yaml:"fixed,omitempty" json:"fixed,omitempty"`
 	Symptom  string     `yaml:"symptom" json:"symptom"`
 	Fix      string     `yaml:"fix" json:"fix"`
-	Sources  []string   `yaml:"sources" json:"sources"`
-	Status   string     `yaml:"status" json:"status"` // confirmed or reported
+	// Action is the kind of step Fix is (report.Action: run, configure,
+	// upgrade, firmware, cable, power-cycle, reboot, inspect); run when empty.
+	Action  string   `yaml:"action,omitempty" json:"action,omitempty"`
+	Sources []string `yaml:"sources" json:"sources"`
+	Status  string   `yaml:"status" json:"status"` // confirmed or reported
 	// Log is Match.KernelLog compiled.
 	Log *regexp.Regexp `yaml:"-" json:"-"`
 }
@@ -38,6 +41,55 @@ type KnownMatch struct {
 	CmaFreeAboveTotal bool   `yaml:"cma_free_above_total,omitempty" json:"cma_free_above_total,omitempty"`
 	RingNodesMin      int    `yaml:"ring_nodes_min,omitempty" json:"ring_nodes_min,omitempty"`
 	Env               string `yaml:"env,omitempty" json:"env,omitempty"`
+	// NCCLVersion is one exact NCCL version ("2.30.4").
+	NCCLVersion string `yaml:"nccl_version,omitempty" json:"nccl_version,omitempty"`
+	// EnvNot matches where the NCCL setting is not NAME=value (unset or
+	// another value): the workaround is missing.
+	EnvNot string `yaml:"env_not,omitempty" json:"env_not,omitempty"`
+	// Kernels are kernel releases (uname -r), each matching itself and
+	// itself followed by "-" and a flavour ("7.0.0-1019" matches
+	// "7.0.0-1019-nvidia").
+	Kernels []string `yaml:"kernels,omitempty" json:"kernels,omitempty"`
+	// CmdlineLacks matches where the kernel command line lacks this word.
+	CmdlineLacks string `yaml:"cmdline_lacks,omitempty" json:"cmdline_lacks,omitempty"`
+	// HCAListedDown matches a node whose NCCL_IB_HCA lists only devices
+	// whose ports are down while another RDMA device is active: the
+	// setting was derived from another node's cabling.
+	HCAListedDown bool `yaml:"hca_listed_down,omitempty" json:"hca_listed_down,omitempty"`
+	// NCCLBuildDiffers is a cluster match: nodes load the same NCCL version
+	// from binaries of different ELF build IDs.
+	NCCLBuildDiffers bool `yaml:"nccl_build_differs,omitempty" json:"nccl_build_differs,omitempty"`
+}
+
+// ClusterOnly reports whether only the cluster can match the issue (a
+// ring size, binaries compared across nodes).
+func (m KnownMatch) ClusterOnly() bool { return m.RingNodesMin > 0 || m.NCCLBuildDiffers }
+
+// KernelMatches reports whether a kernel release (uname -r) is one of
+// the listed releases.
+func (m KnownMatch) KernelMatches(release string) bool {
+	for _, k := range m.Kernels {
+		if release == k || strings.HasPrefix(release, k+"-") {
+			return true
+		}
+	}
+	return false
+}
+
+// KernelsMarkedBad returns the known issues whose listed kernels include
+// the release (with or without its flavour), for remedies that name one.
+func KernelsMarkedBad(release string) []string {
+	issues, err := KnownIssues()
+	if err != nil {
+		return nil
+	}
+	var ids []string
+	for _, k := range issues {
+		if k.Match.KernelMatches(release) {
+			ids = append(ids, k.ID)
+		}
+	}
+	return ids
 }
 
 var known = sync.OnceValues(func() ([]KnownIssue, error) {
@@ -53,6 +105,9 @@ var known = sync.OnceValues(func() ([]KnownIssue, error) {
 			(k.Severity != "warn" && k.Severity != "fail") {
 			return nil, fmt.Errorf("known-issues.yaml: entry %d (%q) lacks an id, symptom, fix, source, status or severity", i, k.ID)
 		}
+		if !knownActions[k.Action] {
+			return nil, fmt.Errorf("known-issues.yaml: %s: unknown action %q", k.ID, k.Action)
+		}
 		if k.Match.KernelLog != "" {
 			re, err := regexp.Compile(k.Match.KernelLog)
 			if err != nil {
@@ -63,6 +118,10 @@ var known = sync.OnceValues(func() ([]KnownIssue, error) {
 	}
 	return doc.Issues, nil
 })
+
+// knownActions are the report.Action words an entry may name ("" is run).
+var knownActions = map[string]bool{"": true, "run": true, "configure": true, "upgrade": true, "firmware": true,
+	"cable": true, "power-cycle": true, "reboot": true, "inspect": true}
 
 // KnownIssues returns the embedded known issues (an error is a defect of
 // the data file, which the tests read).
@@ -85,7 +144,7 @@ func NCCLFor(want, arch string, ringNodes int) (string, []string) {
 	var ids []string
 	for _, k := range issues {
 		m := k.Match
-		if m.NCCLBelow == "" || (m.Arch != "" && m.Arch != arch) || m.RingNodesMin > ringNodes || m.Env != "" {
+		if m.NCCLBelow == "" || (m.Arch != "" && m.Arch != arch) || m.RingNodesMin > ringNodes || m.Env != "" || m.EnvNot != "" {
 			continue
 		}
 		if compareVersions(want, m.NCCLBelow) < 0 {
