@@ -50,6 +50,10 @@ type Command struct {
 	Tail int
 	// Why says what the evidence is for.
 	Why string
+	// Local, when set, makes the local capture call it instead of running
+	// Argv: it writes what the script's command prints, read in Go so the
+	// node needs no tool (an ELF note through debug/elf, not readelf).
+	Local func() []byte
 }
 
 // Limits on what one item may add to a snapshot.
@@ -71,6 +75,7 @@ var Files = []Path{
 	{Glob: "/proc/sys/kernel/osrelease", Why: "kernel release"},
 	{Glob: "/proc/version", Why: "kernel build string"},
 	{Glob: "/proc/cmdline", Why: "kernel command line (kho=off on 7.0 kernels, iommu settings)"},
+	{Glob: "/sys/kernel/iommu_groups/*/type", Why: "IOMMU domain type per group (DMA-FQ, DMA: translated; identity: passthrough)"},
 
 	// CPU, memory, NUMA.
 	{Glob: "/proc/cpuinfo", Why: "CPU model and core count"},
@@ -141,6 +146,7 @@ var Files = []Path{
 	{Glob: "/sys/bus/pci/devices/*/max_link_width", Why: "PCIe link width capability"},
 	{Glob: "/sys/bus/pci/devices/*/numa_node", Why: "NUMA node of the function"},
 	{Glob: "/sys/bus/pci/devices/*/driver", Link: true, Why: "driver bound to the function"},
+	{Glob: "/sys/bus/pci/devices/*/iommu_group", Link: true, Why: "IOMMU group of the function (its type says whether its DMA is translated)"},
 
 	// NVIDIA driver without nvidia-smi.
 	{Glob: "/proc/driver/nvidia/version", Why: "NVIDIA kernel driver version"},
@@ -161,13 +167,14 @@ var Files = []Path{
 	{Glob: "/usr/lib/*-linux-gnu/libnccl.so*", NameOnly: true, Why: "NCCL library and its versioned name"},
 	{Glob: "/usr/local/lib/libnccl.so*", NameOnly: true, Why: "NCCL library built from source"},
 	{Glob: "/usr/local/cuda*/lib*/libnccl.so*", NameOnly: true, Why: "NCCL library inside a CUDA toolkit tree"},
+	{Glob: "/usr/local/lib/python3*/dist-packages/nvidia/nccl/lib/libnccl.so*", NameOnly: true, Why: "NCCL library of the pip wheel nvidia-nccl-cu1x"},
 }
 
 // envFilter keeps whole NAME=value lines of the settings sparkrig reads.
 const envFilter = `^((NCCL|UCX|OMPI|OMPI_MCA|GLOO)_[A-Za-z0-9_]*|CUDA_VISIBLE_DEVICES)=`
 
 // kernelLogFilter keeps the kernel-log lines the checks read.
-const kernelLogFilter = `Linux version|NVRM: Xid|mlx5|nvidia-peermem|nvidia_peermem|AER:`
+const kernelLogFilter = `Linux version|NVRM: Xid|mlx5|nvidia-peermem|nvidia_peermem|AER:|pciehp|iommu: Default domain|arm-smmu-v3`
 
 // Commands is every command the capture runs.
 var Commands = []Command{
@@ -204,6 +211,8 @@ var Commands = []Command{
 		Why: "kernel log of this boot through journald, when dmesg is refused"},
 	{ID: "ldconfig", Argv: []string{"ldconfig", "-p"}, Filter: `libnccl|libcudart|libibverbs|libmlx5|libnvidia-ml`,
 		Why: "which NCCL, CUDA runtime and verbs libraries the loader finds"},
+	{ID: "nccl-build-id", Argv: []string{"sh", "-c", ncclBuildIDScript()}, Timeout: 10 * time.Second, Local: ncclBuildIDs,
+		Why: "ELF build ID of every libnccl.so.2 (package, source build, CUDA tree, pip wheel): one version string can name different builds"},
 	{ID: "dpkg-nccl", Argv: []string{"dpkg-query", "-W", "-f", `${Package} ${Version}\n`, "libnccl*"},
 		Why: "NCCL package version"},
 	// env -0 and tr put every variable on one line of its own (a value's

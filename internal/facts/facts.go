@@ -34,6 +34,8 @@ type Node struct {
 	// NetworkManager, systemd-networkd) says about each interface.
 	NetConfig []IfaceConfig `json:"net_config"`
 	KernelLog KernelLog     `json:"kernel_log"`
+	// IOMMU is how device DMA is translated.
+	IOMMU IOMMU `json:"iommu"`
 
 	// MachineID is /etc/machine-id (cloned images share it).
 	MachineID string `json:"machine_id,omitempty"`
@@ -191,6 +193,8 @@ type PCIFunc struct {
 	StaWidth int     `json:"sta_width,omitempty"`
 	NUMANode *int    `json:"numa_node,omitempty"`
 	Vendor   *string `json:"vendor,omitempty"`
+	// IOMMUGroup is the function's IOMMU group ("" when not captured).
+	IOMMUGroup string `json:"iommu_group,omitempty"`
 }
 
 // Limits are resource limits relevant to RDMA.
@@ -207,6 +211,8 @@ type NCCL struct {
 	Library  string            `json:"library,omitempty"` // path of libnccl.so.2 found
 	ConfFile map[string]string `json:"conf_file"`         // /etc/nccl.conf
 	Env      map[string]string `json:"env"`               // NCCL_* / UCX_* / OMPI_* in the environment
+	// Builds are the libnccl.so.2 files found, each with its ELF build ID.
+	Builds []NCCLBuild `json:"builds,omitempty"`
 }
 
 // IfaceConfig is what persistent configuration says about one interface.
@@ -227,6 +233,8 @@ type KernelLog struct {
 	MLX5 []LogLine `json:"mlx5"`
 	// AER are PCIe Advanced Error Reporting lines.
 	AER []LogLine `json:"aer,omitempty"`
+	// Events are link, cable and PCIe slot events, in log order.
+	Events []NICEvent `json:"events,omitempty"`
 }
 
 // XID is an NVIDIA Xid event from the kernel log.

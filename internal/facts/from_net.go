@@ -35,6 +35,9 @@ func (b *builder) pci() {
 		if t, ok := b.s.Link(dir + "/driver"); ok {
 			f.Driver = path.Base(t)
 		}
+		if t, ok := b.s.Link(dir + "/iommu_group"); ok {
+			f.IOMMUGroup = path.Base(t)
+		}
 		byAddr[f.Addr] = f
 		order = append(order, f.Addr)
 	}
@@ -368,6 +371,10 @@ func (b *builder) nccl() {
 	}
 	if out, _, ok := b.s.Cmd("ldconfig"); ok {
 		b.n.NCCL.Library = parseLdconfigNCCL(out)
+	}
+	if out, ok := b.cmd(SrcNCCLBuild, "nccl-build-id"); ok {
+		b.n.NCCL.Builds = parseNCCLBuilds(out)
+		b.set(SrcNCCLBuild, "ok", "")
 	}
 	if out, _, ok := b.s.Cmd("dpkg-nccl"); ok {
 		b.n.NCCL.Version = parseDpkgNCCL(out)

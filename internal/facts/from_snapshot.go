@@ -34,6 +34,8 @@ const (
 	SrcEnv        = "env"
 	SrcKernelLog  = "kernel-log"
 	SrcEthtool    = "ethtool"
+	SrcIOMMU      = "iommu"
+	SrcNCCLBuild  = "nccl-build-id"
 )
 
 // builder carries the snapshot and the node being filled.
@@ -55,7 +57,7 @@ func FromSnapshot(s *snapshot.Snapshot) *Node {
 	b := &builder{s: s, n: n}
 	for _, step := range []func(){
 		b.system, b.memory, b.cpu, b.limits, b.sysctls, b.gpus, b.pci, b.netdevs, b.rdma,
-		b.netConfig, b.nccl, b.kernelLog, b.routing,
+		b.netConfig, b.nccl, b.kernelLog, b.routing, b.iommu,
 	} {
 		step()
 	}
@@ -266,10 +268,35 @@ func (b *builder) kernelLog() {
 		return
 	}
 	b.n.KernelLog = parseKernelLog(out)
+	iommuFromKernelLog(out, &b.n.IOMMU)
 	b.set(SrcKernelLog, "ok", "")
 }
 
 func firstLine(b []byte) string {
 	s, _, _ := strings.Cut(strings.TrimSpace(string(b)), "\n")
 	return s
+}
+
+// iommu reads the command line's IOMMU setting and each group's domain
+// type; the kernel log's part is read with the log.
+func (b *builder) iommu() {
+	b.n.IOMMU.Cmdline = iommuFromCmdline(b.n.OS.Cmdline)
+	for _, p := range b.matching("/sys/kernel/iommu_groups/*/type") {
+		if b.n.IOMMU.GroupTypes == nil {
+			b.n.IOMMU.GroupTypes = map[string]string{}
+		}
+		b.n.IOMMU.GroupTypes[path.Base(path.Dir(p))] = b.value(p)
+	}
+	switch {
+	case len(b.n.IOMMU.GroupTypes) > 0:
+		b.set(SrcIOMMU, "ok", "")
+	case b.n.IOMMU.Cmdline != "" || b.n.IOMMU.DefaultDomain != "":
+		b.set(SrcIOMMU, "ok", "no /sys/kernel/iommu_groups: from the kernel command line and log")
+	default:
+		if _, found := b.s.Item(snapshot.KindFile, "/sys/kernel/iommu_groups/*/type"); found {
+			b.set(SrcIOMMU, snapshot.StatusMissing, "no IOMMU groups (no IOMMU, or it is off)")
+		} else {
+			b.set(SrcIOMMU, StatusNotCaptured, "/sys/kernel/iommu_groups")
+		}
+	}
 }

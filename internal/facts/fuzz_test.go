@@ -51,8 +51,16 @@ func FuzzParseLspciVV(f *testing.F) {
 func FuzzParseKernelLog(f *testing.F) {
 	seedVerbatim(f, "proc_03_", "proc_04_")
 	f.Add([]byte("[ 6101.345678] NVRM: Xid (PCI:0000:18:00): 79, pid=0, GPU has fallen off the bus.\n"))
+	f.Add([]byte("[  129.660515] pcieport 0000:c0:01.2: pciehp: Slot(2): Card present\n[    0.874422] iommu: Default domain type: Translated \n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		kl := parseKernelLog(b)
+		var m IOMMU
+		iommuFromKernelLog(b, &m)
+		for _, e := range kl.Events {
+			if e.Kind == "" || !strings.Contains(string(b), e.Line) {
+				t.Fatalf("event %+v not from the input", e)
+			}
+		}
 		for _, x := range kl.XIDs {
 			if !strings.Contains(x.Line, "Xid") {
 				t.Fatalf("Xid from a line without Xid: %q", x.Line)
@@ -155,4 +163,16 @@ func TestNvidiaSMIExcerptIsTheFirstGPU(t *testing.T) {
 	if !reflect.DeepEqual(d1, d2) || len(one) != 1 || !reflect.DeepEqual(one[0], all[0]) {
 		t.Errorf("excerpt %+v %+v, capture %+v %+v", d2, one, d1, all[:1])
 	}
+}
+
+func FuzzParseNCCLBuilds(f *testing.F) {
+	f.Add([]byte("== /usr/lib/aarch64-linux-gnu/libnccl.so.2\t/usr/lib/aarch64-linux-gnu/libnccl.so.2.28.9\n    Build ID: f4b5d514bc46fad9417898216b23910ae874a85d\n"))
+	f.Add([]byte("== /a\t/b\n/b: ELF 64-bit LSB executable, x86-64, version 1 (SYSV), statically linked, BuildID[sha1]=f4b5d514bc46fad9417898216b23910ae874a85d, with debug_info, not stripped\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, nb := range parseNCCLBuilds(b) {
+			if strings.Trim(nb.BuildID, "0123456789abcdef") != "" {
+				t.Fatalf("build ID %q is not lower-case hex", nb.BuildID)
+			}
+		}
+	})
 }
