@@ -23,6 +23,12 @@ var knownIssues = Check{
 		var out []report.Finding
 		fixes := map[string]bool{}
 		for _, k := range ks {
+			if k.Match.NCCLBuildDiffers {
+				if seen, ok := nodeNCCLBuildsDiffer(n); ok {
+					out = append(out, KnownFinding(k, seen))
+				}
+				continue
+			}
 			if k.Match.ClusterOnly() {
 				continue
 			}
@@ -187,4 +193,28 @@ func kernelLines(n *facts.Node) []string {
 		out = append(out, l.Line)
 	}
 	return out
+}
+
+// nodeNCCLBuildsDiffer reports a node holding libnccl.so.2 files of
+// different ELF build IDs (a distribution package and a pip wheel): which
+// one a job loads depends on its environment, and equal version strings
+// do not make them the same binary.
+func nodeNCCLBuildsDiffer(n *facts.Node) (string, bool) {
+	ids := map[string]bool{}
+	var seen []string
+	for _, b := range n.NCCL.Builds {
+		if b.BuildID == "" {
+			continue
+		}
+		ids[b.BuildID] = true
+		v := b.Version
+		if v == "" {
+			v = "version not in its name"
+		}
+		seen = append(seen, fmt.Sprintf("%s (%s) build ID %s", b.Path, v, b.BuildID))
+	}
+	if len(ids) < 2 {
+		return "", false
+	}
+	return fmt.Sprintf("%d libnccl.so.2 builds: %s", len(ids), strings.Join(seen, "; ")), true
 }

@@ -47,6 +47,14 @@ type sparkNode struct {
 	cmaKB       int
 	pcieWidth   map[string]int
 	description string
+	kernel      string // uname -r
+	cmdline     string // /proc/cmdline after the root= word
+	iommuType   string // /sys/kernel/iommu_groups/*/type of every group
+	dmesg       string // the kernel-log lines the capture keeps
+	// gidV2 is the GID index of each addressed port's RoCE v2 IPv4 entry
+	// (3 in a fresh table; a link event can leave a hole and move it).
+	gidV2     int
+	ncclBuild string // nccl-build-id output; "" when not captured
 }
 
 // netplanSpark1 is /etc/netplan/40-cx7.yaml of "spark1", verbatim from
@@ -84,6 +92,11 @@ func healthySpark() sparkNode {
 		cmaKB:       65536,
 		pcieWidth:   map[string]int{},
 		description: "healthy DGX Spark, node 1 of a two-node pair cabled on QSFP port 1",
+		kernel:      "6.11.0-1016-nvidia",
+		cmdline:     "ro quiet splash",
+		iommuType:   "DMA-FQ",
+		dmesg:       dmesgSpark,
+		gidV2:       3,
 	}
 }
 
@@ -135,7 +148,8 @@ var sparkCases = []sparkCase{
 	}, "spark.mtu", report.Warn, "both twins of port 1 at MTU 1500"},
 	{"spark-mtu-twins-differ", func(n *sparkNode) {
 		n.iface("enP2p1s0f1np1").mtu = 1500
-	}, "spark.mtu-twins-differ", report.Warn, "enp1s0f1np1 at MTU 9000, its twin at 1500"},
+		n.netplan = strings.Replace(netplanSpark1, "      mtu: 9000\n      addresses: [192.168.200.17/24]", "      mtu: 1500\n      addresses: [192.168.200.17/24]", 1)
+	}, "spark.mtu-twins-differ", report.Warn, "enp1s0f1np1 at MTU 9000, its twin at 1500 (and so configured)"},
 	{"spark-link-100g", func(n *sparkNode) {
 		n.iface("enp1s0f1np1").speed, n.iface("enP2p1s0f1np1").speed = 100000, 100000
 	}, "spark.link-speed", report.Warn, "port 1 negotiated 100 Gb/s"},
@@ -154,6 +168,36 @@ var sparkCases = []sparkCase{
 	{"spark-cma-0", func(n *sparkNode) {
 		n.cmaKB = 0
 	}, "spark.cma", report.Warn, "CmaTotal: 0 kB and no kho=off"},
+	// Causes that look alike, each from its own evidence.
+	{"spark-mtu-reset-1500", func(n *sparkNode) {
+		n.iface("enp1s0f1np1").mtu, n.iface("enP2p1s0f1np1").mtu = 1500, 1500
+	}, "spark.mtu-not-applied", report.Warn, "both twins of port 1 running MTU 1500 while 40-cx7.yaml sets 9000 (as after a firmware-capsule reboot)"},
+	{"spark-hotplug", func(n *sparkNode) {
+		n.dmesg += dmesgCablePlugged
+	}, "spark.hotplug", report.Warn, "a QSFP cable plugged in while the node ran"},
+	{"spark-link-flaps", func(n *sparkNode) {
+		n.dmesg += dmesgFlaps
+	}, "nic.link-flaps", report.Warn, "enp1s0f1np1 went down three times in this boot"},
+	{"spark-iommu-passthrough", func(n *sparkNode) {
+		n.cmdline += " iommu.passthrough=1"
+		n.iommuType = "identity"
+	}, "", "", "iommu.passthrough=1: every IOMMU group identity"},
+	{"spark-gid-moved", func(n *sparkNode) {
+		n.gidV2 = 4
+	}, "nccl.gid-index", report.Warn, "NCCL_IB_GID_INDEX=3 pinned while the RoCE v2 IPv4 GID moved to index 4"},
+	{"spark-nccl-env-other-node", func(n *sparkNode) {
+		n.env[1] = "NCCL_IB_HCA=rocep1s0f0,roceP2p1s0f0"
+	}, "known.issue", report.Fail, "NCCL_IB_HCA names the port-0 twins of the head node; this node is cabled on port 1"},
+	{"spark-kernel-7.0-no-kho", func(n *sparkNode) {
+		n.kernel = "7.0.0-1019-nvidia"
+	}, "known.issue", report.Fail, "kernel 7.0.0-1019-nvidia without kho=off"},
+	{"spark-nccl-2.30.4", func(n *sparkNode) {
+		n.ncclPkg = "libnccl2 2.30.4-1+cuda13.0\nlibnccl-dev 2.30.4-1+cuda13.0\n"
+	}, "known.issue", report.Warn, "NCCL 2.30.4 without NCCL_NVLS_ENABLE=0"},
+	{"spark-nccl-two-builds", func(n *sparkNode) {
+		n.ncclPkg = "libnccl2 2.29.7-1+cuda13.0\nlibnccl-dev 2.29.7-1+cuda13.0\n"
+		n.ncclBuild = ncclBuildsAptAndPip
+	}, "known.issue", report.Warn, "apt libnccl2 2.29.7 and a pip wheel's libnccl.so.2 of another build ID"},
 	{"spark-dhcp-cx7", func(n *sparkNode) {
 		n.iface("enP2p1s0f1np1").dynamic = true
 		n.netplan = strings.Replace(strings.Replace(netplanSpark1, "dhcp4: no", "dhcp4: yes", 2), "dhcp4: yes", "dhcp4: no", 1)
@@ -203,8 +247,8 @@ func (n sparkNode) snapshot() *snapshot.Snapshot {
 	f("/proc/sys/kernel/hostname", n.host+"\n")
 	f("/etc/os-release", osRelease2404)
 	f("/etc/dgx-release", dgxRelease)
-	f("/proc/sys/kernel/osrelease", "6.11.0-1016-nvidia\n")
-	f("/proc/cmdline", "BOOT_IMAGE=/boot/vmlinuz-6.11.0-1016-nvidia root=UUID=8f1c2a4e-5b7d-4a43-9d0e-2b6f1e0c7a11 ro quiet splash\n")
+	f("/proc/sys/kernel/osrelease", n.kernel+"\n")
+	f("/proc/cmdline", "BOOT_IMAGE=/boot/vmlinuz-"+n.kernel+" root=UUID=8f1c2a4e-5b7d-4a43-9d0e-2b6f1e0c7a11 "+n.cmdline+"\n")
 	f("/proc/meminfo", fmt.Sprintf(meminfoSpark, n.cmaKB, n.cmaKB))
 	f("/proc/swaps", "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n")
 	f("/proc/modules", modulesSpark)
@@ -228,14 +272,17 @@ func (n sparkNode) snapshot() *snapshot.Snapshot {
 	f("/etc/netplan/40-cx7.yaml", n.netplan)
 	f("/etc/security/limits.conf", "# /etc/security/limits.conf\n*\tsoft\tmemlock\tunlimited\n*\thard\tmemlock\tunlimited\n")
 	s.AddMissing(snapshot.KindFile, "/etc/nccl.conf", snapshot.StatusMissing, "open: no such file or directory")
-	cmd("uname", []string{"uname", "-a"}, "Linux "+n.host+" 6.11.0-1016-nvidia #16-Ubuntu SMP PREEMPT_DYNAMIC Sun Sep 21 18:48:21 UTC 2025 aarch64 aarch64 aarch64 GNU/Linux\n")
+	cmd("uname", []string{"uname", "-a"}, "Linux "+n.host+" "+n.kernel+" #16-Ubuntu SMP PREEMPT_DYNAMIC Sun Sep 21 18:48:21 UTC 2025 aarch64 aarch64 aarch64 GNU/Linux\n")
 	cmd("uname-m", []string{"uname", "-m"}, "aarch64\n")
 	cmd("nvidia-smi-q", []string{"nvidia-smi", "-q", "-x"}, nvidiaSMIGB10)
 	cmd("ip-addr", []string{"ip", "-j", "addr", "show"}, n.ipAddrJSON())
 	cmd("ibv-devinfo", []string{"ibv_devinfo", "-v"}, n.ibvDevinfo())
 	cmd("ibdev2netdev", []string{"ibdev2netdev"}, n.ibdev2netdev())
 	cmd("lspci-mellanox", []string{"lspci", "-D", "-vv", "-d", "15b3:"}, lspciSparkCX7)
-	cmd("dmesg", []string{"dmesg"}, dmesgSpark)
+	cmd("dmesg", []string{"dmesg"}, n.dmesg)
+	if n.ncclBuild != "" {
+		cmd("nccl-build-id", []string{"sh", "-c", "(the capture's NCCL build-id loop)"}, n.ncclBuild)
+	}
 	cmd("dpkg-nccl", []string{"dpkg-query", "-W", "-f", `${Package} ${Version}\n`, "libnccl*"}, n.ncclPkg)
 	cmd("env", []string{"env"}, strings.Join(n.env, "\n")+"\n")
 	sort.SliceStable(m.Items, func(i, j int) bool {
@@ -309,18 +356,20 @@ func (n sparkNode) rdmaFiles(s *snapshot.Snapshot) {
 		s.AddFile(p+"/phys_state", []byte(phys+"\n"))
 		s.AddFile(p+"/rate", []byte(rate+"\n"))
 		s.AddFile(p+"/link_layer", []byte("Ethernet\n"))
-		gids := []string{linkLocalGID(i.mac), linkLocalGID(i.mac)}
+		type gid struct {
+			idx      int
+			gid, typ string
+		}
+		ll := linkLocalGID(i.mac)
+		gids := []gid{{0, ll, "IB/RoCE v1"}, {1, ll, "RoCE v2"}}
 		if i.up {
-			for _, a := range i.addrs {
+			for k, a := range i.addrs {
 				g := mappedGID(a)
-				gids = append(gids, g, g)
+				gids = append(gids, gid{2 + 2*k, g, "IB/RoCE v1"}, gid{n.gidV2 + 2*k, g, "RoCE v2"})
 			}
 		}
-		for idx, g := range gids {
-			typ := "IB/RoCE v1"
-			if idx%2 == 1 {
-				typ = "RoCE v2"
-			}
+		for _, e := range gids {
+			idx, g, typ := e.idx, e.gid, e.typ
 			s.AddFile(fmt.Sprintf("%s/gids/%d", p, idx), []byte(g+"\n"))
 			s.AddFile(fmt.Sprintf("%s/gid_attrs/types/%d", p, idx), []byte(typ+"\n"))
 			s.AddFile(fmt.Sprintf("%s/gid_attrs/ndevs/%d", p, idx), []byte(i.name+"\n"))
@@ -392,12 +441,16 @@ func (n sparkNode) pciFiles(s *snapshot.Snapshot) {
 		{"000f:01:00.0", "0x030200", "0x10de", "0x2e12", "Unknown", "Unknown", 0},
 	}
 	sort.Slice(fns, func(i, j int) bool { return fns[i].addr < fns[j].addr })
-	for _, f := range fns {
+	for gi, f := range fns {
 		d := "/sys/bus/pci/devices/" + f.addr
 		w := f.capW
 		if x, ok := n.pcieWidth[f.addr]; ok {
 			w = x
 		}
+		// One IOMMU group per function, numbered in address order.
+		group := fmt.Sprint(gi)
+		s.AddLink(d+"/iommu_group", "../../../../kernel/iommu_groups/"+group)
+		s.AddFile("/sys/kernel/iommu_groups/"+group+"/type", []byte(n.iommuType+"\n"))
 		for k, v := range map[string]string{
 			"class": f.class, "vendor": f.vendor, "device": f.device, "numa_node": "-1",
 			"max_link_speed": f.capSpeed, "current_link_speed": f.staSpeed,

@@ -152,3 +152,30 @@ const lspciSparkCX7 = `0000:01:00.0 Ethernet controller: Mellanox Technologies M
 // capture's kernel-log filter, verbatim.
 const dmesgSpark = `<6>[   14.952018] mlx5_core 0000:41:00.0 enp65s0f0np0: Link up
 `
+
+// dmesgCablePlugged is the cable hot-plug line of fixture proc/04 (NVIDIA
+// daqiri docs, an IGX Orin's ConnectX-7), verbatim.
+const dmesgCablePlugged = `[ 3712.267103] mlx5_core 0005:03:00.1: Port module event: module 1, Cable plugged
+`
+
+// dmesgFlaps is derived: the mlx5_core link lines of fixtures proc/03 and
+// proc/04 in their own format, for spark1's enp1s0f1np1 going down and up
+// three times (no recording of a flapping Spark port is at hand).
+const dmesgFlaps = `[ 5120.118230] mlx5_core 0000:01:00.1 enp1s0f1np1: Link down
+[ 5121.904512] mlx5_core 0000:01:00.1 enp1s0f1np1: Link up
+[ 5302.551078] mlx5_core 0000:01:00.1 enp1s0f1np1: Link down
+[ 5303.910244] mlx5_core 0000:01:00.1 enp1s0f1np1: Link up
+[ 5877.003611] mlx5_core 0000:01:00.1 enp1s0f1np1: Link down
+[ 5878.771930] mlx5_core 0000:01:00.1 enp1s0f1np1: Link up
+`
+
+// ncclBuildsAptAndPip is the capture's nccl-build-id output for a node
+// with DGX OS's libnccl2 and a pip wheel nvidia-nccl-cu13. Stand-in: the
+// build IDs are the 8-digit prefixes vllm-project/vllm #41725 quotes for
+// the apt (c0db9360) and pip (a7f420a1) builds of 2.28.9, in readelf -n's
+// line format; the paths are those the same thread names.
+const ncclBuildsAptAndPip = `== /usr/lib/aarch64-linux-gnu/libnccl.so.2	/usr/lib/aarch64-linux-gnu/libnccl.so.2.29.7
+    Build ID: c0db9360
+== /usr/local/lib/python3.12/dist-packages/nvidia/nccl/lib/libnccl.so.2	/usr/local/lib/python3.12/dist-packages/nvidia/nccl/lib/libnccl.so.2
+    Build ID: a7f420a1
+`

@@ -32,6 +32,7 @@ var Registry = []Check{
 	sparkTwinsSameSubnet,
 	sparkMTU,
 	sparkMTUTwins,
+	sparkMTUNotApplied,
 	sparkAddrPersisted,
 	sparkDHCP,
 	sparkRoCEGID,
@@ -39,6 +40,8 @@ var Registry = []Check{
 	sparkCMA,
 	sparkGPUDirect,
 	sparkOS,
+	sparkIOMMU,
+	nicHotplug,
 	// NCCL.
 	ncclVersion,
 	ncclSocketIfname,
@@ -56,6 +59,7 @@ var Registry = []Check{
 	gpuPeermem,
 	// RDMA and NUMA.
 	rdmaPorts,
+	nicLinkFlaps,
 	numaLocality,
 	memlock,
 	// Operating system tuning.
@@ -167,6 +171,7 @@ var sourceFixes = map[string]string{
 	"sysfs-net":  "the node has no /sys/class/net: mount sysfs (mount -t sysfs sysfs /sys) or run sparkrig on the host, not in a container",
 	"pci":        "the node has no /sys/bus/pci: mount sysfs or run sparkrig on the host, not in a container",
 	"limits":     "the node has no /proc/self/limits: mount procfs (mount -t proc proc /proc)",
+	"iommu":      "the IOMMU groups were not readable: run sparkrig on the host, not in a container",
 	"modules":    "this kernel has no /proc/modules: it was built without loadable module support (CONFIG_MODULES=n), so drivers such as nvidia_peermem must be built in; check for them under /sys/module, or boot a kernel with module support (the DGX OS kernel has it)",
 	"meminfo":    "the node has no /proc/meminfo: mount procfs (mount -t proc proc /proc)",
 }

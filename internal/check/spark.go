@@ -329,6 +329,9 @@ var sparkMTU = Check{
 			if twinMTUDiffers(n, d.Name) {
 				continue // spark.mtu-twins-differ reports it, with a fix for both
 			}
+			if mtuNotApplied(n, d) {
+				continue // spark.mtu-not-applied: the files are right, the running state is not
+			}
 			if d.MTU >= tuning.RailMTU {
 				out = append(out, ok(d.Name, fmt.Sprintf("MTU %d", d.MTU)))
 				continue
@@ -341,6 +344,13 @@ var sparkMTU = Check{
 		}
 		return out
 	},
+}
+
+// mtuNotApplied reports a netdev running below the jumbo MTU its
+// persistent configuration sets.
+func mtuNotApplied(n *facts.Node, d *facts.NetDev) bool {
+	want, _ := configuredMTU(n, d.Name)
+	return want >= tuning.RailMTU && d.MTU < want
 }
 
 // twinMTUDiffers reports whether a cabled netdev's twin has another MTU.
@@ -361,6 +371,9 @@ var sparkMTUTwins = Check{
 		return eachTwinPair(n, cabledPorts(n), func(_ sparkPort, a, b *facts.NetDev) report.Finding {
 			if a.MTU == b.MTU {
 				return ok("", fmt.Sprintf("MTU %d on both", a.MTU))
+			}
+			if mtuNotApplied(n, a) || mtuNotApplied(n, b) {
+				return ok("", "see spark.mtu-not-applied: the configured MTU is not in effect")
 			}
 			return report.Finding{Severity: report.Warn,
 				Observed: fmt.Sprintf("%s MTU %d, %s MTU %d", a.Name, a.MTU, b.Name, b.MTU), Expected: "the same MTU on both twins",
@@ -512,7 +525,7 @@ var ncclGIDIndex = Check{
 	Run: func(n *facts.Node) []report.Finding {
 		v, where, _ := pinnedGID(n)
 		subject := "NCCL_IB_GID_INDEX"
-		src := "NVIDIA NCCL environment variables (NCCL_IB_GID_INDEX, default -1: automatic since 2.21); FujitsuPolycom/sparkring #186, #290; tonyd2wild/DeepSeek-v4-Flash-Vision-Exp-DSpark-1M-NVFP4-KV-2x-DGX-Spark #38, PR #40 (community)"
+		src := "NVIDIA NCCL environment variables (NCCL_IB_GID_INDEX, default -1: automatic since 2.21); FujitsuPolycom/sparkring #186, #290; tonyd2wild/DeepSeek-v4-Flash-Vision-Exp-DSpark-1M-NVFP4-KV-2x-DGX-Spark #38, PR #40; MiaAI-Lab/DeepSeek-v4-Flash-DSpark-2x-DGX-Spark PR #11 (community)"
 		unset := "remove NCCL_IB_GID_INDEX from " + where + ": NCCL 2.21 and later choose the RoCE v2 GID per device"
 		idx, err := strconv.Atoi(strings.TrimSpace(v))
 		if strings.TrimSpace(v) == "" || err != nil {
@@ -540,7 +553,7 @@ var ncclGIDIndex = Check{
 		}
 		return []report.Finding{{Severity: report.Warn, Subject: subject, Observed: fmt.Sprintf("%d in %s; %s", idx, where, strings.Join(bad, "; ")),
 			Expected: "the index of the RoCE v2 IPv4 GID on every HCA of every node",
-			Why:      "the RoCE v2 IPv4 GID sits at different indexes on different nodes and moves after interface or firmware events: a pinned index then selects another GID and RDMA between nodes fails",
+			Why:      "the RoCE v2 IPv4 GID sits at different indexes on different nodes and moves after reboots, link and firmware events: a pinned index (in a launcher's environment, or a container started before the move) then selects another GID and RDMA between nodes fails (ibv_modify_qp error 61)",
 			Remedy:   report.Manual(report.ActionRun, unset), Source: src}}
 	},
 }

@@ -84,6 +84,9 @@ func each(r *report.Report, fn func(report.Finding)) {
 
 var ncclVersionIn = regexp.MustCompile(`(?:NCCL |v)(2\.\d+\.\d+)`)
 
+// kernelIn finds kernel releases ("6.17.0-1031-nvidia", "7.0.0-31") in a remedy.
+var kernelIn = regexp.MustCompile(`\b\d+\.\d+\.\d+-\d+(?:-[a-z0-9]+)?\b`)
+
 // checkKnownIssues fails a remedy that names an NCCL version the
 // known-issues data marks bad on any audited node's architecture, or
 // kho=off for a node whose kernel it does not apply to.
@@ -101,9 +104,23 @@ func checkKnownIssues(t *testing.T, nodes []*facts.Node, f report.Finding) {
 			}
 		}
 	}
+	// Two captures of one host audit as one node: kho=off is wrong only
+	// where none of the host's captures runs a kernel it applies to.
+	var kernels []string
+	kho := false
 	for _, n := range nodes {
-		if n.Host == f.Host && strings.Contains(all, "kho=off") && !check.KHOKernel(n.OS.Kernel) {
-			t.Errorf("%s %s recommends kho=off on kernel %s", f.Host, f.ID, n.OS.Kernel)
+		if n.Host == f.Host {
+			kernels = append(kernels, n.OS.Kernel)
+			kho = kho || check.KHOKernel(n.OS.Kernel)
+		}
+	}
+	if strings.Contains(all, "kho=off") && len(kernels) > 0 && !kho {
+		t.Errorf("%s %s recommends kho=off on kernel %s", f.Host, f.ID, strings.Join(kernels, ", "))
+	}
+	// Nor may a remedy name a kernel release the known issues mark bad.
+	for _, m := range kernelIn.FindAllString(all, -1) {
+		if ids := expect.KernelsMarkedBad(m); len(ids) > 0 {
+			t.Errorf("%s %s names kernel %s, which the known issues %v mark bad", f.Host, f.ID, m, ids)
 		}
 	}
 }

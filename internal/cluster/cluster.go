@@ -45,6 +45,7 @@ func Analyze(nodes []*facts.Node) *Analysis {
 	a.Findings = append(a.Findings, ringFindings(nodes, a)...)
 	a.Findings = append(a.Findings, consistency(nodes, ringNodes(a))...)
 	a.Findings = append(a.Findings, ibHCAOrder(nodes)...)
+	a.Findings = append(a.Findings, ncclBuilds(nodes)...)
 	return a
 }
 

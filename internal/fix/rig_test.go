@@ -227,7 +227,8 @@ func TestRigChecksWorseRollsBack(t *testing.T) {
 	hp := planLive(t, r, ts, Options{Topology: OneCable, Port: -1}).Hosts[0]
 	hp.Rails[1].MTU = 4000
 	out := Apply(ctx, hp, ts["spark-01"], rigApplyOptions("20261122T000005Z"))
-	want := "checks got worse: doctor: spark.mtu-twins-differ (enp1s0f1np1+enP2p1s0f1np1): enp1s0f1np1 MTU 9000, enP2p1s0f1np1 MTU 4000"
+	// The netplan written sets 9000; the link was brought up at 4000.
+	want := "checks got worse: doctor: spark.mtu-not-applied (enP2p1s0f1np1): MTU 4000 running; /etc/netplan/40-cx7.yaml sets 9000"
 	if out.Status != RolledBack || out.Detail != want {
 		t.Fatalf("Apply = %+v\nwant status %s, detail %q", out, RolledBack, want)
 	}
