@@ -54,6 +54,9 @@ type StepResult struct {
 	// Counters are the interface and RDMA port counters of the step's
 	// rails on both ends, before and after it.
 	Counters []Counter `json:"counters,omitempty"`
+	// State is the GPU clocks, power and RoCE active MTU read on the
+	// step's hosts while it ran (NCCL and RDMA steps).
+	State []StateSample `json:"state,omitempty"`
 }
 
 // Executor runs a plan's steps through a transport and cleans up after each.

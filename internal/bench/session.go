@@ -71,6 +71,9 @@ func (s *Session) Run(ctx context.Context) *Record {
 			res = s.runStep(ctx, st)
 		}
 		parsed, an := Judge(res, jc, s.Set)
+		if gated(st) && res.Status == StatusOK {
+			ApplyValidity(&an, Gate(res.State))
+		}
 		if len(res.Counters) > 0 {
 			an.Data.RailTraffic = trafficShare(s.Plan, &res)
 			if fl := shareFlags(st, an.Data.RailTraffic); len(fl) > 0 {
@@ -96,7 +99,7 @@ func (s *Session) Run(ctx context.Context) *Record {
 // the plan's facts may be minutes old by the time it allocates.
 func (s *Session) runStep(ctx context.Context, st Step) StepResult {
 	if st.Kind != KindNCCL {
-		return s.withCounters(ctx, st, func() StepResult { return s.Exec.Run(ctx, st) })
+		return s.withCounters(ctx, st, func() StepResult { return s.withState(ctx, st, func() StepResult { return s.Exec.Run(ctx, st) }) })
 	}
 	st, note, why := Recheck(st, s.Nodes, ReadLive(ctx, s.Exec.T, s.Nodes), s.Plan.MemFraction, s.Force)
 	if note != nil {
@@ -105,7 +108,7 @@ func (s *Session) runStep(ctx context.Context, st Step) StepResult {
 	if why != "" {
 		return skipped(st, StatusSkipped, why)
 	}
-	return s.withCounters(ctx, st, func() StepResult { return s.Exec.Run(ctx, st) })
+	return s.withCounters(ctx, st, func() StepResult { return s.withState(ctx, st, func() StepResult { return s.Exec.Run(ctx, st) }) })
 }
 
 func skipped(st Step, status, why string) StepResult {

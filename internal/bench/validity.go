@@ -25,7 +25,7 @@ type StateSample struct {
 	MaxSMClockMHz int            `json:"max_sm_clock_mhz"`
 	PowerW        float64        `json:"power_w"`
 	UtilPct       int            `json:"util_pct"`
-	Reasons       uint64         `json:"clock_event_reasons"` // NVML clocks event reasons bitmask
+	Reasons       uint64         `json:"clock_event_reasons"`  // NVML clocks event reasons bitmask
 	ActiveMTU     map[string]int `json:"active_mtu,omitempty"` // RDMA device -> active_mtu in bytes
 }
 
