@@ -89,6 +89,7 @@ func (s *Session) Run(ctx context.Context) *Record {
 			s.Progress(Event{Index: i + 1, Total: len(s.Plan.Steps), Step: st, Done: true, Result: &an, Status: res.Status})
 		}
 	}
+	addFieldCauses(rec, s.Nodes)
 	rec.Bench.Finished = now().UTC()
 	rec.Bench.Interrupted = ctx.Err() != nil
 	rec.Status = Status(rec)

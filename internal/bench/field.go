@@ -1,0 +1,95 @@
+package bench
+
+import (
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/diagnose"
+	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/report"
+)
+
+// fieldEvidence gathers what a whole run says about its links: raw RDMA per
+// rail, NCCL's plateau against its expectation, and the nodes' link, PCIe,
+// IOMMU and hot-plug facts.
+func fieldEvidence(rec *Record, nodes []*facts.Node) diagnose.FieldEvidence {
+	e := diagnose.FieldEvidence{RawGbps: map[string]float64{}, PCIeFull: true}
+	for i, st := range rec.Bench.Steps {
+		if st.Status != StatusOK || i >= len(rec.Analyses) {
+			continue
+		}
+		switch {
+		case st.Kind == KindRDMA && strings.HasSuffix(st.Tool, "_bw"):
+			for _, r := range st.Parsed.Perftest {
+				if v, _ := r.SteadyAvgGbps(); v > 0 {
+					e.RawGbps[strings.Join(st.Rails, "+")] += v
+				}
+			}
+		case st.Kind == KindNCCL:
+			for _, it := range rec.Analyses[i].Items {
+				if it.Expectation != nil && it.Unit == "GB/s" && (e.NCCLBusGBps == 0 || it.Value < e.NCCLBusGBps) {
+					e.NCCLBusGBps, e.NCCLExpectGBps = it.Value, it.Expectation.Value
+				}
+			}
+		}
+	}
+	modes := map[string]bool{}
+	for _, n := range nodes {
+		for _, f := range n.PCI {
+			if f.Vendor != nil && *f.Vendor == "0x15b3" && f.CapWidth > 0 && f.StaWidth < f.CapWidth {
+				e.PCIeFull = false
+			}
+		}
+		for _, d := range n.NetDevs {
+			if d.Driver == "mlx5_core" && d.SpeedMbps != nil && *d.SpeedMbps > 0 {
+				if g := float64(*d.SpeedMbps) / 1000; e.LinkGbps == 0 || g < e.LinkGbps {
+					e.LinkGbps = g
+				}
+			}
+		}
+		modes[n.IOMMU.Mode()] = true
+		for _, ev := range n.KernelLog.HotplugEvents() {
+			e.Hotplug = append(e.Hotplug, n.Host+": "+ev.Line)
+		}
+	}
+	if len(modes) == 1 {
+		for m := range modes {
+			e.IOMMU = m
+		}
+	}
+	return e
+}
+
+// addFieldCauses names the field causes the whole run supports on every
+// RDMA and NCCL result below its expectation (a result the gate marked
+// invalid is not judged, so it gets none).
+func addFieldCauses(rec *Record, nodes []*facts.Node) {
+	causes := diagnose.FieldCauses(fieldEvidence(rec, nodes))
+	if len(causes) == 0 {
+		return
+	}
+	for i, st := range rec.Bench.Steps {
+		if (st.Kind != KindRDMA && st.Kind != KindNCCL) || i >= len(rec.Analyses) {
+			continue
+		}
+		for j := range rec.Analyses[i].Items {
+			it := &rec.Analyses[i].Items[j]
+			if it.Verdict != report.VerdictWarning && it.Verdict != report.VerdictCritical {
+				continue
+			}
+			for _, c := range causes {
+				if !hasCause(it.Causes, c.ID) {
+					it.Causes = append(it.Causes, c)
+				}
+			}
+		}
+	}
+}
+
+func hasCause(cs []report.Cause, id string) bool {
+	for _, c := range cs {
+		if c.ID == id {
+			return true
+		}
+	}
+	return false
+}
