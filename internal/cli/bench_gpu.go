@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/gpu"
@@ -296,11 +297,13 @@ func runCollective(ctx context.Context, env *Env, g *gpuOptions, o *collectiveOp
 		}
 	}
 	var tables []results.NCCLTable
+	sampler := bench.SampleLocal(ctx, host, 2*time.Second)
 	if o.nranks != 0 {
 		tables, err = s.stack.RunRank(ctx, gpu.RankOptions{Rank: o.rank, NRanks: o.nranks, Device: devs[0], Addr: o.rendezvous}, co, hooks)
 	} else {
 		tables, err = s.stack.RunLocal(ctx, devs, co, hooks)
 	}
+	validity := sampler.Stop()
 	for i := range tables {
 		tables[i] = stamp(tables[i], host)
 	}
@@ -325,7 +328,10 @@ func runCollective(ctx context.Context, env *Env, g *gpuOptions, o *collectiveOp
 			return exitf(ExitCritical, "%s: %d wrong values in the result check", t.Collective, t.WrongResults)
 		}
 	}
-	return nil
+	if g.format == "text" && !quiet {
+		writeValidity(env, validity)
+	}
+	return gateExit("bench gpu collective", validity)
 }
 
 // stamp fills what only the command knows: the tool version, and host and
@@ -459,6 +465,8 @@ func runGEMM(ctx context.Context, env *Env, g *gpuOptions, o gpu.GEMMOptions) er
 		fmt.Fprintf(env.Stdout, "gemm %s %dx%dx%d on gpu %d (%s) for %v\n", o.DType.Name, o.M, o.N, o.K, o.Device, s.info.Devices[o.Device].Name, o.Duration)
 	}
 	last := time.Duration(0)
+	host, _ := os.Hostname()
+	sampler := bench.SampleLocal(ctx, host, 2*time.Second)
 	res, err := s.stack.RunGEMM(ctx, o, func(tf float64, el time.Duration) {
 		switch {
 		case text && env.StdoutTTY: // one line, rewritten in place
@@ -468,6 +476,7 @@ func runGEMM(ctx context.Context, env *Env, g *gpuOptions, o gpu.GEMMOptions) er
 			fmt.Fprintf(env.Stdout, "  %5.1fs  %7.1f TFLOP/s\n", el.Seconds(), tf)
 		}
 	})
+	validity := sampler.Stop()
 	if text && env.StdoutTTY {
 		fmt.Fprintln(env.Stdout)
 	}
@@ -487,10 +496,14 @@ func runGEMM(ctx context.Context, env *Env, g *gpuOptions, o gpu.GEMMOptions) er
 		torch = py.GEMM
 	}
 	if !text {
-		return writeJSON(env.Stdout, struct {
+		if err := writeJSON(env.Stdout, struct {
 			Sparkrig gpu.GEMMResult  `json:"sparkrig"`
 			Torch    *gpu.GEMMResult `json:"torch,omitempty"`
-		}{res, torch})
+			Validity bench.Validity  `json:"validity"`
+		}{res, torch, validity}); err != nil {
+			return err
+		}
+		return gateExit("bench gpu gemm", validity)
 	}
 	fmt.Fprintf(env.Stdout, "%-28s %10s %10s %8s\n", "tool", "TFLOP/s", "best", "iters")
 	for _, r := range []*gpu.GEMMResult{&res, torch} {
@@ -500,6 +513,32 @@ func runGEMM(ctx context.Context, env *Env, g *gpuOptions, o gpu.GEMMOptions) er
 	}
 	if torch != nil && torch.TFLOPS > 0 {
 		fmt.Fprintf(env.Stdout, "sparkrig / torch = %.3f\n", res.TFLOPS/torch.TFLOPS)
+	}
+	writeValidity(env, validity)
+	return gateExit("bench gpu gemm", validity)
+}
+
+// writeValidity says whether the GPU's state during the run lets the
+// result speak for the hardware.
+func writeValidity(env *Env, v bench.Validity) {
+	switch {
+	case !v.Sampled:
+		fmt.Fprintln(env.Stdout, "state: clocks, power and RoCE MTU not sampled (no nvidia-smi): validity unchecked")
+	case v.Valid:
+		fmt.Fprintln(env.Stdout, "state: valid (clocks, power and RoCE MTU sampled during the run)")
+	default:
+		fmt.Fprintln(env.Stdout, "state: INVALID, measured in a bad state:")
+		for _, r := range v.Reasons {
+			fmt.Fprintln(env.Stdout, "  "+r)
+		}
+	}
+}
+
+// gateExit is the status of a result measured in a bad state: unknown,
+// with the reasons, as it says nothing about the hardware.
+func gateExit(cmd string, v bench.Validity) error {
+	if v.Sampled && !v.Valid {
+		return exitf(ExitUnknown, "%s: result measured in a bad state: %s", cmd, strings.Join(v.Reasons, "; "))
 	}
 	return nil
 }
