@@ -39,10 +39,12 @@ type Validity struct {
 // Gate thresholds, each with where it comes from.
 const (
 	// A GB10 in its degraded power state is capped at 500-850 MHz instead of
-	// about 2400 MHz (parallelArchitect/spark-gpu-throttle-check, a fork of
-	// hoesing/spark-gpu-throttle-check); 1000 MHz under load is below any
-	// healthy sustained clock.
-	gateLowClockMHz = 1000
+	// about 2400 MHz of its 3003 (parallelArchitect/spark-gpu-throttle-check,
+	// a fork of hoesing/spark-gpu-throttle-check): under load, below 40 % of
+	// the rated clock (or 1000 MHz where the rating is unknown) is that
+	// state. An H100 held by its power cap stays above it (1110 of 1980 MHz).
+	gateLowClockMHz      = 1000
+	gateLowClockFraction = 0.4
 	// A clock held at or below 2200 MHz under full load on a GPU rated
 	// above 2400 MHz is a cap (nvidia-smi -lgc 0,2100 is used on GB10 against
 	// heat: NVIDIA/open-gpu-kernel-modules #1358; its rating is 3003 MHz).
@@ -90,7 +92,7 @@ func Gate(samples []StateSample) Validity {
 	peak := map[gpuKey]StateSample{} // the highest clock seen under full load
 	for _, s := range samples {
 		k := gpuKey{s.Host, s.GPU}
-		if s.UtilPct >= gateLoadPct && s.SMClockMHz >= 0 && s.SMClockMHz < gateLowClockMHz {
+		if s.UtilPct >= gateLoadPct && s.SMClockMHz >= 0 && lowClock(s) {
 			add("%s GPU %d at %d MHz under %d%% load: a low-clock state (power cycle the node: unplug it from AC power, wait a minute)", s.Host, s.GPU, s.SMClockMHz, s.UtilPct)
 		}
 		if s.UtilPct >= gateFullLoadPct && s.PowerW >= 0 && s.PowerW <= gateLowPowerW {
@@ -121,12 +123,21 @@ func Gate(samples []StateSample) Validity {
 	})
 	for _, k := range keys {
 		p := peak[k]
-		if p.SMClockMHz >= gateLowClockMHz && p.SMClockMHz <= gateCapMHz && p.MaxSMClockMHz > gateCapMHz+200 {
+		if !lowClock(p) && p.SMClockMHz <= gateCapMHz && p.MaxSMClockMHz > gateCapMHz+200 {
 			add("%s GPU %d held at %d MHz or less under full load (rated %d MHz): a clock cap (nvidia-smi -rgc resets a locked clock)", p.Host, p.GPU, p.SMClockMHz, p.MaxSMClockMHz)
 		}
 	}
 	v.Valid = len(v.Reasons) == 0
 	return v
+}
+
+// lowClock reports an SM clock below the low-clock line: a fraction of
+// the rated clock when known, else an absolute floor.
+func lowClock(s StateSample) bool {
+	if s.MaxSMClockMHz > 0 {
+		return float64(s.SMClockMHz) < gateLowClockFraction*float64(s.MaxSMClockMHz)
+	}
+	return s.SMClockMHz < gateLowClockMHz
 }
 
 // ApplyValidity marks an analysis measured in a bad state: every item's

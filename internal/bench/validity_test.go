@@ -35,6 +35,11 @@ func TestGate(t *testing.T) {
 		{"HW slowdown and SW power cap", []StateSample{with(func(s *StateSample) { s.Reasons = 0x8 | 0x4 })},
 			[]string{"spark1 GPU 0: HW slowdown active"}},
 		{"SW power cap alone is normal under load", []StateSample{with(func(s *StateSample) { s.Reasons = 0x4 })}, nil},
+		// Recorded on an NVIDIA H100 80GB running a bf16 matmul loop: held
+		// at 1110 of 1980 MHz by its power cap at 664 W. Not a bad state.
+		{"H100 under its power cap", ParseState("h100", "gpu,0, 1110, 1980, 663.76, 100, 0x0000000000000004\n"), nil},
+		{"rating unknown: the absolute floor", []StateSample{with(func(s *StateSample) { s.SMClockMHz, s.MaxSMClockMHz = 890, -1 })},
+			[]string{"spark1 GPU 0 at 890 MHz under 96% load: a low-clock state (power cycle the node: unplug it from AC power, wait a minute)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,6 +84,11 @@ func TestApplyValidity(t *testing.T) {
 // comma-separated line per GPU and [N/A] for what a GPU lacks. Stand-in
 // lines in that format; the mtu lines are stateScript's awk output.
 func TestParseState(t *testing.T) {
+	// Recorded on an idle NVIDIA H100 80GB with stateScript's query.
+	if d := cmp.Diff([]StateSample{{Host: "h100", SMClockMHz: 345, MaxSMClockMHz: 1980, PowerW: 75.83, Reasons: 1}},
+		ParseState("h100", "gpu,0, 345, 1980, 75.83, 0, 0x0000000000000001\n")); d != "" {
+		t.Errorf("H100 idle (-want +got):\n%s", d)
+	}
 	out := "gpu,0, 2405, 3003, 38.52, 96, 0x0000000000000004\n" +
 		"gpu,1, [N/A], [N/A], [N/A], [N/A], [N/A]\n" +
 		"mtu,rocep1s0f1,4096\nmtu,roceP2p1s0f1,1024\nmtu,rocep1s0f0,oops\n"
