@@ -47,7 +47,7 @@ func TestFixPlansActivationForLiveState(t *testing.T) {
 	t.Setenv("COLUMNS", "200")
 	for _, c := range []struct{ node, finding, why string }{
 		{"spark-twin-down", "spark.twin-down", "enP2p1s0f1np1 is down"},
-		{"spark-mtu-twins-differ", "spark.mtu-twins-differ", "enP2p1s0f1np1 runs MTU 1500, its file says 9000"},
+		{"spark-mtu-reset-1500", "spark.mtu-not-applied", "enp1s0f1np1 runs MTU 1500, its file says 9000; enP2p1s0f1np1 runs MTU 1500, its file says 9000"},
 	} {
 		r, dcode := doctorJSON(t, c.node, "spark-healthy-peer")
 		code, out, _ := runMain(t, append([]string{"fix", "--plan"}, snapshotArgs(c.node, "spark-healthy-peer")...)...)
