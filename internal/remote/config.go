@@ -127,7 +127,7 @@ const maxConfigBytes = 4 << 20
 // ssh does (at most 16 deep). Paths resolve as the parser resolves them.
 func checkIncludes(b []byte, system bool, home string, depth int) error {
 	if depth > 16 {
-		return fmt.Errorf("Include nested more than 16 deep")
+		return fmt.Errorf("ssh_config includes nested more than 16 deep")
 	}
 	for i, l := range strings.Split(string(b), "\n") {
 		f := strings.Fields(strings.ReplaceAll(l, "=", " "))
