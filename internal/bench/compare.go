@@ -8,39 +8,16 @@ import (
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
-// Change is one judged number in two runs.
-type Change struct {
-	Step    string   `json:"step"`
-	Subject string   `json:"subject"`
-	Metric  string   `json:"metric"`
-	Unit    string   `json:"unit"`
-	Before  *float64 `json:"before,omitempty"`
-	After   *float64 `json:"after,omitempty"`
-	// DeltaPct is (after-before)/before in percent; nil when either is missing.
-	DeltaPct      *float64       `json:"delta_pct,omitempty"`
-	VerdictBefore report.Verdict `json:"verdict_before,omitempty"`
-	VerdictAfter  report.Verdict `json:"verdict_after,omitempty"`
-}
-
-// Comparison is what changed between two runs.
-type Comparison struct {
-	Before  string   `json:"before"`
-	After   string   `json:"after"`
-	Changes []Change `json:"changes"`
-	// Setup lists differences in what the runs ran on: environment, nodes, rails.
-	Setup []string `json:"setup"`
-}
-
 // Compare matches two runs' results by step, subject and metric.
-func Compare(a, b *Record) Comparison {
-	c := Comparison{Before: a.Bench.ID, After: b.Bench.ID, Changes: []Change{}, Setup: []string{}}
+func Compare(a, b *Record) report.BenchComparison {
+	c := report.BenchComparison{Before: a.Bench.ID, BeforeStatus: a.Status, After: b.Bench.ID, AfterStatus: b.Status, Changes: []report.BenchChange{}, Setup: []string{}}
 	idx := map[string]int{}
 	key := func(step, subject, metric string) string { return step + "\x00" + subject + "\x00" + metric }
 	for _, an := range a.Analyses {
 		for _, it := range an.Items {
 			v := it.Value
 			idx[key(an.File, it.Subject, it.Metric)] = len(c.Changes)
-			c.Changes = append(c.Changes, Change{Step: an.File, Subject: it.Subject, Metric: it.Metric, Unit: it.Unit, Before: &v, VerdictBefore: it.Verdict})
+			c.Changes = append(c.Changes, report.BenchChange{Step: an.File, Subject: it.Subject, Metric: it.Metric, Unit: it.Unit, Before: &v, VerdictBefore: it.Verdict})
 		}
 	}
 	for _, an := range b.Analyses {
@@ -48,7 +25,7 @@ func Compare(a, b *Record) Comparison {
 			v := it.Value
 			i, ok := idx[key(an.File, it.Subject, it.Metric)]
 			if !ok {
-				c.Changes = append(c.Changes, Change{Step: an.File, Subject: it.Subject, Metric: it.Metric, Unit: it.Unit, After: &v, VerdictAfter: it.Verdict})
+				c.Changes = append(c.Changes, report.BenchChange{Step: an.File, Subject: it.Subject, Metric: it.Metric, Unit: it.Unit, After: &v, VerdictAfter: it.Verdict})
 				continue
 			}
 			ch := &c.Changes[i]

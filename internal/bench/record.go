@@ -33,15 +33,8 @@ type Run struct {
 	Nodes       []NodeSummary `json:"nodes"`
 	Plan        *Plan         `json:"plan"`
 	// Missing lists tools a host lacks, with how to get them.
-	Missing []MissingTool `json:"missing,omitempty"`
-	Steps   []StepRecord  `json:"steps"`
-}
-
-// MissingTool is a tool a host lacks.
-type MissingTool struct {
-	Host string `json:"host"`
-	Tool string `json:"tool"`
-	Hint string `json:"hint"`
+	Missing []report.MissingTool `json:"missing,omitempty"`
+	Steps   []StepRecord         `json:"steps"`
 }
 
 // StepRecord is a step's commands and raw outputs with what was parsed.

@@ -92,6 +92,7 @@ func (s *Session) Run(ctx context.Context) *Record {
 	addFieldCauses(rec, s.Nodes)
 	rec.Bench.Finished = now().UTC()
 	rec.Bench.Interrupted = ctx.Err() != nil
+	rec.BenchRun = rec.Outline()
 	rec.Status = Status(rec)
 	return rec
 }
@@ -119,7 +120,7 @@ func skipped(st Step, status, why string) StepResult {
 
 // blocked says why a step cannot run: its host could not be prepared, or
 // one of its tools is missing.
-func blocked(st Step, prep map[string]error, missing []MissingTool) string {
+func blocked(st Step, prep map[string]error, missing []report.MissingTool) string {
 	for _, c := range st.Commands() {
 		if err := prep[c.Host]; err != nil {
 			return err.Error()
@@ -146,23 +147,19 @@ func stepUses(st Step, tool string) bool {
 	return false
 }
 
-// Status is the run's overall verdict: the worst step's in the report's one
-// ranking (a step that could not run is unknown); unknown too when the plan
-// has no step at all.
+// Status is the run's overall verdict, the report's one verdict
+// (report.Overall: the worst step, a step that could not run unknown, the
+// qualify findings counted); unknown when the plan has no step at all.
 func Status(r *Record) report.Verdict {
-	if len(r.Bench.Plan.Steps) == 0 {
+	if r.Bench.Plan == nil || len(r.Bench.Plan.Steps) == 0 {
 		return report.VerdictUnknown
 	}
-	status := report.VerdictOK
-	for _, a := range r.Analyses {
-		status = report.Worse(status, a.Status)
-	}
-	return status
+	return r.Overall()
 }
 
 // MissingTools asks every host whether the programs its commands run exist.
 // For nccl-tests run through mpirun, the binary must exist on every node.
-func MissingTools(ctx context.Context, t Transport, p *Plan, skip func(string) bool) []MissingTool {
+func MissingTools(ctx context.Context, t Transport, p *Plan, skip func(string) bool) []report.MissingTool {
 	need := map[string]map[string]bool{}
 	add := func(host, tool string) {
 		if skip != nil && skip(tool) {
@@ -183,7 +180,7 @@ func MissingTools(ctx context.Context, t Transport, p *Plan, skip func(string) b
 			}
 		}
 	}
-	var out []MissingTool
+	var out []report.MissingTool
 	for _, h := range p.Hosts {
 		tools := sortedSet(need[h])
 		if len(tools) == 0 {
@@ -195,12 +192,12 @@ func MissingTools(ctx context.Context, t Transport, p *Plan, skip func(string) b
 		cancel()
 		if err != nil {
 			for _, tool := range tools {
-				out = append(out, MissingTool{Host: h, Tool: tool, Hint: "could not check: " + err.Error()})
+				out = append(out, report.MissingTool{Host: h, Tool: tool, Hint: "could not check: " + err.Error()})
 			}
 			continue
 		}
 		for _, line := range strings.Fields(got) {
-			out = append(out, MissingTool{Host: h, Tool: line, Hint: HowToGet(baseName(line))})
+			out = append(out, report.MissingTool{Host: h, Tool: line, Hint: HowToGet(baseName(line))})
 		}
 	}
 	return out

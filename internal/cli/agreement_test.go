@@ -157,10 +157,11 @@ func TestRigLiveAddressesPersistedAsTheyAre(t *testing.T) {
 	if code != ExitWarning && code != ExitCritical {
 		t.Fatalf("fix --plan: exit %d, want a problem to fix\n%s\n%s", code, out, errOut)
 	}
-	var plan fix.Plan
-	if err := json.Unmarshal([]byte(out), &plan); err != nil {
+	var doc report.Report
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.FixPlan == nil || doc.Command != "fix" || doc.Status != report.VerdictWarning {
 		t.Fatalf("fix --plan JSON: %v\n%s", err, out)
 	}
+	plan := doc.FixPlan
 	for _, h := range plan.Hosts {
 		for _, rl := range h.Rails {
 			if !strings.HasPrefix(rl.Change, "keep ") {
@@ -179,15 +180,11 @@ func TestRigLiveAddressesPersistedAsTheyAre(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("bench --dry-run: exit %d\n%s\n%s", code, out, errOut)
 	}
-	var bp struct {
-		Plan struct {
-			NCCLEnv []fabric.Var `json:"nccl_env"`
-		} `json:"plan"`
-	}
-	if err := json.Unmarshal([]byte(out), &bp); err != nil {
+	var bp report.Report
+	if err := json.Unmarshal([]byte(out), &bp); err != nil || bp.BenchPlan == nil {
 		t.Fatalf("bench JSON: %v\n%s", err, out)
 	}
-	benchEnv := slices.DeleteFunc(bp.Plan.NCCLEnv, func(v fabric.Var) bool { return strings.HasPrefix(v.Name, "NCCL_DEBUG") })
+	benchEnv := slices.DeleteFunc(bp.BenchPlan.Env, func(v report.EnvVar) bool { return strings.HasPrefix(v.Name, "NCCL_DEBUG") })
 	if d := cmp.Diff(benchEnv, plan.Env); d != "" || len(plan.Env) == 0 {
 		t.Errorf("bench and fix derive different environments (-bench +fix):\n%s", d)
 	}

@@ -138,7 +138,11 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 	if o.hosts, err = o.remote.hostList(); err != nil {
 		return exitf(ExitUnknown, "bench: %v", err)
 	}
-	if o.format, err = checkFormat("bench", o.format, render.Formats); err != nil {
+	formats := render.Formats
+	if o.dryRun {
+		formats = []string{"text", "json"}
+	}
+	if o.format, err = checkFormat("bench", o.format, formats); err != nil {
 		return err
 	}
 	if len(o.hosts) == 0 && len(o.snapshots) == 0 {
@@ -181,15 +185,11 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 		return exitf(ExitUnknown, "bench: %v", err)
 	}
 	if o.dryRun {
-		if o.format == "json" {
-			if err := writeJSON(env.Stdout, struct {
-				Plan *bench.Plan `json:"plan"`
-			}{plan}); err != nil {
-				return exitf(ExitUnknown, "bench: writing JSON: %v", err)
-			}
-			return nil
+		r := newDocument(env, "bench")
+		r.BenchPlan = plan.Report()
+		if err := writeDocument(env, r, o.format); err != nil {
+			return exitf(ExitUnknown, "bench: %v", err)
 		}
-		render.BenchDryRun(env.Stdout, plan, textOptions(env))
 		return nil
 	}
 	if err := refuse(env, plan, o.force); err != nil {
@@ -402,17 +402,12 @@ func (o *benchOptions) execute(ctx context.Context, env *Env, t bench.Transport,
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "sparkrig: bench: writing the result: %v\n", err)
 	}
-	switch o.format {
-	case "json":
+	if o.format == "json" { // the run's whole document: the report and the raw outputs
 		if err := writeJSON(env.Stdout, rec); err != nil {
 			return exitf(ExitUnknown, "bench: writing JSON: %v", err)
 		}
-	case "text":
-		render.BenchText(env.Stdout, rec, textOptions(env))
-	default: // markdown, html, prometheus: the report model every format renders
-		if err := render.Write(env.Stdout, &rec.Report, o.format, render.Options{}); err != nil {
-			return exitf(ExitUnknown, "bench: %v", err)
-		}
+	} else if err := writeDocument(env, &rec.Report, o.format); err != nil {
+		return exitf(ExitUnknown, "bench: %v", err)
 	}
 	if path != "" {
 		fmt.Fprintf(env.Stderr, "wrote %s\n", path)

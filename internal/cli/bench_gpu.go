@@ -20,7 +20,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/gpu"
 	"github.com/sparkrig/sparkrig/internal/platform"
-	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
 
@@ -157,24 +157,21 @@ func newGPUInfoCmd(env *Env, o *gpuOptions) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if o.format == "json" {
-				return writeJSON(env.Stdout, struct {
-					gpu.Info
-					Python *gpu.PythonEnv `json:"python,omitempty"`
-				}{s.info, s.py})
-			}
-			return infoText(env, s.info, s.py)
+			r := newDocument(env, "bench gpu info")
+			r.GPU = &report.GPU{Info: infoReport(s.info, s.py)}
+			return writeDocument(env, r, o.format)
 		},
 	}
 }
 
-// infoText writes bench gpu info for env's terminal.
-func infoText(env *Env, in gpu.Info, py *gpu.PythonEnv) error {
+// infoReport is bench gpu info's content, with what torch's kernels mean
+// for GPU 0.
+func infoReport(in gpu.Info, py *gpu.PythonEnv) *report.GPUInfo {
 	verdict := ""
 	if py != nil && len(in.Devices) > 0 {
 		verdict = archVerdict(py.ArchList, in.Devices[0])
 	}
-	return render.GPUInfo(env.Stdout, in, py, verdict, textOptions(env))
+	return in.Report(py, verdict)
 }
 
 // archVerdict says in words whether torch has kernels for the device (seed:
@@ -387,12 +384,10 @@ func newGPUMemoryCmd(env *Env, g *gpuOptions) *cobra.Command {
 				}
 			}
 			res, err := s.stack.RunMemory(cmd.Context(), gpu.MemoryOptions{Bytes: n, Iters: iters, Devices: devs, Tests: strings.Split(tests, ",")})
-			if g.format == "json" {
-				if werr := writeJSON(env.Stdout, res); werr != nil && err == nil {
-					err = werr
-				}
-			} else {
-				render.GPUCopies(env.Stdout, res, func(src int) (expect.Wire, bool) { return memoryWire(s.info.Devices[src]) }, textOptions(env))
+			r := newDocument(env, "bench gpu memory")
+			r.GPU = &report.GPU{Copies: gpu.CopyReport(res, func(src int) (report.Peak, bool) { return memoryPeak(s.info.Devices[src]) })}
+			if werr := writeDocument(env, r, g.format); werr != nil && err == nil {
+				err = werr
 			}
 			if err != nil {
 				return exitf(ExitUnknown, "bench gpu memory: %v", err)
@@ -408,17 +403,18 @@ func newGPUMemoryCmd(env *Env, g *gpuOptions) *cobra.Command {
 	return cmd
 }
 
-// memoryWire is the unified memory bandwidth a GB10 device-to-device copy is
+// memoryPeak is the unified memory bandwidth a GB10 device-to-device copy is
 // set against, from the expectations file.
-func memoryWire(d gpu.Device) (expect.Wire, bool) {
+func memoryPeak(d gpu.Device) (report.Peak, bool) {
 	if !d.Integrated || platform.FromGPUName(d.Name) != platform.DGXSpark {
-		return expect.Wire{}, false
+		return report.Peak{}, false
 	}
 	set, err := expect.Default()
 	if err != nil {
-		return expect.Wire{}, false
+		return report.Peak{}, false
 	}
-	return set.Wire("dgx-spark", "memory")
+	w, ok := set.Wire("dgx-spark", "memory")
+	return report.Peak{Name: w.Name, Value: w.Value, Unit: w.Unit, Source: w.Source}, ok
 }
 
 func newGPUGEMMCmd(env *Env, g *gpuOptions) *cobra.Command {

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/fixture"
 	"github.com/sparkrig/sparkrig/internal/gpu"
 	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // Bad flags are refused with one line and exit 3 before any library is
@@ -86,7 +86,7 @@ func TestWriteInfoRecordedH200(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got bytes.Buffer
-	render.GPUInfo(&got, rec.Info, rec.Python, archVerdict(rec.Python.ArchList, rec.Info.Devices[0]), render.Options{})
+	render.GPUInfo(&got, infoReport(rec.Info, rec.Python), render.Options{})
 	want, err := os.ReadFile("../../testdata/gpu/sparkrig.bench-gpu-info.python.h200x2.txt")
 	if err != nil {
 		t.Fatal(err)
@@ -113,17 +113,17 @@ func TestArchVerdict(t *testing.T) {
 // A device-to-device copy on GB10 is set against the unified memory peak of
 // the expectations file; discrete GPUs get no such line. No GB10 was at hand:
 // the device and its 100 GB/s copy are stand-ins, not a measurement.
-func TestMemoryWireStandinGB10(t *testing.T) {
-	w, ok := memoryWire(gpu.Device{Name: "NVIDIA GB10", Integrated: true, Capability: "12.1"})
+func TestMemoryPeakStandinGB10(t *testing.T) {
+	w, ok := memoryPeak(gpu.Device{Name: "NVIDIA GB10", Integrated: true, Capability: "12.1"})
 	if !ok || w.Value != 273 || w.Unit != "GB/s" || w.Source != "DGX Spark memory bandwidth ~273 GB/s peak (seed 000)" {
 		t.Errorf("GB10: %+v %v", w, ok)
 	}
-	if _, ok := memoryWire(gpu.Device{Name: "NVIDIA H200", Capability: "9.0"}); ok {
+	if _, ok := memoryPeak(gpu.Device{Name: "NVIDIA H200", Capability: "9.0"}); ok {
 		t.Error("H200 got a unified memory wire")
 	}
 	copies := []gpu.CopyResult{{Name: "d2d", Src: 0, Dst: 0, Bytes: 1 << 30, Iters: 20, GBs: 100}, {Name: "h2d", Src: -1, Dst: 0, Bytes: 1 << 30, Iters: 20, GBs: 50}}
-	gb10 := func(int) (expect.Wire, bool) {
-		return memoryWire(gpu.Device{Name: "NVIDIA GB10", Integrated: true})
+	gb10 := func(int) (report.Peak, bool) {
+		return memoryPeak(gpu.Device{Name: "NVIDIA GB10", Integrated: true})
 	}
 	for width, want := range map[int]string{
 		130: "d2d       gpu0->gpu0       1G     20     100.00   DRAM traffic 200 GB/s = 73% of the 273 GB/s GB10 LPDDR5X unified memory peak\n" +
@@ -134,7 +134,7 @@ func TestMemoryWireStandinGB10(t *testing.T) {
 			"h2d       host->gpu0       1G     20      50.00\n",
 	} {
 		var b bytes.Buffer
-		render.GPUCopies(&b, copies, gb10, render.Options{Width: width})
+		render.GPUCopies(&b, gpu.CopyReport(copies, gb10), render.Options{Width: width})
 		if !strings.HasSuffix(b.String(), want) {
 			t.Errorf("copies at %d columns:\n%s\nwant\n%s", width, b.String(), want)
 		}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/capped"
-	"github.com/sparkrig/sparkrig/internal/render"
 )
 
 func newBenchCompareCmd(env *Env) *cobra.Command {
@@ -39,10 +38,9 @@ func runBenchCompare(env *Env, a, b, format string) error {
 		return err
 	}
 	c := bench.Compare(ra, rb)
-	if format == "json" {
-		return writeJSON(env.Stdout, c)
-	}
-	return render.BenchCompareText(env.Stdout, ra, rb, c, textOptions(env))
+	r := newDocument(env, "bench compare")
+	r.Comparison = &c
+	return writeDocument(env, r, format)
 }
 
 func loadRecord(path string) (*bench.Record, error) {

@@ -171,16 +171,15 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 	if o.apply {
 		return fixApply(ctx, env, o, p, ts)
 	}
-	if o.format == "json" {
-		if err := writeJSON(env.Stdout, p); err != nil {
-			return err
-		}
-	} else if _, err = render.FixPlan(env.Stdout, p, doctor.Unresolved(res.Report), textOptions(env)); err != nil {
-		return err
-	}
+	r := newDocument(env, "fix")
+	r.FixPlan = p.Report(doctor.Unresolved(res.Report))
 	// The plan's verdict is the doctor's on the same evidence: 0 only where
 	// no warn or fail finding remains.
-	return statusError(exitFor(res.Report.Status))
+	r.Status = res.Report.Status
+	if err := writeDocument(env, r, o.format); err != nil {
+		return exitf(ExitUnknown, "fix: %v", err)
+	}
+	return statusError(exitFor(r.Status))
 }
 
 // fixAudit gathers every node (over SSH or from snapshots) and audits them
@@ -250,7 +249,7 @@ func withoutHost(host string, err error) string {
 }
 
 func fixApply(ctx context.Context, env *Env, o *fixOptions, p *fix.Plan, ts []fix.SSH) error {
-	if _, err := render.FixPlan(env.Stdout, p, nil, textOptions(env)); err != nil {
+	if err := render.FixPlan(env.Stdout, p.Report(nil), textOptions(env)); err != nil {
 		return err
 	}
 	stamp := fix.Stamp(env.Now())

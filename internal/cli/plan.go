@@ -11,7 +11,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/capped"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/plan"
-	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 type planOptions struct {
@@ -57,7 +57,7 @@ Exit status: 0 a layout fits, 2 nothing fits, 3 bad input.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.format, "format", "text", "output format: "+strings.Join(render.PlanFormats, ", "))
+	f.StringVar(&o.format, "format", "text", "output format: "+strings.Join(planFormats, ", "))
 	f.StringVar(&o.weights, "weights", "bf16", "weight format: bf16, fp8, int8, int4 (awq, gptq), nvfp4, mxfp4, q8_0 and gguf-mxfp4 (llama.cpp GGUF)")
 	f.IntVar(&o.nodes, "nodes", 0, "number of nodes (default: from --from, else 1)")
 	f.StringVar(&o.platform, "platform", "", "platform whose expected numbers fill what --from lacks (default: from --from, else dgx-spark)")
@@ -72,9 +72,12 @@ Exit status: 0 a layout fits, 2 nothing fits, 3 bad input.`,
 	return cmd
 }
 
+// planFormats are the formats `sparkrig plan` writes.
+var planFormats = []string{"text", "json", "markdown"}
+
 func runPlan(env *Env, o *planOptions, modelArg string) error {
 	var err error
-	if o.format, err = checkFormat("plan", o.format, render.PlanFormats); err != nil {
+	if o.format, err = checkFormat("plan", o.format, planFormats); err != nil {
 		return err
 	}
 	a, err := plan.DefaultAssumptions()
@@ -137,12 +140,10 @@ func runPlan(env *Env, o *planOptions, modelArg string) error {
 	if filepath.Base(path) == "config.json" || path == modelArg {
 		serve = filepath.Dir(path)
 	}
-	v := render.PlanView{Plan: p, ModelArg: modelArg, Launch: p.Launches(p.Recommended, serve)}
-	if err := render.WritePlan(env.Stdout, v, o.format, render.Options{Width: width(env), ToolVersion: Version, Now: env.Now()}); err != nil {
+	r := newDocument(env, "plan")
+	r.Plans = []report.Plan{p.Report(modelArg, p.Launches(p.Recommended, serve))}
+	if err := writeDocument(env, r, o.format); err != nil {
 		return exitf(ExitUnknown, "plan: %v", err)
 	}
-	if p.Recommended < 0 {
-		return statusError(ExitCritical)
-	}
-	return nil
+	return statusError(exitFor(r.Status))
 }

@@ -170,7 +170,7 @@ func TestRigDuplicateAddress(t *testing.T) {
 		t.Errorf("exit %d, cluster problems:\n%s", code, probs)
 	}
 	for _, l := range rep.Cluster.Links {
-		if l.Subnet == "192.168.100.0/24" && l.OK {
+		if l.Subnet == "192.168.100.0/24" && l.OK() {
 			t.Errorf("link %+v judged ok", l)
 		}
 	}

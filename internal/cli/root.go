@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/sanitize"
 	"github.com/sparkrig/sparkrig/internal/version"
 )
@@ -104,7 +105,8 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	defer stop()
 	// Messages name hosts, files and what nodes said: every one is cleaned.
 	stderr = sanitize.NewWriter(stderr)
-	env := &Env{Stdin: &interruptible{ctx: ctx, r: stdin}, Stdout: stdout, Stderr: stderr, Now: time.Now, Getenv: os.Getenv}
+	out := &countingWriter{w: stdout}
+	env := &Env{Stdin: &interruptible{ctx: ctx, r: stdin}, Stdout: out, Stderr: stderr, Now: time.Now, Getenv: os.Getenv}
 	if f, ok := stdout.(*os.File); ok {
 		env.StdoutTTY = term.IsTerminal(int(f.Fd()))
 	}
@@ -150,6 +152,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
 			fmt.Fprintln(stderr, "sparkrig: "+ee.msg)
+			errorDocument(env, cmd, out, ee.msg)
 		}
 		return ee.code
 	}
@@ -160,7 +163,35 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		name += strings.TrimPrefix(cmd.CommandPath(), "sparkrig ") + ": "
 	}
 	fmt.Fprintln(stderr, name+err.Error()+" (see --help)")
+	errorDocument(env, cmd, out, strings.TrimPrefix(name, "sparkrig: ")+err.Error())
 	return ExitUnknown
+}
+
+// errorDocument answers a command that failed under --format json with the
+// common envelope, its status unknown and the error line, unless the
+// command already wrote its document.
+func errorDocument(env *Env, cmd *cobra.Command, out *countingWriter, msg string) {
+	if cmd == nil || out.n > 0 {
+		return
+	}
+	if f := cmd.Flags().Lookup("format"); f == nil || f.Value.String() != "json" {
+		return
+	}
+	r := newDocument(env, strings.TrimPrefix(cmd.CommandPath(), "sparkrig "))
+	r.Status, r.Error = report.VerdictUnknown, msg
+	render.JSON(out, r)
+}
+
+// countingWriter counts what a command wrote to stdout.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func newRootCmd(env *Env) *cobra.Command {

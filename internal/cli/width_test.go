@@ -15,9 +15,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sparkrig/sparkrig/internal/bench"
-	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/gpu"
 	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // TestEveryOutputFitsTheWidth renders every command's text output and help
@@ -99,14 +99,16 @@ func TestEveryOutputFitsTheWidth(t *testing.T) {
 			t.Fatalf("recorded gpu info: %v", err)
 		}
 		var out bytes.Buffer
-		render.GPUInfo(&out, info.Info, info.Python, archVerdict(info.Python.ArchList, info.Devices[0]), render.Options{Width: w})
-		render.GPUCopies(&out, []gpu.CopyResult{{Name: "d2d", Bytes: 1 << 30, Iters: 20, GBs: 100}}, func(int) (expect.Wire, bool) {
-			return memoryWire(gpu.Device{Name: "NVIDIA GB10", Integrated: true})
-		}, render.Options{Width: w})
+		render.GPUInfo(&out, infoReport(info.Info, info.Python), render.Options{Width: w})
+		render.GPUCopies(&out, gpu.CopyReport([]gpu.CopyResult{{Name: "d2d", Bytes: 1 << 30, Iters: 20, GBs: 100}}, func(int) (report.Peak, bool) {
+			return memoryPeak(gpu.Device{Name: "NVIDIA GB10", Integrated: true})
+		}), render.Options{Width: w})
 		tooLong(t, w, "bench gpu info and memory", out.String())
 		for _, rec := range []string{"testdata/bench/h200x2-native.json", "testdata/bench/no-gpu.json"} {
 			var out bytes.Buffer
-			render.BenchText(&out, loadBenchRecord(t, rec), render.Options{Width: w})
+			r := loadBenchRecord(t, rec)
+			r.BenchRun = r.Outline()
+			render.Text(&out, &r.Report, render.Options{Width: w})
 			tooLong(t, w, "bench result "+rec, out.String())
 		}
 	}

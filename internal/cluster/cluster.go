@@ -39,6 +39,7 @@ func Analyze(nodes []*facts.Node) *Analysis {
 	a.Findings = append(a.Findings, topologyFinding(a, why))
 	links, fs := buildLinks(a.Segments, a.Topology)
 	markDuplicates(links)
+	links = judgeLinks(nodes, a.Segments, links)
 	a.Links = links
 	a.Findings = append(a.Findings, fs...)
 	a.Findings = append(a.Findings, identity(nodes)...)
@@ -87,8 +88,7 @@ func markPingProblems(links []report.Link, pings []PingResult) {
 				if l.B.Host != SwitchHost && l.A.Host != p.To.Host && l.B.Host != p.To.Host {
 					continue
 				}
-				l.OK = false
-				l.Problems = append(l.Problems, fmt.Sprintf("DF ping %s→%s at MTU %d: %d/%d replies", p.From.Host, p.To.Host, p.From.MTU, p.Full.Received, p.Full.Sent))
+				l.Flag(report.LinkFaulty, fmt.Sprintf("DF ping %s→%s at MTU %d: %d/%d replies", p.From.Host, p.To.Host, p.From.MTU, p.Full.Received, p.Full.Sent))
 			}
 		}
 	}

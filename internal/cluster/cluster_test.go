@@ -85,7 +85,7 @@ func TestHealthyPair(t *testing.T) {
 	if got := notOK(a.Findings); len(got) != 0 {
 		t.Errorf("findings on a healthy pair: %q", got)
 	}
-	if len(a.Links) != 2 || !a.Links[0].OK || a.Links[0].A.NetDev != "enp1s0f1np1" || a.Links[0].B.Host != "spark-02" || a.Links[0].Subnet != "192.168.100.0/24" {
+	if len(a.Links) != 2 || !a.Links[0].OK() || a.Links[0].A.NetDev != "enp1s0f1np1" || a.Links[0].B.Host != "spark-02" || a.Links[0].Subnet != "192.168.100.0/24" {
 		t.Errorf("links: %+v", a.Links)
 	}
 	if diff := cmp.Diff([]Cable{{A: "spark-01", B: "spark-02", PortA: "1", PortB: "1"}}, a.Cables); diff != "" {
@@ -146,9 +146,27 @@ func TestTwinUnaddressedOnOneNode(t *testing.T) {
 	if diff := cmp.Diff(want, notOK(a.Findings)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if a.Topology != TwoNodesOneCable || len(a.Links) != 1 {
-		t.Errorf("topology %s, %d links", a.Topology, len(a.Links))
+	if a.Topology != TwoNodesOneCable {
+		t.Errorf("topology %s", a.Topology)
 	}
+	// The addressed twin's link runs the port at half bandwidth; the idle
+	// twin is drawn to the node whose twin faces the same cable.
+	want = []string{
+		"spark-01 enp1s0f1np1 ↔ spark-02 enp1s0f1np1 192.168.100.0/24 degraded [its twin spark-02 enP2p1s0f1np1 has no IPv4 address: the port runs at half bandwidth]",
+		"spark-01 enP2p1s0f1np1 ↔ spark-02 enP2p1s0f1np1 192.168.101.0/24 unaddressed [spark-02 enP2p1s0f1np1 has no IPv4 address: this twin carries nothing, the port runs at half bandwidth]",
+	}
+	if diff := cmp.Diff(want, linkLines(a.Links)); diff != "" {
+		t.Errorf("links (-want +got):\n%s", diff)
+	}
+}
+
+// linkLines writes each link as "A ↔ B subnet status [reasons]".
+func linkLines(ls []report.Link) []string {
+	var out []string
+	for _, l := range ls {
+		out = append(out, fmt.Sprintf("%s %s ↔ %s %s %s %s %v", l.A.Host, l.A.NetDev, l.B.Host, l.B.NetDev, l.Subnet, l.Status, l.Reasons))
+	}
+	return out
 }
 
 func TestDifferentNCCLVersionsNameTheOutlier(t *testing.T) {
@@ -369,10 +387,10 @@ func TestPingMeshFindings(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	c := a.Report(res, true)
-	if c.Links[0].OK || !strings.Contains(strings.Join(c.Links[0].Problems, "|"), "DF ping spark-01→spark-02 at MTU 9000: 0/3 replies") {
+	if c.Links[0].Status != report.LinkFaulty || !strings.Contains(strings.Join(c.Links[0].Reasons, "|"), "DF ping spark-01→spark-02 at MTU 9000: 0/3 replies") {
 		t.Errorf("link 0: %+v", c.Links[0])
 	}
-	if !c.Links[1].OK {
+	if !c.Links[1].OK() {
 		t.Errorf("healthy link marked: %+v", c.Links[1])
 	}
 }

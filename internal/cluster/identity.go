@@ -119,8 +119,7 @@ func markDuplicates(links []report.Link) {
 	for i := range links {
 		l := &links[i]
 		if l.A.Addr != "" && l.A.Addr == l.B.Addr {
-			l.OK = false
-			l.Problems = append(l.Problems, fmt.Sprintf("both ends hold %s: the link answers itself", l.A.Addr))
+			l.Flag(report.LinkFaulty, fmt.Sprintf("both ends hold %s: the link answers itself", l.A.Addr))
 		}
 	}
 }

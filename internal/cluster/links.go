@@ -78,7 +78,7 @@ func endpoint(r Rail) report.Endpoint {
 }
 
 // SwitchHost is the Endpoint.Host of the switch side of a switched rail.
-const SwitchHost = "(switch)"
+const SwitchHost = report.SwitchHost
 
 // buildLinks turns segments into links and the findings about their ends.
 // A two-node segment is one link; on a switch segment each rail gets a link
@@ -105,28 +105,27 @@ func buildLinks(segs []Segment, topo Topology) ([]report.Link, []report.Finding)
 
 func directLink(s Segment, topo Topology) (report.Link, []report.Finding) {
 	a, b := s.Rails[0], s.Rails[1]
-	l := report.Link{A: endpoint(a), B: endpoint(b), Subnet: s.Subnet.String(), OK: true}
+	l := report.Link{A: endpoint(a), B: endpoint(b), Subnet: s.Subnet.String(), Status: report.LinkOK}
 	subject := linkName(a, b)
 	var out []report.Finding
-	add := func(f report.Finding, problem string) {
+	add := func(f report.Finding, status report.LinkStatus, problem string) {
 		f.Subject = subject
 		out = append(out, f)
-		l.Problems = append(l.Problems, problem)
-		l.OK = false
+		l.Flag(status, problem)
 	}
 	if a.MTU != b.MTU {
-		add(mtuMismatch(a, b), fmt.Sprintf("MTU %d ≠ %d", a.MTU, b.MTU))
+		add(mtuMismatch(a, b), report.LinkFaulty, fmt.Sprintf("MTU %d ≠ %d", a.MTU, b.MTU))
 	}
 	if a.SpeedMbps > 0 && b.SpeedMbps > 0 && a.SpeedMbps != b.SpeedMbps {
-		add(speedMismatch(a, b), fmt.Sprintf("speed %s ≠ %s", mbps(a.SpeedMbps), mbps(b.SpeedMbps)))
+		add(speedMismatch(a, b), report.LinkDegraded, fmt.Sprintf("speed %s ≠ %s", mbps(a.SpeedMbps), mbps(b.SpeedMbps)))
 	}
 	if a.Addr.Bits() != b.Addr.Bits() {
-		add(prefixMismatch(a, b), fmt.Sprintf("prefix /%d ≠ /%d", a.Addr.Bits(), b.Addr.Bits()))
+		add(prefixMismatch(a, b), report.LinkFaulty, fmt.Sprintf("prefix /%d ≠ /%d", a.Addr.Bits(), b.Addr.Bits()))
 	}
 	if f, bad := cablingFinding(a, b, topo); bad {
-		add(f, fmt.Sprintf("port %d ↔ port %d", a.Port, b.Port))
+		add(f, report.LinkDegraded, fmt.Sprintf("port %d ↔ port %d", a.Port, b.Port))
 	}
-	if l.OK {
+	if l.OK() {
 		obs := fmt.Sprintf("MTU %d, %s, %s", a.MTU, speedOrUnknown(a.SpeedMbps), s.Subnet)
 		if s.LinkLocal {
 			obs += "; paired by netdev name (link-local addresses do not show which port faces which)"
@@ -142,18 +141,16 @@ func switchLinks(s Segment) ([]report.Link, []report.Finding) {
 	mtu := majorityInt(s.Rails, func(r Rail) int { return r.MTU })
 	speed := majorityInt(s.Rails, func(r Rail) int { return r.SpeedMbps })
 	for _, r := range s.Rails {
-		l := report.Link{A: endpoint(r), B: report.Endpoint{Host: SwitchHost, NetDev: s.Subnet.String(), MTU: mtu, SpeedMbps: speed}, Subnet: s.Subnet.String(), OK: true}
+		l := report.Link{A: endpoint(r), B: report.Endpoint{Host: SwitchHost, NetDev: s.Subnet.String(), MTU: mtu, SpeedMbps: speed}, Subnet: s.Subnet.String(), Status: report.LinkOK}
 		if r.MTU != mtu {
-			l.OK = false
-			l.Problems = append(l.Problems, fmt.Sprintf("MTU %d, the segment's others %d", r.MTU, mtu))
+			l.Flag(report.LinkFaulty, fmt.Sprintf("MTU %d, the segment's others %d", r.MTU, mtu))
 			out = append(out, report.Finding{ID: "cluster.mtu-mismatch", Severity: report.Fail, Host: r.Host, Subject: r.NetDev,
 				Title: "MTU differs from the rest of its switched subnet", Observed: fmt.Sprintf("%s %s MTU %d; most of %s uses %d", r.Host, r.NetDev, r.MTU, s.Subnet, mtu),
 				Expected: fmt.Sprintf("MTU %d (and the switch port at least as large)", mtu), Why: mtuWhy,
 				Remedy: report.Manual(report.ActionRun, fmt.Sprintf("sudo ip link set %s mtu %d on %s, and set `mtu: %d` for it in /etc/netplan/40-cx7.yaml so it persists", r.NetDev, mtu, r.Host, mtu)), Source: mtuSource})
 		}
 		if r.SpeedMbps > 0 && speed > 0 && r.SpeedMbps < speed {
-			l.OK = false
-			l.Problems = append(l.Problems, fmt.Sprintf("speed %s, the segment's others %s", mbps(r.SpeedMbps), mbps(speed)))
+			l.Flag(report.LinkDegraded, fmt.Sprintf("speed %s, the segment's others %s", mbps(r.SpeedMbps), mbps(speed)))
 			out = append(out, report.Finding{ID: "cluster.speed-mismatch", Severity: report.Warn, Host: r.Host, Subject: r.NetDev,
 				Title: "slower than the rest of its switched subnet", Observed: fmt.Sprintf("%s %s at %s; most of %s at %s", r.Host, r.NetDev, mbps(r.SpeedMbps), s.Subnet, mbps(speed)),
 				Expected: mbps(speed), Why: "the slowest port sets the pace of every collective",

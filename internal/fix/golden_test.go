@@ -21,7 +21,7 @@ func TestPlanGolden(t *testing.T) {
 	for name, p := range fix.GoldenPlans(t) {
 		t.Run(name, func(t *testing.T) {
 			var out bytes.Buffer
-			if _, err := render.FixPlan(&out, p, nil, render.Options{}); err != nil {
+			if err := render.FixPlan(&out, p.Report(nil), render.Options{}); err != nil {
 				t.Fatal(err)
 			}
 			golden := filepath.Join("testdata", "plan-"+name+".golden")

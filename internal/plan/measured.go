@@ -62,6 +62,16 @@ func (m *Measured) ReadMeasured(name string, b []byte) error {
 			return nil
 		case v["bench"] != nil:
 			return m.benchRecord(name, b)
+		case v["command"] == "bench gpu memory":
+			var doc struct {
+				GPU struct {
+					Copies json.RawMessage `json:"copies"`
+				} `json:"gpu"`
+			}
+			if err := json.Unmarshal(b, &doc); err != nil || doc.GPU.Copies == nil {
+				return fmt.Errorf("%s: a bench gpu memory document without copies", name)
+			}
+			return m.memory(name, doc.GPU.Copies)
 		case v["command"] == "doctor":
 			return m.doctor(name, b)
 		}

@@ -5,14 +5,20 @@ import (
 	"io"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
+
+func textBenchPlan(w io.Writer, r *report.Report, opt Options) error {
+	if r.BenchPlan == nil {
+		return nil
+	}
+	return BenchDryRun(w, r.BenchPlan, opt)
+}
 
 // BenchDryRun prints a bench plan: rails, derived environment, notes, and every
 // command per host with its environment, in the order they would run. Long
 // commands break with a backslash continuation, so each stays pasteable.
-func BenchDryRun(w io.Writer, p *bench.Plan, opt Options) {
+func BenchDryRun(w io.Writer, p *report.BenchPlan, opt Options) error {
 	opt = textDefaults(opt)
 	var b strings.Builder
 	hang(&b, "# ", "#   ", fmt.Sprintf("sparkrig bench %s on %s (dry run: nothing is started)", strings.Join(p.Kinds, " "), strings.Join(p.Hosts, ", ")), opt.Width)
@@ -21,27 +27,27 @@ func BenchDryRun(w io.Writer, p *bench.Plan, opt Options) {
 		b.WriteString("(none: no two nodes share an IPv4 subnet)\n")
 	}
 	for _, r := range p.Rails {
-		if line := r.String() + "  " + railDetail(r); vlen(line) <= opt.Width {
+		if line := r.Name + "  " + r.Detail; vlen(line) <= opt.Width {
 			b.WriteString(line + "\n")
 		} else {
-			hang(&b, "", "    ", r.String(), opt.Width)
-			hang(&b, "    ", "      ", railDetail(r), opt.Width)
+			hang(&b, "", "    ", r.Name, opt.Width)
+			hang(&b, "    ", "      ", r.Detail, opt.Width)
 		}
 	}
-	if len(p.NCCLEnv) > 0 {
+	if len(p.Env) > 0 {
 		b.WriteString("\n")
 		hang(&b, "## ", "   ", "the cluster's environment (as fix writes it to /etc/sparkrig/cluster.env; each command below shows what it gets)", opt.Width)
-		for _, v := range p.NCCLEnv {
+		for _, v := range p.Env {
 			b.WriteString(v.Name + "=" + v.Value + "\n")
 		}
 	}
-	benchNotes(&b, p, opt.Width)
+	benchNotes(&b, p.Notes, p.Refusals, opt.Width)
 	for i, st := range p.Steps {
 		fmt.Fprintf(&b, "\n## [%d/%d] %s (timeout %s)\n", i+1, len(p.Steps), st.ID, st.Timeout)
-		for _, c := range st.Commands() {
+		for _, c := range st.Commands {
 			head := fmt.Sprintf("%s (%s): ", c.Host, c.Role)
 			cont := "    "
-			cmd := bench.CommandLine(c)
+			cmd := c.Line
 			if vlen(head)+vlen(cmd) <= opt.Width {
 				b.WriteString(head + cmd + "\n")
 				continue
@@ -54,7 +60,8 @@ func BenchDryRun(w io.Writer, p *bench.Plan, opt Options) {
 			}
 		}
 	}
-	io.WriteString(safe(w), b.String())
+	_, err := io.WriteString(safe(w), b.String())
+	return err
 }
 
 // clip shortens s for a table cell; the whole text is in the JSON document.
@@ -65,23 +72,16 @@ func clip(s string, n int) string {
 	return s
 }
 
-func railDetail(r bench.Rail) string {
-	if !r.A.RDMAReady() || !r.B.RDMAReady() {
-		return fmt.Sprintf("%s ↔ %s (no RDMA)", r.A.Addr, r.B.Addr)
-	}
-	return fmt.Sprintf("%s/%d gid %d %s ↔ %s/%d gid %d %s", r.A.RDMADev, r.A.Port, r.A.GIDIndex, r.A.Addr, r.B.RDMADev, r.B.Port, r.B.GIDIndex, r.B.Addr)
-}
-
 // benchNotes prints a plan's notes and refusals.
-func benchNotes(b *strings.Builder, p *bench.Plan, width int) {
-	if len(p.Notes) == 0 && len(p.Refusals) == 0 {
+func benchNotes(b *strings.Builder, notes []report.PlanNote, refusals []report.BenchRefusal, width int) {
+	if len(notes) == 0 && len(refusals) == 0 {
 		return
 	}
 	b.WriteString("\n## notes\n")
-	for _, r := range p.Refusals {
+	for _, r := range refusals {
 		hang(b, "", "  ", fmt.Sprintf("REFUSE %s: %s", r.Host, r.Reason), width)
 	}
-	for _, n := range p.Notes {
+	for _, n := range notes {
 		host := ""
 		if n.Host != "" {
 			host = n.Host + ": "
@@ -91,15 +91,18 @@ func benchNotes(b *strings.Builder, p *bench.Plan, width int) {
 	}
 }
 
-// BenchText prints a run's results, one row per judged number.
-func BenchText(w io.Writer, rec *bench.Record, opt Options) {
-	opt = textDefaults(opt)
+// textBenchRun prints a run's results, one row per judged number.
+func textBenchRun(w io.Writer, rec *report.Report, opt Options) error {
+	run := rec.BenchRun
 	var b strings.Builder
-	fmt.Fprintf(&b, "sparkrig bench %s: %s\n\n", rec.Bench.ID, strings.ToUpper(string(rec.Status)))
+	fmt.Fprintf(&b, "sparkrig bench %s: %s\n\n", run.ID, strings.ToUpper(string(rec.Status)))
 	var rows [][]string
 	for i, a := range rec.Analyses {
 		if len(a.Items) == 0 {
-			st := rec.Bench.Steps[i]
+			var st report.BenchOutcome
+			if i < len(run.Steps) {
+				st = run.Steps[i]
+			}
 			rows = append(rows, []string{a.File, clip(st.Error, 90), "-", "-", st.Status})
 			continue
 		}
@@ -112,7 +115,7 @@ func BenchText(w io.Writer, rec *bench.Record, opt Options) {
 		}
 	}
 	textTable(&b, "", opt.Width, []string{"STEP", "RESULT", "VALUE", "EXPECTED", "VERDICT"}, rows)
-	benchQualify(&b, rec, opt.Width)
+	benchQualify(&b, run, opt.Width)
 	benchShares(&b, rec, opt.Width)
 	for _, a := range rec.Analyses {
 		for _, f := range a.Flags {
@@ -124,26 +127,26 @@ func BenchText(w io.Writer, rec *bench.Record, opt Options) {
 			}
 		}
 	}
-	for i, m := range rec.Bench.Missing {
+	for i, m := range run.Missing {
 		if i == 0 {
 			b.WriteString("\n")
 		}
 		hang(&b, "", "  ", fmt.Sprintf("missing on %s: %s — %s", m.Host, m.Tool, m.Hint), opt.Width)
 	}
-	benchNotes(&b, rec.Bench.Plan, opt.Width)
-	io.WriteString(safe(w), b.String())
+	benchNotes(&b, run.Notes, run.Refusals, opt.Width)
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 // benchQualify prints the qualify steps' verdicts per direction and link,
 // as the doctor's cluster section does.
-func benchQualify(b *strings.Builder, rec *bench.Record, width int) {
-	q := bench.Qualify(rec, 0, "")
-	if len(q.Directions) == 0 {
+func benchQualify(b *strings.Builder, run *report.BenchRun, width int) {
+	if len(run.Qualified) == 0 {
 		return
 	}
 	b.WriteString("\n")
-	textQualified(b, q.Report(), width)
-	for _, f := range q.Findings {
+	textQualified(b, run.Qualified, width)
+	for _, f := range run.QualifyFindings {
 		hang(b, "  ", "    ", fmt.Sprintf("[%s] %s %s: %s", f.Severity, f.ID, f.Subject, f.Observed), width)
 	}
 }
@@ -151,7 +154,7 @@ func benchQualify(b *strings.Builder, rec *bench.Record, width int) {
 // benchShares prints, for each step that moved data, what each rail of
 // each host carried (the rows the Markdown table has), each direction on
 // its own.
-func benchShares(b *strings.Builder, rec *bench.Record, width int) {
+func benchShares(b *strings.Builder, rec *report.Report, width int) {
 	header := false
 	for _, a := range rec.Analyses {
 		rows := trafficRows(a.Data.RailTraffic)
@@ -169,11 +172,14 @@ func benchShares(b *strings.Builder, rec *bench.Record, width int) {
 	}
 }
 
-// BenchCompareText prints two runs side by side, one line per result.
-func BenchCompareText(w io.Writer, ra, rb *bench.Record, c bench.Comparison, opt Options) error {
-	opt = textDefaults(opt)
+// textComparison prints two runs side by side, one line per result.
+func textComparison(w io.Writer, r *report.Report, opt Options) error {
+	c := r.Comparison
+	if c == nil {
+		return nil
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "before %s (%s)\nafter  %s (%s)\n\n", ra.Bench.ID, ra.Status, rb.Bench.ID, rb.Status)
+	fmt.Fprintf(&b, "before %s (%s)\nafter  %s (%s)\n\n", c.Before, c.BeforeStatus, c.After, c.AfterStatus)
 	var rows [][]string
 	for _, ch := range c.Changes {
 		rows = append(rows, []string{ch.Step, ch.Subject + " " + ch.Metric, withUnit(ch.Before, ch.Unit), withUnit(ch.After, ch.Unit),
@@ -186,7 +192,7 @@ func BenchCompareText(w io.Writer, ra, rb *bench.Record, c bench.Comparison, opt
 			hang(&b, "  ", "    ", s, opt.Width)
 		}
 	}
-	_, err := io.WriteString(safe(w), b.String())
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 

@@ -1,11 +1,11 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
@@ -77,7 +77,7 @@ func endText(e report.Endpoint) (string, string) {
 		details = append(details, speedShort(e.SpeedMbps))
 	}
 	name := e.Host + " " + e.NetDev
-	if e.Host == cluster.SwitchHost {
+	if e.Host == report.SwitchHost {
 		name = "switch " + e.NetDev
 	}
 	return name, strings.Join(details, " · ")
@@ -88,6 +88,19 @@ func speedShort(mbps int) string {
 		return fmt.Sprintf("%dG", mbps/1000)
 	}
 	return fmt.Sprintf("%dM", mbps)
+}
+
+// linkState is a link's status and the reasons for it: "ok", or
+// "down: spark1 enP2p1s0f1np1 is down (no carrier)".
+func linkState(l report.Link) string {
+	if l.OK() {
+		return "ok"
+	}
+	s := string(cmp.Or(l.Status, report.LinkFaulty))
+	if len(l.Reasons) > 0 {
+		s += ": " + strings.Join(l.Reasons, "; ")
+	}
+	return s
 }
 
 func textLinks(b *strings.Builder, links []report.Link, opt Options) {
@@ -101,16 +114,16 @@ func textLinks(b *strings.Builder, links []report.Link, opt Options) {
 	for _, l := range links {
 		an, ad := endText(l.A)
 		bn, bd := endText(l.B)
-		rw := row{a: an, ad: ad, b: bn, bd: bd, subnet: l.Subnet, state: "ok"}
-		if !l.OK {
-			rw.state = strings.Join(l.Problems, "; ")
-		}
+		rw := row{a: an, ad: ad, b: bn, bd: bd, subnet: l.Subnet, state: linkState(l)}
 		rows = append(rows, rw)
 		wa, wad, wb, wbd = max(wa, vlen(an)), max(wad, vlen(ad)), max(wb, vlen(bn)), max(wbd, vlen(bd))
 	}
 	for i, rw := range rows {
 		wire, state := "────────", paint(report.OK, rw.state, opt.Color)
-		if !links[i].OK {
+		switch l := links[i]; {
+		case l.Status == report.LinkDegraded:
+			wire, state = "───"+paint(report.Warn, "~", opt.Color)+"────", paint(report.Warn, rw.state, opt.Color)
+		case !l.OK():
 			wire, state = "───"+paint(report.Fail, "✗", opt.Color)+"────", paint(report.Fail, rw.state, opt.Color)
 		}
 		ends := fmt.Sprintf("  %-*s  %-*s  %s  %-*s  %-*s", wa, rw.a, wad, rw.ad, wire, wb, rw.b, wbd, rw.bd)
@@ -143,9 +156,9 @@ func mdCluster(w io.Writer, r *report.Report, opt Options) error {
 	for _, l := range c.Links {
 		an, ad := endText(l.A)
 		bn, bd := endText(l.B)
-		state := "ok"
-		if !l.OK {
-			state = "**" + sanitize.Markdown(strings.Join(l.Problems, "; ")) + "**"
+		state := linkState(l)
+		if !l.OK() {
+			state = "**" + sanitize.Markdown(state) + "**"
 		}
 		rows = append(rows, []string{sanitize.Markdown(an + " (" + ad + ")"), sanitize.Markdown(bn + " (" + bd + ")"), sanitize.Markdown(l.Subnet), state})
 	}

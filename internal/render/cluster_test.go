@@ -18,8 +18,8 @@ func clusterReport() *report.Report {
 		Topology: "two-nodes-one-cable",
 		Links: []report.Link{
 			{A: ep("spark-01", "enp1s0f1np1", "192.168.100.10/24", 9000), B: ep("spark-02", "enp1s0f1np1", "192.168.100.11/24", 1500), Subnet: "192.168.100.0/24",
-				Problems: []string{"MTU 9000 ≠ 1500"}},
-			{A: ep("spark-01", "enP2p1s0f1np1", "192.168.101.10/24", 9000), B: ep("spark-02", "enP2p1s0f1np1", "192.168.101.11/24", 9000), Subnet: "192.168.101.0/24", OK: true},
+				Status: report.LinkFaulty, Reasons: []string{"MTU 9000 ≠ 1500"}},
+			{A: ep("spark-01", "enP2p1s0f1np1", "192.168.101.10/24", 9000), B: ep("spark-02", "enP2p1s0f1np1", "192.168.101.11/24", 9000), Subnet: "192.168.101.0/24", Status: report.LinkOK},
 		},
 		Findings: []report.Finding{
 			{ID: "cluster.mtu-mismatch", Severity: report.Fail, Subject: "spark-01:enp1s0f1np1↔spark-02:enp1s0f1np1", Title: "both ends of a link have the same MTU",
@@ -39,7 +39,7 @@ func TestTextClusterDrawsLinks(t *testing.T) {
 	want := []string{
 		"cluster · two-nodes-one-cable · 2 link(s)",
 		"  spark-01 enp1s0f1np1    MTU 9000 · 200G  ───✗────  spark-02 enp1s0f1np1    MTU 1500 · 200G",
-		"      192.168.100.0/24  MTU 9000 ≠ 1500",
+		"      192.168.100.0/24  faulty: MTU 9000 ≠ 1500",
 		"  spark-01 enP2p1s0f1np1  MTU 9000 · 200G  ────────  spark-02 enP2p1s0f1np1  MTU 9000 · 200G",
 		"      192.168.101.0/24  ok",
 		"  spark-01:enp1s0f1np1↔spark-02:enp1s0f1np1",
@@ -79,7 +79,7 @@ func TestMarkdownClusterTable(t *testing.T) {
 	}
 	for _, w := range []string{
 		"### cluster (two-nodes-one-cable)",
-		"| spark-01 enp1s0f1np1 (MTU 9000 · 200G) | spark-02 enp1s0f1np1 (MTU 1500 · 200G) | 192.168.100.0/24 | **MTU 9000 ≠ 1500** |",
+		"| spark-01 enp1s0f1np1 (MTU 9000 · 200G) | spark-02 enp1s0f1np1 (MTU 1500 · 200G) | 192.168.100.0/24 | **faulty: MTU 9000 ≠ 1500** |",
 		"| spark-01 enP2p1s0f1np1 (MTU 9000 · 200G) | spark-02 enP2p1s0f1np1 (MTU 9000 · 200G) | 192.168.101.0/24 | ok |",
 	} {
 		if !strings.Contains(b.String(), w) {
@@ -95,10 +95,10 @@ func TestTextClusterSwitchEnd(t *testing.T) {
 	r := &report.Report{Cluster: &report.Cluster{Topology: "switch", Links: []report.Link{{
 		A:      report.Endpoint{Host: "spark-03", NetDev: "enp1s0f1np1", MTU: 1500, SpeedMbps: 200000},
 		B:      report.Endpoint{Host: cluster.SwitchHost, NetDev: "192.168.100.0/24", MTU: 9000, SpeedMbps: 200000},
-		Subnet: "192.168.100.0/24", Problems: []string{"MTU 1500, the segment's others 9000"}}}}}
+		Subnet: "192.168.100.0/24", Status: report.LinkFaulty, Reasons: []string{"MTU 1500, the segment's others 9000"}}}}}
 	var b bytes.Buffer
 	textCluster(&b, r, Options{Width: 160})
-	want := "  spark-03 enp1s0f1np1  MTU 1500 · 200G  ───✗────  switch 192.168.100.0/24  MTU 9000 · 200G  192.168.100.0/24   MTU 1500, the segment's others 9000\n"
+	want := "  spark-03 enp1s0f1np1  MTU 1500 · 200G  ───✗────  switch 192.168.100.0/24  MTU 9000 · 200G  192.168.100.0/24   faulty: MTU 1500, the segment's others 9000\n"
 	if !strings.Contains(b.String(), want) {
 		t.Errorf("switch link:\n got %q\nwant %q", b.String(), want)
 	}

@@ -5,17 +5,22 @@ import (
 	"io"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/fix"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
+
+func textFixPlan(w io.Writer, r *report.Report, opt Options) error {
+	if r.FixPlan == nil {
+		return nil
+	}
+	return FixPlan(w, r.FixPlan, opt)
+}
 
 // FixPlan prints `sparkrig fix --plan`: per host, the rails, then a unified
 // diff of every file that would change with the findings it resolves and the
 // activation a node needs to run files that are already right; then every
-// warn or fail finding no change resolves, with its manual remedy. It
-// returns the number of changes. Diff lines are file contents and keep their
-// length.
-func FixPlan(w io.Writer, p *fix.Plan, manual []report.Finding, opt Options) (changes int, err error) {
+// warn or fail finding no change resolves, with its manual remedy. Diff
+// lines are file contents and keep their length.
+func FixPlan(w io.Writer, p *report.FixPlan, opt Options) error {
 	w = safe(w)
 	opt = textDefaults(opt)
 	var b strings.Builder
@@ -49,31 +54,26 @@ func FixPlan(w io.Writer, p *fix.Plan, manual []report.Finding, opt Options) (ch
 			hang(&b, "   note: ", "         ", n, opt.Width)
 		}
 		for _, c := range h.Files {
-			if !c.Changed() {
+			if !c.Changed {
 				fmt.Fprintf(&b, "\n%s: no change\n", c.Path)
 				continue
 			}
-			changes++
 			b.WriteString("\n")
 			hang(&b, "", "  ", fmt.Sprintf("%s (mode %04o): %s", c.Path, c.Mode, c.Why), opt.Width)
 			if len(c.Resolves) > 0 {
 				hang(&b, "resolves: ", "          ", keyList(c.Resolves), opt.Width)
 			}
-			oldName := "a" + c.Path
-			if !c.OldExists {
-				oldName = "/dev/null"
-			}
-			b.WriteString(fix.Unified(oldName, "b"+c.Path, c.Old, c.New))
+			b.WriteString(c.Diff)
 		}
 		if a := h.Reactivate; a != nil {
-			changes++
 			b.WriteString("\n")
-			hang(&b, "", "  ", "activate: "+a.Command()+" (the files are right; "+a.Why+")", opt.Width)
+			hang(&b, "", "  ", "activate: "+a.Command+" (the files are right; "+a.Why+")", opt.Width)
 			if len(a.Resolves) > 0 {
 				hang(&b, "resolves: ", "          ", keyList(a.Resolves), opt.Width)
 			}
 		}
 	}
+	changes, manual := p.Changes(), p.Manual
 	if len(manual) > 0 {
 		hang(&b, "\n", "  ", fmt.Sprintf("fix cannot change these %d finding(s); each needs a person:", len(manual)), opt.Width)
 		for _, f := range manual {
@@ -92,6 +92,6 @@ func FixPlan(w io.Writer, p *fix.Plan, manual []report.Finding, opt Options) (ch
 	case changes == 0:
 		b.WriteString("\nnothing fix can change\n")
 	}
-	_, err = io.WriteString(w, b.String())
-	return changes, err
+	_, err := io.WriteString(w, b.String())
+	return err
 }

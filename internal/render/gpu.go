@@ -6,14 +6,29 @@ import (
 	"io"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/expect"
-	"github.com/sparkrig/sparkrig/internal/gpu"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
+
+// textGPU writes `bench gpu info` and `bench gpu memory`.
+func textGPU(w io.Writer, r *report.Report, opt Options) error {
+	if r.GPU == nil {
+		return nil
+	}
+	if r.GPU.Info != nil {
+		if err := GPUInfo(w, r.GPU.Info, opt); err != nil {
+			return err
+		}
+	}
+	if len(r.GPU.Copies) > 0 {
+		return GPUCopies(w, r.GPU.Copies, opt)
+	}
+	return nil
+}
 
 // GPUInfo writes `bench gpu info`: the driver, the CUDA runtime and the
 // libraries found, each GPU, and with a Python environment its torch build
-// and archVerdict, what torch's kernels mean for GPU 0.
-func GPUInfo(w io.Writer, in gpu.Info, py *gpu.PythonEnv, archVerdict string, opt Options) error {
+// and what torch's kernels mean for GPU 0.
+func GPUInfo(w io.Writer, in *report.GPUInfo, opt Options) error {
 	opt = textDefaults(opt)
 	var b strings.Builder
 	field := func(label, value string) { labelColumn(&b, "", 15, label, value, opt.Width, false) }
@@ -26,17 +41,17 @@ func GPUInfo(w io.Writer, in gpu.Info, py *gpu.PythonEnv, archVerdict string, op
 		if d.Integrated {
 			unified = "  unified memory"
 		}
-		field(fmt.Sprintf("gpu %d", d.Index), fmt.Sprintf("%s  sm %s (%s)  %d SMs  %s  free %s of %s%s", d.Name, d.Capability, d.SMArch(),
-			d.SMs, d.PCIBus, gpu.HumanBytes(int64(d.MemFreeBytes)), gpu.HumanBytes(int64(d.MemTotBytes)), unified))
+		field(fmt.Sprintf("gpu %d", d.Index), fmt.Sprintf("%s  sm %s (%s)  %d SMs  %s  free %s of %s%s", d.Name, d.Capability, d.SMArch,
+			d.SMs, d.PCIBus, d.MemFree, d.MemTotal, unified))
 	}
-	switch {
+	switch py := in.Python; {
 	case py == nil:
 	case py.Error != "":
 		field("python", py.Python+": "+py.Error)
 	default:
 		field("torch", fmt.Sprintf("%s (CUDA %s, NCCL %s)", py.Torch, py.TorchCUDA, orDash(py.NCCL)))
 		if len(in.Devices) > 0 {
-			field("torch archs", strings.Join(py.ArchList, " ")+"  "+archVerdict)
+			field("torch archs", strings.Join(py.ArchList, " ")+"  "+py.ArchVerdict)
 		}
 	}
 	_, err := io.WriteString(safe(w), b.String())
@@ -44,20 +59,18 @@ func GPUInfo(w io.Writer, in gpu.Info, py *gpu.PythonEnv, archVerdict string, op
 }
 
 // GPUCopies writes `bench gpu memory`: one row per copy; a device-to-device
-// copy with a memory peak to compare (wire, by source GPU) says what share
-// of it the copy's DRAM traffic is.
-func GPUCopies(w io.Writer, res []gpu.CopyResult, wire func(src int) (expect.Wire, bool), opt Options) error {
+// copy with a memory peak to compare says what share of it the copy's DRAM
+// traffic is.
+func GPUCopies(w io.Writer, res []report.GPUCopy, opt Options) error {
 	opt = textDefaults(opt)
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-9s %-10s %8s %6s %10s\n", "test", "src->dst", "size", "iters", "GB/s")
 	for _, r := range res {
-		row := fmt.Sprintf("%-9s %-10s %8s %6d %10.2f", r.Name, copyEnd(r.Src)+"->"+copyEnd(r.Dst), gpu.HumanBytes(r.Bytes), r.Iters, r.GBs)
+		row := fmt.Sprintf("%-9s %-10s %8s %6d %10.2f", r.Name, copyEnd(r.Src)+"->"+copyEnd(r.Dst), r.Size, r.Iters, r.GBs)
 		note := ""
-		if r.Name == "d2d" {
-			if m, ok := wire(r.Src); ok {
-				// A copy reads and writes: DRAM traffic is twice the copy rate.
-				note = fmt.Sprintf("DRAM traffic %.0f GB/s = %.0f%% of the %g %s %s peak", 2*r.GBs, 2*r.GBs/m.Value*100, m.Value, m.Unit, m.Name)
-			}
+		if m := r.Peak; m != nil && m.Value > 0 {
+			// A copy reads and writes: DRAM traffic is twice the copy rate.
+			note = fmt.Sprintf("DRAM traffic %.0f GB/s = %.0f%% of the %g %s %s peak", 2*r.GBs, 2*r.GBs/m.Value*100, m.Value, m.Unit, m.Name)
 		}
 		switch {
 		case note == "":

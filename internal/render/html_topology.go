@@ -1,6 +1,7 @@
 package render
 
 import (
+	"cmp"
 	"fmt"
 	"html/template"
 	"math"
@@ -23,6 +24,7 @@ type linkRow struct {
 	Subnet      string
 	MTU, Speed  string
 	OK          bool
+	Status      report.LinkStatus
 	Problems    string
 	problemList []string
 }
@@ -33,14 +35,12 @@ func newTopoView(c *report.Cluster) *topoView {
 	}
 	v := &topoView{Kind: c.Topology}
 	for _, l := range c.Links {
-		row := linkRow{A: l.A, B: l.B, Subnet: l.Subnet, OK: l.OK, problemList: l.Problems,
-			MTU: pairString(l.A.MTU, l.B.MTU, strconvItoa), Speed: pairString(l.A.SpeedMbps, l.B.SpeedMbps, speedString)}
-		row.Problems = strings.Join(l.Problems, "; ")
-		if !l.OK {
+		row := linkRow{A: l.A, B: l.B, Subnet: l.Subnet, OK: l.OK(), Status: l.Status, problemList: l.Reasons,
+			MTU: pairString(l.A.MTU, l.B.MTU, strconvItoa), Speed: linkSpeed(l)}
+		row.Problems = strings.Join(l.Reasons, "; ")
+		if !row.OK {
 			v.Bad++
-			if row.Problems == "" {
-				row.Problems = "fault"
-			}
+			row.Problems = string(cmp.Or(l.Status, report.LinkFaulty)) + ": " + cmp.Or(row.Problems, "fault")
 		}
 		v.Links = append(v.Links, row)
 	}
@@ -61,6 +61,16 @@ func speedString(mbps int) string {
 		return "?"
 	}
 	return speedShort(mbps)
+}
+
+// linkSpeed is the speed both ends negotiated; an end that reports none
+// (down, or unknown) shows as "?", so a link never looks faster than its
+// evidence.
+func linkSpeed(l report.Link) string {
+	if l.A.SpeedMbps == l.B.SpeedMbps {
+		return speedString(l.A.SpeedMbps)
+	}
+	return speedString(l.A.SpeedMbps) + "/" + speedString(l.B.SpeedMbps)
 }
 
 // pairString writes one value when both ends agree, else "a/b".
@@ -267,7 +277,7 @@ func drawLink(s *strings.Builder, boxes map[string]*topoBox, l linkRow, compact 
 	label := "MTU " + l.MTU + " · " + l.Speed
 	lc := "linklabel"
 	if !l.OK {
-		label = "⚠ " + label
+		label = "⚠ " + string(l.Status) + " · " + label
 		lc += " bad"
 	}
 	fmt.Fprintf(s, `<text class="%s" x="%.1f" y="%.1f" text-anchor="middle">%s<title>%s</title></text>`, lc, mx, my-5, esc(label), esc(title))

@@ -37,10 +37,10 @@ func twoSparks() *report.Report {
 		Cluster: &report.Cluster{Topology: "two nodes, one cable", Links: []report.Link{
 			{A: report.Endpoint{Host: a, NetDev: "enp1s0f0np0", RDMADev: "rocep1s0f0", Addr: "192.168.200.13", MTU: 1500, SpeedMbps: 200000},
 				B:      report.Endpoint{Host: b, NetDev: "enp1s0f0np0", RDMADev: "rocep1s0f0", Addr: "192.168.200.12", MTU: 9000, SpeedMbps: 100000},
-				Subnet: "192.168.200.0/24", OK: false, Problems: []string{"MTU differs (1500/9000)", "speed 100G"}},
+				Subnet: "192.168.200.0/24", Status: report.LinkFaulty, Reasons: []string{"MTU differs (1500/9000)", "speed 100G"}},
 			{A: report.Endpoint{Host: a, NetDev: "enP2p1s0f0np0", RDMADev: "roceP2p1s0f0", Addr: "192.168.201.13", MTU: 9000, SpeedMbps: 200000},
 				B:      report.Endpoint{Host: b, NetDev: "enP2p1s0f0np0", RDMADev: "roceP2p1s0f0", Addr: "192.168.201.12", MTU: 9000, SpeedMbps: 200000},
-				Subnet: "192.168.201.0/24", OK: true},
+				Subnet: "192.168.201.0/24", Status: report.LinkOK},
 		}, Findings: []report.Finding{
 			{ID: "cluster.mtu-mismatch", Severity: report.Fail, Subject: "spark-bd26:enp1s0f0np0 ↔ spark-3995:enp1s0f0np0", Title: "MTU differs between the ends of a link",
 				Observed: "1500 / 9000", Expected: "equal", Remedy: report.Manual(report.ActionRun, "sudo ip link set enp1s0f0np0 mtu 9000   # on spark-bd26")},

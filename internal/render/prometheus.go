@@ -171,7 +171,7 @@ func promCluster(p *promWriter, r *report.Report) {
 	promCheckStatus(p, "cluster", c.Findings)
 	for _, l := range c.Links {
 		ok := 0.0
-		if l.OK {
+		if l.OK() {
 			ok = 1
 		}
 		for _, e := range [][2]report.Endpoint{{l.A, l.B}, {l.B, l.A}} {
@@ -182,7 +182,7 @@ func promCluster(p *promWriter, r *report.Report) {
 			if e[0].MTU > 0 {
 				p.add("sparkrig_link_mtu_bytes", "MTU of this end of the link.", float64(e[0].MTU), lab...)
 			}
-			p.add("sparkrig_link_ok", "1 when the link has no problem (addressing, MTU, speed), else 0.", ok, lab...)
+			p.add("sparkrig_link_ok", "1 when the link has no problem (its ends and twin up and addressed, MTU, speed, ping mesh), else 0.", ok, lab...)
 		}
 	}
 	for _, q := range c.Qualified {

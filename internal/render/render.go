@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/sparkrig/sparkrig/internal/report"
 )
@@ -18,15 +17,13 @@ type Options struct {
 	Color   bool // ANSI colours (only on a TTY, never with NO_COLOR)
 	Verbose bool // also list skipped checks and passing findings
 	Width   int  // terminal width; 100 when unknown
-	// ToolVersion and Now stamp documents written outside a report (plan).
-	ToolVersion string
-	Now         time.Time
 }
 
 // Formats lists the accepted --format values.
 var Formats = []string{"text", "json", "markdown", "html", "prometheus"}
 
-// Write renders r in the named format.
+// Write renders r in the named format: the one format switch of every
+// command. Each command accepts the formats that suit what it returns.
 func Write(w io.Writer, r *report.Report, format string, opt Options) error {
 	switch format {
 	case "text", "":
@@ -61,11 +58,18 @@ func JSON(w io.Writer, r *report.Report) error {
 	return err
 }
 
-// Text writes r for a terminal: hosts, then the cluster, then analysed files.
+// Text writes r for a terminal: hosts, then the cluster, then analysed
+// files or a bench run, then whatever else the command returned (a bench or
+// fix plan, a comparison, GPU results, model plans).
 func Text(w io.Writer, r *report.Report, opt Options) error {
 	w = safe(w)
 	opt = textDefaults(opt)
-	for _, section := range []func(io.Writer, *report.Report, Options) error{textHosts, textCluster, textSummary, textAnalyses} {
+	sections := []func(io.Writer, *report.Report, Options) error{textHosts, textCluster, textSummary, textAnalyses,
+		textBenchPlan, textFixPlan, textComparison, textGPU, textPlans}
+	if r.BenchRun != nil {
+		sections[3] = textBenchRun
+	}
+	for _, section := range sections {
 		if err := section(w, r, opt); err != nil {
 			return err
 		}
@@ -76,7 +80,7 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 // Markdown writes r for a GitHub issue or forum post.
 func Markdown(w io.Writer, r *report.Report, opt Options) error {
 	w = safe(w)
-	for _, section := range []func(io.Writer, *report.Report, Options) error{mdHosts, mdCluster, mdAnalyses} {
+	for _, section := range []func(io.Writer, *report.Report, Options) error{mdHosts, mdCluster, mdAnalyses, mdPlans} {
 		if err := section(w, r, opt); err != nil {
 			return err
 		}

@@ -21,34 +21,88 @@ type Report struct {
 	// Status is the overall verdict: "ok", "warning", "critical" or "unknown".
 	Status Verdict `json:"status"`
 
+	// Error is the one line that says why the command could not produce its
+	// content (the status is then unknown).
+	Error string `json:"error,omitempty"`
+
 	Hosts    []Host     `json:"hosts"`
 	Cluster  *Cluster   `json:"cluster,omitempty"`
 	Analyses []Analysis `json:"analyses,omitempty"`
 	Plans    []Plan     `json:"plans,omitempty"`
 	AllPairs *AllPairs  `json:"all_pairs,omitempty"`
 	Triage   *Triage    `json:"triage,omitempty"`
+
+	// What the other commands return: `fix --plan`, `bench --dry-run`, a
+	// bench run's outline, `bench compare` and `bench gpu`.
+	FixPlan    *FixPlan         `json:"fix_plan,omitempty"`
+	BenchPlan  *BenchPlan       `json:"bench_plan,omitempty"`
+	BenchRun   *BenchRun        `json:"bench_run,omitempty"`
+	Comparison *BenchComparison `json:"comparison,omitempty"`
+	GPU        *GPU             `json:"gpu,omitempty"`
 }
 
-// Plan is what `sparkrig plan` said of one model on one cluster, as the
-// report shows it: time to first token and per output token by layout.
+// Plan is what `sparkrig plan` said of one model on one cluster: the
+// cluster's numbers with their sources, then time to first token and per
+// output token by layout, the recommended layout and how to launch it.
 type Plan struct {
-	Model       string    `json:"model"`
-	Weights     string    `json:"weights"`
-	Platform    string    `json:"platform"`
-	Nodes       int       `json:"nodes"`
-	Workload    string    `json:"workload"`
-	Recommended string    `json:"recommended,omitempty"`
-	Layouts     []PlanRow `json:"layouts"`
+	Model    string `json:"model"`
+	ModelArg string `json:"model_arg,omitempty"` // what the user named
+	Weights  string `json:"weights"`
+	// TotalParams and ActiveParams are counts of parameters; WeightsGB the
+	// whole model's weights.
+	TotalParams  float64 `json:"total_params,omitempty"`
+	ActiveParams float64 `json:"active_params_per_token,omitempty"`
+	WeightsGB    float64 `json:"weights_gb,omitempty"`
+	Platform     string  `json:"platform"`
+	Nodes        int     `json:"nodes"`
+	// Numbers are the cluster's figures the plan used, per node.
+	Numbers     []PlanNumber `json:"numbers,omitempty"`
+	Workload    string       `json:"workload"`
+	Concurrency int          `json:"concurrency,omitempty"`
+	// Recommended is the fastest layout that fits; empty when none fits.
+	Recommended string       `json:"recommended,omitempty"`
+	Layouts     []PlanRow    `json:"layouts"`
+	Launch      []PlanLaunch `json:"launch,omitempty"`
+	// Assumed are the constants the estimate rests on, with sources.
+	Assumed []PlanNumber `json:"assumptions,omitempty"`
 }
 
-// PlanRow is one parallel layout of a plan.
+// PlanNumber is one figure of a plan as shown ("273 GB/s"), with its source.
+type PlanNumber struct {
+	Name   string  `json:"name,omitempty"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+	Text   string  `json:"text"`
+	Source string  `json:"source"`
+}
+
+// PlanRow is one parallel layout of a plan. Weights and KV tokens are per
+// node; TokensPerSec is one user's, ConcTokensPerS the total at the
+// workload's concurrency; Speedup is decode's over the smallest layout that
+// fits.
 type PlanRow struct {
-	Layout       string  `json:"layout"` // "TP2", "PP3"
-	Fits         bool    `json:"fits"`
-	TTFTms       float64 `json:"ttft_ms,omitempty"`
-	TPOTms       float64 `json:"tpot_ms,omitempty"`
-	TokensPerSec float64 `json:"tokens_per_s,omitempty"`
-	Bound        string  `json:"bound,omitempty"`
+	Layout         string  `json:"layout"` // "TP2", "PP3"
+	Fits           bool    `json:"fits"`
+	WeightsGB      float64 `json:"weights_gb_per_node,omitempty"`
+	KVTokens       int64   `json:"kv_cache_tokens,omitempty"`
+	Sequences      int64   `json:"concurrent_sequences,omitempty"`
+	TTFTms         float64 `json:"ttft_ms,omitempty"`
+	TPOTms         float64 `json:"tpot_ms,omitempty"`
+	TokensPerSec   float64 `json:"tokens_per_s,omitempty"`
+	ConcTokensPerS float64 `json:"tokens_per_s_at_concurrency,omitempty"`
+	Speedup        float64 `json:"speedup,omitempty"`
+	Bound          string  `json:"bound,omitempty"`
+	// MemoryMs, NetworkMs and ComputeMs make up the time per output token.
+	MemoryMs  float64 `json:"tpot_memory_ms,omitempty"`
+	NetworkMs float64 `json:"tpot_network_ms,omitempty"`
+	ComputeMs float64 `json:"tpot_compute_ms,omitempty"`
+	Note      string  `json:"note,omitempty"`
+}
+
+// PlanLaunch is one engine's command lines for the recommended layout.
+type PlanLaunch struct {
+	Engine string   `json:"engine"`
+	Lines  []string `json:"lines"`
 }
 
 // Host statuses.
@@ -95,14 +149,70 @@ type QualifiedDirection struct {
 	Verdict string   `json:"verdict"`                  // ok, degraded, errors, failed
 }
 
-// Link is one cable (or switch path) between two netdevs of two nodes.
+// Link is one cable (or switch path) between two netdevs of two nodes,
+// with its status from all the evidence and the reasons it is not ok.
 type Link struct {
-	A        Endpoint `json:"a"`
-	B        Endpoint `json:"b"`
-	Subnet   string   `json:"subnet,omitempty"`
-	OK       bool     `json:"ok"`
-	Problems []string `json:"problems,omitempty"`
+	A       Endpoint   `json:"a"`
+	B       Endpoint   `json:"b"`
+	Subnet  string     `json:"subnet,omitempty"`
+	Status  LinkStatus `json:"status"`
+	Reasons []string   `json:"reasons,omitempty"`
 }
+
+// OK reports whether the link carries what it should.
+func (l Link) OK() bool { return l.Status == LinkOK }
+
+// Flag worsens the link's status to s (never improves it) and records why.
+func (l *Link) Flag(s LinkStatus, reason string) {
+	if s.Rank() > l.Status.Rank() {
+		l.Status = s
+	}
+	l.Reasons = append(l.Reasons, reason)
+}
+
+// LinkStatus is what a link carries, from its ends' state, addresses,
+// speed and MTU, its twin's state and the ping mesh.
+type LinkStatus string
+
+// Link statuses, from best to worst (see Rank).
+const (
+	// LinkOK: both ends up and addressed, agreeing, and (on a two-function
+	// port) the twin beside it as well.
+	LinkOK LinkStatus = "ok"
+	// LinkDegraded carries traffic below its rate: its twin down or
+	// unaddressed (the port at half bandwidth), a slower end, a ring cabled
+	// off the usual pattern.
+	LinkDegraded LinkStatus = "degraded"
+	// LinkFaulty loses traffic: the ends disagree on MTU or prefix, hold
+	// the same address, or the don't-fragment ping mesh lost replies.
+	LinkFaulty LinkStatus = "faulty"
+	// LinkUnaddressed is cabled and up, but an end has no IPv4 address, so
+	// it carries nothing.
+	LinkUnaddressed LinkStatus = "unaddressed"
+	// LinkDown: an end has no carrier.
+	LinkDown LinkStatus = "down"
+)
+
+// Rank orders link statuses (higher is worse); an unknown status ranks
+// with faulty, never as ok.
+func (s LinkStatus) Rank() int {
+	switch s {
+	case "", LinkOK:
+		return 0
+	case LinkDegraded:
+		return 1
+	case LinkFaulty:
+		return 2
+	case LinkUnaddressed:
+		return 3
+	case LinkDown:
+		return 4
+	}
+	return 2
+}
+
+// SwitchHost is the Endpoint.Host of the switch side of a switched rail.
+const SwitchHost = "(switch)"
 
 // Endpoint is one end of a link.
 type Endpoint struct {

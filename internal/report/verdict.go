@@ -44,8 +44,9 @@ func Worse(a, b Verdict) Verdict {
 
 // Overall is the report's one verdict: the worst of every finding, analysis
 // and host; a host that could not be audited is unknown; results without an
-// expectation are ok. An empty report (nothing audited, nothing analysed) is
-// unknown.
+// expectation are ok. A fix plan that would change files is a warning, a
+// model plan that fits in no layout critical; a command's error is unknown.
+// An empty report (nothing audited, analysed or planned) is unknown.
 func (r *Report) Overall() Verdict {
 	v := VerdictNone
 	any := false
@@ -68,8 +69,26 @@ func (r *Report) Overall() Verdict {
 		any = true
 		v = Worse(v, a.Status)
 	}
-	for range r.Plans {
+	for _, p := range r.Plans {
 		any = true
+		if p.Recommended == "" {
+			v = Worse(v, VerdictCritical) // the model fits in no layout
+		}
+	}
+	if r.FixPlan != nil {
+		any = true
+		if r.FixPlan.Changes() > 0 {
+			v = Worse(v, VerdictWarning)
+		}
+	}
+	if r.BenchRun != nil {
+		see(r.BenchRun.QualifyFindings)
+	}
+	if r.BenchPlan != nil || r.Comparison != nil || r.GPU != nil {
+		any = true
+	}
+	if r.Error != "" {
+		return Worse(v, VerdictUnknown)
 	}
 	if !any {
 		return VerdictUnknown
