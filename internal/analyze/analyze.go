@@ -7,6 +7,7 @@ package analyze
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,7 +149,17 @@ func parseJSON(p Parsed, data []byte) (Parsed, error) {
 	}
 	if p.Format == FormatSparkrigJSON {
 		var tables []results.NCCLTable
-		if err := json.Unmarshal(data, &tables); err != nil {
+		if t := bytes.TrimSpace(data); len(t) > 0 && t[0] == '{' { // the command's report document
+			var doc struct {
+				GPU struct {
+					Collectives []results.NCCLTable `json:"collectives"`
+				} `json:"gpu"`
+			}
+			if err := json.Unmarshal(data, &doc); err != nil {
+				return p, fmt.Errorf("sparkrig JSON: %w", err)
+			}
+			tables = doc.GPU.Collectives
+		} else if err := json.Unmarshal(data, &tables); err != nil {
 			return p, fmt.Errorf("sparkrig JSON: %w", err)
 		}
 		if len(tables) == 0 || len(tables[0].Rows) == 0 {

@@ -289,6 +289,31 @@ func TestSparkrigBenchGPUJSON(t *testing.T) {
 	}
 }
 
+// bench gpu collective --format json is a report document with the tables
+// under gpu.collectives: the recorded tables, in that envelope, read the same.
+func TestSparkrigBenchGPUDocument(t *testing.T) {
+	raw, err := os.ReadFile("../../testdata/gpu/sparkrig.bench-gpu-collective.all_reduce.h200x2.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []results.NCCLTable
+	if err := json.Unmarshal(raw, &tables); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := json.MarshalIndent(report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", Command: "bench gpu collective",
+		Status: report.VerdictOK, Hosts: []report.Host{}, GPU: &report.GPU{Collectives: tables}}, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Parse(bytes.NewReader(doc), "")
+	if err != nil || p.Format != FormatSparkrigJSON || p.NCCL == nil || len(p.NCCL.Tables) != 1 {
+		t.Fatalf("format %q, tables %v, %v", p.Format, p.NCCL, err)
+	}
+	if tb := p.NCCL.Tables[0]; tb.Collective != "all_reduce" || len(tb.Rows) != 14 || fmt.Sprintf("%.2f", tb.PeakBusBWGBs) != "348.51" || tb.PeakSize != 8<<30 {
+		t.Errorf("table: %s, %d rows, peak %v at %d", tb.Collective, len(tb.Rows), tb.PeakBusBWGBs, tb.PeakSize)
+	}
+}
+
 func TestIperf3ReportedError(t *testing.T) {
 	a := analyseFixture(t, "iperf3/02_iperf3-3.12_client_connection-refused.json", Options{Platform: "dgx-spark"})
 	if a.Format != FormatIperf3 || a.Status != report.VerdictUnknown || len(a.Items) != 0 {

@@ -14,7 +14,8 @@ const (
 	FormatIperf3         = "iperf3"
 	FormatNVBandwidth    = "nvbandwidth"
 	FormatAllReduceBench = "all_reduce_bench"
-	// FormatSparkrigJSON is `sparkrig bench gpu collective --format json`: a JSON array of tables.
+	// FormatSparkrigJSON is `sparkrig bench gpu collective --format json`
+	// (a report document) or its --json-file (a JSON array of tables).
 	FormatSparkrigJSON = "sparkrig-json"
 )
 
@@ -38,6 +39,8 @@ func Detect(sample []byte) (string, error) {
 		return "", ErrBinary
 	case t[0] == '{':
 		switch {
+		case bytes.Contains(t, []byte(`"command": "bench gpu collective"`)) || bytes.Contains(t, []byte(`"command":"bench gpu collective"`)):
+			return FormatSparkrigJSON, nil
 		case bytes.Contains(t, []byte(`"test_start"`)) || bytes.Contains(t, []byte(`"intervals"`)):
 			return FormatIperf3, nil
 		case bytes.Contains(t, []byte(`"nccl_version"`)) || bytes.Contains(t, []byte(`"average_bus_bandwi`)) || bytes.Contains(t, []byte(`"results"`)):

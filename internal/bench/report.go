@@ -52,8 +52,7 @@ func refusals(rs []Refusal) []report.BenchRefusal {
 }
 
 // Outline is what the run adds to its analyses in the report: how each
-// step ended, missing tools, the plan's notes, and the qualify steps'
-// verdicts per direction with their findings.
+// step ended, missing tools and the plan's notes.
 func (rec *Record) Outline() *report.BenchRun {
 	out := &report.BenchRun{ID: rec.Bench.ID, Steps: []report.BenchOutcome{}, Missing: rec.Bench.Missing}
 	for i, st := range rec.Bench.Steps {
@@ -65,8 +64,25 @@ func (rec *Record) Outline() *report.BenchRun {
 	}
 	if p := rec.Bench.Plan; p != nil {
 		out.Notes, out.Refusals = planNotes(p.Notes), refusals(p.Refusals)
-		q := Qualify(rec, 0, "")
-		out.Qualified, out.QualifyFindings = q.Report(), q.Findings
 	}
 	return out
+}
+
+// qualified is the qualify steps' verdicts per direction and their
+// findings, as the report's cluster section carries them (nil without a
+// qualify step).
+func (rec *Record) qualified() *report.Cluster {
+	if rec.Bench.Plan == nil {
+		return nil
+	}
+	q := Qualify(rec, 0, "")
+	if len(q.Directions) == 0 {
+		return nil
+	}
+	return &report.Cluster{Topology: rec.Bench.Plan.Topology, Links: []report.Link{}, Qualified: q.Report(), Findings: q.Findings}
+}
+
+// Report is the gate's answer as the report model carries it.
+func (v Validity) Report() *report.Validity {
+	return &report.Validity{Valid: v.Valid, Sampled: v.Sampled, Reasons: v.Reasons}
 }

@@ -93,6 +93,7 @@ func (s *Session) Run(ctx context.Context) *Record {
 	rec.Bench.Finished = now().UTC()
 	rec.Bench.Interrupted = ctx.Err() != nil
 	rec.BenchRun = rec.Outline()
+	rec.Cluster = rec.qualified()
 	rec.Status = Status(rec)
 	return rec
 }

@@ -232,7 +232,7 @@ others; no MPI is needed.`,
 	f.IntVar(&o.rank, "rank", 0, "this process's rank in a multi-process run")
 	f.IntVar(&o.device, "device", -1, "GPU of this rank in a multi-process run; -1 takes the rank modulo the GPU count")
 	f.StringVar(&o.rendezvous, "rendezvous", "", "rank 0's HOST:PORT for a multi-process run")
-	f.StringVar(&o.jsonFile, "json-file", "", "also write the tables as JSON to this file")
+	f.StringVar(&o.jsonFile, "json-file", "", "also write the tables to this file, as a JSON array (analyze and plan --from read it)")
 	return cmd
 }
 
@@ -308,7 +308,20 @@ func runCollective(ctx context.Context, env *Env, g *gpuOptions, o *collectiveOp
 		tables = []results.NCCLTable{}
 	}
 	if g.format == "json" && !quiet {
-		if werr := writeJSON(env.Stdout, tables); werr != nil && err == nil {
+		r := newDocument(env, "bench gpu collective")
+		r.GPU = &report.GPU{Collectives: tables, Validity: validity.Report()}
+		if validity.Sampled && !validity.Valid {
+			r.Status = report.VerdictUnknown
+		}
+		for _, t := range tables {
+			if t.WrongResults > 0 {
+				r.Status = report.VerdictCritical
+			}
+		}
+		if err != nil {
+			r.Status, r.Error = report.VerdictUnknown, "bench gpu collective: "+err.Error()
+		}
+		if werr := writeDocument(env, r, "json"); werr != nil && err == nil {
 			err = werr
 		}
 	}
@@ -492,11 +505,15 @@ func runGEMM(ctx context.Context, env *Env, g *gpuOptions, o gpu.GEMMOptions) er
 		torch = py.GEMM
 	}
 	if !text {
-		if err := writeJSON(env.Stdout, struct {
-			Sparkrig gpu.GEMMResult  `json:"sparkrig"`
-			Torch    *gpu.GEMMResult `json:"torch,omitempty"`
-			Validity bench.Validity  `json:"validity"`
-		}{res, torch, validity}); err != nil {
+		r := newDocument(env, "bench gpu gemm")
+		r.GPU = &report.GPU{GEMM: []report.GPUGEMM{res.Report()}, Validity: validity.Report()}
+		if torch != nil {
+			r.GPU.GEMM = append(r.GPU.GEMM, torch.Report())
+		}
+		if validity.Sampled && !validity.Valid {
+			r.Status = report.VerdictUnknown
+		}
+		if err := writeDocument(env, r, "json"); err != nil {
 			return err
 		}
 		return gateExit("bench gpu gemm", validity)

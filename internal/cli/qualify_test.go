@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -112,6 +113,25 @@ func TestRigQualify(t *testing.T) {
 		if strings.Contains(got, not) {
 			t.Errorf("link findings include %q:\n%s", not, got)
 		}
+	}
+
+	// bench qualify over the shaped twin, and report over the run's saved
+	// document, give one verdict: the qualify findings count in both.
+	dir := t.TempDir()
+	var bout, berr bytes.Buffer
+	bcode := Main([]string{"bench", "qualify", "--ssh-config", r.SSHConfig, "--hosts", strings.Join(r.Names(), ","), "--results", dir},
+		strings.NewReader(""), &bout, &berr)
+	saved, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+	if len(saved) != 1 {
+		t.Fatalf("bench qualify: exit %d, saved %q\n%s\n%s", bcode, saved, bout.String(), berr.String())
+	}
+	if !strings.Contains(bout.String(), "link.degraded spark-01:enP2p1s0f1np1→spark-02:enP2p1s0f1np1") {
+		t.Errorf("bench qualify does not show the degraded direction:\n%s", bout.String())
+	}
+	var rout, rerr bytes.Buffer
+	rcode := Main([]string{"report", "--format", "json", saved[0]}, strings.NewReader(""), &rout, &rerr)
+	if bcode == ExitOK || rcode != bcode {
+		t.Errorf("bench qualify exit %d, report over its document exit %d; want one verdict, not ok\n%s", bcode, rcode, rerr.String())
 	}
 }
 

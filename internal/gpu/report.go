@@ -34,3 +34,8 @@ func CopyReport(res []CopyResult, peak func(src int) (report.Peak, bool)) []repo
 	}
 	return out
 }
+
+// Report is the run as the report model carries it.
+func (r GEMMResult) Report() report.GPUGEMM {
+	return report.GPUGEMM{Tool: r.Tool, DType: r.DType, M: r.M, N: r.N, K: r.K, Iters: r.Iters, Seconds: r.Seconds, TFLOPS: r.TFLOPS, Best: r.Best}
+}

@@ -47,21 +47,29 @@ func (m *Measured) ReadMeasured(name string, b []byte) error {
 	case map[string]any:
 		switch {
 		case v["tflops"] != nil:
-			var g struct {
-				DType  string  `json:"dtype"`
-				TFLOPS float64 `json:"tflops"`
-				Best   float64 `json:"best_tflops"`
-			}
-			if err := json.Unmarshal(b, &g); err != nil {
-				return fmt.Errorf("%s: %v", name, err)
-			}
-			if g.DType != "bf16" && g.DType != "fp16" {
-				return fmt.Errorf("%s: a %s GEMM; the planner needs bf16 or fp16", name, g.DType)
-			}
-			m.BF16TFLOPS = Number{g.TFLOPS, "TFLOP/s", fmt.Sprintf("measured: %s (%s GEMM, whole-run average)", name, g.DType)}
-			return nil
+			return m.gemm(name, b)
 		case v["bench"] != nil:
 			return m.benchRecord(name, b)
+		case v["command"] == "bench gpu collective":
+			var doc struct {
+				GPU struct {
+					Collectives []results.NCCLTable `json:"collectives"`
+				} `json:"gpu"`
+			}
+			if err := json.Unmarshal(b, &doc); err != nil {
+				return fmt.Errorf("%s: %v", name, err)
+			}
+			return m.collectives(name, doc.GPU.Collectives)
+		case v["command"] == "bench gpu gemm":
+			var doc struct {
+				GPU struct {
+					GEMM []json.RawMessage `json:"gemm"`
+				} `json:"gpu"`
+			}
+			if err := json.Unmarshal(b, &doc); err != nil || len(doc.GPU.GEMM) == 0 {
+				return fmt.Errorf("%s: a bench gpu gemm document without a result", name)
+			}
+			return m.gemm(name, doc.GPU.GEMM[0])
 		case v["command"] == "bench gpu memory":
 			var doc struct {
 				GPU struct {
@@ -77,6 +85,25 @@ func (m *Measured) ReadMeasured(name string, b []byte) error {
 		}
 	}
 	return fmt.Errorf("%s: not a sparkrig doctor, bench or bench gpu JSON output", name)
+}
+
+// gemm reads one GEMM result (`bench gpu gemm`'s, sparkrig's own).
+func (m *Measured) gemm(name string, b []byte) error {
+	var g struct {
+		DType  string  `json:"dtype"`
+		TFLOPS float64 `json:"tflops"`
+		Best   float64 `json:"best_tflops"`
+	}
+	if err := json.Unmarshal(b, &g); err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	switch g.DType { // bench gpu gemm names them as nccl-tests does: bfloat16, half
+	case "bf16", "bfloat16", "fp16", "half", "float16":
+	default:
+		return fmt.Errorf("%s: a %s GEMM; the planner needs bf16 or fp16", name, g.DType)
+	}
+	m.BF16TFLOPS = Number{g.TFLOPS, "TFLOP/s", fmt.Sprintf("measured: %s (%s GEMM, whole-run average)", name, g.DType)}
+	return nil
 }
 
 func (m *Measured) collectives(name string, tables []results.NCCLTable) error {

@@ -115,7 +115,7 @@ func textBenchRun(w io.Writer, rec *report.Report, opt Options) error {
 		}
 	}
 	textTable(&b, "", opt.Width, []string{"STEP", "RESULT", "VALUE", "EXPECTED", "VERDICT"}, rows)
-	benchQualify(&b, run, opt.Width)
+	benchQualify(&b, rec.Cluster, opt.Width)
 	benchShares(&b, rec, opt.Width)
 	for _, a := range rec.Analyses {
 		for _, f := range a.Flags {
@@ -140,13 +140,13 @@ func textBenchRun(w io.Writer, rec *report.Report, opt Options) error {
 
 // benchQualify prints the qualify steps' verdicts per direction and link,
 // as the doctor's cluster section does.
-func benchQualify(b *strings.Builder, run *report.BenchRun, width int) {
-	if len(run.Qualified) == 0 {
+func benchQualify(b *strings.Builder, c *report.Cluster, width int) {
+	if c == nil || len(c.Qualified) == 0 {
 		return
 	}
 	b.WriteString("\n")
-	textQualified(b, run.Qualified, width)
-	for _, f := range run.QualifyFindings {
+	textQualified(b, c.Qualified, width)
+	for _, f := range c.Findings {
 		hang(b, "  ", "    ", fmt.Sprintf("[%s] %s %s: %s", f.Severity, f.ID, f.Subject, f.Observed), width)
 	}
 }

@@ -20,7 +20,7 @@ func textCluster(w io.Writer, r *report.Report, opt Options) error {
 	}
 	var b strings.Builder
 	hang(&b, "", "  ", bold(fmt.Sprintf("cluster · %s · %d link(s)", orUnknown(c.Topology), len(c.Links)), opt.Color), opt.Width)
-	textLinks(&b, c.Links, opt)
+	textLinks(&b, c.Links, c.Qualified, opt)
 	textQualified(&b, c.Qualified, opt.Width)
 	for _, g := range subjectGroups(clusterSubjects(c.Findings)) {
 		textSubject(&b, g, opt)
@@ -103,8 +103,10 @@ func linkState(l report.Link) string {
 	return s
 }
 
-func textLinks(b *strings.Builder, links []report.Link, opt Options) {
-	if len(links) == 0 {
+// textLinks draws the links; none is worth a line unless the section has
+// qualified directions (a bench run's) to show instead.
+func textLinks(b *strings.Builder, links []report.Link, qualified []report.QualifiedDirection, opt Options) {
+	if len(links) == 0 && len(qualified) == 0 {
 		fmt.Fprintf(b, "  no data links found (no two nodes share a subnet on a ConnectX netdev)\n")
 		return
 	}

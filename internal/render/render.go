@@ -66,8 +66,8 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 	opt = textDefaults(opt)
 	sections := []func(io.Writer, *report.Report, Options) error{textHosts, textCluster, textSummary, textAnalyses,
 		textBenchPlan, textFixPlan, textComparison, textGPU, textPlans}
-	if r.BenchRun != nil {
-		sections[3] = textBenchRun
+	if r.BenchRun != nil { // a bench run's table, its qualify verdicts among it
+		sections[1], sections[3] = noSection, textBenchRun
 	}
 	for _, section := range sections {
 		if err := section(w, r, opt); err != nil {
@@ -76,6 +76,8 @@ func Text(w io.Writer, r *report.Report, opt Options) error {
 	}
 	return nil
 }
+
+func noSection(io.Writer, *report.Report, Options) error { return nil }
 
 // Markdown writes r for a GitHub issue or forum post.
 func Markdown(w io.Writer, r *report.Report, opt Options) error {

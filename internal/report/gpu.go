@@ -1,10 +1,39 @@
 package report
 
-// GPU is what `sparkrig bench gpu info|memory` found: the software stack and
-// devices, and copy rates.
+import "github.com/sparkrig/sparkrig/internal/results"
+
+// GPU is what `sparkrig bench gpu` found: the software stack and devices
+// (info), copy rates (memory), collective tables (collective) and GEMM
+// throughput (gemm).
 type GPU struct {
-	Info   *GPUInfo  `json:"info,omitempty"`
-	Copies []GPUCopy `json:"copies,omitempty"`
+	Info        *GPUInfo            `json:"info,omitempty"`
+	Copies      []GPUCopy           `json:"copies,omitempty"`
+	Collectives []results.NCCLTable `json:"collectives,omitempty"`
+	GEMM        []GPUGEMM           `json:"gemm,omitempty"`
+	// Validity says whether the GPU's state while collective or gemm ran
+	// lets the result speak for the hardware.
+	Validity *Validity `json:"validity,omitempty"`
+}
+
+// Validity is the state gate's answer for a result: clocks, power and RoCE
+// MTU sampled while it ran, and the reasons it is not valid.
+type Validity struct {
+	Valid   bool     `json:"valid"`
+	Sampled bool     `json:"sampled"` // false: the state could not be read
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// GPUGEMM is one tool's GEMM run: sparkrig's cuBLAS, or torch.matmul.
+type GPUGEMM struct {
+	Tool    string  `json:"tool"`
+	DType   string  `json:"dtype"`
+	M       int     `json:"m"`
+	N       int     `json:"n"`
+	K       int     `json:"k"`
+	Iters   int     `json:"iters"`
+	Seconds float64 `json:"gpu_seconds"`
+	TFLOPS  float64 `json:"tflops"`      // over the whole run
+	Best    float64 `json:"best_tflops"` // best batch
 }
 
 // GPUInfo is the driver, CUDA runtime and libraries found, each device, and

@@ -81,9 +81,6 @@ func (r *Report) Overall() Verdict {
 			v = Worse(v, VerdictWarning)
 		}
 	}
-	if r.BenchRun != nil {
-		see(r.BenchRun.QualifyFindings)
-	}
 	if r.BenchPlan != nil || r.Comparison != nil || r.GPU != nil {
 		any = true
 	}
