@@ -11,8 +11,9 @@ import (
 
 // judgeLinks completes each link's status with what its ends' own state
 // shows: an end without carrier is down, and a link on one function of a
-// two-function ConnectX-7 port whose twin is down or unaddressed runs the
-// port at half bandwidth. A rail no other node shares whose facing twin is
+// two-function ConnectX-7 port whose twin is down, unaddressed, without a
+// peer in its subnet or on the link's own subnet runs the port at half
+// bandwidth. A rail no other node shares whose facing twin is
 // cabled but unaddressed is drawn as a link to that twin, so the idle half
 // of the port shows.
 func judgeLinks(nodes []*facts.Node, segs []Segment, links []report.Link) []report.Link {
@@ -27,6 +28,14 @@ func judgeLinks(nodes []*facts.Node, segs []Segment, links []report.Link) []repo
 		return nil
 	}
 	links = append(links, unaddressedTwinLinks(segs, links, netdev)...)
+	unpaired := map[[2]string]bool{} // host, netdev of rails no other node shares
+	for _, s := range segs {
+		if s.Hosts() == 1 {
+			for _, r := range s.Rails {
+				unpaired[[2]string{r.Host, r.NetDev}] = true
+			}
+		}
+	}
 	for i := range links {
 		l := &links[i]
 		for _, e := range []report.Endpoint{l.A, l.B} {
@@ -49,6 +58,10 @@ func judgeLinks(nodes []*facts.Node, segs []Segment, links []report.Link) []repo
 				l.Flag(report.LinkDegraded, fmt.Sprintf("its twin %s %s is down: the port runs at half bandwidth", e.Host, twin))
 			case !hasIPv4(d):
 				l.Flag(report.LinkDegraded, fmt.Sprintf("its twin %s %s has no IPv4 address: the port runs at half bandwidth", e.Host, twin))
+			case unpaired[[2]string{e.Host, twin}] && !linked(links, e.Host, twin):
+				l.Flag(report.LinkDegraded, fmt.Sprintf("its twin %s %s has no peer in its subnet: the port runs at half bandwidth", e.Host, twin))
+			case sameSubnet(e.Addr, d):
+				l.Flag(report.LinkDegraded, fmt.Sprintf("its twin %s %s is on the same subnet: the kernel sends the subnet's traffic through one of them", e.Host, twin))
 			}
 		}
 	}
@@ -120,6 +133,30 @@ func isDown(d *facts.NetDev) bool {
 func hasIPv4(d *facts.NetDev) bool {
 	for _, a := range d.Addrs {
 		if p, err := netip.ParsePrefix(a.CIDR); err == nil && p.Addr().Is4() {
+			return true
+		}
+	}
+	return false
+}
+
+// sameSubnet: the netdev holds an IPv4 address in addr's subnet.
+func sameSubnet(addr string, d *facts.NetDev) bool {
+	p, err := netip.ParsePrefix(addr)
+	if err != nil {
+		return false
+	}
+	for _, a := range d.Addrs {
+		if q, err := netip.ParsePrefix(a.CIDR); err == nil && q.Addr().Is4() && q.Masked() == p.Masked() {
+			return true
+		}
+	}
+	return false
+}
+
+// linked: some link has the netdev at one end.
+func linked(links []report.Link, host, netdev string) bool {
+	for _, l := range links {
+		if l.A.Host == host && l.A.NetDev == netdev || l.B.Host == host && l.B.NetDev == netdev {
 			return true
 		}
 	}
