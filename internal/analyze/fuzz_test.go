@@ -2,10 +2,13 @@ package analyze
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/results"
 )
 
 // FuzzReader runs the whole analysis (detect, parse, judge, diagnose) on
@@ -26,6 +29,22 @@ func FuzzReader(f *testing.F) {
 	} {
 		f.Add(verbatim(f, name))
 	}
+	// sparkrig's own collective output, bare and as its report document
+	raw, err := os.ReadFile("../../testdata/gpu/sparkrig.bench-gpu-collective.all_reduce.h200x2.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(raw)
+	var tables []results.NCCLTable
+	if err := json.Unmarshal(raw, &tables); err != nil {
+		f.Fatal(err)
+	}
+	doc, err := json.Marshal(report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", Command: "bench gpu collective",
+		Status: report.VerdictOK, GPU: &report.GPU{Collectives: tables}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(doc)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		a := Reader("fuzz", bytes.NewReader(in), Options{})
 		if a.Status == "" || strings.Contains(a.Error, "\n") {
