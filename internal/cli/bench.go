@@ -403,7 +403,7 @@ func (o *benchOptions) execute(ctx context.Context, env *Env, t bench.Transport,
 		fmt.Fprintf(env.Stderr, "sparkrig: bench: writing the result: %v\n", err)
 	}
 	if o.format == "json" { // the run's whole document: the report and the raw outputs
-		if err := writeJSON(env.Stdout, rec); err != nil {
+		if err := render.JSON(env.Stdout, rec); err != nil {
 			return exitf(ExitUnknown, "bench: writing JSON: %v", err)
 		}
 	} else if err := writeDocument(env, &rec.Report, o.format); err != nil {

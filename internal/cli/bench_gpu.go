@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -139,12 +138,6 @@ func (s *gpuSession) pickDevices(list string) ([]int, error) {
 		out = append(out, i)
 	}
 	return out, nil
-}
-
-func writeJSON(w io.Writer, v any) error {
-	e := json.NewEncoder(w)
-	e.SetIndent("", "  ")
-	return e.Encode(v)
 }
 
 func newGPUInfoCmd(env *Env, o *gpuOptions) *cobra.Command {
@@ -338,8 +331,12 @@ func runCollective(ctx context.Context, env *Env, g *gpuOptions, o *collectiveOp
 			return exitf(ExitCritical, "%s: %d wrong values in the result check", t.Collective, t.WrongResults)
 		}
 	}
-	if g.format == "text" && !quiet {
-		writeValidity(env, validity)
+	if g.format == "text" && !quiet { // the tables went out as they ran; then the state
+		r := newDocument(env, "bench gpu collective")
+		r.GPU = &report.GPU{Validity: validity.Report()}
+		if err := writeDocument(env, r, "text"); err != nil {
+			return err
+		}
 	}
 	return gateExit("bench gpu collective", validity)
 }
@@ -364,7 +361,9 @@ func writeJSONFile(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	if err := writeJSON(f, v); err != nil {
+	e := json.NewEncoder(f) // the bare tables bench reads back from a node, not a command's document
+	e.SetIndent("", "  ")
+	if err := e.Encode(v); err != nil {
 		f.Close()
 		return err
 	}
@@ -504,47 +503,18 @@ func runGEMM(ctx context.Context, env *Env, g *gpuOptions, o gpu.GEMMOptions) er
 		}
 		torch = py.GEMM
 	}
-	if !text {
-		r := newDocument(env, "bench gpu gemm")
-		r.GPU = &report.GPU{GEMM: []report.GPUGEMM{res.Report()}, Validity: validity.Report()}
-		if torch != nil {
-			r.GPU.GEMM = append(r.GPU.GEMM, torch.Report())
-		}
-		if validity.Sampled && !validity.Valid {
-			r.Status = report.VerdictUnknown
-		}
-		if err := writeDocument(env, r, "json"); err != nil {
-			return err
-		}
-		return gateExit("bench gpu gemm", validity)
+	r := newDocument(env, "bench gpu gemm")
+	r.GPU = &report.GPU{GEMM: []report.GPUGEMM{res.Report()}, Validity: validity.Report()}
+	if torch != nil {
+		r.GPU.GEMM = append(r.GPU.GEMM, torch.Report())
 	}
-	fmt.Fprintf(env.Stdout, "%-28s %10s %10s %8s\n", "tool", "TFLOP/s", "best", "iters")
-	for _, r := range []*gpu.GEMMResult{&res, torch} {
-		if r != nil {
-			fmt.Fprintf(env.Stdout, "%-28s %10.1f %10.1f %8d\n", r.Tool, r.TFLOPS, r.Best, r.Iters)
-		}
+	if validity.Sampled && !validity.Valid {
+		r.Status = report.VerdictUnknown
 	}
-	if torch != nil && torch.TFLOPS > 0 {
-		fmt.Fprintf(env.Stdout, "sparkrig / torch = %.3f\n", res.TFLOPS/torch.TFLOPS)
+	if err := writeDocument(env, r, g.format); err != nil {
+		return err
 	}
-	writeValidity(env, validity)
 	return gateExit("bench gpu gemm", validity)
-}
-
-// writeValidity says whether the GPU's state during the run lets the
-// result speak for the hardware.
-func writeValidity(env *Env, v bench.Validity) {
-	switch {
-	case !v.Sampled:
-		fmt.Fprintln(env.Stdout, "state: clocks, power and RoCE MTU not sampled (no nvidia-smi): validity unchecked")
-	case v.Valid:
-		fmt.Fprintln(env.Stdout, "state: valid (clocks, power and RoCE MTU sampled during the run)")
-	default:
-		fmt.Fprintln(env.Stdout, "state: INVALID, measured in a bad state:")
-		for _, r := range v.Reasons {
-			fmt.Fprintln(env.Stdout, "  "+r)
-		}
-	}
 }
 
 // gateExit is the status of a result measured in a bad state: unknown,

@@ -20,9 +20,53 @@ func textGPU(w io.Writer, r *report.Report, opt Options) error {
 		}
 	}
 	if len(r.GPU.Copies) > 0 {
-		return GPUCopies(w, r.GPU.Copies, opt)
+		if err := GPUCopies(w, r.GPU.Copies, opt); err != nil {
+			return err
+		}
+	}
+	if len(r.GPU.GEMM) > 0 {
+		if err := GPUGEMM(w, r.GPU.GEMM); err != nil {
+			return err
+		}
+	}
+	if v := r.GPU.Validity; v != nil {
+		return gpuValidity(w, v)
 	}
 	return nil
+}
+
+// gpuValidity says whether the GPU's state during the run lets the result
+// speak for the hardware.
+func gpuValidity(w io.Writer, v *report.Validity) error {
+	var b strings.Builder
+	switch {
+	case !v.Sampled:
+		b.WriteString("state: clocks, power and RoCE MTU not sampled (no nvidia-smi): validity unchecked\n")
+	case v.Valid:
+		b.WriteString("state: valid (clocks, power and RoCE MTU sampled during the run)\n")
+	default:
+		b.WriteString("state: INVALID, measured in a bad state:\n")
+		for _, r := range v.Reasons {
+			b.WriteString("  " + r + "\n")
+		}
+	}
+	_, err := io.WriteString(safe(w), b.String())
+	return err
+}
+
+// GPUGEMM writes `bench gpu gemm`'s result table: each tool's whole-run
+// and best-batch TFLOP/s, and sparkrig's rate over torch's when compared.
+func GPUGEMM(w io.Writer, runs []report.GPUGEMM) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-28s %10s %10s %8s\n", "tool", "TFLOP/s", "best", "iters")
+	for _, r := range runs {
+		fmt.Fprintf(&b, "%-28s %10.1f %10.1f %8d\n", r.Tool, r.TFLOPS, r.Best, r.Iters)
+	}
+	if len(runs) == 2 && runs[1].TFLOPS > 0 {
+		fmt.Fprintf(&b, "sparkrig / torch = %.3f\n", runs[0].TFLOPS/runs[1].TFLOPS)
+	}
+	_, err := io.WriteString(safe(w), b.String())
+	return err
 }
 
 // GPUInfo writes `bench gpu info`: the driver, the CUDA runtime and the

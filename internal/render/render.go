@@ -40,11 +40,14 @@ func Write(w io.Writer, r *report.Report, format string, opt Options) error {
 	return fmt.Errorf("unknown format %q", format)
 }
 
-// JSON writes r as one indented JSON document. It indents the compact
-// encoding in one buffer sized for it: json.Encoder's SetIndent grows its
-// buffer step by step, which costs more than the encoding on a large report.
-func JSON(w io.Writer, r *report.Report) error {
-	b, err := json.Marshal(r)
+// JSON writes doc as one indented JSON document: a *report.Report, or a
+// type that embeds one and keeps more beside it (a bench run's record keeps
+// its raw outputs), so every document opens with the same envelope. It
+// indents the compact encoding in one buffer sized for it: json.Encoder's
+// SetIndent grows its buffer step by step, which costs more than the
+// encoding on a large report.
+func JSON(w io.Writer, doc any) error {
+	b, err := json.Marshal(doc)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,8 @@ type GPU struct {
 	Info        *GPUInfo            `json:"info,omitempty"`
 	Copies      []GPUCopy           `json:"copies,omitempty"`
 	Collectives []results.NCCLTable `json:"collectives,omitempty"`
-	GEMM        []GPUGEMM           `json:"gemm,omitempty"`
+	// GEMM is sparkrig's own run, then torch.matmul's when compared.
+	GEMM []GPUGEMM `json:"gemm,omitempty"`
 	// Validity says whether the GPU's state while collective or gemm ran
 	// lets the result speak for the hardware.
 	Validity *Validity `json:"validity,omitempty"`
