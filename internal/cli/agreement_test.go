@@ -158,7 +158,7 @@ func TestRigLiveAddressesPersistedAsTheyAre(t *testing.T) {
 		t.Fatalf("fix --plan: exit %d, want a problem to fix\n%s\n%s", code, out, errOut)
 	}
 	var doc report.Report
-	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.FixPlan == nil || doc.Command != "fix" || doc.Status != report.VerdictWarning {
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.FixPlan == nil || doc.Command != "fix" || exitFor(doc.Status) != code {
 		t.Fatalf("fix --plan JSON: %v\n%s", err, out)
 	}
 	plan := doc.FixPlan
