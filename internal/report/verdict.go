@@ -44,8 +44,10 @@ func Worse(a, b Verdict) Verdict {
 
 // Overall is the report's one verdict: the worst of every finding, analysis
 // and host; a host that could not be audited is unknown; results without an
-// expectation are ok. A fix plan that would change files is a warning, a
-// model plan that fits in no layout critical; a command's error is unknown.
+// expectation are ok. A fix plan that would change something is a warning
+// at least, its findings no change resolves count as found (fix --plan
+// reports the doctor's verdict on the same evidence); a model plan that fits
+// in no layout is critical; a command's error is unknown.
 // An empty report (nothing audited, analysed or planned) is unknown.
 func (r *Report) Overall() Verdict {
 	v := VerdictNone
@@ -77,6 +79,7 @@ func (r *Report) Overall() Verdict {
 	}
 	if r.FixPlan != nil {
 		any = true
+		see(r.FixPlan.Manual)
 		if r.FixPlan.Changes() > 0 {
 			v = Worse(v, VerdictWarning)
 		}

@@ -36,10 +36,32 @@ func TestOverall(t *testing.T) {
 		{"bad file among good", Report{Analyses: []Analysis{{Status: VerdictOK}, {Status: VerdictUnknown}}}, VerdictUnknown},
 		{"no expectation is ok", Report{Analyses: []Analysis{{Status: VerdictNone}}}, VerdictOK},
 		{"warning file", Report{Analyses: []Analysis{{Status: VerdictWarning}, {Status: VerdictUnknown}}}, VerdictWarning},
+		{"fix plan, nothing to change", Report{FixPlan: &FixPlan{Hosts: []FixHost{{Files: []FixFile{{Changed: false}}}}}}, VerdictOK},
+		{"fix plan changes a file", Report{FixPlan: &FixPlan{Hosts: []FixHost{{Files: []FixFile{{Changed: true}}}}}}, VerdictWarning},
+		{"fix plan reactivates", Report{FixPlan: &FixPlan{Hosts: []FixHost{{Reactivate: &FixActivation{Command: "netplan apply"}}}}}, VerdictWarning},
+		{"fix plan leaves a fail to a person", Report{FixPlan: &FixPlan{Manual: []Finding{{Severity: Fail}}}}, VerdictCritical},
+		{"model fits", Report{Plans: []Plan{{Recommended: "TP2"}}}, VerdictOK},
+		{"model fits nowhere", Report{Plans: []Plan{{}}}, VerdictCritical},
+		{"bench dry run", Report{BenchPlan: &BenchPlan{}}, VerdictOK},
+		{"gpu info", Report{GPU: &GPU{Info: &GPUInfo{}}}, VerdictOK},
+		{"error", Report{Error: "fix: x.tar.gz: no such file"}, VerdictUnknown},
+		{"bench qualify finding", Report{Analyses: []Analysis{{Status: VerdictOK}}, Cluster: &Cluster{Findings: []Finding{{Severity: Warn}}}}, VerdictWarning},
 	}
 	for _, tt := range tests {
 		if got := tt.r.Overall(); got != tt.want {
 			t.Errorf("%s: Overall() = %s, want %s", tt.name, got, tt.want)
 		}
+	}
+}
+
+func TestLinkFlagNeverImproves(t *testing.T) {
+	l := Link{Status: LinkOK}
+	l.Flag(LinkDown, "spark1 enP2p1s0f1np1 is down (no carrier)")
+	l.Flag(LinkDegraded, "its twin spark1 enp1s0f1np1 is on the same subnet")
+	if l.Status != LinkDown || len(l.Reasons) != 2 || l.OK() {
+		t.Errorf("%+v", l)
+	}
+	if (Link{Status: "bogus"}).OK() || LinkStatus("bogus").Rank() <= LinkOK.Rank() {
+		t.Error("an unrecognised link status must not rank as ok")
 	}
 }
