@@ -77,7 +77,11 @@ func width(env *Env) int {
 	if n, err := strconv.Atoi(env.Getenv("COLUMNS")); err == nil && n >= 40 {
 		return n
 	}
-	if f, ok := env.Stdout.(*os.File); ok && env.StdoutTTY {
+	w := env.Stdout
+	if c, ok := w.(*countingWriter); ok {
+		w = c.w
+	}
+	if f, ok := w.(*os.File); ok && env.StdoutTTY {
 		if w, _, err := term.GetSize(int(f.Fd())); err == nil && w >= 40 {
 			return w
 		}
