@@ -4,12 +4,16 @@
 package report
 
 import (
+	"encoding/json"
 	"time"
 )
 
 // SchemaVersion is the version of the JSON document. Bump it on any
 // incompatible change to the model.
-const SchemaVersion = 2
+// 3: a link has a status and its reasons (2 had ok and problems, still
+// read); fix, bench plans and runs, comparisons and bench gpu results are
+// report documents too.
+const SchemaVersion = 3
 
 // Report is one invocation's whole result (all hosts, all files).
 type Report struct {
@@ -157,6 +161,30 @@ type Link struct {
 	Subnet  string     `json:"subnet,omitempty"`
 	Status  LinkStatus `json:"status"`
 	Reasons []string   `json:"reasons,omitempty"`
+}
+
+// UnmarshalJSON reads a link, also as schema 2 wrote it (ok and problems
+// instead of status and reasons), so a faulty link of an older document is
+// never read as ok.
+func (l *Link) UnmarshalJSON(b []byte) error {
+	type plain Link
+	var v struct {
+		plain
+		OK       *bool    `json:"ok"`
+		Problems []string `json:"problems"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*l = Link(v.plain)
+	if l.Status == "" && v.OK != nil {
+		if *v.OK {
+			l.Status = LinkOK
+		} else {
+			l.Status, l.Reasons = LinkFaulty, v.Problems
+		}
+	}
+	return nil
 }
 
 // OK reports whether the link carries what it should.

@@ -1,6 +1,9 @@
 package report
 
-import "testing"
+import (
+	"encoding/json"
+	"testing"
+)
 
 func TestWorseIsTheOneRanking(t *testing.T) {
 	order := []Verdict{VerdictNone, VerdictOK, VerdictUnknown, VerdictWarning, VerdictCritical}
@@ -63,5 +66,26 @@ func TestLinkFlagNeverImproves(t *testing.T) {
 	}
 	if (Link{Status: "bogus"}).OK() || LinkStatus("bogus").Rank() <= LinkOK.Rank() {
 		t.Error("an unrecognised link status must not rank as ok")
+	}
+}
+
+// A schema 2 document's links (ok and problems) read with their status: a
+// faulty one is never taken as ok.
+func TestLinkReadsSchema2(t *testing.T) {
+	var ls []Link
+	in := `[{"a": {"host": "spark-01", "netdev": "enp1s0f1np1", "mtu": 9000}, "b": {"host": "spark-02", "netdev": "enp1s0f1np1", "mtu": 1500}, "subnet": "192.168.100.0/24", "ok": false, "problems": ["MTU 9000 ≠ 1500"]},
+	        {"a": {"host": "spark-01", "netdev": "enP2p1s0f1np1", "mtu": 9000}, "b": {"host": "spark-02", "netdev": "enP2p1s0f1np1", "mtu": 9000}, "subnet": "192.168.101.0/24", "ok": true},
+	        {"a": {"host": "spark-01", "netdev": "enP2p1s0f0np0", "mtu": 9000}, "b": {"host": "spark-02", "netdev": "enP2p1s0f0np0", "mtu": 9000}, "status": "down", "reasons": ["spark-02 enP2p1s0f0np0 is down (no carrier)"]}]`
+	if err := json.Unmarshal([]byte(in), &ls); err != nil {
+		t.Fatal(err)
+	}
+	if ls[0].Status != LinkFaulty || len(ls[0].Reasons) != 1 || ls[0].Reasons[0] != "MTU 9000 ≠ 1500" || ls[0].B.MTU != 1500 {
+		t.Errorf("schema 2 faulty link: %+v", ls[0])
+	}
+	if !ls[1].OK() || ls[1].Subnet != "192.168.101.0/24" {
+		t.Errorf("schema 2 ok link: %+v", ls[1])
+	}
+	if ls[2].Status != LinkDown || ls[2].Reasons[0] != "spark-02 enP2p1s0f0np0 is down (no carrier)" {
+		t.Errorf("schema 3 link: %+v", ls[2])
 	}
 }
