@@ -10,7 +10,8 @@ import (
 
 // TestRenderImportsOnlyTheModel: render draws report documents and computes
 // nothing, so the module packages it builds on, directly or not, are the
-// report model and the parsed results it holds.
+// report model, the parsed results it holds and the sanitizer every external
+// string goes through.
 func TestRenderImportsOnlyTheModel(t *testing.T) {
 	const module = "github.com/sparkrig/sparkrig/"
 	root, err := filepath.Abs("../..")
@@ -40,7 +41,7 @@ func TestRenderImportsOnlyTheModel(t *testing.T) {
 		got = append(got, strings.TrimPrefix(p, module))
 	}
 	slices.Sort(got)
-	want := []string{"internal/render", "internal/report", "internal/results"}
+	want := []string{"internal/render", "internal/report", "internal/results", "internal/sanitize"}
 	if !slices.Equal(got, want) {
 		t.Errorf("render depends on %q, want only %q", got, want)
 	}
