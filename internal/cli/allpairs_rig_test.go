@@ -102,7 +102,7 @@ func TestRigAllPairs(t *testing.T) {
 	code, rep, errOut := rigQualify(t, r, "--test-time", "2s", "--subnet", "10.77.0.0/24")
 	t.Logf("qualify --all-pairs of 8 nodes at 2 s a test: %s wall (%s)", time.Since(start).Round(10*time.Millisecond), strings.TrimSpace(errOut))
 	var text bytes.Buffer
-	writeQualify(&Env{Stdout: &text, Getenv: func(string) string { return "" }}, "", "text", rep, rep.Cluster.Findings)
+	writeQualify(&Env{Stdout: &text, Getenv: func(string) string { return "" }}, "", "text", rep)
 	t.Logf("\n%s", text.String())
 	want := []string{
 		"cable node-6 tx confirmed",

@@ -204,7 +204,7 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 		rep.Status = report.VerdictUnknown
 	}
 	fmt.Fprintf(env.Stderr, "qualify: %d rounds in %.1f s, all with re-tests %.1f s\n", len(res.Rounds), res.RoundsWall.Seconds(), res.Wall.Seconds())
-	if err := writeQualify(env, o.output, o.format, rep, findings); err != nil {
+	if err := writeQualify(env, o.output, o.format, rep); err != nil {
 		return exitf(ExitUnknown, "qualify: %v", err)
 	}
 	if runErr != nil {
@@ -213,26 +213,13 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 	return statusError(exitFor(rep.Status))
 }
 
-func writeQualify(env *Env, output, format string, rep *report.Report, findings []report.Finding) error {
+func writeQualify(env *Env, output, format string, rep *report.Report) error {
 	var buf bytes.Buffer
-	var err error
-	switch format {
-	case "json":
-		err = render.JSON(&buf, rep)
-	case "html":
-		err = render.AllPairsHTML(&buf, rep.AllPairs)
-	case "prometheus":
-		err = render.AllPairsPrometheus(&buf, rep.AllPairs)
-	default:
-		opt := textOptions(env)
-		if output != "" {
-			opt.Color = false
-		}
-		if err = render.AllPairsText(&buf, rep.AllPairs, opt); err == nil {
-			err = render.FindingsText(&buf, findings, opt)
-		}
+	opt := textOptions(env)
+	if output != "" {
+		opt.Color = false
 	}
-	if err != nil {
+	if err := render.Write(&buf, rep, format, opt); err != nil {
 		return err
 	}
 	return writeOut(env, output, buf.Bytes())

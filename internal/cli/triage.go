@@ -100,30 +100,19 @@ func runTriage(ctx context.Context, env *Env, o *triageOptions) error {
 		}
 	}
 	rep.Status = findingsStatus(d.Findings, unreached || d.Verdict == triage.VerdictUnknown || d.Verdict == triage.VerdictNoJob)
-	if err := writeTriage(env, o.output, o.format, rep, d.Findings); err != nil {
+	if err := writeTriage(env, o.output, o.format, rep); err != nil {
 		return exitf(ExitUnknown, "triage: %v", err)
 	}
 	return statusError(exitFor(rep.Status))
 }
 
-func writeTriage(env *Env, output, format string, rep *report.Report, findings []report.Finding) error {
+func writeTriage(env *Env, output, format string, rep *report.Report) error {
 	var buf bytes.Buffer
-	var err error
-	switch format {
-	case "json":
-		err = render.JSON(&buf, rep)
-	case "html":
-		err = render.TriageHTML(&buf, rep.Triage, findings)
-	case "prometheus":
-		err = render.TriagePrometheus(&buf, rep.Triage)
-	default:
-		opt := textOptions(env)
-		if output != "" {
-			opt.Color = false
-		}
-		err = render.TriageText(&buf, rep.Triage, findings, opt)
+	opt := textOptions(env)
+	if output != "" {
+		opt.Color = false
 	}
-	if err != nil {
+	if err := render.Write(&buf, rep, format, opt); err != nil {
 		return err
 	}
 	return writeOut(env, output, buf.Bytes())

@@ -25,6 +25,12 @@ var Formats = []string{"text", "json", "markdown", "html", "prometheus"}
 // Write renders r in the named format: the one format switch of every
 // command. Each command accepts the formats that suit what it returns.
 func Write(w io.Writer, r *report.Report, format string, opt Options) error {
+	switch {
+	case r.AllPairs != nil && format != "json":
+		return writeAllPairs(w, r, format, opt)
+	case r.Triage != nil && format != "json":
+		return writeTriage(w, r, format, opt)
+	}
 	switch format {
 	case "text", "":
 		return Text(w, r, opt)
@@ -91,4 +97,41 @@ func Markdown(w io.Writer, r *report.Report, opt Options) error {
 		}
 	}
 	return nil
+}
+
+// writeAllPairs renders a qualification: its matrix and suspects, then its
+// findings (the cluster's).
+func writeAllPairs(w io.Writer, r *report.Report, format string, opt Options) error {
+	switch format {
+	case "html":
+		return AllPairsHTML(w, r.AllPairs)
+	case "prometheus", "prom":
+		return AllPairsPrometheus(w, r.AllPairs)
+	case "text", "":
+		if err := AllPairsText(w, r.AllPairs, opt); err != nil {
+			return err
+		}
+		return FindingsText(w, clusterFindings(r), opt)
+	}
+	return fmt.Errorf("unknown format %q", format)
+}
+
+// writeTriage renders a live triage: ranks, verdict and evidence.
+func writeTriage(w io.Writer, r *report.Report, format string, opt Options) error {
+	switch format {
+	case "html":
+		return TriageHTML(w, r.Triage, clusterFindings(r))
+	case "prometheus", "prom":
+		return TriagePrometheus(w, r.Triage)
+	case "text", "":
+		return TriageText(w, r.Triage, clusterFindings(r), opt)
+	}
+	return fmt.Errorf("unknown format %q", format)
+}
+
+func clusterFindings(r *report.Report) []report.Finding {
+	if r.Cluster == nil {
+		return nil
+	}
+	return r.Cluster.Findings
 }
