@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,6 +63,16 @@ func runReport(env *Env, o *reportOptions, inputs []string) error {
 	}
 	if err := validateJudging("report", &o.Analyze); err != nil {
 		return err
+	}
+	// A path that names nothing is a mistake on the command line, not an
+	// input that failed: say so and write no report that silently lacks it.
+	for _, in := range inputs {
+		if in == "-" {
+			continue
+		}
+		if _, err := os.Stat(in); errors.Is(err, fs.ErrNotExist) {
+			return exitf(ExitUnknown, "report: %s: no such file or directory (no report written)", in)
+		}
 	}
 	r := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version,
 		Command: "report", GeneratedAt: env.Now().UTC(), Hosts: []report.Host{}}

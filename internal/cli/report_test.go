@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -28,4 +30,17 @@ func TestReportScripts(t *testing.T) {
 			return nil
 		},
 	})
+}
+
+// A missing input is a mistake on the command line: one line, exit 3, and
+// no report written that silently lacks it.
+func TestReportMissingInputWritesNothing(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.html")
+	code, _, errOut := runMain(t, "report", filepath.Join(t.TempDir(), "nonexistent.json"), nodeSnapshot("spark-healthy"), "-o", out)
+	if code != ExitUnknown || !strings.Contains(errOut, "nonexistent.json: no such file or directory (no report written)") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("the report was written without its missing input")
+	}
 }
