@@ -23,6 +23,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/runner"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
@@ -44,6 +45,9 @@ type Node struct {
 
 // Options bound and describe a remote acquisition.
 type Options struct {
+	// Runner reaches the nodes (SSH, srun, kubectl); the caller closes it.
+	// Without one, an SSH runner over Dialer serves this acquisition alone.
+	Runner runner.Runner
 	Dialer *remote.Dialer
 	// Parallel bounds the hosts captured at once; HostTimeout each host,
 	// Timeout the whole run.
@@ -60,40 +64,33 @@ type Options struct {
 	Progress io.Writer
 }
 
-// Remote captures every host over SSH. A host that cannot be reached or
-// captured is a Node with Err set; the others are kept.
+// Remote captures every host through o.Runner (over SSH by default). A
+// host that cannot be reached or captured is a Node with Err set; the
+// others are kept.
 func Remote(ctx context.Context, hosts []string, o Options) []Node {
-	d := o.Dialer
+	r := o.Runner
+	if r == nil {
+		s := &runner.SSH{Dialer: o.Dialer}
+		defer s.Close()
+		r = s
+	}
+	source := transportName(r)
 	ctx, cancel := context.WithTimeoutCause(ctx, o.Timeout, fmt.Errorf("the whole run's deadline (--timeout %s) passed", o.Timeout))
 	defer cancel()
 	caps := make([]Node, len(hosts))
-	clients := make([]*remote.Client, len(hosts))
 	var mu sync.Mutex
-	closed := false // set once the fan-out is over: late finishers clean up after themselves
-	defer func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range clients {
-			if c != nil {
-				c.Close()
-			}
-		}
-	}()
+	closed := false // set once the fan-out is over: late finishers must not write caps
 	prog := newProgress(o.Progress, "capturing", len(hosts))
 	script := capture.Script()
 	fan := remote.FanOut{Parallel: o.Parallel, PerHost: o.HostTimeout, Progress: prog.update}
 	results := fan.Each(ctx, hosts, func(ctx context.Context, i int, host string) error {
-		c, s, err := captureOne(ctx, d, host, script, o.ToolVersion, o.Sudo)
+		s, err := captureOne(ctx, r, host, script, o.ToolVersion, o.Sudo)
 		mu.Lock()
 		defer mu.Unlock()
 		if closed {
-			if c != nil {
-				c.Close()
-			}
 			return err
 		}
-		clients[i] = c
-		caps[i] = Node{Host: host, Source: "ssh", Snap: s, Err: err, Status: Status(err)}
+		caps[i] = Node{Host: host, Source: source, Snap: s, Err: err, Status: Status(err)}
 		if err != nil {
 			caps[i].Snap = nil
 		} else {
@@ -106,13 +103,12 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 	closed = true // a host the fan-out gave up on must not write caps while the mesh reads it
 	for i, res := range results {
 		if caps[i].Host == "" { // the fan-out gave up on it before it answered
-			caps[i] = Node{Host: hosts[i], Source: "ssh", Err: res.Err, Status: Status(res.Err)}
+			caps[i] = Node{Host: hosts[i], Source: source, Err: res.Err, Status: Status(res.Err)}
 		}
 	}
-	cl := append([]*remote.Client(nil), clients...)
 	mu.Unlock()
 	if !o.NoPing {
-		pingMesh(ctx, o, caps, cl)
+		pingMesh(ctx, o, r, caps)
 	}
 	for i := range caps {
 		if caps[i].Snap != nil && caps[i].Meshed {
@@ -122,50 +118,56 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 	return caps
 }
 
-// captureOne dials host and runs the capture script on it; the returned
-// client stays open for the ping mesh.
-func captureOne(ctx context.Context, d *remote.Dialer, host, script, toolVersion string, sudo bool) (*remote.Client, *snapshot.Snapshot, error) {
-	c, err := d.Dial(ctx, host)
-	if err != nil {
-		return nil, nil, err
+// transportName is how a runner is named as a node's source: "ssh",
+// "srun", "kubectl".
+func transportName(r runner.Runner) string {
+	if s, ok := r.(fmt.Stringer); ok {
+		return s.String()
 	}
+	return "ssh"
+}
+
+// captureOne runs the capture script on host.
+func captureOne(ctx context.Context, r runner.Runner, host, script, toolVersion string, sudo bool) (*snapshot.Snapshot, error) {
 	start := time.Now()
-	shell := "sh -s"
+	shell := runner.Shell
 	if sudo {
-		shell = rootShell
+		shell = runner.RootShell
 	}
 	meta := capture.ScriptMeta{Host: host, ToolVersion: toolVersion, CapturedAt: start}
 	var s *snapshot.Snapshot
-	stderr, code, err := c.Stream(ctx, shell, strings.NewReader(script), func(r io.Reader) error {
+	stderr, code, err := runner.Stream(ctx, r, host, shell, strings.NewReader(script), func(rd io.Reader) error {
 		var err error
-		s, err = capture.ReadScriptOutput(r, meta)
+		s, err = capture.ReadScriptOutput(rd, meta)
 		return err
 	})
 	if s != nil {
 		s.Manifest.DurationMS = time.Since(start).Milliseconds()
 	}
-	if err != nil && (errors.Is(err, remote.ErrTimeout) || errors.Is(err, remote.ErrInterrupted) || errors.Is(err, remote.ErrDropped) || errors.Is(err, remote.ErrUnreachable)) {
-		return c, nil, err
+	if s != nil && runner.Answered(err) {
+		return s, nil // the capture was read whole; a check that failed on the node is in it
 	}
-	if err != nil {
-		if msg := strings.TrimSpace(string(stderr)); msg != "" {
-			err = fmt.Errorf("%w (exit %d: %s)", err, code, firstLineOf(msg))
-		}
-		return c, nil, fmt.Errorf("%s: capture: %w", host, err)
+	if err != nil && (errors.Is(err, remote.ErrTimeout) || errors.Is(err, remote.ErrInterrupted) || errors.Is(err, remote.ErrDropped) ||
+		errors.Is(err, remote.ErrUnreachable) || errors.Is(err, remote.ErrHostKey) || errors.Is(err, remote.ErrAuth)) {
+		return nil, err
 	}
-	return c, s, nil
+	if err == nil {
+		err = errors.New("no capture came back")
+	}
+	var ee *runner.ExitError
+	if errors.As(err, &ee) {
+		err = fmt.Errorf("exit %d", ee.Exit)
+	}
+	if msg := strings.TrimSpace(string(stderr)); msg != "" {
+		err = fmt.Errorf("%w (exit %d: %s)", err, code, firstLineOf(msg))
+	}
+	return nil, fmt.Errorf("%s: capture: %w", host, err)
 }
 
 func firstLineOf(s string) string {
 	l, _, _ := strings.Cut(s, "\n")
 	return l
 }
-
-// rootShell runs the script as root: directly when logged in as root, else
-// through sudo -n, which fails at once rather than ask for a password.
-// sudo drops the environment, so SSH_CONNECTION (which interface the session
-// arrives on) is passed along.
-const rootShell = `if [ "$(id -u)" = 0 ]; then exec sh -s; else exec sudo -n env SSH_CONNECTION="$SSH_CONNECTION" sh -s; fi`
 
 // Status maps a capture error to the report's host status.
 func Status(err error) string {
@@ -179,13 +181,13 @@ func Status(err error) string {
 }
 
 // pingMesh runs the DF-ping mesh from every captured host whose rails face
-// another captured host, over the connections the capture opened.
-func pingMesh(ctx context.Context, o Options, caps []Node, clients []*remote.Client) {
+// another captured host, through the runner that captured them.
+func pingMesh(ctx context.Context, o Options, r runner.Runner, caps []Node) {
 	var nodes []*facts.Node
 	var rails []cluster.Rail
 	idx := map[string]int{}
 	for i, c := range caps {
-		if c.Facts != nil && clients[i] != nil {
+		if c.Facts != nil {
 			nodes = append(nodes, c.Facts)
 			rails = append(rails, cluster.Rails(c.Facts)...)
 			idx[c.Host] = i
@@ -209,8 +211,11 @@ func pingMesh(ctx context.Context, o Options, caps []Node, clients []*remote.Cli
 	fan.Each(ctx, from, func(ctx context.Context, _ int, host string) error {
 		i := idx[host]
 		ts := plan[host]
-		out, _, _, err := clients[i].Run(ctx, "sh -s", strings.NewReader(cluster.PingScript(ts)))
+		out, _, err := runner.Run(ctx, r, host, runner.Shell, strings.NewReader(cluster.PingScript(ts)))
 		res := cluster.ParsePingScript(ts, out)
+		if runner.Answered(err) {
+			err = nil // a probe that failed is in its own line
+		}
 		if err != nil {
 			for j := range res {
 				res[j].ErrText = "mesh did not finish: " + err.Error()

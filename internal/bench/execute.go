@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/sparkrig/sparkrig/internal/runner"
+
 	"bytes"
 	"context"
 	"errors"
@@ -61,7 +63,7 @@ type StepResult struct {
 
 // Executor runs a plan's steps through a transport and cleans up after each.
 type Executor struct {
-	T      Transport
+	T      runner.Runner
 	RunDir string // scratch directory on every node (pid files, -J outputs)
 	// ReadyTimeout bounds the wait for a server to listen (default 20 s).
 	ReadyTimeout time.Duration

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/sparkrig/sparkrig/internal/runner"
+
 	"context"
 	"fmt"
 	"strconv"
@@ -41,7 +43,7 @@ func ParseLive(out string) Live {
 
 // ReadLive reads every node's Live state; a node that cannot be read keeps
 // what its facts say.
-func ReadLive(ctx context.Context, t Transport, nodes []*facts.Node) []Live {
+func ReadLive(ctx context.Context, t runner.Runner, nodes []*facts.Node) []Live {
 	out := make([]Live, len(nodes))
 	for i, n := range nodes {
 		cctx, cancel := context.WithTimeout(ctx, 20*time.Second)

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/sparkrig/sparkrig/internal/runner"
+
 	"context"
 	"os/exec"
 	"strings"
@@ -42,7 +44,7 @@ func FuzzParseLive(f *testing.F) {
 // TestLiveScriptHere runs the live check on this machine: MemAvailable is
 // read, and without nvidia-smi the GPU processes are unknown, not zero.
 func TestLiveScriptHere(t *testing.T) {
-	out, err := run(context.Background(), Local{}, "localhost", liveScript)
+	out, err := run(context.Background(), runner.Local{}, "localhost", liveScript)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +97,10 @@ func TestRecheckBeforeNCCL(t *testing.T) {
 
 func TestHaveTool(t *testing.T) {
 	ctx := context.Background()
-	if !HaveTool(ctx, Local{}, "localhost", "sh") {
+	if !HaveTool(ctx, runner.Local{}, "localhost", "sh") {
 		t.Error("sh not found")
 	}
-	if HaveTool(ctx, Local{}, "localhost", "/nonexistent/all_gather_perf") {
+	if HaveTool(ctx, runner.Local{}, "localhost", "/nonexistent/all_gather_perf") {
 		t.Error("a missing path found")
 	}
 }

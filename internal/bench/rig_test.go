@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/sparkrig/sparkrig/internal/runner"
+
 	"context"
 	"fmt"
 	"os"
@@ -22,7 +24,7 @@ import (
 
 // rigPair starts two Spark-named hosts cabled port 1 to port 1 (veths),
 // each with a real sshd, and returns the rig with an SSH transport to it.
-func rigPair(t testing.TB) (*testrig.Rig, *SSH) {
+func rigPair(t testing.TB) (*testrig.Rig, *runner.SSH) {
 	t.Helper()
 	if _, err := exec.LookPath("iperf3"); err != nil {
 		t.Skip("iperf3 not installed")
@@ -36,7 +38,7 @@ func rigPair(t testing.TB) (*testrig.Rig, *SSH) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &SSH{Dialer: d}
+	s := &runner.SSH{Dialer: d}
 	t.Cleanup(s.Close)
 	return r, s
 }
@@ -60,7 +62,7 @@ var sparkrigBinary = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
-func gatherRig(t testing.TB, s *SSH, r *testrig.Rig) []*facts.Node {
+func gatherRig(t testing.TB, s *runner.SSH, r *testrig.Rig) []*facts.Node {
 	t.Helper()
 	var nodes []*facts.Node
 	for _, n := range acquire.Remote(context.Background(), r.Names(), acquire.Options{Dialer: s.Dialer, Parallel: 8,
@@ -73,7 +75,7 @@ func gatherRig(t testing.TB, s *SSH, r *testrig.Rig) []*facts.Node {
 	return nodes
 }
 
-func rigSession(t testing.TB, s *SSH, nodes []*facts.Node, o Options, helper string) *Session {
+func rigSession(t testing.TB, s *runner.SSH, nodes []*facts.Node, o Options, helper string) *Session {
 	t.Helper()
 	o.RunDir = "/tmp/sparkrig-bench-" + strings.ReplaceAll(t.Name(), "/", "_")
 	p, err := NewPlan(nodes, o)

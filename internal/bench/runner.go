@@ -1,60 +1,18 @@
 package bench
 
 import (
+	"github.com/sparkrig/sparkrig/internal/runner"
+
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/shell"
 )
-
-// Transport runs a POSIX sh command line on a host and returns when it has
-// exited. stdin must reach the command and its end must reach it as EOF:
-// the wrapper every bench process runs under ends its process when stdin
-// closes, which is what happens when sparkrig dies and the SSH session (or
-// pipe) with it.
-type Transport interface {
-	Exec(ctx context.Context, host, script string, stdin io.Reader, stdout, stderr io.Writer) error
-}
-
-// Local runs scripts on this machine with sh, whatever host they name. It
-// serves `--hosts localhost` and the tests.
-type Local struct{}
-
-// Exec runs script with sh -c. Cancelling ctx kills sh's process group.
-func (Local) Exec(ctx context.Context, host, script string, stdin io.Reader, stdout, stderr io.Writer) error {
-	cmd := exec.CommandContext(ctx, "sh", "-c", script)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	var pw *os.File
-	if stdin != nil {
-		// A real pipe, so Wait never waits on a copy from stdin.
-		pr, w, err := os.Pipe()
-		if err != nil {
-			return err
-		}
-		cmd.Stdin, pw = pr, w
-		defer pr.Close()
-		go func() {
-			io.Copy(pw, stdin)
-			pw.Close()
-		}()
-	}
-	err := cmd.Run()
-	if ce, ok := stdin.(io.Closer); ok && stdin != nil {
-		ce.Close()
-	}
-	return err
-}
 
 // wrapper runs "$@" in its own session, records its pid in $1, says on
 // stderr when TCP port $2 listens (0: no port to watch), and ends it
@@ -140,7 +98,7 @@ func CommandLine(c Cmd) string {
 // proc is one started command.
 type proc struct {
 	host, pidfile string
-	t             Transport
+	t             runner.Runner
 	stdin         *io.PipeWriter
 	cancel        context.CancelFunc
 	done          chan struct{}
@@ -149,7 +107,7 @@ type proc struct {
 }
 
 // start runs c under the wrapper in the background.
-func start(ctx context.Context, t Transport, c Cmd, pidfile string, stdout, stderr io.Writer) *proc {
+func start(ctx context.Context, t runner.Runner, c Cmd, pidfile string, stdout, stderr io.Writer) *proc {
 	pr, pw := io.Pipe()
 	cctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	p := &proc{host: c.Host, pidfile: pidfile, t: t, stdin: pw, cancel: cancel, done: make(chan struct{})}
@@ -202,7 +160,7 @@ func (p *proc) stop(grace time.Duration) {
 }
 
 // run runs a short command to completion on a host and returns its stdout.
-func run(ctx context.Context, t Transport, host, script string) (string, error) {
+func run(ctx context.Context, t runner.Runner, host, script string) (string, error) {
 	var out, errb strings.Builder
 	err := t.Exec(ctx, host, script, nil, &out, &errb)
 	if err != nil {

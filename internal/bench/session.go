@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/sparkrig/sparkrig/internal/runner"
+
 	"context"
 	"fmt"
 	"sort"
@@ -160,7 +162,7 @@ func Status(r *Record) report.Verdict {
 
 // MissingTools asks every host whether the programs its commands run exist.
 // For nccl-tests run through mpirun, the binary must exist on every node.
-func MissingTools(ctx context.Context, t Transport, p *Plan, skip func(string) bool) []report.MissingTool {
+func MissingTools(ctx context.Context, t runner.Runner, p *Plan, skip func(string) bool) []report.MissingTool {
 	need := map[string]map[string]bool{}
 	add := func(host, tool string) {
 		if skip != nil && skip(tool) {

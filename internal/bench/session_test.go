@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/sparkrig/sparkrig/internal/runner"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -146,7 +148,7 @@ func TestInterruptStopsEveryProcess(t *testing.T) {
 // killedRunMain is a bench run the test kills: it prepares the scratch
 // directory dir, says so, and runs a step that hangs.
 func killedRunMain(dir string) int {
-	x := &Executor{T: Local{}, RunDir: dir, Grace: time.Second}
+	x := &Executor{T: runner.Local{}, RunDir: dir, Grace: time.Second}
 	if errs := x.Prepare(context.Background(), []string{"localhost"}); len(errs) > 0 {
 		fmt.Fprintln(os.Stderr, errs)
 		return 2
@@ -205,7 +207,7 @@ func TestTimeoutStopsEveryProcess(t *testing.T) {
 	}
 	st := p.Steps[0]
 	st.Timeout = 5 * time.Second
-	x := &Executor{T: Local{}, RunDir: t.TempDir(), Grace: time.Second}
+	x := &Executor{T: runner.Local{}, RunDir: t.TempDir(), Grace: time.Second}
 	res := x.Run(context.Background(), st)
 	if res.Status != StatusTimeout || !strings.Contains(res.Error, "5s") {
 		t.Errorf("status %s (%s), want timeout", res.Status, res.Error)

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/sparkrig/sparkrig/internal/runner"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -68,7 +70,7 @@ func standinMain(tool string, args []string) int {
 // live check (free memory, GPU processes) as each node would: from its
 // entry in live, or from its facts, never from this machine.
 type standinHosts struct {
-	Local
+	runner.Local
 	nodes []*facts.Node
 	live  map[string]Live
 }

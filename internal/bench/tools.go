@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"github.com/sparkrig/sparkrig/internal/runner"
+
 	"context"
 	"path"
 	"strings"
@@ -55,7 +57,7 @@ func HowToGet(tool string) string {
 
 // NCCLJSONSupported asks the nccl-tests build on host whether it has -J
 // (2.17.3 and later list --output_file in their help).
-func NCCLJSONSupported(ctx context.Context, t Transport, host string, tools Tools) bool {
+func NCCLJSONSupported(ctx context.Context, t runner.Runner, host string, tools Tools) bool {
 	cctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	out, err := run(cctx, t, host, shell.QuoteIfNeeded(tools.Path("all_reduce_perf"))+" -h 2>&1 | grep -q output_file && echo yes")
@@ -63,7 +65,7 @@ func NCCLJSONSupported(ctx context.Context, t Transport, host string, tools Tool
 }
 
 // HaveTool reports whether host finds tool (a name on PATH or a path).
-func HaveTool(ctx context.Context, t Transport, host, tool string) bool {
+func HaveTool(ctx context.Context, t runner.Runner, host, tool string) bool {
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	_, err := run(cctx, t, host, "command -v "+shell.QuoteIfNeeded(tool)+" >/dev/null")

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/sparkrig/sparkrig/internal/runner"
+
 	"context"
 	"fmt"
 	"io"
@@ -135,7 +137,7 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 	if err != nil {
 		return err
 	}
-	if o.hosts, err = o.remote.hostList(); err != nil {
+	if o.hosts, err = o.remote.nodes(ctx, env); err != nil {
 		return exitf(ExitUnknown, "bench: %v", err)
 	}
 	formats := render.Formats
@@ -264,7 +266,7 @@ func (o *benchOptions) isLocal() bool {
 
 // haveNCCLTests reports whether every node has the first collective's
 // nccl-tests binary.
-func (o *benchOptions) haveNCCLTests(ctx context.Context, t bench.Transport, nodes []*facts.Node, tools bench.Tools) bool {
+func (o *benchOptions) haveNCCLTests(ctx context.Context, t runner.Runner, nodes []*facts.Node, tools bench.Tools) bool {
 	for _, n := range nodes {
 		if !bench.HaveTool(ctx, t, n.Host, tools.Path(o.collectives[0]+"_perf")) {
 			return false
@@ -289,16 +291,15 @@ func (o *benchOptions) nativeNCCLPath(runDir string) string {
 }
 
 // transport is how commands reach the nodes: sh here for localhost, SSH otherwise.
-func (o *benchOptions) transport(env *Env) (bench.Transport, func(), error) {
+func (o *benchOptions) transport(env *Env) (runner.Runner, func(), error) {
 	if o.isLocal() || len(o.hosts) == 0 {
-		return bench.Local{}, func() {}, nil
+		return runner.Local{}, func() {}, nil
 	}
-	d, err := o.remote.dialer(env)
+	r, err := o.remote.runner(env) // the capture's: each host is dialled once
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &bench.SSH{Dialer: d}
-	return s, s.Close, nil
+	return r, o.remote.closeRunner, nil
 }
 
 // nodes returns every host's facts: from snapshots, or captured now. Any
@@ -381,7 +382,7 @@ func refuse(env *Env, p *bench.Plan, force bool) error {
 	return nil
 }
 
-func (o *benchOptions) execute(ctx context.Context, env *Env, t bench.Transport, nodes []*facts.Node, plan *bench.Plan, opts bench.Options) error {
+func (o *benchOptions) execute(ctx context.Context, env *Env, t runner.Runner, nodes []*facts.Node, plan *bench.Plan, opts bench.Options) error {
 	set, err := expect.Default()
 	if err != nil {
 		return exitf(ExitUnknown, "bench: %v", err)

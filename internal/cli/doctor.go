@@ -76,6 +76,7 @@ func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
 		}
 		profile = p
 	}
+	defer opts.remote.closeRunner()
 	caps, err := doctorCaptures(ctx, env, opts)
 	if err != nil {
 		return err

@@ -32,12 +32,10 @@ func qualify(ctx context.Context, env *Env, opts *doctorOptions, caps []hostCapt
 	if len(nodes) < 2 {
 		return exitf(ExitUnknown, "doctor: --qualify needs two or more nodes reached over SSH")
 	}
-	d, err := opts.remote.dialer(env)
+	t, err := opts.remote.runner(env) // the capture's: each host is dialled once
 	if err != nil {
 		return exitf(ExitUnknown, "doctor: %v", err)
 	}
-	t := &bench.SSH{Dialer: d}
-	defer t.Close()
 	runDir := "/tmp/sparkrig-qualify-" + strconv.FormatInt(time.Now().UnixNano(), 36) // as bench names its scratch
 	bo := bench.Options{Kinds: []string{bench.KindQualify}, Duration: bench.QualifyDuration, Streams: 4, RunDir: runDir, QualifyRDMA: true}
 	plan, err := bench.NewPlan(nodes, bo)

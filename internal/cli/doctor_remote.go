@@ -31,6 +31,8 @@ type remoteOptions struct {
 	hostTimeout time.Duration
 	timeout     time.Duration
 	noPing      bool
+	// transport is shared by copies of these options: one runner per command.
+	transport *transportOptions
 }
 
 // addRemoteFlags registers the SSH host-selection flags.
@@ -46,10 +48,14 @@ func addRemoteFlags(fs *pflag.FlagSet, o *remoteOptions) {
 	durationVarMin(fs, &o.hostTimeout, "host-timeout", 60*time.Second, time.Second, "deadline for each node's capture")
 	durationVarMin(fs, &o.timeout, "timeout", 180*time.Second, time.Second, "deadline for the whole SSH run")
 	fs.BoolVar(&o.noPing, "no-ping", false, "skip the active don't-fragment ping mesh between the nodes' data rails")
+	o.transport = &transportOptions{}
+	addTransportFlags(fs, o.transport)
 }
 
 // enabled reports whether any remote host was asked for.
-func (o *remoteOptions) enabled() bool { return len(o.hosts) > 0 || o.hostfile != "" }
+func (o *remoteOptions) enabled() bool {
+	return len(o.hosts) > 0 || o.hostfile != "" || (o.transport != nil && o.transport.selected())
+}
 
 // hostList expands --hosts and --hostfile, in that order, without duplicates.
 func (o *remoteOptions) hostList() ([]string, error) {
@@ -113,15 +119,15 @@ func captureRemote(ctx context.Context, env *Env, o *remoteOptions) ([]hostCaptu
 // acquireRemote is captureRemote, as root when sudo is set (fix reads
 // root-only files).
 func acquireRemote(ctx context.Context, env *Env, o *remoteOptions, sudo bool) ([]hostCapture, error) {
-	hosts, err := o.hostList()
+	hosts, err := o.nodes(ctx, env)
 	if err != nil {
 		return nil, err
 	}
-	d, err := o.dialer(env)
+	r, err := o.runner(env)
 	if err != nil {
 		return nil, err
 	}
-	return acquire.Remote(ctx, hosts, acquire.Options{Dialer: d, Parallel: o.parallel, HostTimeout: o.hostTimeout,
+	return acquire.Remote(ctx, hosts, acquire.Options{Runner: r, Parallel: o.parallel, HostTimeout: o.hostTimeout,
 		Timeout: o.timeout, NoPing: o.noPing, Sudo: sudo, ToolVersion: Version, Progress: progressTo(env)}), nil
 }
 

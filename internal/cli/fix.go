@@ -121,7 +121,8 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 			modes++
 		}
 	}
-	hosts, err := o.remote.hostList()
+	defer o.remote.closeRunner()
+	hosts, err := o.remote.nodes(ctx, env)
 	if err != nil {
 		return exitf(ExitUnknown, "fix: %v", err)
 	}
@@ -145,14 +146,14 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 	case o.socketIfname != "" && !ifnameList.MatchString(o.socketIfname):
 		return exitf(ExitUnknown, "fix: --socket-ifname %q: want interface names (letters, digits, . _ : @ -), comma-separated", o.socketIfname)
 	}
-	var ts []fix.SSH
+	var ts []fix.Target
 	if len(hosts) > 0 {
-		d, err := o.remote.dialer(env)
+		r, err := o.remote.freshRunner(env)
 		if err != nil {
 			return exitf(ExitUnknown, "fix: %v", err)
 		}
 		for _, h := range hosts {
-			ts = append(ts, fix.SSH{Dialer: d, Host: h})
+			ts = append(ts, fix.Target{Runner: r, Host: h})
 		}
 	}
 	if o.rollback {
@@ -186,7 +187,7 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 // as the doctor does, planning with the options given: the plan and the
 // findings it leaves to a person come from one audit. A plan is for the
 // whole cluster, so any node that cannot be read stops it.
-func fixAudit(ctx context.Context, env *Env, o *fixOptions, ts []fix.SSH) (doctor.Result, error) {
+func fixAudit(ctx context.Context, env *Env, o *fixOptions, ts []fix.Target) (doctor.Result, error) {
 	var caps []hostCapture
 	if len(ts) > 0 {
 		ro := o.remote
@@ -248,7 +249,7 @@ func withoutHost(host string, err error) string {
 	return strings.TrimPrefix(err.Error(), host+": ")
 }
 
-func fixApply(ctx context.Context, env *Env, o *fixOptions, p *fix.Plan, ts []fix.SSH) error {
+func fixApply(ctx context.Context, env *Env, o *fixOptions, p *fix.Plan, ts []fix.Target) error {
 	if err := render.FixPlan(env.Stdout, p.Report(nil), textOptions(env)); err != nil {
 		return err
 	}
@@ -301,7 +302,7 @@ func applyExit(o fix.Outcome) int {
 	return exitFor(report.VerdictUnknown)
 }
 
-func fixRollback(ctx context.Context, env *Env, ts []fix.SSH) error {
+func fixRollback(ctx context.Context, env *Env, ts []fix.Target) error {
 	code := ExitOK
 	for _, t := range ts {
 		cctx, cancel := context.WithTimeout(ctx, 2*time.Minute)

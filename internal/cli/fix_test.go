@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/sparkrig/sparkrig/internal/runner"
+
 	"bytes"
 	"context"
 	"os"
@@ -150,7 +152,7 @@ func TestFixPlanFromSnapshots(t *testing.T) {
 	dir := t.TempDir()
 	var args []string
 	for _, h := range r.Names() {
-		b, err := fix.SSH{Dialer: d, Host: h}.Run(context.Background(), "exec sh -c "+shell.Quote(capture.Script())+" </dev/null")
+		b, err := fix.Target{Runner: &runner.SSH{Dialer: d, Fresh: true}, Host: h}.Run(context.Background(), "exec sh -c "+shell.Quote(capture.Script())+" </dev/null")
 		if err != nil {
 			t.Fatal(err)
 		}

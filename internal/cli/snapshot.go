@@ -133,6 +133,7 @@ func snapshotRemote(ctx context.Context, env *Env, opts *snapshotOptions) error 
 	if st, err := os.Stat(opts.output); err == nil && !st.IsDir() {
 		return exitf(ExitUnknown, "snapshot: %s exists and is not a directory", opts.output)
 	}
+	defer opts.remote.closeRunner()
 	caps, err := captureRemote(ctx, env, &opts.remote)
 	if err != nil {
 		return exitf(ExitUnknown, "snapshot: %v", err)

@@ -1,6 +1,8 @@
 package fix
 
 import (
+	"github.com/sparkrig/sparkrig/internal/runner"
+
 	"context"
 	"errors"
 	"fmt"
@@ -15,26 +17,6 @@ import (
 // fresh connection, so a successful call also proves the host answers now.
 type Transport interface {
 	Run(ctx context.Context, script string) ([]byte, error)
-}
-
-// ScriptError is a script that ran and exited non-zero: the host answered.
-type ScriptError struct {
-	Exit   int
-	Stderr string
-}
-
-func (e *ScriptError) Error() string {
-	msg := strings.TrimSpace(e.Stderr)
-	if msg == "" {
-		msg = "no message"
-	}
-	return fmt.Sprintf("exit %d: %s", e.Exit, msg)
-}
-
-// answered reports whether err still means the host was reached.
-func answered(err error) bool {
-	var se *ScriptError
-	return err == nil || errors.As(err, &se)
 }
 
 // ApplyOptions tune Apply.
@@ -119,7 +101,7 @@ func Apply(ctx context.Context, hp HostPlan, t Transport, opt ApplyOptions) Outc
 	out.Before = Problems(hp, before)
 	fmt.Fprintf(opt.Log, "%s: staging (backup %s, dead-man timer %s)\n", hp.Host, path.Join(BackupRoot, opt.Stamp), opt.DeadMan)
 	if _, err := t.Run(ctx, stageScript(hp, opt.Stamp, opt.Activation, opt.DeadMan)); err != nil {
-		var se *ScriptError
+		var se *runner.ExitError
 		if errors.As(err, &se) && se.Exit == 3 {
 			out.Status, out.Detail = Refused, strings.TrimSpace(se.Stderr)
 			return out
@@ -175,14 +157,14 @@ func judge(ctx context.Context, hp HostPlan, t Transport, before, after Observat
 	out.After = append(Problems(hp, after), collateral(hp, before, after)...)
 	out.After = append(out.After, doctorRegressions(hp.Host, before, after)...)
 	if worse := newProblems(out.Before, out.After); len(worse) > 0 {
-		if _, err := probe(ctx, t, restoreNowScript(out.Backup), opt.Probe); err != nil && !answered(err) {
+		if _, err := probe(ctx, t, restoreNowScript(out.Backup), opt.Probe); err != nil && !runner.Answered(err) {
 			return checkBack(ctx, hp, t, before, out, opt)
 		}
 		out.Status, out.Detail = RolledBack, "checks got worse: "+strings.Join(worse, "; ")
 		return out
 	}
 	if _, err := probe(ctx, t, confirmScript(out.Backup), opt.Probe); err != nil {
-		if answered(err) {
+		if runner.Answered(err) {
 			out.Status, out.Detail = RolledBackTimer, err.Error()
 			return out
 		}

@@ -1,6 +1,8 @@
 package fix
 
 import (
+	"github.com/sparkrig/sparkrig/internal/runner"
+
 	"context"
 	"errors"
 	"strings"
@@ -16,7 +18,7 @@ import (
 // rigPair is two Sparks on one cable (port 1 to port 1), their twins at MTU
 // 1500 without addresses, as a pair looks before anyone configured it. /var
 // gets an overlay (by laying a file under it) so backups stay in the host.
-func rigPair(t *testing.T) (*testrig.Rig, map[string]SSH) {
+func rigPair(t *testing.T) (*testrig.Rig, map[string]Target) {
 	t.Helper()
 	host := func(name string) testrig.HostSpec {
 		return testrig.HostSpec{Name: name,
@@ -32,15 +34,15 @@ func rigPair(t *testing.T) (*testrig.Rig, map[string]SSH) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := map[string]SSH{}
+	ts := map[string]Target{}
 	for _, n := range r.Names() {
-		ts[n] = SSH{Dialer: d, Host: n}
+		ts[n] = Target{Runner: &runner.SSH{Dialer: d, Fresh: true}, Host: n}
 	}
 	return r, ts
 }
 
 // planLive observes every host over SSH and plans from what it saw.
-func planLive(t *testing.T, r *testrig.Rig, ts map[string]SSH, opt Options) *Plan {
+func planLive(t *testing.T, r *testrig.Rig, ts map[string]Target, opt Options) *Plan {
 	t.Helper()
 	var nodes []Node
 	for _, n := range r.Names() {
@@ -192,7 +194,7 @@ func TestRigRefusesSSHInterface(t *testing.T) {
 		t.Errorf("Apply = %+v, want refused", out)
 	}
 	_, err := ts["spark-01"].Run(ctx, stageScript(hp, "20261122T000004Z", ActivateIP, time.Minute))
-	var se *ScriptError
+	var se *runner.ExitError
 	if !errors.As(err, &se) || se.Exit != 3 || !strings.Contains(se.Stderr, "refused: this SSH session arrives on enP7s7") {
 		t.Errorf("stage script: %v, want exit 3 refused", err)
 	}
@@ -265,9 +267,9 @@ func TestRigRing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := map[string]SSH{}
+	ts := map[string]Target{}
 	for _, n := range r.Names() {
-		ts[n] = SSH{Dialer: d, Host: n}
+		ts[n] = Target{Runner: &runner.SSH{Dialer: d, Fresh: true}, Host: n}
 	}
 	p := planLive(t, r, ts, Options{Topology: Ring, Port: -1})
 	for _, h := range p.Hosts {

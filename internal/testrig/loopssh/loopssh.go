@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/knownhosts"
@@ -38,6 +39,15 @@ type Servers struct {
 	handler   Handler
 	listeners []net.Listener
 	wg        sync.WaitGroup
+	conns     sync.Map // host index → *atomic.Int64 of connections accepted
+}
+
+// Conns returns how many SSH connections host i has accepted.
+func (s *Servers) Conns(i int) int64 {
+	if n, ok := s.conns.Load(i); ok {
+		return n.(*atomic.Int64).Load()
+	}
+	return 0
 }
 
 // Start starts n servers; files go under dir. Close stops them.
@@ -134,6 +144,8 @@ func (s *Servers) conn(host int, c net.Conn) {
 		return
 	}
 	defer sc.Close()
+	n, _ := s.conns.LoadOrStore(host, new(atomic.Int64))
+	n.(*atomic.Int64).Add(1)
 	go ssh.DiscardRequests(reqs)
 	for nc := range chans {
 		if nc.ChannelType() != "session" {

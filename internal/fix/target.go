@@ -1,0 +1,35 @@
+package fix
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/runner"
+)
+
+// Target is a Transport to one host through a runner: scripts run as root
+// (runner.RootShell, never a password prompt). Over SSH, give it a runner
+// with Fresh set, so that every call proves the host answers now.
+type Target struct {
+	Runner runner.Runner
+	Host   string
+}
+
+// Run implements Transport. A script that exits non-zero is a
+// *runner.ExitError with its stderr.
+func (t Target) Run(ctx context.Context, script string) ([]byte, error) {
+	stdout, _, err := runner.Run(ctx, t.Runner, t.Host, runner.RootShell, strings.NewReader(script))
+	var ee *runner.ExitError
+	if errors.As(err, &ee) {
+		ee.Stderr = runner.SudoRefused(t.Host, ee.Stderr)
+		return stdout, ee
+	}
+	if err != nil {
+		return nil, err
+	}
+	return stdout, nil
+}
+
+// String names the host.
+func (t Target) String() string { return t.Host }

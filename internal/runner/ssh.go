@@ -1,0 +1,139 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/sparkrig/sparkrig/internal/remote"
+)
+
+// SSH runs commands over SSH. By default it keeps one connection per host
+// for its whole life, dialled on first use, so a command that captures a
+// node and the benchmarks that follow share it; Fresh opens a connection per
+// command instead, so that a command that succeeds also proves the host
+// answers now (fix checks back after changing addresses that way).
+type SSH struct {
+	Dialer *remote.Dialer
+	Fresh  bool
+
+	mu    sync.Mutex
+	conns map[string]*sshConn
+}
+
+// sshConn is one host's connection, dialled once under its own lock so
+// that hosts are dialled in parallel.
+type sshConn struct {
+	mu sync.Mutex
+	c  *remote.Client
+}
+
+// Exec runs cmdline on host. Cancelling ctx kills the remote command's
+// process group.
+func (s *SSH) Exec(ctx context.Context, host, cmdline string, stdin io.Reader, stdout, stderr io.Writer) error {
+	c, err := s.client(ctx, host)
+	if err != nil {
+		return err
+	}
+	if s.Fresh {
+		defer c.Close()
+	}
+	p, err := c.Start(cmdline, stdin, stdout, stderr)
+	if err != nil {
+		s.forget(host, c)
+		return err
+	}
+	code, err := p.WaitContext(ctx)
+	if err != nil {
+		if errors.Is(err, ErrDropped) {
+			s.forget(host, c)
+		}
+		return err
+	}
+	if code != 0 {
+		return &ExitError{Host: host, Exit: code}
+	}
+	return nil
+}
+
+// Client returns host's connection, dialling it if need be.
+func (s *SSH) client(ctx context.Context, host string) (*remote.Client, error) {
+	if s.Fresh {
+		return s.Dialer.Dial(ctx, host)
+	}
+	s.mu.Lock()
+	if s.conns == nil {
+		s.conns = map[string]*sshConn{}
+	}
+	hc := s.conns[host]
+	if hc == nil {
+		hc = &sshConn{}
+		s.conns[host] = hc
+	}
+	s.mu.Unlock()
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	if hc.c != nil {
+		return hc.c, nil
+	}
+	c, err := s.Dialer.Dial(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	hc.c = c
+	return c, nil
+}
+
+// forget drops a connection that failed, so the next command dials again.
+func (s *SSH) forget(host string, c *remote.Client) {
+	if s.Fresh {
+		return
+	}
+	s.mu.Lock()
+	hc := s.conns[host]
+	s.mu.Unlock()
+	if hc == nil {
+		return
+	}
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	if hc.c == c {
+		hc.c = nil
+		c.Close()
+	}
+}
+
+// Dials returns how many hosts hold an open connection.
+func (s *SSH) Dials() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, hc := range s.conns {
+		hc.mu.Lock()
+		if hc.c != nil {
+			n++
+		}
+		hc.mu.Unlock()
+	}
+	return n
+}
+
+// Close closes every connection.
+func (s *SSH) Close() {
+	s.mu.Lock()
+	conns := s.conns
+	s.conns = nil
+	s.mu.Unlock()
+	for _, hc := range conns {
+		hc.mu.Lock()
+		if hc.c != nil {
+			hc.c.Close()
+			hc.c = nil
+		}
+		hc.mu.Unlock()
+	}
+}
+
+// String names the transport.
+func (s *SSH) String() string { return "ssh" }
