@@ -211,6 +211,7 @@ func newRootCmd(env *Env) *cobra.Command {
   report    render an HTML report from doctor, analyze and bench outputs
   fix       write the network and NCCL configuration a topology needs
   plan      say what a model will do on the cluster: fit, TTFT, TPOT, the TP that pays
+  slurm     Slurm health check and prolog/epilog check of this node
 
 ` + exitHelp,
 		SilenceUsage:  true,
@@ -236,6 +237,7 @@ func newRootCmd(env *Env) *cobra.Command {
 		newPlanCmd(env),
 		newQualifyCmd(env),
 		newTriageCmd(env),
+		newSlurmCmd(env),
 	)
 	// Cobra's own help and completion commands, in the same voice as ours.
 	// Its completion command takes its output stream as it is made.

@@ -1,0 +1,171 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/slurm"
+)
+
+// slurmOptions are the slurm command's flags.
+type slurmOptions struct {
+	policy   policyOptions
+	node     string
+	textfile string
+	scontrol string
+	dryRun   bool
+}
+
+func newSlurmCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "slurm health|prolog|epilog",
+		Short: "Slurm health check (HealthCheckProgram) and prolog/epilog check of this node",
+		Long: `slurm audits this node as doctor does, fast, for Slurm to run on every node.
+
+  health  for HealthCheckProgram (runs as root on the node). A finding that
+          makes the node unhealthy (a fail, by default; a warn never does
+          unless --unhealthy-on or --always says so) drains it:
+            scontrol update NodeName=N State=DRAIN Reason="sparkrig: <check id>: <what>"
+          When the node is healthy again, a drain whose reason starts with
+          "sparkrig:" is resumed; a drain or down set by anyone else is never
+          touched. When sparkrig cannot check (scontrol or the audit fails),
+          nothing changes: it fails open.
+          Exit 0 healthy, 2 unhealthy (drained), 3 could not check.
+  prolog  for Prolog and Epilog: calls no Slurm command. Exit 1 when the node
+  epilog  is unhealthy under the policy (Slurm then drains it, and requeues
+          the job for a prolog), else 0, also when sparkrig cannot check.
+
+The node's name is --node, else $SLURMD_NODENAME, else the host name.
+--textfile also writes the audit for node_exporter's textfile collector,
+with the same metric names as doctor --format prometheus.`,
+		Example: `  # slurm.conf
+  HealthCheckProgram=/usr/local/sbin/sparkrig-health
+  HealthCheckInterval=300
+  HealthCheckNodeState=ANY
+  # /usr/local/sbin/sparkrig-health
+  #!/bin/sh
+  exec /usr/local/bin/sparkrig slurm health --textfile /var/lib/prometheus/node-exporter/sparkrig.prom`,
+		Args: cobra.NoArgs,
+	}
+	for _, mode := range []string{"health", "prolog", "epilog"} {
+		o := &slurmOptions{}
+		sub := &cobra.Command{
+			Use:   mode,
+			Short: map[string]string{"health": "HealthCheckProgram: drain on a problem, resume sparkrig's own drains", "prolog": "Prolog: exit 1 when the node is unhealthy; no Slurm commands", "epilog": "Epilog: exit 1 when the node is unhealthy; no Slurm commands"}[mode],
+			Args:  cobra.NoArgs,
+			RunE: func(cmd *cobra.Command, _ []string) error {
+				if mode == "health" {
+					return runSlurmHealth(cmd.Context(), env, o)
+				}
+				return runSlurmJobCheck(cmd.Context(), env, o, mode)
+			},
+		}
+		f := sub.Flags()
+		addPolicyFlags(f, &o.policy, "makes the node unhealthy")
+		f.StringVar(&o.textfile, "textfile", "", "also write the audit here for node_exporter's textfile collector (e.g. /var/lib/prometheus/node-exporter/sparkrig.prom)")
+		if mode == "health" {
+			f.StringVar(&o.node, "node", "", "the node's Slurm name (default $SLURMD_NODENAME, else the host name)")
+			f.StringVar(&o.scontrol, "scontrol", "scontrol", "the scontrol program")
+			f.BoolVar(&o.dryRun, "dry-run", false, "say what would be done; change nothing")
+		}
+		cmd.AddCommand(sub)
+	}
+	return cmd
+}
+
+// slurmAudit audits this node and returns the findings that make it
+// unhealthy; a checker that fails (panics) is an error, never a finding.
+func slurmAudit(ctx context.Context, env *Env, o *slurmOptions, name string) (r *report.Report, bad []check.Finding, err error) {
+	policy, profile, err := o.policy.policy(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r, bad, err = nil, nil, fmt.Errorf("the audit failed: %s", render.Line(fmt.Sprint(p)))
+		}
+	}()
+	r = localAudit(ctx, env, profile)
+	bad = policy.Unhealthy(hostFindings(r))
+	if o.textfile != "" {
+		if werr := writeTextfile(o.textfile, r); werr != nil {
+			fmt.Fprintf(env.Stderr, "sparkrig: %s: --textfile: %s\n", name, render.Line(werr.Error()))
+		}
+	}
+	return r, bad, nil
+}
+
+func runSlurmHealth(ctx context.Context, env *Env, o *slurmOptions) error {
+	const name = "slurm health"
+	if _, _, err := o.policy.policy(name); err != nil {
+		return err
+	}
+	node := o.node
+	if node == "" {
+		node = env.Getenv("SLURMD_NODENAME")
+	}
+	if node == "" {
+		h, err := os.Hostname()
+		if err != nil {
+			return exitf(ExitUnknown, "%s: no node name: give --node (%v)", name, err)
+		}
+		node, _, _ = strings.Cut(h, ".")
+	}
+	_, bad, err := slurmAudit(ctx, env, o, name)
+	if err != nil {
+		return exitf(ExitUnknown, "%s: %s: %v; the node is left as it is", name, node, err)
+	}
+	sc := slurm.Scontrol{Bin: o.scontrol}
+	st, err := sc.Show(ctx, node)
+	if err != nil {
+		return exitf(ExitUnknown, "%s: %s: %s; the node is left as it is", name, node, render.Line(err.Error()))
+	}
+	a := slurm.Decide(st, bad)
+	verb := map[slurm.ActionKind]string{slurm.Drain: "drain", slurm.Resume: "resume", slurm.Nothing: "leave"}[a.Kind]
+	if o.dryRun {
+		verb = "would " + verb
+	}
+	fmt.Fprintf(env.Stdout, "%s: %s: %s\n", node, verb, render.Line(a.Why))
+	if !o.dryRun {
+		switch a.Kind {
+		case slurm.Drain:
+			err = sc.Drain(ctx, node, a.Reason)
+		case slurm.Resume:
+			err = sc.Resume(ctx, node)
+		}
+		if err != nil {
+			return exitf(ExitUnknown, "%s: %s: %s", name, node, render.Line(err.Error()))
+		}
+	}
+	if len(bad) > 0 {
+		return statusError(ExitCritical)
+	}
+	return nil
+}
+
+// runSlurmJobCheck is the prolog and epilog check: exit 1 when the node is
+// unhealthy, else 0, also when the check cannot run (a failing prolog
+// drains the node and requeues the job: only a real problem may do that).
+func runSlurmJobCheck(ctx context.Context, env *Env, o *slurmOptions, mode string) error {
+	name := "slurm " + mode
+	if _, _, err := o.policy.policy(name); err != nil {
+		return err
+	}
+	_, bad, err := slurmAudit(ctx, env, o, name)
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "sparkrig: %s: %v; not failing the job for it\n", name, err)
+		return nil
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	fmt.Fprintln(env.Stdout, render.Line(slurm.Reason(bad)))
+	return statusError(1)
+}

@@ -1,0 +1,212 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/slurm"
+)
+
+// buildSparkrig builds the sparkrig binary for hosts to run, under /tmp
+// (which every rig host sees, read-only below its own writes).
+func buildSparkrig(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "sparkrig")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/sparkrig/sparkrig/cmd/sparkrig")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// findingLines are a report's findings, host and cluster, as "severity id
+// host subject: observed", with measured round-trip times left out.
+func findingLines(r *report.Report) []string {
+	rtt := regexp.MustCompile(`avg RTT [0-9.]+ ms`)
+	var out []string
+	for _, h := range r.Hosts {
+		out = append(out, "host "+h.Host+" "+h.Status)
+		for _, f := range h.Findings {
+			out = append(out, string(f.Severity)+" "+f.ID+" "+h.Host+" "+f.Subject+": "+f.Observed)
+		}
+	}
+	if r.Cluster != nil {
+		for _, f := range r.Cluster.Findings {
+			out = append(out, string(f.Severity)+" "+f.ID+" "+f.Host+" "+f.Subject+": "+rtt.ReplaceAllString(f.Observed, "avg RTT x ms"))
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestRigSlurm runs sparkrig against Debian's Slurm: slurmctld here, a
+// slurmd in each of two rig hosts. doctor --slurm inside salloc sees what
+// doctor over SSH sees; the health check drains exactly the node with a
+// planted problem, with sparkrig's reason, and resumes it once fixed; an
+// operator's drain is never resumed; a health check program that crashes
+// drains nothing.
+func TestRigSlurm(t *testing.T) {
+	t.Parallel()
+	r := sparkPair(t, nil)
+	bin := buildSparkrig(t)
+	crash := filepath.Join(filepath.Dir(bin), "crashing-health-check")
+	if err := os.WriteFile(crash, []byte("#!/bin/sh\nkill -SEGV $$\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Each slurmd runs the crashing program once as it starts; StartSlurm
+	// returns only once both nodes are idle: a crash drained nothing.
+	s := r.StartSlurm(t, crash)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+
+	// doctor over srun, inside an allocation of both nodes, against SSH.
+	var out, errb bytes.Buffer
+	cmd := s.Command(ctx, "salloc", "--nodes=2", bin, "doctor", "--slurm", "--format", "json")
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.Run()
+	var overSrun report.Report
+	if err := json.Unmarshal(out.Bytes(), &overSrun); err != nil {
+		t.Fatalf("doctor --slurm: %v\nstdout: %s\nstderr: %s", err, out.String(), errb.String())
+	}
+	_, overSSH, _ := rigDoctor(t, r)
+	if diff := cmp.Diff(findingLines(overSSH), findingLines(&overSrun)); diff != "" {
+		t.Errorf("doctor over srun differs from over SSH (-ssh +srun):\n%s", diff)
+	}
+	for _, h := range overSrun.Hosts {
+		if h.Source != "srun" {
+			t.Errorf("%s: source %q, want srun", h.Host, h.Source)
+		}
+	}
+	if n := countID(&overSrun, "cluster.df-ping", "ok"); n != 4 {
+		t.Errorf("%d passing DF pings over srun, want 4", n)
+	}
+
+	state := func(node string) slurm.Node {
+		t.Helper()
+		b, err := s.Command(ctx, "scontrol", "show", "node", node, "--oneliner").Output()
+		n, perr := slurm.ParseNode(b)
+		if err != nil || perr != nil {
+			t.Fatalf("scontrol show node %s: %v %v", node, err, perr)
+		}
+		return n
+	}
+	health := func(host string, args ...string) (int, string) {
+		t.Helper()
+		argv := append([]string{"env", s.Env, bin, "slurm", "health"}, args...)
+		b, err := r.Host(host).Exec(ctx, argv...)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode(), string(b)
+		} else if err != nil {
+			t.Fatalf("%s: %v", host, err)
+		}
+		return 0, string(b)
+	}
+	sysctl := func(host, v string) {
+		t.Helper()
+		if _, err := r.Host(host).Exec(ctx, "sysctl", "-w", "net.ipv4.tcp_rmem="+v); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// A TCP autotuning maximum of 1 MiB on spark-02: a warn, which never
+	// drains by default; --always net.tcp-buffers makes it drain.
+	sysctl("spark-02", "4096 131072 1048576")
+	if code, out := health("spark-02"); code != 0 || out != "spark-02: leave: healthy\n" {
+		t.Errorf("default policy on a warn: exit %d, %q; want it left", code, out)
+	}
+	if n := state("spark-02"); n.Drained() {
+		t.Errorf("a warn drained spark-02: %+v", n)
+	}
+	const reason = "sparkrig: net.tcp-buffers: net.ipv4.tcp_rmem: 4096 131072 1048576"
+	if code, out := health("spark-02", "--always", "net.tcp-buffers"); code != ExitCritical || out != "spark-02: drain: "+reason+"\n" {
+		t.Errorf("--always net.tcp-buffers: exit %d, %q", code, out)
+	}
+	if n := state("spark-02"); !n.Drained() || n.Reason != reason {
+		t.Errorf("spark-02 after the health check: %+v, want drained with %q", n, reason)
+	}
+	if code, out := health("spark-01", "--always", "net.tcp-buffers"); code != 0 || out != "spark-01: leave: healthy\n" {
+		t.Errorf("healthy spark-01: exit %d, %q", code, out)
+	}
+	if n := state("spark-01"); n.Drained() {
+		t.Errorf("the healthy node was drained: %+v", n)
+	}
+
+	// An operator's drain on the healthy node is never resumed.
+	if out, err := s.Command(ctx, "scontrol", "update", "NodeName=spark-01", "State=DRAIN", "Reason=disk replaced, ticket 4711").CombinedOutput(); err != nil {
+		t.Fatalf("operator drain: %v: %s", err, out)
+	}
+	if code, out := health("spark-01", "--always", "net.tcp-buffers"); code != 0 || !strings.HasPrefix(out, "spark-01: leave: healthy; drained or down by someone else (disk replaced, ticket 4711)") {
+		t.Errorf("operator-drained spark-01: exit %d, %q", code, out)
+	}
+	// Nor is it overwritten when the node has a problem too.
+	sysctl("spark-01", "4096 131072 1048576")
+	if code, _ := health("spark-01", "--always", "net.tcp-buffers"); code != ExitCritical {
+		t.Errorf("operator-drained spark-01 with a problem: exit %d, want 2", code)
+	}
+	if n := state("spark-01"); !n.Drained() || n.Reason != "disk replaced, ticket 4711" {
+		t.Errorf("spark-01: %+v, want the operator's drain kept", n)
+	}
+
+	// Fixed: spark-02's drain, sparkrig's own, is resumed.
+	sysctl("spark-02", "4096 131072 33554432")
+	if code, out := health("spark-02", "--always", "net.tcp-buffers"); code != 0 || out != "spark-02: resume: healthy again; resuming sparkrig's drain ("+reason+")\n" {
+		t.Errorf("fixed spark-02: exit %d, %q", code, out)
+	}
+	if n := state("spark-02"); n.Drained() {
+		t.Errorf("spark-02 after the fix: %+v, want resumed", n)
+	}
+	if n := state("spark-01"); !n.Drained() || n.Reason != "disk replaced, ticket 4711" {
+		t.Errorf("spark-01 at the end: %+v, want the operator's drain kept", n)
+	}
+}
+
+// The prolog wrapper fails the job (exit 1) only when sparkrig says the node
+// is unhealthy; sparkrig missing or crashing exits 0.
+func TestPrologWrapperFailsOpen(t *testing.T) {
+	wrapper, err := filepath.Abs("../../deploy/slurm/sparkrig-prolog.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	crash := filepath.Join(dir, "crashing-sparkrig")
+	unhealthy := filepath.Join(dir, "unhealthy-sparkrig")
+	os.WriteFile(crash, []byte("#!/bin/sh\nkill -SEGV $$\n"), 0o755)
+	os.WriteFile(unhealthy, []byte("#!/bin/sh\n[ \"$1 $2\" = \"slurm epilog\" ] || exit 9\necho 'sparkrig: gpu.xid: GPU 0: Xid 79'\nexit 1\n"), 0o755)
+	for _, c := range []struct {
+		sparkrig string
+		mode     string
+		want     int
+	}{
+		{filepath.Join(dir, "missing"), "prolog", 0},
+		{crash, "prolog", 0},
+		{unhealthy, "epilog", 1},
+		{unhealthy, "prolog", 0}, // the stand-in exits 9 for prolog: not "unhealthy"
+	} {
+		cmd := exec.Command("sh", wrapper, c.mode)
+		cmd.Env = append(os.Environ(), "SPARKRIG="+c.sparkrig)
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		if code != c.want {
+			t.Errorf("%s %s: exit %d, want %d", filepath.Base(c.sparkrig), c.mode, code, c.want)
+		}
+	}
+}

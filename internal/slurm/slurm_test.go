@@ -1,0 +1,92 @@
+package slurm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/fixture"
+)
+
+// The node states scontrol printed on a real slurmctld (Debian's
+// slurm-wlm 22.05.8), as the health check reads them.
+func TestParseNodeRecorded(t *testing.T) {
+	for file, want := range map[string]Node{
+		"show-node-idle.txt":           {Name: "vm", State: "IDLE"},
+		"show-node-drained.txt":        {Name: "vm", State: "IDLE+DRAIN", Reason: "sparkrig: gpu.xid: Xid 79 on GPU 0"},
+		"show-node-draining.txt":       {Name: "vm", State: "MIXED+DRAIN", Reason: "sparkrig: net.mtu: MTU 1500 on enp1s0f1np1"},
+		"show-node-operator-drain.txt": {Name: "vm", State: "IDLE+DRAIN", Reason: "disk replaced, ticket 4711"},
+	} {
+		got, err := ParseNode(fixture.ReadVerbatim(t, "testdata/"+file))
+		if err != nil || got != want {
+			t.Errorf("%s: %+v, %v; want %+v", file, got, err, want)
+		}
+	}
+	if _, err := ParseNode(fixture.ReadVerbatim(t, "testdata/show-node-unknown.txt")); err != ErrUnknownNode {
+		t.Errorf("unknown node: %v, want ErrUnknownNode", err)
+	}
+	if _, err := ParseNode([]byte("segmentation fault\n")); err == nil {
+		t.Error("garbage parsed as a node")
+	}
+}
+
+func FuzzParseNode(f *testing.F) {
+	for _, file := range []string{"show-node-idle.txt", "show-node-drained.txt", "show-node-draining.txt", "show-node-operator-drain.txt", "show-node-unknown.txt"} {
+		f.Add(fixture.ReadVerbatim(f, "testdata/"+file))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		n, err := ParseNode(b)
+		if err == nil && (n.Name == "" || n.State == "" || strings.Contains(n.Reason, "\n")) {
+			t.Errorf("parsed %+v from %q", n, b)
+		}
+	})
+}
+
+var (
+	xid = check.Finding{ID: "gpu.xid", Severity: check.Fail, Subject: "GPU 0", Title: "no Xid errors", Observed: "Xid 79 (fallen off the bus) at 12:00:01"}
+	mtu = check.Finding{ID: "net.mtu", Severity: check.Warn, Subject: "enp1s0f1np1", Title: "MTU 9000", Observed: "MTU 1500"}
+	ne  = check.Finding{ID: "nccl.version", Severity: check.NotEvaluated, Subject: "node", Title: "NCCL 2.28.3 or newer", Observed: "no NCCL found"}
+	inf = check.Finding{ID: "os.thp", Severity: check.Info, Subject: "node", Title: "THP madvise", Observed: "always"}
+)
+
+func TestReason(t *testing.T) {
+	if got, want := Reason([]check.Finding{xid}), "sparkrig: gpu.xid: GPU 0: Xid 79 (fallen off the bus) at 12:00:01"; got != want {
+		t.Errorf("Reason = %q, want %q", got, want)
+	}
+	if got, want := Reason([]check.Finding{xid, mtu}), "sparkrig: gpu.xid: GPU 0: Xid 79 (fallen off the bus) at 12:00:01 (+1 more)"; got != want {
+		t.Errorf("Reason = %q, want %q", got, want)
+	}
+	long := check.Finding{ID: "net.x", Severity: check.Fail, Subject: "node", Observed: "a\nb\x1b[31m" + strings.Repeat("é", 200)}
+	got := Reason([]check.Finding{long, xid})
+	if len(got) > MaxReason || !strings.HasPrefix(got, "sparkrig: net.x: a b [31m") || !strings.HasSuffix(got, "é… (+1 more)") {
+		t.Errorf("long reason (%d bytes): %q", len(got), got)
+	}
+}
+
+func TestDecide(t *testing.T) {
+	ours := Reason([]check.Finding{xid})
+	for _, c := range []struct {
+		name     string
+		n        Node
+		draining []check.Finding
+		want     ActionKind
+		reason   string
+	}{
+		{"healthy idle node", Node{State: "IDLE"}, nil, Nothing, ""},
+		{"a fail drains", Node{State: "IDLE"}, []check.Finding{xid}, Drain, ours},
+		{"a fail drains a busy node (draining)", Node{State: "MIXED"}, []check.Finding{xid}, Drain, ours},
+		{"already drained by us, same reason", Node{State: "IDLE+DRAIN", Reason: ours}, []check.Finding{xid}, Nothing, ""},
+		{"drained by us for another check: reason updated", Node{State: "IDLE+DRAIN", Reason: "sparkrig: net.mtu: MTU 1500"}, []check.Finding{xid}, Drain, ours},
+		{"operator drain kept", Node{State: "IDLE+DRAIN", Reason: "disk replaced, ticket 4711"}, []check.Finding{xid}, Nothing, ""},
+		{"down node kept", Node{State: "DOWN", Reason: "Not responding"}, []check.Finding{xid}, Nothing, ""},
+		{"healthy again: our drain resumed", Node{State: "IDLE+DRAIN", Reason: ours}, nil, Resume, ""},
+		{"healthy again while draining: resumed", Node{State: "MIXED+DRAIN", Reason: ours}, nil, Resume, ""},
+		{"healthy: operator drain never resumed", Node{State: "IDLE+DRAIN", Reason: "disk replaced, ticket 4711"}, nil, Nothing, ""},
+		{"healthy: a reason that only mentions sparkrig is not ours", Node{State: "IDLE+DRAIN", Reason: "waiting for sparkrig: later"}, nil, Nothing, ""},
+	} {
+		a := Decide(c.n, c.draining)
+		if a.Kind != c.want || a.Reason != c.reason {
+			t.Errorf("%s: %+v, want %s %q", c.name, a, c.want, c.reason)
+		}
+	}
+}
