@@ -24,6 +24,7 @@ type doctorOptions struct {
 	qualify   bool
 	quiet     bool
 	remote    remoteOptions
+	npd       npdOptions
 }
 
 func newDoctorCmd(env *Env) *cobra.Command {
@@ -60,10 +61,14 @@ follow it, so a shell glob works: sparkrig doctor --snapshot nodes/*.tar.gz
 	f.BoolVarP(&opts.quiet, "quiet", "q", false, "text: print only the summary line (the exit status says the rest)")
 	f.BoolVar(&opts.qualify, "qualify", false, "also test every link in each direction for a few seconds (sparkrig's TCP probe) and read both ends' error counters; needs --hosts")
 	addRemoteFlags(f, &opts.remote)
+	addNPDFlags(f, &opts.npd)
 	return cmd
 }
 
 func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
+	if opts.npd.enabled {
+		return runNPD(ctx, env, opts)
+	}
 	var err error
 	if opts.format, err = checkFormat("doctor", opts.format, render.Formats); err != nil {
 		return err

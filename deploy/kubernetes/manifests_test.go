@@ -1,0 +1,191 @@
+// Package kubernetes holds sparkrig's Kubernetes manifests; its test decodes
+// them strictly against the Kubernetes API types and checks the
+// node-problem-detector plugin configs they carry.
+package kubernetes
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// documents splits a YAML stream on "---" lines.
+func documents(t *testing.T, file string) [][]byte {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]byte
+	for _, d := range bytes.Split(b, []byte("\n---\n")) {
+		if len(bytes.TrimSpace(d)) > 0 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// decodeAll decodes every manifest strictly (an unknown or misspelt field
+// fails) into its API type, by kind.
+func decodeAll(t *testing.T) map[string]any {
+	t.Helper()
+	objs := map[string]any{}
+	for _, file := range []string{"sparkrig-npd.yaml", "sparkrig-npd-config.yaml"} {
+		for _, d := range documents(t, file) {
+			var meta struct{ APIVersion, Kind string }
+			if err := yaml.Unmarshal(d, &meta); err != nil {
+				t.Fatalf("%s: %v", file, err)
+			}
+			var obj any
+			switch meta.APIVersion + " " + meta.Kind {
+			case "v1 Namespace":
+				obj = &corev1.Namespace{}
+			case "v1 ServiceAccount":
+				obj = &corev1.ServiceAccount{}
+			case "v1 ConfigMap":
+				obj = &corev1.ConfigMap{}
+			case "apps/v1 DaemonSet":
+				obj = &appsv1.DaemonSet{}
+			case "rbac.authorization.k8s.io/v1 ClusterRoleBinding":
+				obj = &rbacv1.ClusterRoleBinding{}
+			default:
+				t.Fatalf("%s: unexpected %s %s", file, meta.APIVersion, meta.Kind)
+			}
+			if err := yaml.UnmarshalStrict(d, obj); err != nil {
+				t.Fatalf("%s: %s: %v", file, meta.Kind, err)
+			}
+			objs[meta.Kind] = obj
+		}
+	}
+	return objs
+}
+
+// pluginConfig is node-problem-detector's custom plugin monitor config
+// (kubernetes/node-problem-detector pkg/custompluginmonitor/types/config.go),
+// the fields sparkrig's configs use.
+type pluginConfig struct {
+	Plugin       string `json:"plugin"`
+	PluginConfig struct {
+		InvokeInterval  string `json:"invoke_interval"`
+		Timeout         string `json:"timeout"`
+		MaxOutputLength int    `json:"max_output_length"`
+		Concurrency     int    `json:"concurrency"`
+		MessageChange   bool   `json:"enable_message_change_based_condition_update"`
+	} `json:"pluginConfig"`
+	Source           string `json:"source"`
+	MetricsReporting bool   `json:"metricsReporting"`
+	Conditions       []struct {
+		Type, Reason, Message string
+	} `json:"conditions"`
+	Rules []struct {
+		Type      string   `json:"type"`
+		Condition string   `json:"condition"`
+		Reason    string   `json:"reason"`
+		Path      string   `json:"path"`
+		Args      []string `json:"args"`
+		Timeout   string   `json:"timeout"`
+	} `json:"rules"`
+}
+
+func TestManifestsDecodeStrictly(t *testing.T) {
+	objs := decodeAll(t)
+	ds := objs["DaemonSet"].(*appsv1.DaemonSet)
+	cm := objs["ConfigMap"].(*corev1.ConfigMap)
+	spec := ds.Spec.Template.Spec
+	if !spec.HostNetwork || !spec.HostPID {
+		t.Error("the plugin reads the node's netdevs and processes: hostNetwork and hostPID")
+	}
+	if ds.Spec.Selector.MatchLabels["app.kubernetes.io/name"] != "sparkrig" || ds.Spec.Template.Labels["app.kubernetes.io/name"] != "sparkrig" {
+		t.Errorf("selector %v: sparkrig doctor --kubectl finds pods by app.kubernetes.io/name=sparkrig", ds.Spec.Selector.MatchLabels)
+	}
+	if len(spec.Containers) != 1 || spec.Containers[0].Name != "node-problem-detector" {
+		t.Fatalf("containers %v: want one, node-problem-detector (doctor --kubectl's default)", spec.Containers)
+	}
+	c := spec.Containers[0]
+	if c.SecurityContext == nil || c.SecurityContext.Privileged == nil || *c.SecurityContext.Privileged {
+		t.Error("the container must not be privileged")
+	}
+	mounted := map[string]bool{}
+	for _, m := range c.VolumeMounts {
+		if !m.ReadOnly {
+			t.Errorf("mount %s at %s is writable; every host mount is read-only", m.Name, m.MountPath)
+		}
+		mounted[m.Name] = true
+		if m.MountPath == "/host" && (m.MountPropagation == nil || *m.MountPropagation != corev1.MountPropagationHostToContainer) {
+			t.Error("/host must follow the node's mounts (HostToContainer)")
+		}
+	}
+	for _, v := range spec.Volumes {
+		if !mounted[v.Name] {
+			t.Errorf("volume %s is not mounted", v.Name)
+		}
+	}
+	// Every config in the ConfigMap is passed to NPD, and nothing else.
+	var flag string
+	for _, a := range c.Command {
+		if v, ok := strings.CutPrefix(a, "--config.custom-plugin-monitor="); ok {
+			flag = v
+		}
+	}
+	var want []string
+	for k := range cm.Data {
+		want = append(want, "/config/"+k)
+	}
+	got := strings.Split(flag, ",")
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("--config.custom-plugin-monitor=%s, want the ConfigMap's %v", flag, want)
+	}
+}
+
+// Each plugin config follows node-problem-detector's rules and NVSentinel's
+// convention: one permanent condition per config with its default entry,
+// the rule's timeout within the plugin's, and sparkrig told the output
+// limit NPD cuts at.
+func TestPluginConfigs(t *testing.T) {
+	cm := decodeAll(t)["ConfigMap"].(*corev1.ConfigMap)
+	if len(cm.Data) == 0 {
+		t.Fatal("no plugin configs")
+	}
+	for name, text := range cm.Data {
+		var pc pluginConfig
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&pc); err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if pc.Plugin != "custom" || len(pc.Conditions) != 1 || len(pc.Rules) != 1 {
+			t.Errorf("%s: want a custom plugin with one condition and one rule", name)
+			continue
+		}
+		r, cond := pc.Rules[0], pc.Conditions[0]
+		if r.Type != "permanent" || r.Condition != cond.Type || cond.Reason == "" || cond.Message == "" {
+			t.Errorf("%s: rule %+v, condition %+v: a permanent rule on the config's one condition, with its default", name, r, cond)
+		}
+		total, err1 := time.ParseDuration(pc.PluginConfig.Timeout)
+		rule, err2 := time.ParseDuration(r.Timeout)
+		every, err3 := time.ParseDuration(pc.PluginConfig.InvokeInterval)
+		if err1 != nil || err2 != nil || err3 != nil || rule > total || total >= every {
+			t.Errorf("%s: rule timeout %s, plugin timeout %s, interval %s", name, r.Timeout, pc.PluginConfig.Timeout, pc.PluginConfig.InvokeInterval)
+		}
+		if path.Base(r.Path) != "sparkrig" || !slices.Contains(r.Args, "--npd") {
+			t.Errorf("%s: runs %s %v, want sparkrig doctor --npd", name, r.Path, r.Args)
+		}
+		i := slices.Index(r.Args, "--npd-max-output")
+		if i < 0 || i+1 >= len(r.Args) || r.Args[i+1] != "80" || pc.PluginConfig.MaxOutputLength != 80 {
+			t.Errorf("%s: --npd-max-output %v must equal max_output_length %d", name, r.Args, pc.PluginConfig.MaxOutputLength)
+		}
+	}
+}
