@@ -53,7 +53,7 @@ func localAudit(ctx context.Context, env *Env, profile check.Profile) *report.Re
 }
 
 // hostFindings are the findings of the report's audited host.
-func hostFindings(r *report.Report) []check.Finding {
+func hostFindings(r *report.Report) []report.Finding {
 	for _, h := range r.Hosts {
 		if h.Status == report.HostAudited {
 			return h.Findings

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/slurm"
@@ -68,7 +67,7 @@ func runNPD(ctx context.Context, env *Env, opts *doctorOptions) error {
 	default:
 		r = localAudit(ctx, env, profile)
 	}
-	var fs []check.Finding
+	var fs []report.Finding
 	for _, h := range r.Hosts {
 		if h.Status != report.HostAudited {
 			return npdAnswer(env, npdUnknown, "sparkrig: "+h.Error, o.maxOut)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/slurm"
@@ -82,7 +81,7 @@ with the same metric names as doctor --format prometheus.`,
 
 // slurmAudit audits this node and returns the findings that make it
 // unhealthy; a checker that fails (panics) is an error, never a finding.
-func slurmAudit(ctx context.Context, env *Env, o *slurmOptions, name string) (r *report.Report, bad []check.Finding, err error) {
+func slurmAudit(ctx context.Context, env *Env, o *slurmOptions, name string) (r *report.Report, bad []report.Finding, err error) {
 	policy, profile, err := o.policy.policy(name)
 	if err != nil {
 		return nil, nil, err

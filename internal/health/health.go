@@ -8,7 +8,7 @@ import (
 	"path"
 	"slices"
 
-	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // Policy decides which findings make a node unhealthy: drain it in Slurm,
@@ -16,23 +16,23 @@ import (
 // and nothing else does: a warn, info or not-evaluated finding never does. Never and Always name check IDs (shell patterns such as "gpu.*");
 // Never wins over Always, and Always counts a warn finding too.
 type Policy struct {
-	// Severity is the least severe finding that drains: check.Fail (the
-	// default), check.Warn, or "" for none but Always.
-	Severity check.Severity
+	// Severity is the least severe finding that drains: report.Fail (the
+	// default), report.Warn, or "" for none but Always.
+	Severity report.Severity
 	Never    []string
 	Always   []string
 }
 
 // DefaultPolicy counts fail findings only.
-var DefaultPolicy = Policy{Severity: check.Fail}
+var DefaultPolicy = Policy{Severity: report.Fail}
 
 // ParseSeverity reads an --unhealthy-on value: fail, warn or none.
-func ParseSeverity(s string) (check.Severity, error) {
+func ParseSeverity(s string) (report.Severity, error) {
 	switch s {
 	case "fail":
-		return check.Fail, nil
+		return report.Fail, nil
 	case "warn":
-		return check.Warn, nil
+		return report.Warn, nil
 	case "none":
 		return "", nil
 	}
@@ -40,20 +40,20 @@ func ParseSeverity(s string) (check.Severity, error) {
 }
 
 // Counts reports whether f makes the node unhealthy under p.
-func (p Policy) Counts(f check.Finding) bool {
+func (p Policy) Counts(f report.Finding) bool {
 	if matchAny(p.Never, f.ID) {
 		return false
 	}
-	if f.Severity != check.Fail && f.Severity != check.Warn {
+	if f.Severity != report.Fail && f.Severity != report.Warn {
 		return false // info, ok and not-evaluated never count
 	}
 	if matchAny(p.Always, f.ID) {
 		return true
 	}
 	switch p.Severity {
-	case check.Fail:
-		return f.Severity == check.Fail
-	case check.Warn:
+	case report.Fail:
+		return f.Severity == report.Fail
+	case report.Warn:
 		return true
 	}
 	return false
@@ -68,8 +68,8 @@ func matchAny(patterns []string, id string) bool {
 
 // Unhealthy returns the findings that make the node unhealthy under p, in
 // order.
-func (p Policy) Unhealthy(fs []check.Finding) []check.Finding {
-	var out []check.Finding
+func (p Policy) Unhealthy(fs []report.Finding) []report.Finding {
+	var out []report.Finding
 	for _, f := range fs {
 		if p.Counts(f) {
 			out = append(out, f)

@@ -4,28 +4,28 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 var (
-	xid = check.Finding{ID: "gpu.xid", Severity: check.Fail, Subject: "GPU 0", Title: "no Xid errors", Observed: "Xid 79 (fallen off the bus) at 12:00:01"}
-	mtu = check.Finding{ID: "net.mtu", Severity: check.Warn, Subject: "enp1s0f1np1", Title: "MTU 9000", Observed: "MTU 1500"}
-	ne  = check.Finding{ID: "nccl.version", Severity: check.NotEvaluated, Subject: "node", Title: "NCCL 2.28.3 or newer", Observed: "no NCCL found"}
-	inf = check.Finding{ID: "os.thp", Severity: check.Info, Subject: "node", Title: "THP madvise", Observed: "always"}
+	xid = report.Finding{ID: "gpu.xid", Severity: report.Fail, Subject: "GPU 0", Title: "no Xid errors", Observed: "Xid 79 (fallen off the bus) at 12:00:01"}
+	mtu = report.Finding{ID: "net.mtu", Severity: report.Warn, Subject: "enp1s0f1np1", Title: "MTU 9000", Observed: "MTU 1500"}
+	ne  = report.Finding{ID: "nccl.version", Severity: report.NotEvaluated, Subject: "node", Title: "NCCL 2.28.3 or newer", Observed: "no NCCL found"}
+	inf = report.Finding{ID: "os.thp", Severity: report.Info, Subject: "node", Title: "THP madvise", Observed: "always"}
 )
 
 func TestPolicy(t *testing.T) {
-	all := []check.Finding{xid, mtu, ne, inf}
+	all := []report.Finding{xid, mtu, ne, inf}
 	for _, c := range []struct {
 		name string
 		p    Policy
 		want []string
 	}{
 		{"default: fail only, a warn never", DefaultPolicy, []string{"gpu.xid"}},
-		{"warn and worse", Policy{Severity: check.Warn}, []string{"gpu.xid", "net.mtu"}},
+		{"warn and worse", Policy{Severity: report.Warn}, []string{"gpu.xid", "net.mtu"}},
 		{"none", Policy{}, nil},
-		{"never wins", Policy{Severity: check.Fail, Never: []string{"gpu.*"}}, nil},
-		{"always drains a warn", Policy{Severity: check.Fail, Always: []string{"net.mtu"}}, []string{"gpu.xid", "net.mtu"}},
+		{"never wins", Policy{Severity: report.Fail, Never: []string{"gpu.*"}}, nil},
+		{"always drains a warn", Policy{Severity: report.Fail, Always: []string{"net.mtu"}}, []string{"gpu.xid", "net.mtu"}},
 		{"always never drains not-evaluated or info", Policy{Always: []string{"*"}}, []string{"gpu.xid", "net.mtu"}},
 		{"never beats always", Policy{Always: []string{"*"}, Never: []string{"net.mtu"}}, []string{"gpu.xid"}},
 	} {

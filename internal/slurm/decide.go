@@ -1,6 +1,6 @@
 package slurm
 
-import "github.com/sparkrig/sparkrig/internal/check"
+import "github.com/sparkrig/sparkrig/internal/report"
 
 // Action is what the health check does to the node.
 type Action struct {
@@ -25,7 +25,7 @@ const (
 // Decide is what to do with a node in state n given the findings that drain
 // it under the policy. A node drained or downed by anyone else is never
 // touched: its reason is kept and it is never resumed.
-func Decide(n Node, draining []check.Finding) Action {
+func Decide(n Node, draining []report.Finding) Action {
 	reason := Reason(draining)
 	switch {
 	case len(draining) > 0 && (n.Drained() || n.Down()) && !n.Ours():

@@ -17,7 +17,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // Prefix starts every reason sparkrig writes; only drains whose reason
@@ -31,7 +31,7 @@ const MaxReason = 160
 // Reason is the drain reason for the draining findings: "sparkrig: <check
 // id>: <subject>: <what was seen>" for the first, and how many more there
 // are. Control characters become spaces; it is cut to MaxReason bytes.
-func Reason(fs []check.Finding) string {
+func Reason(fs []report.Finding) string {
 	if len(fs) == 0 {
 		return ""
 	}

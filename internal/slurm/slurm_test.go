@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/fixture"
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // The node states scontrol printed on a real slurmctld (Debian's
@@ -43,42 +43,42 @@ func FuzzParseNode(f *testing.F) {
 }
 
 var (
-	xid = check.Finding{ID: "gpu.xid", Severity: check.Fail, Subject: "GPU 0", Title: "no Xid errors", Observed: "Xid 79 (fallen off the bus) at 12:00:01"}
-	mtu = check.Finding{ID: "net.mtu", Severity: check.Warn, Subject: "enp1s0f1np1", Title: "MTU 9000", Observed: "MTU 1500"}
-	ne  = check.Finding{ID: "nccl.version", Severity: check.NotEvaluated, Subject: "node", Title: "NCCL 2.28.3 or newer", Observed: "no NCCL found"}
-	inf = check.Finding{ID: "os.thp", Severity: check.Info, Subject: "node", Title: "THP madvise", Observed: "always"}
+	xid = report.Finding{ID: "gpu.xid", Severity: report.Fail, Subject: "GPU 0", Title: "no Xid errors", Observed: "Xid 79 (fallen off the bus) at 12:00:01"}
+	mtu = report.Finding{ID: "net.mtu", Severity: report.Warn, Subject: "enp1s0f1np1", Title: "MTU 9000", Observed: "MTU 1500"}
+	ne  = report.Finding{ID: "nccl.version", Severity: report.NotEvaluated, Subject: "node", Title: "NCCL 2.28.3 or newer", Observed: "no NCCL found"}
+	inf = report.Finding{ID: "os.thp", Severity: report.Info, Subject: "node", Title: "THP madvise", Observed: "always"}
 )
 
 func TestReason(t *testing.T) {
-	if got, want := Reason([]check.Finding{xid}), "sparkrig: gpu.xid: GPU 0: Xid 79 (fallen off the bus) at 12:00:01"; got != want {
+	if got, want := Reason([]report.Finding{xid}), "sparkrig: gpu.xid: GPU 0: Xid 79 (fallen off the bus) at 12:00:01"; got != want {
 		t.Errorf("Reason = %q, want %q", got, want)
 	}
-	if got, want := Reason([]check.Finding{xid, mtu}), "sparkrig: gpu.xid: GPU 0: Xid 79 (fallen off the bus) at 12:00:01 (+1 more)"; got != want {
+	if got, want := Reason([]report.Finding{xid, mtu}), "sparkrig: gpu.xid: GPU 0: Xid 79 (fallen off the bus) at 12:00:01 (+1 more)"; got != want {
 		t.Errorf("Reason = %q, want %q", got, want)
 	}
-	long := check.Finding{ID: "net.x", Severity: check.Fail, Subject: "node", Observed: "a\nb\x1b[31m" + strings.Repeat("é", 200)}
-	got := Reason([]check.Finding{long, xid})
+	long := report.Finding{ID: "net.x", Severity: report.Fail, Subject: "node", Observed: "a\nb\x1b[31m" + strings.Repeat("é", 200)}
+	got := Reason([]report.Finding{long, xid})
 	if len(got) > MaxReason || !strings.HasPrefix(got, "sparkrig: net.x: a b [31m") || !strings.HasSuffix(got, "é… (+1 more)") {
 		t.Errorf("long reason (%d bytes): %q", len(got), got)
 	}
 }
 
 func TestDecide(t *testing.T) {
-	ours := Reason([]check.Finding{xid})
+	ours := Reason([]report.Finding{xid})
 	for _, c := range []struct {
 		name     string
 		n        Node
-		draining []check.Finding
+		draining []report.Finding
 		want     ActionKind
 		reason   string
 	}{
 		{"healthy idle node", Node{State: "IDLE"}, nil, Nothing, ""},
-		{"a fail drains", Node{State: "IDLE"}, []check.Finding{xid}, Drain, ours},
-		{"a fail drains a busy node (draining)", Node{State: "MIXED"}, []check.Finding{xid}, Drain, ours},
-		{"already drained by us, same reason", Node{State: "IDLE+DRAIN", Reason: ours}, []check.Finding{xid}, Nothing, ""},
-		{"drained by us for another check: reason updated", Node{State: "IDLE+DRAIN", Reason: "sparkrig: net.mtu: MTU 1500"}, []check.Finding{xid}, Drain, ours},
-		{"operator drain kept", Node{State: "IDLE+DRAIN", Reason: "disk replaced, ticket 4711"}, []check.Finding{xid}, Nothing, ""},
-		{"down node kept", Node{State: "DOWN", Reason: "Not responding"}, []check.Finding{xid}, Nothing, ""},
+		{"a fail drains", Node{State: "IDLE"}, []report.Finding{xid}, Drain, ours},
+		{"a fail drains a busy node (draining)", Node{State: "MIXED"}, []report.Finding{xid}, Drain, ours},
+		{"already drained by us, same reason", Node{State: "IDLE+DRAIN", Reason: ours}, []report.Finding{xid}, Nothing, ""},
+		{"drained by us for another check: reason updated", Node{State: "IDLE+DRAIN", Reason: "sparkrig: net.mtu: MTU 1500"}, []report.Finding{xid}, Drain, ours},
+		{"operator drain kept", Node{State: "IDLE+DRAIN", Reason: "disk replaced, ticket 4711"}, []report.Finding{xid}, Nothing, ""},
+		{"down node kept", Node{State: "DOWN", Reason: "Not responding"}, []report.Finding{xid}, Nothing, ""},
 		{"healthy again: our drain resumed", Node{State: "IDLE+DRAIN", Reason: ours}, nil, Resume, ""},
 		{"healthy again while draining: resumed", Node{State: "MIXED+DRAIN", Reason: ours}, nil, Resume, ""},
 		{"healthy: operator drain never resumed", Node{State: "IDLE+DRAIN", Reason: "disk replaced, ticket 4711"}, nil, Nothing, ""},
