@@ -212,6 +212,7 @@ func newRootCmd(env *Env) *cobra.Command {
   fix       write the network and NCCL configuration a topology needs
   plan      say what a model will do on the cluster: fit, TTFT, TPOT, the TP that pays
   slurm     Slurm health check and prolog/epilog check of this node
+  exporter  serve the audit as Prometheus metrics
 
 ` + exitHelp,
 		SilenceUsage:  true,
@@ -238,6 +239,7 @@ func newRootCmd(env *Env) *cobra.Command {
 		newQualifyCmd(env),
 		newTriageCmd(env),
 		newSlurmCmd(env),
+		newExporterCmd(env),
 	)
 	// Cobra's own help and completion commands, in the same voice as ours.
 	// Its completion command takes its output stream as it is made.
