@@ -62,7 +62,7 @@ func countID(r *report.Report, id string, sev report.Severity) int {
 	return n
 }
 
-func sparkPair(t *testing.T, edit func(*testrig.Config)) *testrig.Rig {
+func sparkPair(t testing.TB, edit func(*testrig.Config)) *testrig.Rig {
 	t.Helper()
 	cfg, err := testrig.Sparks(2, "pair")
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 
 // buildSparkrig builds the sparkrig binary for hosts to run, under /tmp
 // (which every rig host sees, read-only below its own writes).
-func buildSparkrig(t *testing.T) string {
+func buildSparkrig(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "sparkrig")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/sparkrig/sparkrig/cmd/sparkrig")
