@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -62,29 +64,45 @@ func hostFindings(r *report.Report) []report.Finding {
 	return nil
 }
 
-// writeTextfile writes r for node_exporter's textfile collector: to a
-// temporary file in the same directory, renamed over path, so the collector
-// never reads half a file.
+// writeTextfile writes r for node_exporter's textfile collector, whole or
+// not at all (writeAtomic), so the collector never reads half a file.
 func writeTextfile(path string, r *report.Report) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, ".sparkrig-*.prom.tmp")
+	var b bytes.Buffer
+	if err := render.Prometheus(&b, r); err != nil {
+		return err
+	}
+	return writeAtomic(path, b.Bytes())
+}
+
+// writeAtomic writes data to a temporary file beside path (mode 644) and
+// renames it over path; an error names path, never the temporary file.
+func writeAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
 		return err
 	}
-	defer os.Remove(f.Name())
-	if err := render.Prometheus(f, r); err != nil {
-		f.Close()
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
 		return err
 	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
+	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		var le *os.LinkError
+		if errors.As(err, &le) {
+			err = le.Err
+		}
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -114,35 +113,7 @@ func writeReport(env *Env, r *report.Report, o *reportOptions, out string, input
 		_, err = env.Stdout.Write(buf.Bytes())
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".*")
-	if err != nil {
-		// The temporary file's name means nothing to the user.
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), out); err != nil {
-		var le *os.LinkError
-		if errors.As(err, &le) {
-			err = le.Err
-		}
-		return fmt.Errorf("write %s: %w", out, err)
-	}
-	return nil
+	return writeAtomic(out, buf.Bytes())
 }
 
 // defaultReportName is where report writes HTML when stdout is a terminal

@@ -45,8 +45,6 @@ func FuzzParseNode(f *testing.F) {
 var (
 	xid = report.Finding{ID: "gpu.xid", Severity: report.Fail, Subject: "GPU 0", Title: "no Xid errors", Observed: "Xid 79 (fallen off the bus) at 12:00:01"}
 	mtu = report.Finding{ID: "net.mtu", Severity: report.Warn, Subject: "enp1s0f1np1", Title: "MTU 9000", Observed: "MTU 1500"}
-	ne  = report.Finding{ID: "nccl.version", Severity: report.NotEvaluated, Subject: "node", Title: "NCCL 2.28.3 or newer", Observed: "no NCCL found"}
-	inf = report.Finding{ID: "os.thp", Severity: report.Info, Subject: "node", Title: "THP madvise", Observed: "always"}
 )
 
 func TestReason(t *testing.T) {
