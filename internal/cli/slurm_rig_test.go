@@ -190,15 +190,21 @@ func TestPrologWrapperFailsOpen(t *testing.T) {
 	for _, c := range []struct {
 		sparkrig string
 		mode     string
+		context  string // SLURM_SCRIPT_CONTEXT, as slurmd sets it
 		want     int
 	}{
-		{filepath.Join(dir, "missing"), "prolog", 0},
-		{crash, "prolog", 0},
-		{unhealthy, "epilog", 1},
-		{unhealthy, "prolog", 0}, // the stand-in exits 9 for prolog: not "unhealthy"
+		{filepath.Join(dir, "missing"), "prolog", "", 0},
+		{crash, "prolog", "", 0},
+		{unhealthy, "epilog", "", 1},
+		{unhealthy, "", "epilog_slurmd", 1},
+		{unhealthy, "prolog", "", 0}, // the stand-in exits 9 for prolog: not "unhealthy"
+		{unhealthy, "", "prolog_slurmd", 0},
 	} {
-		cmd := exec.Command("sh", wrapper, c.mode)
-		cmd.Env = append(os.Environ(), "SPARKRIG="+c.sparkrig)
+		cmd := exec.Command("sh", wrapper)
+		if c.mode != "" {
+			cmd.Args = append(cmd.Args, c.mode)
+		}
+		cmd.Env = append(os.Environ(), "SPARKRIG="+c.sparkrig, "SLURM_SCRIPT_CONTEXT="+c.context)
 		err := cmd.Run()
 		code := 0
 		var ee *exec.ExitError
@@ -206,7 +212,7 @@ func TestPrologWrapperFailsOpen(t *testing.T) {
 			code = ee.ExitCode()
 		}
 		if code != c.want {
-			t.Errorf("%s %s: exit %d, want %d", filepath.Base(c.sparkrig), c.mode, code, c.want)
+			t.Errorf("%s %s (%s): exit %d, want %d", filepath.Base(c.sparkrig), c.mode, c.context, code, c.want)
 		}
 	}
 }
