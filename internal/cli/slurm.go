@@ -44,13 +44,14 @@ func newSlurmCmd(env *Env) *cobra.Command {
 The node's name is --node, else $SLURMD_NODENAME, else the host name.
 --textfile also writes the audit for node_exporter's textfile collector,
 with the same metric names as doctor --format prometheus.`,
-		Example: `  # slurm.conf
-  HealthCheckProgram=/usr/local/sbin/sparkrig-health
+		Example: `  # slurm.conf, with deploy/slurm's scripts installed in /usr/local/sbin
+  HealthCheckProgram=/usr/local/sbin/sparkrig-health.sh
   HealthCheckInterval=300
   HealthCheckNodeState=ANY
-  # /usr/local/sbin/sparkrig-health
-  #!/bin/sh
-  exec /usr/local/bin/sparkrig slurm health --textfile /var/lib/prometheus/node-exporter/sparkrig.prom`,
+  Prolog=/usr/local/sbin/sparkrig-prolog.sh
+  Epilog=/usr/local/sbin/sparkrig-prolog.sh
+  # by hand, changing nothing
+  sparkrig slurm health --dry-run --always 'net.*'`,
 		Args: cobra.NoArgs,
 	}
 	for _, mode := range []string{"health", "prolog", "epilog"} {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/runner"
 )
 
@@ -127,7 +128,7 @@ func command(ctx context.Context, name string, args ...string) (string, error) {
 	if err := cmd.Run(); err != nil {
 		msg, _, _ := strings.Cut(strings.TrimSpace(errb.String()), "\n")
 		if msg != "" {
-			return "", fmt.Errorf("%s: %v: %s", name, err, msg)
+			return "", fmt.Errorf("%s: %v: %s", name, err, render.Line(msg))
 		}
 		return "", fmt.Errorf("%s: %v", name, err)
 	}
