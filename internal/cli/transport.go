@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"slices"
 	"strings"
 	"sync"
 
@@ -103,17 +102,14 @@ func (o *remoteOptions) nodes(ctx context.Context, env *Env) ([]string, error) {
 		}
 		return strings.Fields(out), nil
 	case t.kubectl:
-		k := &runner.Kubectl{Namespace: t.k8sNamespace}
-		out, err := command(ctx, "kubectl", "--namespace", k.Namespace, "get", "pods", "--selector", t.k8sSelector,
-			"--field-selector", "status.phase=Running", "--output", `jsonpath={range .items[*]}{.spec.nodeName}{"\t"}{.metadata.name}{"\n"}{end}`)
+		r, err := o.runner(env)
 		if err != nil {
-			return nil, fmt.Errorf("--kubectl: %v", err)
+			return nil, err
 		}
-		var hs []string
-		for n := range runner.ParsePodNodes([]byte(out)) {
-			hs = append(hs, n)
+		hs, err := r.(*runner.Kubectl).Nodes(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("--kubectl: %s", render.Line(err.Error()))
 		}
-		slices.Sort(hs)
 		return hs, nil
 	}
 	return nil, nil

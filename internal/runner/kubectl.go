@@ -6,7 +6,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -76,23 +78,43 @@ func (k *Kubectl) pod(ctx context.Context, host string) (string, error) {
 	if p, ok := k.pods[host]; ok {
 		return p, nil
 	}
+	pods, err := k.list(ctx)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %v", ErrUnreachable, host, err)
+	}
+	k.pods = pods
+	if p, ok := k.pods[host]; ok {
+		return p, nil
+	}
+	return "", fmt.Errorf("%w: %s: no running pod matching %s on this node", ErrUnreachable, host, k.Selector)
+}
+
+// Nodes lists the nodes that run one of the DaemonSet's pods, sorted.
+func (k *Kubectl) Nodes(ctx context.Context) ([]string, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	pods, err := k.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	k.pods = pods
+	nodes := slices.Collect(maps.Keys(pods))
+	slices.Sort(nodes)
+	return nodes, nil
+}
+
+// list asks kubectl for the running pods the selector matches: node → pod.
+func (k *Kubectl) list(ctx context.Context) (map[string]string, error) {
 	argv := append(k.base(), "get", "pods", "--selector", k.Selector, "--field-selector", "status.phase=Running",
 		"--output", `jsonpath={range .items[*]}{.spec.nodeName}{"\t"}{.metadata.name}{"\n"}{end}`)
 	out, errb := &capped{max: 4 << 20}, &capped{max: maxStderr}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = out, errb
 	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(string(errb.bytes()))
-		if i := strings.IndexByte(msg, '\n'); i >= 0 {
-			msg = msg[:i]
-		}
-		return "", fmt.Errorf("%w: %s: list pods (%s): %v %s", ErrUnreachable, host, k.Selector, err, msg)
+		msg, _, _ := strings.Cut(strings.TrimSpace(string(errb.bytes())), "\n")
+		return nil, fmt.Errorf("list pods (%s): %v %s", k.Selector, err, msg)
 	}
-	k.pods = ParsePodNodes(out.bytes())
-	if p, ok := k.pods[host]; ok {
-		return p, nil
-	}
-	return "", fmt.Errorf("%w: %s: no running pod matching %s on this node", ErrUnreachable, host, k.Selector)
+	return ParsePodNodes(out.bytes()), nil
 }
 
 // ParsePodNodes reads "node<TAB>pod" lines into node → pod.

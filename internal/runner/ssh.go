@@ -104,21 +104,6 @@ func (s *SSH) forget(host string, c *remote.Client) {
 	}
 }
 
-// Dials returns how many hosts hold an open connection.
-func (s *SSH) Dials() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, hc := range s.conns {
-		hc.mu.Lock()
-		if hc.c != nil {
-			n++
-		}
-		hc.mu.Unlock()
-	}
-	return n
-}
-
 // Close closes every connection.
 func (s *SSH) Close() {
 	s.mu.Lock()
