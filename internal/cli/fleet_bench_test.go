@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"github.com/sparkrig/sparkrig/internal/testrig"
 	"os/exec"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ import (
 func BenchmarkRigFleet(b *testing.B) {
 	r := sparkPair(b, nil)
 	bin := buildSparkrig(b)
-	s := r.StartSlurm(b, "")
+	s := r.StartSlurm(b, testrig.SlurmOptions{})
 	ctx := context.Background()
 	job, err := s.Command(ctx, "salloc", "--nodes=2", "--no-shell").CombinedOutput()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/slurm"
+	"github.com/sparkrig/sparkrig/internal/testrig"
 )
 
 // buildSparkrig builds the sparkrig binary for hosts to run, under /tmp
@@ -69,7 +71,7 @@ func TestRigSlurm(t *testing.T) {
 	}
 	// Each slurmd runs the crashing program once as it starts; StartSlurm
 	// returns only once both nodes are idle: a crash drained nothing.
-	s := r.StartSlurm(t, crash)
+	s := r.StartSlurm(t, testrig.SlurmOptions{HealthCheckProgram: crash})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 
@@ -214,5 +216,70 @@ func TestPrologWrapperFailsOpen(t *testing.T) {
 		if code != c.want {
 			t.Errorf("%s %s (%s): exit %d, want %d", filepath.Base(c.sparkrig), c.mode, c.context, code, c.want)
 		}
+	}
+}
+
+// TestRigSlurmRunsTheHealthCheck has slurmd itself run deploy/slurm's
+// health check every few seconds on two rig hosts, sparkrig installed in
+// each host's own /usr/local/bin and its policy in /etc/default: a problem
+// planted on one host drains exactly that node with sparkrig's reason and
+// writes the node_exporter textfile; fixing it resumes the node.
+func TestRigSlurmRunsTheHealthCheck(t *testing.T) {
+	t.Parallel()
+	r := sparkPair(t, nil)
+	bin := buildSparkrig(t)
+	script, err := os.ReadFile("../../deploy/slurm/sparkrig-health.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	health := filepath.Join(filepath.Dir(bin), "sparkrig-health.sh")
+	if err := os.WriteFile(health, script, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	budget := 3 * time.Minute
+	ctx, cancel := context.WithTimeout(context.Background(), budget)
+	defer cancel()
+	for _, h := range r.Hosts {
+		install := "mkdir -p /usr/local/bin /etc/default /var/lib/prometheus/node-exporter && cp " + bin + " /usr/local/bin/sparkrig && " +
+			"echo 'SPARKRIG_HEALTH_ARGS=\"--always net.tcp-buffers\"' >/etc/default/sparkrig-health"
+		if out, err := h.Exec(ctx, "sh", "-c", install); err != nil {
+			t.Fatalf("%s: %v: %s", h.Name, err, out)
+		}
+	}
+	s := r.StartSlurm(t, testrig.SlurmOptions{HealthCheckProgram: health, HealthCheckInterval: 2})
+	state := func(node string) slurm.Node {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		b, err := s.Command(sctx, "scontrol", "show", "node", node, "--oneliner").CombinedOutput()
+		n, perr := slurm.ParseNode(b)
+		if err != nil || perr != nil {
+			return slurm.Node{Name: node, State: "?", Reason: fmt.Sprint(err, perr, string(b))}
+		}
+		return n
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for !ok() {
+			if ctx.Err() != nil {
+				t.Fatalf("%s: not within %s; spark-01 %+v, spark-02 %+v", what, budget, state("spark-01"), state("spark-02"))
+			}
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	if _, err := r.Host("spark-02").Exec(ctx, "sysctl", "-w", "net.ipv4.tcp_rmem=4096 131072 1048576"); err != nil {
+		t.Fatal(err)
+	}
+	const reason = "sparkrig: net.tcp-buffers: net.ipv4.tcp_rmem: 4096 131072 1048576"
+	waitFor("spark-02 drained by the health check", func() bool { n := state("spark-02"); return n.Drained() && n.Reason == reason })
+	prom, err := r.Host("spark-02").Exec(ctx, "cat", "/var/lib/prometheus/node-exporter/sparkrig.prom")
+	if line := `sparkrig_check_status{host="spark-02",check="net.tcp-buffers",subject="net.ipv4.tcp_rmem"} 3`; err != nil || !strings.Contains(string(prom), line+"\n") {
+		t.Errorf("spark-02's textfile lacks %q: %v\n%s", line, err, prom)
+	}
+	if _, err := r.Host("spark-02").Exec(ctx, "sysctl", "-w", "net.ipv4.tcp_rmem=4096 131072 33554432"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("spark-02 resumed by the health check", func() bool { return !state("spark-02").Drained() })
+	if n := state("spark-01"); n.Drained() {
+		t.Errorf("the healthy node was drained: %+v", n)
 	}
 }

@@ -17,8 +17,8 @@ import (
 
 // Slurm is a Slurm cluster on a rig: Debian's slurmctld on this machine,
 // listening on the rig's management bridge, and a slurmd on every host (its
-// own name, its private /etc, /var, /run and /tmp), all authenticated by
-// munged with one throw-away key. Nothing is installed or written outside
+// own name, its private /etc, /var, /run and /tmp, slurm.conf in its own
+// /etc/slurm), all authenticated by munged with one throw-away key. Nothing is installed or written outside
 // the cluster's directory and the hosts' private trees.
 type Slurm struct {
 	// Conf is the slurm.conf path; clients on this machine and on the hosts
@@ -39,12 +39,19 @@ func SlurmUnsupported() string {
 	return ""
 }
 
+// SlurmOptions are slurm.conf settings a test chooses.
+type SlurmOptions struct {
+	// HealthCheckProgram, when set, runs on each node as slurmd starts and
+	// then every HealthCheckInterval seconds (0: only at the start).
+	HealthCheckProgram  string
+	HealthCheckInterval int
+}
+
 // StartSlurm starts the cluster, with every host a node of one partition,
 // and waits until every node is idle. It skips the test when Slurm is not
 // installed. The controller and munged stop when the test ends; the hosts'
-// daemons end with the rig. healthCheck, when set, is slurm.conf's
-// HealthCheckProgram (run by each slurmd once, at its start).
-func (r *Rig) StartSlurm(t testing.TB, healthCheck string) *Slurm {
+// daemons end with the rig.
+func (r *Rig) StartSlurm(t testing.TB, o SlurmOptions) *Slurm {
 	t.Helper()
 	if reason := SlurmUnsupported(); reason != "" {
 		t.Skip("testrig: " + reason)
@@ -73,7 +80,7 @@ func (r *Rig) StartSlurm(t testing.TB, healthCheck string) *Slurm {
 	self, err := os.Hostname()
 	must(err)
 	self, _, _ = strings.Cut(self, ".")
-	must(os.WriteFile(s.Conf, []byte(r.slurmConf(dir, self, ctlPort, dPort, healthCheck)), 0o644))
+	must(os.WriteFile(s.Conf, []byte(r.slurmConf(dir, self, ctlPort, dPort, o)), 0o644))
 	must(os.WriteFile(filepath.Join(dir, "cgroup.conf"), []byte("CgroupPlugin=cgroup/v1\nCgroupAutomount=no\n"), 0o644))
 
 	munged := []string{"munged", "--force", "--key-file=" + filepath.Join(dir, "munge.key"), "--socket=" + filepath.Join(dir, "munge.sock"),
@@ -99,11 +106,14 @@ func (r *Rig) StartSlurm(t testing.TB, healthCheck string) *Slurm {
 	for _, h := range r.Hosts {
 		// slurmd wants a cgroup file system; the host gets an empty named
 		// hierarchy of its own, in its private mount namespace.
-		script := fmt.Sprintf(`mountpoint -q /sys/fs/cgroup || mount -t tmpfs sparkrig-cgroup /sys/fs/cgroup
+		// The host's own /etc/slurm holds the configuration, so Slurm's
+		// clients there (a health check's scontrol) need no SLURM_CONF.
+		script := fmt.Sprintf(`mkdir -p /etc/slurm && cp %s %s /etc/slurm/
+mountpoint -q /sys/fs/cgroup || mount -t tmpfs sparkrig-cgroup /sys/fs/cgroup
 mkdir -p /sys/fs/cgroup/systemd %s
 mountpoint -q /sys/fs/cgroup/systemd || mount -t cgroup -o none,name=sparkrig-%s sparkrig-%s /sys/fs/cgroup/systemd
 %s
-slurmd -f %s`, filepath.Join(dir, "spool-"+h.Name), r.ID, r.ID, strings.Join(munged, " "), s.Conf)
+slurmd -f %s`, s.Conf, filepath.Join(dir, "cgroup.conf"), filepath.Join(dir, "spool-"+h.Name), r.ID, r.ID, strings.Join(munged, " "), s.Conf)
 		if out, err := h.Exec(ctx, "sh", "-ec", script); err != nil {
 			t.Fatalf("testrig: slurm: start slurmd on %s: %v: %s", h.Name, err, out)
 		}
@@ -121,7 +131,7 @@ slurmd -f %s`, filepath.Join(dir, "spool-"+h.Name), r.ID, r.ID, strings.Join(mun
 	}
 }
 
-func (r *Rig) slurmConf(dir, self string, ctlPort, dPort int, healthCheck string) string {
+func (r *Rig) slurmConf(dir, self string, ctlPort, dPort int, o SlurmOptions) string {
 	bridge := r.Hosts[0].Addr[:strings.LastIndexByte(r.Hosts[0].Addr, '.')] + ".1"
 	var b strings.Builder
 	fmt.Fprintf(&b, `ClusterName=sparkrig%s
@@ -147,8 +157,8 @@ ReturnToService=2
 MpiDefault=none
 `, r.ID, self, bridge, ctlPort, dPort, filepath.Join(dir, "munge.sock"), dir, filepath.Join(dir, "spool-%n"),
 		filepath.Join(dir, "slurmctld.pid"), filepath.Join(dir, "slurmd.pid"), filepath.Join(dir, "slurmctld.log"), filepath.Join(dir, "slurmd.log"))
-	if healthCheck != "" {
-		fmt.Fprintf(&b, "HealthCheckProgram=%s\nHealthCheckInterval=0\n", healthCheck)
+	if o.HealthCheckProgram != "" {
+		fmt.Fprintf(&b, "HealthCheckProgram=%s\nHealthCheckInterval=%d\nHealthCheckNodeState=ANY\n", o.HealthCheckProgram, o.HealthCheckInterval)
 	}
 	var names []string
 	for _, h := range r.Hosts {
