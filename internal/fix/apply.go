@@ -13,12 +13,6 @@ import (
 	"time"
 )
 
-// Transport runs a POSIX sh script as root on one host. Each call opens a
-// fresh connection, so a successful call also proves the host answers now.
-type Transport interface {
-	Run(ctx context.Context, script string) ([]byte, error)
-}
-
 // ApplyOptions tune Apply.
 type ApplyOptions struct {
 	Activation Activation
@@ -83,7 +77,7 @@ type Outcome struct {
 // confirm, or roll back when the checks got worse. When the host stops
 // answering, the timer on the host restores the backup; Apply waits for it
 // and says so.
-func Apply(ctx context.Context, hp HostPlan, t Transport, opt ApplyOptions) Outcome {
+func Apply(ctx context.Context, hp HostPlan, t Target, opt ApplyOptions) Outcome {
 	opt.setDefaults()
 	out := Outcome{Host: hp.Host}
 	if !hp.Changed() {
@@ -119,7 +113,7 @@ func Apply(ctx context.Context, hp HostPlan, t Transport, opt ApplyOptions) Outc
 // judges it: new problems roll back at once, none confirm. A host that does
 // not answer is given until its dead-man timer has fired; if it answers
 // again before that, it is judged as usual.
-func checkBack(ctx context.Context, hp HostPlan, t Transport, before Observation, out Outcome, opt ApplyOptions) Outcome {
+func checkBack(ctx context.Context, hp HostPlan, t Target, before Observation, out Outcome, opt ApplyOptions) Outcome {
 	start := time.Now()
 	giveUp := start.Add(opt.DeadMan + 2*opt.Probe + 10*time.Second)
 	lost := false
@@ -153,7 +147,7 @@ func checkBack(ctx context.Context, hp HostPlan, t Transport, before Observation
 
 // judge compares the host after the change with before and with the plan,
 // then confirms or restores.
-func judge(ctx context.Context, hp HostPlan, t Transport, before, after Observation, out Outcome, opt ApplyOptions) Outcome {
+func judge(ctx context.Context, hp HostPlan, t Target, before, after Observation, out Outcome, opt ApplyOptions) Outcome {
 	out.After = append(Problems(hp, after), collateral(hp, before, after)...)
 	out.After = append(out.After, doctorRegressions(hp.Host, before, after)...)
 	if worse := newProblems(out.Before, out.After); len(worse) > 0 {
@@ -174,7 +168,7 @@ func judge(ctx context.Context, hp HostPlan, t Transport, before, after Observat
 	return out
 }
 
-func probe(ctx context.Context, t Transport, script string, limit time.Duration) (string, error) {
+func probe(ctx context.Context, t Target, script string, limit time.Duration) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	b, err := t.Run(ctx, script)
@@ -195,7 +189,7 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func observe(ctx context.Context, t Transport, limit time.Duration) (Observation, error) {
+func observe(ctx context.Context, t Target, limit time.Duration) (Observation, error) {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	b, err := t.Run(ctx, ObserveScript())
@@ -206,7 +200,7 @@ func observe(ctx context.Context, t Transport, limit time.Duration) (Observation
 }
 
 // Rollback restores the newest backup on the host that is not restored yet.
-func Rollback(ctx context.Context, t Transport) (string, error) {
+func Rollback(ctx context.Context, t Target) (string, error) {
 	b, err := t.Run(ctx, rollbackLatestScript())
 	if err != nil {
 		return "", err

@@ -1,9 +1,9 @@
 // Package fix writes the network and NCCL configuration a cluster topology
 // needs: netplan for the ConnectX-7 netdevs, a sysctl drop-in, /etc/nccl.conf
 // lines and an environment file for launchers. Planning is pure (facts and
-// options in, files out); applying and rolling back go through a Transport
-// that runs POSIX sh on the host, so the same logic serves SSH and the test
-// rig's network namespaces.
+// options in, files out); applying and rolling back run POSIX sh on the
+// host through a Target (any runner: SSH, srun, kubectl), so the same logic
+// serves every transport and the test rig's network namespaces.
 package fix
 
 import (

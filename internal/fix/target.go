@@ -8,15 +8,16 @@ import (
 	"github.com/sparkrig/sparkrig/internal/runner"
 )
 
-// Target is a Transport to one host through a runner: scripts run as root
-// (runner.RootShell, never a password prompt). Over SSH, give it a runner
-// with Fresh set, so that every call proves the host answers now.
+// Target is the host fix changes, reached through a runner: scripts run as
+// root (runner.RootShell, never a password prompt). Over SSH, give it a
+// runner with Fresh set, so that every call opens a connection and a call
+// that succeeds proves the host answers now.
 type Target struct {
 	Runner runner.Runner
 	Host   string
 }
 
-// Run implements Transport. A script that exits non-zero is a
+// Run runs script on the host as root. A script that exits non-zero is a
 // *runner.ExitError with its stderr.
 func (t Target) Run(ctx context.Context, script string) ([]byte, error) {
 	stdout, _, err := runner.Run(ctx, t.Runner, t.Host, runner.RootShell, strings.NewReader(script))
