@@ -80,13 +80,13 @@ func (k *Kubectl) pod(ctx context.Context, host string) (string, error) {
 	}
 	pods, err := k.list(ctx)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrUnreachable, host, err)
+		return "", fmt.Errorf("%s: %w: %v", host, ErrUnreachable, err)
 	}
 	k.pods = pods
 	if p, ok := k.pods[host]; ok {
 		return p, nil
 	}
-	return "", fmt.Errorf("%w: %s: no running pod matching %s on this node", ErrUnreachable, host, k.Selector)
+	return "", fmt.Errorf("%s: %w: no running pod matching %s on this node", host, ErrUnreachable, k.Selector)
 }
 
 // Nodes lists the nodes that run one of the DaemonSet's pods, sorted.

@@ -59,7 +59,11 @@ func execProcess(ctx context.Context, host string, argv []string, stdin io.Reade
 	return err
 }
 
-// timeoutError says that ctx ended while host's command still ran.
+// timeoutError says that ctx ended while host's command still ran: at a
+// deadline, or by an interrupt.
 func timeoutError(ctx context.Context, host string) error {
-	return fmt.Errorf("%w: %s: command still running at its deadline (%v)", ErrTimeout, host, context.Cause(ctx))
+	if errors.Is(context.Cause(ctx), context.Canceled) {
+		return fmt.Errorf("%s: %w: the command was stopped", host, ErrInterrupted)
+	}
+	return fmt.Errorf("%s: %w: command still running at its deadline (%v)", host, ErrTimeout, context.Cause(ctx))
 }

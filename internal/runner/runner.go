@@ -20,7 +20,7 @@ import (
 // exited. stdin reaches the command and its end reaches it as EOF; stdout
 // and stderr stream as they come. A command that exits non-zero returns an
 // *ExitError; when ctx ends first the command is stopped on the node and
-// the error wraps ErrTimeout. Implementations are safe for concurrent use.
+// the error wraps ErrTimeout (a deadline) or ErrInterrupted. Implementations are safe for concurrent use.
 type Runner interface {
 	Exec(ctx context.Context, host, cmdline string, stdin io.Reader, stdout, stderr io.Writer) error
 }
@@ -29,6 +29,7 @@ type Runner interface {
 var (
 	ErrUnreachable   = remote.ErrUnreachable
 	ErrTimeout       = remote.ErrTimeout
+	ErrInterrupted   = remote.ErrInterrupted
 	ErrDropped       = remote.ErrDropped
 	ErrTooMuchOutput = remote.ErrTooMuchOutput
 )
@@ -96,7 +97,7 @@ func Run(ctx context.Context, r Runner, host, cmdline string, stdin io.Reader) (
 	e := &capped{max: maxStderr}
 	err = r.Exec(ctx, host, cmdline, stdin, o, e)
 	if o.overflowed() {
-		err = fmt.Errorf("%w: %s: stdout passed %d MiB", ErrTooMuchOutput, host, MaxRunOutput>>20)
+		err = fmt.Errorf("%s: %w: stdout passed %d MiB", host, ErrTooMuchOutput, MaxRunOutput>>20)
 	}
 	return o.bytes(), e.bytes(), withStderr(err, e.bytes())
 }
