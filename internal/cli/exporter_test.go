@@ -27,8 +27,8 @@ func TestExporterAuditAddsResults(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, line := range []string{
-		`sparkrig_nccl_busbw_peak_bytes_per_second{collective="all_gather",ranks="2"} 301816248161`,
-		`sparkrig_nccl_busbw_peak_bytes_per_second{collective="all_reduce",ranks="2"} 344208255579`,
+		`sparkrig_nccl_busbw_peak_bytes_per_second{input="20261122T033544Z-localhost",collective="all_gather",ranks="2"} 301816248161`,
+		`sparkrig_nccl_busbw_peak_bytes_per_second{input="20261122T033544Z-localhost",collective="all_reduce",ranks="2"} 344208255579`,
 		"sparkrig_status 3",
 	} {
 		if !strings.Contains(page.String(), line+"\n") {
