@@ -12,6 +12,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sparkrig/sparkrig/internal/remote"
 )
@@ -114,18 +115,18 @@ func Stream(ctx context.Context, r Runner, host, cmdline string, stdin io.Reader
 	pr, pw := io.Pipe()
 	e := &capped{max: maxStderr}
 	var xerr error
+	var finished atomic.Bool // set before the stream's end is written
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		xerr = r.Exec(sctx, host, cmdline, stdin, pw, e)
+		finished.Store(true)
 		pw.CloseWithError(xerr) // nil: the reader sees EOF
 	}()
 	cerr := consume(pr)
 	stopped := false // stopped here, while it still ran
 	stopIfRunning := func() {
-		select {
-		case <-done:
-		default:
+		if !finished.Load() {
 			stopped = true
 			stop(errors.New("output no longer read"))
 		}

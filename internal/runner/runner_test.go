@@ -234,3 +234,26 @@ func FuzzParsePodNodes(f *testing.F) {
 		}
 	})
 }
+
+// unreachable is a runner whose every node cannot be reached.
+type unreachable struct{}
+
+func (unreachable) Exec(_ context.Context, host, _ string, _ io.Reader, _, _ io.Writer) error {
+	return fmt.Errorf("%s: %w: connection refused", host, runner.ErrUnreachable)
+}
+
+// When the transport fails before any output, Stream says so, not that the
+// stream was cut: the reader's error only echoes the transport's.
+func TestStreamTellsATransportFailure(t *testing.T) {
+	for range 200 {
+		_, _, err := runner.Stream(context.Background(), unreachable{}, "spark-09", runner.Shell, nil, func(r io.Reader) error {
+			if _, err := io.ReadAll(r); err != nil {
+				return errors.New("capture stream cut off")
+			}
+			return errors.New("empty capture")
+		})
+		if !errors.Is(err, runner.ErrUnreachable) {
+			t.Fatalf("Stream = %v, want the transport's ErrUnreachable", err)
+		}
+	}
+}
