@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/sparkrig/sparkrig/internal/sanitize"
+
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +15,6 @@ import (
 	"github.com/sparkrig/sparkrig/internal/analyze"
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/exporter"
-	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -108,7 +109,7 @@ func exporterAudit(ctx context.Context, env *Env, o *exporterOptions, profile ch
 	}
 	for _, p := range o.results {
 		if err := addFile(r, p, analyze.Options{}); err != nil {
-			fmt.Fprintf(env.Stderr, "sparkrig: exporter: %s: %s\n", p, render.Line(err.Error()))
+			fmt.Fprintf(env.Stderr, "sparkrig: exporter: %s: %s\n", p, sanitize.Line(err.Error()))
 			r.Analyses = append(r.Analyses, unreadable(p, err))
 		}
 	}

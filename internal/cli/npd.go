@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/sparkrig/sparkrig/internal/sanitize"
+
 	"context"
 	"fmt"
 	"path"
@@ -10,7 +12,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/slurm"
 )
@@ -87,7 +88,7 @@ func runNPD(ctx context.Context, env *Env, opts *doctorOptions) error {
 // npdAnswer prints msg as one line cut to max bytes (on a rune boundary:
 // node-problem-detector would cut it mid-character) and exits with code.
 func npdAnswer(env *Env, code int, msg string, max int) error {
-	fmt.Fprintln(env.Stdout, cutBytes(render.Line(strings.TrimSpace(msg)), max))
+	fmt.Fprintln(env.Stdout, cutBytes(sanitize.Line(strings.TrimSpace(msg)), max))
 	return statusError(code)
 }
 

@@ -1,10 +1,11 @@
 package cli
 
 import (
+	"github.com/sparkrig/sparkrig/internal/runner"
+
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -20,22 +21,6 @@ import (
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
-
-// nodeExec is what qualify and triage need of a transport: run a POSIX sh
-// script on a node. bench.SSH and bench.Local provide it; a runner for
-// srun or kubectl would too.
-type nodeExec interface {
-	Exec(ctx context.Context, host, script string, stdin io.Reader, stdout, stderr io.Writer) error
-}
-
-// sshExec is the transport doctor and bench use: SSH as ssh_config says.
-func sshExec(env *Env, o *remoteOptions) (*bench.SSH, error) {
-	d, err := o.dialer(env)
-	if err != nil {
-		return nil, err
-	}
-	return &bench.SSH{Dialer: d}, nil
-}
 
 // qualifyOptions are the flags of `sparkrig qualify`.
 type qualifyOptions struct {
@@ -105,7 +90,8 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 	if o.allPairs == o.ring {
 		return exitf(ExitUnknown, "qualify: give one of --all-pairs or --ring")
 	}
-	hosts, err := o.remote.hostList()
+	defer o.remote.closeRunner()
+	hosts, err := o.remote.nodes(ctx, env)
 	if err != nil {
 		return exitf(ExitUnknown, "qualify: %v", err)
 	}
@@ -126,11 +112,10 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 	} else if d < allpairs.MinTest {
 		return exitf(ExitUnknown, "qualify: --test-time %s is under %s", d, allpairs.MinTest)
 	}
-	t, err := sshExec(env, &o.remote)
+	t, err := o.remote.runner(env) // SSH, or srun or kubectl as chosen
 	if err != nil {
 		return exitf(ExitUnknown, "qualify: %v", err)
 	}
-	defer t.Close()
 	addrs, err := nodeAddrs(ctx, t, hosts, o.remote.hostTimeout)
 	if err != nil {
 		return exitf(ExitUnknown, "qualify: %v", err)
@@ -239,7 +224,7 @@ func writeOut(env *Env, output string, b []byte) error {
 }
 
 // nodeAddrs reads every node's IPv4 addresses (ip -br addr).
-func nodeAddrs(ctx context.Context, t nodeExec, hosts []string, perHost time.Duration) ([][]allpairs.Addr, error) {
+func nodeAddrs(ctx context.Context, t runner.Runner, hosts []string, perHost time.Duration) ([][]allpairs.Addr, error) {
 	addrs := make([][]allpairs.Addr, len(hosts))
 	errs := make([]error, len(hosts))
 	var wg sync.WaitGroup

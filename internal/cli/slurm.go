@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/sparkrig/sparkrig/internal/sanitize"
+
 	"context"
 	"fmt"
 	"os"
@@ -8,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/slurm"
 )
@@ -89,14 +90,14 @@ func slurmAudit(ctx context.Context, env *Env, o *slurmOptions, name string) (r 
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			r, bad, err = nil, nil, fmt.Errorf("the audit failed: %s", render.Line(fmt.Sprint(p)))
+			r, bad, err = nil, nil, fmt.Errorf("the audit failed: %s", sanitize.Line(fmt.Sprint(p)))
 		}
 	}()
 	r = localAudit(ctx, env, profile)
 	bad = policy.Unhealthy(hostFindings(r))
 	if o.textfile != "" {
 		if werr := writeTextfile(o.textfile, r); werr != nil {
-			fmt.Fprintf(env.Stderr, "sparkrig: %s: --textfile: %s\n", name, render.Line(werr.Error()))
+			fmt.Fprintf(env.Stderr, "sparkrig: %s: --textfile: %s\n", name, sanitize.Line(werr.Error()))
 		}
 	}
 	return r, bad, nil
@@ -125,14 +126,14 @@ func runSlurmHealth(ctx context.Context, env *Env, o *slurmOptions) error {
 	sc := slurm.Scontrol{Bin: o.scontrol}
 	st, err := sc.Show(ctx, node)
 	if err != nil {
-		return exitf(ExitUnknown, "%s: %s: %s; the node is left as it is", name, node, render.Line(err.Error()))
+		return exitf(ExitUnknown, "%s: %s: %s; the node is left as it is", name, node, sanitize.Line(err.Error()))
 	}
 	a := slurm.Decide(st, bad)
 	verb := map[slurm.ActionKind]string{slurm.Drain: "drain", slurm.Resume: "resume", slurm.Nothing: "leave"}[a.Kind]
 	if o.dryRun {
 		verb = "would " + verb
 	}
-	fmt.Fprintf(env.Stdout, "%s: %s: %s\n", node, verb, render.Line(a.Why))
+	fmt.Fprintf(env.Stdout, "%s: %s: %s\n", node, verb, sanitize.Line(a.Why))
 	if !o.dryRun {
 		switch a.Kind {
 		case slurm.Drain:
@@ -141,7 +142,7 @@ func runSlurmHealth(ctx context.Context, env *Env, o *slurmOptions) error {
 			err = sc.Resume(ctx, node)
 		}
 		if err != nil {
-			return exitf(ExitUnknown, "%s: %s: %s", name, node, render.Line(err.Error()))
+			return exitf(ExitUnknown, "%s: %s: %s", name, node, sanitize.Line(err.Error()))
 		}
 	}
 	if len(bad) > 0 {
@@ -166,6 +167,6 @@ func runSlurmJobCheck(ctx context.Context, env *Env, o *slurmOptions, mode strin
 	if len(bad) == 0 {
 		return nil
 	}
-	fmt.Fprintln(env.Stdout, render.Line(slurm.Reason(bad)))
+	fmt.Fprintln(env.Stdout, sanitize.Line(slurm.Reason(bad)))
 	return statusError(1)
 }

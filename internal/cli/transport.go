@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/sparkrig/sparkrig/internal/sanitize"
+
 	"bytes"
 	"context"
 	"errors"
@@ -11,7 +13,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/runner"
 )
 
@@ -108,7 +109,7 @@ func (o *remoteOptions) nodes(ctx context.Context, env *Env) ([]string, error) {
 		}
 		hs, err := r.(*runner.Kubectl).Nodes(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("--kubectl: %s", render.Line(err.Error()))
+			return nil, fmt.Errorf("--kubectl: %s", sanitize.Line(err.Error()))
 		}
 		return hs, nil
 	}
@@ -124,7 +125,7 @@ func command(ctx context.Context, name string, args ...string) (string, error) {
 	if err := cmd.Run(); err != nil {
 		msg, _, _ := strings.Cut(strings.TrimSpace(errb.String()), "\n")
 		if msg != "" {
-			return "", fmt.Errorf("%s: %v: %s", name, err, render.Line(msg))
+			return "", fmt.Errorf("%s: %v: %s", name, err, sanitize.Line(msg))
 		}
 		return "", fmt.Errorf("%s: %v", name, err)
 	}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/sparkrig/sparkrig/internal/runner"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -9,7 +11,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/sanitize"
@@ -70,17 +71,15 @@ func runTriage(ctx context.Context, env *Env, o *triageOptions) error {
 		return exitf(ExitUnknown, "triage: --interval must not be negative")
 	}
 	hosts := []string{"localhost"}
-	var t nodeExec = bench.Local{}
+	var t runner.Runner = runner.Local{}
 	if o.remote.enabled() {
-		if hosts, err = o.remote.hostList(); err != nil {
+		defer o.remote.closeRunner()
+		if hosts, err = o.remote.nodes(ctx, env); err != nil {
 			return exitf(ExitUnknown, "triage: %v", err)
 		}
-		ssh, err := sshExec(env, &o.remote)
-		if err != nil {
+		if t, err = o.remote.runner(env); err != nil {
 			return exitf(ExitUnknown, "triage: %v", err)
 		}
-		defer ssh.Close()
-		t = ssh
 	}
 	start := time.Now()
 	so := triage.ScriptOptions{RASPort: o.rasPort, Log: o.log, LogLines: o.logLines}

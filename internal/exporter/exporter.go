@@ -6,6 +6,8 @@
 package exporter
 
 import (
+	"github.com/sparkrig/sparkrig/internal/sanitize"
+
 	"bytes"
 	"context"
 	"fmt"
@@ -135,7 +137,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintln(w, "no audit yet")
 	case lastOK.IsZero() || s.now().Sub(lastOK) > 3*s.Interval:
 		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintln(w, "no good audit in three intervals: "+render.Line(lastErr))
+		fmt.Fprintln(w, "no good audit in three intervals: "+sanitize.Line(lastErr))
 	default:
 		fmt.Fprintln(w, "ok")
 	}
