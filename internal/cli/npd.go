@@ -82,7 +82,7 @@ func runNPD(ctx context.Context, env *Env, opts *doctorOptions) error {
 	if bad := policy.Unhealthy(fs); len(bad) > 0 {
 		return npdAnswer(env, npdProblem, slurm.Reason(bad), o.maxOut)
 	}
-	return npdAnswer(env, npdOK, fmt.Sprintf("sparkrig: ok: no problem in %d finding(s)", len(fs)), o.maxOut)
+	return npdAnswer(env, npdOK, "sparkrig: ok: no problem in these checks", o.maxOut)
 }
 
 // npdAnswer prints msg as one line cut to max bytes (on a rune boundary:
