@@ -13,6 +13,9 @@ import (
 	"fmt"
 	"io"
 
+	"golang.org/x/text/transform"
+
+	"github.com/sparkrig/sparkrig/internal/diagnose"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
@@ -43,6 +46,21 @@ type Parsed struct {
 	Iperf3      *results.Iperf3Result
 	TCPProbe    []results.TCPProbeResult
 	NVBandwidth *results.NVBandwidthRun
+	RAS         *results.NCCLRAS
+	// Errors are the error signatures found in the text, most telling first.
+	Errors []diagnose.ErrorHit
+	// Detection says how the format was told ("" Format when forced).
+	Detection Detection
+	// Input says what had to be undone to read the text.
+	Input inputStats
+}
+
+// inputStats is what reading a pasted text had to undo.
+type inputStats struct {
+	pasteStats
+	UTF16 string // "UTF-16LE" or "UTF-16BE" when transcoded
+	// errorLines is set once a line matched an error signature.
+	errorLines bool
 }
 
 // Reader analyses one input. It never fails: a file that cannot be read
@@ -62,80 +80,172 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 	// once the peeked bytes are used, the line reader's reads are at least
 	// this buffer's size and bufio hands them to r directly: no second copy
 	br := bufio.NewReaderSize(r, results.ReadBufferSize)
+	var in inputStats
+	if enc := utf16Of(br); enc != nil {
+		in.UTF16 = enc.name
+		br = bufio.NewReaderSize(transform.NewReader(br, enc.decoder()), results.ReadBufferSize)
+	}
+	nuls, err := skipNULs(br)
+	if err != nil {
+		return Parsed{}, fmt.Errorf("read: %w", err)
+	}
+	in.LeadingNULs = nuls
 	sample, err := br.Peek(sampleSize)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		return Parsed{}, fmt.Errorf("read: %w", err)
 	}
+	isFramed := framed(sample)
+	var det Detection
 	if format == "" {
-		if format, err = Detect(sample); err != nil {
+		s := sample
+		if isFramed {
+			s = verbatimSample(sample)
+		}
+		if det, err = DetectEvidence(s); err != nil {
+			if nuls > 0 && errors.Is(err, ErrEmpty) {
+				return Parsed{}, fmt.Errorf("only NUL bytes (%d): a log truncated in place with nothing written since", nuls)
+			}
 			return Parsed{}, err
 		}
+		format = det.Format
 	} else if len(sample) == 0 {
 		return Parsed{Format: format}, ErrEmpty
 	}
-	p := Parsed{Format: format}
-	var src io.Reader = br
-	if framed(sample) {
-		src = newVerbatimReader(br)
+	p := Parsed{Format: format, Detection: det, Input: in}
+	switch format {
+	case FormatIperf3, FormatNCCLTestsJSON, FormatSparkrigJSON:
+		data, err := readJSON(br, isFramed, format)
+		if err != nil {
+			return p, err
+		}
+		return parseJSON(p, data)
 	}
+	sigs, err := expect.Signatures()
+	if err != nil {
+		return p, err
+	}
+	m := diagnose.NewErrorMatcher(sigs)
+	textIn := br
+	if isFramed {
+		textIn = bufio.NewReaderSize(newVerbatimReader(br), results.ReadBufferSize)
+	}
+	observe := func(line []byte) {
+		m.Observe(line)
+		if !p.Input.errorLines && m.Found() {
+			p.Input.errorLines = true
+		}
+	}
+	src := newPasteReader(textIn, &p.Input.pasteStats, observe)
+	err = parseTextInto(&p, src, sample, br, isFramed)
+	p.Errors = m.Hits()
+	if err == nil && p.Format == FormatErrors && len(p.Errors) == 0 {
+		err = fmt.Errorf("%s: no line matches a known error", p.Format)
+	}
+	if err != nil && p.Input.LongLines > 0 {
+		err = fmt.Errorf("%w; %d line%s over %d MiB skipped", err, p.Input.LongLines, plural(p.Input.LongLines), maxPasteLine>>20)
+	}
+	return p, err
+}
+
+// parseTextInto parses a text format from the normalised lines.
+func parseTextInto(p *Parsed, src io.Reader, sample []byte, br *bufio.Reader, isFramed bool) error {
+	format := p.Format
 	switch format {
 	case FormatNCCLTests, FormatNCCLLog:
 		o, err := results.ParseNCCLTests(src)
 		p.NCCL = &o
 		if err != nil {
-			return p, fmt.Errorf("%s: %w", format, err)
+			return fmt.Errorf("%s: %w", format, err)
 		}
-		if len(o.Tables) == 0 && o.Log.InfoLines == 0 && o.Log.Version == "" {
+		l := &o.Log
+		if len(o.Tables) == 0 && l.InfoLines == 0 && l.Version == "" && l.WarnCount == 0 && l.AttnCount == 0 && len(l.Diag) == 0 && !p.Input.errorLines {
 			if o.Unparsed > 0 {
-				return p, fmt.Errorf("%s: %d table rows could not be read and no complete row was found", format, o.Unparsed)
+				return fmt.Errorf("%s: %d table rows could not be read and no complete row was found", format, o.Unparsed)
 			}
-			return p, fmt.Errorf("%s: no result rows and no NCCL INFO lines found (truncated?)", format)
+			return fmt.Errorf("%s: no result rows and no NCCL log lines found (truncated?)", format)
 		}
 		if len(o.Tables) > 0 {
 			p.Format = FormatNCCLTests
 		} else {
 			p.Format = FormatNCCLLog
 		}
+		return nil
 	case FormatPerftest:
 		runs, err := results.ParsePerftest(src)
 		p.Perftest = runs
 		if err != nil {
-			return p, fmt.Errorf("perftest: %w", err)
+			return fmt.Errorf("perftest: %w", err)
 		}
 		if !anyRows(runs) {
-			return p, fmt.Errorf("perftest: no result rows found (truncated?)")
+			return fmt.Errorf("perftest: no result rows found (truncated?)")
 		}
 	case FormatNVBandwidth:
 		run, err := results.ParseNVBandwidth(src)
 		p.NVBandwidth = &run
 		if err != nil {
-			return p, fmt.Errorf("nvbandwidth: %w", err)
+			return fmt.Errorf("nvbandwidth: %w", err)
 		}
 		if len(run.Tests) == 0 || len(run.Tests[0].Values) == 0 {
-			return p, fmt.Errorf("nvbandwidth: no result matrix found (truncated?)")
+			return fmt.Errorf("nvbandwidth: no result matrix found (truncated?)")
 		}
 	case FormatAllReduceBench:
 		t, err := results.ParseAllReduceBench(src)
 		p.NCCL = &results.NCCLOutput{Tables: []results.NCCLTable{t}}
 		if err != nil {
-			return p, fmt.Errorf("all_reduce_bench: %w", err)
+			return fmt.Errorf("all_reduce_bench: %w", err)
 		}
 		if len(t.Rows) == 0 {
-			return p, fmt.Errorf("all_reduce_bench: no table rows found")
+			return fmt.Errorf("all_reduce_bench: no table rows found")
 		}
-	case FormatIperf3, FormatNCCLTestsJSON, FormatSparkrigJSON:
-		data, err := io.ReadAll(io.LimitReader(src, maxJSON+1))
+	case FormatNCCLRAS:
+		t := sample
+		if isFramed {
+			t = verbatimSample(sample)
+		}
+		if t = bytes.TrimSpace(t); len(t) > 0 && t[0] == '{' {
+			data, err := readJSON(br, isFramed, format)
+			if err != nil {
+				return err
+			}
+			ras, err := results.ParseRASJSON(data)
+			if err != nil {
+				return err
+			}
+			p.RAS = &ras
+			return nil
+		}
+		ras, err := results.ParseRAS(src)
+		p.RAS = &ras
 		if err != nil {
-			return p, fmt.Errorf("read: %w", err)
+			return fmt.Errorf("nccl-ras: %w", err)
 		}
-		if len(data) > maxJSON {
-			return p, fmt.Errorf("%s: JSON document larger than %d MiB", format, maxJSON>>20)
+		if len(ras.Groups) == 0 && len(ras.Findings) == 0 {
+			return fmt.Errorf("nccl-ras: no communicator table and no finding found")
 		}
-		return parseJSON(p, data)
+	case FormatErrors:
+		if _, err := io.Copy(io.Discard, src); err != nil {
+			return fmt.Errorf("read: %w", err)
+		}
 	default:
-		return p, fmt.Errorf("unknown input format %q (want one of %v)", format, Formats)
+		return fmt.Errorf("unknown input format %q (want one of %v)", format, Formats)
 	}
-	return p, nil
+	return nil
+}
+
+// readJSON reads a JSON document whole, bounded.
+func readJSON(br *bufio.Reader, isFramed bool, format string) ([]byte, error) {
+	var src io.Reader = br
+	if isFramed {
+		src = newVerbatimReader(br)
+	}
+	data, err := io.ReadAll(io.LimitReader(src, maxJSON+1))
+	if err != nil {
+		return nil, fmt.Errorf("read: %w", err)
+	}
+	if len(data) > maxJSON {
+		return nil, fmt.Errorf("%s: JSON document larger than %d MiB", format, maxJSON>>20)
+	}
+	return data, nil
 }
 
 func parseJSON(p Parsed, data []byte) (Parsed, error) {
@@ -204,7 +314,10 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	a := &analysis{set: set, res: report.AnalysisResult{File: name, Format: p.Format,
 		Items: []report.AnalysisItem{}, Flags: []report.AnalysisFlag{}}}
 	a.infer(p, opt)
+	a.input(p)
 	switch {
+	case p.RAS != nil:
+		a.ras(p.RAS)
 	case p.NCCL != nil:
 		a.nccl(p.NCCL)
 	case p.Perftest != nil:
@@ -215,7 +328,10 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 		a.tcpProbe(p.TCPProbe)
 	case p.NVBandwidth != nil:
 		a.nvbandwidth(p.NVBandwidth)
+	case p.Format == FormatErrors:
+		a.res.Measured = "error lines"
 	}
+	a.errors(p.Errors)
 	a.res.Status = a.status()
 	return a.res
 }

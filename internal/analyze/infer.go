@@ -45,6 +45,12 @@ func inferPlatform(p Parsed) (string, string) {
 				return "dgx-spark", fmt.Sprintf("RoCE device %s is one of DGX Spark's ConnectX-7 twins", d.Name)
 			}
 		}
+		l := &p.NCCL.Log
+		for _, name := range append(append([]string(nil), l.GDREnabledHCAs...), l.GDRDisabledHCAs...) {
+			if sparkRoCE.MatchString(name) {
+				return "dgx-spark", fmt.Sprintf("NCCL names HCA %s, one of DGX Spark's ConnectX-7 twins", name)
+			}
+		}
 	}
 	for _, r := range p.Perftest {
 		if sparkRoCE.MatchString(r.Device) {

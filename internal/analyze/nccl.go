@@ -13,9 +13,10 @@ import (
 
 func (a *analysis) nccl(o *results.NCCLOutput) {
 	log := &o.Log
-	if log.InfoLines > 0 || log.Version != "" || log.WarnCount > 0 {
+	if log.InfoLines > 0 || log.Version != "" || log.WarnCount > 0 || log.AttnCount > 0 || len(log.Diag) > 0 {
 		a.res.Data.NCCLLog = log
 		a.flags(log)
+		a.diagFlags(log)
 	}
 	a.res.Data.NCCLTables = o.Tables
 	for i := range o.Tables {
@@ -78,7 +79,7 @@ func collName(t *results.NCCLTable) string {
 }
 
 func rankNodes(ranks, nodes int) string {
-	r := "? ranks"
+	r := "unknown ranks"
 	if ranks > 0 {
 		r = fmt.Sprintf("%d rank%s", ranks, plural(ranks))
 	}

@@ -113,6 +113,8 @@ type AnalysisData struct {
 	Perftest    []results.PerftestRun   `json:"perftest,omitempty"`
 	Iperf3      *results.Iperf3Result   `json:"iperf3,omitempty"`
 	NVBandwidth *results.NVBandwidthRun `json:"nvbandwidth,omitempty"`
+	// RAS is NCCL's RAS status (ncclras), when the input was one.
+	RAS *results.NCCLRAS `json:"nccl_ras,omitempty"`
 	// RailTraffic is what each rail of each host carried during a bench
 	// step, read from its counters before and after.
 	RailTraffic []RailTraffic `json:"rail_traffic,omitempty"`

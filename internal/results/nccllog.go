@@ -60,6 +60,16 @@ type NCCLLog struct {
 	WarnCount int64    `json:"warn_count,omitempty"`
 	// Hosts are the host names that prefix the INFO lines.
 	Hosts []string `json:"hosts,omitempty"`
+	// Attention are the first "NCCL ATTN" messages (NCCL >= 2.32), AttnCount counts them all.
+	Attention []string `json:"attention,omitempty"`
+	AttnCount int64    `json:"attn_count,omitempty"`
+	// Diag are the first "NCCL DIAG [LEVEL] message" lines of NCCL's own
+	// diagnostics (NCCL >= 2.31); DiagCounts counts them by level.
+	Diag       []NCCLDiag       `json:"diag,omitempty"`
+	DiagCounts map[string]int64 `json:"diag_counts,omitempty"`
+	// RevisionMismatch is the WARN/ATTN line saying that ranks run
+	// different NCCL builds (NCCL >= 2.32 reports it at init).
+	RevisionMismatch string `json:"revision_mismatch,omitempty"`
 
 	hostSet   map[string]struct{}
 	lastHost  []byte
@@ -95,6 +105,13 @@ func (r *recentStrings) get(b []byte) string {
 	return s
 }
 
+// NCCLDiag is one line of NCCL's diagnostics: "host:pid NCCL DIAG [OK] ...".
+type NCCLDiag struct {
+	Host    string `json:"host,omitempty"`
+	Level   string `json:"level"` // OK, INFO, WARN...
+	Message string `json:"message"`
+}
+
 // NCCLNetDevice is one network device NCCL uses.
 type NCCLNetDevice struct {
 	Index int    `json:"index"`
@@ -122,6 +139,8 @@ var (
 	tagNCCL = []byte("NCCL ")
 	tagInfo = []byte("NCCL INFO ")
 	tagWarn = []byte("NCCL WARN ")
+	tagAttn = []byte("NCCL ATTN ")
+	tagDiag = []byte("NCCL DIAG ")
 )
 
 // Observe reads one line (launcher prefix already removed) and reports
@@ -145,9 +164,23 @@ func (l *NCCLLog) Observe(line []byte) bool {
 	case bytes.HasPrefix(rest, tagWarn):
 		l.host(line[:i])
 		l.WarnCount++
+		msg := bytes.TrimSpace(rest[len(tagWarn):])
 		if len(l.Warnings) < 20 {
-			l.Warnings = append(l.Warnings, string(bytes.TrimSpace(rest[len(tagWarn):])))
+			l.Warnings = append(l.Warnings, string(msg))
 		}
+		l.revision(msg)
+		return true
+	case bytes.HasPrefix(rest, tagAttn):
+		l.host(line[:i])
+		l.AttnCount++
+		msg := bytes.TrimSpace(rest[len(tagAttn):])
+		if len(l.Attention) < 20 {
+			l.Attention = append(l.Attention, string(msg))
+		}
+		l.revision(msg)
+		return true
+	case bytes.HasPrefix(rest, tagDiag):
+		l.diag(line[:i], bytes.TrimSpace(rest[len(tagDiag):]))
 		return true
 	case bytes.HasPrefix(rest, []byte("NCCL version ")):
 		// NCCL <= 2.22 prints the version without the INFO prefix.
@@ -158,6 +191,47 @@ func (l *NCCLLog) Observe(line []byte) bool {
 		l.commandEnv(line)
 	}
 	return false
+}
+
+// diag reads "[OK] message" after "host:pid NCCL DIAG ".
+func (l *NCCLLog) diag(prefix, msg []byte) {
+	level := "INFO"
+	if len(msg) > 2 && msg[0] == '[' {
+		if j := bytes.IndexByte(msg, ']'); j > 1 && j < 12 {
+			level, msg = string(msg[1:j]), bytes.TrimSpace(msg[j+1:])
+		}
+	}
+	if l.DiagCounts == nil {
+		l.DiagCounts = map[string]int64{}
+	}
+	if _, ok := l.DiagCounts[level]; ok || len(l.DiagCounts) < 16 {
+		l.DiagCounts[level]++
+	}
+	if len(l.Diag) >= maxListed {
+		return
+	}
+	host := bytes.TrimSpace(prefix)
+	if f := bytes.Fields(host); len(f) > 0 {
+		host = f[len(f)-1]
+	}
+	if c := bytes.IndexByte(host, ':'); c >= 0 {
+		host = host[:c]
+	}
+	l.Diag = append(l.Diag, NCCLDiag{Host: l.str(host), Level: level, Message: strings.ToValidUTF8(string(msg), "?")})
+}
+
+// revision keeps the first message saying that ranks run different NCCL
+// builds; the wording is matched loosely ("revision"/"git" with "mismatch"
+// or "differ"), as NCCL 2.32's exact text was not at hand.
+func (l *NCCLLog) revision(msg []byte) {
+	if l.RevisionMismatch != "" {
+		return
+	}
+	low := bytes.ToLower(msg)
+	if (bytes.Contains(low, []byte("revision")) || bytes.Contains(low, []byte("git"))) &&
+		(bytes.Contains(low, []byte("mismatch")) || bytes.Contains(low, []byte("differ"))) {
+		l.RevisionMismatch = string(msg)
+	}
 }
 
 func (l *NCCLLog) host(prefix []byte) {

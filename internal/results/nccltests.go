@@ -591,12 +591,39 @@ func InferRanks(t *NCCLTable) int {
 	if k < 2 || k > 1<<20 || math.Abs(BusBWFactor(t.Collective, k)-f) > 0.03*f {
 		return 0
 	}
+	// both columns are printed to two decimals: the rank counts the
+	// rounding allows must all be k, or the count is not told
+	lo, hi := (bus-0.005)/(alg+0.005), (bus+0.005)/(alg-0.005)
+	for _, g := range []float64{lo, hi} {
+		if m := ranksForFactor(t.Collective, g); m != 0 && m != k {
+			return 0
+		}
+	}
 	return k
 }
 
 // Collectives are nccl-tests' collectives by their canonical names (the
 // binaries are NAME_perf).
 var Collectives = []string{"all_reduce", "all_gather", "reduce_scatter", "alltoall", "broadcast", "reduce", "sendrecv", "scatter", "gather", "hypercube"}
+
+// ranksForFactor is the rank count whose bus factor is f, rounded; 0 when
+// none (f at or past the factor's limit).
+func ranksForFactor(collective string, f float64) int {
+	var n float64
+	switch collective {
+	case "all_reduce":
+		if f >= 2 {
+			return -1
+		}
+		n = 2 / (2 - f)
+	default:
+		if f >= 1 {
+			return -1
+		}
+		n = 1 / (1 - f)
+	}
+	return int(math.Round(n))
+}
 
 // CanonicalCollective maps "all_gather_perf", "./build/all_reduce_perf_mpi",
 // "AllGather" and the like to nccl-tests' canonical names.

@@ -57,11 +57,21 @@ func ParseNVBandwidth(r io.Reader) (NVBandwidthRun, error) {
 		case strings.HasPrefix(line, "SUM "):
 			f := strings.Fields(line)
 			if len(f) == 3 {
-				if t := findTest(run.Tests, f[1]); t != nil {
+				t := findTest(run.Tests, f[1])
+				if t == nil && len(run.Tests) > 0 && run.Tests[len(run.Tests)-1].Name == "" {
+					// the matrix's "Running" line was not pasted: the SUM line names it
+					t = &run.Tests[len(run.Tests)-1]
+					t.Name = f[1]
+				}
+				if t != nil {
 					t.Sum = numOrNil([]byte(f[2]))
 				}
 			}
 			cur = nil
+		case cur == nil && strings.HasSuffix(line, "bandwidth (GB/s)") && strings.Contains(line, "(row)") && len(run.Tests) < 1024:
+			// a matrix whose "Running <test>." line was elided
+			run.Tests = append(run.Tests, NVBandwidthMatrix{Title: line})
+			cur = &run.Tests[len(run.Tests)-1]
 		case cur != nil:
 			cur.addLine(line)
 		}

@@ -1,0 +1,324 @@
+package analyze
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+
+	"github.com/sparkrig/sparkrig/internal/results"
+)
+
+// What people paste is rarely a clean file: a forum post quotes it with
+// "> ", a chat wraps it in a Markdown fence, a launcher, kubectl, syslog
+// or Ray puts a tag and a timestamp in front of every line, Markdown
+// turns nccl-tests' "# " header lines into headings and drops the "#", a
+// progress bar redraws one line with carriage returns, logrotate's
+// copytruncate leaves NUL bytes at the start. pasteReader hands the
+// parsers the lines as the program printed them, streaming, in constant
+// memory.
+
+// maxPasteLine bounds one line handed on; a longer one (a progress bar
+// without newlines, a binary blob) is skipped and counted.
+const maxPasteLine = results.MaxLineBytes
+
+// pasteStats says what the reader had to undo.
+type pasteStats struct {
+	LongLines   int   // lines over maxPasteLine, skipped
+	Redrawn     int   // lines redrawn with '\r' (only the last drawing is kept)
+	LeadingNULs int64 // NUL bytes skipped before the first line
+	Restored    int   // nccl-tests header lines whose "#" Markdown had removed
+	Unquoted    int   // lines that lost a quote, fence, list marker or tag
+}
+
+// pasteReader passes on normalised lines, each ending in '\n'.
+type pasteReader struct {
+	br    *bufio.Reader
+	stats *pasteStats
+	// observe, when set, sees each normalised line (without its '\n')
+	observe func([]byte)
+	out     []byte // pending output
+	line    []byte // the long line being assembled
+	skip    bool   // inside a line over the bound
+	err     error
+}
+
+func newPasteReader(br *bufio.Reader, st *pasteStats, observe func([]byte)) *pasteReader {
+	return &pasteReader{br: br, stats: st, observe: observe}
+}
+
+func (p *pasteReader) Read(b []byte) (int, error) {
+	for len(p.out) == 0 {
+		if p.err != nil {
+			return 0, p.err
+		}
+		p.next()
+	}
+	n := copy(b, p.out)
+	p.out = p.out[n:]
+	return n, nil
+}
+
+// next reads one raw line and queues its normalised form.
+func (p *pasteReader) next() {
+	chunk, err := p.br.ReadSlice('\n')
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		if !p.skip && len(p.line)+len(chunk) <= maxPasteLine {
+			p.line = append(p.line, chunk...)
+		} else if !p.skip {
+			p.skip, p.line = true, p.line[:0]
+		}
+		return
+	case err != nil && err != io.EOF:
+		p.err = err
+		return
+	case err == io.EOF:
+		p.err = io.EOF
+		if len(chunk) == 0 && len(p.line) == 0 && !p.skip {
+			return
+		}
+	}
+	raw := chunk
+	if p.skip {
+		p.skip, p.line = false, p.line[:0]
+		p.stats.LongLines++
+		return
+	}
+	if len(p.line) > 0 {
+		if len(p.line)+len(chunk) > maxPasteLine {
+			p.line = p.line[:0]
+			p.stats.LongLines++
+			return
+		}
+		p.line = append(p.line, chunk...)
+		raw = p.line
+		defer func() { p.line = p.line[:0] }()
+	}
+	line := bytes.TrimRight(raw, "\r\n")
+	if i := bytes.LastIndexByte(line, '\r'); i >= 0 {
+		// a terminal shows what was drawn last
+		line = line[i+1:]
+		p.stats.Redrawn++
+	}
+	clean := normaliseLine(line, p.stats)
+	if clean == nil {
+		return
+	}
+	if p.observe != nil {
+		p.observe(clean)
+	}
+	p.out = append(append(p.out[:0], clean...), '\n')
+}
+
+// normaliseLine removes what display and transport put around a line of
+// program output. It returns nil for a line that is only decoration (a
+// Markdown fence).
+func normaliseLine(line []byte, st *pasteStats) []byte {
+	orig := len(line)
+	for range 6 {
+		before := len(line)
+		line = stripDecoration(line)
+		if len(line) == before {
+			break
+		}
+	}
+	if isFence(line) {
+		st.Unquoted++
+		return nil
+	}
+	if len(line) != orig {
+		st.Unquoted++
+	}
+	if r := restoreHash(line); r != nil {
+		st.Restored++
+		return r
+	}
+	return line
+}
+
+func isFence(line []byte) bool {
+	t := bytes.TrimLeft(line, " \t")
+	return bytes.HasPrefix(t, []byte("```")) || bytes.HasPrefix(t, []byte("~~~"))
+}
+
+// stripDecoration removes one layer: a "> " quote, a list marker, a
+// launcher tag, a timestamp, a syslog or glog header, a Ray or torchrun
+// process tag.
+func stripDecoration(line []byte) []byte {
+	if len(line) == 0 {
+		return line
+	}
+	switch c := line[0]; {
+	case c == '>':
+		line = line[1:]
+		if len(line) > 0 && line[0] == ' ' {
+			line = line[1:]
+		}
+		return line
+	case c == '-' || c == '*' || c == '+':
+		if len(line) > 1 && line[1] == ' ' && !bytes.HasPrefix(line, []byte("- - -")) {
+			return line[2:]
+		}
+	case c == '[':
+		if r, ok := cutBracketTag(line); ok {
+			return r
+		}
+	case c == '(':
+		// Ray: "(RayWorkerWrapper pid=2981, ip=10.0.0.2) ", "(train_rft pid=1) "
+		if j := bytes.IndexByte(line, ')'); j > 0 && j < 160 && bytes.Contains(line[:j], []byte("pid=")) {
+			return bytes.TrimLeft(line[j+1:], " ")
+		}
+	case c >= '0' && c <= '9':
+		if n := isoTimestamp(line); n > 0 {
+			return bytes.TrimLeft(line[n:], " ")
+		}
+	case c >= 'A' && c <= 'Z':
+		if n := glogHeader(line); n > 0 {
+			return line[n:]
+		}
+		if n := syslogHeader(line); n > 0 {
+			return line[n:]
+		}
+		if n := ctimeStdout(line); n > 0 {
+			return line[n:]
+		}
+	}
+	if s := results.StripLauncherPrefix(line); len(s) != len(line) {
+		return s
+	}
+	return line
+}
+
+// cutBracketTag removes "[2026-03-13 22:26:02] ", "[rank3]: ", "[1,0]<stdout>:"
+// and Intel MPI's "[0] " in front of a line. NCCL's own "[0] " device field
+// follows the host, never starts a line, except where a paste cut the host
+// off; it is removed too, the rest reads the same.
+func cutBracketTag(line []byte) ([]byte, bool) {
+	j := bytes.IndexByte(line, ']')
+	if j < 2 || j > 40 {
+		return nil, false
+	}
+	in := line[1:j]
+	rest := line[j+1:]
+	switch {
+	case bytes.HasPrefix(rest, []byte("<stdout>:")) || bytes.HasPrefix(rest, []byte("<stderr>:")):
+		return rest[9:], true
+	case isoTimestamp(in) > 0:
+	case bytes.HasPrefix(in, []byte("rank")) && digits(in[4:]):
+	case digits(in):
+	default:
+		return nil, false
+	}
+	rest = bytes.TrimPrefix(rest, []byte(":"))
+	return bytes.TrimLeft(rest, " "), true
+}
+
+func digits(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// isoTimestamp measures "2024-05-11 14:10:52.224", "2024-05-11T14:10:52.123456789Z"
+// (kubectl logs --timestamps) and the like at the start of b; 0 if none.
+func isoTimestamp(b []byte) int {
+	if len(b) < 19 || !digits(b[0:4]) || b[4] != '-' || !digits(b[5:7]) || b[7] != '-' || !digits(b[8:10]) ||
+		(b[10] != ' ' && b[10] != 'T') || !digits(b[11:13]) || b[13] != ':' || !digits(b[14:16]) || b[16] != ':' || !digits(b[17:19]) {
+		return 0
+	}
+	i := 19
+	for i < len(b) && (b[i] >= '0' && b[i] <= '9' || b[i] == '.' || b[i] == ',' || b[i] == 'Z' || b[i] == '+' || b[i] == ':') {
+		i++
+	}
+	return i
+}
+
+// glogHeader measures glog's "E0302 08:32:30.369483 57711 file.cpp:450] ".
+func glogHeader(b []byte) int {
+	if len(b) < 22 || !bytes.ContainsAny(b[:1], "IWEF") || !digits(b[1:5]) || b[5] != ' ' || b[8] != ':' {
+		return 0
+	}
+	j := bytes.Index(b, []byte("] "))
+	if j < 0 || j > 80 {
+		return 0
+	}
+	return j + 2
+}
+
+var months = []string{"Jan ", "Feb ", "Mar ", "Apr ", "May ", "Jun ", "Jul ", "Aug ", "Sep ", "Oct ", "Nov ", "Dec "}
+
+// syslogHeader measures "Nov 25 14:12:12 node1 python3[1234]: " (journalctl
+// and syslog); the host is not kept: NCCL prints its own.
+func syslogHeader(b []byte) int {
+	if len(b) < 16 {
+		return 0
+	}
+	month := false
+	for _, m := range months {
+		if string(b[:4]) == m {
+			month = true
+			break
+		}
+	}
+	if !month || b[9] != ':' || b[12] != ':' {
+		return 0
+	}
+	j := bytes.Index(b[15:], []byte(": "))
+	if j < 0 || j > 120 {
+		return 0
+	}
+	return 15 + j + 2
+}
+
+// ctimeStdout measures mpirun --timestamp-output's "Thu Jul 18 15:41:05 2024<stdout>:".
+func ctimeStdout(b []byte) int {
+	if len(b) < 33 || b[3] != ' ' {
+		return 0
+	}
+	for _, tag := range []string{"<stdout>:", "<stderr>:"} {
+		if j := bytes.Index(b[:min(len(b), 48)], []byte(tag)); j > 0 {
+			return j + len(tag)
+		}
+	}
+	return 0
+}
+
+// nccl-tests' header lines, as Markdown leaves them once it has read the
+// "#" as a heading marker.
+var hashless = [][]byte{
+	[]byte("nThread "), []byte("nccl-tests version "), []byte("Collective test starting"), []byte("Using devices"),
+	[]byte("Rank "), []byte("size "), []byte("(B) "), []byte("Out of bounds values"), []byte("Avg bus bandwidth"),
+}
+
+// restoreHash gives such a line its "# " back; nil if it is not one.
+func restoreHash(line []byte) []byte {
+	t := bytes.TrimLeft(line, " \t")
+	if len(t) == 0 {
+		return nil
+	}
+	switch t[0] {
+	case 'n', 'C', 'U', 'R', 's', '(', 'O', 'A':
+	default:
+		return nil
+	}
+	for _, k := range hashless {
+		if !bytes.HasPrefix(t, k) {
+			continue
+		}
+		switch {
+		case k[0] == 'R' && !bytes.Contains(t, []byte(" device ")):
+			return nil
+		case k[0] == 's' && !bytes.Contains(t, []byte("busbw")):
+			return nil
+		}
+		return append([]byte("# "), t...)
+	}
+	return nil
+}
