@@ -156,6 +156,10 @@ func (s *scorer) line(l []byte) {
 		return
 	}
 	s.total++
+	if markupLine(t) {
+		s.code++
+		return
+	}
 	if sh, ok := lineShape(t); ok {
 		s.add(sh)
 		return
@@ -308,6 +312,24 @@ var errorKeys = [][]byte{
 	[]byte("ncclUnhandledCudaError"), []byte("unhandled cuda error"), []byte("unhandled system error"),
 	[]byte("NCCL error"), []byte("Failed to query GID"), []byte("Watchdog caught collective operation timeout"),
 	[]byte("libibverbs: Warning"), []byte("Couldn't connect to"), []byte("Unable to init the socket connection"),
+}
+
+// markupLine is a line of a data or source file that quotes messages
+// rather than printing them: a quoted string literal, or a YAML key whose
+// value is quoted or folded.
+func markupLine(t []byte) bool {
+	if n := len(t); n > 2 && (t[0] == '\'' || t[0] == '"' || t[0] == '`') && t[n-1] == t[0] {
+		return true
+	}
+	i := 0
+	for i < len(t) && (t[i] >= 'a' && t[i] <= 'z' || t[i] == '_' || t[i] >= '0' && t[i] <= '9') {
+		i++
+	}
+	if i == 0 || i+2 >= len(t) || t[i] != ':' || t[i+1] != ' ' {
+		return false
+	}
+	v := t[i+2:]
+	return v[0] == '"' || v[0] == '\'' || bytes.Equal(v, []byte(">-")) || bytes.Equal(v, []byte("|"))
 }
 
 // codeLine is a line of source code or markup, which counts against every

@@ -375,6 +375,11 @@ func (l *NCCLLog) info(msg []byte) {
 		case bytes.HasPrefix(msg, []byte("NCCL_")):
 			l.envLine(msg)
 		}
+	case 'n':
+		// NCCL < 2.20: "ncclCommInitRank comm 0x... rank 1 nranks 2 cudaDev 0 ..."
+		if bytes.HasPrefix(msg, []byte("ncclCommInitRank comm 0x")) {
+			l.comm(msg)
+		}
 	case 'U':
 		if bytes.HasPrefix(msg, []byte("Using network ")) {
 			if v := bytes.TrimSpace(msg[len("Using network "):]); string(v) != l.Network {
@@ -485,6 +490,9 @@ func (l *NCCLLog) netIB(msg []byte) {
 	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA Disabled for HCA")):
 		l.GDRDisabledHCAs = addUnique(l.GDRDisabledHCAs, l.str(quoted(msg)))
 	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA Enabled for HCA")):
+		l.GDREnabledHCAs = addUnique(l.GDREnabledHCAs, l.str(quoted(msg)))
+	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA (DMABUF) enabled for HCA")):
+		// NCCL >= 2.2x: "GPU Direct RDMA (DMABUF) enabled for HCA 0 'rocep1s0f1'"
 		l.GDREnabledHCAs = addUnique(l.GDREnabledHCAs, l.str(quoted(msg)))
 	case bytes.HasPrefix(rest, []byte("No device found")):
 		l.netNote(msg)
