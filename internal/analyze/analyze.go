@@ -90,6 +90,9 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 		return Parsed{}, fmt.Errorf("read: %w", err)
 	}
 	in.LeadingNULs = nuls
+	if in.LongLines, err = skipLongLeading(br); err != nil {
+		return Parsed{}, fmt.Errorf("read: %w", err)
+	}
 	sample, err := br.Peek(sampleSize)
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 		return Parsed{}, fmt.Errorf("read: %w", err)
@@ -102,7 +105,10 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 			s = verbatimSample(sample)
 		}
 		if det, err = DetectEvidence(s); err != nil {
-			if nuls > 0 && errors.Is(err, ErrEmpty) {
+			switch {
+			case in.LongLines > 0 && errors.Is(err, ErrEmpty):
+				return Parsed{}, fmt.Errorf("only %d line%s over %d KiB without a newline (a progress bar or binary data)", in.LongLines, plural(in.LongLines), sampleSize>>10)
+			case nuls > 0 && errors.Is(err, ErrEmpty):
 				return Parsed{}, fmt.Errorf("only NUL bytes (%d): a log truncated in place with nothing written since", nuls)
 			}
 			return Parsed{}, err
@@ -142,7 +148,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 		err = fmt.Errorf("%s: no line matches a known error", p.Format)
 	}
 	if err != nil && p.Input.LongLines > 0 {
-		err = fmt.Errorf("%w; %d line%s over %d MiB skipped", err, p.Input.LongLines, plural(p.Input.LongLines), maxPasteLine>>20)
+		err = fmt.Errorf("%w; %d over-long line%s skipped", err, p.Input.LongLines, plural(p.Input.LongLines))
 	}
 	return p, err
 }

@@ -110,3 +110,30 @@ func verbatimSample(sample []byte) []byte {
 	}
 	return out
 }
+
+// skipLongLeading discards the lines at the start that are longer than the
+// detection sample (a progress bar redrawn with carriage returns, a blob
+// without newlines), so that detection sees the text after them. It counts
+// them.
+func skipLongLeading(br *bufio.Reader) (int, error) {
+	n := 0
+	for {
+		s, err := br.Peek(sampleSize)
+		if len(s) < sampleSize || bytes.IndexByte(s, '\n') >= 0 {
+			if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
+				return n, err
+			}
+			return n, nil
+		}
+		for {
+			_, err := br.ReadSlice('\n')
+			if err == nil || err == io.EOF {
+				break
+			}
+			if !errors.Is(err, bufio.ErrBufferFull) {
+				return n, err
+			}
+		}
+		n++
+	}
+}

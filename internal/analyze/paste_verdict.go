@@ -23,7 +23,7 @@ func (a *analysis) input(p Parsed) {
 		a.note("%d NUL bytes at the start skipped: the log was truncated in place (logrotate copytruncate) while its writer kept its offset", in.LeadingNULs)
 	}
 	if in.LongLines > 0 {
-		a.note("%d line%s over %d MiB skipped (a progress bar or binary data without newlines)", in.LongLines, plural(in.LongLines), maxPasteLine>>20)
+		a.note("%d over-long line%s skipped (a progress bar or binary data without newlines: over %d KiB at the start, %d MiB elsewhere)", in.LongLines, plural(in.LongLines), sampleSize>>10, maxPasteLine>>20)
 	}
 	if in.Redrawn > 0 {
 		a.note("%d line%s redrawn with carriage returns: the last drawing of each was read", in.Redrawn, plural(in.Redrawn))

@@ -1,0 +1,89 @@
+package analyze
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf16"
+
+	"github.com/sparkrig/sparkrig/internal/report"
+)
+
+// The robustness cases wrap a real sample the way a file or a paste
+// reaches analyze: each must read as the sample itself does.
+const sparkLog = "nccl-logs/09_dgx-spark_nccl2.28.9_net-ib-2-twins_gdr-disabled_gid0-on-second-twin.txt"
+
+func toUTF16LE(s string, bom bool) []byte {
+	var out []byte
+	if bom {
+		out = append(out, 0xFF, 0xFE)
+	}
+	for _, u := range utf16.Encode([]rune(s)) {
+		out = append(out, byte(u), byte(u>>8))
+	}
+	return out
+}
+
+func TestPasteRobustness(t *testing.T) {
+	clean := verbatim(t, sparkLog)
+	want := Reader("clean", bytes.NewReader(clean), Options{})
+	if want.Status != report.VerdictWarning || len(want.Items) != 1 {
+		t.Fatalf("baseline %s %d items", want.Status, len(want.Items))
+	}
+	progress := bytes.Repeat([]byte("\r[=====>    ] 42%"), (2<<20)/17)
+	cases := []struct {
+		name string
+		in   []byte
+		note string
+	}{
+		{"leading NULs (copytruncate)", append(make([]byte, 3<<20), clean...), "3145728 NUL bytes at the start skipped"},
+		{"UTF-16LE with BOM", toUTF16LE(string(clean), true), "the text is UTF-16LE"},
+		{"UTF-16LE without BOM", toUTF16LE(string(clean), false), "the text is UTF-16LE"},
+		{"a 2 MiB progress bar line first", append(append(progress, '\n'), clean...), "1 over-long line skipped"},
+		{"redrawn line", append([]byte("downloading 10%\rdownloading 100%\n"), clean...), "1 line redrawn"},
+		{"quoted and fenced", []byte("> ```\n> " + strings.ReplaceAll(string(clean), "\n", "\n> ") + "\n> ```\n"), "read without the quote marks"},
+		{"kubectl --timestamps", []byte(prefixLines(string(clean), "2026-11-25T14:12:12.123456789Z ")), "read without the quote marks"},
+		{"syslog", []byte(prefixLines(string(clean), "Nov 25 14:12:12 spark python3[4242]: ")), "read without the quote marks"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a := Reader(c.name, bytes.NewReader(c.in), Options{})
+			if a.Error != "" || a.Format != want.Format || a.Status != want.Status || len(a.Items) != 1 || a.Items[0].Value != want.Items[0].Value ||
+				strings.Join(a.Data.NCCLLog.Hosts, ",") != strings.Join(want.Data.NCCLLog.Hosts, ",") {
+				t.Fatalf("got %s %s %q items %+v, want %s %s", a.Format, a.Status, a.Error, a.Items, want.Format, want.Status)
+			}
+			if !strings.Contains(strings.Join(a.Notes, "\n"), c.note) {
+				t.Errorf("notes %q lack %q", a.Notes, c.note)
+			}
+		})
+	}
+}
+
+func prefixLines(s, p string) string {
+	return p + strings.ReplaceAll(strings.TrimSuffix(s, "\n"), "\n", "\n"+p) + "\n"
+}
+
+// TestMarkdownLostHash: a forum's Markdown reads nccl-tests' "# " lines as
+// headings and drops the "#"; the table still reads whole.
+func TestMarkdownLostHash(t *testing.T) {
+	clean := verbatim(t, "nccl-tests/04_all_gather_16G_2x_dgx-spark_GB10_new-header.txt")
+	var stripped []string
+	for _, l := range strings.Split(string(clean), "\n") {
+		stripped = append(stripped, strings.TrimLeft(l, "# "))
+	}
+	want := Reader("clean", bytes.NewReader(clean), Options{})
+	a := Reader("md", strings.NewReader(strings.Join(stripped, "\n")), Options{})
+	if a.Error != "" || a.Format != FormatNCCLTests || a.Measured != want.Measured || a.Items[0].Value != want.Items[0].Value || a.Status != want.Status {
+		t.Fatalf("got %q %s %q %+v, want %q", a.Error, a.Format, a.Measured, a.Items, want.Measured)
+	}
+	if !strings.Contains(strings.Join(a.Notes, "\n"), "had lost their \"#\"") {
+		t.Errorf("notes %q", a.Notes)
+	}
+}
+
+func TestOnlyNULs(t *testing.T) {
+	a := Reader("nul", bytes.NewReader(make([]byte, 1<<20)), Options{})
+	if a.Status != report.VerdictUnknown || !strings.Contains(a.Error, "only NUL bytes (1048576)") {
+		t.Errorf("%s %q", a.Status, a.Error)
+	}
+}
