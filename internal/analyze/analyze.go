@@ -154,11 +154,11 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 }
 
 // parseTextInto parses a text format from the normalised lines.
-func parseTextInto(p *Parsed, src io.Reader, sample []byte, br *bufio.Reader, isFramed bool) error {
+func parseTextInto(p *Parsed, src *pasteReader, sample []byte, br *bufio.Reader, isFramed bool) error {
 	format := p.Format
 	switch format {
 	case FormatNCCLTests, FormatNCCLLog:
-		o, err := results.ParseNCCLTests(src)
+		o, err := results.ParseNCCLTestsLines(src)
 		p.NCCL = &o
 		if err != nil {
 			return fmt.Errorf("%s: %w", format, err)

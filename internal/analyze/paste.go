@@ -37,7 +37,10 @@ type pasteReader struct {
 	stats *pasteStats
 	// observe, when set, sees each normalised line (without its '\n')
 	observe func([]byte)
-	out     []byte // pending output
+	out     []byte // pending output: a part of buf
+	buf     []byte // out's storage, reused
+	cur     []byte // the line next produced, nil if none
+	n       int    // lines handed out by Next
 	line    []byte // the long line being assembled
 	skip    bool   // inside a line over the bound
 	err     error
@@ -47,20 +50,52 @@ func newPasteReader(br *bufio.Reader, st *pasteStats, observe func([]byte)) *pas
 	return &pasteReader{br: br, stats: st, observe: observe}
 }
 
+// Read hands on as many whole lines as fit in b (the parsers read large
+// blocks), and a line longer than b in pieces.
 func (p *pasteReader) Read(b []byte) (int, error) {
-	for len(p.out) == 0 {
-		if p.err != nil {
-			return 0, p.err
+	n := 0
+	for n < len(b) {
+		if len(p.out) == 0 {
+			if p.err != nil || n > 0 && len(b)-n < 512 {
+				break
+			}
+			if p.next(); p.cur != nil {
+				p.buf = append(append(p.buf[:0], p.cur...), '\n')
+				p.out = p.buf
+			}
+			continue
 		}
-		p.next()
+		c := copy(b[n:], p.out)
+		p.out = p.out[c:]
+		n += c
 	}
-	n := copy(b, p.out)
-	p.out = p.out[n:]
+	if n == 0 && p.err != nil {
+		return 0, p.err
+	}
 	return n, nil
 }
 
-// next reads one raw line and queues its normalised form.
+// Next returns the next normalised line without its ending; it is valid
+// until the next call.
+func (p *pasteReader) Next() ([]byte, error) {
+	for {
+		if p.next(); p.cur != nil {
+			p.n++
+			return p.cur, nil
+		}
+		if p.err != nil {
+			return nil, p.err
+		}
+	}
+}
+
+// Line is the number of the line Next returned last.
+func (p *pasteReader) Line() int { return p.n }
+
+// next reads one raw line and sets cur to its normalised form (nil when
+// the line is skipped or there is none).
 func (p *pasteReader) next() {
+	p.cur = nil
 	chunk, err := p.br.ReadSlice('\n')
 	switch {
 	case errors.Is(err, bufio.ErrBufferFull):
@@ -95,8 +130,16 @@ func (p *pasteReader) next() {
 		raw = p.line
 		defer func() { p.line = p.line[:0] }()
 	}
-	line := bytes.TrimRight(raw, "\r\n")
-	if i := bytes.LastIndexByte(line, '\r'); i >= 0 {
+	line := raw
+	if n := len(line); n > 0 && line[n-1] == '\n' {
+		line = line[:n-1]
+	}
+	if n := len(line); n > 0 && line[n-1] == '\r' {
+		line = line[:n-1]
+	}
+	// IndexByte is vectorised; LastIndexByte is not, and most lines have no '\r'
+	if bytes.IndexByte(line, '\r') >= 0 {
+		i := bytes.LastIndexByte(line, '\r')
 		// a terminal shows what was drawn last
 		line = line[i+1:]
 		p.stats.Redrawn++
@@ -108,7 +151,7 @@ func (p *pasteReader) next() {
 	if p.observe != nil {
 		p.observe(clean)
 	}
-	p.out = append(append(p.out[:0], clean...), '\n')
+	p.cur = clean
 }
 
 // normaliseLine removes what display and transport put around a line of
@@ -137,8 +180,18 @@ func normaliseLine(line []byte, st *pasteStats) []byte {
 	return line
 }
 
+func trimBlank(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	return b
+}
+
 func isFence(line []byte) bool {
-	t := bytes.TrimLeft(line, " \t")
+	t := trimBlank(line)
+	if len(t) < 3 || t[0] != '`' && t[0] != '~' {
+		return false
+	}
 	return bytes.HasPrefix(t, []byte("```")) || bytes.HasPrefix(t, []byte("~~~"))
 }
 
@@ -291,24 +344,26 @@ func ctimeStdout(b []byte) int {
 }
 
 // nccl-tests' header lines, as Markdown leaves them once it has read the
-// "#" as a heading marker.
-var hashless = [][]byte{
-	[]byte("nThread "), []byte("nccl-tests version "), []byte("Collective test starting"), []byte("Using devices"),
-	[]byte("Rank "), []byte("size "), []byte("(B) "), []byte("Out of bounds values"), []byte("Avg bus bandwidth"),
+// "#" as a heading marker, by their first byte.
+var hashless = map[byte][][]byte{
+	'n': {[]byte("nThread "), []byte("nccl-tests version ")},
+	'C': {[]byte("Collective test starting")},
+	'U': {[]byte("Using devices")},
+	'R': {[]byte("Rank ")},
+	's': {[]byte("size ")},
+	'(': {[]byte("(B) ")},
+	'O': {[]byte("Out of bounds values")},
+	'A': {[]byte("Avg bus bandwidth")},
 }
 
 // restoreHash gives such a line its "# " back; nil if it is not one.
 func restoreHash(line []byte) []byte {
-	t := bytes.TrimLeft(line, " \t")
+	t := trimBlank(line)
 	if len(t) == 0 {
 		return nil
 	}
-	switch t[0] {
-	case 'n', 'C', 'U', 'R', 's', '(', 'O', 'A':
-	default:
-		return nil
-	}
-	for _, k := range hashless {
+	keys := hashless[t[0]]
+	for _, k := range keys {
 		if !bytes.HasPrefix(t, k) {
 			continue
 		}

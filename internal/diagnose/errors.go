@@ -36,11 +36,28 @@ func NewErrorMatcher(sigs []expect.Signature) *ErrorMatcher {
 }
 
 // candidate is a cheap test that a line may be an error: most lines of a
-// large log are NCCL INFO lines, which carry errors only in a few words.
+// large log are NCCL INFO lines and table rows, which carry none.
 func candidate(line []byte) bool {
-	if i := bytes.Index(line, []byte("NCCL INFO ")); i >= 0 {
-		rest := line[i+10:]
-		return bytes.Contains(rest, []byte("ailed")) || bytes.Contains(rest, []byte("refused"))
+	if i := bytes.Index(line, []byte("NCCL ")); i >= 0 {
+		rest := line[i+5:]
+		if bytes.HasPrefix(rest, []byte("INFO ")) {
+			// the INFO lines that carry an error start so: "Failed to open
+			// libibverbs.so", "Call to connect returned Connection refused"
+			rest = rest[5:]
+			return bytes.HasPrefix(rest, []byte("Failed")) || bytes.HasPrefix(rest, []byte("Call to"))
+		}
+		if bytes.HasPrefix(rest, []byte("WARN ")) || bytes.HasPrefix(rest, []byte("ATTN ")) || bytes.HasPrefix(rest, []byte("error")) {
+			return true
+		}
+	}
+	t := line
+	for len(t) > 0 && (t[0] == ' ' || t[0] == '\t') {
+		t = t[1:]
+	}
+	// table rows (two numbers first) and header lines are no error; the
+	// lines reach here without their timestamps
+	if len(t) == 0 || t[0] == '#' || numberRow(t) {
+		return false
 	}
 	for _, k := range candidateKeys {
 		if bytes.Contains(line, k) {
@@ -48,6 +65,20 @@ func candidate(line []byte) bool {
 		}
 	}
 	return false
+}
+
+func numberRow(t []byte) bool {
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == 0 || i == len(t) || t[i] != ' ' && t[i] != '\t' {
+		return false
+	}
+	for i < len(t) && (t[i] == ' ' || t[i] == '\t') {
+		i++
+	}
+	return i < len(t) && t[i] >= '0' && t[i] <= '9'
 }
 
 var candidateKeys = [][]byte{[]byte("WARN"), []byte("ATTN"), []byte("rror"), []byte("ailed"), []byte("imed out"), []byte("imeout"),
@@ -63,7 +94,10 @@ func (m *ErrorMatcher) Observe(line []byte) {
 	}
 	for i := range m.sigs {
 		s := &m.sigs[i]
-		for _, re := range s.Res {
+		for j, re := range s.Res {
+			if lit := s.Lits[j]; len(lit) > 0 && !bytes.Contains(line, lit) {
+				continue
+			}
 			if !re.Match(line) {
 				continue
 			}

@@ -25,8 +25,68 @@ type Signature struct {
 	MeaningServer string   `yaml:"meaning_server" json:"meaning_server"`
 	Fix           string   `yaml:"fix" json:"fix"`
 	Sources       []string `yaml:"sources" json:"sources"`
-	// Res is Match compiled.
-	Res []*regexp.Regexp `yaml:"-" json:"-"`
+	// Res is Match compiled; Lits[i] is a literal every match of Res[i]
+	// contains ("" when none could be told), a cheap test before the regexp.
+	Res  []*regexp.Regexp `yaml:"-" json:"-"`
+	Lits [][]byte         `yaml:"-" json:"-"`
+}
+
+// requiredLiteral returns the longest run of plain characters that every
+// match of the pattern contains: characters outside any group, class or
+// escape and not made optional by a quantifier. "" when there is none of
+// at least 4 characters.
+func requiredLiteral(pattern string) string {
+	best, run := "", []byte{}
+	flush := func() {
+		if len(run) > len(best) {
+			best = string(run)
+		}
+		run = run[:0]
+	}
+	depth := 0
+	for i := 0; i < len(pattern); i++ {
+		c := pattern[i]
+		switch {
+		case c == '(':
+			flush()
+			depth++
+		case c == ')':
+			depth--
+			flush()
+		case c == '|':
+			if depth == 0 {
+				return "" // an alternation at the top: no literal is required
+			}
+		case depth > 0:
+		case c == '\\':
+			flush()
+			i++
+		case c == '[':
+			flush()
+			for i < len(pattern) && pattern[i] != ']' {
+				i++
+			}
+		case c == '?' || c == '*' || c == '{':
+			if len(run) > 0 {
+				run = run[:len(run)-1]
+			}
+			flush()
+		case c == '.' || c == '^' || c == '$' || c == '+':
+			if c == '+' {
+				// one or more: the character stays required, the run ends
+				flush()
+				continue
+			}
+			flush()
+		default:
+			run = append(run, c)
+		}
+	}
+	flush()
+	if len(best) < 4 {
+		return ""
+	}
+	return best
 }
 
 // Meaning is what the message means on the platform ("dgx-spark" or any
@@ -69,6 +129,11 @@ func ParseSignatures(data []byte) ([]Signature, error) {
 				return nil, fmt.Errorf("signatures.yaml: %s: %w", s.ID, err)
 			}
 			s.Res = append(s.Res, re)
+			var lit []byte
+			if l := requiredLiteral(m); l != "" {
+				lit = []byte(l)
+			}
+			s.Lits = append(s.Lits, lit)
 		}
 	}
 	return doc.Signatures, nil

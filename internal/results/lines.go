@@ -42,6 +42,13 @@ const (
 	maxBuffer = MaxLineBytes + ReadBufferSize
 )
 
+// LineSource hands out lines without their endings, each valid until the
+// next call, and io.EOF at the end; Line is the number of the last one.
+type LineSource interface {
+	Next() ([]byte, error)
+	Line() int
+}
+
 // NewLineReader returns a LineReader over r.
 func NewLineReader(r io.Reader) *LineReader {
 	return &LineReader{r: r}

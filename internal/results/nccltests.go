@@ -63,8 +63,13 @@ type ncclParser struct {
 // tables per input, N/A and #wrong columns, and the footer. It returns what
 // it could read together with the first read error, if any.
 func ParseNCCLTests(r io.Reader) (NCCLOutput, error) {
+	return ParseNCCLTestsLines(NewLineReader(r))
+}
+
+// ParseNCCLTestsLines is ParseNCCLTests over lines another reader splits
+// (analyze's, which also undoes what pasting did to them).
+func ParseNCCLTestsLines(lr LineSource) (NCCLOutput, error) {
 	p := &ncclParser{}
-	lr := NewLineReader(r)
 	var err error
 	for {
 		var line []byte

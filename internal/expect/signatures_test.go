@@ -1,0 +1,59 @@
+package expect
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSignatures(t *testing.T) {
+	sigs, err := Signatures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sigs) < 15 {
+		t.Fatalf("%d signatures", len(sigs))
+	}
+	for _, s := range sigs {
+		for _, src := range s.Sources {
+			if !strings.HasPrefix(src, "https://github.com/") && !strings.HasPrefix(src, "NVIDIA/nccl docs/") {
+				t.Errorf("%s: source %q is neither a thread nor NCCL's documentation", s.ID, src)
+			}
+		}
+		// the literal prefilter must never hide a match: each pattern's
+		// literal is in the text its own first example would need
+		for i, lit := range s.Lits {
+			if len(lit) > 0 && !strings.Contains(s.Match[i], string(lit)) {
+				t.Errorf("%s: literal %q not in %q", s.ID, lit, s.Match[i])
+			}
+		}
+	}
+}
+
+func TestRequiredLiteral(t *testing.T) {
+	for pattern, want := range map[string]string{
+		`ibv_modify_qp failed with (error )?(110|Connection timed out)`: "ibv_modify_qp failed with ",
+		`Got completion from peer .*with (status=|error )12\b`:          "Got completion from peer ",
+		`Failed to query GID .*No data available`:                        "Failed to query GID ",
+		`ncclSystemError`:                                                "ncclSystemError",
+		`a|b`:                                                            "",
+		`Cuda failure( \d+)? '`:                                          "Cuda failure",
+		`ran for \d+ milliseconds before timing out`:                     " milliseconds before timing out",
+		`Couldn.t connect to .*:\d+`:                                     "t connect to ",
+	} {
+		if got := requiredLiteral(pattern); got != want {
+			t.Errorf("%q: %q, want %q", pattern, got, want)
+		}
+	}
+}
+
+func TestParseSignaturesRejects(t *testing.T) {
+	for _, doc := range []string{
+		"signatures:\n  - id: x\n    title: t\n    match: ['(']\n    weight: 1\n    severity: fail\n    meaning_spark: a\n    meaning_server: b\n    fix: c\n    sources: [s]\n",
+		"signatures:\n  - id: x\n    title: t\n    match: [a]\n    weight: 1\n    severity: fail\n    meaning_spark: a\n    meaning_server: b\n    fix: c\n",
+		"signatures:\n  - id: x\n    title: t\n    match: [a]\n    weight: 0\n    severity: fail\n    meaning_spark: a\n    meaning_server: b\n    fix: c\n    sources: [s]\n",
+	} {
+		if _, err := ParseSignatures([]byte(doc)); err == nil {
+			t.Errorf("accepted %q", doc)
+		}
+	}
+}
