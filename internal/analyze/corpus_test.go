@@ -14,7 +14,9 @@ import (
 // established): the format told, what was measured, the verdict, and the
 // error signature ranked first ("" where the text holds no error line).
 var pasted = []struct {
-	file, format, status, top, measured string
+	file, format  string
+	status        report.Verdict
+	top, measured string
 }{
 	{"01_qp110_timestamped_fenced.txt", FormatNCCLLog, report.VerdictCritical, "ib-qp-timeout", "NCCL_DEBUG=INFO log"},
 	{"02_qp_timeout_gid_index_markdown.txt", FormatNCCLLog, report.VerdictCritical, "ib-qp-timeout", "NCCL_DEBUG=INFO log"},

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/diagnose"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
@@ -45,9 +44,9 @@ func (a *analysis) errors(hits []diagnose.ErrorHit) {
 	flags := make([]report.AnalysisFlag, 0, len(hits))
 	for _, h := range hits {
 		s := h.Signature
-		sev := check.Fail
+		sev := report.Fail
 		if s.Severity == "warn" {
-			sev = check.Warn
+			sev = report.Warn
 		}
 		meaning := s.Meaning(a.res.Platform)
 		if a.res.Platform == "" {
@@ -123,11 +122,11 @@ func (a *analysis) ras(r *results.NCCLRAS) {
 // revision-mismatch warning) into the verdict.
 func (a *analysis) diagFlags(l *results.NCCLLog) {
 	if l.RevisionMismatch != "" {
-		a.flag(check.Fail, "nccl.revision-mismatch", "ranks run different NCCL builds (git revisions): the same version string may hide different binaries",
+		a.flag(report.Fail, "nccl.revision-mismatch", "ranks run different NCCL builds (git revisions): the same version string may hide different binaries",
 			l.RevisionMismatch, "install one NCCL build on every node (the same package or wheel) and check which libnccl.so.2 each process loads", "NCCL 2.32 release notes (mismatched git revisions reported at init)")
 	}
 	if l.AttnCount > 0 {
-		a.flag(check.Warn, "nccl.attn", fmt.Sprintf("NCCL printed %d ATTN line%s (a condition that needs attention, e.g. degraded NVLink)", l.AttnCount, plural(int(l.AttnCount))),
+		a.flag(report.Warn, "nccl.attn", fmt.Sprintf("NCCL printed %d ATTN line%s (a condition that needs attention, e.g. degraded NVLink)", l.AttnCount, plural(int(l.AttnCount))),
 			l.Attention[0], "read the ATTN lines: they name the degraded link or setting", "NCCL 2.32 release notes (ATTN log level)")
 	}
 	if len(l.DiagCounts) == 0 {
@@ -145,9 +144,9 @@ func (a *analysis) diagFlags(l *results.NCCLLog) {
 		case "OK":
 			continue
 		case "WARN", "FAIL", "ERROR":
-			a.flag(check.Fail, "nccl.diag", "NCCL's diagnostics report a failure", d.Host+": "+d.Message, "", "NCCL diagnostics (NCCL_RUN_RAS_DIAGNOSTICS, ncclras -D)")
+			a.flag(report.Fail, "nccl.diag", "NCCL's diagnostics report a failure", d.Host+": "+d.Message, "", "NCCL diagnostics (NCCL_RUN_RAS_DIAGNOSTICS, ncclras -D)")
 		default:
-			a.flag(check.Warn, "nccl.diag", "NCCL's diagnostics report: "+d.Message, d.Host+": "+d.Message, "", "NCCL diagnostics (NCCL_RUN_RAS_DIAGNOSTICS, ncclras -D)")
+			a.flag(report.Warn, "nccl.diag", "NCCL's diagnostics report: "+d.Message, d.Host+": "+d.Message, "", "NCCL diagnostics (NCCL_RUN_RAS_DIAGNOSTICS, ncclras -D)")
 		}
 		a.offMedian(d)
 	}
@@ -167,7 +166,7 @@ func (a *analysis) offMedian(d results.NCCLDiag) {
 		return
 	}
 	if _, out := diagnose.OffMedian([]float64{min, med, max}); len(out) > 0 {
-		a.flag(check.Warn, "nccl.diag-spread", fmt.Sprintf("the slowest or fastest link is more than %.0f %% off the median (min %g, median %g, max %g)", diagnose.OffMedianFraction*100, min, med, max),
+		a.flag(report.Warn, "nccl.diag-spread", fmt.Sprintf("the slowest or fastest link is more than %.0f %% off the median (min %g, median %g, max %g)", diagnose.OffMedianFraction*100, min, med, max),
 			d.Host+": "+d.Message, "rerun ib_write_bw on the pairs NCCL names to find the slow link", "diagnose.OffMedian (NCCL's 30 % rule)")
 	}
 }
