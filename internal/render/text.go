@@ -193,7 +193,8 @@ func labelColumn(b *strings.Builder, indent string, col int, label, value string
 				ls = append(ls, lead+"# "+part)
 			}
 		default:
-			parts := wrapShell(body, avail-len(lead)-2)
+			// continuation lines are indented two more columns
+			parts := wrapShell(body, avail-len(lead)-4)
 			for i, part := range parts {
 				if i > 0 {
 					part = "  " + part
