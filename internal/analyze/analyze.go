@@ -131,9 +131,9 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 		return p, err
 	}
 	m := diagnose.NewErrorMatcher(sigs)
-	textIn := br
+	var textIn io.Reader = br
 	if isFramed {
-		textIn = bufio.NewReaderSize(newVerbatimReader(br), results.ReadBufferSize)
+		textIn = newVerbatimReader(br)
 	}
 	observe := func(line []byte) {
 		m.Observe(line)

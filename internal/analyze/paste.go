@@ -1,9 +1,7 @@
 package analyze
 
 import (
-	"bufio"
 	"bytes"
-	"errors"
 	"io"
 
 	"github.com/sparkrig/sparkrig/internal/results"
@@ -33,21 +31,23 @@ type pasteStats struct {
 
 // pasteReader passes on normalised lines, each ending in '\n'.
 type pasteReader struct {
-	br    *bufio.Reader
-	stats *pasteStats
+	lr *results.LineReader
+	// longBefore counts the over-long lines skipped before this reader
+	longBefore int
+	stats      *pasteStats
 	// observe, when set, sees each normalised line (without its '\n')
 	observe func([]byte)
 	out     []byte // pending output: a part of buf
 	buf     []byte // out's storage, reused
 	cur     []byte // the line next produced, nil if none
 	n       int    // lines handed out by Next
-	line    []byte // the long line being assembled
-	skip    bool   // inside a line over the bound
 	err     error
 }
 
-func newPasteReader(br *bufio.Reader, st *pasteStats, observe func([]byte)) *pasteReader {
-	return &pasteReader{br: br, stats: st, observe: observe}
+func newPasteReader(r io.Reader, st *pasteStats, observe func([]byte)) *pasteReader {
+	lr := results.NewLineReader(r)
+	lr.SkipLongLines()
+	return &pasteReader{lr: lr, longBefore: st.LongLines, stats: st, observe: observe}
 }
 
 // Read hands on as many whole lines as fit in b (the parsers read large
@@ -96,46 +96,11 @@ func (p *pasteReader) Line() int { return p.n }
 // the line is skipped or there is none).
 func (p *pasteReader) next() {
 	p.cur = nil
-	chunk, err := p.br.ReadSlice('\n')
-	switch {
-	case errors.Is(err, bufio.ErrBufferFull):
-		if !p.skip && len(p.line)+len(chunk) <= maxPasteLine {
-			p.line = append(p.line, chunk...)
-		} else if !p.skip {
-			p.skip, p.line = true, p.line[:0]
-		}
-		return
-	case err != nil && err != io.EOF:
+	line, err := p.lr.Next()
+	p.stats.LongLines = p.longBefore + p.lr.Skipped()
+	if err != nil {
 		p.err = err
 		return
-	case err == io.EOF:
-		p.err = io.EOF
-		if len(chunk) == 0 && len(p.line) == 0 && !p.skip {
-			return
-		}
-	}
-	raw := chunk
-	if p.skip {
-		p.skip, p.line = false, p.line[:0]
-		p.stats.LongLines++
-		return
-	}
-	if len(p.line) > 0 {
-		if len(p.line)+len(chunk) > maxPasteLine {
-			p.line = p.line[:0]
-			p.stats.LongLines++
-			return
-		}
-		p.line = append(p.line, chunk...)
-		raw = p.line
-		defer func() { p.line = p.line[:0] }()
-	}
-	line := raw
-	if n := len(line); n > 0 && line[n-1] == '\n' {
-		line = line[:n-1]
-	}
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
 	}
 	// IndexByte is vectorised; LastIndexByte is not, and most lines have no '\r'
 	if bytes.IndexByte(line, '\r') >= 0 {
@@ -343,17 +308,28 @@ func ctimeStdout(b []byte) int {
 	return 0
 }
 
-// nccl-tests' header lines, as Markdown leaves them once it has read the
-// "#" as a heading marker, by their first byte.
-var hashless = map[byte][][]byte{
-	'n': {[]byte("nThread "), []byte("nccl-tests version ")},
-	'C': {[]byte("Collective test starting")},
-	'U': {[]byte("Using devices")},
-	'R': {[]byte("Rank ")},
-	's': {[]byte("size ")},
-	'(': {[]byte("(B) ")},
-	'O': {[]byte("Out of bounds values")},
-	'A': {[]byte("Avg bus bandwidth")},
+// hashlessKeys are nccl-tests' header lines, as Markdown leaves them once
+// it has read the "#" as a heading marker, by their first byte.
+func hashlessKeys(c byte) []string {
+	switch c {
+	case 'n':
+		return []string{"nThread ", "nccl-tests version "}
+	case 'C':
+		return []string{"Collective test starting"}
+	case 'U':
+		return []string{"Using devices"}
+	case 'R':
+		return []string{"Rank "}
+	case 's':
+		return []string{"size "}
+	case '(':
+		return []string{"(B) "}
+	case 'O':
+		return []string{"Out of bounds values"}
+	case 'A':
+		return []string{"Avg bus bandwidth"}
+	}
+	return nil
 }
 
 // restoreHash gives such a line its "# " back; nil if it is not one.
@@ -362,9 +338,8 @@ func restoreHash(line []byte) []byte {
 	if len(t) == 0 {
 		return nil
 	}
-	keys := hashless[t[0]]
-	for _, k := range keys {
-		if !bytes.HasPrefix(t, k) {
+	for _, k := range hashlessKeys(t[0]) {
+		if len(t) < len(k) || string(t[:len(k)]) != k {
 			continue
 		}
 		switch {

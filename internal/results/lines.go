@@ -28,7 +28,18 @@ type LineReader struct {
 	err        error
 	n          int
 	read       int64
+	// skipLong makes a line over MaxLineBytes skipped (and counted in
+	// skipped) instead of an error; discarding is set inside such a line.
+	skipLong, discarding bool
+	skipped              int
 }
+
+// SkipLongLines makes the reader skip lines over MaxLineBytes (a progress
+// bar redrawn without newlines, a binary blob) rather than stop at them.
+func (lr *LineReader) SkipLongLines() { lr.skipLong = true }
+
+// Skipped is how many lines over MaxLineBytes were skipped.
+func (lr *LineReader) Skipped() int { return lr.skipped }
 
 // ReadBufferSize is the least the LineReader asks for in one read once its
 // buffer has grown (unless a longer line is pending); a *bufio.Reader of
@@ -65,10 +76,36 @@ func (lr *LineReader) Bytes() int64 { return lr.read }
 func (lr *LineReader) Next() ([]byte, error) {
 	for {
 		rest := lr.buf[lr.start:lr.end]
+		if lr.discarding {
+			i := bytes.IndexByte(rest, '\n')
+			if i < 0 {
+				lr.read += int64(len(rest))
+				lr.start = lr.end
+				if lr.err != nil {
+					lr.discarding = false
+					return nil, lr.err
+				}
+				lr.fill()
+				continue
+			}
+			lr.read += int64(i + 1)
+			lr.start += i + 1
+			lr.discarding = false
+			continue
+		}
 		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			if i+1 > MaxLineBytes && lr.skipLong {
+				lr.skipLine(i + 1)
+				continue
+			}
 			return lr.emit(rest[:i+1])
 		}
 		if len(rest) > MaxLineBytes {
+			if lr.skipLong {
+				lr.discarding = true
+				lr.skipLine(len(rest))
+				continue
+			}
 			return nil, lr.tooLong()
 		}
 		if lr.err != nil {
@@ -79,6 +116,14 @@ func (lr *LineReader) Next() ([]byte, error) {
 		}
 		lr.fill()
 	}
+}
+
+// skipLine drops n bytes of an over-long line and counts the line.
+func (lr *LineReader) skipLine(n int) {
+	lr.n++
+	lr.skipped++
+	lr.read += int64(n)
+	lr.start += n
 }
 
 // emit consumes raw (one line with its ending) and returns it without the ending.

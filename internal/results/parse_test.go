@@ -456,3 +456,28 @@ func TestTablesPastTheCap(t *testing.T) {
 		}
 	}
 }
+
+// TestLineReaderSkipsLongLines: in skipping mode a line over the bound is
+// dropped and counted, the lines around it read whole.
+func TestLineReaderSkipsLongLines(t *testing.T) {
+	long := strings.Repeat("=", MaxLineBytes+10)
+	for _, in := range []string{"a\n" + long + "\nb\n", "a\n" + long + "\r\nb", long + "\nb\n"} {
+		lr := NewLineReader(strings.NewReader(in))
+		lr.SkipLongLines()
+		var got []string
+		for {
+			l, err := lr.Next()
+			if err != nil {
+				break
+			}
+			got = append(got, string(l))
+		}
+		want := "a,b"
+		if strings.HasPrefix(in, "=") {
+			want = "b"
+		}
+		if strings.Join(got, ",") != want || lr.Skipped() != 1 || lr.Bytes() != int64(len(in)) {
+			t.Errorf("got %q skipped %d bytes %d of %d", got, lr.Skipped(), lr.Bytes(), len(in))
+		}
+	}
+}
