@@ -33,12 +33,12 @@ func TestRequiredLiteral(t *testing.T) {
 	for pattern, want := range map[string]string{
 		`ibv_modify_qp failed with (error )?(110|Connection timed out)`: "ibv_modify_qp failed with ",
 		`Got completion from peer .*with (status=|error )12\b`:          "Got completion from peer ",
-		`Failed to query GID .*No data available`:                        "Failed to query GID ",
-		`ncclSystemError`:                                                "ncclSystemError",
-		`a|b`:                                                            "",
-		`Cuda failure( \d+)? '`:                                          "Cuda failure",
-		`ran for \d+ milliseconds before timing out`:                     " milliseconds before timing out",
-		`Couldn.t connect to .*:\d+`:                                     "t connect to ",
+		`Failed to query GID .*No data available`:                       "Failed to query GID ",
+		`ncclSystemError`:       "ncclSystemError",
+		`a|b`:                   "",
+		`Cuda failure( \d+)? '`: "Cuda failure",
+		`ran for \d+ milliseconds before timing out`: " milliseconds before timing out",
+		`Couldn.t connect to .*:\d+`:                 "t connect to ",
 	} {
 		if got := requiredLiteral(pattern); got != want {
 			t.Errorf("%q: %q, want %q", pattern, got, want)
