@@ -319,6 +319,11 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	}
 	a := &analysis{set: set, res: report.AnalysisResult{File: name, Format: p.Format,
 		Items: []report.AnalysisItem{}, Flags: []report.AnalysisFlag{}}}
+	if p.NCCL != nil {
+		for _, n := range reconcile(p.NCCL) {
+			a.note("%s", n)
+		}
+	}
 	a.infer(p, opt)
 	a.input(p)
 	switch {

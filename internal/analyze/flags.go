@@ -117,10 +117,15 @@ func (a *analysis) flags(l *results.NCCLLog) {
 	// a channel via NET/ only exists between nodes, so NET/Socket channels
 	// are inter-node traffic over TCP whatever the host names say
 	ibOff := strings.TrimSpace(l.Env["NCCL_IB_DISABLE"]) == "1"
-	if kinds["NET/Socket"] > 0 || l.Network == "Socket" && (multi || len(l.IBDevices) > 0 || ibOff) {
+	// NCCL brings NET/Socket up only when no RDMA device answered: a
+	// "NET/Socket : Using" line without NET/IB devices is the socket network
+	socketOnly := len(l.SocketDevices) > 0 && len(l.IBDevices) == 0 && !l.RDMA() && l.Network == ""
+	if kinds["NET/Socket"] > 0 || l.Network == "Socket" && (multi || len(l.IBDevices) > 0 || ibOff) || socketOnly && multi {
 		ev := fmt.Sprintf("'Using network %s'", l.Network)
 		if n := kinds["NET/Socket"]; n > 0 {
 			ev = fmt.Sprintf("%d channel connections via NET/Socket", n)
+		} else if socketOnly {
+			ev = "'NET/Socket : Using " + strings.Join(l.SocketDevices, " ") + "' and no NET/IB device"
 		}
 		for _, n := range l.NetNotes {
 			if strings.Contains(n, "No device found") || !ibOff && strings.Contains(n, "Plugin") {
@@ -135,6 +140,14 @@ func (a *analysis) flags(l *results.NCCLLog) {
 		}
 		a.flag(report.Fail, "nccl.net-socket", "NCCL moves data over TCP sockets (NET/Socket), not RDMA: expect about 1/10 of the bandwidth", ev,
 			fix, "docs/dgx-spark.md pitfall 13")
+		for _, d := range l.SocketDevices {
+			if strings.HasPrefix(d, "enP7s7") {
+				a.flag(report.Fail, "spark.socket-on-management-port", "NCCL's data goes over enP7s7, DGX Spark's 10 GbE management port, not the 200 GbE ConnectX-7 link", "NET/Socket : Using "+d,
+					"make the ConnectX-7 RoCE devices visible to the job and list them in NCCL_IB_HCA; NCCL_SOCKET_IFNAME=enP7s7 selects the bootstrap interface only",
+					"docs/dgx-spark.md (management NIC enP7s7, 10 GbE); https://github.com/NVIDIA/dgx-spark-playbooks/issues/102")
+				break
+			}
+		}
 	}
 	usesIB := l.RDMA()
 	if usesIB && multi {

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/platform"
 	"github.com/sparkrig/sparkrig/internal/results"
@@ -46,6 +47,11 @@ func inferPlatform(p Parsed) (string, string) {
 			}
 		}
 		l := &p.NCCL.Log
+		for _, d := range l.SocketDevices {
+			if strings.HasPrefix(d, "enP7s7:") {
+				return "dgx-spark", "NCCL's socket interface enP7s7 is DGX Spark's 10 GbE management port"
+			}
+		}
 		for _, name := range append(append([]string(nil), l.GDREnabledHCAs...), l.GDRDisabledHCAs...) {
 			if sparkRoCE.MatchString(name) {
 				return "dgx-spark", fmt.Sprintf("NCCL names HCA %s, one of DGX Spark's ConnectX-7 twins", name)

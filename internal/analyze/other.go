@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/diagnose"
@@ -108,6 +109,22 @@ func (a *analysis) aggregate(runs []results.PerftestRun) (report.AnalysisItem, b
 	}
 	if w, ok := a.set.Wire(a.res.Platform, "network"); ok {
 		a.wire(&it, sum/8, &w)
+	}
+	// rails judged against each other by the rule NCCL's diagnostics use
+	names := make([]string, 0, len(devs))
+	for d := range devs {
+		names = append(names, d)
+	}
+	sort.Strings(names)
+	vals := make([]float64, len(names))
+	for i, d := range names {
+		vals[i] = devs[d]
+	}
+	if med, out := diagnose.OffMedian(vals); len(out) > 0 {
+		for _, i := range out {
+			a.flag(report.Warn, "rdma.rail-off-median", fmt.Sprintf("%s: %.2f Gb/s is more than %.0f %% off the median of the %d devices (%.2f Gb/s)", names[i], vals[i], diagnose.OffMedianFraction*100, len(names), med),
+				fmt.Sprintf("ib_%s_bw on %s", verb, names[i]), "check that device's link (speed, MTU, errors) and cable", "diagnose.OffMedian (NCCL diagnostics' 30 % rule)")
+		}
 	}
 	return it, true
 }
