@@ -158,7 +158,10 @@ func parseTextInto(p *Parsed, src *pasteReader, sample []byte, br *bufio.Reader,
 	format := p.Format
 	switch format {
 	case FormatNCCLTests, FormatNCCLLog:
-		o, err := results.ParseNCCLTestsLines(src)
+		// the NCCL parser hands the error catalogue the lines worth its time
+		obs := src.observe
+		src.observe = nil
+		o, err := results.ParseNCCLTestsLinesSeen(src, obs)
 		p.NCCL = &o
 		if err != nil {
 			return fmt.Errorf("%s: %w", format, err)

@@ -123,6 +123,17 @@ func (p *pasteReader) next() {
 // program output. It returns nil for a line that is only decoration (a
 // Markdown fence).
 func normaliseLine(line []byte, st *pasteStats) []byte {
+	if len(line) > 0 && line[0] >= 'a' && line[0] <= 'z' {
+		// most lines of a log (a host name first): no decoration starts
+		// with a lower-case letter, only two lost-"#" headers do
+		if line[0] == 'n' || line[0] == 's' {
+			if r := restoreHash(line); r != nil {
+				st.Restored++
+				return r
+			}
+		}
+		return line
+	}
 	orig := len(line)
 	for range 6 {
 		before := len(line)

@@ -81,7 +81,15 @@ type NCCLLog struct {
 	ibGen, usingGen int
 	usingDevs       []byte
 	strs            recentStrings
+	// quietInfo is set when the line last observed was an INFO line that
+	// reports no failure
+	quietInfo bool
 }
+
+// QuietInfo reports whether the line last observed was an NCCL INFO line
+// that reports no failure: most of a log, and nothing an error catalogue
+// needs to see.
+func (l *NCCLLog) QuietInfo() bool { return l.quietInfo }
 
 func (l *NCCLLog) str(b []byte) string { return l.strs.get(b) }
 
@@ -146,6 +154,7 @@ var (
 // Observe reads one line (launcher prefix already removed) and reports
 // whether it was an NCCL log line.
 func (l *NCCLLog) Observe(line []byte) bool {
+	l.quietInfo = false
 	i := bytes.Index(line, tagNCCL)
 	if i < 0 {
 		if bytes.Contains(line, []byte("NCCL_")) && bytes.Contains(line, []byte("=")) {
@@ -159,7 +168,10 @@ func (l *NCCLLog) Observe(line []byte) bool {
 	case len(rest) >= len(tagInfo) && rest[5] == 'I' && rest[6] == 'N' && rest[7] == 'F' && rest[8] == 'O' && rest[9] == ' ':
 		l.InfoLines++
 		l.host(line[:i])
-		l.info(rest[len(tagInfo):])
+		msg := rest[len(tagInfo):]
+		// the few INFO messages that report a failure
+		l.quietInfo = !bytes.HasPrefix(msg, []byte("Failed")) && !bytes.HasPrefix(msg, []byte("Call to"))
+		l.info(msg)
 		return true
 	case bytes.HasPrefix(rest, tagWarn):
 		l.host(line[:i])

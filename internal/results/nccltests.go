@@ -55,6 +55,7 @@ type ncclParser struct {
 	// spare holds a table past maxTables: counted, never kept, so one
 	// is reused rather than one allocated per table.
 	spare NCCLTable
+	seen  func([]byte)
 }
 
 // ParseNCCLTests reads nccl-tests text output in one streaming pass: every
@@ -69,7 +70,14 @@ func ParseNCCLTests(r io.Reader) (NCCLOutput, error) {
 // ParseNCCLTestsLines is ParseNCCLTests over lines another reader splits
 // (analyze's, which also undoes what pasting did to them).
 func ParseNCCLTestsLines(lr LineSource) (NCCLOutput, error) {
-	p := &ncclParser{}
+	return ParseNCCLTestsLinesSeen(lr, nil)
+}
+
+// ParseNCCLTestsLinesSeen is ParseNCCLTestsLines that also hands every line
+// to seen, except NCCL INFO lines that report no failure (the bulk of a
+// log), so that a second reader (analyze's error catalogue) costs little.
+func ParseNCCLTestsLinesSeen(lr LineSource, seen func([]byte)) (NCCLOutput, error) {
+	p := &ncclParser{seen: seen}
 	var err error
 	for {
 		var line []byte
@@ -108,6 +116,9 @@ func (p *ncclParser) line(line []byte) {
 		if !p.out.Log.Observe(line) {
 			p.commandLine(t)
 		}
+	}
+	if p.seen != nil && !p.out.Log.QuietInfo() {
+		p.seen(line)
 	}
 }
 
