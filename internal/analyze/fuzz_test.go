@@ -45,6 +45,7 @@ func FuzzReader(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(doc)
+	addPastedSeeds(f)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		a := Reader("fuzz", bytes.NewReader(in), Options{})
 		if a.Status == "" || strings.Contains(a.Error, "\n") {

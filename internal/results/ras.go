@@ -155,11 +155,17 @@ func (p *rasParser) line(raw []byte) {
 		return
 	}
 	if !indented {
+		p.cur = nil
 		f := RASFinding{Severity: p.section, Kind: string(t)}
-		if t[0] == '#' {
-			if fs := bytes.Fields(t); len(fs) >= 3 {
-				f.Comm, f.Kind = string(fs[0])+" "+string(fs[1]), string(fs[len(fs)-1])
+		switch {
+		case t[0] == '#':
+			fs := bytes.Fields(t)
+			if len(fs) < 3 || !rasKind(fs[len(fs)-1]) {
+				return
 			}
+			f.Comm, f.Kind = string(fs[0])+" "+string(fs[1]), string(fs[len(fs)-1])
+		case !rasKind(t):
+			return // not RAS output: a fence, a framework's line
 		}
 		p.cur = p.add(f)
 		return
@@ -167,6 +173,17 @@ func (p *rasParser) line(raw []byte) {
 	if p.cur != nil && len(p.cur.Details) < 8 {
 		p.cur.Details = append(p.cur.Details, strings.ToValidUTF8(string(t), "?"))
 	}
+}
+
+// rasKind is a finding's kind: INCOMPLETE, MISMATCH, DEAD, TIMEOUT,
+// INCOMPLETE,MISMATCH.
+func rasKind(b []byte) bool {
+	for _, c := range b {
+		if !(c >= 'A' && c <= 'Z' || c == '_' || c == ',') {
+			return false
+		}
+	}
+	return len(b) > 1
 }
 
 func (p *rasParser) add(f RASFinding) *RASFinding {

@@ -1,0 +1,104 @@
+package results
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestParseRASMismatch(t *testing.T) {
+	r, err := ParseRAS(bytes.NewReader(verbatim(t, "ras/01_status_mismatch.txt")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version != "2.26.2" || r.Nodes != 4 || r.Processes != 32 || r.GPUs != 32 || len(r.Groups) != 1 {
+		t.Fatalf("%+v", r)
+	}
+	if g := r.Groups[0]; g != (RASGroup{Group: 0, Comms: 1, NodesPerComm: 4, RanksPerNode: "8", RanksPerComm: 32, RanksInGroup: 32, Status: "RUNNING", Errors: "MISMATCH"}) {
+		t.Errorf("group %+v", g)
+	}
+	if len(r.Findings) != 1 || r.Findings[0].Severity != "warning" || r.Findings[0].Kind != "MISMATCH" || r.Findings[0].Comm != "#0-0 (fa93daea854b060b)" ||
+		len(r.Findings[0].Details) != 5 || r.Findings[0].Details[1] != "30 ranks have launched up to operation 640" || r.OK() {
+		t.Errorf("findings %+v", r.Findings)
+	}
+}
+
+func TestParseRASIncomplete(t *testing.T) {
+	r, err := ParseRAS(bytes.NewReader(verbatim(t, "ras/02_status_incomplete_outlier.txt")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the second summary table (3 columns) holds the totals
+	if r.Version != "2.27.3" || r.Nodes != 2 || r.Processes != 10 || r.GPUs != 10 || len(r.Groups) != 3 || r.Groups[1].Comms != 4 || r.Groups[2].Status != "NOCOMM" {
+		t.Fatalf("%+v", r)
+	}
+	var kinds []string
+	for _, f := range r.Findings {
+		kinds = append(kinds, f.Severity+":"+f.Kind)
+	}
+	if strings.Join(kinds, ",") != "error:INCOMPLETE,error:INCOMPLETE" || r.Findings[0].Details[1] != "Process 60004 on node 10.4.109.13 managing GPU 0" {
+		t.Errorf("%v %+v", kinds, r.Findings)
+	}
+	r, _ = ParseRAS(bytes.NewReader(verbatim(t, "ras/03_doc_incomplete_timeout.txt")))
+	if len(r.Groups) != 1 || r.Groups[0].RanksPerNode != "7-8" || len(r.Findings) != 3 || r.Findings[2].Severity != "warning" || r.Findings[2].Kind != "TIMEOUT" {
+		t.Errorf("%+v", r)
+	}
+}
+
+func TestParseRASJSON(t *testing.T) {
+	r, err := ParseRASJSON(verbatim(t, "ras/04_doc_json_missing_rank.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Version != "2.29.1" || r.Communicators != 1 || r.Nodes != 1 || len(r.Findings) != 1 || r.Findings[0].Kind != "INCOMPLETE" || r.Findings[0].Comm != "(0xae94423cfbb2ef4a)" {
+		t.Errorf("%+v", r)
+	}
+	if _, err := ParseRASJSON([]byte(`{"communicators": [`)); err == nil {
+		t.Error("truncated JSON accepted")
+	}
+}
+
+func FuzzParseRAS(f *testing.F) {
+	seedAll(f, "ras")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, _ := ParseRAS(bytes.NewReader(b))
+		if len(r.Groups) > maxListed || len(r.Findings) > maxListed {
+			t.Fatalf("%d groups %d findings", len(r.Groups), len(r.Findings))
+		}
+		for _, f := range r.Findings {
+			if len(f.Details) > 8 {
+				t.Fatalf("%d details", len(f.Details))
+			}
+		}
+		j, _ := ParseRASJSON(b)
+		if len(j.Findings) > maxListed {
+			t.Fatalf("%d findings", len(j.Findings))
+		}
+	})
+}
+
+// TestNCCLDiagLines reads NCCL's diagnostics lines in the form NCCL's
+// troubleshooting guide documents ("<host>:<pid> NCCL DIAG [OK] …", NCCL >=
+// 2.31); no public output of a run was found to copy, so the messages
+// here are placeholders of that form, not NCCL's wording.
+func TestNCCLDiagLines(t *testing.T) {
+	var l NCCLLog
+	for _, line := range []string{
+		"=== RAS Diagnostics ===",
+		"node1:4242 NCCL DIAG [OK] placeholder one",
+		"node2:4343 NCCL DIAG [INFO] placeholder two",
+		"node2:4343 NCCL DIAG unlevelled",
+		"node1:4242:4250 [0] NCCL ATTN placeholder attention",
+		"node1:4242:4250 [0] NCCL WARN placeholder: ranks run NCCL git revisions that differ",
+	} {
+		l.Observe([]byte(line))
+	}
+	if len(l.Diag) != 3 || l.Diag[0] != (NCCLDiag{Host: "node1", Level: "OK", Message: "placeholder one"}) || l.Diag[1].Level != "INFO" ||
+		l.Diag[2].Level != "INFO" || l.DiagCounts["OK"] != 1 || l.DiagCounts["INFO"] != 2 {
+		t.Errorf("%+v %v", l.Diag, l.DiagCounts)
+	}
+	if l.AttnCount != 1 || l.Attention[0] != "placeholder attention" || l.WarnCount != 1 || l.RevisionMismatch != "placeholder: ranks run NCCL git revisions that differ" ||
+		strings.Join(l.Hosts, ",") != "node1" {
+		t.Errorf("attn %d %q warn %d revision %q hosts %v", l.AttnCount, l.Attention, l.WarnCount, l.RevisionMismatch, l.Hosts)
+	}
+}
