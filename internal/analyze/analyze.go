@@ -53,6 +53,9 @@ type Parsed struct {
 	Detection Detection
 	// Input says what had to be undone to read the text.
 	Input inputStats
+	// kept are error-signature flags of an earlier analysis (a sparkrig
+	// report document), whose lines are gone.
+	kept []report.AnalysisFlag
 }
 
 // inputStats is what reading a pasted text had to undo.
@@ -119,6 +122,21 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 	}
 	p := Parsed{Format: format, Detection: det, Input: in}
 	switch format {
+	case FormatSparkrigReport:
+		data, err := readJSON(br, isFramed, format)
+		if err != nil {
+			return p, err
+		}
+		docs, err := ParseDocument(data)
+		if err != nil {
+			return p, err
+		}
+		if len(docs) > 1 {
+			return p, fmt.Errorf("sparkrig report: %d results in one document (sparkrig analyze reads each)", len(docs))
+		}
+		d := docs[0].Parsed
+		d.Detection, d.Input = p.Detection, p.Input
+		return d, nil
 	case FormatIperf3, FormatNCCLTestsJSON, FormatSparkrigJSON:
 		data, err := readJSON(br, isFramed, format)
 		if err != nil {
@@ -346,6 +364,12 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 		a.res.Measured = "error lines"
 	}
 	a.errors(p.Errors)
+	if len(p.kept) > 0 {
+		a.res.Flags = append(append([]report.AnalysisFlag(nil), p.kept...), a.res.Flags...)
+		if a.res.Measured == "" {
+			a.res.Measured = "error lines"
+		}
+	}
 	a.res.Status = a.status()
 	return a.res
 }

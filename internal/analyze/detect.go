@@ -27,7 +27,7 @@ const (
 )
 
 // Formats lists the accepted --input-format values.
-var Formats = []string{FormatNCCLTests, FormatNCCLTestsJSON, FormatNCCLLog, FormatPerftest, FormatIperf3, FormatNVBandwidth, FormatAllReduceBench, FormatSparkrigJSON, FormatNCCLRAS, FormatErrors}
+var Formats = []string{FormatNCCLTests, FormatNCCLTestsJSON, FormatNCCLLog, FormatPerftest, FormatIperf3, FormatNVBandwidth, FormatAllReduceBench, FormatSparkrigJSON, FormatSparkrigReport, FormatNCCLRAS, FormatErrors}
 
 // Detection errors.
 var (
@@ -35,6 +35,7 @@ var (
 	ErrBinary  = errors.New("binary data, not a benchmark output")
 	ErrUnknown = errors.New("no line of a benchmark output, an NCCL log or a known error found (nccl-tests, perftest, iperf3 -J, nvbandwidth, NCCL_DEBUG output, ncclras; force one with --input-format)")
 	ErrSource  = errors.New("this is source code or documentation, not a benchmark output or log (force a format with --input-format)")
+	ErrJSON    = errors.New("a JSON document of no kind analyze reads (iperf3 -J, nccl-tests -J, ncclras -f json, sparkrig's own reports and bench gpu collective JSON)")
 )
 
 // Detection says which format the text is and from what.
@@ -66,6 +67,9 @@ func DetectEvidence(sample []byte) (Detection, error) {
 		if f := detectJSON(t); f != "" {
 			return Detection{Format: f, Evidence: "JSON document", Sure: "high"}, nil
 		}
+		if jsonDocument(t) {
+			return Detection{}, ErrJSON
+		}
 	}
 	var sc scorer
 	var st pasteStats
@@ -88,11 +92,27 @@ func DetectEvidence(sample []byte) (Detection, error) {
 	return sc.verdict()
 }
 
+// jsonDocument: the sample opens a JSON object or array ("{" then a
+// quoted key, "[" then "{" or a value), not a "[tag]" line.
+func jsonDocument(t []byte) bool {
+	r := bytes.TrimLeft(t[1:], " \t\r\n")
+	if len(r) == 0 {
+		return false
+	}
+	if t[0] == '{' {
+		return r[0] == '"' || r[0] == '}'
+	}
+	return r[0] == '{' || r[0] == '[' || r[0] == '"' || r[0] == ']' || r[0] >= '0' && r[0] <= '9'
+}
+
 func detectJSON(t []byte) string {
 	switch {
-	// sparkrig bench gpu collective's report document
+	// sparkrig bench gpu collective's report document: its tables
 	case t[0] == '{' && (bytes.Contains(t, []byte(`"command": "bench gpu collective"`)) || bytes.Contains(t, []byte(`"command":"bench gpu collective"`))):
 		return FormatSparkrigJSON
+	// any other sparkrig report document: the analyses it holds
+	case sparkrigDocument(t):
+		return FormatSparkrigReport
 	case t[0] == '[' && (bytes.Contains(t, []byte(`"tool": "sparkrig"`)) || bytes.Contains(t, []byte(`"tool":"sparkrig"`))) && bytes.Contains(t, []byte(`"collective"`)):
 		return FormatSparkrigJSON
 	case t[0] != '{':

@@ -100,15 +100,17 @@ func runAnalyze(ctx context.Context, env *Env, opts *analyzeOptions, args []stri
 	r := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version, Command: "analyze",
 		GeneratedAt: env.Now().UTC(), Hosts: []report.Host{}}
 	for _, name := range args {
-		res := analyzeFile(env, name, aopt)
+		results := analyzeFile(env, name, aopt)
 		if ctx.Err() != nil {
 			// Stdin's read ended with the interrupt, which Main tells.
 			return statusError(ExitInterrupted)
 		}
-		if res.Error != "" {
-			fmt.Fprintf(env.Stderr, "sparkrig: analyze: %s: %s\n", res.File, res.Error)
+		for _, res := range results {
+			if res.Error != "" {
+				fmt.Fprintf(env.Stderr, "sparkrig: analyze: %s: %s\n", res.File, res.Error)
+			}
+			r.Analyses = append(r.Analyses, res)
 		}
-		r.Analyses = append(r.Analyses, res)
 	}
 	r.Status = reportStatus(r, false)
 	code := exitFor(r.Status)
@@ -127,7 +129,9 @@ func runAnalyze(ctx context.Context, env *Env, opts *analyzeOptions, args []stri
 	return statusError(code)
 }
 
-func analyzeFile(env *Env, name string, opt analyze.Options) report.AnalysisResult {
+// analyzeFile analyses one input: one result, or one per result a sparkrig
+// report document holds.
+func analyzeFile(env *Env, name string, opt analyze.Options) []report.AnalysisResult {
 	var in io.Reader = env.Stdin
 	display := name
 	if name == "-" {
@@ -135,15 +139,15 @@ func analyzeFile(env *Env, name string, opt analyze.Options) report.AnalysisResu
 	} else {
 		f, err := os.Open(name)
 		if err != nil {
-			return unreadable(name, err)
+			return []report.AnalysisResult{unreadable(name, err)}
 		}
 		defer f.Close()
 		if st, err := f.Stat(); err == nil && st.IsDir() {
-			return unreadable(name, fmt.Errorf("is a directory"))
+			return []report.AnalysisResult{unreadable(name, fmt.Errorf("is a directory"))}
 		}
 		in = f
 	}
-	return analyze.Reader(display, in, opt)
+	return analyze.ReaderAll(display, in, opt)
 }
 
 func unreadable(name string, err error) report.AnalysisResult {
