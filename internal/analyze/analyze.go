@@ -47,6 +47,8 @@ type Parsed struct {
 	TCPProbe    []results.TCPProbeResult
 	NVBandwidth *results.NVBandwidthRun
 	RAS         *results.NCCLRAS
+	// Iperf3Text says where the rate of an iperf3 text output came from.
+	Iperf3Text *results.Iperf3Text
 	// Errors are the error signatures found in the text, most telling first.
 	Errors []diagnose.ErrorHit
 	// Detection says how the format was told ("" Format when forced).
@@ -224,6 +226,15 @@ func parseTextInto(p *Parsed, src *pasteReader, sample []byte, br *bufio.Reader,
 		if len(t.Rows) == 0 {
 			return fmt.Errorf("all_reduce_bench: no table rows found")
 		}
+	case FormatIperf3Text:
+		r, how, err := results.ParseIperf3Text(src)
+		if err != nil {
+			return fmt.Errorf("iperf3: %w", err)
+		}
+		if r.Intervals == 0 && how.RateFrom == "" {
+			return fmt.Errorf("iperf3: no interval or summary line with a rate found")
+		}
+		p.Iperf3, p.Iperf3Text = &r, &how
 	case FormatNCCLRAS:
 		t := sample
 		if isFramed {
@@ -347,6 +358,9 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	}
 	a.infer(p, opt)
 	a.input(p)
+	if p.Iperf3Text != nil {
+		a.iperfText = p.Iperf3Text.RateFrom
+	}
 	switch {
 	case p.RAS != nil:
 		a.ras(p.RAS)
@@ -375,8 +389,10 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 }
 
 type analysis struct {
-	set *expect.Set
-	res report.AnalysisResult
+	// iperfText is where an iperf3 text output's rate came from
+	iperfText string
+	set       *expect.Set
+	res       report.AnalysisResult
 }
 
 // status is the worst verdict of the items and flags, or unknown when the

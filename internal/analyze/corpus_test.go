@@ -65,6 +65,9 @@ var pasted = []struct {
 	{"44_mpirun_tag_libibverbs_warnings.txt", FormatNCCLLog, report.VerdictCritical, "ibverbs-missing", "NCCL_DEBUG=INFO log"},
 	{"45_k8s_worker_segfault_proxy.txt", FormatNCCLLog, report.VerdictCritical, "process-segfault", "NCCL_DEBUG=INFO log"},
 	{"46_wrapped_terminal_wc_error5.txt", FormatErrors, report.VerdictCritical, "nccl-remote-error", "error lines"},
+	{"47_iperf3_text_parallel_sum.txt", FormatIperf3Text, report.VerdictNone, "", "iperf3 TCP client, 2 streams"},
+	{"48_iperf3_text_server_side.txt", FormatIperf3Text, report.VerdictNone, "", "iperf3 TCP server, 1 stream"},
+	{"49_iperf3_text_client_sender.txt", FormatIperf3Text, report.VerdictNone, "", "iperf3 TCP client, 1 stream"},
 }
 
 func topError(a report.AnalysisResult) string {
@@ -132,6 +135,31 @@ func TestPastedFacts(t *testing.T) {
 	a = analyseFixture(t, "pasted/30_ras_doc_json_missing_rank.txt", Options{})
 	if r := a.Data.RAS; r == nil || r.Version != "2.29.1" || len(r.Findings) != 1 || r.Findings[0].Details[0] != "Rank 1 (missing, unresponsive) -- GPU 1 managed by process 1524345 on node 172.16.64.245" {
 		t.Errorf("ras %+v", a.Data.RAS)
+	}
+}
+
+// TestIperf3Text: the rate judged is the receiver's where the text has
+// it, else the sender's, else the mean of the intervals, and says which.
+func TestIperf3Text(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		value float64
+		from  string
+		ivals int
+	}{
+		{"47_iperf3_text_parallel_sum.txt", 3.673, "intervals", 4}, // the [SUM] lines: (3.69+3.71+3.67+3.62)/4
+		{"48_iperf3_text_server_side.txt", 3.307, "intervals", 11},
+		{"49_iperf3_text_client_sender.txt", 7.86, "sender", 10},
+	} {
+		a := analyseFixture(t, filepath.Join("pasted", c.file), Options{})
+		it := a.Items[0]
+		if it.Value != c.value || a.Data.Iperf3.Intervals != c.ivals || !strings.Contains(strings.Join(it.Notes, "\n"), map[string]string{"intervals": "the mean of the interval rates", "sender": "the sender's rate is judged"}[c.from]) {
+			t.Errorf("%s: value %v intervals %d notes %q", c.file, it.Value, a.Data.Iperf3.Intervals, it.Notes)
+		}
+	}
+	a := analyseFixture(t, "pasted/48_iperf3_text_server_side.txt", Options{})
+	if r := a.Data.Iperf3; r.Role != "server" || r.Remote != "192.168.110.95" || r.MinIntervalGbps != 3.14 || r.MaxIntervalGbps != 3.35 {
+		t.Errorf("%+v", r)
 	}
 }
 

@@ -14,6 +14,7 @@ const (
 	FormatNCCLLog        = "nccl-log"
 	FormatPerftest       = "perftest"
 	FormatIperf3         = "iperf3"
+	FormatIperf3Text     = "iperf3-text"
 	FormatNVBandwidth    = "nvbandwidth"
 	FormatAllReduceBench = "all_reduce_bench"
 	// FormatSparkrigJSON is `sparkrig bench gpu collective --format json`
@@ -27,7 +28,7 @@ const (
 )
 
 // Formats lists the accepted --input-format values.
-var Formats = []string{FormatNCCLTests, FormatNCCLTestsJSON, FormatNCCLLog, FormatPerftest, FormatIperf3, FormatNVBandwidth, FormatAllReduceBench, FormatSparkrigJSON, FormatSparkrigReport, FormatNCCLRAS, FormatErrors}
+var Formats = []string{FormatNCCLTests, FormatNCCLTestsJSON, FormatNCCLLog, FormatPerftest, FormatIperf3, FormatIperf3Text, FormatNVBandwidth, FormatAllReduceBench, FormatSparkrigJSON, FormatSparkrigReport, FormatNCCLRAS, FormatErrors}
 
 // Detection errors.
 var (
@@ -148,7 +149,7 @@ var (
 	shNCCLWarn        = shape{FormatNCCLLog, "NCCL WARN/ATTN/DIAG lines", 3, false}
 	shRAS             = shape{FormatNCCLRAS, "NCCL RAS status lines", 4, true}
 	shError           = shape{FormatErrors, "error lines of a known shape", 2, false}
-	shIperf3Text      = shape{"iperf3-text", "iperf3 text interval lines", 2, false}
+	shIperf3Text      = shape{FormatIperf3Text, "iperf3 interval and summary lines", 2, false}
 )
 
 type scorer struct {
@@ -368,7 +369,7 @@ func codeLine(t []byte) bool {
 
 func (s *scorer) verdict() (Detection, error) {
 	best, bestScore := "", 0
-	for _, f := range []string{FormatNCCLRAS, FormatAllReduceBench, FormatNVBandwidth, FormatPerftest, FormatNCCLTests, FormatNCCLLog, "iperf3-text", FormatErrors} {
+	for _, f := range []string{FormatNCCLRAS, FormatAllReduceBench, FormatNVBandwidth, FormatPerftest, FormatNCCLTests, FormatNCCLLog, FormatIperf3Text, FormatErrors} {
 		if sc := s.score[f]; sc > bestScore {
 			best, bestScore = f, sc
 		}
@@ -402,9 +403,6 @@ func (s *scorer) verdict() (Detection, error) {
 	if s.code > 2 && s.code > 2*evidence {
 		return Detection{}, ErrSource
 	}
-	if best == "iperf3-text" {
-		return Detection{}, errors.New("iperf3 text output: sparkrig reads iperf3's JSON (run iperf3 with -J)")
-	}
 	d := Detection{Format: best, Evidence: s.evidence(best)}
 	switch {
 	case s.header[best]:
@@ -420,7 +418,7 @@ func (s *scorer) verdict() (Detection, error) {
 func (s *scorer) evidence(format string) string {
 	var parts []string
 	for _, sh := range []shape{shRAS, shAllReduceBench, shNVBTitle, shNVBSum, shPerftestTitle, shPerftestRow, shNCCLTestsHeader, shNCCLTestsRow,
-		shNCCLVersion, shNCCLWarn, shNCCLLog, shError} {
+		shNCCLVersion, shNCCLWarn, shNCCLLog, shIperf3Text, shError} {
 		if sh.format == format && s.count[sh] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", s.count[sh], sh.what))
 		}

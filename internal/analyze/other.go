@@ -169,6 +169,14 @@ func (a *analysis) iperf3(r *results.Iperf3Result) {
 	}
 	it.Summary = fmt.Sprintf("sent %.3f Gb/s, received %.3f Gb/s; %d intervals (%d omitted) from %.3f to %.3f Gb/s", r.SentGbps, r.ReceivedGbps,
 		r.Intervals, r.OmittedIntervals, r.MinIntervalGbps, r.MaxIntervalGbps)
+	switch a.iperfText {
+	case "sender":
+		it.Summary = fmt.Sprintf("sent %.3f Gb/s (the receiver's rate is not in the text); %d intervals (%d omitted) from %.3f to %.3f Gb/s", r.SentGbps,
+			r.Intervals, r.OmittedIntervals, r.MinIntervalGbps, r.MaxIntervalGbps)
+	case "intervals":
+		it.Summary = fmt.Sprintf("mean of %d intervals %.3f Gb/s (%d omitted), from %.3f to %.3f Gb/s; no summary rate in the text", r.Intervals, r.ReceivedGbps,
+			r.OmittedIntervals, r.MinIntervalGbps, r.MaxIntervalGbps)
+	}
 	if r.Retransmits != nil {
 		it.Summary += fmt.Sprintf("; %d retransmits", *r.Retransmits)
 	}
@@ -185,6 +193,12 @@ func (a *analysis) iperf3(r *results.Iperf3Result) {
 		a.wire(&it, r.ReceivedGbps/8, &w)
 	}
 	it.Notes = append(it.Notes, "TCP goes through the kernel network stack; NCCL and perftest use RDMA and reach more on the same link")
+	switch a.iperfText {
+	case "sender":
+		it.Notes = append(it.Notes, "text output without the receiver's summary line: the sender's rate is judged")
+	case "intervals":
+		it.Notes = append(it.Notes, "text output without a receiver or sender rate in its summary: the mean of the interval rates is judged")
+	}
 	it.Causes = diagnose.Causes(diagnose.Input{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.TCPBW,
 		Ratio: ratioOf(it), Verdict: it.Verdict})
 	a.res.Items = append(a.res.Items, it)

@@ -102,3 +102,21 @@ func TestNCCLDiagLines(t *testing.T) {
 		t.Errorf("attn %d %q warn %d revision %q hosts %v", l.AttnCount, l.Attention, l.WarnCount, l.RevisionMismatch, l.Hosts)
 	}
 }
+
+func TestParseIperf3TextParallel(t *testing.T) {
+	r, how, err := ParseIperf3Text(bytes.NewReader(verbatim(t, "iperf3-text/01_parallel_sum.txt")))
+	if err != nil || r.Role != "client" || r.Remote != "192.168.1.100" || r.Streams != 2 || r.Intervals != 4 || how.RateFrom != "intervals" ||
+		r.MinIntervalGbps != 3.62 || r.MaxIntervalGbps != 3.71 || r.Protocol != "TCP" {
+		t.Errorf("%+v %+v %v", r, how, err)
+	}
+}
+
+func FuzzParseIperf3Text(f *testing.F) {
+	seedAll(f, "iperf3-text")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, how, _ := ParseIperf3Text(bytes.NewReader(b))
+		if r.ReceivedGbps < 0 || r.Intervals < 0 || how.RateFrom == "" && r.ReceivedGbps != 0 {
+			t.Fatalf("%+v %+v", r, how)
+		}
+	})
+}

@@ -1,0 +1,162 @@
+package results
+
+import (
+	"bytes"
+	"io"
+	"strconv"
+)
+
+// Iperf3Text says where a text output's rate came from: "receiver" (the
+// summary's receiver line: what crossed the wire), "sender" (the sender's
+// line, when the receiver's is not in the text) or "intervals" (no summary
+// line: the mean of the interval rates).
+type Iperf3Text struct {
+	RateFrom string `json:"rate_from"`
+}
+
+// ParseIperf3Text reads iperf3's text output (what people paste: the
+// per-second intervals and the summary), client or server side, streaming.
+func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
+	res := Iperf3Result{Protocol: "TCP"}
+	var how Iperf3Text
+	lr := NewLineReader(r)
+	streams := map[string]bool{}
+	summary := false
+	var sumIntervals, oneIntervals []float64
+	var recv, sent *float64
+	for {
+		line, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return res, how, err
+		}
+		t := bytes.TrimSpace(line)
+		switch {
+		case bytes.HasPrefix(t, []byte("Connecting to host ")):
+			res.Role = "client"
+			res.Remote = string(bytes.TrimSuffix(firstWord(t[len("Connecting to host "):]), []byte(",")))
+		case bytes.HasPrefix(t, []byte("Accepted connection from ")):
+			res.Role = "server"
+			res.Remote = string(bytes.TrimSuffix(firstWord(t[len("Accepted connection from "):]), []byte(",")))
+		case bytes.HasPrefix(t, []byte("iperf Version")), bytes.HasPrefix(t, []byte("iperf ")) && bytes.Contains(t, []byte(" 3.")):
+			if f := bytes.Fields(t); len(f) > 1 && res.Version == "" {
+				res.Version = string(f[len(f)-1])
+			}
+		case bytes.HasPrefix(t, []byte("iperf3: error")):
+			res.Error = string(bytes.TrimSpace(t[len("iperf3: error"):]))
+			res.Error = string(bytes.TrimLeft([]byte(res.Error), "- "))
+		case bytes.HasPrefix(t, []byte("- - - -")):
+			summary = true
+		case len(t) > 0 && t[0] == '[':
+			j := bytes.IndexByte(t, ']')
+			if j < 0 {
+				continue
+			}
+			id := string(bytes.TrimSpace(t[1:j]))
+			rest := t[j+1:]
+			if bytes.Contains(rest, []byte(" connected to ")) {
+				if len(streams) < 1024 {
+					streams[id] = true
+				}
+				continue
+			}
+			if bytes.Contains(rest, []byte("Jitter")) || bytes.Contains(rest, []byte("Lost/Total")) {
+				res.Protocol = "UDP"
+			}
+			rate, ok := iperfRate(rest)
+			if !ok || id == "ID" {
+				continue
+			}
+			switch {
+			case bytes.HasSuffix(rest, []byte("receiver")):
+				if id == "SUM" || recv == nil {
+					recv = &rate
+				}
+			case bytes.HasSuffix(rest, []byte("sender")):
+				if id == "SUM" || sent == nil {
+					sent = &rate
+				}
+			case summary && !bytes.Contains(rest, []byte("(omitted)")) && !intervalLine(rest):
+			case bytes.Contains(rest, []byte("(omitted)")):
+				res.OmittedIntervals++
+			case id == "SUM":
+				sumIntervals = append(sumIntervals, rate)
+			default:
+				if len(oneIntervals) < 1<<20 {
+					oneIntervals = append(oneIntervals, rate)
+				}
+			}
+		}
+	}
+	res.Streams = len(streams)
+	ivals := sumIntervals
+	if len(ivals) == 0 && res.Streams <= 1 {
+		ivals = oneIntervals
+	}
+	res.Intervals = len(ivals)
+	for i, v := range ivals {
+		if i == 0 || v < res.MinIntervalGbps {
+			res.MinIntervalGbps = v
+		}
+		res.MaxIntervalGbps = max(res.MaxIntervalGbps, v)
+	}
+	if sent != nil {
+		res.SentGbps = *sent
+	}
+	switch {
+	case recv != nil:
+		res.ReceivedGbps, how.RateFrom = *recv, "receiver"
+	case sent != nil && *sent > 0:
+		res.ReceivedGbps, how.RateFrom = *sent, "sender"
+	case len(ivals) > 0:
+		var s float64
+		for _, v := range ivals {
+			s += v
+		}
+		res.ReceivedGbps, how.RateFrom = s/float64(len(ivals)), "intervals"
+	}
+	return res, how, nil
+}
+
+// intervalLine: "0.00-1.00   sec" follows the tag of an interval line.
+func intervalLine(rest []byte) bool {
+	f := bytes.Fields(rest)
+	return len(f) > 1 && bytes.IndexByte(f[0], '-') > 0 && string(f[1]) == "sec"
+}
+
+// iperfRate finds "<number> <unit>bits/sec" and returns it in Gb/s.
+func iperfRate(rest []byte) (float64, bool) {
+	f := bytes.Fields(rest)
+	for i := 1; i < len(f); i++ {
+		var mult float64
+		switch string(f[i]) {
+		case "bits/sec":
+			mult = 1e-9
+		case "Kbits/sec":
+			mult = 1e-6
+		case "Mbits/sec":
+			mult = 1e-3
+		case "Gbits/sec":
+			mult = 1
+		case "Tbits/sec":
+			mult = 1e3
+		default:
+			continue
+		}
+		v, err := strconv.ParseFloat(string(f[i-1]), 64)
+		if err != nil || v < 0 || v != v {
+			return 0, false
+		}
+		return v * mult, true
+	}
+	return 0, false
+}
+
+func firstWord(b []byte) []byte {
+	if f := bytes.Fields(b); len(f) > 0 {
+		return f[0]
+	}
+	return nil
+}
