@@ -49,8 +49,8 @@ type NCCLTable struct {
 	Tool         string       `json:"tool"` // "nccl-tests" or "sparkrig"
 	ToolVersion  string       `json:"tool_version,omitempty"`
 	NCCLVersion  string       `json:"nccl_version,omitempty"`
-	Ranks        int          `json:"ranks"`
-	Nodes        int          `json:"nodes"`
+	Ranks        int          `json:"ranks,omitempty"` // 0: not told by the input
+	Nodes        int          `json:"nodes,omitempty"` // 0: not told by the input
 	Devices      []NCCLDevice `json:"devices"`
 	Rows         []NCCLRow    `json:"rows"`
 	AvgBusBWGBs  *float64     `json:"avg_busbw_gbs,omitempty"` // the footer; averages every size
