@@ -126,6 +126,10 @@ func TestPastedFacts(t *testing.T) {
 	if a.Platform != "dgx-spark" || a.Topology != "two-nodes-one-cable" || a.Items[0].Value != 20.95 {
 		t.Errorf("%s %s %+v", a.Platform, a.Topology, a.Items)
 	}
+	// the thread's cause, MTU 1500 on the CX-7 interfaces, ranked first
+	if got := causeIDs(a.Items[0].Causes); len(got) == 0 || got[0] != "mtu-1500:possible" {
+		t.Errorf("causes %v", got)
+	}
 	a = analyseFixture(t, "pasted/26_ras_status_incomplete_outlier.txt", Options{})
 	r := a.Data.RAS
 	if r == nil || len(r.Groups) != 3 || r.Groups[2].Errors != "INCOMPLETE,MISMATCH" || len(r.Findings) != 2 || r.Findings[0].Kind != "INCOMPLETE" ||
