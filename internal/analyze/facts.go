@@ -30,9 +30,14 @@ func reconcile(o *results.NCCLOutput) []string {
 		case t.Nodes == 0 && l.NNodes > 0:
 			t.Nodes = l.NNodes
 		}
-		if l.NRanks > t.Ranks && len(t.Devices) > 0 {
+		switch {
+		case l.NRanks > t.Ranks && len(t.Devices) > 0:
 			notes = append(notes, fmt.Sprintf("the device lines list %d rank%s but NCCL reports nRanks %d: %d ranks are used", len(t.Devices), plural(len(t.Devices)), l.NRanks, l.NRanks))
 			t.Ranks = l.NRanks
+		case t.Ranks > 0 && t.Ranks < t.Nodes:
+			// fewer ranks than nodes cannot be: the device lines are incomplete
+			notes = append(notes, fmt.Sprintf("the device lines list %d rank%s on %d nodes: the rank count is unknown", t.Ranks, plural(t.Ranks), t.Nodes))
+			t.Ranks, t.RanksInferred = 0, false
 		}
 	}
 	if l.NNodes > 0 && hosts > l.NNodes {

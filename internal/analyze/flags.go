@@ -89,7 +89,7 @@ func logSummary(l *results.NCCLLog) string {
 		parts = append(parts, "connections "+KindsText(kinds))
 	}
 	switch {
-	case l.NRanks > 0 && l.NNodes > 0:
+	case l.NRanks > 0 && l.NNodes > 0 && len(l.Hosts) <= l.NNodes:
 		parts = append(parts, rankNodes(l.NRanks, l.NNodes))
 	case l.NRanks > 0:
 		parts = append(parts, fmt.Sprintf("%d rank%s", l.NRanks, plural(l.NRanks)))

@@ -79,7 +79,14 @@ func inferTopology(p Parsed, platform string) (string, string) {
 		nodes, how := 0, ""
 		for _, t := range p.NCCL.Tables {
 			if t.Nodes > 0 {
+				devHosts := map[string]bool{}
+				for _, d := range t.Devices {
+					devHosts[d.Host] = true
+				}
 				nodes, how = t.Nodes, fmt.Sprintf("%d host%s in the device lines", t.Nodes, plural(t.Nodes))
+				if len(devHosts) < t.Nodes {
+					how = fmt.Sprintf("%d hosts in NCCL's lines (the device lines name %d)", t.Nodes, len(devHosts))
+				}
 				break
 			}
 		}

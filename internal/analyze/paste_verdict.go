@@ -12,7 +12,7 @@ import (
 // input says how the format was told and what reading the text undid.
 func (a *analysis) input(p Parsed) {
 	if d := p.Detection; d.Format != "" && d.Evidence != "" {
-		a.note("format %s told from %s (sure: %s)", d.Format, d.Evidence, d.Sure)
+		a.note("format %s, told from the lines' shapes: %s (sure: %s)", p.Format, d.Evidence, d.Sure)
 	}
 	in := p.Input
 	if in.UTF16 != "" {
