@@ -25,6 +25,9 @@ func (a *analysis) nccl(o *results.NCCLOutput) {
 	if o.Unparsed > 0 {
 		a.note("%d table rows could not be read and were skipped", o.Unparsed)
 	}
+	if o.Wrapped > 0 {
+		a.note("%d table row%s read whole from two lines (the paste wrapped %s)", o.Wrapped, plural(o.Wrapped), map[bool]string{true: "it", false: "them"}[o.Wrapped == 1])
+	}
 	if o.DroppedTables > 0 {
 		a.note("%d further tables were not kept (more than %d in one input)", o.DroppedTables, len(o.Tables))
 	}

@@ -87,3 +87,28 @@ func TestOnlyNULs(t *testing.T) {
 		t.Errorf("%s %q", a.Status, a.Error)
 	}
 }
+
+// TestWrappedRows: a forum or a narrow terminal wraps long nccl-tests rows
+// in two; each is read whole again. The sample is the real 2-node table of
+// fixture 04 with its row broken after the out-of-place busbw.
+func TestWrappedRows(t *testing.T) {
+	clean := string(verbatim(t, "nccl-tests/04_all_gather_16G_2x_dgx-spark_GB10_new-header.txt"))
+	var wrapped []string
+	for _, l := range strings.Split(clean, "\n") {
+		if f := strings.Fields(l); len(f) == 13 && f[2] == "float" {
+			// break at the space after the out-of-place busbw, as a soft wrap does
+			wrapped = append(wrapped, strings.Join(f[:8], "   "), strings.Join(f[8:], "   "))
+			continue
+		}
+		wrapped = append(wrapped, l)
+	}
+	want := Reader("clean", strings.NewReader(clean), Options{})
+	a := Reader("wrapped", strings.NewReader(strings.Join(wrapped, "\n")), Options{})
+	if a.Error != "" || len(a.Data.NCCLTables) != 1 || len(a.Data.NCCLTables[0].Rows) != len(want.Data.NCCLTables[0].Rows) ||
+		a.Items[0].Value != want.Items[0].Value || strings.Contains(strings.Join(a.Notes, "\n"), "could not be read") {
+		t.Fatalf("%q %+v notes %q", a.Error, a.Items, a.Notes)
+	}
+	if !strings.Contains(strings.Join(a.Notes, "\n"), "1 table row read whole from two lines") {
+		t.Errorf("notes %q", a.Notes)
+	}
+}

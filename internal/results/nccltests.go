@@ -19,6 +19,8 @@ type NCCLOutput struct {
 	Unparsed int `json:"unparsed_rows,omitempty"`
 	// DroppedTables counts tables beyond the first maxTables, not kept.
 	DroppedTables int `json:"dropped_tables,omitempty"`
+	// Wrapped counts rows read whole from two lines (a paste wrapped them).
+	Wrapped int `json:"wrapped_rows,omitempty"`
 }
 
 // maxTables bounds how many tables one input keeps.
@@ -56,6 +58,47 @@ type ncclParser struct {
 	// is reused rather than one allocated per table.
 	spare NCCLTable
 	seen  func([]byte)
+	// wrapped is a row cut short, kept one line in case its rest follows
+	wrapped []byte
+	joined  []byte // scratch
+}
+
+// unwrap joins a row cut short with the line after it when that line is
+// only numbers (a forum or terminal wrapped the row) and the two read as one
+// row; it reports whether they did.
+func (p *ncclParser) unwrap(t []byte) bool {
+	prev := p.wrapped
+	p.wrapped = p.wrapped[:0]
+	if len(prev) == 0 || len(t) == 0 {
+		return false
+	}
+	cols := p.cols
+	if cols == nil {
+		cols = defaultColumns
+	}
+	f := appendFields(p.fields[:0], t)
+	if len(f) >= len(cols) {
+		return false // a whole row of its own
+	}
+	for _, x := range f {
+		if _, ok := parseNum(x); !ok && string(x) != "N/A" {
+			return false
+		}
+	}
+	p.joined = append(append(append(p.joined[:0], prev...), ' '), t...)
+	rows := 0
+	if p.cur != nil {
+		rows = len(p.cur.Rows)
+	}
+	unparsed := p.out.Unparsed
+	if !p.row(p.joined) || p.cur == nil || len(p.cur.Rows) != rows+1 {
+		p.out.Unparsed = unparsed
+		p.wrapped = p.wrapped[:0]
+		return false
+	}
+	p.out.Unparsed = unparsed - 1 // the short row counted before is read now
+	p.out.Wrapped++
+	return true
 }
 
 // ParseNCCLTests reads nccl-tests text output in one streaming pass: every
@@ -103,6 +146,9 @@ func (p *ncclParser) line(line []byte) {
 	}
 	t := line[i:]
 	if len(t) == 0 {
+		return
+	}
+	if len(p.wrapped) > 0 && p.unwrap(t) {
 		return
 	}
 	switch {
@@ -311,6 +357,8 @@ func (p *ncclParser) row(t []byte) bool {
 	}
 	if len(f) < len(cols) {
 		if p.cur != nil {
+			// the rest may follow on the next line (a paste wrapped it)
+			p.wrapped = append(p.wrapped[:0], t...)
 			p.out.Unparsed++
 		}
 		return p.cur != nil
