@@ -68,6 +68,11 @@ var pasted = []struct {
 	{"47_iperf3_text_parallel_sum.txt", FormatIperf3Text, report.VerdictNone, "", "iperf3 TCP client, 2 streams"},
 	{"48_iperf3_text_server_side.txt", FormatIperf3Text, report.VerdictNone, "", "iperf3 TCP server, 1 stream"},
 	{"49_iperf3_text_client_sender.txt", FormatIperf3Text, report.VerdictNone, "", "iperf3 TCP client, 1 stream"},
+	{"50_kubectl_timestamps_socket.txt", FormatNCCLLog, report.VerdictNone, "", "NCCL_DEBUG=INFO log, network Socket, 4 ranks"},
+	{"51_indented_launcher_tags_socket_2nodes.txt", FormatNCCLLog, report.VerdictCritical, "", "NCCL_DEBUG=INFO log, network Socket, 2 ranks"},
+	// no line names the collective and busbw/algbw at these sizes cannot tell it: unknown, not guessed
+	{"52_indented_tagged_rows_no_header.txt", FormatNCCLTests, report.VerdictNone, "", "nccl-tests unknown collective, unknown ranks, 2K–512K"},
+	{"53_info_lines_then_rows_na.txt", FormatNCCLTests, report.VerdictNone, "", "nccl-tests unknown collective, unknown ranks, 8 B–2K"},
 }
 
 func topError(a report.AnalysisResult) string {
@@ -116,6 +121,14 @@ func TestPastedFacts(t *testing.T) {
 	}
 	if l := a.Data.NCCLLog; l == nil || strings.Join(l.Hosts, ",") != "spark-3995" || l.Transports["NET/IBext_v10/0"] != 1 {
 		t.Errorf("log %+v", l)
+	}
+	a = analyseFixture(t, "pasted/51_indented_launcher_tags_socket_2nodes.txt", Options{})
+	if l := a.Data.NCCLLog; l == nil || strings.Join(l.Hosts, ",") != "multi-node-nccl-test-worker-0,multi-node-nccl-test-worker-1" || flagIDs(a) != "fail:nccl.net-socket" {
+		t.Errorf("hosts %v flags %s", l.Hosts, flagIDs(a))
+	}
+	a = analyseFixture(t, "pasted/52_indented_tagged_rows_no_header.txt", Options{})
+	if tb := a.Data.NCCLTables[0]; len(tb.Rows) != 9 || tb.Rows[8].SizeBytes != 524288 || *tb.Rows[8].OOP.BusBWGBs != 2.31 || tb.Rows[8].IP.WrongErrs != nil || tb.Rows[8].RedOp != "none" {
+		t.Errorf("table %+v", tb)
 	}
 	a = analyseFixture(t, "pasted/22_timestamp_output_launcher_rows.txt", Options{})
 	tb := a.Data.NCCLTables[0]

@@ -178,6 +178,15 @@ func stripDecoration(line []byte) []byte {
 	if len(line) == 0 {
 		return line
 	}
+	if c := line[0]; c == ' ' || c == '\t' {
+		// a tag or a quote behind an indentation ("        [1,0]<stdout>:")
+		if t := trimBlank(line); len(t) > 0 && (t[0] == '[' || t[0] == '>') {
+			if r := stripDecoration(t); len(r) != len(t) {
+				return r
+			}
+		}
+		return line
+	}
 	switch c := line[0]; {
 	case c == '>':
 		line = line[1:]
