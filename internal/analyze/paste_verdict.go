@@ -146,7 +146,13 @@ func (a *analysis) diagFlags(l *results.NCCLLog) {
 		case "WARN", "FAIL", "ERROR":
 			a.flag(report.Fail, "nccl.diag", "NCCL's diagnostics report a failure", d.Host+": "+d.Message, "", "NCCL diagnostics (NCCL_RUN_RAS_DIAGNOSTICS, ncclras -D)")
 		default:
-			a.flag(report.Warn, "nccl.diag", "NCCL's diagnostics report: "+d.Message, d.Host+": "+d.Message, "", "NCCL diagnostics (NCCL_RUN_RAS_DIAGNOSTICS, ncclras -D)")
+			// the network check's [INFO] lines name ranks more than 30 %
+			// off the median; other [INFO] lines inform
+			sev := report.Info
+			if strings.Contains(strings.ToLower(d.Message), "median") {
+				sev = report.Warn
+			}
+			a.flag(sev, "nccl.diag", "NCCL's diagnostics report: "+d.Message, d.Host+": "+d.Message, "", "NCCL diagnostics (NCCL_RUN_RAS_DIAGNOSTICS, ncclras -D)")
 		}
 		a.offMedian(d)
 	}
