@@ -65,3 +65,26 @@ func TestNodeCountsReconciled(t *testing.T) {
 		t.Errorf("measured %q", a.Measured)
 	}
 }
+
+// TestNCCLDiagMerged: NCCL's diagnostics lines join the verdict. No public
+// output of NCCL >= 2.31's diagnostics was found; the lines are in the form
+// NCCL's troubleshooting guide documents ("<host>:<pid> NCCL DIAG [LEVEL]
+// ...") with placeholder messages, not NCCL's wording.
+func TestNCCLDiagMerged(t *testing.T) {
+	in := strings.Join([]string{
+		"=== RAS Diagnostics ===",
+		"node1:4242 NCCL DIAG [OK] placeholder check passed",
+		"node2:4343 NCCL DIAG [INFO] placeholder rank 3 off the median",
+		"node2:4343 NCCL DIAG [INFO] placeholder same NIC min 40 median 96 max 98 Gbit/s",
+	}, "\n")
+	a := Reader("diag", strings.NewReader(in), Options{})
+	if a.Error != "" || a.Format != FormatNCCLLog || a.Status != report.VerdictWarning {
+		t.Fatalf("%s %s %q", a.Format, a.Status, a.Error)
+	}
+	if got := flagIDs(a); got != "warn:nccl.diag,warn:nccl.diag,warn:nccl.diag-spread" {
+		t.Errorf("flags %s", got)
+	}
+	if !strings.Contains(strings.Join(a.Notes, "\n"), "NCCL diagnostics: 1 OK, 2 INFO") {
+		t.Errorf("notes %q", a.Notes)
+	}
+}
