@@ -119,6 +119,9 @@ func skipLongLeading(br *bufio.Reader) (int, error) {
 	n := 0
 	for {
 		s, err := br.Peek(sampleSize)
+		if t := bytes.TrimLeft(s, " \t\r\n"); len(t) > 0 && (t[0] == '{' || t[0] == '[') && jsonDocument(t) && n == 0 {
+			return 0, nil // a JSON document on one line is read whole, not skipped
+		}
 		if len(s) < sampleSize || bytes.IndexByte(s, '\n') >= 0 {
 			if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
 				return n, err

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf16"
@@ -110,5 +111,23 @@ func TestWrappedRows(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(a.Notes, "\n"), "1 table row read whole from two lines") {
 		t.Errorf("notes %q", a.Notes)
+	}
+}
+
+// TestCompactJSONNotSkipped: a JSON document on one long line (jq -c) is
+// read whole, never skipped as an over-long line.
+func TestCompactJSONNotSkipped(t *testing.T) {
+	b := verbatim(t, "iperf3/01_iperf3-3.9_tcp_client_omit3.json")
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, b); err != nil {
+		t.Fatal(err)
+	}
+	pad := bytes.Repeat([]byte(" "), 70<<10) // past the 64 KiB sample
+	in := append(append([]byte(nil), compact.Bytes()[:len(compact.Bytes())-1]...), pad...)
+	in = append(in, '}')
+	a := Reader("compact", bytes.NewReader(in), Options{})
+	want := Reader("pretty", bytes.NewReader(b), Options{})
+	if a.Error != "" || a.Format != FormatIperf3 || a.Items[0].Value != want.Items[0].Value {
+		t.Errorf("%q %s %+v", a.Error, a.Format, a.Items)
 	}
 }
