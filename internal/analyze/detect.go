@@ -319,6 +319,10 @@ func rasCommHeader(t []byte) bool {
 // errorShape: a line of a known error, cheaply: the signature catalogue
 // tells what it means later.
 func errorShape(t []byte) bool {
+	// a verbs call named with its failure, not a tool mentioned in prose
+	if bytes.Contains(t, []byte("ibv_")) && (bytes.Contains(t, []byte("failed")) || bytes.Contains(t, []byte("error")) || bytes.Contains(t, []byte("Error"))) {
+		return true
+	}
 	for _, k := range errorKeys {
 		if bytes.Contains(t, k) {
 			return true
@@ -328,7 +332,7 @@ func errorShape(t []byte) bool {
 }
 
 var errorKeys = [][]byte{
-	[]byte("ibv_"), []byte("Failed to modify QP"), []byte("Completion with error"), []byte("Failed status "),
+	[]byte("Failed to modify QP"), []byte("Completion with error"), []byte("Failed status "),
 	[]byte("Got completion from peer"), []byte("ncclRemoteError"), []byte("ncclSystemError"), []byte("ncclInternalError"),
 	[]byte("ncclUnhandledCudaError"), []byte("unhandled cuda error"), []byte("unhandled system error"),
 	[]byte("NCCL error"), []byte("Failed to query GID"), []byte("Watchdog caught collective operation timeout"),
