@@ -363,7 +363,7 @@ func codeLine(t []byte) bool {
 	switch {
 	case bytes.HasPrefix(t, []byte("func ")), bytes.HasPrefix(t, []byte("package ")), bytes.HasPrefix(t, []byte("import ")),
 		bytes.HasPrefix(t, []byte("#include")), bytes.HasPrefix(t, []byte("def ")), bytes.HasPrefix(t, []byte("return ")),
-		bytes.HasPrefix(t, []byte("//")), bytes.HasPrefix(t, []byte("/*")), bytes.HasPrefix(t, []byte("## ")),
+		bytes.HasPrefix(t, []byte("//")), bytes.HasPrefix(t, []byte("/*")), bytes.HasPrefix(t, []byte("##")),
 		bytes.Equal(t, []byte("}")), bytes.Equal(t, []byte(")")), bytes.HasSuffix(t, []byte("{")), bytes.HasSuffix(t, []byte(";")),
 		bytes.Contains(t, []byte(" := ")):
 		return true
