@@ -34,7 +34,7 @@ var Formats = []string{FormatNCCLTests, FormatNCCLTestsJSON, FormatNCCLLog, Form
 var (
 	ErrEmpty   = errors.New("empty input")
 	ErrBinary  = errors.New("binary data, not a benchmark output")
-	ErrUnknown = errors.New("no line of a benchmark output, an NCCL log or a known error found (nccl-tests, perftest, iperf3 -J, nvbandwidth, NCCL_DEBUG output, ncclras; force one with --input-format)")
+	ErrUnknown = errors.New("no line of a benchmark output, an NCCL log or a known error found (nccl-tests, perftest, iperf3, nvbandwidth, NCCL_DEBUG output, ncclras; force one with --input-format)")
 	ErrSource  = errors.New("this is source code or documentation, not a benchmark output or log (force a format with --input-format)")
 	ErrJSON    = errors.New("a JSON document of no kind analyze reads (iperf3 -J, nccl-tests -J, ncclras -f json, sparkrig's own reports and bench gpu collective JSON)")
 )
