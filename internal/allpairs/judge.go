@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+
+	"github.com/sparkrig/sparkrig/internal/diagnose"
 )
 
 // Test is one direction of one pair: From sends, To receives.
@@ -46,35 +48,14 @@ const RulesSource = "pass within 30 % of the median: NVIDIA/nccl docs diagnostic
 	"re-test against a known-good partner to tell which side is bad: GoogleCloudPlatform/cluster-toolkit gpu-test health checks; " +
 	"a side passing fewer than half its tests is a suspect: sparkrig policy"
 
-// OffMedian returns the median of values and the indices of those more
-// than frac below it (the median rule). A value exactly at the boundary
-// passes. With no values the median is 0 and nothing is off.
+// OffMedian is diagnose.OffMedian, the one median rule analyze also
+// judges rails and NCCL's diagnostics with.
 func OffMedian(values []float64, frac float64) (median float64, off []int) {
-	median = Median(values)
-	if median <= 0 {
-		return median, nil
-	}
-	for i, v := range values {
-		if v < (1-frac)*median {
-			off = append(off, i)
-		}
-	}
-	return median, off
+	return diagnose.OffMedian(values, frac)
 }
 
-// Median is the middle value (the mean of the two middle ones for an even
-// count); 0 for none.
-func Median(values []float64) float64 {
-	if len(values) == 0 {
-		return 0
-	}
-	s := slices.Clone(values)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+// Median is diagnose.Median.
+func Median(values []float64) float64 { return diagnose.Median(values) }
 
 // Side is one direction of a node's cable to the segment: "tx" carries
 // what the node sends, "rx" what it receives.

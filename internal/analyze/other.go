@@ -120,9 +120,9 @@ func (a *analysis) aggregate(runs []results.PerftestRun) (report.AnalysisItem, b
 	for i, d := range names {
 		vals[i] = devs[d]
 	}
-	if med, out := diagnose.OffMedian(vals); len(out) > 0 {
+	if med, out := diagnose.OffMedian(vals, diagnose.OffMedianFraction); len(out) > 0 {
 		for _, i := range out {
-			a.flag(report.Warn, "rdma.rail-off-median", fmt.Sprintf("%s: %.2f Gb/s is more than %.0f %% off the median of the %d devices (%.2f Gb/s)", names[i], vals[i], diagnose.OffMedianFraction*100, len(names), med),
+			a.flag(report.Warn, "rdma.rail-off-median", fmt.Sprintf("%s: %.2f Gb/s is more than %.0f %% below the median of the %d devices (%.2f Gb/s)", names[i], vals[i], diagnose.OffMedianFraction*100, len(names), med),
 				fmt.Sprintf("ib_%s_bw on %s", verb, names[i]), "check that device's link (speed, MTU, errors) and cable", "diagnose.OffMedian (NCCL diagnostics' 30 % rule)")
 		}
 	}

@@ -171,8 +171,8 @@ func (a *analysis) offMedian(d results.NCCLDiag) {
 	if _, err := fmt.Sscanf(afterWord(d.Message, "max"), "%g", &max); err != nil {
 		return
 	}
-	if _, out := diagnose.OffMedian([]float64{min, med, max}); len(out) > 0 {
-		a.flag(report.Warn, "nccl.diag-spread", fmt.Sprintf("the slowest or fastest link is more than %.0f %% off the median (min %g, median %g, max %g)", diagnose.OffMedianFraction*100, min, med, max),
+	if _, out := diagnose.OffMedian([]float64{min, med, max}, diagnose.OffMedianFraction); len(out) > 0 {
+		a.flag(report.Warn, "nccl.diag-spread", fmt.Sprintf("the slowest link is more than %.0f %% below the median (min %g, median %g, max %g)", diagnose.OffMedianFraction*100, min, med, max),
 			d.Host+": "+d.Message, "rerun ib_write_bw on the pairs NCCL names to find the slow link", "diagnose.OffMedian (NCCL's 30 % rule)")
 	}
 }

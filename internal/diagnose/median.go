@@ -1,35 +1,45 @@
 package diagnose
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
-// OffMedianFraction is how far from the median a rail, rank or pair may
-// fall before it is an outlier: NCCL's own network check (diagnostics,
-// NCCL >= 2.31) reports ranks more than 30 % off the median, and sparkrig
-// uses the same rule wherever it judges rails itself, so the two never
-// disagree.
+// OffMedianFraction is how far below the median a rail, rank, pair or
+// direction may fall before it is an outlier: NCCL's own network check
+// (diagnostics, NCCL >= 2.31) reports ranks more than 30 % off the median.
+// sparkrig uses the same rule, through OffMedian, wherever it judges rails
+// or pairs itself (analyze, the all-pairs qualification), so the verdicts
+// never disagree.
 const OffMedianFraction = 0.30
 
-// OffMedian returns the median of values and the indices of those more
-// than OffMedianFraction off it (above or below). Fewer than three values
-// have no outliers: with two, neither is the odd one out.
-func OffMedian(values []float64) (median float64, outliers []int) {
-	if len(values) == 0 {
-		return 0, nil
-	}
-	s := append([]float64(nil), values...)
-	sort.Float64s(s)
-	if n := len(s); n%2 == 1 {
-		median = s[n/2]
-	} else {
-		median = (s[n/2-1] + s[n/2]) / 2
-	}
-	if len(values) < 3 || median <= 0 {
+// OffMedian is the one median rule: it returns the median of values and
+// the indices of those more than frac below it (a bandwidth above the
+// median is no fault). A value exactly at the boundary passes. With no
+// values the median is 0 and nothing is off.
+func OffMedian(values []float64, frac float64) (median float64, off []int) {
+	median = Median(values)
+	if median <= 0 {
 		return median, nil
 	}
 	for i, v := range values {
-		if v < median*(1-OffMedianFraction) || v > median*(1+OffMedianFraction) {
-			outliers = append(outliers, i)
+		if v < (1-frac)*median {
+			off = append(off, i)
 		}
 	}
-	return median, outliers
+	return median, off
+}
+
+// Median is the middle value (the mean of the two middle ones for an even
+// count); 0 for none.
+func Median(values []float64) float64 {
+	if len(values) == 0 {
+		return 0
+	}
+	s := slices.Clone(values)
+	sort.Float64s(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
