@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/diagnose"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
@@ -59,13 +60,22 @@ func ReaderAll(name string, r io.Reader, opt Options) []report.AnalysisResult {
 	if err != nil {
 		return fail(err)
 	}
+	var causes []report.Cause
+	if ev := linkEvidence(data); ev != nil {
+		causes = diagnose.FieldCauses(*ev)
+	}
 	out := make([]report.AnalysisResult, 0, len(parsed))
 	for _, d := range parsed {
 		label := name
 		if d.File != "" && d.File != name {
 			label = name + ": " + d.File
 		}
-		out = append(out, Judge(label, d.Parsed, opt))
+		res := Judge(label, d.Parsed, opt)
+		if diagnose.FieldFormat(res.Format) {
+			// the run's own evidence about its links: the causes bench named
+			diagnose.WithFieldCauses(&res, causes)
+		}
+		out = append(out, res)
 	}
 	return out
 }
@@ -138,4 +148,16 @@ func parsedOf(a report.AnalysisResult) (Parsed, bool) {
 		return p, len(p.kept) > 0
 	}
 	return p, true
+}
+
+// linkEvidence is the evidence about its links a bench run's document
+// keeps, or nil.
+func linkEvidence(data []byte) *report.LinkEvidence {
+	var doc struct {
+		LinkEvidence *report.LinkEvidence `json:"link_evidence"`
+	}
+	if json.Unmarshal(data, &doc) != nil {
+		return nil
+	}
+	return doc.LinkEvidence
 }

@@ -11,8 +11,8 @@ import (
 // fieldEvidence gathers what a whole run says about its links: raw RDMA per
 // rail, NCCL's plateau against its expectation, and the nodes' link, PCIe,
 // IOMMU and hot-plug facts.
-func fieldEvidence(rec *Record, nodes []*facts.Node) diagnose.FieldEvidence {
-	e := diagnose.FieldEvidence{RawGbps: map[string]float64{}, PCIeFull: true}
+func fieldEvidence(rec *Record, nodes []*facts.Node) report.LinkEvidence {
+	e := report.LinkEvidence{RawGbps: map[string]float64{}, PCIeFull: true}
 	for i, st := range rec.Bench.Steps {
 		if st.Status != StatusOK || i >= len(rec.Analyses) {
 			continue
@@ -63,33 +63,12 @@ func fieldEvidence(rec *Record, nodes []*facts.Node) diagnose.FieldEvidence {
 // RDMA and NCCL result below its expectation (a result the gate marked
 // invalid is not judged, so it gets none).
 func addFieldCauses(rec *Record, nodes []*facts.Node) {
-	causes := diagnose.FieldCauses(fieldEvidence(rec, nodes))
-	if len(causes) == 0 {
-		return
-	}
+	e := fieldEvidence(rec, nodes)
+	rec.LinkEvidence = &e
+	causes := diagnose.FieldCauses(e)
 	for i, st := range rec.Bench.Steps {
-		if (st.Kind != KindRDMA && st.Kind != KindNCCL) || i >= len(rec.Analyses) {
-			continue
-		}
-		for j := range rec.Analyses[i].Items {
-			it := &rec.Analyses[i].Items[j]
-			if it.Verdict != report.VerdictWarning && it.Verdict != report.VerdictCritical {
-				continue
-			}
-			for _, c := range causes {
-				if !hasCause(it.Causes, c.ID) {
-					it.Causes = append(it.Causes, c)
-				}
-			}
+		if (st.Kind == KindRDMA || st.Kind == KindNCCL) && i < len(rec.Analyses) {
+			diagnose.WithFieldCauses(&rec.Analyses[i], causes)
 		}
 	}
-}
-
-func hasCause(cs []report.Cause, id string) bool {
-	for _, c := range cs {
-		if c.ID == id {
-			return true
-		}
-	}
-	return false
 }

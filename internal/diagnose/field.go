@@ -13,27 +13,6 @@ import (
 // hold together: raw RDMA per rail, NCCL's bus bandwidth, the link and
 // PCIe state, the IOMMU mode and hot-plug events.
 
-// FieldEvidence is what one bench run between nodes says, with the facts
-// of its nodes.
-type FieldEvidence struct {
-	// LinkGbps is the negotiated Ethernet speed of the ports (200 on a
-	// DGX Spark), 0 when unknown.
-	LinkGbps float64
-	// PCIeFull is true when every ConnectX-7 function trained at its
-	// capability (Gen5 x4 on a DGX Spark).
-	PCIeFull bool
-	// RawGbps is raw RDMA (ib_write_bw) per rail, in Gb/s.
-	RawGbps map[string]float64
-	// NCCLBusGBps is the NCCL bus bandwidth plateau in GB/s (0: not run),
-	// and NCCLExpectGBps what the topology should give.
-	NCCLBusGBps, NCCLExpectGBps float64
-	// IOMMU is the nodes' IOMMU mode: "translated", "passthrough" or "".
-	IOMMU string
-	// Hotplug lists cable or PCIe slot hot-plug events of this boot on
-	// the nodes.
-	Hotplug []string
-}
-
 // Thresholds, from the reports each cause cites.
 const (
 	// PR #108: the degraded state measures 8-25 Gb/s raw with a 200G link;
@@ -57,7 +36,7 @@ const (
 // FieldCauses names which of the look-alike causes the evidence supports,
 // most likely first, and rules out the ones it contradicts. Nothing is
 // returned when no rail is slow and NCCL meets its expectation.
-func FieldCauses(e FieldEvidence) []report.Cause {
+func FieldCauses(e report.LinkEvidence) []report.Cause {
 	rails := make([]string, 0, len(e.RawGbps))
 	for r := range e.RawGbps {
 		rails = append(rails, r)
@@ -177,4 +156,30 @@ func FieldCauses(e FieldEvidence) []report.Cause {
 		causes = append(causes, c.Cause)
 	}
 	return causes
+}
+
+// WithFieldCauses adds causes to every RDMA or NCCL result of a that is
+// below its expectation, once each: bench for its own steps, analyze for a
+// bench run's document, so both name the same causes.
+func WithFieldCauses(a *report.AnalysisResult, causes []report.Cause) {
+	if len(causes) == 0 {
+		return
+	}
+	for j := range a.Items {
+		it := &a.Items[j]
+		if it.Verdict != report.VerdictWarning && it.Verdict != report.VerdictCritical {
+			continue
+		}
+		for _, c := range causes {
+			if !slices.ContainsFunc(it.Causes, func(h report.Cause) bool { return h.ID == c.ID }) {
+				it.Causes = append(it.Causes, c)
+			}
+		}
+	}
+}
+
+// FieldFormat says whether results of format measure a link: perftest and
+// nccl-tests, the outputs a bench run's RDMA and NCCL steps produce.
+func FieldFormat(format string) bool {
+	return format == "perftest" || strings.HasPrefix(format, "nccl-tests")
 }

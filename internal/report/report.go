@@ -33,8 +33,10 @@ type Report struct {
 	Cluster  *Cluster   `json:"cluster,omitempty"`
 	Analyses []Analysis `json:"analyses,omitempty"`
 	Plans    []Plan     `json:"plans,omitempty"`
-	AllPairs *AllPairs  `json:"all_pairs,omitempty"`
-	Triage   *Triage    `json:"triage,omitempty"`
+	// LinkEvidence is a bench run's evidence about its links (see LinkEvidence).
+	LinkEvidence *LinkEvidence `json:"link_evidence,omitempty"`
+	AllPairs     *AllPairs     `json:"all_pairs,omitempty"`
+	Triage       *Triage       `json:"triage,omitempty"`
 
 	// What the other commands return: `fix --plan`, `bench --dry-run`, a
 	// bench run's outline, `bench compare` and `bench gpu`.
