@@ -189,6 +189,36 @@ func (r *Rig) buildNetwork(cfg Config) error {
 			return err
 		}
 	}
+	return r.waitCablesUp(cfg.Links)
+}
+
+// waitCablesUp waits until every cable whose two ends were set up shows
+// operstate up at both ends. A veth reports up a moment after both of its
+// ends are: a test that reads the hosts at once would otherwise see a twin
+// down that nobody took down. The wait is bounded (30 s) and generous.
+func (r *Rig) waitCablesUp(links []Link) error {
+	type end struct{ ns, dev string }
+	var ends []end
+	for _, l := range links {
+		a, b := r.Host(l.A), r.Host(l.B)
+		if a == nil || b == nil || a.spec.NetDevs[l.ADev].Down || b.spec.NetDevs[l.BDev].Down {
+			continue
+		}
+		ends = append(ends, end{a.NS, l.ADev}, end{b.NS, l.BDev})
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, e := range ends {
+		for {
+			out, err := exec.Command("ip", "-n", e.ns, "-o", "link", "show", "dev", e.dev).Output()
+			if err == nil && strings.Contains(string(out), "state UP") {
+				break
+			}
+			if time.Now().After(deadline) {
+				return fmt.Errorf("%s in %s is not up after 30 s: %s", e.dev, e.ns, strings.TrimSpace(string(out)))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	return nil
 }
 
