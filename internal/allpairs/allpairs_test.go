@@ -107,12 +107,16 @@ func TestTestDurationFromBudget(t *testing.T) {
 
 // fabricModel is a test model of a switch: a direction a→b moves at the
 // lower of a's sending and b's receiving cap; paths lists pairs slowed on
-// their own, and flaky fails a direction the first time only.
+// their own, and flaky fails a direction the first time only. Where rdma
+// is set, a direction between two of its nodes is measured with
+// ib_write_bw at rdmaGbps, every other one with the TCP probe.
 type fabricModel struct {
-	tx, rx []float64
-	paths  map[Test]float64
-	flaky  map[Test]bool
-	calls  [][]Test
+	tx, rx   []float64
+	paths    map[Test]float64
+	flaky    map[Test]bool
+	calls    [][]Test
+	rdma     map[int]bool
+	rdmaGbps float64
 }
 
 func (f *fabricModel) Measure(_ context.Context, tests []Test, _ time.Duration) []Measurement {
@@ -128,7 +132,14 @@ func (f *fabricModel) Measure(_ context.Context, tests []Test, _ time.Duration) 
 			out = append(out, Measurement{Test: t, Err: "connect: connection refused"})
 			continue
 		}
-		out = append(out, Measurement{Test: t, Gbps: g})
+		m := Measurement{Test: t, Gbps: g}
+		if f.rdma != nil {
+			m.Tool = ToolTCP
+			if f.rdma[t.From] && f.rdma[t.To] {
+				m.Tool, m.Gbps = ToolRDMA, f.rdmaGbps
+			}
+		}
+		out = append(out, m)
 	}
 	return out
 }
@@ -287,5 +298,44 @@ func TestRunRingRetestsTheFailingDirection(t *testing.T) {
 	// two phases, then the two failing directions again, together
 	if len(f.calls) != 3 || !reflect.DeepEqual(f.calls[2], []Test{{4, 5}, {1, 2}}) {
 		t.Fatalf("calls %v", f.calls)
+	}
+}
+
+// Pairs measured with ib_write_bw (both ends RDMA) and pairs measured with
+// TCP are each judged against their own tool's median: the TCP pairs of
+// the two nodes without RDMA are not slow next to ib_write_bw's, and
+// n6's one-way cable is found against TCP's median.
+func TestRunJudgesEachToolAgainstItsOwnMedian(t *testing.T) {
+	f := uniform(6, 9.4)
+	f.rdma, f.rdmaGbps = map[int]bool{0: true, 1: true, 2: true, 3: true}, 92.57
+	f.tx[5] = 1.1 // n6's cable slow sending only
+	r, err := Run(context.Background(), f, names(6), AllPairs, time.Second, DefaultRules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(r); !reflect.DeepEqual(got, []string{"cable n6 tx confirmed"}) {
+		t.Fatalf("suspects %q", got)
+	}
+	j := r.Judgement
+	if j.Reference != 9.4 || j.RefName != ToolTCP+" median" { // 18 of 30 directions are TCP
+		t.Fatalf("reference %v %q", j.Reference, j.RefName)
+	}
+	ev := strings.Join(j.Suspects[0].Evidence, "; ")
+	if !strings.Contains(ev, "sent: 0 of 5 tests passed (median 1.10 Gb/s)") || !strings.Contains(ev, "received: 5 of 5 tests passed") {
+		t.Fatalf("evidence %q", ev)
+	}
+	if !j.Pass(Measurement{Tool: ToolRDMA, Gbps: 64.8}) || j.Pass(Measurement{Tool: ToolRDMA, Gbps: 64.7}) || !j.Pass(Measurement{Tool: ToolTCP, Gbps: 6.58}) {
+		t.Fatal("each tool's floor is 70 % of its own median (92.57 → 64.799, 9.4 → 6.58)")
+	}
+	ap, _ := r.Report(AllPairs, ToolTCP, "")
+	if ap.Tool != "ib_write_bw where both ends have RDMA, else sparkrig TCP probe" {
+		t.Fatalf("tool %q", ap.Tool)
+	}
+	tools := map[string]int{}
+	for _, p := range ap.Pairs {
+		tools[p.Tool]++
+	}
+	if len(ap.Pairs) != 15 || tools[ToolRDMA] != 6 || tools[ToolTCP] != 9 {
+		t.Fatalf("pairs %+v", ap.Pairs)
 	}
 }

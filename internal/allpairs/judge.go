@@ -22,6 +22,11 @@ type Measurement struct {
 	Gbps   float64
 	Err    string
 	Retest bool
+	Tool   string // ToolRDMA or ToolTCP
+	// Moved are the error counters of the pair's two ends that moved
+	// while it was measured ("host dev name +n"): the pair's, as both
+	// directions run at once.
+	Moved []string
 }
 
 // Rules are the thresholds of the verdict.
@@ -123,10 +128,26 @@ type Judgement struct {
 	// against, and a failing direction is measured again on its own.
 	Ring  bool
 	first []Measurement
+	// refs is each tool's own median where the directions were measured
+	// with several (ib_write_bw where both ends have RDMA, TCP elsewhere):
+	// a direction is judged against its tool's, never another's.
+	refs map[string]float64
 }
 
-// Pass reports whether one measurement passes against the floor.
-func (j Judgement) Pass(m Measurement) bool { return m.Err == "" && m.Gbps >= j.Floor }
+// reference is the rate m is judged against, and its floor.
+func (j Judgement) reference(m Measurement) (ref, floor float64) {
+	if r, ok := j.refs[m.Tool]; ok {
+		return r, (1 - j.rules.OffMedian) * r
+	}
+	return j.Reference, j.Floor
+}
+
+// Pass reports whether one measurement passes against the floor (its
+// tool's where the directions were measured with several).
+func (j Judgement) Pass(m Measurement) bool {
+	_, floor := j.reference(m)
+	return m.Err == "" && m.Gbps >= floor
+}
 
 // Judge scores every node from the first-pass measurements (re-tests are
 // left to Resolve) and names the suspects: a node whose sending and
@@ -136,14 +157,32 @@ func (j Judgement) Pass(m Measurement) bool { return m.Err == "" && m.Gbps >= j.
 func Judge(names []string, ms []Measurement, r Rules) Judgement {
 	n := len(names)
 	var rates []float64
+	byTool := map[string][]float64{}
+	var tools []string // in the order first measured
 	for _, m := range ms {
 		if m.Err == "" && !m.Retest {
 			rates = append(rates, m.Gbps)
+			if _, ok := byTool[m.Tool]; !ok {
+				tools = append(tools, m.Tool)
+			}
+			byTool[m.Tool] = append(byTool[m.Tool], m.Gbps)
 		}
 	}
 	j := Judgement{Reference: r.Expected, RefName: "expected", Names: names, rules: r, first: ms}
 	if j.Reference <= 0 {
 		j.Reference, j.RefName = Median(rates), "median"
+		if len(tools) > 1 {
+			// the heading's reference is the tool measuring the most directions
+			j.refs = map[string]float64{}
+			most := tools[0]
+			for _, t := range tools {
+				j.refs[t] = Median(byTool[t])
+				if len(byTool[t]) > len(byTool[most]) {
+					most = t
+				}
+			}
+			j.Reference, j.RefName = j.refs[most], most+" median"
+		}
 	}
 	j.Floor = (1 - r.OffMedian) * j.Reference
 	j.Scores = make([]NodeScore, n)
@@ -206,8 +245,13 @@ func (j Judgement) describe(m Measurement) string {
 	if m.Err != "" {
 		return fmt.Sprintf("%s→%s did not complete: %s", j.Names[m.From], j.Names[m.To], m.Err)
 	}
-	return fmt.Sprintf("%s→%s %s Gb/s, under %s Gb/s (%.0f %% of the %s %s Gb/s)", j.Names[m.From], j.Names[m.To], Rate(m.Gbps), Rate(j.Floor),
-		100*(1-j.rules.OffMedian), j.RefName, Rate(j.Reference))
+	ref, floor := j.reference(m)
+	name := j.RefName
+	if _, ok := j.refs[m.Tool]; ok {
+		name = m.Tool + " " + name
+	}
+	return fmt.Sprintf("%s→%s %s Gb/s, under %s Gb/s (%.0f %% of the %s %s Gb/s)", j.Names[m.From], j.Names[m.To], Rate(m.Gbps), Rate(floor),
+		100*(1-j.rules.OffMedian), name, Rate(ref))
 }
 
 // Good lists the nodes no suspect names, best first (by the lower of

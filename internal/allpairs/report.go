@@ -2,7 +2,10 @@ package allpairs
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/bench"
 
 	"github.com/sparkrig/sparkrig/internal/report"
 )
@@ -41,6 +44,41 @@ func (r *Result) Report(schedule Schedule, tool, segment string) (*report.AllPai
 		}
 	}
 	var fs []report.Finding
+	tools := map[string]bool{}
+	index := map[Pair]int{}
+	for _, m := range r.Measurements {
+		if m.Retest || m.From >= len(r.Names) || m.To >= len(r.Names) {
+			continue
+		}
+		k := pairOf(m.Test)
+		i, ok := index[k]
+		if !ok {
+			i, index[k] = len(ap.Pairs), len(ap.Pairs)
+			ap.Pairs = append(ap.Pairs, report.AllPairsPair{A: r.Names[k.A], B: r.Names[k.B], Tool: m.Tool})
+		}
+		if m.Tool != "" {
+			tools[m.Tool] = true
+		}
+		p := &ap.Pairs[i]
+		for _, c := range m.Moved {
+			if !slices.Contains(p.Moved, c) {
+				p.Moved = append(p.Moved, c)
+			}
+		}
+	}
+	switch {
+	case len(tools) > 1:
+		ap.Tool = ToolRDMA + " where both ends have RDMA, else " + ToolTCP
+	case len(tools) == 1:
+		for t := range tools {
+			ap.Tool = t
+		}
+	}
+	for _, p := range ap.Pairs {
+		if len(p.Moved) > 0 {
+			fs = append(fs, bench.ErrorsFinding(p.A+"↔"+p.B, p.Moved))
+		}
+	}
 	for _, s := range j.Suspects {
 		rs := report.AllPairsSuspect{Kind: s.Kind, Node: r.Names[s.Node], Side: string(s.Side), Status: s.Status,
 			Name: r.SuspectName(s), Evidence: s.Evidence}

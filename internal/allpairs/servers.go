@@ -23,7 +23,7 @@ const readyLine = "sparkrig-bench-ready"
 // starts only its clients. They end when Stop closes their sessions'
 // stdin (bench's wrapper then stops them) or, failing that, by the
 // executor's cleanup of the pid files in its scratch directory.
-func (p *TCPProbe) Servers(ctx context.Context, runDir string) error {
+func (p *Remote) Servers(ctx context.Context, runDir string) error {
 	type srv struct {
 		stdin *io.PipeWriter
 		done  chan struct{}
@@ -64,7 +64,7 @@ func (p *TCPProbe) Servers(ctx context.Context, runDir string) error {
 
 // Stop ends the servers Servers started: every session's stdin closed
 // first, then each waited for, so they end together.
-func (p *TCPProbe) Stop() {
+func (p *Remote) Stop() {
 	for i := 0; i < len(p.stop); i += 2 {
 		p.stop[i]()
 	}

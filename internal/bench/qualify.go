@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -111,28 +112,82 @@ func parseCounters(host string, b []byte) map[string]Counter {
 
 // readCounters reads the counters of a step's rails on every host of it.
 func (s *Session) readCounters(ctx context.Context, st Step) map[string]map[string]Counter {
-	devs := map[string][2][]string{}
+	var rails []Rail
 	for _, r := range s.Plan.Rails {
-		if len(st.Rails) > 0 && !slices.Contains(st.Rails, r.Name) {
-			continue // a step on named rails reads those; others (NCCL) every rail
+		if len(st.Rails) == 0 || slices.Contains(st.Rails, r.Name) {
+			rails = append(rails, r) // a step on named rails reads those; others (NCCL) every rail
 		}
+	}
+	return ReadCounters(ctx, s.Exec.T, rails)
+}
+
+// ReadCounters reads the interface and RDMA port counters of both ends of
+// the rails, every host at once: host → "dev name" → counter (its value in
+// After). A host that cannot be read is left out.
+func ReadCounters(ctx context.Context, t Transport, rails []Rail) map[string]map[string]Counter {
+	devs := map[string][2][]string{}
+	for _, r := range rails {
 		for _, e := range []Endpoint{r.A, r.B} {
 			d := devs[e.Host]
-			d[0] = append(d[0], e.NetDev)
-			if e.RDMADev != "" {
+			if e.NetDev != "" && !slices.Contains(d[0], e.NetDev) {
+				d[0] = append(d[0], e.NetDev)
+			}
+			if e.RDMADev != "" && !slices.Contains(d[1], e.RDMADev) {
 				d[1] = append(d[1], e.RDMADev)
 			}
 			devs[e.Host] = d
 		}
 	}
 	out := map[string]map[string]Counter{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	for host, d := range devs {
-		var stdout bytes.Buffer
-		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		err := s.Exec.T.Exec(cctx, host, counterScript(d[0], d[1]), nil, &stdout, io.Discard)
-		cancel()
-		if err == nil {
-			out[host] = parseCounters(host, stdout.Bytes())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var stdout bytes.Buffer
+			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			err := t.Exec(cctx, host, counterScript(d[0], d[1]), nil, &stdout, io.Discard)
+			cancel()
+			if err == nil {
+				cs := parseCounters(host, stdout.Bytes())
+				mu.Lock()
+				out[host] = cs
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// CountersBetween pairs two reads of ReadCounters: every counter read both
+// times, sorted by host, device and name.
+func CountersBetween(before, after map[string]map[string]Counter) []Counter {
+	var out []Counter
+	for host, cs := range after {
+		for k, c := range cs {
+			b, ok := before[host][k]
+			if !ok {
+				continue
+			}
+			c.Before = b.After
+			out = append(out, c)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return a.Host+a.Dev+a.Name < b.Host+b.Dev+b.Name
+	})
+	return out
+}
+
+// ErrorsMoved are the error counters among cs that moved.
+func ErrorsMoved(cs []Counter) []Counter {
+	var out []Counter
+	for _, c := range cs {
+		if errorCounter(c.Name) && c.Delta() > 0 {
+			out = append(out, c)
 		}
 	}
 	return out
@@ -142,21 +197,7 @@ func (s *Session) readCounters(ctx context.Context, st Step) map[string]map[stri
 func (s *Session) withCounters(ctx context.Context, st Step, run func() StepResult) StepResult {
 	before := s.readCounters(ctx, st)
 	res := run()
-	after := s.readCounters(ctx, st)
-	for host, cs := range after {
-		for k, c := range cs {
-			b, ok := before[host][k]
-			if !ok {
-				continue
-			}
-			c.Before = b.After
-			res.Counters = append(res.Counters, c)
-		}
-	}
-	sort.Slice(res.Counters, func(i, j int) bool {
-		a, b := res.Counters[i], res.Counters[j]
-		return a.Host+a.Dev+a.Name < b.Host+b.Dev+b.Name
-	})
+	res.Counters = append(res.Counters, CountersBetween(before, s.readCounters(ctx, st))...)
 	return res
 }
 
@@ -173,6 +214,27 @@ func errorCounter(name string) bool {
 		return true
 	}
 	return false
+}
+
+// Moved says how much each counter moved: "host dev name +n".
+func Moved(cs []Counter) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, fmt.Sprintf("%s %s %s +%d", c.Host, c.Dev, c.Name, c.Delta()))
+	}
+	return out
+}
+
+// ErrorsFinding is the finding of error counters that moved (as Moved
+// says them) while subject, a link or one direction of it, carried
+// traffic.
+func ErrorsFinding(subject string, moved []string) report.Finding {
+	return report.Finding{ID: "link.errors", Severity: report.Warn, Subject: subject,
+		Title: "no error counter moves while the link carries traffic", Observed: strings.Join(moved, ", "),
+		Expected: "every error counter unchanged",
+		Why:      "CRC, symbol and link errors, drops and RDMA retransmissions cost bandwidth long before a link fails",
+		Remedy:   report.Manual(report.ActionCable, "reseat or replace the cable (and clean the connectors); a counter on one end only points at that end's port or cable end"),
+		Source:   "Linux netdev statistics and RDMA port counters (/sys/class/net/*/statistics, /sys/class/infiniband/*/ports/*/counters, hw_counters)"}
 }
 
 // Direction is one direction of one link as qualified.
@@ -241,11 +303,7 @@ func Qualify(rec *Record, expectedGbps float64, expectSource string) Qualificati
 		if st.Status != StatusOK {
 			d.Verdict = "failed"
 		}
-		for _, c := range st.Counters {
-			if errorCounter(c.Name) && c.Delta() > 0 {
-				d.Moved = append(d.Moved, c)
-			}
-		}
+		d.Moved = ErrorsMoved(st.Counters)
 		best = math.Max(best, d.Gbps)
 		q.Directions = append(q.Directions, d)
 	}
@@ -275,19 +333,11 @@ func Qualify(rec *Record, expectedGbps float64, expectSource string) Qualificati
 				Source:   q.Rules.Source})
 		}
 		if len(d.Moved) > 0 {
-			var parts []string
-			for _, c := range d.Moved {
-				parts = append(parts, fmt.Sprintf("%s %s %s +%d", c.Host, c.Dev, c.Name, c.Delta()))
-			}
+			parts := Moved(d.Moved)
 			if d.Verdict == "ok" {
 				d.Verdict = "errors"
 			}
-			q.Findings = append(q.Findings, report.Finding{ID: "link.errors", Severity: report.Warn, Subject: subject,
-				Title: "no error counter moves while the link carries traffic", Observed: strings.Join(parts, ", "),
-				Expected: "every error counter unchanged",
-				Why:      "CRC, symbol and link errors, drops and RDMA retransmissions cost bandwidth long before a link fails",
-				Remedy:   report.Manual(report.ActionCable, "reseat or replace the cable (and clean the connectors); a counter on one end only points at that end's port or cable end"),
-				Source:   "Linux netdev statistics and RDMA port counters (/sys/class/net/*/statistics, /sys/class/infiniband/*/ports/*/counters, hw_counters)"})
+			q.Findings = append(q.Findings, ErrorsFinding(subject, parts))
 		}
 	}
 	// The two directions of each link, never averaged.
@@ -331,9 +381,7 @@ func (q Qualification) Report() []report.QualifiedDirection {
 			tool = "sparkrig TCP probe"
 		}
 		qd := report.QualifiedDirection{Rail: d.Rail, From: d.From, To: d.To, Tool: tool, Gbps: d.Gbps, Verdict: d.Verdict}
-		for _, c := range d.Moved {
-			qd.Moved = append(qd.Moved, fmt.Sprintf("%s %s %s +%d", c.Host, c.Dev, c.Name, c.Delta()))
-		}
+		qd.Moved = Moved(d.Moved)
 		out = append(out, qd)
 	}
 	return out

@@ -5,12 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/fixture"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/shell"
 	"github.com/sparkrig/sparkrig/internal/testrig"
 )
 
@@ -201,5 +206,170 @@ func TestRigQualifyRing(t *testing.T) {
 	ap := rep.AllPairs
 	if ap.Schedule != "ring" || ap.Rounds != 2 || ap.Matrix[0][2] != 0 || ap.Matrix[1][2] >= 0.1 {
 		t.Fatalf("%s, %d rounds, matrix %v", ap.Schedule, ap.Rounds, ap.Matrix)
+	}
+}
+
+// standinPerftest is a stand-in ib_write_bw for rig hosts (the rig has no
+// RoCE hardware): as a client (its last argument the server's address) it
+// replays a real recorded ib_write_bw client output; as a server it
+// listens on its -p port, as perftest's server does, until bench stops
+// it (this test binary run as sparkrig's probe server holds the port).
+func standinPerftest(t *testing.T) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := fixture.ReadVerbatim(t, "testdata/perftest/ib_write_bw-client.txt")
+	return "#!/bin/bash\n# stand-in ib_write_bw of the sparkrig test rig: replays a recorded client output; it is not perftest\n" +
+		"port=; last=\nwhile [ $# -gt 0 ]; do [ \"$1\" = -p ] && port=$2; last=$1; shift; done\n" +
+		"case \"$last\" in\n*.*.*.*) cat <<'RECORDED'\n" + string(out) + "RECORDED\nexit 0 ;;\nesac\n" +
+		"exec -a sparkrig " + shell.Quote(self) + " bench probe-server --listen 0.0.0.0:\"$port\" --once\n"
+}
+
+// TestRigQualifyRingRDMA is the stand-in replay test of qualify's RDMA
+// path: a ring of four whose ports have stand-in RoCE devices. With the
+// stand-in ib_write_bw on every node, every direction is measured with it
+// (bench's qualify step: the recorded 92.57 Gb/s each) and every pair
+// records it; the stand-in symbol_error counter of spark-02's port 1 (its
+// cable to spark-01) counts up meanwhile, and that pair alone is flagged,
+// with the counter and the end. Then spark-04 without perftest: its two
+// cables go to the TCP probe, the others stay with ib_write_bw.
+func TestRigQualifyRingRDMA(t *testing.T) {
+	cfg, err := testrig.Sparks(4, "ring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script := standinPerftest(t)
+	for i := range cfg.Hosts {
+		cfg.Hosts[i].RDMA = true
+		cfg.Hosts[i].Files = map[string]string{"/usr/local/bin/ib_write_bw": script}
+	}
+	r := testrig.New(t, cfg)
+	for _, h := range r.Names() {
+		rigOut(t, r, h, "chmod", "755", "/usr/local/bin/ib_write_bw")
+	}
+	waitPorts(t, r, 5)
+	ring := func() *report.Report {
+		args := []string{"qualify", "--ring", "--format", "json", "--ssh-config", r.SSHConfig, "--hosts", strings.Join(r.Names(), ","), "--test-time", "1s"}
+		var out, errb bytes.Buffer
+		code := Main(args, strings.NewReader(""), &out, &errb)
+		var rep report.Report
+		if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.AllPairs == nil {
+			t.Fatalf("exit %d: %v\n%s", code, err, errb.String())
+		}
+		t.Logf("exit %d: %s", code, strings.TrimSpace(errb.String()))
+		return &rep
+	}
+
+	// every node with perftest: ib_write_bw on every cable
+	var files []*os.File
+	for _, dev := range testrig.PortNetDevs(1) {
+		f, err := os.OpenFile(filepath.Join(r.Host("spark-02").Dir, "root/sys/class/infiniband", testrig.RoCEName(dev), "ports/1/counters/symbol_error"), os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		files = append(files, f)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // the stand-in counters count up while qualify runs
+		defer wg.Done()
+		for n := 1; ; n++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+				for _, f := range files {
+					f.WriteAt(fmt.Appendf(nil, "%010d\n", n), 0) // in place, never truncated: as sysfs shows
+				}
+			}
+		}
+	}()
+	rep := ring()
+	close(stop)
+	wg.Wait()
+	ap := rep.AllPairs
+	want := "spark-01↔spark-02 ib_write_bw moved\nspark-03↔spark-04 ib_write_bw\nspark-02↔spark-03 ib_write_bw\nspark-01↔spark-04 ib_write_bw" // even phase, then odd
+	if got := pairTools(ap); got != want {
+		t.Errorf("pairs:\n%s\nwant:\n%s", got, want)
+	}
+	if ap.Tool != "ib_write_bw" {
+		t.Errorf("tool %q", ap.Tool)
+	}
+	for i, row := range ap.Matrix {
+		for j, v := range row {
+			if (i+1)%4 == j || (j+1)%4 == i {
+				if v != 92.57 {
+					t.Errorf("%s→%s %v Gb/s, want the recorded 92.57", ap.Nodes[i], ap.Nodes[j], v)
+				}
+			}
+		}
+	}
+	var errs []string
+	for _, f := range rep.Cluster.Findings {
+		if f.ID == "link.errors" {
+			errs = append(errs, f.Subject+": "+f.Observed)
+		}
+	}
+	if len(errs) != 1 || !strings.HasPrefix(errs[0], "spark-01↔spark-02: spark-02 roce") || !strings.Contains(errs[0], "p1s0f1/1 symbol_error +") {
+		t.Errorf("link.errors findings %q, want spark-01↔spark-02 naming spark-02's port 1 symbol_error", errs)
+	}
+	if got := named(rep); strings.Join(got, "\n") != "warn link.errors  spark-01↔spark-02" {
+		t.Errorf("named %q", got)
+	}
+
+	// spark-04 without perftest: its cables measured with the TCP probe,
+	// judged against TCP's median, not ib_write_bw's
+	rigOut(t, r, "spark-04", "chmod", "644", "/usr/local/bin/ib_write_bw")
+	rep = ring()
+	want = "spark-01↔spark-02 ib_write_bw\nspark-03↔spark-04 sparkrig TCP probe\nspark-02↔spark-03 ib_write_bw\nspark-01↔spark-04 sparkrig TCP probe"
+	if got := pairTools(rep.AllPairs); got != want {
+		t.Errorf("pairs:\n%s\nwant:\n%s", got, want)
+	}
+	if rep.AllPairs.Tool != "ib_write_bw where both ends have RDMA, else sparkrig TCP probe" {
+		t.Errorf("tool %q", rep.AllPairs.Tool)
+	}
+	for _, s := range rep.AllPairs.Suspects {
+		if s.Node == "spark-04" && s.Kind == "node" {
+			t.Errorf("spark-04 judged against ib_write_bw's rate: %+v", s)
+		}
+	}
+	var text bytes.Buffer
+	writeQualify(&Env{Stdout: &text, Getenv: func(string) string { return "" }}, "", "text", rep)
+	if !strings.Contains(text.String(), "spark-03 ↔ spark-04: sparkrig TCP probe") {
+		t.Errorf("text does not show the pair's tool:\n%s", text.String())
+	}
+}
+
+// pairTools lists each pair of a report, its tool, and "moved" where its
+// error counters moved.
+func pairTools(ap *report.AllPairs) string {
+	var out []string
+	for _, p := range ap.Pairs {
+		l := p.A + "↔" + p.B + " " + p.Tool
+		if len(p.Moved) > 0 {
+			l += " moved"
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
+
+// waitPorts waits until every rig host shows up ports UP (operstate follows
+// carrier a moment after the rig is up), as a ring's are before a run.
+func waitPorts(t *testing.T, r *testrig.Rig, up int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for _, h := range r.Names() {
+		for {
+			out, _ := r.Host(h).Exec(context.Background(), "ip", "-br", "link")
+			if strings.Count(string(out), " UP ") >= up || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
 	}
 }

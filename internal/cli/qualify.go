@@ -16,10 +16,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sparkrig/sparkrig/internal/acquire"
 	"github.com/sparkrig/sparkrig/internal/allpairs"
 	"github.com/sparkrig/sparkrig/internal/bench"
+	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
 // qualifyOptions are the flags of `sparkrig qualify`.
@@ -122,25 +125,36 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 	}
 	segment := ""
 	var addrOf func(node, peer int) string
+	ends := map[[2]int]allpairs.Addr{} // node's end of its cable or port facing peer
 	if o.ring {
-		pairs := map[[2]int]string{}
 		for _, phase := range allpairs.RingPhases(len(hosts)) {
 			for _, p := range phase {
 				a, b, ok := allpairs.CableAddrs(addrs, p.A, p.B)
 				if !ok {
 					return exitf(ExitUnknown, "qualify: --ring: %s and %s share no subnet of their own: are they cabled to each other?", hosts[p.A], hosts[p.B])
 				}
-				pairs[[2]int{p.A, p.B}], pairs[[2]int{p.B, p.A}] = a.Prefix.Addr().String(), b.Prefix.Addr().String()
+				ends[[2]int{p.A, p.B}], ends[[2]int{p.B, p.A}] = a, b
 			}
 		}
-		addrOf = func(node, peer int) string { return pairs[[2]int{node, peer}] }
 	} else {
 		seg, err := allpairs.FindSegment(hosts, addrs, want)
 		if err != nil {
 			return exitf(ExitUnknown, "qualify: %v", err)
 		}
 		segment = seg.Subnet.String()
-		addrOf = func(node, _ int) string { return seg.Addrs[node].Prefix.Addr().String() }
+		for i := range hosts {
+			for j := range hosts {
+				if i != j {
+					ends[[2]int{i, j}] = seg.Addrs[i]
+				}
+			}
+		}
+	}
+	addrOf = func(node, peer int) string {
+		if peer < 0 { // all-pairs: a node's one segment address faces every peer
+			peer = (node + 1) % len(hosts)
+		}
+		return ends[[2]int{node, peer}].Prefix.Addr().String()
 	}
 	runDir := "/tmp/sparkrig-qualify-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	x := &bench.Executor{T: t, RunDir: runDir}
@@ -164,8 +178,10 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 		}
 		return exitf(ExitUnknown, "qualify: %s", strings.Join(parts, "; "))
 	}
-	fmt.Fprintf(env.Stderr, "qualify: %d nodes, %s per test, set up in %.1f s\n", len(hosts), d, time.Since(prep).Seconds())
-	m := &allpairs.TCPProbe{X: x, Hosts: hosts, Addr: addrOf, Port: o.port, Streams: o.streams, Probe: probe, Pings: 1}
+	m := &allpairs.Remote{X: x, Hosts: hosts, Addr: addrOf, Port: o.port, Streams: o.streams, Probe: probe, Pings: 1}
+	m.Rails, m.RDMA = qualifyTools(ctx, env, o, t, hosts, ends, d, runDir)
+	fmt.Fprintf(env.Stderr, "qualify: %d nodes, %s per test, %d of %d directions with ib_write_bw, set up in %.1f s\n",
+		len(hosts), d, len(m.RDMA), len(ends), time.Since(prep).Seconds())
 	schedule := allpairs.AllPairs
 	if o.ring {
 		schedule = allpairs.Ring
@@ -196,6 +212,79 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 		return exitf(ExitInterrupted, "qualify: interrupted")
 	}
 	return statusError(exitFor(rep.Status))
+}
+
+// qualifyTools decides, as doctor --qualify does, which directions
+// ib_write_bw measures: those whose two ends have an active RDMA port (the
+// nodes' facts) and perftest installed, with bench's qualify step for each;
+// the others get sparkrig's TCP probe. It returns too every pair's two
+// ends (netdev, and RDMA port where there is one) for their counters. A
+// node whose facts cannot be read keeps to TCP, said on stderr.
+func qualifyTools(ctx context.Context, env *Env, o *qualifyOptions, t *bench.SSH, hosts []string,
+	ends map[[2]int]allpairs.Addr, d time.Duration, runDir string) (map[allpairs.Pair]bench.Rail, map[allpairs.Test]bench.Step) {
+	index := map[string]int{}
+	for i, h := range hosts {
+		index[h] = i
+	}
+	var links []bench.Link
+	rails := map[allpairs.Pair]bench.Rail{}
+	for k, a := range ends {
+		if k[0] > k[1] {
+			continue
+		}
+		b := ends[[2]int{k[1], k[0]}]
+		links = append(links, bench.Link{A: bench.LinkEnd{Host: hosts[k[0]], NetDev: a.Dev, Addr: a.Prefix.Addr().String()},
+			B: bench.LinkEnd{Host: hosts[k[1]], NetDev: b.Dev, Addr: b.Prefix.Addr().String()}, Subnet: a.Prefix.Masked().String()})
+		rails[allpairs.Pair{A: k[0], B: k[1]}] = bench.Rail{
+			A: bench.Endpoint{Host: hosts[k[0]], NetDev: a.Dev, Addr: a.Prefix.Addr().String(), GIDIndex: -1},
+			B: bench.Endpoint{Host: hosts[k[1]], NetDev: b.Dev, Addr: b.Prefix.Addr().String(), GIDIndex: -1}}
+	}
+	caps := acquire.Remote(ctx, hosts, acquire.Options{Dialer: t.Dialer, Parallel: o.remote.parallel, HostTimeout: o.remote.hostTimeout,
+		Timeout: o.remote.timeout, NoPing: true, ToolVersion: Version})
+	var nodes []*facts.Node
+	for i, c := range caps {
+		if c.Err != nil || c.Facts == nil {
+			fmt.Fprintf(env.Stderr, "qualify: %s: its RDMA ports could not be read, its pairs use TCP: %s\n", hosts[i], sanitize.Line(fmt.Sprint(c.Err)))
+			continue
+		}
+		n := *c.Facts
+		n.Host = hosts[i]
+		nodes = append(nodes, &n)
+	}
+	found, _ := bench.Rails(nodes, links)
+	for _, r := range found {
+		a, b := index[r.A.Host], index[r.B.Host]
+		if a > b {
+			r.A, r.B = r.B, r.A
+			a, b = b, a
+		}
+		rails[allpairs.Pair{A: a, B: b}] = r
+	}
+	bo := bench.Options{Kinds: []string{bench.KindQualify}, Duration: d, RunDir: runDir, QualifyRDMA: true, Links: links,
+		BasePort: o.port + 2 - bench.RendezvousPortOffset} // its ports start just above the probe servers'
+	rdma := map[allpairs.Test]bench.Step{}
+	if len(nodes) < 2 {
+		return rails, rdma
+	}
+	plan, err := bench.NewPlan(nodes, bo)
+	if err != nil {
+		return rails, rdma
+	}
+	missing := map[string]bool{}
+	for _, m := range bench.MissingTools(ctx, t, plan, func(tool string) bool { return tool != "ib_write_bw" }) {
+		missing[m.Host] = true
+	}
+	for _, st := range plan.Steps {
+		if st.Tool != "ib_write_bw" || len(st.Servers) != 1 || len(st.Clients) != 1 {
+			continue
+		}
+		from, to := st.Clients[0].Host, st.Servers[0].Host // the client writes into the server's memory
+		if missing[from] || missing[to] {
+			continue
+		}
+		rdma[allpairs.Test{From: index[from], To: index[to]}] = st
+	}
+	return rails, rdma
 }
 
 func writeQualify(env *Env, output, format string, rep *report.Report) error {

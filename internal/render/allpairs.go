@@ -28,6 +28,7 @@ func AllPairsText(w io.Writer, ap *report.AllPairs, opt Options) error {
 	hang(&b, "  ", "  ", fmt.Sprintf("reference: %s %s; a direction passes at %s or more", ap.RefName, gbps(ap.Reference), gbps(ap.Floor)), opt.Width)
 	b.WriteString("\n")
 	matrixText(&b, ap, opt)
+	pairsText(&b, ap, opt)
 	b.WriteString("\n")
 	if len(ap.Suspects) == 0 {
 		b.WriteString("  no suspect: every node, cable and pair passed\n")
@@ -60,6 +61,22 @@ func AllPairsText(w io.Writer, ap *report.AllPairs, opt Options) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// pairsText names each pair's tool where the pairs were not all measured
+// with the one the heading names, and every pair whose error counters
+// moved.
+func pairsText(b *strings.Builder, ap *report.AllPairs, opt Options) {
+	for _, p := range ap.Pairs {
+		if p.Tool == ap.Tool && len(p.Moved) == 0 {
+			continue
+		}
+		line := fmt.Sprintf("%s ↔ %s: %s", sanitize.Line(p.A), sanitize.Line(p.B), sanitize.Line(p.Tool))
+		if len(p.Moved) > 0 {
+			line += "; error counters moved: " + sanitize.Line(strings.Join(p.Moved, ", "))
+		}
+		hang(b, "  ", "    ", line, opt.Width)
+	}
 }
 
 // gbps writes a rate with the precision that reads well at its size.

@@ -16,12 +16,15 @@ type AllPairs struct {
 	// diagonal and for pairs not scheduled (a ring's non-neighbours).
 	Matrix    [][]float64         `json:"matrix_gbps"`
 	Reference float64             `json:"reference_gbps"`
-	RefName   string              `json:"reference"` // "median" or "expected"
+	RefName   string              `json:"reference"` // "median", "expected", or "TOOL median" where the directions were measured with several tools
 	Floor     float64             `json:"floor_gbps"`
 	Scores    []AllPairsScore     `json:"scores"`
 	Suspects  []AllPairsSuspect   `json:"suspects"`
 	Retests   []AllPairsDirection `json:"retests,omitempty"`
-	Rules     string              `json:"rules"`
+	// Pairs are the pairs measured in the rounds, each with the tool that
+	// measured it and the error counters of its ends that moved.
+	Pairs []AllPairsPair `json:"pairs,omitempty"`
+	Rules string         `json:"rules"`
 }
 
 // AllPairsScore is one node's tests over the rounds.
@@ -52,4 +55,14 @@ type AllPairsDirection struct {
 	To    string  `json:"to"`
 	Gbps  float64 `json:"gbps"`
 	Error string  `json:"error,omitempty"`
+}
+
+// AllPairsPair is one pair of the rounds: the tool that measured both its
+// directions and the error counters of its two ends that moved meanwhile
+// ("host dev name +n").
+type AllPairsPair struct {
+	A     string   `json:"a"`
+	B     string   `json:"b"`
+	Tool  string   `json:"tool"`
+	Moved []string `json:"counters_moved,omitempty"`
 }
