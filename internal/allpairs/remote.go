@@ -3,6 +3,7 @@ package allpairs
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +43,11 @@ type Remote struct {
 	// Rails are the two ends of each pair, by Pair{A < B}.
 	Rails map[Pair]bench.Rail
 	seq   int
+	// the counters read after the last round, and of which ends: the next
+	// round on the same ends (all-pairs: every node's one port) starts
+	// from them instead of reading them again
+	last     map[string]map[string]bench.Counter
+	lastEnds string
 
 	persistent bool     // Servers runs a server on every node for the run
 	stop       []func() // ends them
@@ -77,9 +83,13 @@ func (p *Remote) Measure(ctx context.Context, tests []Test, d time.Duration) []M
 		of = append(of, i)
 	}
 	rails := p.rails(tests)
-	before := bench.ReadCounters(ctx, p.X.T, rails)
+	before, ends := p.last, endsOf(rails)
+	if ends != p.lastEnds || before == nil {
+		before = bench.ReadCounters(ctx, p.X.T, rails)
+	}
 	res := p.X.Run(ctx, st)
-	moved := bench.ErrorsMoved(bench.CountersBetween(before, bench.ReadCounters(ctx, p.X.T, rails)))
+	p.last, p.lastEnds = bench.ReadCounters(ctx, p.X.T, rails), ends
+	moved := bench.ErrorsMoved(bench.CountersBetween(before, p.last))
 	var clients []bench.CmdResult
 	for _, c := range res.Commands {
 		if c.Role == bench.RoleClient {
@@ -140,6 +150,18 @@ func (p *Remote) rails(tests []Test) []bench.Rail {
 		}
 	}
 	return out
+}
+
+// endsOf names the rails' ends, whatever their order.
+func endsOf(rails []bench.Rail) string {
+	var out []string
+	for _, r := range rails {
+		for _, e := range []bench.Endpoint{r.A, r.B} {
+			out = append(out, e.Host+" "+e.NetDev+" "+e.RDMADev)
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(slices.Compact(out), "\n")
 }
 
 // movedOn keeps the counters of the rail's two ends.

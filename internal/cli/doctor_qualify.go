@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/allpairs"
 	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
@@ -49,6 +50,8 @@ func qualify(ctx context.Context, env *Env, opts *doctorOptions, caps []hostCapt
 			return exitf(ExitUnknown, "doctor: --qualify: %v", err)
 		}
 	}
+	// a direct-cabled ring's cables in NCCL's even/odd order, as qualify --ring
+	plan.Steps = allpairs.RingSchedule(plan.Hosts, plan.Rails, plan.Steps)
 	self, err := os.Executable()
 	if err != nil {
 		return exitf(ExitUnknown, "doctor: --qualify: %v", err)
