@@ -373,3 +373,35 @@ func waitPorts(t *testing.T, r *testrig.Rig, up int) {
 		}
 	}
 }
+
+// TestRigDoctorQualifyRingOrder: doctor --qualify on NVIDIA's three-Spark
+// ring, hosts named 1, 3, 2: the ring walks spark-01, spark-03, spark-02,
+// so its cables are measured in qualify --ring's order (RingPhases: the
+// even phase 01–03, the odd phase 03–02, then the wrap cable 02–01), not
+// in the order bench names the rails (01–02 first).
+func TestRigDoctorQualifyRingOrder(t *testing.T) {
+	cfg, err := testrig.Sparks(3, "ring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := testrig.New(t, cfg)
+	waitPorts(t, r, 5)
+	args := []string{"doctor", "--qualify", "--format", "json", "--ssh-config", r.SSHConfig, "--host-timeout", "60s", "--hosts", "spark-01,spark-03,spark-02"}
+	var out, errb bytes.Buffer
+	code := Main(args, strings.NewReader(""), &out, &errb)
+	var rep report.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatalf("exit %d: %v\n%s", code, err, errb.String())
+	}
+	var cables []string
+	for _, q := range rep.Cluster.Qualified {
+		a, b := strings.Split(q.From, ":")[0], strings.Split(q.To, ":")[0]
+		c := min(a, b) + "–" + max(a, b)
+		if len(cables) == 0 || cables[len(cables)-1] != c {
+			cables = append(cables, c)
+		}
+	}
+	if got := strings.Join(cables, ", "); got != "spark-01–spark-03, spark-02–spark-03, spark-01–spark-02" {
+		t.Fatalf("cables measured in the order %s (%d directions)", got, len(rep.Cluster.Qualified))
+	}
+}
