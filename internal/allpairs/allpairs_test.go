@@ -338,4 +338,10 @@ func TestRunJudgesEachToolAgainstItsOwnMedian(t *testing.T) {
 	if len(ap.Pairs) != 15 || tools[ToolRDMA] != 6 || tools[ToolTCP] != 9 {
 		t.Fatalf("pairs %+v", ap.Pairs)
 	}
+	if len(ap.Tools) != 2 || ap.Tools[0].Tool != ToolRDMA || ap.Tools[0].Reference != 92.57 || ap.Tools[1].Tool != ToolTCP || ap.Tools[1].Reference != 9.4 {
+		t.Fatalf("tools %+v", ap.Tools)
+	}
+	if ap.FloorAt(0, 1) != ap.Tools[0].Floor || ap.FloorAt(5, 0) != ap.Tools[1].Floor { // n1↔n2 RDMA, n6↔n1 TCP
+		t.Fatalf("floors %v %v", ap.FloorAt(0, 1), ap.FloorAt(5, 0))
+	}
 }

@@ -248,7 +248,7 @@ func (j Judgement) describe(m Measurement) string {
 	ref, floor := j.reference(m)
 	name := j.RefName
 	if _, ok := j.refs[m.Tool]; ok {
-		name = m.Tool + " " + name
+		name = m.Tool + " median"
 	}
 	return fmt.Sprintf("%s→%s %s Gb/s, under %s Gb/s (%.0f %% of the %s %s Gb/s)", j.Names[m.From], j.Names[m.To], Rate(m.Gbps), Rate(floor),
 		100*(1-j.rules.OffMedian), name, Rate(ref))

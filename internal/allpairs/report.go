@@ -2,6 +2,7 @@ package allpairs
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -73,6 +74,9 @@ func (r *Result) Report(schedule Schedule, tool, segment string) (*report.AllPai
 		for t := range tools {
 			ap.Tool = t
 		}
+	}
+	for _, t := range slices.Sorted(maps.Keys(j.refs)) {
+		ap.Tools = append(ap.Tools, report.AllPairsTool{Tool: t, Reference: j.refs[t], Floor: (1 - j.rules.OffMedian) * j.refs[t]})
 	}
 	for _, p := range ap.Pairs {
 		if len(p.Moved) > 0 {

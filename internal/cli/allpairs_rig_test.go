@@ -291,6 +291,9 @@ func TestRigQualifyRingRDMA(t *testing.T) {
 	rep := ring()
 	close(stop)
 	wg.Wait()
+	var first bytes.Buffer
+	writeQualify(&Env{Stdout: &first, Getenv: func(string) string { return "" }}, "", "text", rep)
+	t.Logf("\n%s", first.String())
 	ap := rep.AllPairs
 	want := "spark-01↔spark-02 ib_write_bw moved\nspark-03↔spark-04 ib_write_bw\nspark-02↔spark-03 ib_write_bw\nspark-01↔spark-04 ib_write_bw" // even phase, then odd
 	if got := pairTools(ap); got != want {
@@ -339,6 +342,7 @@ func TestRigQualifyRingRDMA(t *testing.T) {
 	}
 	var text bytes.Buffer
 	writeQualify(&Env{Stdout: &text, Getenv: func(string) string { return "" }}, "", "text", rep)
+	t.Logf("\n%s", text.String())
 	if !strings.Contains(text.String(), "spark-03 ↔ spark-04: sparkrig TCP probe") {
 		t.Errorf("text does not show the pair's tool:\n%s", text.String())
 	}

@@ -25,7 +25,12 @@ func AllPairsText(w io.Writer, ap *report.AllPairs, opt Options) error {
 		head += " · " + sanitize.Line(ap.Segment)
 	}
 	hang(&b, "", "  ", head+fmt.Sprintf(" · %.1f s", ap.WallSeconds), opt.Width)
-	hang(&b, "  ", "  ", fmt.Sprintf("reference: %s %s; a direction passes at %s or more", ap.RefName, gbps(ap.Reference), gbps(ap.Floor)), opt.Width)
+	if len(ap.Tools) == 0 {
+		hang(&b, "  ", "  ", fmt.Sprintf("reference: %s %s; a direction passes at %s or more", ap.RefName, gbps(ap.Reference), gbps(ap.Floor)), opt.Width)
+	}
+	for _, t := range ap.Tools {
+		hang(&b, "  ", "  ", fmt.Sprintf("reference for %s: its median %s; a direction passes at %s or more", sanitize.Line(t.Tool), gbps(t.Reference), gbps(t.Floor)), opt.Width)
+	}
 	b.WriteString("\n")
 	matrixText(&b, ap, opt)
 	pairsText(&b, ap, opt)
@@ -147,7 +152,7 @@ func matrixText(b *strings.Builder, ap *report.AllPairs, opt Options) {
 				s = paint(report.Fail, "×", opt.Color)
 			case v == 0:
 				s = "-"
-			case v < ap.Floor:
+			case v < ap.FloorAt(i, j):
 				s = paint(report.Fail, rate(v)+"!", opt.Color)
 			default:
 				s = rate(v) + " "
@@ -195,7 +200,7 @@ small{color:#666}
 <p>{{.AP.Schedule}} · {{len .AP.Nodes}} nodes · {{.AP.Rounds}} rounds of {{printf "%.1f" .AP.TestSeconds}} s · {{.AP.Tool}}{{if .AP.Segment}} · {{.AP.Segment}}{{end}} · {{printf "%.1f" .AP.WallSeconds}} s<br>
 reference: {{.AP.RefName}} {{rate .AP.Reference}} Gb/s; a direction passes at {{rate .AP.Floor}} Gb/s or more</p>
 <table class="m"><tr><th>Gb/s from ↓ to →</th>{{range $j, $n := .AP.Nodes}}<th title="{{$n}}">{{inc $j}}</th>{{end}}</tr>
-{{range $i, $row := .AP.Matrix}}<tr><th>{{inc $i}} {{index $.AP.Nodes $i}}</th>{{range $j, $v := $row}}<td style="{{heat $v $.AP.Reference $.AP.Floor (eq $i $j)}}" title="{{index $.AP.Nodes $i}} → {{index $.AP.Nodes $j}}">{{if eq $i $j}}·{{else}}{{rate $v}}{{end}}</td>{{end}}</tr>
+{{range $i, $row := .AP.Matrix}}<tr><th>{{inc $i}} {{index $.AP.Nodes $i}}</th>{{range $j, $v := $row}}<td style="{{heat $v ($.AP.RefAt $i $j) ($.AP.FloorAt $i $j) (eq $i $j)}}" title="{{index $.AP.Nodes $i}} → {{index $.AP.Nodes $j}}">{{if eq $i $j}}·{{else}}{{rate $v}}{{end}}</td>{{end}}</tr>
 {{end}}</table>
 <p><small>rows send, columns receive; × did not complete</small></p>
 <h2>Suspects</h2>

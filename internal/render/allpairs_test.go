@@ -125,3 +125,51 @@ func TestTriageOutputs(t *testing.T) {
 		t.Error("a log line reaches the page unescaped")
 	}
 }
+
+// A pair measured with another tool than the heading names, or whose
+// error counters moved, gets a line of its own; the others none. Counter
+// names come from the nodes: sanitized.
+func TestAllPairsTextNamesEachPairsTool(t *testing.T) {
+	r := readReport(t, "testdata/allpairs-rig.json")
+	ap := r.AllPairs
+	ap.Tool = "ib_write_bw where both ends have RDMA, else sparkrig TCP probe"
+	ap.Pairs = []report.AllPairsPair{
+		{A: "node-1", B: "node-2", Tool: "ib_write_bw", Moved: []string{"node-2 rocep1s0f1/1 symbol_error +21"}},
+		{A: "node-3", B: "node-4", Tool: "sparkrig TCP probe"},
+		{A: "node-5", B: "node-6", Tool: ap.Tool},
+		{A: "node-7", B: "node-8", Tool: "ib_write_bw", Moved: []string{"node-8 eth0 rx_crc_errors\x1b[31m +3"}},
+	}
+	var b bytes.Buffer
+	if err := AllPairsText(&b, ap, Options{Width: 100}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"  node-1 ↔ node-2: ib_write_bw; error counters moved: node-2 rocep1s0f1/1 symbol_error +21\n",
+		"  node-3 ↔ node-4: sparkrig TCP probe\n",
+		"  node-7 ↔ node-8: ib_write_bw; error counters moved: node-8 eth0 rx_crc_errors",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q:\n%s", want, out)
+		}
+	}
+	// each direction against its pair's tool: node-1↔node-2 at 0.19 Gb/s is
+	// and node-7↔node-8 are far under ib_write_bw's floor, the TCP pairs keep their own
+	ap.Tools = []report.AllPairsTool{{Tool: "ib_write_bw", Reference: 92.57, Floor: 64.799}, {Tool: "sparkrig TCP probe", Reference: 0.18, Floor: 0.126}}
+	b.Reset()
+	if err := AllPairsText(&b, ap, Options{Width: 100}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"  reference for ib_write_bw: its median 92.6 Gb/s; a direction passes at 64.8 Gb/s or more\n",
+		"   1 node-1      · 0.18! 0.01! 0.18 ",
+		"   2 node-2  0.19!     · 0.02! 0.18 ",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("no %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(out, "node-5 ↔ node-6") || strings.Contains(out, "\x1b") {
+		t.Errorf("a pair with the heading's tool and no counter shown, or an escape kept:\n%s", out)
+	}
+}

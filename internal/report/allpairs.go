@@ -24,6 +24,10 @@ type AllPairs struct {
 	// Pairs are the pairs measured in the rounds, each with the tool that
 	// measured it and the error counters of its ends that moved.
 	Pairs []AllPairsPair `json:"pairs,omitempty"`
+	// Tools are each tool's own reference and floor where the pairs were
+	// measured with several: a direction is judged against its pair's
+	// tool's.
+	Tools []AllPairsTool `json:"tools,omitempty"`
 	Rules string         `json:"rules"`
 }
 
@@ -65,4 +69,45 @@ type AllPairsPair struct {
 	B     string   `json:"b"`
 	Tool  string   `json:"tool"`
 	Moved []string `json:"counters_moved,omitempty"`
+}
+
+// AllPairsTool is the reference one tool's directions are judged against.
+type AllPairsTool struct {
+	Tool      string  `json:"tool"`
+	Reference float64 `json:"reference_gbps"`
+	Floor     float64 `json:"floor_gbps"`
+}
+
+// RefAt is the reference direction i→j (by index in Nodes) is judged
+// against: its pair's tool's where Tools has it, else Reference.
+func (ap *AllPairs) RefAt(i, j int) float64 {
+	if t := ap.toolAt(i, j); t != nil {
+		return t.Reference
+	}
+	return ap.Reference
+}
+
+// FloorAt is the rate direction i→j must reach, as RefAt.
+func (ap *AllPairs) FloorAt(i, j int) float64 {
+	if t := ap.toolAt(i, j); t != nil {
+		return t.Floor
+	}
+	return ap.Floor
+}
+
+func (ap *AllPairs) toolAt(i, j int) *AllPairsTool {
+	if len(ap.Tools) == 0 || i < 0 || j < 0 || i >= len(ap.Nodes) || j >= len(ap.Nodes) {
+		return nil
+	}
+	a, b := ap.Nodes[i], ap.Nodes[j]
+	for _, p := range ap.Pairs {
+		if p.A == a && p.B == b || p.A == b && p.B == a {
+			for k := range ap.Tools {
+				if ap.Tools[k].Tool == p.Tool {
+					return &ap.Tools[k]
+				}
+			}
+		}
+	}
+	return nil
 }
