@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/runner"
 	"github.com/sparkrig/sparkrig/internal/shell"
 )
 
@@ -124,7 +125,7 @@ func (s *Session) readCounters(ctx context.Context, st Step) map[string]map[stri
 // ReadCounters reads the interface and RDMA port counters of both ends of
 // the rails, every host at once: host → "dev name" → counter (its value in
 // After). A host that cannot be read is left out.
-func ReadCounters(ctx context.Context, t Transport, rails []Rail) map[string]map[string]Counter {
+func ReadCounters(ctx context.Context, t runner.Runner, rails []Rail) map[string]map[string]Counter {
 	devs := map[string][2][]string{}
 	for _, r := range rails {
 		for _, e := range []Endpoint{r.A, r.B} {

@@ -220,7 +220,7 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 // the others get sparkrig's TCP probe. It returns too every pair's two
 // ends (netdev, and RDMA port where there is one) for their counters. A
 // node whose facts cannot be read keeps to TCP, said on stderr.
-func qualifyTools(ctx context.Context, env *Env, o *qualifyOptions, t *bench.SSH, hosts []string,
+func qualifyTools(ctx context.Context, env *Env, o *qualifyOptions, t runner.Runner, hosts []string,
 	ends map[[2]int]allpairs.Addr, d time.Duration, runDir string) (map[allpairs.Pair]bench.Rail, map[allpairs.Test]bench.Step) {
 	index := map[string]int{}
 	for i, h := range hosts {
@@ -239,7 +239,7 @@ func qualifyTools(ctx context.Context, env *Env, o *qualifyOptions, t *bench.SSH
 			A: bench.Endpoint{Host: hosts[k[0]], NetDev: a.Dev, Addr: a.Prefix.Addr().String(), GIDIndex: -1},
 			B: bench.Endpoint{Host: hosts[k[1]], NetDev: b.Dev, Addr: b.Prefix.Addr().String(), GIDIndex: -1}}
 	}
-	caps := acquire.Remote(ctx, hosts, acquire.Options{Dialer: t.Dialer, Parallel: o.remote.parallel, HostTimeout: o.remote.hostTimeout,
+	caps := acquire.Remote(ctx, hosts, acquire.Options{Runner: t, Parallel: o.remote.parallel, HostTimeout: o.remote.hostTimeout,
 		Timeout: o.remote.timeout, NoPing: true, ToolVersion: Version})
 	var nodes []*facts.Node
 	for i, c := range caps {
