@@ -1,7 +1,9 @@
-// Package capped reads the files a user names (a hostfile, an ssh_config, a
-// key, a result to compare, a model config) with a limit: a regular file
-// only, never more than a command can need, so /dev/zero or a FIFO named by
-// mistake gets one clear error instead of exhausting memory or hanging.
+// Package capped bounds what sparkrig holds: the files a user names (a
+// hostfile, an ssh_config, a key, a result to compare, a model config) are
+// read as regular files only, never more than a command can need, so
+// /dev/zero or a FIFO named by mistake gets one clear error instead of
+// exhausting memory or hanging; and a command's output is kept in a Buffer
+// of a fixed size, whatever transport ran it.
 package capped
 
 import (

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/capped"
 	"github.com/sparkrig/sparkrig/internal/shell"
 
 	"golang.org/x/crypto/ssh"
@@ -358,14 +359,15 @@ const maxStderr = 64 << 10
 // command's process group is killed and the error wraps ErrTimeout.
 // Stdout is kept up to MaxRunOutput, stderr's first 64 KiB.
 func (c *Client) Run(ctx context.Context, cmd string, stdin io.Reader) (stdout, stderr []byte, exit int, err error) {
-	o := &cappedBuffer{max: MaxRunOutput, fail: true, over: make(chan struct{})}
-	e := &cappedBuffer{max: maxStderr}
+	over := make(chan struct{})
+	o := &capped.Buffer{Max: MaxRunOutput, Err: ErrTooMuchOutput, OnFull: func() { close(over) }}
+	e := &capped.Buffer{Max: maxStderr}
 	p, err := c.Start(cmd, stdin, o, e)
 	if err != nil {
 		return nil, nil, -1, err
 	}
-	exit, err = p.wait(ctx, o.over)
-	if o.overflowed() {
+	exit, err = p.wait(ctx, over)
+	if o.Overflowed() {
 		err = fmt.Errorf("%s: %w: stdout passed %d MiB", c.Host, ErrTooMuchOutput, MaxRunOutput>>20)
 	}
 	return o.Bytes(), e.Bytes(), exit, err
@@ -378,7 +380,7 @@ func (c *Client) Run(ctx context.Context, cmd string, stdin io.Reader) (stdout, 
 // come back as well.
 func (c *Client) Stream(ctx context.Context, cmd string, stdin io.Reader, consume func(io.Reader) error) (stderr []byte, exit int, err error) {
 	pr, pw := io.Pipe()
-	e := &cappedBuffer{max: maxStderr}
+	e := &capped.Buffer{Max: maxStderr}
 	p, err := c.Start(cmd, stdin, pw, e)
 	if err != nil {
 		return nil, -1, err
@@ -407,47 +409,6 @@ func (c *Client) Stream(ctx context.Context, cmd string, stdin io.Reader, consum
 		return e.Bytes(), exit, cerr
 	}
 	return e.Bytes(), exit, err
-}
-
-// cappedBuffer keeps the first max bytes written to it. Past that it either
-// drops the rest quietly or, with fail set, fails the write and closes over.
-type cappedBuffer struct {
-	mu   sync.Mutex
-	b    bytes.Buffer
-	max  int
-	fail bool
-	over chan struct{}
-	full bool
-}
-
-func (l *cappedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if room := l.max - l.b.Len(); len(p) > room {
-		l.b.Write(p[:max(room, 0)])
-		if !l.fail {
-			return len(p), nil
-		}
-		if !l.full {
-			l.full = true
-			close(l.over)
-		}
-		return 0, ErrTooMuchOutput
-	}
-	return l.b.Write(p)
-}
-
-func (l *cappedBuffer) overflowed() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.full
-}
-
-// Bytes returns a copy of what was kept so far.
-func (l *cappedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return bytes.Clone(l.b.Bytes())
 }
 
 // Process is a command started on a remote host.

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/sparkrig/sparkrig/internal/capped"
 )
 
 // Kubectl runs commands with `kubectl exec` in the pod a DaemonSet runs on
@@ -107,14 +109,14 @@ func (k *Kubectl) Nodes(ctx context.Context) ([]string, error) {
 func (k *Kubectl) list(ctx context.Context) (map[string]string, error) {
 	argv := append(k.base(), "get", "pods", "--selector", k.Selector, "--field-selector", "status.phase=Running",
 		"--output", `jsonpath={range .items[*]}{.spec.nodeName}{"\t"}{.metadata.name}{"\n"}{end}`)
-	out, errb := &capped{max: 4 << 20}, &capped{max: maxStderr}
+	out, errb := &capped.Buffer{Max: 4 << 20}, &capped.Buffer{Max: maxStderr}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = out, errb
 	if err := cmd.Run(); err != nil {
-		msg, _, _ := strings.Cut(strings.TrimSpace(string(errb.bytes())), "\n")
+		msg, _, _ := strings.Cut(strings.TrimSpace(string(errb.Bytes())), "\n")
 		return nil, fmt.Errorf("list pods (%s): %v %s", k.Selector, err, msg)
 	}
-	return ParsePodNodes(out.bytes()), nil
+	return ParsePodNodes(out.Bytes()), nil
 }
 
 // ParsePodNodes reads "node<TAB>pod" lines into node → pod.

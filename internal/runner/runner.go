@@ -11,9 +11,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 	"sync/atomic"
 
+	"github.com/sparkrig/sparkrig/internal/capped"
 	"github.com/sparkrig/sparkrig/internal/remote"
 )
 
@@ -94,13 +94,13 @@ const MaxRunOutput = remote.MaxRunOutput
 func Run(ctx context.Context, r Runner, host, cmdline string, stdin io.Reader) (stdout, stderr []byte, err error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	o := &capped{max: MaxRunOutput, onFull: func() { cancel(ErrTooMuchOutput) }}
-	e := &capped{max: maxStderr}
+	o := &capped.Buffer{Max: MaxRunOutput, Err: ErrTooMuchOutput, OnFull: func() { cancel(ErrTooMuchOutput) }}
+	e := &capped.Buffer{Max: maxStderr}
 	err = r.Exec(ctx, host, cmdline, stdin, o, e)
-	if o.overflowed() {
+	if o.Overflowed() {
 		err = fmt.Errorf("%s: %w: stdout passed %d MiB", host, ErrTooMuchOutput, MaxRunOutput>>20)
 	}
-	return o.bytes(), e.bytes(), withStderr(err, e.bytes())
+	return o.Bytes(), e.Bytes(), withStderr(err, e.Bytes())
 }
 
 // Stream runs cmdline and hands its stdout to consume as it arrives, so a
@@ -113,7 +113,7 @@ func Stream(ctx context.Context, r Runner, host, cmdline string, stdin io.Reader
 	sctx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	pr, pw := io.Pipe()
-	e := &capped{max: maxStderr}
+	e := &capped.Buffer{Max: maxStderr}
 	var xerr error
 	var finished atomic.Bool // set before the stream's end is written
 	done := make(chan struct{})
@@ -153,16 +153,16 @@ func Stream(ctx context.Context, r Runner, host, cmdline string, stdin io.Reader
 	if cerr != nil && xerr != nil && !Answered(xerr) && !stopped {
 		// The transport failed (no connection, dropped) before the stream
 		// ended: that, not the cut stream, is what went wrong.
-		return e.bytes(), exit, xerr
+		return e.Bytes(), exit, xerr
 	}
 	if cerr != nil && ctx.Err() == nil {
-		return e.bytes(), exit, cerr
+		return e.Bytes(), exit, cerr
 	}
 	if stopped && ctx.Err() == nil {
 		// Stopped here after the stream ended: what was read stands.
 		xerr = nil
 	}
-	return e.bytes(), exit, withStderr(xerr, e.bytes())
+	return e.Bytes(), exit, withStderr(xerr, e.Bytes())
 }
 
 // withStderr adds stderr to an *ExitError that has none.
@@ -174,44 +174,4 @@ func withStderr(err error, stderr []byte) error {
 		return &c
 	}
 	return err
-}
-
-// capped keeps the first max bytes written to it; past that it fails the
-// write and calls onFull once (when set), else it drops the rest quietly.
-type capped struct {
-	mu     sync.Mutex
-	b      []byte
-	max    int
-	onFull func()
-	full   bool
-}
-
-func (c *capped) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if room := c.max - len(c.b); len(p) > room {
-		c.b = append(c.b, p[:max(room, 0)]...)
-		if c.onFull == nil {
-			return len(p), nil
-		}
-		if !c.full {
-			c.full = true
-			c.onFull()
-		}
-		return 0, ErrTooMuchOutput
-	}
-	c.b = append(c.b, p...)
-	return len(p), nil
-}
-
-func (c *capped) overflowed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.full
-}
-
-func (c *capped) bytes() []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]byte(nil), c.b...)
 }
