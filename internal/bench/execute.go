@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/shell"
 )
 
@@ -75,6 +76,7 @@ type Executor struct {
 
 	seq     int
 	keepers []keeper
+	mu      sync.Mutex // keepers, as Prepare works on the hosts at once
 }
 
 // keeper is a session held open on a host for the whole run. When its
@@ -104,26 +106,29 @@ func (x *Executor) defaults() {
 func (x *Executor) Prepare(ctx context.Context, hosts []string) map[string]error {
 	x.defaults()
 	errs := map[string]error{}
-	for _, h := range hosts {
-		if _, err := run(ctx, x.T, h, "mkdir -p "+shell.QuoteIfNeeded(x.RunDir)); err != nil {
-			errs[h] = fmt.Errorf("create %s on %s: %w", x.RunDir, h, err)
-			continue
+	var mu sync.Mutex
+	remote.FanOut{}.Each(ctx, hosts, func(ctx context.Context, _ int, h string) error {
+		err := x.prepare(ctx, h)
+		if err != nil {
+			mu.Lock()
+			errs[h] = err
+			mu.Unlock()
 		}
-		x.keep(h)
-		if x.Helper != "" {
-			if err := x.upload(ctx, h); err != nil {
-				errs[h] = err
-			}
-		}
-	}
+		return err
+	})
 	return errs
 }
 
-// upload copies the helper binary to a host after checking it can run there.
-func (x *Executor) upload(ctx context.Context, host string) error {
-	arch, err := run(ctx, x.T, host, "uname -m")
+// prepare creates the scratch directory on one host, starts its keeper
+// and copies the helper there after checking it can run there.
+func (x *Executor) prepare(ctx context.Context, host string) error {
+	arch, err := run(ctx, x.T, host, "mkdir -p "+shell.QuoteIfNeeded(x.RunDir)+" && uname -m")
 	if err != nil {
-		return fmt.Errorf("uname on %s: %w", host, err)
+		return fmt.Errorf("create %s on %s: %w", x.RunDir, host, err)
+	}
+	x.keep(host)
+	if x.Helper == "" {
+		return nil
 	}
 	if want := goarch(strings.TrimSpace(arch)); want != runtime.GOARCH {
 		return fmt.Errorf("%s is %s but this sparkrig is built for %s: install sparkrig for %s there and pass --probe-path", host, strings.TrimSpace(arch), runtime.GOARCH, want)
@@ -165,7 +170,9 @@ func (x *Executor) keep(host string) {
 		x.T.Exec(ctx, host, "trap '' HUP PIPE; while read -r _; do :; done; "+x.cleanupScript(), pr, io.Discard, io.Discard)
 		pr.Close()
 	}()
+	x.mu.Lock()
 	x.keepers = append(x.keepers, k)
+	x.mu.Unlock()
 }
 
 // cleanupScript kills what the pid files in the scratch directory name and
@@ -181,9 +188,10 @@ func (x *Executor) Cleanup(hosts []string) {
 	x.defaults()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	for _, h := range hosts {
-		run(ctx, x.T, h, x.cleanupScript())
-	}
+	remote.FanOut{}.Each(ctx, hosts, func(ctx context.Context, _ int, h string) error {
+		_, err := run(ctx, x.T, h, x.cleanupScript())
+		return err
+	})
 	for _, k := range x.keepers {
 		k.stdin.Close()
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -27,7 +28,13 @@ func newProbeServerCmd(env *Env) *cobra.Command {
 				return exitf(ExitUnknown, "probe-server: %v", err)
 			}
 			fmt.Fprintf(env.Stdout, "sparkrig probe listening on %s\n", l.Addr())
+			// told to stop (TERM from bench's wrapper): stop listening at once
+			stop := context.AfterFunc(cmd.Context(), func() { l.Close() })
+			defer stop()
 			if err := probe.Serve(l, cfg); err != nil {
+				if cmd.Context().Err() != nil {
+					return nil
+				}
 				return exitf(ExitUnknown, "probe-server: %v", err)
 			}
 			return nil

@@ -119,6 +119,33 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 	if err != nil {
 		return exitf(ExitUnknown, "qualify: %v", err)
 	}
+	runDir := "/tmp/sparkrig-qualify-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	x := &bench.Executor{T: t, RunDir: runDir}
+	probe := o.probePath
+	if probe == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return exitf(ExitUnknown, "qualify: %v", err)
+		}
+		x.Helper, x.HelperPath, probe = self, filepath.Join(runDir, "sparkrig"), filepath.Join(runDir, "sparkrig")
+	}
+	// the binary is copied and the nodes' facts (which tool each pair
+	// gets) are read while the addresses are
+	prep := time.Now()
+	prepc := make(chan map[string]error, 1)
+	go func() { prepc <- x.Prepare(ctx, hosts) }()
+	capc := make(chan []acquire.Node, 1)
+	go func() {
+		capc <- acquire.Remote(ctx, hosts, acquire.Options{Runner: t, Parallel: o.remote.parallel, HostTimeout: o.remote.hostTimeout,
+			Timeout: o.remote.timeout, NoPing: true, ToolVersion: Version})
+	}()
+	prepared := false
+	defer func() {
+		if !prepared {
+			<-prepc
+		}
+		x.Cleanup(hosts)
+	}()
 	addrs, err := nodeAddrs(ctx, t, hosts, o.remote.hostTimeout)
 	if err != nil {
 		return exitf(ExitUnknown, "qualify: %v", err)
@@ -156,19 +183,8 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 		}
 		return ends[[2]int{node, peer}].Prefix.Addr().String()
 	}
-	runDir := "/tmp/sparkrig-qualify-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	x := &bench.Executor{T: t, RunDir: runDir}
-	probe := o.probePath
-	if probe == "" {
-		self, err := os.Executable()
-		if err != nil {
-			return exitf(ExitUnknown, "qualify: %v", err)
-		}
-		x.Helper, x.HelperPath, probe = self, filepath.Join(runDir, "sparkrig"), filepath.Join(runDir, "sparkrig")
-	}
-	prep := time.Now()
-	errs := x.Prepare(ctx, hosts)
-	defer x.Cleanup(hosts)
+	errs := <-prepc
+	prepared = true
 	if len(errs) > 0 {
 		var parts []string
 		for _, h := range hosts {
@@ -179,7 +195,7 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 		return exitf(ExitUnknown, "qualify: %s", strings.Join(parts, "; "))
 	}
 	m := &allpairs.Remote{X: x, Hosts: hosts, Addr: addrOf, Port: o.port, Streams: o.streams, Probe: probe, Pings: 1}
-	m.Rails, m.RDMA = qualifyTools(ctx, env, o, t, hosts, ends, d, runDir)
+	m.Rails, m.RDMA = qualifyTools(ctx, env, o, t, hosts, <-capc, ends, d, runDir)
 	fmt.Fprintf(env.Stderr, "qualify: %d nodes, %s per test, %d of %d directions with ib_write_bw, set up in %.1f s\n",
 		len(hosts), d, len(m.RDMA), len(ends), time.Since(prep).Seconds())
 	schedule := allpairs.AllPairs
@@ -220,7 +236,7 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 // the others get sparkrig's TCP probe. It returns too every pair's two
 // ends (netdev, and RDMA port where there is one) for their counters. A
 // node whose facts cannot be read keeps to TCP, said on stderr.
-func qualifyTools(ctx context.Context, env *Env, o *qualifyOptions, t runner.Runner, hosts []string,
+func qualifyTools(ctx context.Context, env *Env, o *qualifyOptions, t runner.Runner, hosts []string, caps []acquire.Node,
 	ends map[[2]int]allpairs.Addr, d time.Duration, runDir string) (map[allpairs.Pair]bench.Rail, map[allpairs.Test]bench.Step) {
 	index := map[string]int{}
 	for i, h := range hosts {
@@ -239,8 +255,6 @@ func qualifyTools(ctx context.Context, env *Env, o *qualifyOptions, t runner.Run
 			A: bench.Endpoint{Host: hosts[k[0]], NetDev: a.Dev, Addr: a.Prefix.Addr().String(), GIDIndex: -1},
 			B: bench.Endpoint{Host: hosts[k[1]], NetDev: b.Dev, Addr: b.Prefix.Addr().String(), GIDIndex: -1}}
 	}
-	caps := acquire.Remote(ctx, hosts, acquire.Options{Runner: t, Parallel: o.remote.parallel, HostTimeout: o.remote.hostTimeout,
-		Timeout: o.remote.timeout, NoPing: true, ToolVersion: Version})
 	var nodes []*facts.Node
 	for i, c := range caps {
 		if c.Err != nil || c.Facts == nil {

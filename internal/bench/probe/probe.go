@@ -4,9 +4,16 @@
 //
 // Protocol: every connection opens with one byte naming its kind.
 //
-//	'D' data: the client writes until its duration ends, then half-closes;
-//	    the server answers with 24 bytes: bytes received, and the first- and
-//	    last-byte times (Unix ns, server clock), big-endian.
+//	'T' timed data: the client sends the test's duration (8 bytes, ns,
+//	    big-endian), then writes until the server answers with 24 bytes:
+//	    bytes received within the duration from the first byte, and the
+//	    first- and last-byte times (Unix ns, server clock), big-endian. The
+//	    server answers as the duration ends, whatever is still queued
+//	    behind it, and the client then resets the connection: a test takes
+//	    its duration, not the duration plus the time to drain the send
+//	    buffers (seconds on a slow link).
+//	'D' data (older clients): the client writes until its duration ends,
+//	    then half-closes; the server answers the same 24 bytes at EOF.
 //	'P' ping: the client writes PingSize-byte messages, the server echoes
 //	    each; the client times the round trips.
 //	'Q' quit: the server stops accepting and exits once streams are done.
@@ -26,9 +33,10 @@ import (
 
 // Connection kinds.
 const (
-	kindData = 'D'
-	kindPing = 'P'
-	kindQuit = 'Q'
+	kindData  = 'D'
+	kindTimed = 'T'
+	kindPing  = 'P'
+	kindQuit  = 'Q'
 )
 
 // PingSize is the size of one latency message, like a small RPC.
@@ -92,6 +100,8 @@ func serveConn(c net.Conn) byte {
 	switch k[0] {
 	case kindData:
 		sink(c)
+	case kindTimed:
+		timedSink(c)
 	case kindPing:
 		echo(c)
 	}
@@ -125,6 +135,55 @@ func sink(c net.Conn) {
 	binary.BigEndian.PutUint64(out[16:], uint64(last.UnixNano()))
 	c.Write(out[:])
 }
+
+// timedSink counts what arrives within the client's duration from the
+// first byte, reports it as that duration ends, and discards the rest until
+// the client resets the connection.
+func timedSink(c net.Conn) {
+	var hdr [8]byte
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	if _, err := io.ReadFull(c, hdr[:]); err != nil {
+		return
+	}
+	d := time.Duration(binary.BigEndian.Uint64(hdr[:]))
+	if d <= 0 || d > maxDuration {
+		return
+	}
+	buf := make([]byte, bufSize)
+	var n uint64
+	var first, last time.Time
+	for {
+		m, err := c.Read(buf)
+		now := time.Now()
+		if m > 0 {
+			if n == 0 {
+				first = now
+				c.SetReadDeadline(first.Add(d))
+			}
+			n += uint64(m)
+			last = now
+		}
+		if err != nil {
+			break // the duration ended (a read deadline) or the client went away
+		}
+	}
+	if n == 0 {
+		return
+	}
+	var out [24]byte
+	binary.BigEndian.PutUint64(out[0:], n)
+	binary.BigEndian.PutUint64(out[8:], uint64(first.UnixNano()))
+	binary.BigEndian.PutUint64(out[16:], uint64(last.UnixNano()))
+	c.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write(out[:]); err != nil {
+		return
+	}
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	io.Copy(io.Discard, c)
+}
+
+// maxDuration bounds the duration a client may ask a timed stream for.
+const maxDuration = time.Hour
 
 func echo(c net.Conn) {
 	buf := make([]byte, PingSize)
@@ -279,7 +338,7 @@ type streamReport struct {
 func throughput(d *net.Dialer, cfg ClientConfig, res *Result) error {
 	conns := make([]net.Conn, cfg.Streams)
 	for i := range conns {
-		c, err := open(d, cfg.Addr, kindData)
+		c, err := openTimed(d, cfg.Addr, cfg.Duration)
 		if err != nil {
 			for _, o := range conns[:i] {
 				o.Close()
@@ -290,7 +349,9 @@ func throughput(d *net.Dialer, cfg ClientConfig, res *Result) error {
 	}
 	reports := make([]streamReport, len(conns))
 	var wg sync.WaitGroup
-	deadline := time.Now().Add(cfg.Duration)
+	// the server answers as the duration ends; this only bounds a server
+	// that never does
+	deadline := time.Now().Add(cfg.Duration + 30*time.Second)
 	for i, c := range conns {
 		wg.Add(1)
 		go func() {
@@ -316,24 +377,50 @@ func throughput(d *net.Dialer, cfg ClientConfig, res *Result) error {
 	return nil
 }
 
-// send writes until the deadline, half-closes and reads the server's count.
+// openTimed opens a timed data stream of duration d.
+func openTimed(dl *net.Dialer, addr string, d time.Duration) (net.Conn, error) {
+	c, err := open(dl, addr, kindTimed)
+	if err != nil {
+		return nil, err
+	}
+	var hdr [8]byte
+	binary.BigEndian.PutUint64(hdr[:], uint64(d))
+	if _, err := c.Write(hdr[:]); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("probe server %s: %w", addr, err)
+	}
+	return c, nil
+}
+
+// send writes until the server reports its count (or the deadline passes),
+// then resets the connection: what is still queued is dropped, not drained.
 func send(c net.Conn, deadline time.Time) streamReport {
-	defer c.Close()
 	buf := make([]byte, bufSize)
 	for i := range buf {
 		buf[i] = byte(i)
 	}
-	for time.Now().Before(deadline) {
-		if _, err := c.Write(buf); err != nil {
-			return streamReport{err: err}
+	var out [24]byte
+	got := make(chan error, 1)
+	go func() {
+		c.SetReadDeadline(deadline)
+		_, err := io.ReadFull(c, out[:])
+		got <- err
+		if tc, ok := c.(*net.TCPConn); ok {
+			tc.SetLinger(0)
+		}
+		c.Close() // ends a write blocked on a full buffer
+	}()
+	c.SetWriteDeadline(deadline)
+	var werr error
+	for {
+		if _, werr = c.Write(buf); werr != nil {
+			break
 		}
 	}
-	if tc, ok := c.(*net.TCPConn); ok {
-		tc.CloseWrite()
-	}
-	c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	var out [24]byte
-	if _, err := io.ReadFull(c, out[:]); err != nil {
+	if err := <-got; err != nil {
+		if werr != nil && !errors.Is(werr, net.ErrClosed) {
+			err = werr // the server went away: the write says why
+		}
 		return streamReport{err: fmt.Errorf("reading the server's count: %w", err)}
 	}
 	return streamReport{bytes: binary.BigEndian.Uint64(out[0:]),

@@ -79,3 +79,47 @@ func TestSummarise(t *testing.T) {
 		t.Errorf("no samples: %+v", got)
 	}
 }
+
+// slowListener hands out connections whose reads take at most 8 KiB every
+// 8 ms (about 1 MB/s): a link much slower than the sender, which fills
+// the kernel's buffers between them.
+type slowListener struct{ net.Listener }
+
+func (l slowListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	return slowConn{c}, err
+}
+
+type slowConn struct{ net.Conn }
+
+func (c slowConn) Read(b []byte) (int, error) {
+	time.Sleep(8 * time.Millisecond)
+	return c.Conn.Read(b[:min(len(b), 8<<10)])
+}
+
+// A timed stream is judged on what arrived within its duration and ends
+// as the duration does: what the sender still has queued (seconds of it
+// at this rate) is dropped, not drained.
+func TestTimedStreamEndsWithItsDuration(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go Serve(slowListener{l}, ServerConfig{Idle: 30 * time.Second})
+	defer l.Close()
+	const d = time.Second
+	start := time.Now()
+	res, err := Run(ClientConfig{Addr: l.Addr().String(), Streams: 2, Duration: d, Pings: 1})
+	took := time.Since(start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.DurationS <= 0.5 || res.DurationS > d.Seconds() {
+		t.Errorf("window %.3f s, want at most %s from the first byte", res.DurationS, d)
+	}
+	// at 1 MB/s a stream's queue of a few MB would take seconds to drain
+	if took > d+10*time.Second {
+		t.Errorf("took %s for a %s test", took, d)
+	}
+	t.Logf("%d bytes, %.3f Gb/s in %.3f s; the run took %s", res.Bytes, res.Gbps, res.DurationS, took)
+}
