@@ -42,7 +42,9 @@ type Remote struct {
 	RDMA map[Test]bench.Step
 	// Rails are the two ends of each pair, by Pair{A < B}.
 	Rails map[Pair]bench.Rail
-	seq   int
+	// NCCL is how Collectives runs a pair's 2-rank NCCL test.
+	NCCL NCCLTest
+	seq  int
 	// the counters read after the last round, and of which ends: the next
 	// round on the same ends (all-pairs: every node's one port) starts
 	// from them instead of reading them again

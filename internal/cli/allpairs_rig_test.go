@@ -125,6 +125,14 @@ func TestRigAllPairs(t *testing.T) {
 	if ap.Rounds != 7 || len(ap.Matrix) != 8 || ap.Segment != "10.77.0.0/24" || ap.TestSeconds != 2 {
 		t.Errorf("rounds %d, segment %s, test %v s", ap.Rounds, ap.Segment, ap.TestSeconds)
 	}
+	// the rig's hosts have no GPU: no NCCL test, and the report says why
+	if n := ap.NCCL; n == nil || len(n.Pairs) != 0 || len(n.Skipped) != 9 ||
+		n.Skipped[0] != "no pair was NCCL-tested: the test needs a GPU and NCCL on both nodes" || n.Skipped[1] != "node-1 has no GPU" {
+		t.Errorf("NCCL part %+v", n)
+	}
+	if !strings.Contains(text.String(), "no pair was NCCL-tested") {
+		t.Errorf("the text does not say why no NCCL test ran")
+	}
 	// the shaped directions are under 0.1 Gb/s, every other over it but
 	// those towards node-6: what node-6 receives is acknowledged through
 	// its slow side, behind what it sends at the same time, so their rate

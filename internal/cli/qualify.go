@@ -22,6 +22,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/results"
 	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
@@ -39,6 +40,9 @@ type qualifyOptions struct {
 	format    string
 	output    string
 	probePath string
+	nccl      string
+	ncclBytes string
+	ncclLibs  []string
 }
 
 var qualifyFormats = []string{"text", "json", "html", "prometheus"}
@@ -60,8 +64,18 @@ again against a known-good node to tell which side is bad. --ring instead
 qualifies the cables of a direct-cabled ring, nodes in the order given, in
 NCCL's even/odd order.
 
+Where both nodes of a pair have a GPU and NCCL, the pair also runs a 2-rank
+NCCL all_reduce (sparkrig's own collective benchmark, one rank on each node's
+first GPU, NCCL kept to the pair's netdev and RDMA port), in rounds of their
+own after the bandwidth tests; each pair's bus bandwidth at the largest
+message (--nccl-bytes) is judged against the pairs' median by the same 30 %
+rule. The report says which pairs were not tested and why (--nccl off skips
+them).
+
 The time budget sets each test's length: the budget shared over the rounds
-plus two rounds kept for re-tests (--test-time sets it directly).`,
+plus two rounds kept for re-tests (--test-time sets it directly). The NCCL
+rounds come on top: each takes its communicators' set-up and a sweep of four
+sizes.`,
 		Example: `  sparkrig qualify --all-pairs --hosts 'spark-[01-08]'
   sparkrig qualify --all-pairs --hostfile hosts --budget 2m --format html -o pairs.html`,
 		Args: cobra.NoArgs,
@@ -82,6 +96,9 @@ plus two rounds kept for re-tests (--test-time sets it directly).`,
 	f.StringVar(&o.format, "format", "text", "output format: "+strings.Join(qualifyFormats, ", "))
 	f.StringVarP(&o.output, "output", "o", "", "write the report to this file instead of stdout")
 	f.StringVar(&o.probePath, "probe-path", "", "a sparkrig already on every node (skips the copy)")
+	f.StringVar(&o.nccl, "nccl", "auto", "a 2-rank NCCL test per pair: auto (where both nodes have a GPU and NCCL) or off")
+	f.StringVar(&o.ncclBytes, "nccl-bytes", bench.SizeString(allpairs.DefaultNCCLBytes), "the NCCL test's largest message, the one judged")
+	f.StringSliceVar(&o.ncclLibs, "nccl-lib-dir", nil, "directories on the nodes searched first for libnccl and libcudart (a venv's nvidia/nccl/lib)")
 	return cmd
 }
 
@@ -92,6 +109,13 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 	}
 	if o.allPairs == o.ring {
 		return exitf(ExitUnknown, "qualify: give one of --all-pairs or --ring")
+	}
+	if o.nccl != "auto" && o.nccl != "off" {
+		return exitf(ExitUnknown, "qualify: --nccl %q: want auto or off", o.nccl)
+	}
+	ncclBytes, err := results.ParseSize(o.ncclBytes)
+	if err != nil || ncclBytes < 8 {
+		return exitf(ExitUnknown, "qualify: --nccl-bytes %q: want a size such as 256M", o.ncclBytes)
 	}
 	defer o.remote.closeRunner()
 	hosts, err := o.remote.nodes(ctx, env)
@@ -195,7 +219,9 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 		return exitf(ExitUnknown, "qualify: %s", strings.Join(parts, "; "))
 	}
 	m := &allpairs.Remote{X: x, Hosts: hosts, Addr: addrOf, Port: o.port, Streams: o.streams, Probe: probe, Pings: 1}
-	m.Rails, m.RDMA = qualifyTools(ctx, env, o, t, hosts, <-capc, ends, d, runDir)
+	var nodes []*facts.Node
+	m.Rails, m.RDMA, nodes = qualifyTools(ctx, env, o, t, hosts, <-capc, ends, d, runDir)
+	m.NCCL = allpairs.NCCLTest{MaxBytes: ncclBytes, Port: o.port + 1, LibDirs: o.ncclLibs}
 	fmt.Fprintf(env.Stderr, "qualify: %d nodes, %s per test, %d of %d directions with ib_write_bw, set up in %.1f s\n",
 		len(hosts), d, len(m.RDMA), len(ends), time.Since(prep).Seconds())
 	schedule := allpairs.AllPairs
@@ -214,6 +240,15 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 	}
 	res, runErr := allpairs.Run(ctx, m, hosts, schedule, d, rules)
 	ap, findings := res.Report(schedule, "sparkrig TCP probe", segment)
+	ncclOK, skipped := ncclPairs(hosts, nodes, o)
+	var coll *allpairs.Collectives
+	if rounds := allpairs.CollectiveRounds(schedule, len(hosts), ncclOK); runErr == nil && len(rounds) > 0 {
+		fmt.Fprintf(env.Stderr, "qualify: a 2-rank NCCL test on each of %d pairs with GPUs at both ends, %d rounds\n", countPairs(rounds), len(rounds))
+		coll, runErr = allpairs.RunCollectives(ctx, m, hosts, rounds, rules)
+	}
+	var ncclFindings []report.Finding
+	ap.NCCL, ncclFindings = coll.Report(hosts, skipped)
+	findings = append(findings, ncclFindings...)
 	rep := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version, Command: "qualify",
 		GeneratedAt: env.Now().UTC(), AllPairs: ap, Cluster: &report.Cluster{Links: []report.Link{}, Findings: findings}, Hosts: []report.Host{}}
 	rep.Status = findingsStatus(findings, false)
@@ -221,6 +256,9 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 		rep.Status = report.VerdictUnknown
 	}
 	fmt.Fprintf(env.Stderr, "qualify: %d rounds in %.1f s, all with re-tests %.1f s\n", len(res.Rounds), res.RoundsWall.Seconds(), res.Wall.Seconds())
+	if coll != nil {
+		fmt.Fprintf(env.Stderr, "qualify: %d NCCL rounds in %.1f s\n", len(coll.Rounds), coll.Wall.Seconds())
+	}
 	if err := writeQualify(env, o.output, o.format, rep); err != nil {
 		return exitf(ExitUnknown, "qualify: %v", err)
 	}
@@ -237,7 +275,7 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 // ends (netdev, and RDMA port where there is one) for their counters. A
 // node whose facts cannot be read keeps to TCP, said on stderr.
 func qualifyTools(ctx context.Context, env *Env, o *qualifyOptions, t runner.Runner, hosts []string, caps []acquire.Node,
-	ends map[[2]int]allpairs.Addr, d time.Duration, runDir string) (map[allpairs.Pair]bench.Rail, map[allpairs.Test]bench.Step) {
+	ends map[[2]int]allpairs.Addr, d time.Duration, runDir string) (map[allpairs.Pair]bench.Rail, map[allpairs.Test]bench.Step, []*facts.Node) {
 	index := map[string]int{}
 	for i, h := range hosts {
 		index[h] = i
@@ -256,14 +294,16 @@ func qualifyTools(ctx context.Context, env *Env, o *qualifyOptions, t runner.Run
 			B: bench.Endpoint{Host: hosts[k[1]], NetDev: b.Dev, Addr: b.Prefix.Addr().String(), GIDIndex: -1}}
 	}
 	var nodes []*facts.Node
+	byIndex := make([]*facts.Node, len(hosts))
 	for i, c := range caps {
 		if c.Err != nil || c.Facts == nil {
-			fmt.Fprintf(env.Stderr, "qualify: %s: its RDMA ports could not be read, its pairs use TCP: %s\n", hosts[i], sanitize.Line(fmt.Sprint(c.Err)))
+			fmt.Fprintf(env.Stderr, "qualify: %s: its RDMA ports and GPUs could not be read, its pairs use TCP and no NCCL test: %s\n", hosts[i], sanitize.Line(fmt.Sprint(c.Err)))
 			continue
 		}
 		n := *c.Facts
 		n.Host = hosts[i]
 		nodes = append(nodes, &n)
+		byIndex[i] = &n
 	}
 	found, _ := bench.Rails(nodes, links)
 	for _, r := range found {
@@ -278,11 +318,11 @@ func qualifyTools(ctx context.Context, env *Env, o *qualifyOptions, t runner.Run
 		BasePort: o.port + 2 - bench.RendezvousPortOffset} // its ports start just above the probe servers'
 	rdma := map[allpairs.Test]bench.Step{}
 	if len(nodes) < 2 {
-		return rails, rdma
+		return rails, rdma, byIndex
 	}
 	plan, err := bench.NewPlan(nodes, bo)
 	if err != nil {
-		return rails, rdma
+		return rails, rdma, byIndex
 	}
 	missing := map[string]bool{}
 	for _, m := range bench.MissingTools(ctx, t, plan, func(tool string) bool { return tool != "ib_write_bw" }) {
@@ -298,7 +338,51 @@ func qualifyTools(ctx context.Context, env *Env, o *qualifyOptions, t runner.Run
 		}
 		rdma[allpairs.Test{From: index[from], To: index[to]}] = st
 	}
-	return rails, rdma
+	return rails, rdma, byIndex
+}
+
+// ncclPairs says which pairs get a 2-rank NCCL test, those whose two nodes
+// have a GPU and NCCL (found on the node, or looked for in --nccl-lib-dir),
+// and why the others do not.
+func ncclPairs(hosts []string, nodes []*facts.Node, o *qualifyOptions) (func(allpairs.Pair) bool, []string) {
+	if o.nccl == "off" {
+		return func(allpairs.Pair) bool { return false }, []string{"no NCCL test: --nccl off"}
+	}
+	ok := make([]bool, len(hosts))
+	var why []string
+	for i, h := range hosts {
+		n := nodes[i]
+		switch {
+		case n == nil:
+			why = append(why, h+"'s GPUs could not be read")
+		case len(n.GPUs) == 0:
+			why = append(why, h+" has no GPU")
+		case n.NCCL.Library == "" && len(o.ncclLibs) == 0:
+			why = append(why, h+" has no libnccl.so.2 where the loader finds it (install NCCL, or pass --nccl-lib-dir)")
+		default:
+			ok[i] = true
+		}
+	}
+	some := 0
+	for _, v := range ok {
+		if v {
+			some++
+		}
+	}
+	if some < 2 {
+		why = append([]string{"no pair was NCCL-tested: the test needs a GPU and NCCL on both nodes"}, why...)
+	} else if len(why) > 0 {
+		why = append([]string{"the pairs of these nodes were not NCCL-tested"}, why...)
+	}
+	return func(p allpairs.Pair) bool { return ok[p.A] && ok[p.B] }, why
+}
+
+func countPairs(rounds [][]allpairs.Pair) int {
+	n := 0
+	for _, r := range rounds {
+		n += len(r)
+	}
+	return n
 }
 
 func writeQualify(env *Env, output, format string, rep *report.Report) error {

@@ -20,7 +20,7 @@ func AllPairsText(w io.Writer, ap *report.AllPairs, opt Options) error {
 	w = safe(w)
 	opt = textDefaults(opt)
 	var b strings.Builder
-	head := fmt.Sprintf("%s · %d nodes · %d rounds of %.1f s · %s", ap.Schedule, len(ap.Nodes), ap.Rounds, ap.TestSeconds, sanitize.Line(ap.Tool))
+	head := fmt.Sprintf("%s · %d nodes · %d round%s of %.1f s · %s", ap.Schedule, len(ap.Nodes), ap.Rounds, plural(ap.Rounds), ap.TestSeconds, sanitize.Line(ap.Tool))
 	if ap.Segment != "" {
 		head += " · " + sanitize.Line(ap.Segment)
 	}
@@ -47,6 +47,7 @@ func AllPairsText(w io.Writer, ap *report.AllPairs, opt Options) error {
 			}
 		}
 	}
+	ncclText(&b, ap.NCCL, opt)
 	nameW := 4
 	for _, s := range ap.Scores {
 		nameW = max(nameW, min(vlen(sanitize.Line(s.Node)), 24))
@@ -82,6 +83,67 @@ func pairsText(b *strings.Builder, ap *report.AllPairs, opt Options) {
 		}
 		hang(b, "  ", "    ", line, opt.Width)
 	}
+}
+
+// ncclText is the pairs' 2-rank NCCL tests: the reference, each pair, the
+// suspects, and which pairs were not tested and why.
+func ncclText(b *strings.Builder, n *report.AllPairsNCCL, opt Options) {
+	if n == nil {
+		return
+	}
+	b.WriteString("\n")
+	if len(n.Pairs) > 0 {
+		hang(b, "  ", "  ", fmt.Sprintf("%s · %d pair%s · %d round%s · %.1f s", sanitize.Line(n.Tool), len(n.Pairs), plural(len(n.Pairs)), n.Rounds, plural(n.Rounds), n.WallSeconds), opt.Width)
+		hang(b, "    ", "    ", fmt.Sprintf("reference: the pairs' median %s busbw; a pair passes at %s or more", gbytes(n.Reference), gbytes(n.Floor)), opt.Width)
+		for _, p := range n.Pairs {
+			word := sevBadge(report.OK, opt.Color)
+			if !p.Pass {
+				word = sevBadge(report.Warn, opt.Color)
+			}
+			line := fmt.Sprintf("%s ↔ %s: %s", sanitize.Line(p.A), sanitize.Line(p.B), gbytes(p.BusGBs))
+			if p.Bytes > 0 {
+				line += " at " + sizeText(p.Bytes)
+			}
+			if p.NCCLVersion != "" {
+				line += ", NCCL " + sanitize.Line(p.NCCLVersion)
+			}
+			if p.Error != "" {
+				line = fmt.Sprintf("%s ↔ %s: %s", sanitize.Line(p.A), sanitize.Line(p.B), sanitize.Line(p.Error))
+			}
+			hang(b, "    "+padRight(word, 4)+"  ", "          ", line, opt.Width)
+		}
+		for _, s := range n.Suspects {
+			hang(b, "    "+padRight(sevBadge(report.Warn, opt.Color), 4)+"  ", "          ", sanitize.Line(s.Name)+" — "+s.Status, opt.Width)
+			for _, e := range s.Evidence {
+				hang(b, "          ", "            ", sanitize.Line(e), opt.Width)
+			}
+		}
+	}
+	for i, s := range n.Skipped {
+		ind := "  "
+		if i > 0 {
+			ind = "    "
+		}
+		hang(b, ind, ind+"  ", sanitize.Line(s), opt.Width)
+	}
+}
+
+// gbytes writes a bus bandwidth in NCCL's unit.
+func gbytes(v float64) string {
+	return rate(v) + " GB/s"
+}
+
+// sizeText is a message size as nccl-tests' users write it.
+func sizeText(b int64) string {
+	for _, u := range []struct {
+		s string
+		n int64
+	}{{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if b >= u.n && b%u.n == 0 {
+			return strconv.FormatInt(b/u.n, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(b, 10) + "B"
 }
 
 // gbps writes a rate with the precision that reads well at its size.
@@ -166,6 +228,7 @@ func matrixText(b *strings.Builder, ap *report.AllPairs, opt Options) {
 
 var allPairsPage = template.Must(template.New("allpairs").Funcs(template.FuncMap{
 	"rate": rate,
+	"size": sizeText,
 	"inc":  func(i int) int { return i + 1 },
 	"heat": func(v, ref, floor float64, diag bool) template.CSS {
 		switch {
@@ -198,14 +261,26 @@ small{color:#666}
 </style></head><body>
 <h1>All-pairs qualification</h1>
 <p>{{.AP.Schedule}} · {{len .AP.Nodes}} nodes · {{.AP.Rounds}} rounds of {{printf "%.1f" .AP.TestSeconds}} s · {{.AP.Tool}}{{if .AP.Segment}} · {{.AP.Segment}}{{end}} · {{printf "%.1f" .AP.WallSeconds}} s<br>
-reference: {{.AP.RefName}} {{rate .AP.Reference}} Gb/s; a direction passes at {{rate .AP.Floor}} Gb/s or more</p>
+{{if .AP.Tools}}{{range .AP.Tools}}reference for {{.Tool}}: its median {{rate .Reference}} Gb/s; a direction passes at {{rate .Floor}} Gb/s or more<br>
+{{end}}{{else}}reference: {{.AP.RefName}} {{rate .AP.Reference}} Gb/s; a direction passes at {{rate .AP.Floor}} Gb/s or more{{end}}</p>
 <table class="m"><tr><th>Gb/s from ↓ to →</th>{{range $j, $n := .AP.Nodes}}<th title="{{$n}}">{{inc $j}}</th>{{end}}</tr>
-{{range $i, $row := .AP.Matrix}}<tr><th>{{inc $i}} {{index $.AP.Nodes $i}}</th>{{range $j, $v := $row}}<td style="{{heat $v ($.AP.RefAt $i $j) ($.AP.FloorAt $i $j) (eq $i $j)}}" title="{{index $.AP.Nodes $i}} → {{index $.AP.Nodes $j}}">{{if eq $i $j}}·{{else}}{{rate $v}}{{end}}</td>{{end}}</tr>
+{{range $i, $row := .AP.Matrix}}<tr><th>{{inc $i}} {{index $.AP.Nodes $i}}</th>{{range $j, $v := $row}}<td style="{{heat $v ($.AP.RefAt $i $j) ($.AP.FloorAt $i $j) (eq $i $j)}}" title="{{index $.AP.Nodes $i}} → {{index $.AP.Nodes $j}}{{with $.AP.ToolAt $i $j}} · {{.}}{{end}}">{{if eq $i $j}}·{{else}}{{rate $v}}{{end}}</td>{{end}}</tr>
 {{end}}</table>
-<p><small>rows send, columns receive; × did not complete</small></p>
+<p><small>rows send, columns receive; × did not complete{{if .AP.Tools}}; each cell is judged against its pair's tool, named in its tooltip and below{{end}}</small></p>
+{{if .AP.Tools}}<table class="n"><tr><th>pair</th><th>tool</th><th>error counters that moved</th></tr>
+{{range .AP.Pairs}}<tr><td>{{.A}} ↔ {{.B}}</td><td>{{.Tool}}</td><td>{{range $k, $c := .Moved}}{{if $k}}, {{end}}{{$c}}{{end}}</td></tr>
+{{end}}</table>{{else}}{{range .AP.Pairs}}{{if .Moved}}<p>{{.A}} ↔ {{.B}}: error counters moved: {{range $k, $c := .Moved}}{{if $k}}, {{end}}{{$c}}{{end}}</p>{{end}}{{end}}{{end}}
 <h2>Suspects</h2>
 {{range .AP.Suspects}}<div class="s"><span class="{{if eq .Status "confirmed"}}FAIL{{else if eq .Status "suspect"}}WARN{{else}}ok{{end}}">{{.Status}}</span> {{.Name}} <small>({{.Kind}})</small><ul>{{range .Evidence}}<li>{{.}}</li>{{end}}</ul></div>
 {{else}}<p>No suspect: every node, cable and pair passed.</p>{{end}}
+{{with .AP.NCCL}}<h2>NCCL, pair by pair</h2>
+{{if .Pairs}}<p>{{.Tool}} · {{len .Pairs}} pairs · {{.Rounds}} rounds · {{printf "%.1f" .WallSeconds}} s<br>
+reference: the pairs' median {{rate .Reference}} GB/s busbw; a pair passes at {{rate .Floor}} GB/s or more</p>
+<table class="n"><tr><th>rank 0</th><th>rank 1</th><th>busbw</th><th>size</th><th>NCCL</th><th></th></tr>
+{{range .Pairs}}<tr><td>{{.A}}</td><td>{{.B}}</td><td>{{if .Error}}×{{else}}{{rate .BusGBs}} GB/s{{end}}</td><td>{{size .Bytes}}</td><td>{{.NCCLVersion}}</td><td class="{{if .Pass}}ok{{else}}WARN{{end}}">{{if .Pass}}pass{{else}}{{if .Error}}{{.Error}}{{else}}below the floor{{end}}{{end}}</td></tr>
+{{end}}</table>
+{{range .Suspects}}<div class="s"><span class="WARN">{{.Status}}</span> {{.Name}}<ul>{{range .Evidence}}<li>{{.}}</li>{{end}}</ul></div>{{end}}{{end}}
+{{range .Skipped}}<p><small>{{.}}</small></p>{{end}}{{end}}
 <h2>Nodes</h2>
 <table class="n"><tr><th>node</th><th>sent: passed</th><th>median</th><th>received: passed</th><th>median</th></tr>
 {{range .AP.Scores}}<tr><td>{{.Node}}</td><td>{{.TxPass}}/{{.TxTests}}</td><td>{{rate .TxMedian}} Gb/s</td><td>{{.RxPass}}/{{.RxTests}}</td><td>{{rate .RxMedian}} Gb/s</td></tr>
@@ -245,6 +320,19 @@ func AllPairsPrometheus(w io.Writer, ap *report.AllPairs) error {
 		v := map[string]float64{"cleared": 0, "suspect": 1, "confirmed": 2}[s.Status]
 		p.add("sparkrig_allpairs_suspect", "A suspect of an all-pairs run: 0 cleared on re-test, 1 suspect, 2 confirmed.", v,
 			"kind", s.Kind, "node", s.Node, "side", s.Side, "peer", s.Peer)
+	}
+	if n := ap.NCCL; n != nil {
+		for _, pr := range n.Pairs {
+			v := pr.BusGBs
+			if pr.Error != "" {
+				v = -1
+			}
+			p.add("sparkrig_allpairs_nccl_busbw_gbytes_per_second", "Bus bandwidth of a pair's 2-rank NCCL all_reduce at its largest message (GB/s; -1: no result).", v,
+				"a", pr.A, "b", pr.B)
+		}
+		for _, s := range n.Suspects {
+			p.add("sparkrig_allpairs_nccl_suspect", "A suspect of the pairs' NCCL tests (1).", 1, "kind", s.Kind, "node", s.Node, "peer", s.Peer)
+		}
 	}
 	p.add("sparkrig_allpairs_reference_gbps", "The rate each direction was judged against (Gb/s).", ap.Reference, "reference", ap.RefName)
 	p.add("sparkrig_allpairs_wall_seconds", "Wall time of the rounds and re-tests.", ap.WallSeconds)

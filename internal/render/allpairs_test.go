@@ -173,3 +173,66 @@ func TestAllPairsTextNamesEachPairsTool(t *testing.T) {
 		t.Errorf("a pair with the heading's tool and no counter shown, or an escape kept:\n%s", out)
 	}
 }
+
+// withNCCL adds a NCCL part to the rig's report, with rates rank 0
+// printed on the H100 machine (NVLink 298.25 GB/s, one socket thread
+// 4.81 GB/s) and a rank's real start-up error.
+func withNCCL(r *report.Report) *report.Report {
+	const noGPU = "sparkrig: bench gpu collective: no CUDA driver found: cuInit: CUresult 100 (is the NVIDIA kernel module loaded and a GPU visible?)"
+	r.AllPairs.NCCL = &report.AllPairsNCCL{Tool: "NCCL all_reduce, 2 ranks", Rounds: 1, WallSeconds: 13.4, Reference: 298.25, Floor: 208.775,
+		Pairs: []report.AllPairsNCCLPair{
+			{A: "node-1", B: "node-2", BusGBs: 298.25, Bytes: 256 << 20, NCCLVersion: "2.28.3", Pass: true},
+			{A: "node-3", B: "node-4", BusGBs: 4.81, Bytes: 256 << 20, NCCLVersion: "2.28.3"},
+			{A: "node-5", B: "<b>node-6</b>", Error: noGPU},
+		},
+		Suspects: []report.AllPairsSuspect{{Kind: "pair", Node: "node-3", Peer: "node-4", Status: "suspect", Name: "the NCCL pair node-3 ↔ node-4",
+			Evidence: []string{"node-3 ↔ node-4: 4.8 GB/s busbw at 256M, under 208.8 GB/s (70 % of the pairs' median 298.2 GB/s)"}}},
+		Skipped: []string{"the pairs of these nodes were not NCCL-tested", "node-7 has no GPU"},
+	}
+	return r
+}
+
+func TestAllPairsNCCLOutputs(t *testing.T) {
+	r := withNCCL(readReport(t, "testdata/allpairs-rig.json"))
+	var text bytes.Buffer
+	if err := AllPairsText(&text, r.AllPairs, Options{Width: 100}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"  NCCL all_reduce, 2 ranks · 3 pairs · 1 round · 13.4 s\n",
+		"    reference: the pairs' median 298 GB/s busbw; a pair passes at 209 GB/s or more\n",
+		"    ok    node-1 ↔ node-2: 298 GB/s at 256M, NCCL 2.28.3\n",
+		"    WARN  node-3 ↔ node-4: 4.81 GB/s at 256M, NCCL 2.28.3\n",
+		"    WARN  node-5 ↔ <b>node-6</b>: sparkrig: bench gpu collective: no CUDA driver found: cuInit:\n",
+		"    WARN  the NCCL pair node-3 ↔ node-4 — suspect\n",
+		"  the pairs of these nodes were not NCCL-tested\n    node-7 has no GPU\n",
+	} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("no %q in\n%s", want, text.String())
+		}
+	}
+	var page bytes.Buffer
+	if err := AllPairsHTML(&page, r.AllPairs); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<h2>NCCL, pair by pair</h2>", "<td>node-3</td><td>node-4</td><td>4.81 GB/s</td><td>256M</td><td>2.28.3</td><td class=\"WARN\">below the floor</td>",
+		"&lt;b&gt;node-6&lt;/b&gt;", "node-7 has no GPU"} {
+		if !strings.Contains(page.String(), want) {
+			t.Errorf("html: no %q", want)
+		}
+	}
+	if strings.Contains(page.String(), "<b>node-6") {
+		t.Error("html: a node name was not escaped")
+	}
+	var prom bytes.Buffer
+	if err := AllPairsPrometheus(&prom, r.AllPairs); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`sparkrig_allpairs_nccl_busbw_gbytes_per_second{a="node-1",b="node-2"} 298.25`,
+		`sparkrig_allpairs_nccl_busbw_gbytes_per_second{a="node-5",b="<b>node-6</b>"} -1`,
+		`sparkrig_allpairs_nccl_suspect{kind="pair",node="node-3",peer="node-4"} 1`} {
+		if !strings.Contains(prom.String(), want) {
+			t.Errorf("prometheus: no %q in\n%s", want, prom.String())
+		}
+	}
+}

@@ -29,6 +29,36 @@ type AllPairs struct {
 	// tool's.
 	Tools []AllPairsTool `json:"tools,omitempty"`
 	Rules string         `json:"rules"`
+	// NCCL is each pair's 2-rank NCCL test where both its nodes have a
+	// GPU, or why none ran.
+	NCCL *AllPairsNCCL `json:"nccl,omitempty"`
+}
+
+// AllPairsNCCL is the 2-rank NCCL test of each pair whose two nodes have a
+// GPU: all_reduce's bus bandwidth at the largest message, judged against
+// the pairs' median by the same rule as the directions.
+type AllPairsNCCL struct {
+	Tool        string             `json:"tool"`
+	Rounds      int                `json:"rounds"`
+	WallSeconds float64            `json:"wall_s"`
+	Reference   float64            `json:"reference_busbw_gbs"` // the pairs' median
+	Floor       float64            `json:"floor_busbw_gbs"`
+	Pairs       []AllPairsNCCLPair `json:"pairs"`
+	Suspects    []AllPairsSuspect  `json:"suspects"`
+	// Skipped says which pairs were not tested and why (a node without a
+	// GPU, NCCL not found, --nccl off).
+	Skipped []string `json:"skipped,omitempty"`
+}
+
+// AllPairsNCCLPair is one pair's NCCL test.
+type AllPairsNCCLPair struct {
+	A           string  `json:"a"` // rank 0
+	B           string  `json:"b"`
+	BusGBs      float64 `json:"busbw_gbs"`
+	Bytes       int64   `json:"size_bytes"`
+	NCCLVersion string  `json:"nccl_version,omitempty"`
+	Pass        bool    `json:"pass"`
+	Error       string  `json:"error,omitempty"`
 }
 
 // AllPairsScore is one node's tests over the rounds.
@@ -93,6 +123,21 @@ func (ap *AllPairs) FloorAt(i, j int) float64 {
 		return t.Floor
 	}
 	return ap.Floor
+}
+
+// ToolAt names the tool that measured direction i→j's pair, "" when the
+// report does not say.
+func (ap *AllPairs) ToolAt(i, j int) string {
+	if i < 0 || j < 0 || i >= len(ap.Nodes) || j >= len(ap.Nodes) {
+		return ""
+	}
+	a, b := ap.Nodes[i], ap.Nodes[j]
+	for _, p := range ap.Pairs {
+		if p.A == a && p.B == b || p.A == b && p.B == a {
+			return p.Tool
+		}
+	}
+	return ""
 }
 
 func (ap *AllPairs) toolAt(i, j int) *AllPairsTool {

@@ -1,0 +1,133 @@
+package allpairs
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sparkrig/sparkrig/internal/bench"
+	"github.com/sparkrig/sparkrig/internal/results"
+)
+
+// NCCLTest is how each pair's 2-rank NCCL test runs: sparkrig's own
+// collective benchmark (`sparkrig bench gpu collective`, NCCL loaded at run
+// time), one rank on each node's first GPU, meeting at rank 0's address.
+type NCCLTest struct {
+	// MaxBytes is the largest message, the one judged; the sweep starts
+	// at an eighth of it.
+	MaxBytes int64
+	// Port is rank 0's rendezvous port.
+	Port int
+	// LibDirs are searched first for libnccl and libcudart on the nodes.
+	LibDirs []string
+}
+
+// DefaultNCCLBytes is the message judged: large enough for a 200 Gb/s link
+// to reach its bus bandwidth (nccl-tests' curves flatten from about
+// 64 MB), small enough to take well under a second.
+const DefaultNCCLBytes = 256 << 20
+
+// NCCLTimeout bounds one round of NCCL tests: the communicators' set-up
+// (seconds over sockets) and four sizes.
+const NCCLTimeout = 120 * time.Second
+
+// Collectives runs one round of 2-rank NCCL tests, every pair at once: rank
+// 0 on the pair's first node, rank 1 on the other, each on its node's
+// first GPU with NCCL kept to the pair's network: NCCL_SOCKET_IFNAME its
+// segment netdev and, where both ends have an active RDMA port,
+// NCCL_IB_HCA that port (else NCCL_IB_DISABLE, so that the test measures
+// this segment and not another fabric).
+func (p *Remote) Collectives(ctx context.Context, pairs []Pair) []PairResult {
+	p.seq++
+	t := p.NCCL
+	st := bench.Step{ID: fmt.Sprintf("allpairs/nccl-%d", p.seq), Kind: "allpairs", Tool: "sparkrig-collective", Timeout: NCCLTimeout}
+	for _, pr := range pairs {
+		addr := net.JoinHostPort(p.Addr(pr.A, pr.B), strconv.Itoa(t.Port))
+		for rank, node := range []int{pr.A, pr.B} {
+			argv := []string{p.Probe, "bench", "gpu"}
+			for _, d := range t.LibDirs {
+				argv = append(argv, "--lib-dir", d)
+			}
+			argv = append(argv, "collective", "--op", "all_reduce",
+				"-b", bench.SizeString(max(t.MaxBytes/8, 1)), "-e", bench.SizeString(t.MaxBytes), "-f", "2",
+				"--nranks", "2", "--rank", strconv.Itoa(rank), "--device", "0", "--rendezvous", addr)
+			c := bench.Cmd{Host: p.Hosts[node], Role: bench.RolePeer, Env: p.ncclEnv(pr, node), Argv: argv}
+			if rank == 0 {
+				c.Role = bench.RoleClient
+			}
+			st.Clients = append(st.Clients, c)
+		}
+	}
+	res := p.X.Run(ctx, st)
+	out := make([]PairResult, len(pairs))
+	k := 0
+	for _, c := range res.Commands {
+		if c.Role != bench.RoleClient || k >= len(pairs) {
+			continue
+		}
+		out[k] = collectiveResult(c, res)
+		out[k].Pair = pairs[k]
+		k++
+	}
+	for ; k < len(pairs); k++ {
+		out[k] = PairResult{Pair: pairs[k], Err: firstLine(res.Error, "not run")}
+	}
+	return out
+}
+
+// ncclEnv keeps node's rank of pair pr to the pair's network.
+func (p *Remote) ncclEnv(pr Pair, node int) []bench.Var {
+	r, ok := p.Rails[pr]
+	if !ok {
+		return nil
+	}
+	e, other := r.A, r.B
+	if r.B.Host == p.Hosts[node] {
+		e, other = r.B, r.A
+	}
+	env := []bench.Var{{Name: "NCCL_SOCKET_IFNAME", Value: "=" + e.NetDev}}
+	if e.RDMAReady() && other.RDMAReady() {
+		return append(env, bench.Var{Name: "NCCL_IB_HCA", Value: "=" + e.RDMADev + ":" + strconv.Itoa(e.Port)})
+	}
+	return append(env, bench.Var{Name: "NCCL_IB_DISABLE", Value: "1"})
+}
+
+// collectiveResult reads rank 0's table: the out-of-place bus bandwidth of
+// its largest message, or why there is none (wrong results are one).
+func collectiveResult(c bench.CmdResult, step bench.StepResult) PairResult {
+	var r PairResult
+	out, _ := results.ParseNCCLTests(strings.NewReader(c.Stdout))
+	for _, t := range out.Tables {
+		r.NCCLVersion = t.NCCLVersion
+		for _, row := range t.Rows {
+			if row.SizeBytes >= r.Bytes && row.OOP.BusBWGBs != nil {
+				r.Bytes, r.BusGBs = row.SizeBytes, *row.OOP.BusBWGBs
+			}
+		}
+		if t.WrongResults > 0 {
+			r.Err = fmt.Sprintf("%d wrong results: the data arrived corrupted", t.WrongResults)
+			return r
+		}
+	}
+	if r.Bytes > 0 && c.Error == "" {
+		return r
+	}
+	r.BusGBs = 0
+	r.Err = firstLine(lastLines(c.Stderr), firstLine(c.Error, firstLine(step.Error, "no NCCL table in rank 0's output")))
+	return r
+}
+
+// lastLines is s without its blank lines, the last line first: the error
+// a failing command printed last.
+func lastLines(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return l + "\n"
+		}
+	}
+	return ""
+}
