@@ -62,6 +62,9 @@ type Options struct {
 	ToolVersion string
 	// Progress, a terminal, shows "capturing N hosts: ..." while it runs.
 	Progress io.Writer
+	// Script replaces the whole capture script (capture.ScriptOnly): a
+	// command that needs a few facts.
+	Script string
 }
 
 // Remote captures every host through o.Runner (over SSH by default). A
@@ -81,7 +84,10 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 	var mu sync.Mutex
 	closed := false // set once the fan-out is over: late finishers must not write caps
 	prog := newProgress(o.Progress, "capturing", len(hosts))
-	script := capture.Script()
+	script := o.Script
+	if script == "" {
+		script = capture.Script()
+	}
 	fan := remote.FanOut{Parallel: o.Parallel, PerHost: o.HostTimeout, Progress: prog.update}
 	results := fan.Each(ctx, hosts, func(ctx context.Context, i int, host string) error {
 		s, err := captureOne(ctx, r, host, script, o.ToolVersion, o.Sudo)

@@ -108,8 +108,7 @@ func collectiveResult(c bench.CmdResult, step bench.StepResult) PairResult {
 			}
 		}
 		if t.WrongResults > 0 {
-			r.Err = fmt.Sprintf("%d wrong results: the data arrived corrupted", t.WrongResults)
-			return r
+			return PairResult{NCCLVersion: r.NCCLVersion, Err: fmt.Sprintf("%d wrong results: the data arrived corrupted", t.WrongResults)}
 		}
 	}
 	if r.Bytes > 0 && c.Error == "" {

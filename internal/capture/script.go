@@ -8,6 +8,7 @@ import (
 	"io"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,6 +37,29 @@ const scriptMarker = "@@ "
 // Script returns the capture script for the evidence lists.
 func Script() string {
 	return buildScript(Files, Commands)
+}
+
+// ScriptOnly is the capture script for the files whose pattern starts
+// with one of prefixes and the commands with one of ids: a command that
+// needs a few facts reads them quicker than the whole list. What it leaves
+// out is "not-captured" in the facts, never "missing".
+func ScriptOnly(prefixes, ids []string) string {
+	var files []Path
+	for _, p := range Files {
+		for _, pre := range prefixes {
+			if strings.HasPrefix(p.Glob, pre) {
+				files = append(files, p)
+				break
+			}
+		}
+	}
+	var cmds []Command
+	for _, c := range Commands {
+		if slices.Contains(ids, c.ID) {
+			cmds = append(cmds, c)
+		}
+	}
+	return buildScript(files, cmds)
 }
 
 func buildScript(files []Path, cmds []Command) string {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path"
 	"sort"
@@ -277,5 +278,35 @@ func TestEnvironmentKeepsWholeSettingsOnly(t *testing.T) {
 		if strings.Contains(out, "secret") || !strings.Contains(out, "NCCL_SOCKET_IFNAME=enp1s0f0np0\n") {
 			t.Errorf("%s capture of env: %q", name, out)
 		}
+	}
+}
+
+// ScriptOnly captures the chosen items and nothing else, each as the
+// whole script would.
+func TestScriptOnlyCapturesTheChosenItems(t *testing.T) {
+	out := runScript(t, ScriptOnly([]string{"/proc/sys/kernel/hostname", "/sys/class/net/"}, []string{"uname-m", "ip-link"}))
+	s, err := ReadScriptOutput(bytes.NewReader(out), ScriptMeta{Host: "here"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	for _, it := range s.Manifest.Items {
+		switch {
+		case it.Kind == snapshot.KindCmd:
+			cmds = append(cmds, it.Name)
+		case it.Name != "/proc/sys/kernel/hostname" && !strings.HasPrefix(it.Name, "/sys/class/net/"):
+			t.Errorf("item %s %q not chosen", it.Kind, it.Name)
+		}
+	}
+	sort.Strings(cmds)
+	if !cmp.Equal(cmds, []string{"ip-link", "uname-m"}) {
+		t.Errorf("commands %q", cmds)
+	}
+	want, _ := os.ReadFile("/proc/sys/kernel/hostname")
+	if got, ok := s.File("/proc/sys/kernel/hostname"); !ok || !bytes.Equal(got, want) {
+		t.Errorf("hostname %q, want %q", got, want)
+	}
+	if _, ok := s.Link("/sys/class/net/lo"); !ok {
+		t.Error("no /sys/class/net/lo")
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/acquire"
 	"github.com/sparkrig/sparkrig/internal/allpairs"
 	"github.com/sparkrig/sparkrig/internal/bench"
+	"github.com/sparkrig/sparkrig/internal/capture"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -161,7 +162,7 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 	capc := make(chan []acquire.Node, 1)
 	go func() {
 		capc <- acquire.Remote(ctx, hosts, acquire.Options{Runner: t, Parallel: o.remote.parallel, HostTimeout: o.remote.hostTimeout,
-			Timeout: o.remote.timeout, NoPing: true, ToolVersion: Version})
+			Timeout: o.remote.timeout, NoPing: true, ToolVersion: Version, Script: qualifyEvidence()})
 	}()
 	prepared := false
 	defer func() {
@@ -339,6 +340,15 @@ func qualifyTools(ctx context.Context, env *Env, o *qualifyOptions, t runner.Run
 		rdma[allpairs.Test{From: index[from], To: index[to]}] = st
 	}
 	return rails, rdma, byIndex
+}
+
+// qualifyEvidence is what qualify reads of each node: its netdevs and RDMA
+// ports (which tool measures each pair), its GPUs and NCCL (which pairs
+// get a NCCL test), not the whole capture.
+func qualifyEvidence() string {
+	return capture.ScriptOnly(
+		[]string{"/proc/sys/kernel/hostname", "/sys/class/net/", "/sys/class/infiniband/", "/proc/driver/nvidia/", "/usr/lib/", "/usr/local/"},
+		[]string{"uname-m", "ip-addr", "ip-link", "rdma-link", "ibdev2netdev", "ibv-devinfo", "nvidia-smi-q", "ldconfig", "nccl-build-id", "dpkg-nccl", "env"})
 }
 
 // ncclPairs says which pairs get a 2-rank NCCL test, those whose two nodes
