@@ -54,7 +54,8 @@ func (p *Remote) Collectives(ctx context.Context, pairs []Pair) []PairResult {
 			argv = append(argv, "collective", "--op", "all_reduce",
 				"-b", bench.SizeString(max(t.MaxBytes/8, 1)), "-e", bench.SizeString(t.MaxBytes), "-f", "2",
 				"--nranks", "2", "--rank", strconv.Itoa(rank), "--device", "0", "--rendezvous", addr)
-			c := bench.Cmd{Host: p.Hosts[node], Role: bench.RolePeer, Env: p.ncclEnv(pr, node), Argv: argv}
+			c := bench.Cmd{Host: p.Hosts[node], Role: bench.RolePeer, Env: p.ncclEnv(pr, node), Argv: argv,
+				Group: pairGroup(pr)} // a rank that fails stops its peer, not the other pairs
 			if rank == 0 {
 				c.Role = bench.RoleClient
 			}
@@ -63,20 +64,31 @@ func (p *Remote) Collectives(ctx context.Context, pairs []Pair) []PairResult {
 	}
 	res := p.X.Run(ctx, st)
 	out := make([]PairResult, len(pairs))
-	k := 0
-	for _, c := range res.Commands {
-		if c.Role != bench.RoleClient || k >= len(pairs) {
+	for k, pr := range pairs {
+		out[k] = PairResult{Pair: pr, Err: firstLine(res.Error, "not run")}
+		var rank0, rank1 *bench.CmdResult
+		for i := range res.Commands {
+			if c := &res.Commands[i]; c.Group == pairGroup(pr) && c.Role == bench.RoleClient {
+				rank0 = c
+			} else if c.Group == pairGroup(pr) {
+				rank1 = c
+			}
+		}
+		if rank0 == nil {
 			continue
 		}
-		out[k] = collectiveResult(c, res)
-		out[k].Pair = pairs[k]
-		k++
-	}
-	for ; k < len(pairs); k++ {
-		out[k] = PairResult{Pair: pairs[k], Err: firstLine(res.Error, "not run")}
+		out[k] = collectiveResult(*rank0, res)
+		out[k].Pair = pr
+		if out[k].Err != "" && rank1 != nil && rank1.Error != "" && rank1.ElapsedMS <= rank0.ElapsedMS {
+			// rank 1 failed first and rank 0 was stopped with it: rank 1 says why
+			out[k].Err = p.Hosts[pr.B] + ": " + firstLine(lastLines(rank1.Stderr), firstLine(rank1.Error, "rank 1 failed"))
+		}
 	}
 	return out
 }
+
+// pairGroup is the bench group of a pair's two ranks.
+func pairGroup(pr Pair) string { return fmt.Sprintf("pair-%d-%d", pr.A, pr.B) }
 
 // ncclEnv keeps node's rank of pair pr to the pair's network.
 func (p *Remote) ncclEnv(pr Pair, node int) []bench.Var {

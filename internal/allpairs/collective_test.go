@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/runner"
 )
 
 // recording is a file of testdata/nccl-pair without its SOURCE line.
@@ -51,19 +53,41 @@ func TestCollectiveResultReadsRankZero(t *testing.T) {
 // command of each pair with a recorded rank 0 output (by the host it
 // runs on), records every command line, and runs nothing.
 type replayRanks struct {
-	out map[string]string // host → rank 0's stdout
-	mu  sync.Mutex
-	cmd []string
+	out   map[string]string // host → rank 0's stdout
+	fail  map[string]string // host → its rank's stderr: it exits 3 at once
+	delay time.Duration     // how long rank 0 runs before it prints, unless stopped
+	mu    sync.Mutex
+	cmd   []string
 }
 
 func (r *replayRanks) Exec(ctx context.Context, host, cmdline string, stdin io.Reader, stdout, stderr io.Writer) error {
 	r.mu.Lock()
 	r.cmd = append(r.cmd, host+": "+cmdline)
 	r.mu.Unlock()
-	if strings.Contains(cmdline, " --rank 0 ") {
-		io.WriteString(stdout, r.out[host])
+	if !strings.Contains(cmdline, "collective") {
+		return nil // the pid-file kill of a stop
 	}
-	return nil
+	if e, ok := r.fail[host]; ok {
+		io.WriteString(stderr, e)
+		return &runner.ExitError{Host: host, Exit: 3}
+	}
+	if !strings.Contains(cmdline, " --rank 0 ") {
+		return nil // rank 1 prints nothing
+	}
+	stopped := make(chan struct{})
+	go func() { io.Copy(io.Discard, stdin); close(stopped) }()
+	if r.out[host] != "" {
+		select {
+		case <-time.After(r.delay):
+			io.WriteString(stdout, r.out[host])
+			return nil
+		case <-stopped:
+			return &runner.ExitError{Host: host, Exit: 143}
+		}
+	}
+	// a rank 0 whose peer never comes waits at the rendezvous until stopped
+	<-stopped
+	return &runner.ExitError{Host: host, Exit: 143}
 }
 
 func (r *replayRanks) String() string { return "replay" }
@@ -113,6 +137,27 @@ func TestCollectivesRunsBothRanksOfEveryPair(t *testing.T) {
 		if !matchAny(w, ranks) {
 			t.Errorf("no rank command matches %q in\n%s", w, strings.Join(ranks, "\n"))
 		}
+	}
+}
+
+// A rank that fails stops its own pair at once, with its error as the
+// pair's, and the pair beside it in the round runs on.
+func TestCollectivesFailingRankStopsOnlyItsPair(t *testing.T) {
+	rr := &replayRanks{out: map[string]string{"n0": recording(t, "p2p.txt")}, fail: map[string]string{"n3": recording(t, "nogpu.err")},
+		delay: 500 * time.Millisecond}
+	hosts := []string{"n0", "n1", "n2", "n3"}
+	m := &Remote{X: &bench.Executor{T: rr, RunDir: t.TempDir(), Grace: time.Second}, Hosts: hosts, Probe: "/opt/sparkrig",
+		Addr: func(node, peer int) string { return "10.0.0.1" }, NCCL: NCCLTest{MaxBytes: 256 << 20, Port: 18716}}
+	start := time.Now()
+	got := m.Collectives(context.Background(), []Pair{{0, 1}, {2, 3}})
+	if took := time.Since(start); took > NCCLTimeout/2 {
+		t.Errorf("the round took %s: rank 0 of the failed pair was not stopped", took)
+	}
+	if got[0].Err != "" || got[0].BusGBs != 298.25 {
+		t.Errorf("the healthy pair: %+v", got[0])
+	}
+	if want := "n3: sparkrig: bench gpu collective: no CUDA driver found: cuInit: CUresult 100 (is the NVIDIA kernel module loaded and a GPU visible?)"; got[1].Err != want {
+		t.Errorf("the failed pair: %q, want %q", got[1].Err, want)
 	}
 }
 

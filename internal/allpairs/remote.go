@@ -66,8 +66,9 @@ func (p *Remote) Measure(ctx context.Context, tests []Test, d time.Duration) []M
 		if rs, ok := p.RDMA[t]; ok {
 			out[i].Tool = ToolRDMA
 			st.Servers = append(st.Servers, rs.Servers...)
-			st.Clients = append(st.Clients, rs.Clients...)
-			for range rs.Clients {
+			for _, c := range rs.Clients {
+				c.Group = "test-" + strconv.Itoa(i) // a direction that fails stops no other
+				st.Clients = append(st.Clients, c)
 				of = append(of, i)
 			}
 			st.Timeout = max(st.Timeout, rs.Timeout)
@@ -79,7 +80,7 @@ func (p *Remote) Measure(ctx context.Context, tests []Test, d time.Duration) []M
 			st.Servers = append(st.Servers, bench.Cmd{Host: p.Hosts[t.To], Role: bench.RoleServer, ListenPort: p.Port,
 				Argv: []string{p.Probe, "bench", "probe-server", "--listen", listen, "--once"}})
 		}
-		st.Clients = append(st.Clients, bench.Cmd{Host: p.Hosts[t.From], Role: bench.RoleClient,
+		st.Clients = append(st.Clients, bench.Cmd{Host: p.Hosts[t.From], Role: bench.RoleClient, Group: "test-" + strconv.Itoa(i),
 			Argv: []string{p.Probe, "bench", "probe-client", "--connect", listen, "--bind", p.Addr(t.From, t.To),
 				"--streams", strconv.Itoa(max(p.Streams, 1)), "--duration", d.String(), "--pings", strconv.Itoa(max(p.Pings, 1))}})
 		of = append(of, i)

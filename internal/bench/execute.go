@@ -36,9 +36,10 @@ type CmdResult struct {
 	Command   string            `json:"command"`
 	Argv      []string          `json:"argv"`
 	Env       []Var             `json:"env,omitempty"`
+	Group     string            `json:"group,omitempty"`
 	ExitCode  int               `json:"exit_code"`
 	Error     string            `json:"error,omitempty"`
-	ElapsedMS int64             `json:"elapsed_ms"`
+	ElapsedMS int64             `json:"elapsed_ms"` // until it ended (until it was recorded, if it had not)
 	Stdout    string            `json:"stdout"`
 	Stderr    string            `json:"stderr,omitempty"`
 	Files     map[string]string `json:"files,omitempty"`
@@ -241,7 +242,11 @@ func (x *Executor) Run(ctx context.Context, s Step) StepResult {
 			all = append(all, st)
 			clients = append(clients, st)
 		}
-		err = waitAll(tctx, clients)
+		if grouped(s.Clients) {
+			err = x.waitGroups(tctx, clients)
+		} else {
+			err = waitAll(tctx, clients)
+		}
 	}
 	x.stopAll(all)
 	switch {
@@ -327,6 +332,47 @@ func waitAll(ctx context.Context, cs []*started) error {
 	return nil
 }
 
+// grouped reports whether a step's clients are independent tests.
+func grouped(cs []Cmd) bool {
+	for _, c := range cs {
+		if c.Group != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// waitGroups waits for every client; one that fails stops the others of
+// its group at once (a rank whose peer died would wait for it), and the
+// other groups run on. It returns the first failure, after all ended.
+func (x *Executor) waitGroups(ctx context.Context, cs []*started) error {
+	errs := make(chan error, len(cs))
+	for _, c := range cs {
+		go func() {
+			err := c.p.wait(ctx)
+			if err != nil && ctx.Err() == nil {
+				err = fmt.Errorf("%s on %s: %w: %s", c.cmd.Argv[0], c.cmd.Host, err, lastLine(c.stderr.String(), c.stdout.String()))
+				for _, o := range cs {
+					if o != c && c.cmd.Group != "" && o.cmd.Group == c.cmd.Group {
+						go o.p.stop(x.Grace)
+					}
+				}
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range cs {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return first
+}
+
 // stopAll stops every process in parallel; it is idempotent.
 func (x *Executor) stopAll(all []*started) {
 	var wg sync.WaitGroup
@@ -341,8 +387,11 @@ func (x *Executor) stopAll(all []*started) {
 }
 
 func (x *Executor) record(st *started) CmdResult {
-	r := CmdResult{Host: st.cmd.Host, Role: st.cmd.Role, Command: CommandLine(st.cmd), Argv: st.cmd.Argv, Env: st.cmd.Env,
+	r := CmdResult{Host: st.cmd.Host, Role: st.cmd.Role, Group: st.cmd.Group, Command: CommandLine(st.cmd), Argv: st.cmd.Argv, Env: st.cmd.Env,
 		ElapsedMS: time.Since(st.begin).Milliseconds(), Stdout: st.stdout.String(), Stderr: st.stderr.String()}
+	if st.p.exited() {
+		r.ElapsedMS = st.p.ended.Sub(st.begin).Milliseconds()
+	}
 	if err := st.p.err; err != nil {
 		r.ExitCode, r.Error = exitCode(err), err.Error()
 	}

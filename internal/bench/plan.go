@@ -36,6 +36,10 @@ type Cmd struct {
 	// Fetch lists files the command writes on its host (nccl-tests -J),
 	// read back after it ends and removed.
 	Fetch []string `json:"fetch,omitempty"`
+	// Group makes a step's clients independent tests: a client that
+	// fails stops the others of its group only, and the step waits for
+	// every group. Empty, one failure ends the whole step.
+	Group string `json:"group,omitempty"`
 }
 
 // Step is one measurement: its servers start first, then its clients; it

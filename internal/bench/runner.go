@@ -103,6 +103,7 @@ type proc struct {
 	cancel        context.CancelFunc
 	done          chan struct{}
 	err           error
+	ended         time.Time // set before done is closed
 	stopOnce      sync.Once
 }
 
@@ -114,6 +115,7 @@ func start(ctx context.Context, t runner.Runner, c Cmd, pidfile string, stdout, 
 	go func() {
 		defer close(p.done)
 		p.err = t.Exec(cctx, c.Host, Script(c, pidfile), pr, stdout, stderr)
+		p.ended = time.Now()
 		pr.Close()
 	}()
 	return p
