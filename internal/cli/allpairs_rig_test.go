@@ -147,6 +147,39 @@ func TestRigAllPairs(t *testing.T) {
 	}
 }
 
+// TestRigAllPairsRejectedPath: four hosts on one switch, node-1 with an
+// unreachable route to node-2's address, so that node-1 → node-2 fails at
+// once and node-2 → node-1 when its connection times out. Each direction
+// is a test of its own: the failures stop nothing else of their rounds,
+// and qualify names exactly that pair's two paths, confirmed, and no node.
+func TestRigAllPairsRejectedPath(t *testing.T) {
+	r, _ := switchRig(t, 4, "200mbit")
+	if out, err := r.Host("node-1").Exec(context.Background(), "ip", "route", "add", "unreachable", "10.77.0.12/32"); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	code, rep, errOut := rigQualify(t, r, "--test-time", "2s", "--subnet", "10.77.0.0/24")
+	t.Logf("%s\n%v", strings.TrimSpace(errOut), rep.AllPairs.Matrix)
+	want := []string{
+		"fail allpairs.pair  the path node-1 → node-2",
+		"fail allpairs.pair  the path node-2 → node-1",
+		"pair node-1 node-2 confirmed",
+		"pair node-2 node-1 confirmed",
+	}
+	if got := named(rep); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("named %q, want %q", got, want)
+	}
+	if code != ExitCritical {
+		t.Errorf("exit %d, want %d", code, ExitCritical)
+	}
+	for i, row := range rep.AllPairs.Matrix {
+		for j, v := range row {
+			if rejected := i+j == 1; i != j && rejected != (v < 0) {
+				t.Errorf("%s→%s %.3f Gb/s", rep.AllPairs.Nodes[i], rep.AllPairs.Nodes[j], v)
+			}
+		}
+	}
+}
+
 // BenchmarkRigAllPairs is the wall time of qualify --all-pairs over eight
 // healthy rig hosts on one switch at 2 s a test: the goal is 7 rounds ×
 // 2 s + 20 % (16.8 s) for the rounds.
