@@ -10,6 +10,7 @@ import (
 	"io"
 
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
 // Options tune the text renderers.
@@ -51,7 +52,8 @@ func Write(w io.Writer, r *report.Report, format string, opt Options) error {
 // its raw outputs), so every document opens with the same envelope. It
 // indents the compact encoding in one buffer sized for it: json.Encoder's
 // SetIndent grows its buffer step by step, which costs more than the
-// encoding on a large report.
+// encoding on a large report. Every rune a terminal could act on is
+// escaped (sanitize.JSON): the values decode unchanged.
 func JSON(w io.Writer, doc any) error {
 	b, err := json.Marshal(doc)
 	if err != nil {
@@ -63,7 +65,7 @@ func JSON(w io.Writer, doc any) error {
 		return err
 	}
 	out.WriteByte('\n')
-	_, err = w.Write(out.Bytes())
+	_, err = w.Write(sanitize.JSON(out.Bytes()))
 	return err
 }
 

@@ -22,6 +22,7 @@ import (
 	"io"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -181,3 +182,33 @@ func (c *Writer) Write(p []byte) (int, error) {
 // Unwrap is the writer underneath, for output that is sparkrig's own alone
 // (a progress line redrawn on a terminal).
 func (c *Writer) Unwrap() io.Writer { return c.w }
+
+// JSON escapes, in an encoded JSON document, every rune Unsafe would show
+// as an escape and that encoding/json leaves as it is (DEL, the C1
+// controls, bidi and zero-width marks, private use) as JSON's \u escapes:
+// the document decodes to the very same values, and a terminal that shows
+// it acts on none of them.
+func JSON(b []byte) []byte {
+	i := 0
+	for i < len(b) && b[i] < 0x7f {
+		i++
+	}
+	if i == len(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+64)
+	out = append(out, b[:i]...)
+	for i < len(b) {
+		r, n := utf8.DecodeRune(b[i:])
+		if !Unsafe(r) || r == utf8.RuneError && n == 1 {
+			out = append(out, b[i:i+n]...)
+		} else if r > 0xffff {
+			r1, r2 := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+		} else {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+		i += n
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package sanitize
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -133,4 +134,30 @@ func FuzzSanitize(f *testing.F) {
 			t.Fatalf("a Writer made ESC from %q: %q", s, b.String())
 		}
 	})
+}
+
+// JSON escapes what encoding/json leaves raw, and the document decodes to
+// the same strings.
+func TestJSONEscapesWhatATerminalActsOn(t *testing.T) {
+	in := map[string]string{"host": "node\x1b[31m-1\x7f\u009b2J\u202egpj.exe\u200b\U000f0001 ok é 漢"}
+	b, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := JSON(b)
+	for _, raw := range []string{"\x1b", "\x7f", "\u009b", "\u202e", "\u200b", "\U000f0001"} {
+		if strings.Contains(string(out), raw) {
+			t.Errorf("%q left raw in %s", raw, out)
+		}
+	}
+	if want := `{"host":"node\u001b[31m-1\u007f\u009b2J\u202egpj.exe\u200b\udb80\udc01 ok é 漢"}`; string(out) != want {
+		t.Errorf("got  %s\nwant %s", out, want)
+	}
+	var back map[string]string
+	if err := json.Unmarshal(out, &back); err != nil || back["host"] != in["host"] {
+		t.Errorf("decodes to %q (%v), want %q", back["host"], err, in["host"])
+	}
+	if plain := []byte(`{"a":"b"}`); &JSON(plain)[0] != &plain[0] {
+		t.Error("an ASCII document was copied")
+	}
 }
