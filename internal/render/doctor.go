@@ -196,7 +196,9 @@ func textSubject(b *strings.Builder, g []report.Finding, opt Options) {
 		writeField(b, ind, "seen", f.Observed, opt.Width, false)
 		writeField(b, ind, "expected", f.Expected, opt.Width, false)
 		writeField(b, ind, "why", f.Why, opt.Width, false)
-		writeField(b, ind, "fix", remedyText(f.Remedy), opt.Width, true)
+		// a change is pasted into a shell and keeps its lines; what only a
+		// person can do is prose
+		writeField(b, ind, "fix", remedyText(f.Remedy), opt.Width, f.Remedy != nil && f.Remedy.Kind == report.RemedyChange)
 		writeField(b, ind, "source", f.Source, opt.Width, false)
 	}
 }

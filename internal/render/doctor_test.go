@@ -126,3 +126,21 @@ func TestFixLinesStayShellSafe(t *testing.T) {
 		}
 	}
 }
+
+// A manual remedy is prose: wrapped as words under its label, never with
+// a shell's backslash continuation (which only a change's commands get).
+func TestManualRemedyWrapsAsProse(t *testing.T) {
+	r := readReport(t, "testdata/allpairs-rig.json")
+	r.AllPairs = nil // the cluster's findings as the doctor's text shows them
+	var b bytes.Buffer
+	if err := Text(&b, r, Options{Width: 100}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if strings.Contains(out, " \\\n") {
+		t.Errorf("a manual remedy wrapped as a command:\n%s", out)
+	}
+	if want := "fix:      check the node's port (ethtool, its error counters), reseat or replace its\n"; !strings.Contains(out, want) {
+		t.Errorf("no %q in\n%s", want, out)
+	}
+}
