@@ -48,12 +48,19 @@ func Worse(a, b Verdict) Verdict {
 // at least, its findings no change resolves count as found (fix --plan
 // reports the doctor's verdict on the same evidence); a model plan that fits
 // in no layout is critical; a command's error is unknown.
-// An empty report (nothing audited, analysed or planned) is unknown.
+// An all-pairs run and a triage are judged through their findings (the
+// cluster's), as qualify and triage judge them; a triage that found no job
+// or could not tell is unknown. A GPU collective
+// with wrong results is critical, a GPU result measured in a state that
+// cannot speak for the hardware unknown.
+// An empty report (nothing audited, analysed, measured or planned) is
+// unknown; findings that were judged are never turned into unknown.
 func (r *Report) Overall() Verdict {
 	v := VerdictNone
 	any := false
 	see := func(fs []Finding) {
 		for _, f := range fs {
+			any = true
 			v = Worse(v, f.Severity.Verdict())
 		}
 	}
@@ -84,7 +91,27 @@ func (r *Report) Overall() Verdict {
 			v = Worse(v, VerdictWarning)
 		}
 	}
-	if r.BenchPlan != nil || r.Comparison != nil || r.GPU != nil {
+	if r.AllPairs != nil {
+		any = true
+	}
+	if t := r.Triage; t != nil {
+		any = true
+		if t.Verdict == TriageNoJob || t.Verdict == TriageUnknown {
+			v = Worse(v, VerdictUnknown)
+		}
+	}
+	if g := r.GPU; g != nil {
+		any = true
+		if g.Validity != nil && g.Validity.Sampled && !g.Validity.Valid {
+			v = Worse(v, VerdictUnknown)
+		}
+		for _, t := range g.Collectives {
+			if t.WrongResults > 0 {
+				v = Worse(v, VerdictCritical)
+			}
+		}
+	}
+	if r.BenchPlan != nil || r.BenchRun != nil || r.Comparison != nil || r.LinkEvidence != nil {
 		any = true
 	}
 	if r.Error != "" {
@@ -98,3 +125,10 @@ func (r *Report) Overall() Verdict {
 	}
 	return v
 }
+
+// The triage verdicts Overall reads as unknown: no job found, or not
+// enough evidence to tell (internal/triage gives them).
+const (
+	TriageNoJob   = "no-job"
+	TriageUnknown = "unknown"
+)

@@ -2,7 +2,10 @@ package report
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/results"
 )
 
 func TestWorseIsTheOneRanking(t *testing.T) {
@@ -49,6 +52,19 @@ func TestOverall(t *testing.T) {
 		{"gpu info", Report{GPU: &GPU{Info: &GPUInfo{}}}, VerdictOK},
 		{"error", Report{Error: "fix: x.tar.gz: no such file"}, VerdictUnknown},
 		{"bench qualify finding", Report{Analyses: []Analysis{{Status: VerdictOK}}, Cluster: &Cluster{Findings: []Finding{{Severity: Warn}}}}, VerdictWarning},
+		// qualify and triage documents: no host, the run and its findings
+		{"all-pairs, a node failed", Report{AllPairs: &AllPairs{}, Cluster: &Cluster{Findings: []Finding{{ID: "allpairs.node", Severity: Fail}}}}, VerdictCritical},
+		{"all-pairs, every pair passed", Report{AllPairs: &AllPairs{}, Cluster: &Cluster{Findings: []Finding{}}}, VerdictOK},
+		{"cluster findings alone are judged", Report{Cluster: &Cluster{Findings: []Finding{{Severity: Warn}}}}, VerdictWarning},
+		{"triage out of sync", Report{Triage: &Triage{Verdict: "out-of-sync"}, Cluster: &Cluster{Findings: []Finding{{Severity: Fail}}}}, VerdictCritical},
+		{"triage progressing", Report{Triage: &Triage{Verdict: "progressing"}}, VerdictOK},
+		{"triage found no job", Report{Triage: &Triage{Verdict: TriageNoJob}}, VerdictUnknown},
+		{"triage could not tell", Report{Triage: &Triage{Verdict: TriageUnknown}}, VerdictUnknown},
+		{"gpu wrong results", Report{GPU: &GPU{Collectives: []results.NCCLTable{{WrongResults: 3}}}}, VerdictCritical},
+		{"gpu state not valid", Report{GPU: &GPU{Validity: &Validity{Sampled: true}}}, VerdictUnknown},
+		{"gpu state unread", Report{GPU: &GPU{Validity: &Validity{}}}, VerdictOK},
+		{"bench run outline", Report{BenchRun: &BenchRun{ID: "r"}}, VerdictOK},
+		{"comparison", Report{Comparison: &BenchComparison{}}, VerdictOK},
 	}
 	for _, tt := range tests {
 		if got := tt.r.Overall(); got != tt.want {
@@ -87,5 +103,27 @@ func TestLinkReadsSchema2(t *testing.T) {
 	}
 	if ls[2].Status != LinkDown || ls[2].Reasons[0] != "spark-02 enP2p1s0f0np0 is down (no carrier)" {
 		t.Errorf("schema 3 link: %+v", ls[2])
+	}
+}
+
+// A qualify and a triage document, as the commands wrote them over the
+// test rig (../render/testdata, each with its SOURCE): their content judged
+// again gives the status the command gave.
+func TestOverallAgreesWithRecordedDocuments(t *testing.T) {
+	for _, name := range []string{"allpairs-rig.json", "triage-rig.json", "doctor_rig_spark-pair_mtu-mismatch.json"} {
+		b, err := os.ReadFile("../render/testdata/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var r Report
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Status != VerdictCritical {
+			t.Fatalf("%s: recorded status %s", name, r.Status)
+		}
+		if got := r.Overall(); got != r.Status {
+			t.Errorf("%s: Overall() = %s, the command said %s", name, got, r.Status)
+		}
 	}
 }
