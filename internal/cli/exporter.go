@@ -107,12 +107,13 @@ func exporterAudit(ctx context.Context, env *Env, o *exporterOptions, profile ch
 	} else {
 		r = localAudit(ctx, env, profile)
 	}
+	m := newReportMerge(r)
 	for _, p := range o.results {
-		if err := addFile(r, p, analyze.Options{}); err != nil {
+		if err := addFile(m, p, analyze.Options{}); err != nil {
 			fmt.Fprintf(env.Stderr, "sparkrig: exporter: %s: %s\n", p, sanitize.Line(err.Error()))
 			r.Analyses = append(r.Analyses, unreadable(p, err))
 		}
 	}
-	r.Status = reportStatus(r, false)
+	r.Status = report.Worse(reportStatus(r, false), m.finish())
 	return r, nil
 }

@@ -76,8 +76,10 @@ func runReport(env *Env, o *reportOptions, inputs []string) error {
 	}
 	r := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version,
 		Command: "report", GeneratedAt: env.Now().UTC(), Hosts: []report.Host{}}
-	bad := reportInputs(env, r, inputs, o.Analyze)
-	r.Status = reportStatus(r, bad > 0)
+	bad, floor := reportInputs(env, r, inputs, o.Analyze)
+	// The content judged again, never better than a kept part's own
+	// command said.
+	r.Status = report.Worse(reportStatus(r, bad > 0), floor)
 	out := o.Output
 	if out == "" && env.StdoutTTY && o.Format == "html" {
 		// The default name never replaces a file: an earlier report may
@@ -127,30 +129,6 @@ func baseNames(paths []string) []string {
 		out[i] = filepath.Base(filepath.Clean(p))
 	}
 	return out
-}
-
-// mergeReport adds a document's hosts, cluster and analyses. A host seen twice
-// keeps its latest audit.
-func mergeReport(r *report.Report, doc *report.Report) {
-	for _, h := range doc.Hosts {
-		replaced := false
-		for i := range r.Hosts {
-			if r.Hosts[i].Host == h.Host {
-				r.Hosts[i], replaced = h, true
-			}
-		}
-		if !replaced {
-			r.Hosts = append(r.Hosts, h)
-		}
-	}
-	if doc.Cluster != nil {
-		r.Cluster = doc.Cluster
-	}
-	r.Analyses = append(r.Analyses, doc.Analyses...)
-	r.Plans = append(r.Plans, doc.Plans...)
-	if doc.Status == "unknown" {
-		r.Status = "unknown"
-	}
 }
 
 func reportSummary(r *report.Report) string {

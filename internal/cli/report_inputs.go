@@ -17,9 +17,11 @@ import (
 // reportInputs sorts the inputs of `sparkrig report` into snapshots (audited
 // together, so the cluster checks see every node) and files (JSON documents
 // or raw benchmark outputs), and adds them to r. It returns how many inputs
-// could not be read; each is named on stderr and in the report.
-func reportInputs(env *Env, r *report.Report, inputs []string, aopt analyze.Options) int {
+// could not be read, each named on stderr and in the report, and the worst
+// verdict the documents of the parts kept gave (see reportMerge).
+func reportInputs(env *Env, r *report.Report, inputs []string, aopt analyze.Options) (int, report.Verdict) {
 	bad := 0
+	m := newReportMerge(r)
 	var snaps []string
 	for _, in := range inputs {
 		st, err := os.Stat(in)
@@ -29,7 +31,7 @@ func reportInputs(env *Env, r *report.Report, inputs []string, aopt analyze.Opti
 		case st.IsDir() || snapshot.IsArchiveName(in):
 			snaps = append(snaps, in)
 		default:
-			if err := addFile(r, in, aopt); err != nil {
+			if err := addFile(m, in, aopt); err != nil {
 				bad += badInput(env, r, in, err)
 			}
 		}
@@ -43,9 +45,9 @@ func reportInputs(env *Env, r *report.Report, inputs []string, aopt analyze.Opti
 				bad++
 			}
 		}
-		mergeReport(r, doc)
+		m.add(doc, "the snapshots")
 	}
-	return bad
+	return bad, m.finish()
 }
 
 func badInput(env *Env, r *report.Report, in string, err error) int {
@@ -59,9 +61,10 @@ func badInput(env *Env, r *report.Report, in string, err error) int {
 // outputs stream through the analysis in constant memory, whatever their size.
 const maxInputBytes = 256 << 20
 
-// addFile reads a sparkrig JSON document (doctor, analyze, bench) or
-// analyses a raw benchmark output as `sparkrig analyze` would.
-func addFile(r *report.Report, path string, aopt analyze.Options) error {
+// addFile reads a sparkrig JSON document (any command's) or analyses a raw
+// benchmark output as `sparkrig analyze` would. A document that says its
+// command failed is merged with what it holds and named as a bad input.
+func addFile(m *reportMerge, path string, aopt analyze.Options) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
@@ -80,7 +83,10 @@ func addFile(r *report.Report, path string, aopt analyze.Options) error {
 			if err != nil {
 				return err
 			}
-			mergeReport(r, doc)
+			m.add(doc, path)
+			if doc.Error != "" {
+				return fmt.Errorf("%s", doc.Error)
+			}
 			return nil
 		}
 		in = bytes.NewReader(data)
@@ -91,7 +97,7 @@ func addFile(r *report.Report, path string, aopt analyze.Options) error {
 	if a.Error != "" {
 		return fmt.Errorf("%s", a.Error)
 	}
-	r.Analyses = append(r.Analyses, a)
+	m.r.Analyses = append(m.r.Analyses, a)
 	return nil
 }
 
