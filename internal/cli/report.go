@@ -136,9 +136,17 @@ func reportSummary(r *report.Report) string {
 	for _, h := range r.Hosts {
 		n += len(h.Findings)
 	}
+	if r.Cluster != nil {
+		n += len(r.Cluster.Findings)
+	}
 	parts := []string{plural(len(r.Hosts), "host"), plural(n, "finding")}
 	if len(r.Analyses) > 0 {
 		parts = append(parts, plural(len(r.Analyses), "analysed input"))
+	}
+	for _, p := range mergeParts {
+		if p.in(r) {
+			parts = append(parts, p.name)
+		}
 	}
 	return string(r.Status) + ": " + strings.Join(parts, ", ")
 }

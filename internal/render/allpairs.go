@@ -260,7 +260,8 @@ table.n td,table.n th{padding:.2em .8em;text-align:left}
 small{color:#666}
 </style></head><body>
 <h1>All-pairs qualification</h1>
-<p>{{.AP.Schedule}} · {{len .AP.Nodes}} nodes · {{.AP.Rounds}} rounds of {{printf "%.1f" .AP.TestSeconds}} s · {{.AP.Tool}}{{if .AP.Segment}} · {{.AP.Segment}}{{end}} · {{printf "%.1f" .AP.WallSeconds}} s<br>
+{{template "allpairs-body" .}}</body></html>
+{{define "allpairs-body"}}<p>{{.AP.Schedule}} · {{len .AP.Nodes}} nodes · {{.AP.Rounds}} rounds of {{printf "%.1f" .AP.TestSeconds}} s · {{.AP.Tool}}{{if .AP.Segment}} · {{.AP.Segment}}{{end}} · {{printf "%.1f" .AP.WallSeconds}} s<br>
 {{if .AP.Tools}}{{range .AP.Tools}}reference for {{.Tool}}: its median {{rate .Reference}} Gb/s; a direction passes at {{rate .Floor}} Gb/s or more<br>
 {{end}}{{else}}reference: {{.AP.RefName}} {{rate .AP.Reference}} Gb/s; a direction passes at {{rate .AP.Floor}} Gb/s or more{{end}}</p>
 <table class="m"><tr><th>Gb/s from ↓ to →</th>{{range $j, $n := .AP.Nodes}}<th title="{{$n}}">{{inc $j}}</th>{{end}}</tr>
@@ -286,8 +287,7 @@ reference: the pairs' median {{rate .Reference}} GB/s busbw; a pair passes at {{
 {{range .AP.Scores}}<tr><td>{{.Node}}</td><td>{{.TxPass}}/{{.TxTests}}</td><td>{{rate .TxMedian}} Gb/s</td><td>{{.RxPass}}/{{.RxTests}}</td><td>{{rate .RxMedian}} Gb/s</td></tr>
 {{end}}</table>
 <p><small>{{.AP.Rules}}</small></p>
-</body></html>
-`))
+{{end}}`))
 
 // AllPairsHTML writes the matrix as a heatmap page, with the suspects and
 // the scores; html/template escapes every name.
@@ -299,6 +299,12 @@ func AllPairsHTML(w io.Writer, ap *report.AllPairs) error {
 // as metrics.
 func AllPairsPrometheus(w io.Writer, ap *report.AllPairs) error {
 	p := &promWriter{}
+	promAllPairs(p, ap)
+	return p.flush(w)
+}
+
+// promAllPairs adds an all-pairs run's metrics to p.
+func promAllPairs(p *promWriter, ap *report.AllPairs) {
 	for i, row := range ap.Matrix {
 		for j, v := range row {
 			if i == j || v == 0 {
@@ -336,5 +342,4 @@ func AllPairsPrometheus(w io.Writer, ap *report.AllPairs) error {
 	}
 	p.add("sparkrig_allpairs_reference_gbps", "The rate each direction was judged against (Gb/s).", ap.Reference, "reference", ap.RefName)
 	p.add("sparkrig_allpairs_wall_seconds", "Wall time of the rounds and re-tests.", ap.WallSeconds)
-	return p.flush(w)
 }

@@ -19,8 +19,17 @@ func textCluster(w io.Writer, r *report.Report, opt Options) error {
 		return nil
 	}
 	var b strings.Builder
-	hang(&b, "", "  ", bold(fmt.Sprintf("cluster · %s · %d link(s)", orUnknown(c.Topology), len(c.Links)), opt.Color), opt.Width)
-	textLinks(&b, c.Links, c.Qualified, opt)
+	if audited(r) {
+		hang(&b, "", "  ", bold(fmt.Sprintf("cluster · %s · %d link(s)", orUnknown(c.Topology), len(c.Links)), opt.Color), opt.Width)
+		textLinks(&b, c.Links, c.Qualified, opt)
+	} else {
+		// no doctor audit: the findings of the runs (all-pairs, triage)
+		// without a links section that has nothing to say
+		if len(c.Findings) == 0 && len(c.Qualified) == 0 {
+			return nil
+		}
+		hang(&b, "", "  ", bold("cluster findings", opt.Color), opt.Width)
+	}
 	textQualified(&b, c.Qualified, opt.Width)
 	for _, g := range subjectGroups(clusterSubjects(c.Findings)) {
 		textSubject(&b, g, opt)
@@ -151,7 +160,14 @@ func mdCluster(w io.Writer, r *report.Report, opt Options) error {
 	if c == nil {
 		return nil
 	}
-	if _, err := fmt.Fprintf(w, "### cluster (%s)\n\n%s\n\n", orUnknown(c.Topology), summaryLine(counts(c.Findings), false)); err != nil {
+	head := "### cluster (" + orUnknown(c.Topology) + ")"
+	if !audited(r) && c.Topology == "" {
+		if len(c.Findings) == 0 {
+			return nil
+		}
+		head = "### cluster findings"
+	}
+	if _, err := fmt.Fprintf(w, "%s\n\n%s\n\n", head, summaryLine(counts(c.Findings), false)); err != nil {
 		return err
 	}
 	var rows [][]string

@@ -44,7 +44,11 @@ func HTML(w io.Writer, r *report.Report, opt HTMLOptions) error {
 	// The page is cleaned whole (the template writes in pieces): control,
 	// bidi and private-use characters from outside show as escapes.
 	var page bytes.Buffer
-	if err := pageTmpl.Execute(&page, newPage(r, opt, runs, rails, failed)); err != nil {
+	pv := newPage(r, opt, runs, rails, failed)
+	if err := addSections(pv, r); err != nil {
+		return err
+	}
+	if err := pageTmpl.Execute(&page, pv); err != nil {
 		return err
 	}
 	_, err := safe(w).Write(page.Bytes())
@@ -78,6 +82,11 @@ type page struct {
 	Flags      []flagRow
 	Failed     []report.AnalysisResult
 	Plans      []planFigure
+
+	// AllPairs and Triage are those commands' pages, embedded; Parts the
+	// other commands' results as they print them.
+	AllPairs, Triage template.HTML
+	Parts            []partText
 }
 
 type sevCount struct {

@@ -12,7 +12,8 @@ import (
 	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
-// Prometheus writes r in the Prometheus text exposition format, for
+// Prometheus writes r in the Prometheus text exposition format (with an
+// all-pairs run's and a triage's metrics, as qualify and triage write them), for
 // node_exporter's textfile collector (write to a temporary file in the
 // collector's directory, then rename it to *.prom). Metric and label names are
 // stable; a metric family with no samples is left out.
@@ -28,6 +29,12 @@ func Prometheus(w io.Writer, r *report.Report) error {
 	runs, rails, _ := benchData(r)
 	promBench(pw, runs, rails)
 	promTraffic(pw, r)
+	if r.AllPairs != nil {
+		promAllPairs(pw, r.AllPairs)
+	}
+	if r.Triage != nil {
+		promTriage(pw, r.Triage)
+	}
 	return pw.flush(w)
 }
 

@@ -26,10 +26,12 @@ var Formats = []string{"text", "json", "markdown", "html", "prometheus"}
 // Write renders r in the named format: the one format switch of every
 // command. Each command accepts the formats that suit what it returns.
 func Write(w io.Writer, r *report.Report, format string, opt Options) error {
-	switch {
-	case r.AllPairs != nil && format != "json":
-		return writeAllPairs(w, r, format, opt)
-	case r.Triage != nil && format != "json":
+	// qualify's and triage's own documents render as those commands show
+	// them; a report that holds more renders every part in one document.
+	if format != "json" && format != "markdown" && format != "md" && alone(r) {
+		if r.AllPairs != nil {
+			return writeAllPairs(w, r, format, opt)
+		}
 		return writeTriage(w, r, format, opt)
 	}
 	switch format {
@@ -69,16 +71,35 @@ func JSON(w io.Writer, doc any) error {
 	return err
 }
 
-// Text writes r for a terminal: hosts, then the cluster, then analysed
-// files or a bench run, then whatever else the command returned (a bench or
-// fix plan, a comparison, GPU results, model plans).
+// alone reports whether r holds an all-pairs run or a triage and nothing
+// else but its findings: a qualify or triage document.
+func alone(r *report.Report) bool {
+	c := r.Cluster
+	return (r.AllPairs != nil) != (r.Triage != nil) && len(r.Hosts) == 0 && len(r.Analyses) == 0 && len(r.Plans) == 0 &&
+		r.FixPlan == nil && r.BenchPlan == nil && r.BenchRun == nil && r.Comparison == nil && r.GPU == nil &&
+		r.LinkEvidence == nil && (c == nil || len(c.Links) == 0 && len(c.Qualified) == 0 && c.Topology == "")
+}
+
+// audited reports whether r holds a doctor's audit: hosts, or links
+// between nodes.
+func audited(r *report.Report) bool {
+	return len(r.Hosts) > 0 || r.Cluster != nil && len(r.Cluster.Links) > 0
+}
+
+// Text writes r for a terminal: hosts, then the cluster, an all-pairs run
+// and a triage, then analysed files or a bench run, then whatever else the
+// command returned (a bench or fix plan, a comparison, GPU results, model
+// plans).
 func Text(w io.Writer, r *report.Report, opt Options) error {
 	w = safe(w)
 	opt = textDefaults(opt)
-	sections := []func(io.Writer, *report.Report, Options) error{textHosts, textCluster, textSummary, textAnalyses,
-		textBenchPlan, textFixPlan, textComparison, textGPU, textPlans}
+	sections := []func(io.Writer, *report.Report, Options) error{textHosts, textCluster, textAllPairs, textTriage, textSummary,
+		textAnalyses, textBenchPlan, textFixPlan, textComparison, textGPU, textPlans}
 	if r.BenchRun != nil { // a bench run's table, its qualify verdicts among it
-		sections[1], sections[3] = noSection, textBenchRun
+		sections[5] = textBenchRun
+		if !audited(r) && r.Cluster != nil && len(r.Cluster.Qualified) > 0 {
+			sections[1] = noSection // the table lists the cluster's findings
+		}
 	}
 	for _, section := range sections {
 		if err := section(w, r, opt); err != nil {
@@ -93,7 +114,7 @@ func noSection(io.Writer, *report.Report, Options) error { return nil }
 // Markdown writes r for a GitHub issue or forum post.
 func Markdown(w io.Writer, r *report.Report, opt Options) error {
 	w = safe(w)
-	for _, section := range []func(io.Writer, *report.Report, Options) error{mdHosts, mdCluster, mdAnalyses, mdPlans} {
+	for _, section := range []func(io.Writer, *report.Report, Options) error{mdHosts, mdCluster, mdAllPairs, mdTriage, mdAnalyses, mdParts, mdPlans} {
 		if err := section(w, r, opt); err != nil {
 			return err
 		}

@@ -140,7 +140,8 @@ var triagePage = template.Must(template.New("triage").Funcs(template.FuncMap{"op
 <style>body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{padding:.2em .8em;text-align:left;border-bottom:1px solid #eee}
 .fail{color:#b00;font-weight:bold}.warn{color:#a60;font-weight:bold}pre{background:#f6f6f6;padding:.5em}</style></head><body>
 <h1>Triage: {{.T.Verdict}}</h1>
-<p>{{len .T.Nodes}} node(s){{if .T.NCCLVersion}} · NCCL {{.T.NCCLVersion}}{{end}} · samples {{printf "%.0f" .T.IntervalSeconds}} s apart{{if ge .T.FirstRank 0}} · <b>first failing rank {{.T.FirstRank}}{{if .T.FirstNode}} on {{.T.FirstNode}}{{end}}</b>{{end}}</p>
+{{template "triage-body" .}}</body></html>
+{{define "triage-body"}}<p>{{len .T.Nodes}} node(s){{if .T.NCCLVersion}} · NCCL {{.T.NCCLVersion}}{{end}} · samples {{printf "%.0f" .T.IntervalSeconds}} s apart{{if ge .T.FirstRank 0}} · <b>first failing rank {{.T.FirstRank}}{{if .T.FirstNode}} on {{.T.FirstNode}}{{end}}</b>{{end}}</p>
 <ul>{{range .T.Evidence}}<li>{{.}}</li>{{end}}</ul>
 {{range .F}}<p><span class="{{.Severity}}">{{.Severity}}</span> {{.ID}} — {{.Host}} {{.Subject}}<br>seen: {{.Observed}}<br>why: {{.Why}}<br>fix: {{remedy .Remedy}}<br><small>{{.Source}}</small></p>{{end}}
 {{if .T.Ranks}}<h2>Ranks</h2><table><tr><th>rank</th><th>node</th><th>pid</th><th>operations</th><th></th></tr>
@@ -151,8 +152,7 @@ var triagePage = template.Must(template.New("triage").Funcs(template.FuncMap{"op
 {{range .T.Nodes}}{{$h := .Host}}{{if .Error}}<tr><td>{{$h}}</td><td colspan="4">not sampled: {{.Error}}</td></tr>{{end}}{{range .GPUs}}<tr><td>{{$h}}</td><td>{{.Index}}</td><td>{{pair .Util "%"}}</td><td>{{pair .Power "W"}}</td><td>{{pair .SMClock "MHz"}}</td></tr>{{end}}{{end}}</table>
 {{range .T.Nodes}}{{if .Log}}<h3>log on {{.Host}}</h3><pre>{{range .Log}}{{.}}
 {{end}}</pre>{{end}}{{end}}
-</body></html>
-`))
+{{end}}`))
 
 // TriageHTML writes the triage as a page; html/template escapes every
 // string from the nodes.
@@ -167,6 +167,12 @@ func TriageHTML(w io.Writer, t *report.Triage, findings []report.Finding) error 
 // rank's operation counts as metrics.
 func TriagePrometheus(w io.Writer, t *report.Triage) error {
 	p := &promWriter{}
+	promTriage(p, t)
+	return p.flush(w)
+}
+
+// promTriage adds a triage's metrics to p.
+func promTriage(p *promWriter, t *report.Triage) {
 	p.add("sparkrig_triage_verdict", "Triage verdict of a running NCCL job (1 for the verdict given).", 1, "verdict", t.Verdict)
 	p.add("sparkrig_triage_first_failing_rank", "The first failing rank triage names (-1: none).", float64(t.FirstRank), "node", t.FirstNode)
 	for _, r := range t.Ranks {
@@ -183,7 +189,6 @@ func TriagePrometheus(w io.Writer, t *report.Triage) error {
 		p.add("sparkrig_triage_rank_missing", "1 when a rank is missing from NCCL RAS's answer.", missing, "rank", strconv.Itoa(r.Rank), "node", r.Node)
 	}
 	p.add("sparkrig_triage_libnccl_builds", "Distinct libnccl builds the job's processes map.", float64(len(t.Libraries)))
-	return p.flush(w)
 }
 
 // FindingsText writes findings one after the other, each with what was
