@@ -54,3 +54,19 @@ func TestHTMLSamplesInChromium(t *testing.T) {
 	_, dark := loadInChromium(t, r, true)
 	saveShot(t, "report-dark.png", dark)
 }
+
+// A report over the doctor's, qualify's and triage's documents: the
+// findings of all three among the page's, the 8×8 heatmap with its two
+// confirmed suspects, the triage's three ranks.
+func TestHTMLMergedInChromium(t *testing.T) {
+	f, png := loadInChromium(t, merged(t), false)
+	// the doctor's 36 findings (8 warn, 2 info of the hosts; 2 fail, 1 warn,
+	// 1 info, 22 ok of the cluster), the run's 2 fail and the triage's 1
+	if f.Findings != 39 || f.VisibleFindings != 17 || f.AfterFilter != 12 {
+		t.Errorf("findings %d, visible %d, after unticking fail %d; want 39, 17, 12", f.Findings, f.VisibleFindings, f.AfterFilter)
+	}
+	if f.HeatCells != 64 || f.Suspects != 2 || f.TriageRanks != 3 || f.Status != "critical" {
+		t.Errorf("heatmap %d cells, %d suspects, %d triage ranks, status %q; want 64, 2, 3, critical", f.HeatCells, f.Suspects, f.TriageRanks, f.Status)
+	}
+	saveShot(t, "merged.png", png)
+}

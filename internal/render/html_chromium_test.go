@@ -26,6 +26,9 @@ type pageFacts struct {
 	Results         int            `json:"results"`
 	Expected        string         `json:"expected"`
 	Wire            string         `json:"wire"`
+	HeatCells       int            `json:"heatCells"`
+	Suspects        int            `json:"suspects"`
+	TriageRanks     int            `json:"triageRanks"`
 }
 
 const pageFactsJS = `(() => {
@@ -47,6 +50,9 @@ const pageFactsJS = `(() => {
     compareColls: document.querySelectorAll("table.compare thead th").length - 1,
     expected: (document.querySelector('.plot[data-collective="all_gather"] line.expected') || {dataset: {}}).dataset.value || "",
     wire: (document.querySelector('.plot[data-collective="all_gather"] line.wire') || {dataset: {}}).dataset.value || "",
+    heatCells: document.querySelectorAll("#all-pairs-figure table.m td").length,
+    suspects: document.querySelectorAll("#all-pairs-figure .s").length,
+    triageRanks: document.querySelectorAll("#triage-figure table")[0] ? document.querySelectorAll("#triage-figure table")[0].querySelectorAll("tr").length - 1 : 0,
   };
   // Untick "fail": the filter must hide exactly the fail rows.
   const box = document.querySelector('.filters input[data-sev="fail"]');
@@ -62,7 +68,11 @@ const pageFactsJS = `(() => {
 func loadInChromium(t *testing.T, r *report.Report, dark bool) (pageFacts, []byte) {
 	t.Helper()
 	runs, rails, failed := benchData(r)
-	return loadPageInChromium(t, newPage(r, HTMLOptions{Inputs: inputNames(r)}, runs, rails, failed), dark)
+	p := newPage(r, HTMLOptions{Inputs: inputNames(r)}, runs, rails, failed)
+	if err := addSections(p, r); err != nil {
+		t.Fatal(err)
+	}
+	return loadPageInChromium(t, p, dark)
 }
 
 func loadPageInChromium(t *testing.T, p *page, dark bool) (pageFacts, []byte) {
