@@ -32,14 +32,17 @@ func newReportCmd(env *Env) *cobra.Command {
 		Short: "render one HTML report from doctor, analyze and bench outputs",
 		Long: `Render one report from several inputs:
 
-  doctor or bench JSON      sparkrig doctor --format json, sparkrig bench ... --format json
+  sparkrig JSON documents   any command's --format json: doctor, qualify, triage, fix --plan,
+                            bench (runs, --dry-run, compare, gpu), plan; each part shown
   snapshots                 a snapshot directory or .tar.gz: audited as sparkrig doctor would
   raw benchmark outputs     nccl-tests (text or -J JSON), NCCL_DEBUG=INFO logs, perftest, iperf3 -J,
                             nvbandwidth, sparkrig bench gpu JSON: parsed as sparkrig analyze would
 
 The HTML is one self-contained file: it makes no network request when opened.
-An input that cannot be read is named in the report and makes the exit status 3;
-the others are still rendered.`,
+A host keeps its latest audit; a part two documents hold (two qualify runs)
+comes from the one generated last, and the report says so. The status is never
+better than a kept document's own. An input that cannot be read is named in the
+report and makes the exit status 3; the others are still rendered.`,
 		Example: `  sparkrig doctor --hosts spark-1,spark-2 --format json > doctor.json
   sparkrig report doctor.json all_gather.txt ib_write_bw.txt -o report.html
   sparkrig report doctor.json --format prometheus -o /var/lib/node_exporter/textfile/sparkrig.prom`,
