@@ -226,9 +226,9 @@ var textParts = []struct {
 	has       func(*report.Report) bool
 	write     func(io.Writer, *report.Report, Options) error
 }{
-	{"bench-plan", "bench plan", func(r *report.Report) bool { return r.BenchPlan != nil }, textBenchPlan},
-	{"fix-plan", "fix plan", func(r *report.Report) bool { return r.FixPlan != nil }, textFixPlan},
-	{"comparison", "bench comparison", func(r *report.Report) bool { return r.Comparison != nil }, textComparison},
+	{"bench-plan", "Bench plan", func(r *report.Report) bool { return r.BenchPlan != nil }, textBenchPlan},
+	{"fix-plan", "Fix plan", func(r *report.Report) bool { return r.FixPlan != nil }, textFixPlan},
+	{"comparison", "Bench comparison", func(r *report.Report) bool { return r.Comparison != nil }, textComparison},
 	{"gpu", "GPU results", func(r *report.Report) bool { return r.GPU != nil }, textGPU},
 }
 
