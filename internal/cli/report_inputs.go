@@ -134,10 +134,26 @@ func sparkrigDocument(data []byte) (*report.Report, bool, error) {
 	if doc.Schema > report.SchemaVersion {
 		return nil, true, fmt.Errorf("written by a newer sparkrig (schema %d; this one reads %d)", doc.Schema, report.SchemaVersion)
 	}
+	if ap := doc.AllPairs; ap != nil && !square(ap.Matrix, len(ap.Nodes)) {
+		return nil, true, fmt.Errorf("all_pairs: the matrix is not one row and one column per node (%d nodes)", len(ap.Nodes))
+	}
 	if doc.Bench != nil && doc.Bench.ID != "" {
 		for i := range doc.Analyses {
 			doc.Analyses[i].File = doc.Bench.ID + runStepSep + doc.Analyses[i].File
 		}
 	}
 	return &doc.Report, true, nil
+}
+
+// square reports whether m has n rows of n values.
+func square(m [][]float64, n int) bool {
+	if len(m) != n {
+		return false
+	}
+	for _, row := range m {
+		if len(row) != n {
+			return false
+		}
+	}
+	return true
 }

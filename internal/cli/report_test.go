@@ -121,3 +121,34 @@ func TestTriageVerdictNames(t *testing.T) {
 		t.Errorf("report reads %q and %q as unknown, triage says %q and %q", report.TriageNoJob, report.TriageUnknown, triage.VerdictNoJob, triage.VerdictUnknown)
 	}
 }
+
+// An all-pairs document whose matrix does not match its nodes is named as
+// a bad input; the other inputs are still rendered.
+func TestReportRejectsAMalformedMatrix(t *testing.T) {
+	b, err := os.ReadFile("../render/testdata/allpairs-rig.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	ap := doc["all_pairs"].(map[string]any)
+	ap["nodes"] = ap["nodes"].([]any)[1:]
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if b, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bad, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "r.html")
+	code, _, errOut := runMain(t, "report", bad, "../render/testdata/triage-rig.json", "-o", out)
+	if code != ExitCritical || !strings.Contains(errOut, "bad.json: all_pairs: the matrix is not one row and one column per node (7 nodes)") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(page), `<h2 id="triage">Triage</h2>`) || strings.Contains(string(page), `id="all-pairs"`) {
+		t.Errorf("the page lost the triage or kept the bad run (%v)", err)
+	}
+}

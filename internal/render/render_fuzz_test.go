@@ -40,3 +40,41 @@ func FuzzHostText(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRunText feeds arbitrary text from the nodes of an all-pairs run and
+// a triage (node names, evidence, log lines) through the page and the
+// metrics of a report that merges them with the doctor's audit (the
+// recorded documents of testdata): the page keeps exactly its own script,
+// the metrics still parse.
+func FuzzRunText(f *testing.F) {
+	f.Add("node-3", "re-test node-3→node-7: failed again", "NCCL WARN timeout")
+	f.Add(`</script><script>alert(1)</script>`, "<b>bold</b>\n# heading", "\x1b[2J`rm -rf /`")
+	f.Add("", "", "")
+	f.Fuzz(func(t *testing.T, node, evidence, log string) {
+		r := merged(t)
+		r.AllPairs.Nodes[0], r.AllPairs.Scores[0].Node = node, node
+		r.AllPairs.Suspects[0].Name, r.AllPairs.Suspects[0].Evidence[0] = node, evidence
+		r.Triage.FirstNode, r.Triage.Evidence[0] = node, evidence
+		r.Triage.Nodes[0].Host, r.Triage.Nodes[0].Log = node, []string{log}
+		var page bytes.Buffer
+		if err := HTML(&page, r, HTMLOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if n := strings.Count(strings.ToLower(page.String()), "<script"); n != 1 {
+			t.Fatalf("%d script elements", n)
+		}
+		var prom bytes.Buffer
+		if err := Prometheus(&prom, r); err != nil {
+			t.Fatal(err)
+		}
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		if _, err := p.TextToMetricFamilies(strings.NewReader(prom.String())); err != nil {
+			t.Fatalf("metrics do not parse: %v", err)
+		}
+		for _, format := range []string{"text", "markdown"} {
+			if err := Write(&bytes.Buffer{}, r, format, Options{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
