@@ -12,8 +12,10 @@
 //	    behind it, and the client then resets the connection: a test takes
 //	    its duration, not the duration plus the time to drain the send
 //	    buffers (seconds on a slow link).
-//	'D' data (older clients): the client writes until its duration ends,
-//	    then half-closes; the server answers the same 24 bytes at EOF.
+//	'D' data (older clients, and this client against an older server,
+//	    which closes a 'T' stream unanswered): the client writes until its
+//	    duration ends, then half-closes; the server answers the same 24
+//	    bytes at EOF.
 //	'P' ping: the client writes PingSize-byte messages, the server echoes
 //	    each; the client times the round trips.
 //	'Q' quit: the server stops accepting and exits once streams are done.
@@ -26,8 +28,10 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -333,38 +337,21 @@ type streamReport struct {
 	bytes       uint64
 	first, last int64
 	err         error
+	refused     bool // closed unanswered: the server does not know the stream's kind
 }
 
 func throughput(d *net.Dialer, cfg ClientConfig, res *Result) error {
-	conns := make([]net.Conn, cfg.Streams)
-	for i := range conns {
-		c, err := openTimed(d, cfg.Addr, cfg.Duration)
-		if err != nil {
-			for _, o := range conns[:i] {
-				o.Close()
-			}
-			return err
-		}
-		conns[i] = c
+	reports, err := streams(d, cfg, kindTimed)
+	if errors.Is(err, errNoTimedStreams) {
+		// a sparkrig from before timed streams serves this node: measure
+		// the way it knows, the queued data drained at the end
+		reports, err = streams(d, cfg, kindData)
 	}
-	reports := make([]streamReport, len(conns))
-	var wg sync.WaitGroup
-	// the server answers as the duration ends; this only bounds a server
-	// that never does
-	deadline := time.Now().Add(cfg.Duration + 30*time.Second)
-	for i, c := range conns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			reports[i] = send(c, deadline)
-		}()
+	if err != nil {
+		return err
 	}
-	wg.Wait()
 	var first, last int64
-	for i, r := range reports {
-		if r.err != nil {
-			return fmt.Errorf("stream %d to %s: %w", i, cfg.Addr, r.err)
-		}
+	for _, r := range reports {
 		res.Bytes += r.bytes
 		if first == 0 || r.first < first {
 			first = r.first
@@ -375,6 +362,59 @@ func throughput(d *net.Dialer, cfg ClientConfig, res *Result) error {
 	res.DurationS = float64(last-first) / 1e9
 	res.Gbps = gbps(res.Bytes, last-first)
 	return nil
+}
+
+// errNoTimedStreams is a server closing a timed stream unanswered within
+// its duration: a sparkrig older than timed streams, which closes a
+// connection of a kind it does not know.
+var errNoTimedStreams = errors.New("the server closed a timed stream unanswered")
+
+// streams runs cfg.Streams data streams of kind at once and returns their
+// reports, or the first stream's error.
+func streams(d *net.Dialer, cfg ClientConfig, kind byte) ([]streamReport, error) {
+	conns := make([]net.Conn, cfg.Streams)
+	for i := range conns {
+		var c net.Conn
+		var err error
+		if kind == kindTimed {
+			c, err = openTimed(d, cfg.Addr, cfg.Duration)
+		} else {
+			c, err = open(d, cfg.Addr, kind)
+		}
+		if err != nil {
+			for _, o := range conns[:i] {
+				o.Close()
+			}
+			return nil, err
+		}
+		conns[i] = c
+	}
+	reports := make([]streamReport, len(conns))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if kind == kindTimed {
+				// the server answers as the duration ends; the deadline
+				// only bounds a server that never does
+				reports[i] = send(c, start, start.Add(cfg.Duration+30*time.Second), cfg.Duration)
+			} else {
+				reports[i] = sendDrained(c, start.Add(cfg.Duration))
+			}
+		}()
+	}
+	wg.Wait()
+	for i, r := range reports {
+		if r.refused {
+			return nil, errNoTimedStreams
+		}
+		if r.err != nil {
+			return nil, fmt.Errorf("stream %d to %s: %w", i, cfg.Addr, r.err)
+		}
+	}
+	return reports, nil
 }
 
 // openTimed opens a timed data stream of duration d.
@@ -394,17 +434,23 @@ func openTimed(dl *net.Dialer, addr string, d time.Duration) (net.Conn, error) {
 
 // send writes until the server reports its count (or the deadline passes),
 // then resets the connection: what is still queued is dropped, not drained.
-func send(c net.Conn, deadline time.Time) streamReport {
+// A stream the server closes or resets unanswered before its duration d
+// from start is refused: the server does not know timed streams.
+func send(c net.Conn, start, deadline time.Time, d time.Duration) streamReport {
 	buf := make([]byte, bufSize)
 	for i := range buf {
 		buf[i] = byte(i)
 	}
 	var out [24]byte
-	got := make(chan error, 1)
+	type answer struct {
+		n   int
+		err error
+	}
+	got := make(chan answer, 1)
 	go func() {
 		c.SetReadDeadline(deadline)
-		_, err := io.ReadFull(c, out[:])
-		got <- err
+		n, err := io.ReadFull(c, out[:])
+		got <- answer{n, err}
 		if tc, ok := c.(*net.TCPConn); ok {
 			tc.SetLinger(0)
 		}
@@ -417,12 +463,51 @@ func send(c net.Conn, deadline time.Time) streamReport {
 			break
 		}
 	}
-	if err := <-got; err != nil {
+	a := <-got
+	if a.err != nil {
+		if a.n == 0 && time.Since(start) < d && (errors.Is(a.err, io.EOF) || errors.Is(a.err, syscall.ECONNRESET)) {
+			return streamReport{refused: true}
+		}
+		err := a.err
 		if werr != nil && !errors.Is(werr, net.ErrClosed) {
 			err = werr // the server went away: the write says why
 		}
 		return streamReport{err: fmt.Errorf("reading the server's count: %w", err)}
 	}
+	return report(out)
+}
+
+// sendDrained is a data stream of a server without timed streams: it
+// writes until the deadline, half-closes, and reads the server's count
+// once the server has read everything still queued.
+func sendDrained(c net.Conn, deadline time.Time) streamReport {
+	defer c.Close()
+	buf := make([]byte, bufSize)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	c.SetWriteDeadline(deadline)
+	for {
+		if _, err := c.Write(buf); err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				break
+			}
+			return streamReport{err: err}
+		}
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.CloseWrite()
+	}
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	var out [24]byte
+	if _, err := io.ReadFull(c, out[:]); err != nil {
+		return streamReport{err: fmt.Errorf("reading the server's count: %w", err)}
+	}
+	return report(out)
+}
+
+// report reads a server's 24-byte count.
+func report(out [24]byte) streamReport {
 	return streamReport{bytes: binary.BigEndian.Uint64(out[0:]),
 		first: int64(binary.BigEndian.Uint64(out[8:])), last: int64(binary.BigEndian.Uint64(out[16:]))}
 }

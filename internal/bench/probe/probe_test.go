@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"io"
 	"math"
 	"net"
 	"testing"
@@ -122,4 +123,50 @@ func TestTimedStreamEndsWithItsDuration(t *testing.T) {
 		t.Errorf("took %s for a %s test", took, d)
 	}
 	t.Logf("%d bytes, %.3f Gb/s in %.3f s; the run took %s", res.Bytes, res.Gbps, res.DurationS, took)
+}
+
+// servePreTimed stands in for the probe server of a sparkrig released
+// before timed streams (its serveConn as of commit bbae6de): it knows data
+// ('D'), ping and quit, and closes a connection of any other kind at once.
+// It is what a client meets where --probe-path names an older sparkrig on
+// one node.
+func servePreTimed(l net.Listener) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			var k [1]byte
+			if _, err := io.ReadFull(c, k[:]); err != nil {
+				return
+			}
+			switch k[0] {
+			case kindData:
+				sink(c)
+			case kindPing:
+				echo(c)
+			}
+		}()
+	}
+}
+
+// A server from before timed streams closes a timed stream unanswered: the
+// client measures the way that server knows (its streams drained at the
+// end) instead of failing with a reset that would name the node bad.
+func TestClientMeasuresAgainstAServerWithoutTimedStreams(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go servePreTimed(l)
+	res, err := Run(ClientConfig{Addr: l.Addr().String(), Streams: 2, Duration: time.Second, Pings: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Bytes == 0 || res.Gbps <= 0 || len(res.StreamGbps) != 2 || res.DurationS < 0.5 {
+		t.Errorf("result %+v", res)
+	}
 }
