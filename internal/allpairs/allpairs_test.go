@@ -345,3 +345,66 @@ func TestRunJudgesEachToolAgainstItsOwnMedian(t *testing.T) {
 		t.Fatalf("floors %v %v", ap.FloorAt(0, 1), ap.FloorAt(5, 0))
 	}
 }
+
+// interruptedFabric is a fabric model where Ctrl-C comes in call cut,
+// after its first ran tests finished: the others of that call fail as
+// their stopped clients do.
+type interruptedFabric struct {
+	*fabricModel
+	cut, ran int
+	cancel   context.CancelFunc
+}
+
+func (f *interruptedFabric) Measure(ctx context.Context, tests []Test, d time.Duration) []Measurement {
+	out := f.fabricModel.Measure(ctx, tests, d)
+	if len(f.calls) == f.cut {
+		for i := f.ran; i < len(out); i++ {
+			out[i] = Measurement{Test: out[i].Test, Tool: ToolTCP, Err: "signal: terminated"}
+		}
+		f.cancel()
+	}
+	return out
+}
+
+// The tests an interrupt cut short are not failures: an interrupted run
+// names no node, cable or pair for them.
+func TestRunInterruptedMidRound(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	f := &interruptedFabric{fabricModel: uniform(6, 9.4), cut: 2, ran: 1, cancel: cancel}
+	r, err := Run(ctx, f, names(6), AllPairs, time.Second, DefaultRules)
+	if err == nil {
+		t.Fatal("an interrupted run says so")
+	}
+	if len(r.Measurements) != 7 {
+		t.Errorf("%d measurements, want round 1's six directions and the one of round 2 that finished", len(r.Measurements))
+	}
+	if got := summary(r); len(got) != 0 {
+		t.Errorf("suspects named for the tests the interrupt stopped: %q", got)
+	}
+	for _, row := range r.Matrix() {
+		for _, v := range row {
+			if v < 0 {
+				t.Errorf("a stopped test shown as failed: %v", r.Matrix())
+				return
+			}
+		}
+	}
+}
+
+// A re-test the interrupt stopped confirms nothing: the direction that
+// failed once (and would pass again) stays a suspect.
+func TestRunInterruptedInRetests(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// 7 rounds, then the re-tests
+	f := &interruptedFabric{fabricModel: uniform(8, 9.4), cut: 8, cancel: cancel}
+	f.flaky[Test{4, 5}] = true
+	r, err := Run(ctx, f, names(8), AllPairs, time.Second, DefaultRules)
+	if err == nil {
+		t.Fatal("an interrupted run says so")
+	}
+	if got, want := summary(r), []string{"pair n5→n6 suspect"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("suspects %q, want %q", got, want)
+	}
+}

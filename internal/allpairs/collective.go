@@ -62,7 +62,8 @@ func CollectiveRounds(s Schedule, n int, ok func(Pair) bool) [][]Pair {
 }
 
 // RunCollectives runs the rounds and judges them. An interrupted run
-// returns what it measured, judged, with ctx's error.
+// returns what it measured, judged, with ctx's error: the pairs the
+// interrupt stopped are left out, not failed.
 func RunCollectives(ctx context.Context, m CollectiveMeasurer, names []string, rounds [][]Pair, r Rules) (*Collectives, error) {
 	c := &Collectives{Rounds: rounds}
 	start := time.Now()
@@ -76,6 +77,9 @@ func RunCollectives(ctx context.Context, m CollectiveMeasurer, names []string, r
 			if i < len(got) {
 				res = got[i]
 				res.Pair = p
+			}
+			if res.Err != "" && ctx.Err() != nil {
+				continue // stopped by the interrupt: not a failure of the pair
 			}
 			c.Results = append(c.Results, res)
 		}

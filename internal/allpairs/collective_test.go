@@ -256,3 +256,47 @@ func TestCollectivesReport(t *testing.T) {
 		t.Fatalf("nothing tested: %+v %+v", n, fs)
 	}
 }
+
+// interruptedPairs measures every pair at 298.25 GB/s until round cut:
+// there Ctrl-C comes mid-round, the first pair has finished and the
+// others' ranks are stopped, failing as a stopped process does.
+type interruptedPairs struct {
+	cut    int
+	cancel context.CancelFunc
+	rounds int
+}
+
+func (m *interruptedPairs) Collectives(_ context.Context, pairs []Pair) []PairResult {
+	m.rounds++
+	var out []PairResult
+	for i, p := range pairs {
+		r := PairResult{Pair: p, BusGBs: 298.25, Bytes: 256 << 20}
+		if m.rounds == m.cut && i > 0 {
+			r = PairResult{Pair: p, Err: "exit status 143"}
+		}
+		out = append(out, r)
+	}
+	if m.rounds == m.cut {
+		m.cancel()
+	}
+	return out
+}
+
+// An interrupted run keeps what it measured; the pairs the interrupt cut
+// short are not failures: no pair or node is named for them.
+func TestRunCollectivesInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	names := []string{"n0", "n1", "n2", "n3", "n4", "n5"}
+	m := &interruptedPairs{cut: 2, cancel: cancel}
+	c, err := RunCollectives(ctx, m, names, CollectiveRounds(AllPairs, 6, func(Pair) bool { return true }), DefaultRules)
+	if err == nil {
+		t.Fatal("an interrupted run says so")
+	}
+	if len(c.Results) != 4 || m.rounds != 2 {
+		t.Errorf("%d results over %d rounds, want round 1's three pairs and the one pair of round 2 that finished", len(c.Results), m.rounds)
+	}
+	if len(c.Judgement.Suspects) != 0 {
+		t.Errorf("suspects named for the pairs the interrupt stopped: %+v", c.Judgement.Suspects)
+	}
+}

@@ -65,7 +65,8 @@ const (
 
 // Run measures every round of the schedule, judges, re-tests the suspects
 // against known-good partners and resolves them. An interrupted run
-// returns what it measured, judged, with ctx's error.
+// returns what it measured, judged, with ctx's error: the tests the
+// interrupt stopped are left out, not failed.
 func Run(ctx context.Context, m Measurer, names []string, s Schedule, d time.Duration, r Rules) (*Result, error) {
 	res := &Result{Names: names, TestDuration: d}
 	if s == Ring {
@@ -82,7 +83,7 @@ func Run(ctx context.Context, m Measurer, names []string, s Schedule, d time.Dur
 		for _, p := range round {
 			tests = append(tests, Test{p.A, p.B}, Test{p.B, p.A})
 		}
-		res.Measurements = append(res.Measurements, measure(ctx, m, tests, d, false)...)
+		res.Measurements = append(res.Measurements, finished(ctx, measure(ctx, m, tests, d, false))...)
 	}
 	res.RoundsWall = time.Since(start)
 	res.Judgement = Judge(names, res.Measurements, r)
@@ -93,13 +94,29 @@ func Run(ctx context.Context, m Measurer, names []string, s Schedule, d time.Dur
 			if ctx.Err() != nil {
 				break
 			}
-			again = append(again, measure(ctx, m, tests, d, true)...)
+			again = append(again, finished(ctx, measure(ctx, m, tests, d, true))...)
 		}
 		res.Measurements = append(res.Measurements, again...)
 		res.Judgement.Resolve(again)
 	}
 	res.Wall = time.Since(start)
 	return res, ctx.Err()
+}
+
+// finished keeps, once ctx has ended, the tests of a round that completed:
+// the others were stopped by the interrupt, and their errors say nothing
+// of the nodes.
+func finished(ctx context.Context, ms []Measurement) []Measurement {
+	if ctx.Err() == nil {
+		return ms
+	}
+	var out []Measurement
+	for _, m := range ms {
+		if m.Err == "" {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func measure(ctx context.Context, m Measurer, tests []Test, d time.Duration, retest bool) []Measurement {
