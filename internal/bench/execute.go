@@ -481,22 +481,53 @@ func (f *markerFilter) Write(p []byte) (int, error) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for one writer and concurrent readers.
+// MaxCmdOutput bounds what is kept of each of a command's streams: its
+// first and last halves, where a tool's banner and its results are.
+const MaxCmdOutput = 16 << 20
+
+// syncBuffer keeps a command's output, its middle left out past
+// MaxCmdOutput, safe for one writer and concurrent readers.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	head    []byte
+	tail    []byte // once head is full: the latest bytes, compacted to MaxCmdOutput/2 now and then
+	dropped int64
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.b.Write(p)
+	const half = MaxCmdOutput / 2
+	n := len(p)
+	if room := half - len(s.head); room > 0 {
+		k := min(room, len(p))
+		s.head, p = append(s.head, p[:k]...), p[k:]
+	}
+	if len(p) >= half {
+		s.dropped += int64(len(s.tail) + len(p) - half)
+		s.tail, p = append(s.tail[:0], p[len(p)-half:]...), nil
+	}
+	s.tail = append(s.tail, p...)
+	if len(s.tail) >= 2*half {
+		cut := len(s.tail) - half
+		s.dropped += int64(cut)
+		s.tail = append(s.tail[:0], s.tail[cut:]...)
+	}
+	return n, nil
 }
 
 func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.b.String()
+	tail := s.tail
+	dropped := s.dropped
+	if over := len(tail) - MaxCmdOutput/2; over > 0 {
+		tail, dropped = tail[over:], dropped+int64(over)
+	}
+	if dropped == 0 {
+		return string(s.head) + string(tail)
+	}
+	return string(s.head) + fmt.Sprintf("\n[sparkrig: %d bytes of output left out]\n", dropped) + string(tail)
 }
 
 var _ io.Writer = (*syncBuffer)(nil)

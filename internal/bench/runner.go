@@ -1,8 +1,6 @@
 package bench
 
 import (
-	"github.com/sparkrig/sparkrig/internal/runner"
-
 	"context"
 	"fmt"
 	"io"
@@ -11,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/capped"
+	"github.com/sparkrig/sparkrig/internal/runner"
 	"github.com/sparkrig/sparkrig/internal/shell"
 )
 
@@ -161,17 +161,23 @@ func (p *proc) stop(grace time.Duration) {
 	})
 }
 
-// run runs a short command to completion on a host and returns its stdout.
+// run runs a short command to completion on a host and returns its stdout
+// (more than runner.MaxRunOutput stops it with runner.ErrTooMuchOutput).
 func run(ctx context.Context, t runner.Runner, host, script string) (string, error) {
-	var out, errb strings.Builder
-	err := t.Exec(ctx, host, script, nil, &out, &errb)
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	out := &capped.Buffer{Max: runner.MaxRunOutput, Err: runner.ErrTooMuchOutput, OnFull: func() { cancel(runner.ErrTooMuchOutput) }}
+	errb := &capped.Buffer{Max: 64 << 10}
+	err := t.Exec(ctx, host, script, nil, out, errb)
+	if out.Overflowed() {
+		return string(out.Bytes()), fmt.Errorf("%s: %w: stdout passed %d MiB", host, runner.ErrTooMuchOutput, runner.MaxRunOutput>>20)
+	}
 	if err != nil {
-		msg := strings.TrimSpace(errb.String())
-		if msg != "" {
-			return out.String(), fmt.Errorf("%w: %s", err, firstLine(msg))
+		if msg := strings.TrimSpace(string(errb.Bytes())); msg != "" {
+			return string(out.Bytes()), fmt.Errorf("%w: %s", err, firstLine(msg))
 		}
 	}
-	return out.String(), err
+	return string(out.Bytes()), err
 }
 
 func firstLine(s string) string {
