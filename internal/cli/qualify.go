@@ -431,12 +431,12 @@ func nodeAddrs(ctx context.Context, t runner.Runner, hosts []string, perHost tim
 			defer wg.Done()
 			hctx, cancel := context.WithTimeout(ctx, perHost)
 			defer cancel()
-			var out, errb bytes.Buffer
-			if err := t.Exec(hctx, h, allpairs.AddrCommand, nil, &out, &errb); err != nil {
-				errs[i] = fmt.Errorf("%s: %s: %v %s", h, allpairs.AddrCommand, err, strings.TrimSpace(errb.String()))
+			out, _, err := runner.Run(hctx, t, h, allpairs.AddrCommand, nil) // its output bounded
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %s: %w", h, allpairs.AddrCommand, err)
 				return
 			}
-			addrs[i] = allpairs.ParseAddrs(out.Bytes())
+			addrs[i] = allpairs.ParseAddrs(out)
 		}()
 	}
 	wg.Wait()
