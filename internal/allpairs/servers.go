@@ -37,13 +37,14 @@ func (p *Remote) Servers(ctx context.Context, runDir string) error {
 		s := srv{stdin: pw, done: make(chan struct{})}
 		w := &readyWriter{ready: ready}
 		script := bench.Script(c, path.Join(runDir, "allpairs-server-"+strconv.Itoa(i)+".pid"))
+		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		go func() {
 			defer close(s.done)
-			err := p.X.T.Exec(context.WithoutCancel(ctx), h, script, pr, io.Discard, w)
+			err := p.X.T.Exec(sctx, h, script, pr, io.Discard, w)
 			pr.Close()
 			w.fail(fmt.Errorf("probe server on %s ended: %v %s", h, err, strings.TrimSpace(w.tail())))
 		}()
-		p.stop = append(p.stop, func() { pw.Close() }, func() { <-s.done })
+		p.stop = append(p.stop, func() { pw.Close() }, func() { awaitServer(s.done, cancel) })
 	}
 	deadline := time.After(30 * time.Second)
 	for range p.Hosts {
@@ -63,15 +64,37 @@ func (p *Remote) Servers(ctx context.Context, runDir string) error {
 }
 
 // Stop ends the servers Servers started: every session's stdin closed
-// first, then each waited for, so they end together.
+// first, then all waited for at once, so they end together.
 func (p *Remote) Stop() {
 	for i := 0; i < len(p.stop); i += 2 {
 		p.stop[i]()
 	}
+	var wg sync.WaitGroup
 	for i := 1; i < len(p.stop); i += 2 {
-		p.stop[i]()
+		wg.Go(p.stop[i])
 	}
+	wg.Wait()
 	p.stop, p.persistent = nil, false
+}
+
+// awaitServer waits for a server's session to end once its stdin is
+// closed. A node that stopped answering (its power or network lost: no
+// reset comes) would hold it until the kernel gives up on the connection,
+// many minutes: its session is cancelled after bench.AbandonAfter and left
+// to end on its own after as long again; the executor's keeper there
+// stops the server if the node comes back.
+func awaitServer(done <-chan struct{}, cancel context.CancelFunc) {
+	defer cancel()
+	select {
+	case <-done:
+		return
+	case <-time.After(bench.AbandonAfter):
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(bench.AbandonAfter):
+	}
 }
 
 // readyWriter reports once, on ready, whether the server listens.

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/capped"
 	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/shell"
 )
@@ -141,9 +142,9 @@ func (x *Executor) prepare(ctx context.Context, host string) error {
 	defer f.Close()
 	dst := shell.QuoteIfNeeded(x.HelperPath)
 	script := "cat >" + dst + ".tmp && chmod 755 " + dst + ".tmp && mv " + dst + ".tmp " + dst
-	var errb strings.Builder
-	if err := x.T.Exec(ctx, host, script, f, io.Discard, &errb); err != nil {
-		return fmt.Errorf("copy the probe helper to %s:%s: %w %s", host, x.HelperPath, err, strings.TrimSpace(errb.String()))
+	errb := &capped.Buffer{Max: 64 << 10}
+	if err := execOn(ctx, x.T, host, script, f, io.Discard, errb); err != nil {
+		return fmt.Errorf("copy the probe helper to %s:%s: %w %s", host, x.HelperPath, err, strings.TrimSpace(string(errb.Bytes())))
 	}
 	return nil
 }
@@ -168,7 +169,7 @@ func (x *Executor) keep(host string) {
 	k := keeper{stdin: pw, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(k.done)
-		x.T.Exec(ctx, host, "trap '' HUP PIPE; while read -r _; do :; done; "+x.cleanupScript(), pr, io.Discard, io.Discard)
+		execOn(ctx, x.T, host, "trap '' HUP PIPE; while read -r _; do :; done; "+x.cleanupScript(), pr, io.Discard, io.Discard)
 		pr.Close()
 	}()
 	x.mu.Lock()

@@ -1,10 +1,8 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 	"sort"
@@ -167,12 +165,11 @@ func ReadCounters(ctx context.Context, t runner.Runner, rails []Rail) map[string
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var stdout bytes.Buffer
 			cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-			err := t.Exec(cctx, host, counterScript(d[0], d[1]), nil, &stdout, io.Discard)
+			stdout, err := run(cctx, t, host, counterScript(d[0], d[1]))
 			cancel()
 			if err == nil {
-				cs := parseCounters(host, stdout.Bytes())
+				cs := parseCounters(host, []byte(stdout))
 				mu.Lock()
 				out[host] = cs
 				mu.Unlock()

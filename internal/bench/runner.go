@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -114,7 +115,7 @@ func start(ctx context.Context, t runner.Runner, c Cmd, pidfile string, stdout, 
 	p := &proc{host: c.Host, pidfile: pidfile, t: t, stdin: pw, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		p.err = t.Exec(cctx, c.Host, Script(c, pidfile), pr, stdout, stderr)
+		p.err = execOn(cctx, t, c.Host, Script(c, pidfile), pr, stdout, stderr)
 		p.ended = time.Now()
 		pr.Close()
 	}()
@@ -143,12 +144,13 @@ func (p *proc) exited() bool {
 
 // stop ends the command on its host: by its pid over a fresh session, then
 // by closing its stdin, and last by dropping the session. It waits at most
-// grace for the command to be gone.
+// grace for the command to be gone, and a host that stopped answering no
+// longer than AbandonAfter more.
 func (p *proc) stop(grace time.Duration) {
 	p.stopOnce.Do(func() {
 		if !p.exited() {
 			kctx, cancel := context.WithTimeout(context.Background(), grace)
-			p.t.Exec(kctx, p.host, killScript(p.pidfile), nil, io.Discard, io.Discard)
+			execOn(kctx, p.t, p.host, killScript(p.pidfile), nil, io.Discard, io.Discard)
 			cancel()
 		}
 		p.stdin.Close()
@@ -161,6 +163,34 @@ func (p *proc) stop(grace time.Duration) {
 	})
 }
 
+// AbandonAfter is how long a command whose context has ended may take to
+// return before its host is taken as gone. A node that lost its power or
+// its network sends no reset, and an SSH session on it would wait for the
+// kernel to give up on the connection (many minutes) whatever its context.
+const AbandonAfter = 10 * time.Second
+
+// ErrNoAnswer is a command given up on: its host stopped answering.
+var ErrNoAnswer = errors.New("no answer: the host stopped answering")
+
+// execOn is t.Exec, returning at the latest AbandonAfter after ctx ends; the
+// transport's call is then left to end on its own, writing to writers
+// that are safe for it (bounded, locked) or discarded.
+func execOn(ctx context.Context, t runner.Runner, host, script string, stdin io.Reader, stdout, stderr io.Writer) error {
+	done := make(chan error, 1)
+	go func() { done <- t.Exec(ctx, host, script, stdin, stdout, stderr) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(AbandonAfter):
+		return fmt.Errorf("%s: %w (%v)", host, ErrNoAnswer, context.Cause(ctx))
+	}
+}
+
 // run runs a short command to completion on a host and returns its stdout
 // (more than runner.MaxRunOutput stops it with runner.ErrTooMuchOutput).
 func run(ctx context.Context, t runner.Runner, host, script string) (string, error) {
@@ -168,7 +198,7 @@ func run(ctx context.Context, t runner.Runner, host, script string) (string, err
 	defer cancel(nil)
 	out := &capped.Buffer{Max: runner.MaxRunOutput, Err: runner.ErrTooMuchOutput, OnFull: func() { cancel(runner.ErrTooMuchOutput) }}
 	errb := &capped.Buffer{Max: 64 << 10}
-	err := t.Exec(ctx, host, script, nil, out, errb)
+	err := execOn(ctx, t, host, script, nil, out, errb)
 	if out.Overflowed() {
 		return string(out.Bytes()), fmt.Errorf("%s: %w: stdout passed %d MiB", host, runner.ErrTooMuchOutput, runner.MaxRunOutput>>20)
 	}
