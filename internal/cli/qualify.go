@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -21,6 +20,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/capture"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
@@ -154,6 +154,9 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 		}
 		x.Helper, x.HelperPath, probe = self, filepath.Join(runDir, "sparkrig"), filepath.Join(runDir, "sparkrig")
 	}
+	// an interrupt waits for the nodes to be cleaned up and the report of
+	// what was measured (every wait below is bounded, a dead node's too)
+	env.cleansUp.Store(true)
 	// the binary is copied and the nodes' facts (which tool each pair
 	// gets) are read while the addresses are
 	prep := time.Now()
@@ -420,29 +423,21 @@ func writeOut(env *Env, output string, b []byte) error {
 	return os.Rename(tmp, output)
 }
 
-// nodeAddrs reads every node's IPv4 addresses (ip -br addr).
+// nodeAddrs reads every node's IPv4 addresses (ip -br addr), giving up on
+// a node that does not answer within perHost.
 func nodeAddrs(ctx context.Context, t runner.Runner, hosts []string, perHost time.Duration) ([][]allpairs.Addr, error) {
 	addrs := make([][]allpairs.Addr, len(hosts))
-	errs := make([]error, len(hosts))
-	var wg sync.WaitGroup
-	for i, h := range hosts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			hctx, cancel := context.WithTimeout(ctx, perHost)
-			defer cancel()
-			out, _, err := runner.Run(hctx, t, h, allpairs.AddrCommand, nil) // its output bounded
-			if err != nil {
-				errs[i] = fmt.Errorf("%s: %s: %w", h, allpairs.AddrCommand, err)
-				return
-			}
-			addrs[i] = allpairs.ParseAddrs(out)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
+	res := remote.FanOut{PerHost: perHost}.Each(ctx, hosts, func(ctx context.Context, i int, h string) error {
+		out, _, err := runner.Run(ctx, t, h, allpairs.AddrCommand, nil) // its output bounded
 		if err != nil {
-			return nil, err
+			return err
+		}
+		addrs[i] = allpairs.ParseAddrs(out)
+		return nil
+	})
+	for i, r := range res {
+		if r.Err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", hosts[i], allpairs.AddrCommand, r.Err)
 		}
 	}
 	return addrs, nil

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sparkrig/sparkrig/internal/report"
+)
+
+// TestRigQualifyInterrupted: Ctrl-C in the middle of the first round. qualify
+// stops what it started on the nodes, removes its scratch directories
+// (each host's /tmp is its own), and still writes the report of what it
+// measured (none of it judged from the stopped tests), with exit status
+// 130.
+func TestRigQualifyInterrupted(t *testing.T) {
+	r, _ := switchRig(t, 4, "200mbit")
+	cmd, stderr := sparkrigProcess(t, "qualify", "--all-pairs", "--format", "json", "--ssh-config", r.SSHConfig,
+		"--host-timeout", "60s", "--hosts", strings.Join(r.Names(), ","), "--test-time", "5s", "--subnet", "10.77.0.0/24")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(stderr.String(), "set up in"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("qualify did not start its rounds within 60 s: %s", stderr.String())
+		}
+	}
+	time.Sleep(2 * time.Second) // inside the first round's 5 s tests
+	cmd.Process.Signal(syscall.SIGINT)
+	code := waitExit(t, cmd)
+	t.Logf("stderr: %s", stderr.String())
+	if code != ExitInterrupted {
+		t.Errorf("exit %d, want %d", code, ExitInterrupted)
+	}
+	var rep report.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || rep.AllPairs == nil {
+		t.Fatalf("no report of what was measured: %v\n%s", err, stdout.String())
+	}
+	if rep.Status != report.VerdictUnknown || len(rep.AllPairs.Suspects) != 0 {
+		t.Errorf("status %s, suspects %+v: the stopped tests were judged", rep.Status, rep.AllPairs.Suspects)
+	}
+	for _, h := range r.Names() {
+		if out, err := r.Host(h).Exec(t.Context(), "sh", "-c", "ls -d /tmp/sparkrig-qualify-* 2>/dev/null || true"); err != nil || strings.TrimSpace(string(out)) != "" {
+			t.Errorf("%s after the interrupt: %v %s", h, err, out)
+		}
+	}
+}
