@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,10 +19,11 @@ import (
 // 130.
 func TestRigQualifyInterrupted(t *testing.T) {
 	r, _ := switchRig(t, 4, "200mbit")
-	cmd, stderr := sparkrigProcess(t, "qualify", "--all-pairs", "--format", "json", "--ssh-config", r.SSHConfig,
+	cmd, _ := sparkrigProcess(t, "qualify", "--all-pairs", "--format", "json", "--ssh-config", r.SSHConfig,
 		"--host-timeout", "60s", "--hosts", strings.Join(r.Names(), ","), "--test-time", "5s", "--subnet", "10.77.0.0/24")
 	var stdout bytes.Buffer
-	cmd.Stdout = &stdout
+	stderr := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = &stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -50,4 +52,22 @@ func TestRigQualifyInterrupted(t *testing.T) {
 			t.Errorf("%s after the interrupt: %v %s", h, err, out)
 		}
 	}
+}
+
+// lockedBuffer is a bytes.Buffer a process writes while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
