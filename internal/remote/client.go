@@ -23,6 +23,16 @@ import (
 // the options nor ssh_config's ConnectTimeout say otherwise.
 const DefaultConnectTimeout = 10 * time.Second
 
+// DefaultServerAlive is the keepalive interval and count when ssh_config
+// sets none: a node that stops answering (power or network lost, no reset
+// sent) is dropped after about 45 s instead of the kernel's many minutes,
+// so every command on it ends with an error. OpenSSH's own default is no
+// keepalive; its count default is 3.
+const (
+	DefaultServerAliveInterval = 15 * time.Second
+	DefaultServerAliveCountMax = 3
+)
+
 // Options say how to reach hosts. The zero value behaves like plain `ssh`:
 // ~/.ssh/config, $SSH_AUTH_SOCK, ~/.ssh/known_hosts, unknown keys refused.
 type Options struct {
@@ -121,6 +131,12 @@ func (d *Dialer) resolveJump(host string) (Endpoint, error) {
 	if e.ConnectTimeout == 0 {
 		e.ConnectTimeout = DefaultConnectTimeout
 	}
+	if e.ServerAliveInterval == 0 {
+		e.ServerAliveInterval = DefaultServerAliveInterval
+	}
+	if e.ServerAliveCountMax <= 0 {
+		e.ServerAliveCountMax = DefaultServerAliveCountMax
+	}
 	return e, nil
 }
 
@@ -134,6 +150,11 @@ type Client struct {
 
 	c     *ssh.Client
 	chain []*ssh.Client // jump hosts, closed after c
+
+	closed  chan struct{} // ends the keepalive
+	once    sync.Once
+	deadMu  sync.Mutex
+	deadWhy string // why the keepalive dropped the connection
 }
 
 // Dial connects to host, through its ProxyJump chain if any.
@@ -163,7 +184,58 @@ func (d *Dialer) Dial(ctx context.Context, host string) (*Client, error) {
 		return nil, fmt.Errorf("%s: %w", host, err)
 	}
 	cl.c = c
+	cl.closed = make(chan struct{})
+	if e.ServerAliveInterval > 0 {
+		go cl.keepalive(e.ServerAliveInterval, e.ServerAliveCountMax)
+	}
 	return cl, nil
+}
+
+// keepalive asks the server for a sign of life every interval while the
+// connection is open, and drops the connection after count asks in a row
+// go unanswered: every session on it then ends with an error.
+func (c *Client) keepalive(interval time.Duration, count int) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	missed := 0
+	for {
+		select {
+		case <-c.closed:
+			return
+		case <-t.C:
+		}
+		answered := make(chan struct{})
+		go func() {
+			if _, _, err := c.c.SendRequest("keepalive@openssh.com", true, nil); err == nil {
+				close(answered)
+			}
+		}()
+		select {
+		case <-answered:
+			missed = 0
+			continue
+		case <-c.closed:
+			return
+		case <-time.After(interval):
+		}
+		if missed++; missed >= count {
+			c.deadMu.Lock()
+			c.deadWhy = fmt.Sprintf("the host stopped answering (%d keepalives unanswered in %s)", count, time.Duration(count)*interval)
+			c.deadMu.Unlock()
+			c.Close()
+			return
+		}
+	}
+}
+
+// dropped says why the connection is gone when the keepalive dropped it.
+func (c *Client) dropped(err error) string {
+	c.deadMu.Lock()
+	defer c.deadMu.Unlock()
+	if c.deadWhy != "" || err == nil {
+		return c.deadWhy
+	}
+	return err.Error()
 }
 
 // maxJumps bounds the jump hosts of one connection, so a ProxyJump loop in
@@ -337,6 +409,9 @@ func isTimeout(err error) bool {
 
 // Close closes the connection and any jump-host connections.
 func (c *Client) Close() error {
+	if c.closed != nil {
+		c.once.Do(func() { close(c.closed) })
+	}
 	var err error
 	if c.c != nil {
 		err = c.c.Close()
@@ -433,7 +508,7 @@ const pidMarker = "sparkrig-pgid "
 func (c *Client) Start(cmd string, stdin io.Reader, stdout, stderr io.Writer) (*Process, error) {
 	sess, err := c.c.NewSession()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w: open session: %v", c.Host, ErrDropped, err)
+		return nil, fmt.Errorf("%s: %w: open session: %v", c.Host, ErrDropped, c.dropped(err))
 	}
 	p := &Process{client: c, sess: sess, done: make(chan struct{})}
 	if stdout == nil {
@@ -449,6 +524,11 @@ func (c *Client) Start(cmd string, stdin io.Reader, stdout, stderr io.Writer) (*
 	}
 	go func() {
 		p.exit, p.err = exitStatus(c.Host, sess.Wait())
+		if p.err != nil && errors.Is(p.err, ErrDropped) {
+			if why := c.dropped(nil); why != "" {
+				p.err = fmt.Errorf("%s: %w: %s", c.Host, ErrDropped, why)
+			}
+		}
 		close(p.done)
 	}()
 	return p, nil

@@ -37,6 +37,12 @@ type Endpoint struct {
 	StrictHostKeyChecking string
 	HashKnownHosts        bool
 	ConnectTimeout        time.Duration
+	// ServerAliveInterval is how often a connection asks the server for a
+	// sign of life (0: not set, sparkrig's default; negative: never, as
+	// ssh_config's 0); ServerAliveCountMax how many unanswered asks drop
+	// it, as OpenSSH's options of those names.
+	ServerAliveInterval time.Duration
+	ServerAliveCountMax int
 }
 
 // Addr is host:port for dialing.
@@ -373,6 +379,18 @@ func (c *SSHConfig) Resolve(spec string) (Endpoint, error) {
 	if v := c.get(alias, "ConnectTimeout"); v != "" {
 		if s, err := strconv.Atoi(v); err == nil && s > 0 {
 			e.ConnectTimeout = time.Duration(s) * time.Second
+		}
+	}
+	if v := c.get(alias, "ServerAliveInterval"); v != "" {
+		if s, err := strconv.Atoi(v); err == nil && s > 0 {
+			e.ServerAliveInterval = time.Duration(s) * time.Second
+		} else if err == nil && s == 0 {
+			e.ServerAliveInterval = -1 // set to 0: no keepalive
+		}
+	}
+	if v := c.get(alias, "ServerAliveCountMax"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil && n > 0 {
+			e.ServerAliveCountMax = n
 		}
 	}
 	return e, nil

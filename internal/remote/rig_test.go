@@ -295,3 +295,52 @@ Host behind
 		t.Errorf("endpoint %+v", c.Endpoint)
 	}
 }
+
+// A node whose network goes away without a word (no reset: power or link
+// lost) is dropped by the keepalive after about interval × count, and the
+// command running on it ends with that reason, where TCP alone would wait
+// for many minutes.
+func TestKeepaliveDropsAHostThatStopsAnswering(t *testing.T) {
+	r := testrig.New(t, testrig.Config{Hosts: []testrig.HostSpec{{Name: "spark-01"}}})
+	ctx := context.Background()
+	cfg := filepath.Join(r.Dir, "alive.config")
+	base, err := os.ReadFile(r.SSHConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, append([]byte("Host *\n  ServerAliveInterval 1\n  ServerAliveCountMax 2\n"), base...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	o := rigOptions(r)
+	o.ConfigFile = cfg
+	c, err := remote.Dial(ctx, "spark-01", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Endpoint.ServerAliveInterval != time.Second || c.Endpoint.ServerAliveCountMax != 2 {
+		t.Fatalf("endpoint %+v", c.Endpoint)
+	}
+	var out bytes.Buffer
+	p, err := c.Start("echo up; sleep 600", nil, &out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(out.String(), "up") && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	// the host's management link goes down: nothing it sends arrives
+	if b, err := r.Host("spark-01").Exec(ctx, "ip", "link", "set", "enP7s7", "down"); err != nil {
+		t.Fatalf("%v %s", err, b)
+	}
+	start := time.Now()
+	_, err = p.Wait()
+	took := time.Since(start)
+	if !errors.Is(err, remote.ErrDropped) || !strings.Contains(err.Error(), "the host stopped answering (2 keepalives unanswered in 2s)") {
+		t.Errorf("err = %v", err)
+	}
+	if took > 60*time.Second {
+		t.Errorf("dropped after %s", took)
+	}
+	t.Logf("dropped after %s: %v", took.Round(10*time.Millisecond), err)
+}
