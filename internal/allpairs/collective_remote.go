@@ -77,7 +77,7 @@ func (p *Remote) Collectives(ctx context.Context, pairs []Pair) []PairResult {
 		if rank0 == nil {
 			continue
 		}
-		out[k] = collectiveResult(*rank0, res)
+		out[k] = collectiveResult(*rank0)
 		out[k].Pair = pr
 		if out[k].Err != "" && rank1 != nil && rank1.Error != "" && rank1.ElapsedMS <= rank0.ElapsedMS {
 			// rank 1 failed first and rank 0 was stopped with it: rank 1 says why
@@ -109,7 +109,7 @@ func (p *Remote) ncclEnv(pr Pair, node int) []bench.Var {
 
 // collectiveResult reads rank 0's table: the out-of-place bus bandwidth of
 // its largest message, or why there is none (wrong results are one).
-func collectiveResult(c bench.CmdResult, step bench.StepResult) PairResult {
+func collectiveResult(c bench.CmdResult) PairResult {
 	var r PairResult
 	out, _ := results.ParseNCCLTests(strings.NewReader(c.Stdout))
 	for _, t := range out.Tables {
@@ -127,7 +127,8 @@ func collectiveResult(c bench.CmdResult, step bench.StepResult) PairResult {
 		return r
 	}
 	r.BusGBs = 0
-	r.Err = firstLine(lastLines(c.Stderr), firstLine(c.Error, firstLine(step.Error, "no NCCL table in rank 0's output")))
+	// not the step's error, which may be another pair's
+	r.Err = firstLine(lastLines(c.Stderr), firstLine(c.Error, "no NCCL table in rank 0's output"))
 	return r
 }
 

@@ -37,13 +37,17 @@ func TestCollectiveResultReadsRankZero(t *testing.T) {
 		gbs     float64
 		version string
 	}{{"socket.txt", 3.05, "2.28.3"}, {"socket-1thread.txt", 4.81, "2.28.3"}, {"p2p.txt", 298.25, "2.28.3"}} {
-		r := collectiveResult(bench.CmdResult{Stdout: recording(t, c.file)}, bench.StepResult{})
+		r := collectiveResult(bench.CmdResult{Stdout: recording(t, c.file)})
 		if r.Err != "" || r.BusGBs != c.gbs || r.Bytes != 256<<20 || r.NCCLVersion != c.version {
 			t.Errorf("%s: %+v, want %.2f GB/s at 256M, NCCL %s", c.file, r, c.gbs, c.version)
 		}
 	}
+	// a rank 0 that ended well with no table says so, never another pair's error
+	if r := collectiveResult(bench.CmdResult{Stdout: "# nccl-tests version 2.17.6\n"}); r.Err != "no NCCL table in rank 0's output" {
+		t.Errorf("no table: %+v", r)
+	}
 	// a rank that could not start: its own error, not a guess
-	r := collectiveResult(bench.CmdResult{Stderr: recording(t, "nogpu.err"), Error: "exit status 3", ExitCode: 3}, bench.StepResult{})
+	r := collectiveResult(bench.CmdResult{Stderr: recording(t, "nogpu.err"), Error: "exit status 3", ExitCode: 3})
 	if want := "sparkrig: bench gpu collective: no CUDA driver found: cuInit: CUresult 100 (is the NVIDIA kernel module loaded and a GPU visible?)"; r.Err != want || r.BusGBs != 0 {
 		t.Errorf("failed rank: %+v, want error %q", r, want)
 	}

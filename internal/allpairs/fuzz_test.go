@@ -41,7 +41,7 @@ func FuzzCollectiveResult(f *testing.F) {
 		f.Add([]byte(nil), b)
 	}
 	f.Fuzz(func(t *testing.T, stdout, stderr []byte) {
-		r := collectiveResult(bench.CmdResult{Stdout: string(stdout), Stderr: string(stderr)}, bench.StepResult{})
+		r := collectiveResult(bench.CmdResult{Stdout: string(stdout), Stderr: string(stderr)})
 		if r.Err != "" && r.BusGBs != 0 || r.Err == "" && r.Bytes <= 0 || r.BusGBs < 0 && r.Err == "" {
 			t.Fatalf("%+v", r)
 		}

@@ -50,6 +50,7 @@ type Result struct {
 	Judgement    Judgement
 	Wall         time.Duration // the rounds and re-tests, not the set-up
 	RoundsWall   time.Duration // the rounds alone
+	RoundsRun    int           // the rounds started (fewer than Rounds when interrupted)
 }
 
 // Schedule names which pairing a run uses.
@@ -79,6 +80,7 @@ func Run(ctx context.Context, m Measurer, names []string, s Schedule, d time.Dur
 		if ctx.Err() != nil {
 			break
 		}
+		res.RoundsRun++
 		var tests []Test
 		for _, p := range round {
 			tests = append(tests, Test{p.A, p.B}, Test{p.B, p.A})

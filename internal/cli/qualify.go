@@ -259,7 +259,11 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 	if runErr != nil {
 		rep.Status = report.VerdictUnknown
 	}
-	fmt.Fprintf(env.Stderr, "qualify: %d rounds in %.1f s, all with re-tests %.1f s\n", len(res.Rounds), res.RoundsWall.Seconds(), res.Wall.Seconds())
+	rounds := fmt.Sprint(res.RoundsRun)
+	if res.RoundsRun < len(res.Rounds) {
+		rounds = fmt.Sprintf("%d of %d", res.RoundsRun, len(res.Rounds))
+	}
+	fmt.Fprintf(env.Stderr, "qualify: %s rounds in %.1f s, all with re-tests %.1f s\n", rounds, res.RoundsWall.Seconds(), res.Wall.Seconds())
 	if coll != nil {
 		fmt.Fprintf(env.Stderr, "qualify: %d NCCL rounds in %.1f s\n", len(coll.Rounds), coll.Wall.Seconds())
 	}
