@@ -102,7 +102,7 @@ func ncclText(b *strings.Builder, n *report.AllPairsNCCL, opt Options) {
 			}
 			line := fmt.Sprintf("%s ↔ %s: %s", sanitize.Line(p.A), sanitize.Line(p.B), gbytes(p.BusGBs))
 			if p.Bytes > 0 {
-				line += " at " + sizeText(p.Bytes)
+				line += " at " + humanSize(p.Bytes)
 			}
 			if p.NCCLVersion != "" {
 				line += ", NCCL " + sanitize.Line(p.NCCLVersion)
@@ -131,19 +131,6 @@ func ncclText(b *strings.Builder, n *report.AllPairsNCCL, opt Options) {
 // gbytes writes a bus bandwidth in NCCL's unit.
 func gbytes(v float64) string {
 	return rate(v) + " GB/s"
-}
-
-// sizeText is a message size as nccl-tests' users write it.
-func sizeText(b int64) string {
-	for _, u := range []struct {
-		s string
-		n int64
-	}{{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
-		if b >= u.n && b%u.n == 0 {
-			return strconv.FormatInt(b/u.n, 10) + u.s
-		}
-	}
-	return strconv.FormatInt(b, 10) + "B"
 }
 
 // gbps writes a rate with the precision that reads well at its size.
@@ -228,7 +215,7 @@ func matrixText(b *strings.Builder, ap *report.AllPairs, opt Options) {
 
 var allPairsPage = template.Must(template.New("allpairs").Funcs(template.FuncMap{
 	"rate": rate,
-	"size": sizeText,
+	"size": humanSize,
 	"inc":  func(i int) int { return i + 1 },
 	"heat": func(v, ref, floor float64, diag bool) template.CSS {
 		switch {

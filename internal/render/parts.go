@@ -117,7 +117,7 @@ func mdAllPairs(w io.Writer, r *report.Report, _ Options) error {
 				if !pr.Pass {
 					verdict = mdSeverity("warn") + " " + sanitize.Markdown(cmpOr(pr.Error, "below the floor"))
 				}
-				rows = append(rows, []string{sanitize.Markdown(pr.A), sanitize.Markdown(pr.B), bw, sizeText(pr.Bytes), sanitize.Markdown(pr.NCCLVersion), verdict})
+				rows = append(rows, []string{sanitize.Markdown(pr.A), sanitize.Markdown(pr.B), bw, humanSize(pr.Bytes), sanitize.Markdown(pr.NCCLVersion), verdict})
 			}
 			if p.err == nil {
 				p.err = mdTable(w, []string{"rank 0", "rank 1", "+busbw", "+size", "NCCL", "verdict"}, rows)
