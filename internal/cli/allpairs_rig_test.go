@@ -450,3 +450,77 @@ func TestRigDoctorQualifyRingOrder(t *testing.T) {
 		t.Fatalf("cables measured in the order %s (%d directions)", got, len(rep.Cluster.Qualified))
 	}
 }
+
+// TestRigAllPairsNodeDiesMidRun: four hosts on one switch; node-4's links
+// go down during the rounds, without a word (power or cable lost). With
+// keepalives at 2 s × 3 in ssh_config, qualify gives the node up, finishes
+// the run, and names node-4 and no other node.
+func TestRigAllPairsNodeDiesMidRun(t *testing.T) {
+	r, _ := switchRig(t, 4, "200mbit")
+	base, err := os.ReadFile(r.SSHConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(r.Dir, "keepalive.config")
+	if err := os.WriteFile(cfg, append([]byte("Host *\n  ServerAliveInterval 2\n  ServerAliveCountMax 3\n"), base...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	died := make(chan time.Time, 1)
+	var errb lineWatch
+	errb.seen = make(chan struct{})
+	errb.want = "set up in"
+	go func() {
+		<-errb.seen                 // the rounds begin
+		time.Sleep(3 * time.Second) // node-4 dies in the second round
+		for _, dev := range []string{"enp1s0f1np1", "enP7s7"} {
+			if out, err := r.Host("node-4").Exec(context.Background(), "ip", "link", "set", dev, "down"); err != nil {
+				t.Errorf("%v %s", err, out)
+			}
+		}
+		died <- time.Now()
+	}()
+	args := []string{"qualify", "--all-pairs", "--format", "json", "--ssh-config", cfg, "--hosts", strings.Join(r.Names(), ","),
+		"--test-time", "2s", "--subnet", "10.77.0.0/24"}
+	var out bytes.Buffer
+	code := Main(args, strings.NewReader(""), &out, &errb)
+	end := time.Now()
+	var rep report.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.AllPairs == nil {
+		t.Fatalf("exit %d, no report: %v\n%s", code, err, errb.String())
+	}
+	t.Logf("exit %d, %s after node-4 died\n%s\n%v", code, end.Sub(<-died).Round(time.Second), strings.TrimSpace(errb.String()), named(&rep))
+
+	for _, n := range named(&rep) {
+		if !strings.Contains(n, "node-4") {
+			t.Errorf("named %q: only node-4 died", n)
+		}
+	}
+	if len(named(&rep)) == 0 || code != ExitCritical {
+		t.Errorf("exit %d, named %q: node-4 is not named", code, named(&rep))
+	}
+}
+
+// lineWatch is a stderr that closes seen once want has been written.
+type lineWatch struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	want string
+	seen chan struct{}
+	once sync.Once
+}
+
+func (w *lineWatch) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(b)
+	if strings.Contains(w.buf.String(), w.want) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(b), nil
+}
+
+func (w *lineWatch) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
