@@ -77,6 +77,17 @@ func rigQualify(t *testing.T, r *testrig.Rig, extra ...string) (int, *report.Rep
 	return code, &rep, errb.String()
 }
 
+// wantNamed holds a critical run to naming exactly want.
+func wantNamed(t *testing.T, rep *report.Report, code int, want []string) {
+	t.Helper()
+	if got := named(rep); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("named %q, want %q", got, want)
+	}
+	if code != ExitCritical {
+		t.Errorf("exit %d, want %d", code, ExitCritical)
+	}
+}
+
 // named lists what a report names: its suspects not cleared and its
 // findings, "kind node side status" and "id host subject".
 func named(rep *report.Report) []string {
@@ -115,12 +126,7 @@ func TestRigAllPairs(t *testing.T) {
 		"fail allpairs.node node-3 port",
 		"node node-3 confirmed",
 	}
-	if got := named(rep); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("named %q, want %q", got, want)
-	}
-	if code != ExitCritical {
-		t.Errorf("exit %d, want %d", code, ExitCritical)
-	}
+	wantNamed(t, rep, code, want)
 	ap := rep.AllPairs
 	if ap.Rounds != 7 || len(ap.Matrix) != 8 || ap.Segment != "10.77.0.0/24" || ap.TestSeconds != 2 {
 		t.Errorf("rounds %d, segment %s, test %v s", ap.Rounds, ap.Segment, ap.TestSeconds)
@@ -165,12 +171,7 @@ func TestRigAllPairsRejectedPath(t *testing.T) {
 		"pair node-1 node-2 confirmed",
 		"pair node-2 node-1 confirmed",
 	}
-	if got := named(rep); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Fatalf("named %q, want %q", got, want)
-	}
-	if code != ExitCritical {
-		t.Errorf("exit %d, want %d", code, ExitCritical)
-	}
+	wantNamed(t, rep, code, want)
 	for i, row := range rep.AllPairs.Matrix {
 		for j, v := range row {
 			if rejected := i+j == 1; i != j && rejected != (v < 0) {
@@ -466,11 +467,11 @@ func TestRigAllPairsNodeDiesMidRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	died := make(chan time.Time, 1)
-	var errb lineWatch
-	errb.seen = make(chan struct{})
-	errb.want = "set up in"
+	errb := &lockedBuffer{}
 	go func() {
-		<-errb.seen                 // the rounds begin
+		for !strings.Contains(errb.String(), "set up in") { // the rounds begin
+			time.Sleep(20 * time.Millisecond)
+		}
 		time.Sleep(3 * time.Second) // node-4 dies in the second round
 		for _, dev := range []string{"enp1s0f1np1", "enP7s7"} {
 			if out, err := r.Host("node-4").Exec(context.Background(), "ip", "link", "set", dev, "down"); err != nil {
@@ -482,7 +483,7 @@ func TestRigAllPairsNodeDiesMidRun(t *testing.T) {
 	args := []string{"qualify", "--all-pairs", "--format", "json", "--ssh-config", cfg, "--hosts", strings.Join(r.Names(), ","),
 		"--test-time", "2s", "--subnet", "10.77.0.0/24"}
 	var out bytes.Buffer
-	code := Main(args, strings.NewReader(""), &out, &errb)
+	code := Main(args, strings.NewReader(""), &out, errb)
 	end := time.Now()
 	var rep report.Report
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil || rep.AllPairs == nil {
@@ -498,29 +499,4 @@ func TestRigAllPairsNodeDiesMidRun(t *testing.T) {
 	if len(named(&rep)) == 0 || code != ExitCritical {
 		t.Errorf("exit %d, named %q: node-4 is not named", code, named(&rep))
 	}
-}
-
-// lineWatch is a stderr that closes seen once want has been written.
-type lineWatch struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	want string
-	seen chan struct{}
-	once sync.Once
-}
-
-func (w *lineWatch) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(b)
-	if strings.Contains(w.buf.String(), w.want) {
-		w.once.Do(func() { close(w.seen) })
-	}
-	return len(b), nil
-}
-
-func (w *lineWatch) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }
