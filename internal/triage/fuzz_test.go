@@ -4,9 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/capture"
+	"github.com/sparkrig/sparkrig/internal/results"
 )
 
-// FuzzParse feeds the RAS parsers, the nvidia-smi parsers, the sample
+// FuzzParse feeds the RAS parser, the nvidia-smi parsers, the sample
 // parser and BuildID arbitrary bytes, seeded with every recording.
 func FuzzParse(f *testing.F) {
 	files, _ := filepath.Glob("testdata/ras/*.txt")
@@ -18,12 +21,10 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		Parse(b)
-		ParseText(b)
-		ParseJSON(b)
+		results.ParseRASAnswer(b)
 		ParseGPUs(b)
 		ParseApps(b)
-		BuildID(b)
+		capture.BuildID(b)
 		s := ParseSample("h", b)
 		s.Status()
 		Diagnose([]Sample{s}, []Sample{s}, 1)
