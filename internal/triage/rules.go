@@ -97,16 +97,13 @@ func Diagnose(first, second []Sample, interval time.Duration) Diagnosis {
 		if procs == 0 {
 			d.Verdict = VerdictNoJob
 			d.Evidence = append(d.Evidence, "no process on any node maps a libnccl")
+			d.rasProblems(first1(second, first))
 			return d
 		}
 		d.Verdict = VerdictUnknown
 		d.Evidence = append(d.Evidence, fmt.Sprintf("%d NCCL process(es) found, but NCCL's RAS service answered on no node", procs),
 			"RAS is off (NCCL_RAS_ENABLE=0), older than NCCL 2.24, listening elsewhere (NCCL_RAS_ADDR), or the process holding port 28028 is itself stopped")
-		for _, s := range first1(second, first) {
-			if p := s.RASProblem(); p != "" {
-				d.Evidence = append(d.Evidence, s.Host+": "+p)
-			}
-		}
+		d.rasProblems(first1(second, first))
 		d.Findings = append(d.Findings, report.Finding{ID: "triage.ras-silent", Severity: report.NotEvaluated, Subject: "RAS",
 			Title: "NCCL's RAS service answers", Observed: d.Evidence[0], Expected: "an answer on localhost:28028 of a node of the job",
 			Why: "without RAS the ranks' operation counts are unknown", Remedy: report.Manual(report.ActionConfigure, "run the job with NCCL_RAS_ENABLE=1 (the default from NCCL 2.24); check `ncclras` on a node of the job"), Source: rulesSource})
@@ -161,6 +158,15 @@ func Diagnose(first, second []Sample, interval time.Duration) Diagnosis {
 		d.Verdict = VerdictSpinning
 	}
 	return d
+}
+
+// rasProblems adds, per node, why its RAS answer could not be read.
+func (d *Diagnosis) rasProblems(samples []Sample) {
+	for _, s := range samples {
+		if p := s.RASProblem(); p != "" && p != rasProblem(RASAnswer{Exit: rasExitRefused}) {
+			d.Evidence = append(d.Evidence, s.Host+": "+p)
+		}
+	}
 }
 
 // counts judges the operation counts of two samples: moving, frozen and
