@@ -64,6 +64,8 @@ for f in $(grep -l -E '/libnccl[^/]*[.]so' /proc/[0-9]*/maps); do
   [ -n "$libs" ] || continue
   echo "pid ${d#/proc/}"
   echo "cmd $(tr '\000' ' ' <"$d/cmdline" | cut -c1-300)"
+  echo "state $(sed 's/.*) //' "$d/stat" | cut -c1)"
+  echo "env $(tr '\000' '\n' <"$d/environ" | grep -E '^(RANK|OMPI_COMM_WORLD_RANK|PMI_RANK|PMIX_RANK|SLURM_PROCID)=[0-9]+$' | head -n 1)"
   printf '%s\n' "$libs" | sed 's/^/lib /'
   all="$all
 $libs"
@@ -118,6 +120,12 @@ type Process struct {
 	PID  int
 	Cmd  string
 	Libs []string
+	// State is /proc/PID/stat's state ("R", "S", "T" for stopped, "t"
+	// for traced); Rank the launcher's rank from its environment
+	// (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID;
+	// -1 when none).
+	State string
+	Rank  int
 }
 
 // Library is one libnccl file a node's processes map.
@@ -229,7 +237,15 @@ func ParseSample(host string, b []byte) Sample {
 		case "procs":
 			switch {
 			case strings.HasPrefix(l, "pid "):
-				s.Procs = append(s.Procs, Process{PID: atoi(strings.TrimPrefix(l, "pid "))})
+				s.Procs = append(s.Procs, Process{PID: atoi(strings.TrimPrefix(l, "pid ")), Rank: -1})
+			case strings.HasPrefix(l, "state ") && len(s.Procs) > 0:
+				s.Procs[len(s.Procs)-1].State = strings.TrimSpace(strings.TrimPrefix(l, "state "))
+			case strings.HasPrefix(l, "env ") && len(s.Procs) > 0:
+				if _, v, ok := strings.Cut(l, "="); ok {
+					if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+						s.Procs[len(s.Procs)-1].Rank = n
+					}
+				}
 			case strings.HasPrefix(l, "cmd ") && len(s.Procs) > 0:
 				s.Procs[len(s.Procs)-1].Cmd = strings.TrimSpace(strings.TrimPrefix(l, "cmd "))
 			case strings.HasPrefix(l, "lib ") && len(s.Procs) > 0:

@@ -49,6 +49,7 @@ type RankView struct {
 	PID     int
 	Ops     [2]int64 // operations launched at each sample (-1: not known)
 	Missing bool
+	Stopped bool // its process is stopped (state T or t)
 	Error   string
 }
 
@@ -93,6 +94,7 @@ func Diagnose(first, second []Sample, interval time.Duration) Diagnosis {
 	if last == nil {
 		last, lastAt = st1, at1
 	}
+	stopped := stoppedProcs(first1(second, first))
 	if last == nil {
 		if procs == 0 {
 			d.Verdict = VerdictNoJob
@@ -100,20 +102,25 @@ func Diagnose(first, second []Sample, interval time.Duration) Diagnosis {
 			d.rasProblems(first1(second, first))
 			return d
 		}
-		d.Verdict = VerdictUnknown
-		d.Evidence = append(d.Evidence, fmt.Sprintf("%d NCCL process(es) found, but NCCL's RAS service answered on no node", procs),
-			"RAS is off (NCCL_RAS_ENABLE=0), older than NCCL 2.24, listening elsewhere (NCCL_RAS_ADDR), or the process holding port 28028 is itself stopped")
+		d.Evidence = append(d.Evidence, fmt.Sprintf("%d NCCL process(es) found, but NCCL's RAS service answered on no node", procs))
+		if len(stopped) == 0 {
+			d.Verdict = VerdictUnknown
+			d.Evidence = append(d.Evidence, "RAS is off (NCCL_RAS_ENABLE=0), older than NCCL 2.24, listening elsewhere (NCCL_RAS_ADDR), or the process holding port 28028 is itself stopped")
+			d.rasProblems(first1(second, first))
+			d.Findings = append(d.Findings, report.Finding{ID: "triage.ras-silent", Severity: report.NotEvaluated, Subject: "RAS",
+				Title: "NCCL's RAS service answers", Observed: d.Evidence[0], Expected: "an answer on localhost:28028 of a node of the job",
+				Why: "without RAS the ranks' operation counts are unknown", Remedy: report.Manual(report.ActionConfigure, "run the job with NCCL_RAS_ENABLE=1 (the default from NCCL 2.24); check `ncclras` on a node of the job"), Source: rulesSource})
+			return d
+		}
 		d.rasProblems(first1(second, first))
-		d.Findings = append(d.Findings, report.Finding{ID: "triage.ras-silent", Severity: report.NotEvaluated, Subject: "RAS",
-			Title: "NCCL's RAS service answers", Observed: d.Evidence[0], Expected: "an answer on localhost:28028 of a node of the job",
-			Why: "without RAS the ranks' operation counts are unknown", Remedy: report.Manual(report.ActionConfigure, "run the job with NCCL_RAS_ENABLE=1 (the default from NCCL 2.24); check `ncclras` on a node of the job"), Source: rulesSource})
-		return d
+	} else {
+		d.Version = last.Version
+		d.Ranks = ranks(st1, st2, first, second, at1, lastAt)
+		if st2 == nil {
+			d.Evidence = append(d.Evidence, "one sample only: frozen and slow cannot be told apart")
+		}
 	}
-	d.Version = last.Version
-	d.Ranks = ranks(st1, st2, first, second, at1, lastAt)
-	if st2 == nil {
-		d.Evidence = append(d.Evidence, "one sample only: frozen and slow cannot be told apart")
-	}
+	d.markStopped(stopped)
 
 	// a rank missing: its process or node died or stopped answering
 	var missing []RankView
@@ -132,9 +139,19 @@ func Diagnose(first, second []Sample, interval time.Duration) Diagnosis {
 	}
 	if len(missing) > 0 {
 		m := missing[0]
+		for _, r := range missing {
+			if r.Stopped { // the cause the others' absence follows
+				m = r
+				break
+			}
+		}
 		d.Verdict, d.FirstRank, d.FirstNode = VerdictRankMissing, m.Rank, m.Node
 		for _, r := range missing {
-			d.Evidence = append(d.Evidence, fmt.Sprintf("%s is missing from RAS's answer", rankName(r)))
+			if r.Stopped {
+				d.Evidence = append(d.Evidence, fmt.Sprintf("%s is stopped (state T in /proc: SIGSTOP, or a debugger holds it)", rankName(r)))
+			} else {
+				d.Evidence = append(d.Evidence, fmt.Sprintf("%s is missing from RAS's answer", rankName(r)))
+			}
 		}
 		d.Findings = append(d.Findings, report.Finding{ID: "triage.rank-missing", Severity: report.Fail, Host: m.Node, Subject: strings.SplitN(rankName(m), " (", 2)[0],
 			Title: "every rank of the job answers", Observed: strings.Join(d.Evidence, "; "), Expected: "every rank present",
@@ -158,6 +175,40 @@ func Diagnose(first, second []Sample, interval time.Duration) Diagnosis {
 		d.Verdict = VerdictSpinning
 	}
 	return d
+}
+
+// stoppedProcs are the NCCL processes stopped (state T) or held by a
+// tracer (t) in the samples, with the rank their launcher gave them.
+func stoppedProcs(samples []Sample) []RankView {
+	var out []RankView
+	for _, s := range samples {
+		for _, p := range s.Procs {
+			if p.State == "T" || p.State == "t" {
+				out = append(out, RankView{Rank: p.Rank, PID: p.PID, Node: s.Host, Missing: true, Stopped: true, Ops: [2]int64{-1, -1}})
+			}
+		}
+	}
+	return out
+}
+
+// markStopped marks the ranks whose process is stopped, adding those
+// RAS does not name.
+func (d *Diagnosis) markStopped(stopped []RankView) {
+	for _, p := range stopped {
+		found := false
+		for i := range d.Ranks {
+			v := &d.Ranks[i]
+			if v.PID == p.PID && (v.Node == p.Node || v.Node == "") {
+				v.Missing, v.Stopped, found = true, true, true
+				if v.Node == "" {
+					v.Node = p.Node
+				}
+			}
+		}
+		if !found {
+			d.Ranks = append(d.Ranks, p)
+		}
+	}
 }
 
 // rasProblems adds, per node, why its RAS answer could not be read.

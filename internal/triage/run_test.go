@@ -415,3 +415,26 @@ func (r refuseJSON) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// A rank stopped with SIGSTOP may hold the RAS port itself (every process
+// of a node binds it with SO_REUSEPORT, client_support.cc:174 at
+// v2.30.7-1): no RAS answer, but /proc says which process is stopped and
+// its launcher's environment which rank it is.
+func TestStoppedProcessNamedWithoutRAS(t *testing.T) {
+	out := scriptOutput("gpu1", []int{100, 101}, "", "")
+	out = strings.Replace(out, "pid 101\n", "pid 101\nstate T\nenv RANK=1\n", 1)
+	out = strings.Replace(out, "pid 100\n", "pid 100\nstate S\nenv RANK=0\n", 1)
+	out = strings.Replace(out, marker+" ras-exit 7", marker+" ras-exit 10", 1)
+	s := ParseSample("gpu1", []byte(out))
+	if s.Procs[1].State != "T" || s.Procs[1].Rank != 1 || s.Procs[0].Rank != 0 {
+		t.Fatalf("%+v", s.Procs)
+	}
+	d := Diagnose([]Sample{s}, []Sample{s}, 20*time.Second)
+	if d.Verdict != VerdictRankMissing || d.FirstRank != 1 || d.FirstNode != "gpu1" {
+		t.Fatalf("%+v", d)
+	}
+	want := "rank 1 (pid 101 on gpu1) is stopped (state T in /proc: SIGSTOP, or a debugger holds it)"
+	if !slices.Contains(d.Evidence, want) || !slices.Contains(d.Evidence, "gpu1: no answer from the RAS port within the deadline (a listener that accepts and never answers, or a stopped process)") {
+		t.Fatalf("%q", d.Evidence)
+	}
+}
