@@ -20,6 +20,14 @@ func FuzzParse(f *testing.F) {
 			f.Add(e.answer)
 		}
 	}
+	gpu, _ := filepath.Glob("testdata/ras-gpu/*/*/s*.txt")
+	for _, p := range gpu {
+		b, _ := os.ReadFile(p)
+		f.Add(b)
+		if m := replyHeader.FindIndex(b); m != nil {
+			f.Add(b[m[1]:])
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		results.ParseRASAnswer(b)
 		ParseGPUs(b)
