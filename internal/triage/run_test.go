@@ -438,3 +438,19 @@ func TestStoppedProcessNamedWithoutRAS(t *testing.T) {
 		t.Fatalf("%q", d.Evidence)
 	}
 }
+
+// Each RAS query is bounded to half the interval between samples (so the
+// second sample comes on time), never under 2 s nor over 15 s, and NCCL is
+// told to give up on its peers within a third of that.
+func TestRASDeadlineUnderTheInterval(t *testing.T) {
+	for _, c := range []struct{ interval, want time.Duration }{
+		{20 * time.Second, 10 * time.Second}, {0, 15 * time.Second}, {time.Second, 2 * time.Second}, {time.Minute, 15 * time.Second}, {9 * time.Second, 5 * time.Second},
+	} {
+		if got := RASDeadline(c.interval); got != c.want || (c.interval >= 4*time.Second && got >= c.interval) {
+			t.Errorf("interval %s: %s, want %s", c.interval, got, c.want)
+		}
+	}
+	if s := Script(ScriptOptions{RASDeadline: RASDeadline(20 * time.Second)}); !strings.Contains(s, "; T=10; to=3\n") {
+		t.Fatalf("the script's deadline: %s", s[:120])
+	}
+}
