@@ -267,7 +267,7 @@ func TestRunSanitizesEveryFormat(t *testing.T) {
 	if rep.Triage.FirstRank != 1 || rep.Triage.Ranks[1].Addr != `10.0.0.2\x1b]0;pwned\x07\u202e` {
 		t.Fatalf("%+v", rep.Triage)
 	}
-	for _, f := range []string{"text", "json", "html"} {
+	for _, f := range []string{"text", "json", "html", "prometheus"} {
 		var b bytes.Buffer
 		if err := render.Write(&b, rep, f, render.Options{}); err != nil {
 			t.Fatal(err)
