@@ -47,7 +47,7 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	if o.Interval < 0 {
 		return nil, errors.New("--interval must not be negative")
 	}
-	if len(o.Hosts) == 0 {
+	if len(o.Hosts) == 0 || o.Runner == nil {
 		return nil, errors.New("no node to sample")
 	}
 	deadline := o.RASDeadline
