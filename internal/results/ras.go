@@ -17,15 +17,15 @@ import (
 // NVIDIA/nccl src/ras/client_support.cc (line numbers at v2.30.7-1 unless
 // named otherwise; the text shapes are the same from v2.26.2-1 on, and
 // v2.24.3-1 differs only where noted):
-//   - the version line, "NCCL version X compiled with CUDA Y" (:587), where X
+//   - the version line, "NCCL version X compiled with CUDA Y" (:575), where X
 //     carries NCCL_SUFFIX (e.g. "2.28.9+cuda13.0");
-//   - the job summary and the communicators table (:629-780, :1206-1242);
-//   - Errors: "INCOMPLETE" with "Process P on node H managing GPU(s) G"
+//   - the job summary and the communicators table (:628-780, :1206-1242);
+//   - Errors (:1252): "INCOMPLETE" with "Process P on node H managing GPU(s) G"
 //     (:1255-1318), "DEAD" with the same process lines (:1325-1354),
 //     "#v-c (HASH) INCOMPLETE" with "Rank R -- GPU G managed by process P on
-//     node H" (:1365-1389), "#v-c (HASH) ERROR" with "N ranks reported E"
+//     node H" (:1366-1389), "#v-c (HASH) ERROR" with "N ranks reported E"
 //     and "Rank R reported E -- GPU ..." (:1391-1414, :1682-1724);
-//   - Warnings: "TIMEOUT" (:1427), "#v-c (HASH) MISMATCH" (:1438) with the
+//   - Warnings (:1423): "TIMEOUT" (:1427), "#v-c (HASH) MISMATCH" (:1440) with the
 //     status groups ("N ranks have status S", "Rank R has status S -- ...")
 //     and, per collective, "Communicator ranks have different OP operation
 //     counts" followed by count groups, most frequent first and, among
@@ -34,7 +34,7 @@ import (
 //     launched any operations", each followed by its ranks when few enough
 //     ("Rank R -- GPU ..."), or a single rank's "Rank R has launched up to
 //     operation V -- GPU ..." / "Rank R has not launched any operations --
-//     GPU ..." (:1560-1650). A group's ranks are listed only when it is an
+//     GPU ..." (:1574-1654). A group's ranks are listed only when it is an
 //     outlier (rasCountIsOutlier :2169: one rank always; otherwise at most
 //     10 ranks and a quarter of the communicator, or under half of it with
 //     VERBOSE STATUS). NCCL 2.24 counts all collectives together
@@ -661,7 +661,7 @@ func (p *rasParser) missing(r RASRank) {
 }
 
 // normHash writes a communicator hash as "0x" and 16 hex digits: text
-// gives "%016lx", JSON "0x%lx" (client_support.cc:1394, :1936).
+// gives "%016lx", JSON "0x%lx" (client_support.cc:1394, :1935).
 func normHash(h string) string {
 	h = strings.TrimPrefix(strings.ToLower(h), "0x")
 	v, err := strconv.ParseUint(h, 16, 64)

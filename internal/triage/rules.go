@@ -475,7 +475,7 @@ func ranks(st1, st2 *results.NCCLRAS, first, second []Sample, at1, at2 string) [
 }
 
 // ncclInProgress is ncclResult_t's ncclInProgress (7), which RAS does not
-// count as an error (client_support.cc:1175 at v2.30.7-1).
+// count as an error (client_support.cc:1164 at v2.30.7-1).
 const ncclInProgress = 7
 
 // nodeOf finds the node a rank runs on: the node whose address RAS names

@@ -417,7 +417,7 @@ func (r refuseJSON) Read(p []byte) (int, error) {
 }
 
 // A rank stopped with SIGSTOP may hold the RAS port itself (every process
-// of a node binds it with SO_REUSEPORT, client_support.cc:174 at
+// of a node binds it with SO_REUSEPORT, client_support.cc:176 at
 // v2.30.7-1): no RAS answer, but /proc says which process is stopped and
 // its launcher's environment which rank it is.
 func TestStoppedProcessNamedWithoutRAS(t *testing.T) {
