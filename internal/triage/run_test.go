@@ -454,3 +454,22 @@ func TestRASDeadlineUnderTheInterval(t *testing.T) {
 		t.Fatalf("the script's deadline: %s", s[:120])
 	}
 }
+
+// Where ncclras is installed the script uses it, and keeps what it says
+// when the listener is not NCCL's.
+func TestScriptKeepsWhatNcclrasSays(t *testing.T) {
+	dir := t.TempDir()
+	fake := "#!/bin/sh\necho 'Unexpected response from NCCL: HTTP/1.1 400 Bad Request' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(dir, "ncclras"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, _ := exec.Command("sh", "-c", Script(ScriptOptions{RASDeadline: 10 * time.Second})).Output()
+	s := ParseSample("here", out)
+	if len(s.RAS) != 2 || s.RAS[0].Client != "ncclras" || s.RAS[0].Exit != 1 {
+		t.Fatalf("%+v", s.RAS)
+	}
+	if p := s.RASProblem(); p != `ncclras exited with status 1: "Unexpected response from NCCL: HTTP/1.1 400 Bad Request\n"` {
+		t.Fatalf("%q", p)
+	}
+}
