@@ -10,6 +10,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/capped"
 	"github.com/sparkrig/sparkrig/internal/plan"
+	"github.com/sparkrig/sparkrig/internal/render"
 )
 
 type planOptions struct {
@@ -76,8 +77,8 @@ Exit status: 0 a layout fits, 2 nothing fits, 3 bad input.`,
 	return cmd
 }
 
-// planFormats are the formats `sparkrig plan` writes.
-var planFormats = []string{"text", "json", "markdown", "html"}
+// planFormats are the formats `sparkrig plan` writes: all render draws.
+var planFormats = render.Formats
 
 func runPlan(cmd *cobra.Command, env *Env, o *planOptions, modelArg string) error {
 	var err error
