@@ -38,6 +38,9 @@ type Origin struct {
 	Devices int
 	// BandwidthGBs is the memory bandwidth it measured, 0 where none.
 	BandwidthGBs float64
+	// NotSpark says what the input audited where that is no DGX Spark
+	// and no platform sparkrig has numbers for ("gpu-server nodes").
+	NotSpark string
 }
 
 // ReadMeasured adds one sparkrig JSON output (a doctor report, a bench run,
@@ -258,6 +261,13 @@ func (m *Measured) doctor(name string, b []byte) error {
 	if slices.Contains(profiles, "dgx-spark") {
 		m.Platform = "dgx-spark"
 	}
+	for _, p := range slices.Compact(slices.Sorted(slices.Values(profiles))) {
+		if p == platform.DGXSpark {
+			m.Origins = append(m.Origins, Origin{File: name, Platform: p})
+		} else {
+			m.Origins = append(m.Origins, Origin{File: name, NotSpark: p + " nodes"})
+		}
+	}
 	return nil
 }
 
@@ -286,6 +296,8 @@ func (m Measured) CheckPlatform(target string, peakGBs float64, gpus int) error 
 		switch {
 		case o.Platform != "" && o.Platform != target:
 			return fmt.Errorf("--from %s was measured on %s, not %s: plan with --platform %s, or give a measurement from %s", o.File, o.Platform, target, o.Platform, target)
+		case o.NotSpark != "" && target == platform.DGXSpark:
+			return fmt.Errorf("--from %s audited %s, not DGX Spark: give --platform for their platform, or a report from the Sparks", o.File, o.NotSpark)
 		case o.Platform == "" && gpus > 0 && o.Devices > gpus:
 			return fmt.Errorf("--from %s measured %d GPUs of one host (%.0f GB/s); a %s node has %d: give a measurement from %s, or --platform for the platform it came from", o.File, o.Devices, o.BandwidthGBs, target, gpus, target)
 		case o.Platform == "" && peakGBs > 0 && o.BandwidthGBs > 1.1*peakGBs:

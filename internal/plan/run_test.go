@@ -110,3 +110,25 @@ func FuzzReadMeasured(f *testing.F) {
 		_ = m.OriginPlatform()
 	})
 }
+
+// TestRunRefusesOtherDoctors: a doctor report of GPU servers does not make a
+// DGX Spark plan; one of Sparks gives the node count.
+func TestRunRefusesOtherDoctors(t *testing.T) {
+	doc := func(profile string, n int) []byte {
+		var hosts []string
+		for i := range n {
+			hosts = append(hosts, fmt.Sprintf(`{"host": "n%d", "profile": %q, "status": "audited"}`, i, profile))
+		}
+		return []byte(`{"command": "doctor", "hosts": [` + strings.Join(hosts, ",") + `]}`)
+	}
+	o := runOptions(t, "llama-3.3-70b.json")
+	o.From = []Input{{Name: "doctor.json", Bytes: doc("gpu-server", 2)}}
+	if _, err := Run(context.Background(), o); err == nil || err.Error() != "--from doctor.json audited gpu-server nodes, not DGX Spark: give --platform for their platform, or a report from the Sparks" {
+		t.Errorf("a GPU servers' doctor report: %v", err)
+	}
+	o.From = []Input{{Name: "doctor.json", Bytes: doc("dgx-spark", 2)}}
+	r, err := Run(context.Background(), o)
+	if err != nil || r.Plans[0].Nodes != 2 || r.Plans[0].Platform != "dgx-spark" {
+		t.Errorf("two Sparks' doctor report: %v %+v", err, r)
+	}
+}
