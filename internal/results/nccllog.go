@@ -320,7 +320,12 @@ func NCCLOrigin(prefix []byte) (host []byte, ok bool) {
 		if c1 < 0 || !digits(tok[c1+1:c2]) {
 			continue
 		}
-		return bytes.TrimLeft(tok[:c1], ":"), true
+		host := tok[:c1]
+		// a host name has no ':': one before it ends a tag ("rank3:host:pid:tid")
+		if c := bytes.LastIndexByte(host, ':'); c >= 0 {
+			host = host[c+1:]
+		}
+		return host, true
 	}
 	return nil, false
 }
