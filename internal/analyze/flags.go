@@ -180,7 +180,7 @@ func (a *analysis) flags(l *results.NCCLLog) {
 	}
 	if need := a.set.NCCLMin(a.res.Platform); need != "" && l.Version != "" && !expect.VersionAtLeast(l.Version, need) {
 		a.flag(report.Warn, "nccl.too-old", fmt.Sprintf("NCCL %s is older than %s, the minimum for %s", l.Version, need, a.res.Platform), "NCCL version "+l.Version,
-			"install NCCL >= "+need+" (v2.28.9-1 for DGX Spark) and rebuild nccl-tests against it", "seed 000")
+			"install NCCL >= "+need+" ("+sparkNCCLRelease()+") and rebuild nccl-tests against it", "seed 000")
 	}
 	if l.WarnCount > 0 {
 		a.warnClasses(l)
@@ -231,6 +231,17 @@ func (a *analysis) warnClasses(l *results.NCCLLog) {
 		src = fmt.Sprintf("NCCL source: %s (format %q, releases %s to %s)", first.Where, first.Format, first.First, first.Last)
 	}
 	a.flag(report.Warn, "nccl.warn", msg, ev, fix, src)
+}
+
+// sparkNCCLRelease names the NCCL release a remedy recommends on DGX
+// Spark: the one NVIDIA's DGX Spark NCCL playbook builds, unless a known
+// issue on aarch64 rules it out, and says which it follows.
+func sparkNCCLRelease() string {
+	want, issues := expect.NCCLFor(expect.SparkNCCL, "aarch64", 0)
+	if len(issues) > 0 {
+		return "v" + want + "-1 or later for DGX Spark, not the playbook's v" + expect.SparkNCCL + "-1: known issue " + strings.Join(issues, ", ")
+	}
+	return "v" + want + "-1 for DGX Spark, the release NVIDIA's DGX Spark NCCL playbook builds"
 }
 
 // warnClassFix is the first thing to check for a WARN of each class.

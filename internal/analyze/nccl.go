@@ -35,7 +35,7 @@ func (a *analysis) nccl(o *results.NCCLOutput) {
 		for _, t := range o.Tables {
 			if t.NCCLVersion != "" && !expect.VersionAtLeast(t.NCCLVersion, need) {
 				a.flag(report.Warn, "nccl.too-old", fmt.Sprintf("NCCL %s is older than %s, the minimum for %s", t.NCCLVersion, need, a.res.Platform),
-					"nccl-tests header: nccl-library "+t.NCCLVersion, "install NCCL >= "+need+" (v2.28.9-1 for DGX Spark) and rebuild nccl-tests against it", "seed 000")
+					"nccl-tests header: nccl-library "+t.NCCLVersion, "install NCCL >= "+need+" ("+sparkNCCLRelease()+") and rebuild nccl-tests against it", "seed 000")
 				break
 			}
 		}
