@@ -169,8 +169,9 @@ func (l *NCCLLog) Observe(line []byte) bool {
 		l.InfoLines++
 		l.host(line[:i])
 		msg := rest[len(tagInfo):]
-		// the few INFO messages that report a failure
-		l.quietInfo = !bytes.HasPrefix(msg, []byte("Failed")) && !bytes.HasPrefix(msg, []byte("Call to"))
+		// the few INFO messages that report a failure (a net plugin that
+		// does not load says so in an INFO line)
+		l.quietInfo = !bytes.HasPrefix(msg, []byte("Failed")) && !bytes.HasPrefix(msg, []byte("Call to")) && !bytes.HasPrefix(msg, []byte("NET/Plugin"))
 		l.info(msg)
 		return true
 	case bytes.HasPrefix(rest, tagWarn):
