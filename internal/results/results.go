@@ -54,6 +54,10 @@ type NCCLTable struct {
 	Devices      []NCCLDevice `json:"devices"`
 	Rows         []NCCLRow    `json:"rows"`
 	AvgBusBWGBs  *float64     `json:"avg_busbw_gbs,omitempty"` // the footer; averages every size
+	// Footers counts the "Avg bus bandwidth" footers read into this table:
+	// more than one means several processes each ran a test of their own
+	// (nccl-tests built without MPI=1 and started by a launcher).
+	Footers int `json:"footers,omitempty"`
 	WrongResults int64        `json:"wrong_results"`
 	// PeakBusBWGBs is the best busbw of any row (either placement) and PeakSize its message size.
 	PeakBusBWGBs float64 `json:"peak_busbw_gbs"`
