@@ -220,7 +220,10 @@ func (m *ErrorMatcher) Hits() []ErrorHit {
 		if out[i].Score != out[j].Score {
 			return out[i].Score > out[j].Score
 		}
-		return out[i].Line < out[j].Line
+		if out[i].Line != out[j].Line {
+			return out[i].Line < out[j].Line
+		}
+		return out[i].Signature.ID < out[j].Signature.ID
 	})
 	return out
 }
