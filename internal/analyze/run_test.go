@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,4 +54,27 @@ func TestRun(t *testing.T) {
 	if _, err := Run(ctx, Inputs{Files: []string{log}}, Options{}); err == nil {
 		t.Error("an interrupted run reported no error")
 	}
+}
+
+// An NCCL remedy on DGX Spark names the release NVIDIA's playbook builds
+// (v2.30.7-1 in nvidia/nccl/README.md), which no known issue rules out.
+func TestSparkNCCLRelease(t *testing.T) {
+	if got := sparkNCCLRelease(); got != "v2.30.7-1 for DGX Spark, the release NVIDIA's DGX Spark NCCL playbook builds" {
+		t.Errorf("got %q", got)
+	}
+}
+
+// XLA's wrapper line is named, and the NCCL warning it quotes is told by
+// where NCCL raises it (pasted/54, jax-ml/jax #22747).
+func TestXLAWrapperQuotedWarning(t *testing.T) {
+	a := analyseFixture(t, "pasted/54_xla_comm_init_last_warning.txt", Options{})
+	for _, f := range a.Flags {
+		if f.ID == "error.xla-nccl-failure" {
+			if !strings.Contains(f.Message, `the quoted warning "socketTryAccept: Accept failed: Bad file descriptor" comes from sockets and bootstrap`) {
+				t.Errorf("message %q", f.Message)
+			}
+			return
+		}
+	}
+	t.Errorf("no error.xla-nccl-failure in %+v", a.Flags)
 }

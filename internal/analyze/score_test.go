@@ -157,3 +157,19 @@ func TestTruthIDs(t *testing.T) {
 		t.Fatalf("%d slugs", len(ids))
 	}
 }
+
+// The field cases kept in testdata (one or more real pastes per cause
+// class analyze names from them) are read right: the thread's cause first,
+// nothing raised on a healthy paste.
+func TestFieldCases(t *testing.T) {
+	ids := truthIDs(t)
+	cases := readFieldCases(t, "testdata/field-cases")
+	if len(cases) < 15 {
+		t.Fatalf("%d cases", len(cases))
+	}
+	for _, c := range cases {
+		if v, top := scoreCase(ids, c); v != "right" {
+			t.Errorf("%s: %s (truth %s, first %q)", c.name, v, c.truth, top)
+		}
+	}
+}

@@ -129,7 +129,7 @@ func candidate(line []byte, literals bool) bool {
 			// the INFO lines that carry an error start so: "Failed to open
 			// libibverbs.so", "Call to connect returned Connection refused"
 			rest = rest[5:]
-			return bytes.HasPrefix(rest, []byte("Failed")) || bytes.HasPrefix(rest, []byte("Call to"))
+			return bytes.HasPrefix(rest, []byte("Failed")) || bytes.HasPrefix(rest, []byte("Call to")) || bytes.HasPrefix(rest, []byte("NET/Plugin"))
 		}
 		if bytes.HasPrefix(rest, []byte("WARN ")) || bytes.HasPrefix(rest, []byte("ATTN ")) || bytes.HasPrefix(rest, []byte("error")) {
 			return true
@@ -220,7 +220,10 @@ func (m *ErrorMatcher) Hits() []ErrorHit {
 		if out[i].Score != out[j].Score {
 			return out[i].Score > out[j].Score
 		}
-		return out[i].Line < out[j].Line
+		if out[i].Line != out[j].Line {
+			return out[i].Line < out[j].Line
+		}
+		return out[i].Signature.ID < out[j].Signature.ID
 	})
 	return out
 }
