@@ -103,7 +103,7 @@ func startServers(b *testing.B, mode string, n int) (config string, hosts []stri
 }
 
 func BenchmarkRemote(b *testing.B) {
-	for _, n := range []int{1, 32, 256, 1000} {
+	for _, n := range []int{1, 32, 256, 1000, 4000, 10000} {
 		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) { benchRemote(b, "capture", n) })
 	}
 }
