@@ -19,7 +19,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sparkrig/sparkrig/internal/capture"
-	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -39,7 +38,7 @@ type Node struct {
 	Status string
 	// Pings are the DF-ping mesh probes sent from this host; Meshed says
 	// the mesh ran (over SSH only).
-	Pings  []cluster.PingResult
+	Pings  []facts.PingResult
 	Meshed bool
 }
 
@@ -56,6 +55,14 @@ type Options struct {
 	Timeout     time.Duration
 	// NoPing skips the ping mesh.
 	NoPing bool
+	// PingPlan, given the captured nodes' facts, lists whom each host pings
+	// (cluster.PlanPings); without one the mesh does not run.
+	PingPlan func(nodes []*facts.Node) map[string][]facts.PingTarget
+	// Keep says which of a node's evidence (snapshot storage keys) is held
+	// once its facts are read (fix.Evidence: what the fix plan reads); the
+	// rest is dropped as each node arrives, so a run holds facts, not
+	// captures. nil holds everything (a command that writes snapshots).
+	Keep func(key string) bool
 	// Sudo captures as root (directly, or through sudo -n: never a password
 	// prompt), for commands that must read root-only files (fix).
 	Sudo        bool
@@ -101,6 +108,9 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 			caps[i].Snap = nil
 		} else {
 			caps[i].Facts = facts.FromSnapshot(s)
+			if o.Keep != nil {
+				s.Release(o.Keep)
+			}
 		}
 		return err
 	})
@@ -113,12 +123,12 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 		}
 	}
 	mu.Unlock()
-	if !o.NoPing {
+	if !o.NoPing && o.PingPlan != nil {
 		pingMesh(ctx, o, r, caps)
 	}
 	for i := range caps {
-		if caps[i].Snap != nil && caps[i].Meshed {
-			caps[i].Snap.AddCmd(snapshot.Item{Name: cluster.PingEvidence, Argv: []string{"sparkrig", "ping-mesh"}}, cluster.EncodePings(caps[i].Pings), nil)
+		if caps[i].Snap != nil && caps[i].Meshed && (o.Keep == nil || o.Keep(snapshot.CmdKey(facts.PingEvidence, "stdout"))) {
+			caps[i].Snap.AddCmd(snapshot.Item{Name: facts.PingEvidence, Argv: []string{"sparkrig", "ping-mesh"}}, facts.EncodePings(caps[i].Pings), nil)
 		}
 	}
 	return caps
@@ -190,19 +200,17 @@ func Status(err error) string {
 // another captured host, through the runner that captured them.
 func pingMesh(ctx context.Context, o Options, r runner.Runner, caps []Node) {
 	var nodes []*facts.Node
-	var rails []cluster.Rail
 	idx := map[string]int{}
 	for i, c := range caps {
 		if c.Facts != nil {
 			nodes = append(nodes, c.Facts)
-			rails = append(rails, cluster.Rails(c.Facts)...)
 			idx[c.Host] = i
 		}
 	}
 	if len(nodes) < 2 {
 		return
 	}
-	plan := cluster.PingPlan(cluster.Segments(rails))
+	plan := o.PingPlan(nodes)
 	var from []string
 	for _, n := range nodes {
 		caps[idx[n.Host]].Meshed = true
@@ -217,8 +225,8 @@ func pingMesh(ctx context.Context, o Options, r runner.Runner, caps []Node) {
 	fan.Each(ctx, from, func(ctx context.Context, _ int, host string) error {
 		i := idx[host]
 		ts := plan[host]
-		out, _, err := runner.Run(ctx, r, host, runner.Shell, strings.NewReader(cluster.PingScript(ts)))
-		res := cluster.ParsePingScript(ts, out)
+		out, _, err := runner.Run(ctx, r, host, runner.Shell, strings.NewReader(capture.PingScript(ts)))
+		res := facts.ParsePingScript(ts, out)
 		if runner.Answered(err) {
 			err = nil // a probe that failed is in its own line
 		}
@@ -338,8 +346,8 @@ func readWithDeadline(p string) (*snapshot.Snapshot, error) {
 // FromSnapshot is the node a snapshot holds, its facts read once.
 func FromSnapshot(s *snapshot.Snapshot, source string) Node {
 	n := Node{Host: s.Manifest.Host, Source: source, Snap: s, Facts: facts.FromSnapshot(s)}
-	if b, _, ok := s.Cmd(cluster.PingEvidence); ok {
-		if pings, err := cluster.DecodePings(b); err == nil {
+	if b, _, ok := s.Cmd(facts.PingEvidence); ok {
+		if pings, err := facts.DecodePings(b); err == nil {
 			n.Pings, n.Meshed = pings, true
 		}
 	}

@@ -61,7 +61,7 @@ func topologyFinding(a *Analysis, why string) report.Finding {
 
 // Report builds the report section, adding the ping mesh's findings (nil
 // pings: the mesh did not run, e.g. when auditing snapshots).
-func (a *Analysis) Report(pings []PingResult, meshRan bool) *report.Cluster {
+func (a *Analysis) Report(pings []facts.PingResult, meshRan bool) *report.Cluster {
 	c := &report.Cluster{Topology: string(a.Topology), Links: a.Links, Findings: append([]report.Finding(nil), a.Findings...)}
 	if c.Links == nil {
 		c.Links = []report.Link{}
@@ -77,7 +77,7 @@ func (a *Analysis) Report(pings []PingResult, meshRan bool) *report.Cluster {
 }
 
 // markPingProblems adds failed probes to the links they crossed.
-func markPingProblems(links []report.Link, pings []PingResult) {
+func markPingProblems(links []report.Link, pings []facts.PingResult) {
 	for _, p := range pings {
 		if !p.FullOK || p.Full.Received == p.Full.Sent {
 			continue

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sparkrig/sparkrig/internal/capture"
 	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
@@ -323,43 +324,11 @@ func verbatim(t testing.TB, path string) []byte {
 	return []byte(fixture.ReadBlocks(t, path)[0])
 }
 
-func TestParsePing(t *testing.T) {
-	for _, tt := range []struct {
-		file string
-		want PingStats
-	}{
-		{"01_iputils_df-9000_both-ends-9000_ok.txt", PingStats{Sent: 3, Received: 3, AvgRTTms: 0.047}},
-		{"02_iputils_df-9000_far-end-1500_100pct-loss.txt", PingStats{Sent: 3}},
-		{"03_iputils_df-9000_local-mtu-1500_message-too-long.txt", PingStats{Sent: 1}},
-		{"04_iputils_no-such-peer_100pct-loss.txt", PingStats{Sent: 3}},
-	} {
-		got, ok := ParsePing(verbatim(t, "testdata/ping/"+tt.file))
-		if !ok || got != tt.want {
-			t.Errorf("%s: %+v %v", tt.file, got, ok)
-		}
-	}
-	if _, ok := ParsePing([]byte("ping: invalid argument: '-M'\n")); ok {
-		t.Error("parsed an option error")
-	}
-}
-
-func FuzzParsePing(f *testing.F) {
-	for _, n := range []string{"01_iputils_df-9000_both-ends-9000_ok.txt", "02_iputils_df-9000_far-end-1500_100pct-loss.txt", "03_iputils_df-9000_local-mtu-1500_message-too-long.txt"} {
-		f.Add(verbatim(f, "testdata/ping/"+n))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if s, ok := ParsePing(b); ok && (s.Sent < 0 || s.Received < 0) {
-			t.Errorf("negative counts %+v", s)
-		}
-		ParsePingScript([]PingTarget{{}}, b)
-	})
-}
-
 func TestPingScriptQuotesNetDevs(t *testing.T) {
 	nodes := pair()
 	nodes[0].NetDevs[0].Name = "en$(reboot)"
 	ts := PingPlan(Analyze(nodes).Segments)["spark-01"]
-	got := strings.SplitN(PingScript(ts), "\n", 5)[3]
+	got := strings.SplitN(capture.PingScript(ts), "\n", 5)[3]
 	want := `( ping -n -M do -s 8972 -c 3 -i 0.2 -W 1 -I 'en$(reboot)' 192.168.100.11 > "$T/0" 2>&1; r=$?; echo $r > "$T/0.rc"; ` +
 		`if [ $r -ne 0 ]; then ping -n -M do -s 1472 -c 1 -W 1 -I 'en$(reboot)' 192.168.100.11 > "$T/0.s" 2>&1; echo $? > "$T/0.src"; fi ) &`
 	if got != want {
@@ -375,12 +344,12 @@ func TestPingMeshFindings(t *testing.T) {
 	if len(plan["spark-01"]) != 2 || len(plan["spark-02"]) != 2 || plan["spark-02"][0].Size() != 1472 || plan["spark-01"][0].Size() != 8972 {
 		t.Fatalf("plan: %+v", plan)
 	}
-	okOut := verbatim(t, "testdata/ping/01_iputils_df-9000_both-ends-9000_ok.txt")
-	lossOut := verbatim(t, "testdata/ping/02_iputils_df-9000_far-end-1500_100pct-loss.txt")
+	okOut := verbatim(t, "../facts/testdata/ping/01_iputils_df-9000_both-ends-9000_ok.txt")
+	lossOut := verbatim(t, "../facts/testdata/ping/02_iputils_df-9000_far-end-1500_100pct-loss.txt")
 	small := []byte("1 packets transmitted, 1 received, 0% packet loss, time 0ms\nrtt min/avg/max/mdev = 0.050/0.050/0.050/0.000 ms\n")
 	// spark-01's first target crosses the 1500 link, the second the healthy twin.
 	out := "@@ping 0 1\n" + string(lossOut) + "@@small 0 0\n" + string(small) + "@@ping 1 0\n" + string(okOut)
-	res := ParsePingScript(plan["spark-01"], []byte(out))
+	res := facts.ParsePingScript(plan["spark-01"], []byte(out))
 	got := notOK(PingFindings(res))
 	want := []string{"fail cluster.df-ping enp1s0f1np1 → spark-02 192.168.100.11: 0/3 replies (100% loss) at 9000-byte frames; 1500-byte frames pass"}
 	if diff := cmp.Diff(want, got); diff != "" {

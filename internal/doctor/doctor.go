@@ -115,7 +115,7 @@ func auditCluster(fs []*facts.Node, nodes []acquire.Node) *report.Cluster {
 	if len(fs) < 2 {
 		return nil
 	}
-	var pings []cluster.PingResult
+	var pings []facts.PingResult
 	meshed := false
 	for _, c := range nodes {
 		pings = append(pings, c.Pings...)
