@@ -16,6 +16,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/acquire"
 	"github.com/sparkrig/sparkrig/internal/capture"
+	"github.com/sparkrig/sparkrig/internal/fix"
 	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/testrig/loopssh"
 )
@@ -120,7 +121,7 @@ func benchRemote(b *testing.B, mode string, n int) {
 		b.Fatal(err)
 	}
 	o := acquire.Options{Dialer: d, Parallel: remote.DefaultParallel, HostTimeout: 60 * time.Second,
-		Timeout: 10 * time.Minute, NoPing: true}
+		Timeout: 10 * time.Minute, NoPing: true, Keep: fix.Evidence}
 	before := cpuTime()
 	b.ResetTimer()
 	failed := 0
