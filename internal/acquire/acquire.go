@@ -98,6 +98,7 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 	fan := remote.FanOut{Parallel: o.Parallel, PerHost: o.HostTimeout, Progress: prog.update}
 	results := fan.Each(ctx, hosts, func(ctx context.Context, i int, host string) error {
 		s, err := captureOne(ctx, r, host, script, o.ToolVersion, o.Sudo)
+		release(r, host)
 		mu.Lock()
 		defer mu.Unlock()
 		if closed {
@@ -132,6 +133,16 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 		}
 	}
 	return caps
+}
+
+// release hands back host's connection where the runner keeps one (SSH):
+// a fan-out holds connections for the hosts it is working on, not for
+// every host it has reached (at thousands of hosts, their buffers were most
+// of the run's memory). A later command on the host dials again.
+func release(r runner.Runner, host string) {
+	if rel, ok := r.(interface{ Release(host string) }); ok {
+		rel.Release(host)
+	}
 }
 
 // transportName is how a runner is named as a node's source: "ssh",
@@ -226,6 +237,7 @@ func pingMesh(ctx context.Context, o Options, r runner.Runner, caps []Node) {
 		i := idx[host]
 		ts := plan[host]
 		out, _, err := runner.Run(ctx, r, host, runner.Shell, strings.NewReader(capture.PingScript(ts)))
+		release(r, host)
 		res := facts.ParsePingScript(ts, out)
 		if runner.Answered(err) {
 			err = nil // a probe that failed is in its own line
