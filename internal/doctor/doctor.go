@@ -15,6 +15,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/fix"
+	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -94,7 +95,7 @@ func Audit(nodes []acquire.Node, opt Options) Result {
 	res.Report = r
 	res.Plan, res.Detected, res.PlanErr = plan(res.Nodes, opt.Fix)
 	if res.Plan != nil {
-		attach(r, fix.Remedies(res.Plan, "--hosts "+strings.Join(hostNames(fs), ",")))
+		attach(r, fix.Remedies(res.Plan, "--hosts "+remote.CompressHostList(hostNames(fs))))
 		clusterSettings(r, res.Plan, fs)
 	}
 	r.Status = r.Overall()

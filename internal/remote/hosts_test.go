@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -31,7 +33,7 @@ func TestParseHostList(t *testing.T) {
 		{in: "spark-[04-01]", err: `host range "spark-[04-01]": bad range "04-01"`},
 		{in: "spark-[01-04", err: `host range "spark-[01-04": missing ]`},
 		{in: "spark-[a-b]", err: `host range "spark-[a-b]": "a" is not a number`},
-		{in: "n[1-99999]", err: "more than 4096"},
+		{in: "n[1-99999]", err: "more than 16384"},
 		{in: ",", err: "empty host list"},
 	} {
 		got, err := ParseHostList(tt.in)
@@ -391,5 +393,41 @@ func TestIncludeOfWhatIsNotAConfigIsRefused(t *testing.T) {
 	}
 	if e, err := c.Resolve("spark-01"); err != nil || e.User != "admin" {
 		t.Errorf("spark-01 = %+v, %v", e, err)
+	}
+}
+
+// CompressHostList is read back by ParseHostList as the same hosts in the
+// same order, for any mix of numbered, padded and unnumbered names.
+func TestCompressHostListRoundTrips(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"node-00001", "node-00002", "node-00003"}, "node-[00001-00003]"},
+		{[]string{"spark-9", "spark-10", "spark-11", "gpu1.lan", "gpu2.lan", "head"}, "spark-[9-11],gpu1.lan,gpu2.lan,head"},
+		{[]string{"n08", "n09", "n10", "n12"}, "n[08-10],n12"},
+		{[]string{"n3", "n2", "n1"}, "n3,n2,n1"},
+		{[]string{"a1", "a01"}, "a1,a01"},
+	} {
+		got := CompressHostList(c.in)
+		if got != c.want {
+			t.Errorf("%q: got %q, want %q", c.in, got, c.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		var hosts []string
+		seen := map[string]bool{}
+		for range 1 + rng.IntN(60) {
+			h := fmt.Sprintf("%s%0*d%s", []string{"n", "spark-", "r1-gpu", ""}[rng.IntN(4)], rng.IntN(4), rng.IntN(30), []string{"", ".lan", "b"}[rng.IntN(3)])
+			if !seen[h] && h != "" {
+				seen[h] = true
+				hosts = append(hosts, h)
+			}
+		}
+		back, err := ParseHostList(CompressHostList(hosts))
+		if err != nil || !slices.Equal(back, hosts) {
+			t.Fatalf("%q → %q → %q, %v", hosts, CompressHostList(hosts), back, err)
+		}
 	}
 }
