@@ -15,7 +15,6 @@ import (
 	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/fix"
-	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -95,7 +94,7 @@ func Audit(nodes []acquire.Node, opt Options) Result {
 	res.Report = r
 	res.Plan, res.Detected, res.PlanErr = plan(res.Nodes, opt.Fix)
 	if res.Plan != nil {
-		attach(r, fix.Remedies(res.Plan, "--hosts "+remote.CompressHostList(hostNames(fs))))
+		attach(r, fix.Remedies(res.Plan, "--hosts "+report.HostRanges(hostNames(fs))))
 		clusterSettings(r, res.Plan, fs)
 	}
 	r.Status = r.Overall()

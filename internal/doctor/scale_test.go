@@ -1,10 +1,15 @@
 package doctor_test
 
 import (
+	"bytes"
 	"fmt"
 	"io"
+	"maps"
+	"math/rand/v2"
 	"regexp"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -109,9 +114,81 @@ func peakRSSMiB() float64 {
 	return float64(ru.Maxrss) / 1024 // Linux reports KiB
 }
 
-func TestShowFleet(t *testing.T) {
-	nodes := fleet(t, 4, nil)
-	var b strings.Builder
-	doctorRun(t, nodes, &b)
-	t.Log(b.String())
+// Of a fleet larger than a document spells out host by host, the text
+// names every node that differs from the others, whichever they are and
+// however they differ, and folds the rest into one line; the JSON lists
+// every host. (BenchmarkDoctor runs the same at 10,000 nodes.)
+func TestTextNamesTheNodesThatDiffer(t *testing.T) {
+	const n, odd = 300, 7
+	rng := rand.New(rand.NewPCG(38, 7))
+	differs := map[int]string{}
+	for len(differs) < odd {
+		differs[rng.IntN(n)] = ""
+	}
+	ways := []func(map[string][]byte){
+		func(d map[string][]byte) { d["files/proc/sys/net/core/rmem_max"] = []byte("212992\n") },
+		func(d map[string][]byte) {
+			d["files/proc/cmdline"] = append(bytes.TrimSpace(d["files/proc/cmdline"]), " iommu=off\n"...)
+		},
+		func(d map[string][]byte) {
+			d[snapshot.CmdKey("env", "stdout")] = bytes.Replace(d[snapshot.CmdKey("env", "stdout")], []byte("NCCL_IB_GID_INDEX=3"), []byte("NCCL_IB_GID_INDEX=1"), 1)
+		},
+	}
+	k := 0
+	way := map[int]int{}
+	for i := range differs {
+		differs[i] = fmt.Sprintf("node-%05d", i+1)
+		way[i] = k % len(ways)
+		k++
+	}
+	nodes := fleet(t, n, func(i int, d map[string][]byte) {
+		if _, ok := differs[i]; ok {
+			ways[way[i]](d)
+		}
+	})
+	var text strings.Builder
+	res := doctorRun(t, nodes, &text)
+	out := text.String()
+	// The healthy nodes are one section (the first healthy node) and one
+	// line naming the others; every other name in the text is a node that
+	// differs.
+	// the largest fold: "the same on N more hosts: …" up to its blank line
+	var rest, fold string
+	most := 0
+	for _, m := range regexp.MustCompile(`the same on (\d+) more hosts:\s`).FindAllStringSubmatchIndex(out, -1) {
+		if c, _ := strconv.Atoi(out[m[2]:m[3]]); c > most {
+			most, rest, fold = c, out[:m[0]], out[m[1]:]
+		}
+	}
+	if most < n-odd-1 {
+		t.Fatalf("no line folds the %d healthy hosts:\n%s", n-odd-1, out)
+	}
+	_, after, _ := strings.Cut(fold, "\n\n")
+	named := map[string]bool{}
+	for _, h := range regexp.MustCompile(`node-\d{5}`).FindAllString(rest+after, -1) {
+		named[h] = true
+	}
+	first := 0
+	for differs[first] != "" {
+		first++
+	}
+	for h := range named {
+		if !slices.Contains(slices.Collect(maps.Values(differs)), h) && h != fmt.Sprintf("node-%05d", first+1) {
+			t.Errorf("%s is like the others but is named", h)
+		}
+	}
+	for _, h := range differs {
+		if !named[h] {
+			t.Errorf("%s differs but is not named", h)
+		}
+	}
+	if lines := strings.Count(out, "\n"); lines > 300 {
+		t.Errorf("%d lines of text for %d nodes", lines, n)
+	}
+	if len(res.Report.Hosts) != n {
+		t.Errorf("report holds %d hosts, want %d", len(res.Report.Hosts), n)
+	}
+	if t.Failed() {
+		t.Log(out)
+	}
 }

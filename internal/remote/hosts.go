@@ -43,64 +43,6 @@ func ParseHostList(s string) ([]string, error) {
 	return out, nil
 }
 
-// CompressHostList writes hosts as ParseHostList reads them back, in the
-// same order: a run of three or more names that differ only in a number
-// counting up by one (node-00001, node-00002, node-00003, …) becomes one
-// range (node-[00001-00003]), so a command line naming ten thousand nodes
-// stays a line.
-func CompressHostList(hosts []string) string {
-	var parts []string
-	for i := 0; i < len(hosts); {
-		pre, num, suf, ok := splitNumber(hosts[i])
-		j := i + 1
-		if ok {
-			first, _ := strconv.Atoi(num)
-			for j < len(hosts) {
-				p, n, s, ok := splitNumber(hosts[j])
-				v, _ := strconv.Atoi(n)
-				if !ok || p != pre || s != suf || v != first+(j-i) || rangeValue(num, v) != n {
-					break
-				}
-				j++
-			}
-		}
-		if j-i < 3 || strings.ContainsAny(pre+suf, "[],") {
-			parts = append(parts, hosts[i])
-			j = i + 1
-		} else {
-			_, last, _, _ := splitNumber(hosts[j-1])
-			parts = append(parts, pre+"["+num+"-"+last+"]"+suf)
-		}
-		i = j
-	}
-	return strings.Join(parts, ",")
-}
-
-// splitNumber cuts a host name around its last run of digits.
-func splitNumber(h string) (pre, num, suf string, ok bool) {
-	end := strings.LastIndexAny(h, "0123456789")
-	if end < 0 {
-		return h, "", "", false
-	}
-	start := end
-	for start > 0 && h[start-1] >= '0' && h[start-1] <= '9' {
-		start--
-	}
-	if end+1-start > 9 {
-		return h, "", "", false // no range of such numbers is written
-	}
-	return h[:start], h[start : end+1], h[end+1:], true
-}
-
-// rangeValue is how a range whose low end is written lo writes v.
-func rangeValue(lo string, v int) string {
-	width := 0
-	if len(lo) > 1 && lo[0] == '0' {
-		width = len(lo)
-	}
-	return fmt.Sprintf("%0*d", width, v)
-}
-
 // splitOutsideBrackets splits on commas that are not inside [...].
 func splitOutsideBrackets(s string) []string {
 	var out []string

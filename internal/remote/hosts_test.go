@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 func TestParseHostList(t *testing.T) {
@@ -396,9 +398,9 @@ func TestIncludeOfWhatIsNotAConfigIsRefused(t *testing.T) {
 	}
 }
 
-// CompressHostList is read back by ParseHostList as the same hosts in the
+// report.HostRanges is read back by ParseHostList as the same hosts in the
 // same order, for any mix of numbered, padded and unnumbered names.
-func TestCompressHostListRoundTrips(t *testing.T) {
+func TestHostRangesRoundTrips(t *testing.T) {
 	for _, c := range []struct {
 		in   []string
 		want string
@@ -409,7 +411,7 @@ func TestCompressHostListRoundTrips(t *testing.T) {
 		{[]string{"n3", "n2", "n1"}, "n3,n2,n1"},
 		{[]string{"a1", "a01"}, "a1,a01"},
 	} {
-		got := CompressHostList(c.in)
+		got := report.HostRanges(c.in)
 		if got != c.want {
 			t.Errorf("%q: got %q, want %q", c.in, got, c.want)
 		}
@@ -425,9 +427,9 @@ func TestCompressHostListRoundTrips(t *testing.T) {
 				hosts = append(hosts, h)
 			}
 		}
-		back, err := ParseHostList(CompressHostList(hosts))
+		back, err := ParseHostList(report.HostRanges(hosts))
 		if err != nil || !slices.Equal(back, hosts) {
-			t.Fatalf("%q → %q → %q, %v", hosts, CompressHostList(hosts), back, err)
+			t.Fatalf("%q → %q → %q, %v", hosts, report.HostRanges(hosts), back, err)
 		}
 	}
 }
