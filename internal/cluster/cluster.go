@@ -78,18 +78,20 @@ func (a *Analysis) Report(pings []facts.PingResult, meshRan bool) *report.Cluste
 
 // markPingProblems adds failed probes to the links they crossed.
 func markPingProblems(links []report.Link, pings []facts.PingResult) {
+	var ends map[[2]string][]int
 	for _, p := range pings {
 		if !p.FullOK || p.Full.Received == p.Full.Sent {
 			continue
 		}
-		for i := range links {
+		if ends == nil {
+			ends = linkEnds(links)
+		}
+		for _, i := range ends[[2]string{p.From.Host, p.From.NetDev}] {
 			l := &links[i]
-			if l.A.Host == p.From.Host && l.A.NetDev == p.From.NetDev || l.B.Host == p.From.Host && l.B.NetDev == p.From.NetDev {
-				if l.B.Host != SwitchHost && l.A.Host != p.To.Host && l.B.Host != p.To.Host {
-					continue
-				}
-				l.Flag(report.LinkFaulty, fmt.Sprintf("DF ping %s→%s at MTU %d: %d/%d replies", p.From.Host, p.To.Host, p.From.MTU, p.Full.Received, p.Full.Sent))
+			if l.B.Host != SwitchHost && l.A.Host != p.To.Host && l.B.Host != p.To.Host {
+				continue
 			}
+			l.Flag(report.LinkFaulty, fmt.Sprintf("DF ping %s→%s at MTU %d: %d/%d replies", p.From.Host, p.To.Host, p.From.MTU, p.Full.Received, p.Full.Sent))
 		}
 	}
 }

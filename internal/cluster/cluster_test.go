@@ -419,3 +419,79 @@ func TestTwoNodesBehindASwitch(t *testing.T) {
 		t.Errorf("LLDP from a switch: %s", a.Topology)
 	}
 }
+
+// switchOf puts n nodes on one switch with two rails each.
+func switchOf(n int) []*facts.Node {
+	var out []*facts.Node
+	for i := range n {
+		out = append(out, node(fmt.Sprintf("spark-%02d", i+1),
+			fmt.Sprintf("enp1s0f1np1=10.100.%d.%d/16@9000", (i+1)>>8, (i+1)&0xff),
+			fmt.Sprintf("enP2p1s0f1np1=10.101.%d.%d/16@9000", (i+1)>>8, (i+1)&0xff)))
+	}
+	return out
+}
+
+// On a segment of any size, every rail pings min(rails-1, PingPeers)
+// distinct peers and is pinged by as many: the mesh grows with the node
+// count, and every rail is tested in both directions.
+func TestPingPlanIsBoundedAndCoversEveryRail(t *testing.T) {
+	for _, n := range []int{2, 3, 16, 17, 18, 40, 257, 1000} {
+		plan := PlanPings(switchOf(n))
+		want := min(n-1, PingPeers)
+		sent := map[string]int{}
+		got := map[string]int{}
+		for host, ts := range plan {
+			seen := map[string]bool{}
+			for _, tg := range ts {
+				k := tg.From.NetDev + ">" + tg.To.Host
+				if tg.To.Host == host || seen[k] || tg.From.Host != host || tg.To.Subnet() != tg.From.Subnet() {
+					t.Fatalf("%d nodes: %s: bad or repeated target %+v", n, host, tg)
+				}
+				seen[k] = true
+				sent[host+" "+tg.From.NetDev]++
+				got[tg.To.Host+" "+tg.To.NetDev]++
+			}
+		}
+		if len(sent) != 2*n || len(got) != 2*n {
+			t.Errorf("%d nodes: %d rails send, %d are pinged, want %d", n, len(sent), len(got), 2*n)
+		}
+		for r, c := range sent {
+			if c != want || got[r] != want {
+				t.Errorf("%d nodes: %s sends %d, is pinged %d times, want %d", n, r, c, got[r], want)
+				break
+			}
+		}
+	}
+}
+
+// A large mesh whose probes pass is one finding per rail; a probe that
+// fails is its own finding, named.
+func TestPingFindingsFoldPassingProbes(t *testing.T) {
+	plan := PlanPings(switchOf(40))
+	okOut := string(verbatim(t, "../facts/testdata/ping/01_iputils_df-9000_both-ends-9000_ok.txt"))
+	lossOut := string(verbatim(t, "../facts/testdata/ping/02_iputils_df-9000_far-end-1500_100pct-loss.txt"))
+	var out strings.Builder
+	for i := range plan["spark-07"] {
+		if i == 5 {
+			fmt.Fprintf(&out, "@@ping %d 1\n%s", i, lossOut)
+		} else {
+			fmt.Fprintf(&out, "@@ping %d 0\n%s", i, okOut)
+		}
+	}
+	fs := PingFindings(facts.ParsePingScript(plan["spark-07"], []byte(out.String())))
+	var got []string
+	for _, f := range fs {
+		got = append(got, string(f.Severity)+" "+f.Subject)
+	}
+	bad := plan["spark-07"][5]
+	want := []string{
+		"fail " + bad.From.NetDev + " → " + bad.To.Host + " " + bad.To.Addr.Addr().String(),
+		"ok enp1s0f1np1 → 15 peers", "ok enP2p1s0f1np1 → 16 peers",
+	}
+	if bad.From.NetDev != "enp1s0f1np1" {
+		want[1], want[2] = "ok enp1s0f1np1 → 16 peers", "ok enP2p1s0f1np1 → 15 peers"
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
