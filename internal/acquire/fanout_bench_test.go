@@ -30,7 +30,7 @@ import (
 //
 //	go test ./internal/acquire -run '^$' -bench 'BenchmarkRemote/hosts=1000$' -benchtime 1x
 //
-// scripts/bench-fanout.sh runs every size.
+// scripts/bench-scale.sh runs every size.
 
 const serverEnv = "SPARKRIG_LOOPSSH_SERVERS"
 
