@@ -17,6 +17,8 @@ type Analysis struct {
 	Cables   []Cable
 	Links    []report.Link
 	Findings []report.Finding
+	// Skipped are the registry's checks that did not apply, and why.
+	Skipped []report.Skipped
 }
 
 // Analyze works out links, topology and cross-node consistency.
@@ -42,11 +44,9 @@ func Analyze(nodes []*facts.Node) *Analysis {
 	links = judgeLinks(nodes, a.Segments, links)
 	a.Links = links
 	a.Findings = append(a.Findings, fs...)
-	a.Findings = append(a.Findings, identity(nodes)...)
-	a.Findings = append(a.Findings, ringFindings(nodes, a)...)
-	a.Findings = append(a.Findings, consistency(nodes, ringNodes(a))...)
-	a.Findings = append(a.Findings, ibHCAOrder(nodes)...)
-	a.Findings = append(a.Findings, ncclBuilds(nodes)...)
+	fs, skipped := runRegistry(nodes, a)
+	a.Findings = append(a.Findings, fs...)
+	a.Skipped = skipped
 	return a
 }
 

@@ -495,3 +495,41 @@ func TestPingFindingsFoldPassingProbes(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", d)
 	}
 }
+
+// A cluster check runs over the nodes that have what it needs; the others
+// are named in one not-evaluated finding, never counted as passing. A check
+// that does not apply to the topology is skipped with why.
+func TestRegistryNeedsAndApplies(t *testing.T) {
+	saved := Registry
+	defer func() { Registry = saved }()
+	var ran []string
+	Registry = []Check{
+		{ID: "cluster.test", Title: "test", Needs: []string{facts.SrcSysctl},
+			Run: func(ns []*facts.Node, _ *Analysis) []report.Finding {
+				for _, n := range ns {
+					ran = append(ran, n.Host)
+				}
+				return nil
+			}},
+		saved[1], // the ring's
+	}
+	nodes := switchOf(5)
+	delete(nodes[1].Sources, facts.SrcSysctl)
+	nodes[3].Sources[facts.SrcSysctl] = facts.SourceStatus{Status: "denied"}
+	a := Analyze(nodes)
+	if d := cmp.Diff([]string{"spark-01", "spark-03", "spark-05"}, ran); d != "" {
+		t.Errorf("ran over (-want +got):\n%s", d)
+	}
+	var got []string
+	for _, f := range a.Findings {
+		if f.ID == "cluster.test" {
+			got = append(got, string(f.Severity)+" "+f.Observed)
+		}
+	}
+	if d := cmp.Diff([]string{"not-evaluated sysctl not read on 2 nodes: spark-02, spark-04"}, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if len(a.Skipped) != 1 || a.Skipped[0].ID != "cluster.ring" {
+		t.Errorf("skipped: %+v", a.Skipped)
+	}
+}
