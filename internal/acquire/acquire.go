@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -110,7 +112,7 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 		} else {
 			caps[i].Facts = facts.FromSnapshot(s)
 			if o.Keep != nil {
-				s.Release(o.Keep)
+				caps[i].Snap = Reduce(s, o.Keep)
 			}
 		}
 		return err
@@ -133,6 +135,42 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 		}
 	}
 	return caps
+}
+
+// Reduce is what a run keeps of a snapshot once its facts are read: the
+// data keep accepts, and of the manifest the items keep names, the items
+// in the same directories (what a listing of those directories returns)
+// and the glob items (what says a file was looked for), so a reader of the
+// kept files can still tell a file that is absent from one not captured.
+// The rest, and the lookup index the facts were read through, are dropped:
+// held for ten thousand nodes, they were most of a run's memory.
+func Reduce(s *snapshot.Snapshot, keep func(key string) bool) *snapshot.Snapshot {
+	itemKey := func(it snapshot.Item) string {
+		if it.Kind == snapshot.KindCmd {
+			return snapshot.CmdKey(it.Name, "stdout")
+		}
+		return snapshot.FileKey(it.Name)
+	}
+	dirs := map[string]bool{}
+	for _, it := range s.Manifest.Items {
+		if it.Kind != snapshot.KindCmd && keep(itemKey(it)) {
+			dirs[path.Dir(it.Name)] = true
+		}
+	}
+	out := &snapshot.Snapshot{Manifest: s.Manifest, Data: map[string][]byte{}, Source: s.Source}
+	out.Manifest.Items = nil
+	for _, it := range s.Manifest.Items {
+		if keep(itemKey(it)) || it.Kind != snapshot.KindCmd && (dirs[path.Dir(it.Name)] || strings.ContainsAny(it.Name, "*?[")) {
+			out.Manifest.Items = append(out.Manifest.Items, it)
+		}
+	}
+	out.Manifest.Items = slices.Clip(out.Manifest.Items)
+	for k, v := range s.Data {
+		if keep(k) {
+			out.Data[k] = v
+		}
+	}
+	return out
 }
 
 // release hands back host's connection where the runner keeps one (SSH):
@@ -314,7 +352,7 @@ func Snapshots(paths []string, keep func(key string) bool) []Node {
 		n := FromSnapshot(s, p)
 		if keep != nil {
 			size := s.Size()
-			s.Release(keep)
+			n.Snap = Reduce(s, keep)
 			if size > 64<<20 {
 				// Hand a large snapshot back before the next is read, or
 				// the heap would hold two of them at the cap.
