@@ -60,8 +60,7 @@ func fleet(tb testing.TB, n int, odd func(i int, data map[string][]byte)) []acqu
 			odd(i, s.Data)
 		}
 		nd := facts.FromSnapshot(s)
-		s.Release(fix.Evidence)
-		nodes[i] = acquire.Node{Host: host, Source: "ssh", Snap: s, Facts: nd}
+		nodes[i] = acquire.Node{Host: host, Source: "ssh", Snap: acquire.Reduce(s, fix.Evidence), Facts: nd}
 	}
 	return nodes
 }
