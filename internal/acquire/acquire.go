@@ -97,6 +97,7 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 	if script == "" {
 		script = capture.Script()
 	}
+	keep := memoKeep(o.Keep)
 	fan := remote.FanOut{Parallel: o.Parallel, PerHost: o.HostTimeout, Progress: prog.update}
 	results := fan.Each(ctx, hosts, func(ctx context.Context, i int, host string) error {
 		s, err := captureOne(ctx, r, host, script, o.ToolVersion, o.Sudo)
@@ -111,8 +112,8 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 			caps[i].Snap = nil
 		} else {
 			caps[i].Facts = facts.FromSnapshot(s)
-			if o.Keep != nil {
-				caps[i].Snap = Reduce(s, o.Keep)
+			if keep != nil {
+				caps[i].Snap = Reduce(s, keep)
 			}
 		}
 		return err
@@ -171,6 +172,33 @@ func Reduce(s *snapshot.Snapshot, keep func(key string) bool) *snapshot.Snapshot
 		}
 	}
 	return out
+}
+
+// memoKeep answers keep once per storage key: every node's capture has
+// the same keys, so a run asks keep a few hundred times, not a few hundred
+// times per node. The memo is bounded (a hostile node may invent keys).
+func memoKeep(keep func(string) bool) func(string) bool {
+	if keep == nil {
+		return nil
+	}
+	const most = 4096
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(k string) bool {
+		mu.Lock()
+		v, ok := seen[k]
+		mu.Unlock()
+		if ok {
+			return v
+		}
+		v = keep(k)
+		mu.Lock()
+		if len(seen) < most {
+			seen[k] = v
+		}
+		mu.Unlock()
+		return v
+	}
 }
 
 // release hands back host's connection where the runner keeps one (SSH):
