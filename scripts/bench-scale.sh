@@ -13,7 +13,7 @@
 # doctor: a whole doctor run after acquisition (checks, cluster checks, fix
 #   plan, text and JSON) over 1000, 4000 and 10,000 switched DGX Spark nodes,
 #   each read from its own evidence; wall, CPU ms per node, peak RSS.
-# exporter: 100 audits of 200 hosts through the exporter's Server; the live
+# exporter: 100 audits of 100 hosts through the exporter's Server; the live
 #   heap and RSS after the 1st, 10th and 100th audit.
 # hostile: 32 nodes that answer with endless zeros; one node per stream
 #   attack (a header line without end, endless empty records).

@@ -27,7 +27,7 @@ import (
 //
 //	go test ./internal/acquire -run '^$' -bench 'BenchmarkExporterAudits' -benchtime 1x
 func BenchmarkExporterAudits(b *testing.B) {
-	const hosts, audits = 200, 100
+	const hosts, audits = 100, 100
 	config, names := startServers(b, "capture", hosts)
 	d, err := remote.NewDialer(remote.Options{ConfigFile: config, Home: b.TempDir(), ConnectTimeout: 60 * time.Second})
 	if err != nil {
