@@ -102,19 +102,19 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 	results := fan.Each(ctx, hosts, func(ctx context.Context, i int, host string) error {
 		s, err := captureOne(ctx, r, host, script, o.ToolVersion, o.Sudo)
 		release(r, host)
+		n := Node{Host: host, Source: source, Err: err, Status: Status(err)}
+		if err == nil {
+			// read here, by the worker, as the node arrives: the run holds
+			// its facts and what keep names, never every raw capture
+			n.Snap, n.Facts = s, facts.FromSnapshot(s)
+			if keep != nil {
+				n.Snap = Reduce(s, keep)
+			}
+		}
 		mu.Lock()
 		defer mu.Unlock()
-		if closed {
-			return err
-		}
-		caps[i] = Node{Host: host, Source: source, Snap: s, Err: err, Status: Status(err)}
-		if err != nil {
-			caps[i].Snap = nil
-		} else {
-			caps[i].Facts = facts.FromSnapshot(s)
-			if keep != nil {
-				caps[i].Snap = Reduce(s, keep)
-			}
+		if !closed {
+			caps[i] = n
 		}
 		return err
 	})
