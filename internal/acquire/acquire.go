@@ -65,6 +65,10 @@ type Options struct {
 	// rest is dropped as each node arrives, so a run holds facts, not
 	// captures. nil holds everything (a command that writes snapshots).
 	Keep func(key string) bool
+	// KeepPaths are the files whose presence or absence the reader of the
+	// kept evidence must still tell (fix.Paths()): the manifest's items of
+	// their directories are kept with them.
+	KeepPaths []string
 	// Sudo captures as root (directly, or through sudo -n: never a password
 	// prompt), for commands that must read root-only files (fix).
 	Sudo        bool
@@ -101,14 +105,16 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 	fan := remote.FanOut{Parallel: o.Parallel, PerHost: o.HostTimeout, Progress: prog.update}
 	results := fan.Each(ctx, hosts, func(ctx context.Context, i int, host string) error {
 		s, err := captureOne(ctx, r, host, script, o.ToolVersion, o.Sudo)
-		release(r, host)
+		if len(hosts) > HoldConnections {
+			release(r, host)
+		}
 		n := Node{Host: host, Source: source, Err: err, Status: Status(err)}
 		if err == nil {
 			// read here, by the worker, as the node arrives: the run holds
 			// its facts and what keep names, never every raw capture
 			n.Snap, n.Facts = s, facts.FromSnapshot(s)
 			if keep != nil {
-				n.Snap = Reduce(s, keep)
+				n.Snap = Reduce(s, keep, o.KeepPaths)
 			}
 		}
 		mu.Lock()
@@ -140,12 +146,13 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 
 // Reduce is what a run keeps of a snapshot once its facts are read: the
 // data keep accepts, and of the manifest the items keep names, the items
-// in the same directories (what a listing of those directories returns)
-// and the glob items (what says a file was looked for), so a reader of the
-// kept files can still tell a file that is absent from one not captured.
-// The rest, and the lookup index the facts were read through, are dropped:
-// held for ten thousand nodes, they were most of a run's memory.
-func Reduce(s *snapshot.Snapshot, keep func(key string) bool) *snapshot.Snapshot {
+// in the directories of paths and of the kept files (what a listing of
+// them returns) and the glob items (what says a file was looked for), so a
+// reader of the kept files can still tell a file that is absent from one
+// not captured. The rest, and the lookup index the facts were read
+// through, are dropped: held for ten thousand nodes, they were most of a
+// run's memory.
+func Reduce(s *snapshot.Snapshot, keep func(key string) bool, paths []string) *snapshot.Snapshot {
 	itemKey := func(it snapshot.Item) string {
 		if it.Kind == snapshot.KindCmd {
 			return snapshot.CmdKey(it.Name, "stdout")
@@ -153,6 +160,9 @@ func Reduce(s *snapshot.Snapshot, keep func(key string) bool) *snapshot.Snapshot
 		return snapshot.FileKey(it.Name)
 	}
 	dirs := map[string]bool{}
+	for _, p := range paths {
+		dirs[path.Dir(p)] = true
+	}
 	for _, it := range s.Manifest.Items {
 		if it.Kind != snapshot.KindCmd && keep(itemKey(it)) {
 			dirs[path.Dir(it.Name)] = true
@@ -201,10 +211,16 @@ func memoKeep(keep func(string) bool) func(string) bool {
 	}
 }
 
-// release hands back host's connection where the runner keeps one (SSH):
-// a fan-out holds connections for the hosts it is working on, not for
-// every host it has reached (at thousands of hosts, their buffers were most
-// of the run's memory). A later command on the host dials again.
+// HoldConnections is the most hosts whose connections an acquisition
+// leaves open in the runner for the commands that follow (a benchmark,
+// qualify, fix's changes reuse them). Over more, each host's connection is
+// handed back once it is captured, so the fan-out holds connections for the
+// hosts it is working on, not for every host it has reached: at thousands
+// of hosts, their buffers were most of the run's memory.
+const HoldConnections = 128
+
+// release hands back host's connection where the runner keeps one (SSH);
+// a later command on the host dials again.
 func release(r runner.Runner, host string) {
 	if rel, ok := r.(interface{ Release(host string) }); ok {
 		rel.Release(host)
@@ -303,7 +319,9 @@ func pingMesh(ctx context.Context, o Options, r runner.Runner, caps []Node) {
 		i := idx[host]
 		ts := plan[host]
 		out, _, err := runner.Run(ctx, r, host, runner.Shell, strings.NewReader(capture.PingScript(ts)))
-		release(r, host)
+		if len(caps) > HoldConnections {
+			release(r, host)
+		}
 		res := facts.ParsePingScript(ts, out)
 		if runner.Answered(err) {
 			err = nil // a probe that failed is in its own line
@@ -380,7 +398,7 @@ func Snapshots(paths []string, keep func(key string) bool) []Node {
 		n := FromSnapshot(s, p)
 		if keep != nil {
 			size := s.Size()
-			n.Snap = Reduce(s, keep)
+			s.Release(keep)
 			if size > 64<<20 {
 				// Hand a large snapshot back before the next is read, or
 				// the heap would hold two of them at the cap.

@@ -38,7 +38,7 @@ func BenchmarkExporterAudits(b *testing.B) {
 	s := &exporter.Server{Interval: time.Hour, Timeout: 10 * time.Minute,
 		Audit: func(ctx context.Context) (*report.Report, error) {
 			nodes := acquire.Remote(ctx, names, acquire.Options{Runner: r, Parallel: remote.DefaultParallel,
-				HostTimeout: 60 * time.Second, Timeout: 10 * time.Minute, NoPing: true, Keep: fix.Evidence})
+				HostTimeout: 60 * time.Second, Timeout: 10 * time.Minute, NoPing: true, Keep: fix.Evidence, KeepPaths: fix.Paths()})
 			for _, n := range nodes {
 				if n.Err != nil {
 					return nil, n.Err

@@ -121,7 +121,7 @@ func benchRemote(b *testing.B, mode string, n int) {
 		b.Fatal(err)
 	}
 	o := acquire.Options{Dialer: d, Parallel: remote.DefaultParallel, HostTimeout: 60 * time.Second,
-		Timeout: 10 * time.Minute, NoPing: true, Keep: fix.Evidence}
+		Timeout: 10 * time.Minute, NoPing: true, Keep: fix.Evidence, KeepPaths: fix.Paths()}
 	before := cpuTime()
 	b.ResetTimer()
 	failed := 0

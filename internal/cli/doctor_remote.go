@@ -136,7 +136,7 @@ func acquireRemote(ctx context.Context, env *Env, o *remoteOptions, sudo bool) (
 	}
 	return acquire.Remote(ctx, hosts, acquire.Options{Runner: r, Parallel: o.parallel, HostTimeout: o.hostTimeout,
 		Timeout: o.timeout, NoPing: o.noPing, Sudo: sudo, ToolVersion: Version, Progress: progressTo(env),
-		PingPlan: cluster.PlanPings, Keep: keep}), nil
+		PingPlan: cluster.PlanPings, Keep: keep, KeepPaths: fix.Paths()}), nil
 }
 
 // progressTo is where the fan-out draws its progress line (a terminal

@@ -60,7 +60,7 @@ func fleet(tb testing.TB, n int, odd func(i int, data map[string][]byte)) []acqu
 			odd(i, s.Data)
 		}
 		nd := facts.FromSnapshot(s)
-		nodes[i] = acquire.Node{Host: host, Source: "ssh", Snap: acquire.Reduce(s, fix.Evidence), Facts: nd}
+		nodes[i] = acquire.Node{Host: host, Source: "ssh", Snap: acquire.Reduce(s, fix.Evidence, fix.Paths()), Facts: nd}
 	}
 	return nodes
 }
