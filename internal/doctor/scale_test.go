@@ -20,6 +20,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/fix"
 	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
@@ -81,22 +82,28 @@ func doctorRun(tb testing.TB, nodes []acquire.Node, text io.Writer) doctor.Resul
 }
 
 // BenchmarkDoctor is a whole doctor run over n nodes once their facts are
-// read: scripts/bench-scale.sh reports it beside the fan-out.
+// read, 7 of which differ from the others (the text must name them):
+// scripts/bench-scale.sh reports it beside the fan-out.
 //
 //	go test ./internal/doctor -run '^$' -bench 'BenchmarkDoctor/nodes=10000$' -benchtime 1x
 func BenchmarkDoctor(b *testing.B) {
 	for _, n := range []int{32, 1000, 4000, 10000} {
 		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
-			nodes := fleet(b, n, nil)
+			nodes, differs := oddFleet(b, n, 7, 38)
 			runtime.GC()
 			before := cpuTime()
 			b.ResetTimer()
+			var text strings.Builder
 			for range b.N {
-				doctorRun(b, nodes, io.Discard)
+				text.Reset()
+				doctorRun(b, nodes, &text)
 			}
 			b.StopTimer()
 			b.ReportMetric(float64((cpuTime()-before).Milliseconds())/float64(b.N*n), "cpu-ms/node")
 			b.ReportMetric(peakRSSMiB(), "peak-RSS-MiB")
+			if n > report.FoldAbove {
+				namesTheOdd(b, text.String(), n, differs)
+			}
 		})
 	}
 }
@@ -113,13 +120,12 @@ func peakRSSMiB() float64 {
 	return float64(ru.Maxrss) / 1024 // Linux reports KiB
 }
 
-// Of a fleet larger than a document spells out host by host, the text
-// names every node that differs from the others, whichever they are and
-// however they differ, and folds the rest into one line; the JSON lists
-// every host. (BenchmarkDoctor runs the same at 10,000 nodes.)
-func TestTextNamesTheNodesThatDiffer(t *testing.T) {
-	const n, odd = 300, 7
-	rng := rand.New(rand.NewPCG(38, 7))
+// oddFleet is fleet(n) of which odd nodes, chosen by seed, differ from the
+// others, each in one of three ways (a socket buffer, the kernel command
+// line, an NCCL variable): it returns the nodes and the names of those
+// that differ.
+func oddFleet(tb testing.TB, n, odd int, seed uint64) ([]acquire.Node, map[int]string) {
+	rng := rand.New(rand.NewPCG(seed, 7))
 	differs := map[int]string{}
 	for len(differs) < odd {
 		differs[rng.IntN(n)] = ""
@@ -133,24 +139,25 @@ func TestTextNamesTheNodesThatDiffer(t *testing.T) {
 			d[snapshot.CmdKey("env", "stdout")] = bytes.Replace(d[snapshot.CmdKey("env", "stdout")], []byte("NCCL_IB_GID_INDEX=3"), []byte("NCCL_IB_GID_INDEX=1"), 1)
 		},
 	}
-	k := 0
 	way := map[int]int{}
-	for i := range differs {
+	for k, i := range slices.Sorted(maps.Keys(differs)) {
 		differs[i] = fmt.Sprintf("node-%05d", i+1)
 		way[i] = k % len(ways)
-		k++
 	}
-	nodes := fleet(t, n, func(i int, d map[string][]byte) {
+	nodes := fleet(tb, n, func(i int, d map[string][]byte) {
 		if _, ok := differs[i]; ok {
 			ways[way[i]](d)
 		}
 	})
-	var text strings.Builder
-	res := doctorRun(t, nodes, &text)
-	out := text.String()
-	// The healthy nodes are one section (the first healthy node) and one
-	// line naming the others; every other name in the text is a node that
-	// differs.
+	return nodes, differs
+}
+
+// namesTheOdd checks doctor's text over n nodes: the healthy nodes are one
+// section (the first healthy node) and one line naming the others; every
+// other name in the text is a node that differs, and each that differs is
+// named.
+func namesTheOdd(tb testing.TB, out string, n int, differs map[int]string) {
+	tb.Helper()
 	// the largest fold: "the same on N more hosts: …" up to its blank line
 	var rest, fold string
 	most := 0
@@ -159,8 +166,8 @@ func TestTextNamesTheNodesThatDiffer(t *testing.T) {
 			most, rest, fold = c, out[:m[0]], out[m[1]:]
 		}
 	}
-	if most < n-odd-1 {
-		t.Fatalf("no line folds the %d healthy hosts:\n%s", n-odd-1, out)
+	if most < n-len(differs)-1 {
+		tb.Fatalf("no line folds the %d healthy hosts:\n%.20000s", n-len(differs)-1, out)
 	}
 	_, after, _ := strings.Cut(fold, "\n\n")
 	named := map[string]bool{}
@@ -171,23 +178,39 @@ func TestTextNamesTheNodesThatDiffer(t *testing.T) {
 	for differs[first] != "" {
 		first++
 	}
+	odd := slices.Collect(maps.Values(differs))
 	for h := range named {
-		if !slices.Contains(slices.Collect(maps.Values(differs)), h) && h != fmt.Sprintf("node-%05d", first+1) {
-			t.Errorf("%s is like the others but is named", h)
+		if !slices.Contains(odd, h) && h != fmt.Sprintf("node-%05d", first+1) {
+			tb.Errorf("%s is like the others but is named", h)
 		}
 	}
-	for _, h := range differs {
+	for _, h := range odd {
 		if !named[h] {
-			t.Errorf("%s differs but is not named", h)
+			tb.Errorf("%s differs but is not named", h)
 		}
 	}
 	if lines := strings.Count(out, "\n"); lines > 300 {
-		t.Errorf("%d lines of text for %d nodes", lines, n)
+		tb.Errorf("%d lines of text for %d nodes", lines, n)
 	}
-	if len(res.Report.Hosts) != n {
-		t.Errorf("report holds %d hosts, want %d", len(res.Report.Hosts), n)
-	}
-	if t.Failed() {
-		t.Log(out)
+}
+
+// Of a fleet larger than a document spells out host by host, the text
+// names every node that differs from the others, whichever they are and
+// however they differ, and folds the rest into one line; the JSON lists
+// every host. (BenchmarkDoctor checks the same at 10,000 nodes.)
+func TestTextNamesTheNodesThatDiffer(t *testing.T) {
+	for seed := range uint64(3) {
+		const n = 200
+		nodes, differs := oddFleet(t, n, 7, seed)
+		var text strings.Builder
+		res := doctorRun(t, nodes, &text)
+		namesTheOdd(t, text.String(), n, differs)
+		if len(res.Report.Hosts) != n {
+			t.Errorf("report holds %d hosts, want %d", len(res.Report.Hosts), n)
+		}
+		if t.Failed() {
+			t.Logf("seed %d:\n%s", seed, text.String())
+			break
+		}
 	}
 }
