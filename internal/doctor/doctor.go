@@ -195,14 +195,13 @@ func clusterSettings(r *report.Report, p *fix.Plan, fs []*facts.Node) {
 	for _, v := range p.Env {
 		want[v.Name] = v.Value
 	}
+	byHost := make(map[string]*facts.Node, len(fs))
+	for _, f := range fs {
+		byHost[f.Host] = f // the last of a name, as a pass over fs found
+	}
 	for i := range r.Hosts {
 		h := &r.Hosts[i]
-		var n *facts.Node
-		for _, f := range fs {
-			if f.Host == h.Host {
-				n = f
-			}
-		}
+		n := byHost[h.Host]
 		for j := range h.Findings {
 			f := &h.Findings[j]
 			v, ok := want[f.Subject]
