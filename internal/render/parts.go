@@ -59,7 +59,7 @@ func mdAllPairs(w io.Writer, r *report.Report, _ Options) error {
 		p.line("Reference: %s %s; a direction passes at %s or more.", sanitize.Markdown(ap.RefName), gbps(ap.Reference), gbps(ap.Floor))
 	}
 	for _, t := range ap.Tools {
-		p.line("- reference for %s: its median %s; a direction passes at %s or more", sanitize.Markdown(t.Tool), gbps(t.Reference), gbps(t.Floor))
+		p.line("- reference for %s: %s; a direction passes at %s or more", sanitize.Markdown(t.Tool), gbps(t.Reference), gbps(t.Floor))
 	}
 	p.line("")
 	header := []string{"Gb/s from ↓ to →"}

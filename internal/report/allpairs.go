@@ -29,6 +29,11 @@ type AllPairs struct {
 	// tool's.
 	Tools []AllPairsTool `json:"tools,omitempty"`
 	Rules string         `json:"rules"`
+	// Unjudged says what keeps the run from a verdict on every node and
+	// pair: directions not measured (an interrupt, a node that could not
+	// be reached), or no credible reference to judge against. A run with
+	// any is never an all-clear.
+	Unjudged []string `json:"unjudged,omitempty"`
 	// NCCL is each pair's 2-rank NCCL test where both its nodes have a
 	// GPU, or why none ran.
 	NCCL *AllPairsNCCL `json:"nccl,omitempty"`
