@@ -106,8 +106,8 @@ func TestRigQualify(t *testing.T) {
 			slowest = q
 		}
 	}
-	if slowest.From != "spark-01:enP2p1s0f1np1" || slowest.Verdict != "degraded" {
-		t.Errorf("slowest direction %+v, want spark-01:enP2p1s0f1np1 degraded", slowest)
+	if slowest.From != "spark-01:enP2p1s0f1np1" || slowest.Verdict != "slow" {
+		t.Errorf("slowest direction %+v, want spark-01:enP2p1s0f1np1 slow", slowest)
 	}
 	for _, not := range []string{"link.errors spark-01:enP2p1s0f1np1", "link.errors spark-02:enP2p1s0f1np1"} {
 		if strings.Contains(got, not) {
