@@ -39,10 +39,19 @@ type Rules struct {
 	Expected float64
 	// ExpectedSource says where Expected comes from.
 	ExpectedSource string
+	// ToolExpected is each tool's expected rate where the nodes' platform
+	// has one (expectations.yaml), used where Expected is 0.
+	ToolExpected map[string]Expectation
 	// LowRatio is the pass ratio under which a node's sending or receiving
 	// side is a suspect (Imbue's host_validation scores hosts by their pass
 	// ratio over rounds).
 	LowRatio float64
+}
+
+// Expectation is a rate a direction should reach and where it comes from.
+type Expectation struct {
+	Gbps   float64
+	Source string
 }
 
 // DefaultRules are the thresholds sparkrig uses, with their sources.
@@ -188,7 +197,11 @@ func Judge(names []string, ms []Measurement, r Rules) Judgement {
 	j := Judgement{Names: names, rules: r, first: ms, refs: map[string]diagnose.LinkReference{}}
 	most := ""
 	for i, t := range tools {
-		j.refs[t] = diagnose.LinkRef(r.Expected, r.ExpectedSource, byTool[t])
+		exp, src := r.Expected, r.ExpectedSource
+		if e, ok := r.ToolExpected[t]; ok && exp <= 0 {
+			exp, src = e.Gbps, e.Source
+		}
+		j.refs[t] = diagnose.LinkRef(exp, src, byTool[t])
 		if i == 0 || len(byTool[t]) > len(byTool[most]) {
 			most = t
 		}
