@@ -104,8 +104,8 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 	if opts.Hosts, err = o.remote.nodes(ctx, env); err != nil {
 		return exitf(ExitUnknown, "qualify: %v", err)
 	}
-	if len(opts.Hosts) < 2 {
-		return exitf(ExitUnknown, "qualify: needs two or more nodes (--hosts or --hostfile)")
+	if err := opts.Check(); err != nil {
+		return exitf(ExitUnknown, "qualify: %v", err)
 	}
 	if opts.Runner, err = o.remote.runner(env); err != nil { // SSH, or srun or kubectl as chosen
 		return exitf(ExitUnknown, "qualify: %v", err)

@@ -78,8 +78,6 @@ func (o Options) Check() error {
 		return fmt.Errorf("--test-time %s is under %s", o.TestTime, allpairs.MinTest)
 	case o.NCCL && o.NCCLBytes < 8:
 		return fmt.Errorf("--nccl-bytes %d: want a size such as 256M", o.NCCLBytes)
-	case o.Runner == nil:
-		return errors.New("no way to reach the nodes")
 	}
 	if o.TestTime <= 0 {
 		if _, err := allpairs.TestDuration(o.Budget, len(o.Hosts)); err != nil {
@@ -100,6 +98,9 @@ var Interrupted = errors.New("interrupted")
 func Run(ctx context.Context, o Options) (*report.Report, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
+	}
+	if o.Runner == nil {
+		return nil, errors.New("no way to reach the nodes")
 	}
 	if o.Log == nil {
 		o.Log = io.Discard

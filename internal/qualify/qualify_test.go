@@ -90,7 +90,7 @@ func TestExpectation(t *testing.T) {
 
 // Options are refused, one line each, before any node is reached.
 func TestCheckRefusesBadOptions(t *testing.T) {
-	ok := Options{Runner: deadOrAlive{}, Hosts: []string{"a", "b"}, Budget: time.Minute}
+	ok := Options{Hosts: []string{"a", "b"}, Budget: time.Minute}
 	if err := ok.Check(); err != nil {
 		t.Fatal(err)
 	}
