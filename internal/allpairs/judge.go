@@ -183,7 +183,17 @@ func (j Judgement) bad(m Measurement) bool {
 // one a cable side; a direction that failed while neither of its sides is
 // suspect makes a pair suspect.
 func Judge(names []string, ms []Measurement, r Rules) Judgement {
-	n := len(names)
+	j := Judgement{Names: names, rules: r, first: ms}
+	j.references(ms)
+	sound := j.score(ms)
+	j.suspects(ms, sound)
+	return j
+}
+
+// references sets each tool's reference (the one link rule) and the
+// heading's: the tool measuring the most directions.
+func (j *Judgement) references(ms []Measurement) {
+	r := j.rules
 	byTool := map[string][]float64{}
 	var tools []string // in the order first measured
 	for _, m := range ms {
@@ -194,7 +204,7 @@ func Judge(names []string, ms []Measurement, r Rules) Judgement {
 			byTool[m.Tool] = append(byTool[m.Tool], m.Gbps)
 		}
 	}
-	j := Judgement{Names: names, rules: r, first: ms, refs: map[string]diagnose.LinkReference{}}
+	j.refs = map[string]diagnose.LinkReference{}
 	most := ""
 	for i, t := range tools {
 		exp, src := r.Expected, r.ExpectedSource
@@ -224,6 +234,17 @@ func Judge(names []string, ms []Measurement, r Rules) Judgement {
 	if len(j.refs) > 0 && j.ref.Name == diagnose.RefBestPairs {
 		j.RefName = most + " " + j.ref.Name
 	}
+}
+
+func (j Judgement) valid(m Measurement) bool {
+	n := len(j.Names)
+	return !m.Retest && m.From >= 0 && m.From < n && m.To >= 0 && m.To < n
+}
+
+// score counts each node's passes by side, and says which sides a passing
+// direction showed sound: [0] sending, [1] receiving.
+func (j *Judgement) score(ms []Measurement) [2][]bool {
+	n := len(j.Names)
 	j.Scores = make([]NodeScore, n)
 	tx := make([][]float64, n)
 	rx := make([][]float64, n)
@@ -231,9 +252,8 @@ func Judge(names []string, ms []Measurement, r Rules) Judgement {
 	for i := range j.Scores {
 		j.Scores[i].Node = i
 	}
-	valid := func(m Measurement) bool { return !m.Retest && m.From >= 0 && m.From < n && m.To >= 0 && m.To < n }
 	for _, m := range ms {
-		if !valid(m) {
+		if !j.valid(m) {
 			continue
 		}
 		s, d := &j.Scores[m.From], &j.Scores[m.To]
@@ -255,10 +275,18 @@ func Judge(names []string, ms []Measurement, r Rules) Judgement {
 	for i := range j.Scores {
 		j.Scores[i].TxMedian, j.Scores[i].RxMedian = Median(tx[i]), Median(rx[i])
 	}
+	return [2][]bool{soundTx, soundRx}
+}
+
+// suspects names the sides that fail with partners shown sound (or fail
+// everything with none), and the failing directions no such side explains.
+func (j *Judgement) suspects(ms []Measurement, sound [2][]bool) {
+	n, r := len(j.Names), j.rules
+	soundTx, soundRx := sound[0], sound[1]
 	// each side's tests with partners whose other side is sound
 	txPass, txTest, rxPass, rxTest := make([]int, n), make([]int, n), make([]int, n), make([]int, n)
 	for _, m := range ms {
-		if !valid(m) || !j.Pass(m) && !j.bad(m) {
+		if !j.valid(m) || !j.Pass(m) && !j.bad(m) {
 			continue
 		}
 		p := 0
@@ -298,7 +326,7 @@ func Judge(names []string, ms []Measurement, r Rules) Judgement {
 		}
 	}
 	for _, m := range ms {
-		if !valid(m) || !j.bad(m) {
+		if !j.valid(m) || !j.bad(m) {
 			continue
 		}
 		if flagged[m.From][0] || flagged[m.To][1] {
@@ -307,7 +335,6 @@ func Judge(names []string, ms []Measurement, r Rules) Judgement {
 		j.Suspects = append(j.Suspects, Suspect{Kind: SuspectPair, Node: m.From, Peer: m.To, Status: "suspect",
 			Evidence: []string{j.describe(m)}})
 	}
-	return j
 }
 
 // MarkLost names each node that stopped answering during the run (node →
