@@ -87,14 +87,14 @@ func (o Options) Check() error {
 	return nil
 }
 
-// Interrupted is Run's error when its context ended: the report it returns
+// ErrInterrupted is Run's error when its context ended: the report it returns
 // with it says what was measured and what was not.
-var Interrupted = errors.New("interrupted")
+var ErrInterrupted = errors.New("interrupted")
 
 // Run qualifies the links between the nodes. A node that cannot be reached
 // is left out and named in a finding while every other pair is measured;
 // with fewer than two nodes reached it is an error. An interrupted run
-// returns its report (never an all-clear) with Interrupted.
+// returns its report (never an all-clear) with ErrInterrupted.
 func Run(ctx context.Context, o Options) (*report.Report, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
@@ -286,7 +286,7 @@ func (s *setup) measure(ctx context.Context, m *allpairs.Remote) (*report.Report
 		fmt.Fprintf(o.Log, "qualify: %d NCCL rounds in %.1f s\n", len(coll.Rounds), coll.Wall.Seconds())
 	}
 	if runErr != nil {
-		return rep, Interrupted
+		return rep, ErrInterrupted
 	}
 	return rep, nil
 }
