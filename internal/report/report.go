@@ -1,6 +1,9 @@
 // Package report is the one model every output format renders: the doctor's
 // findings per host and for the cluster, analysed benchmark files, and bench
-// runs. Renderers live in package render; this package holds data only.
+// runs. Renderers live in package render. Beside the model it holds the
+// report command's pipeline (Run): sparkrig documents read and merged into
+// one (Merge), with what reads raw outputs and audits snapshots handed in,
+// so it imports nothing of sparkrig's but the parsed results.
 package report
 
 import (
