@@ -177,8 +177,16 @@ func (c *Collectives) Report(names []string, skipped []string) (*report.AllPairs
 		return out, nil
 	}
 	j := c.Judgement
-	out.Rounds, out.WallSeconds, out.Reference, out.Floor = len(c.Rounds), c.Wall.Seconds(), j.Reference, j.Floor
+	out.Rounds, out.WallSeconds, out.Reference, out.Floor = len(c.Rounds), c.Wall.Round(time.Millisecond).Seconds(), j.Reference, j.Floor
 	var fs []report.Finding
+	if j.Unjudged != "" && len(c.Results) > 0 {
+		why := "no NCCL pair was judged: " + j.Unjudged + " (each pair is judged against the best pairs')"
+		out.Skipped = append(out.Skipped, why)
+		fs = append(fs, report.Finding{ID: "allpairs.nccl-no-reference", Severity: report.NotEvaluated, Subject: "NCCL",
+			Title: "the pairs' NCCL tests are judged against a credible rate", Observed: j.Unjudged,
+			Expected: "two or more pairs agreeing on the best bus bandwidth", Source: RulesSource,
+			Why: "a pair's bus bandwidth is judged against what the best pairs reach: with fewer than two agreeing, a slow pair cannot be told from a normal one"})
+	}
 	for i, r := range c.Results {
 		out.Pairs = append(out.Pairs, report.AllPairsNCCLPair{A: names[r.A], B: names[r.B], BusGBs: r.BusGBs, Bytes: r.Bytes,
 			NCCLVersion: r.NCCLVersion, Pass: j.Pass[i], Error: r.Err})

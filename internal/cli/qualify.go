@@ -50,11 +50,19 @@ func newQualifyCmd(env *Env) *cobra.Command {
 network segment (nodes on one switch): the circle method's rounds of disjoint
 pairs run at once, each pair in both directions together, with sparkrig's TCP
 probe (the sparkrig binary is copied to each node's scratch directory and
-removed after). Each node's sending and receiving sides get a pass ratio over
-the rounds (a direction passes within 30 % of the median, or of
---expected-gbps); a side passing fewer than half its tests, or a pair failing
-while both its ends pass elsewhere, is a suspect, and suspects are measured
-again against a known-good node to tell which side is bad. --ring instead
+removed after). A direction passes at 70 % of the reference or more: the
+rate --expected-gbps gives, else the platform's for the tool (where every node
+is of one platform that expectations.yaml knows), else the best rate two
+directions confirm within 10 % (what the best pairs show the hardware can do;
+never the median, which a cluster with many bad nodes drags down). With no
+credible reference nothing passes and the report asks for --expected-gbps.
+Each node's sending and receiving sides get a pass ratio over the rounds,
+counting the tests with partners shown sound; a side passing fewer than half,
+or a pair failing while both its ends pass elsewhere, is a suspect, and
+suspects are measured again against a known-good node to tell which side is
+bad. A node not reached is named and left out while the others are measured;
+one that stops answering during the run is named as lost; an interrupted run
+says what it did not measure. --ring instead
 qualifies the cables of a direct-cabled ring, nodes in the order given, in
 NCCL's even/odd order.
 
@@ -62,7 +70,7 @@ Where both nodes of a pair have a GPU and NCCL, the pair also runs a 2-rank
 NCCL all_reduce (sparkrig's own collective benchmark, one rank on each node's
 first GPU, NCCL kept to the pair's netdev and RDMA port), in rounds of their
 own after the bandwidth tests; each pair's bus bandwidth at the largest
-message (--nccl-bytes) is judged against the pairs' median by the same 30 %
+message (--nccl-bytes) is judged against the best pairs' by the same
 rule. The report says which pairs were not tested and why (--nccl off skips
 them).
 
@@ -84,7 +92,7 @@ sizes.`,
 	f.StringVar(&o.subnet, "subnet", "", "the segment to measure (CIDR); default: the subnet the most nodes share")
 	f.DurationVar(&o.budget, "budget", 60*time.Second, "time for the whole run; sets each test's length")
 	f.DurationVar(&o.testTime, "test-time", 0, "each test's length, instead of the one --budget gives")
-	f.Float64Var(&o.expected, "expected-gbps", 0, "the rate each direction should reach (Gb/s); default: judge against the median")
+	f.Float64Var(&o.expected, "expected-gbps", 0, "the rate each direction should reach (Gb/s); default: the platform's, else the best pairs'")
 	f.IntVar(&o.streams, "streams", 4, "parallel TCP streams per direction")
 	f.IntVar(&o.port, "port", bench.DefaultBasePort+bench.RendezvousPortOffset, "TCP port the probe servers listen on")
 	f.StringVar(&o.format, "format", "text", "output format: "+strings.Join(qualifyFormats, ", "))

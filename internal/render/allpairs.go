@@ -97,7 +97,7 @@ func ncclText(b *strings.Builder, n *report.AllPairsNCCL, opt Options) {
 	b.WriteString("\n")
 	if len(n.Pairs) > 0 {
 		hang(b, "  ", "  ", fmt.Sprintf("%s · %d pair%s · %d round%s · %.1f s", sanitize.Line(n.Tool), len(n.Pairs), plural(len(n.Pairs)), n.Rounds, plural(n.Rounds), n.WallSeconds), opt.Width)
-		hang(b, "    ", "    ", fmt.Sprintf("reference: the pairs' median %s busbw; a pair passes at %s or more", gbytes(n.Reference), gbytes(n.Floor)), opt.Width)
+		hang(b, "    ", "    ", fmt.Sprintf("reference: the best pairs' %s busbw; a pair passes at %s or more", gbytes(n.Reference), gbytes(n.Floor)), opt.Width)
 		for _, p := range n.Pairs {
 			word := sevBadge(report.OK, opt.Color)
 			if !p.Pass {
@@ -266,7 +266,7 @@ small{color:#666}
 {{else}}<p>No suspect: every node, cable and pair passed.</p>{{end}}
 {{with .AP.NCCL}}<h2>NCCL, pair by pair</h2>
 {{if .Pairs}}<p>{{.Tool}} · {{len .Pairs}} pairs · {{.Rounds}} rounds · {{printf "%.1f" .WallSeconds}} s<br>
-reference: the pairs' median {{rate .Reference}} GB/s busbw; a pair passes at {{rate .Floor}} GB/s or more</p>
+reference: the best pairs' {{rate .Reference}} GB/s busbw; a pair passes at {{rate .Floor}} GB/s or more</p>
 <table class="n"><tr><th>rank 0</th><th>rank 1</th><th>busbw</th><th>size</th><th>NCCL</th><th></th></tr>
 {{range .Pairs}}<tr><td>{{.A}}</td><td>{{.B}}</td><td>{{if .Error}}×{{else}}{{rate .BusGBs}} GB/s{{end}}</td><td>{{size .Bytes}}</td><td>{{.NCCLVersion}}</td><td class="{{if .Pass}}ok{{else}}WARN{{end}}">{{if .Pass}}pass{{else}}{{if .Error}}{{.Error}}{{else}}below the floor{{end}}{{end}}</td></tr>
 {{end}}</table>

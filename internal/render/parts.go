@@ -106,7 +106,7 @@ func mdAllPairs(w io.Writer, r *report.Report, _ Options) error {
 	if n := ap.NCCL; n != nil {
 		p.line("")
 		if len(n.Pairs) > 0 {
-			p.line("**%s**, pair by pair: reference the pairs' median %s busbw; a pair passes at %s or more.", sanitize.Markdown(n.Tool), gbytes(n.Reference), gbytes(n.Floor))
+			p.line("**%s**, pair by pair: reference the best pairs' %s busbw; a pair passes at %s or more.", sanitize.Markdown(n.Tool), gbytes(n.Reference), gbytes(n.Floor))
 			p.line("")
 			rows = nil
 			for _, pr := range n.Pairs {
