@@ -194,10 +194,3 @@ func writeOut(env *Env, output string, b []byte) error {
 	}
 	return os.Rename(tmp, output)
 }
-
-// findingsStatus is the verdict of a report made of findings alone
-// (qualify, triage): the worst finding's, ok with none; unknown instead of
-// ok when bad (some evidence could not be had).
-func findingsStatus(fs []report.Finding, bad bool) report.Verdict {
-	return qualify.Status(fs, bad)
-}

@@ -65,7 +65,7 @@ func Links(ctx context.Context, o LinksOptions) (*LinksResult, error) {
 	// a direct-cabled ring's cables in NCCL's even/odd order, as qualify --ring
 	plan.Steps = allpairs.RingSchedule(plan.Hosts, plan.Rails, plan.Steps)
 	x := &bench.Executor{T: o.Runner, RunDir: runDir, Helper: o.Self, HelperPath: filepath.Join(runDir, "sparkrig")}
-	pointProbe(plan.Steps, x.HelperPath)
+	bench.PointProbesAt(plan.Steps, x.HelperPath)
 	set, err := expect.Default()
 	if err != nil {
 		return nil, err
@@ -89,21 +89,6 @@ func Links(ctx context.Context, o LinksOptions) (*LinksResult, error) {
 	}
 	fmt.Fprintf(o.Log, "qualified %d direction(s) of %d link(s) in %.1f s\n", len(q.Directions), len(plan.Rails), time.Since(start).Seconds())
 	return &LinksResult{Qualified: q.Report(), Findings: q.Findings}, nil
-}
-
-// pointProbe points the probe commands at the helper's path.
-func pointProbe(steps []bench.Step, path string) {
-	for i := range steps {
-		if steps[i].Tool != "sparkrig-probe" {
-			continue
-		}
-		for j := range steps[i].Servers {
-			steps[i].Servers[j].Argv[0] = path
-		}
-		for j := range steps[i].Clients {
-			steps[i].Clients[j].Argv[0] = path
-		}
-	}
 }
 
 // Expectation is the rate a direction of a link should reach on the nodes'
