@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/allpairs"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/render"
+	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/runner"
 )
 
@@ -119,5 +122,34 @@ func TestRunNeedsTwoNodesReached(t *testing.T) {
 	rep, err := Run(context.Background(), o)
 	if rep != nil || err == nil || err.Error() != "fewer than two nodes could be reached: node-2: ssh: connect to host node-2 port 22: Connection refused" {
 		t.Fatalf("report %v, error %v", rep, err)
+	}
+}
+
+// qualify's Prometheus output carries sparkrig_status as every command's
+// does, and its wall time in milliseconds, never a float's last digits.
+func TestPrometheusStatusAndWallTime(t *testing.T) {
+	res := &allpairs.Result{Names: []string{"n1", "n2", "n3"}, Rounds: allpairs.Circle(3), Wall: 7616027200 * time.Nanosecond}
+	for _, round := range res.Rounds {
+		for _, p := range round {
+			g := 9.4
+			if p.A == 2 || p.B == 2 {
+				g = 0.9
+			}
+			res.Measurements = append(res.Measurements, allpairs.Measurement{Test: allpairs.Test{From: p.A, To: p.B}, Gbps: g},
+				allpairs.Measurement{Test: allpairs.Test{From: p.B, To: p.A}, Gbps: g})
+		}
+	}
+	res.Judgement = allpairs.Judge(res.Names, res.Measurements, allpairs.DefaultRules)
+	ap, fs := res.Report(allpairs.AllPairs, allpairs.ToolTCP, "")
+	rep := &report.Report{Command: "qualify", AllPairs: ap, Cluster: &report.Cluster{Findings: fs}}
+	rep.Status = Status(fs, false)
+	var b strings.Builder
+	if err := render.Write(&b, rep, "prometheus", render.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"\nsparkrig_status 1\n", "\nsparkrig_allpairs_wall_seconds 7.616\n", `sparkrig_allpairs_reference_gbps{reference="best pairs"} 9.4`} {
+		if !strings.Contains("\n"+b.String(), want) {
+			t.Errorf("no %q in:\n%s", want, b.String())
+		}
 	}
 }
