@@ -17,6 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/health"
 )
 
 // documents splits a YAML stream on "---" lines.
@@ -186,6 +189,47 @@ func TestPluginConfigs(t *testing.T) {
 		i := slices.Index(r.Args, "--npd-max-output")
 		if i < 0 || i+1 >= len(r.Args) || r.Args[i+1] != "80" || pc.PluginConfig.MaxOutputLength != 80 {
 			t.Errorf("%s: --npd-max-output %v must equal max_output_length %d", name, r.Args, pc.PluginConfig.MaxOutputLength)
+		}
+	}
+}
+
+// Every check a node's audit can report belongs to exactly one shipped
+// condition: built from the check registry, so a new check without a
+// condition (or in two) fails here.
+func TestEveryCheckInOneCondition(t *testing.T) {
+	cm := decodeAll(t)["ConfigMap"].(*corev1.ConfigMap)
+	scopes := map[string][]string{}
+	for name, text := range cm.Data {
+		var pc pluginConfig
+		if err := json.Unmarshal([]byte(text), &pc); err != nil || len(pc.Rules) != 1 {
+			t.Fatalf("%s: %v", name, err)
+		}
+		args := pc.Rules[0].Args
+		for i, a := range args {
+			if a == "--npd-checks" && i+1 < len(args) {
+				scopes[name] = append(scopes[name], args[i+1])
+			}
+		}
+		if len(scopes[name]) == 0 {
+			t.Errorf("%s covers every check: the conditions would overlap", name)
+		}
+	}
+	ids := check.IDs()
+	for _, want := range []string{"known.issue", "nic.link-flaps", "gpu.xid", check.ProfileID} {
+		if !slices.Contains(ids, want) {
+			t.Fatalf("the registry has no %s", want)
+		}
+	}
+	for _, id := range ids {
+		var in []string
+		for name, patterns := range scopes {
+			if health.MatchAny(patterns, id) {
+				in = append(in, name)
+			}
+		}
+		if len(in) != 1 {
+			slices.Sort(in)
+			t.Errorf("check %s is in %d conditions %v, want exactly one", id, len(in), in)
 		}
 	}
 }

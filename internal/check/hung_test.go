@@ -53,7 +53,7 @@ func TestHungNvidiaSMIIsNotEvaluated(t *testing.T) {
 				continue
 			}
 			gpu = append(gpu, f.ID)
-			if f.Severity != report.NotEvaluated || f.Observed != "nvidia-smi not evaluated: timed out after 20s" ||
+			if f.Severity != report.NotEvaluated || f.Observed != "nvidia-smi timed out after 20s" ||
 				!strings.Contains(remedyText(f), "did not answer in time") {
 				t.Errorf("%s: %s %s %q, fix %q", status, f.ID, f.Severity, f.Observed, remedyText(f))
 			}

@@ -2,6 +2,7 @@ package check
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -166,11 +167,10 @@ func notEvaluated(n *facts.Node, c Check) (report.Finding, bool) {
 		case "missing":
 			obs = src + " absent on the node"
 		case snapshot.StatusTimedOut:
-			obs = src + " not evaluated, timed out"
-			if st.Detail != "" {
-				obs = src + " not evaluated: " + st.Detail
+			obs = src + " timed out" // the finding is not evaluated: the tool hangs
+			if strings.HasPrefix(st.Detail, "timed out") {
+				obs, st.Detail = src+" "+st.Detail, ""
 			}
-			st.Detail = ""
 		}
 		if st.Detail != "" {
 			obs += ": " + st.Detail
