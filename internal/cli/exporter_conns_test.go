@@ -110,7 +110,6 @@ func TestExporterUnderIdleConnections(t *testing.T) {
 		}
 	})
 	start := time.Now()
-	var helpers []*exec.Cmd
 	var lines []string
 	for i := range procs {
 		h := exec.Command(os.Args[0], "-test.run=^TestIdleConnsHelper$")
@@ -121,7 +120,6 @@ func TestExporterUnderIdleConnections(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { stdin.Close(); h.Wait() }()
-		helpers = append(helpers, h)
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			if strings.HasPrefix(sc.Text(), "opened ") {

@@ -60,16 +60,6 @@ func localAudit(ctx context.Context, env *Env, profile check.Profile) *report.Re
 	return r
 }
 
-// hostFindings are the findings of the report's audited host.
-func hostFindings(r *report.Report) []report.Finding {
-	for _, h := range r.Hosts {
-		if h.Status == report.HostAudited {
-			return h.Findings
-		}
-	}
-	return nil
-}
-
 // writeTextfile writes r for node_exporter's textfile collector, whole or
 // not at all (writeAtomic), so the collector never reads half a file.
 func writeTextfile(path string, r *report.Report) error {

@@ -26,6 +26,9 @@ import (
 // (which every rig host sees, read-only below its own writes).
 func buildSparkrig(t testing.TB) string {
 	t.Helper()
+	if bin := os.Getenv("SPARKRIG_TEST_BIN"); bin != "" {
+		return bin // a build given on purpose: an earlier one, to compare
+	}
 	bin := filepath.Join(t.TempDir(), "sparkrig")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/sparkrig/sparkrig/cmd/sparkrig")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
