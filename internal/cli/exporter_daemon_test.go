@@ -197,3 +197,44 @@ esac
 		t.Errorf("kubectl calls %q: want the second audit to exec into the pod listed anew", b)
 	}
 }
+
+// An exporter whose every host is unreachable is failing: its audits say
+// last_audit_success 0 with the reason no_host_reached, and /healthz turns
+// 503 "failing" after three of them.
+func TestExporterUnreachableHostsFail(t *testing.T) {
+	t.Parallel()
+	bin := buildSparkrig(t)
+	dead := freeAddr(t) // nothing listens there
+	cfg := filepath.Join(t.TempDir(), "ssh_config")
+	os.WriteFile(cfg, []byte("Host *\n  ConnectTimeout 5\n"), 0o600)
+	addr, _ := startExporter(t, bin, "--interval", "1s", "--hosts", dead, "--ssh-config", cfg, "--host-timeout", "10s")
+	client := &http.Client{Timeout: 30 * time.Second}
+	var code int
+	var body, page string
+	for deadline := time.Now().Add(90 * time.Second); time.Now().Before(deadline); time.Sleep(250 * time.Millisecond) {
+		resp, err := client.Get("http://" + addr + "/metrics")
+		if err != nil {
+			continue
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		page = string(b)
+		if !strings.Contains(page, "sparkrig_exporter_consecutive_failures 3\n") && !strings.Contains(page, "sparkrig_exporter_consecutive_failures 4\n") {
+			continue
+		}
+		if resp, err = client.Get("http://" + addr + "/healthz"); err == nil {
+			b, _ = io.ReadAll(resp.Body)
+			resp.Body.Close()
+			code, body = resp.StatusCode, string(b)
+		}
+		break
+	}
+	for _, line := range []string{"sparkrig_exporter_last_audit_success 0", `sparkrig_exporter_last_audit_failed{reason="no_host_reached"} 1`} {
+		if !strings.Contains(page, line+"\n") {
+			t.Errorf("no %q in\n%s", line, page)
+		}
+	}
+	if code != 503 || body != "failing\n" {
+		t.Errorf("/healthz after three audits that reached no host: %d %q, want 503 \"failing\"", code, body)
+	}
+}
