@@ -36,3 +36,20 @@ func TestSlurmScriptsShareThePolicyUnglobbed(t *testing.T) {
 		}
 	}
 }
+
+// A policy pattern that is malformed or matches no check is refused before
+// anything is audited or changed.
+func TestSlurmPolicyPatternsRefused(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"slurm", "health", "--dry-run", "--never", "gpu.[x"}, `sparkrig: slurm health: --never "gpu.[x": not a valid pattern` + "\n"},
+		{[]string{"slurm", "prolog", "--always", "net.tcp-bufers"}, `sparkrig: slurm prolog: --always "net.tcp-bufers": matches no check` + "\n"},
+	} {
+		code, out, errOut := runMain(t, c.args...)
+		if code != ExitUnknown || out != "" || errOut != c.want {
+			t.Errorf("%v: exit %d, %q, %q; want 3, %q", c.args, code, out, errOut, c.want)
+		}
+	}
+}
