@@ -63,7 +63,11 @@ func TestExporterUnderIdleConnections(t *testing.T) {
 		t.Skip("20,000 connections")
 	}
 	bin := buildSparkrig(t)
-	addr, exp := startExporter(t, bin, "--interval", "1h", "--max-connections", "512", "--results", "testdata/bench/h200x2-native.json")
+	args := []string{"--interval", "1h", "--max-connections", "512", "--results", "testdata/bench/h200x2-native.json"}
+	if os.Getenv("SPARKRIG_TEST_BIN") != "" && os.Getenv("SPARKRIG_TEST_NO_MAX_CONNECTIONS") != "" {
+		args = args[2:] // a build from before --max-connections, to compare
+	}
+	addr, exp := startExporter(t, bin, args...)
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
 	scrape := func() (time.Duration, error) {
 		start := time.Now()

@@ -17,6 +17,7 @@ func TestParseNodeRecorded(t *testing.T) {
 		"show-node-drained.txt":        {Name: "vm", State: "IDLE+DRAIN", Reason: "sparkrig: gpu.xid: Xid 79 on GPU 0"},
 		"show-node-draining.txt":       {Name: "vm", State: "MIXED+DRAIN", Reason: "sparkrig: net.mtu: MTU 1500 on enp1s0f1np1"},
 		"show-node-operator-drain.txt": {Name: "vm", State: "IDLE+DRAIN", Reason: "disk replaced, ticket 4711"},
+		"show-node-comment-extra.txt":  {Name: "spark-02", State: "IDLE+DRAIN", Reason: "sparkrig: net.tcp-buffers: net.ipv4.tcp_rmem: 4096 131072 1048576"},
 	} {
 		got, err := ParseNode(fixture.ReadVerbatim(t, "testdata/"+file))
 		if err != nil || got != want {
@@ -33,7 +34,7 @@ func TestParseNodeRecorded(t *testing.T) {
 
 func FuzzParseNode(f *testing.F) {
 	f.Add(withTail(f, "show-node-drained.txt", "Comment=c Extra=e ReservationName=r"))
-	for _, file := range []string{"show-node-idle.txt", "show-node-drained.txt", "show-node-draining.txt", "show-node-operator-drain.txt", "show-node-unknown.txt"} {
+	for _, file := range []string{"show-node-comment-extra.txt", "show-node-idle.txt", "show-node-drained.txt", "show-node-draining.txt", "show-node-operator-drain.txt", "show-node-unknown.txt"} {
 		f.Add(fixture.ReadVerbatim(f, "testdata/"+file))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
