@@ -89,7 +89,7 @@ func runReport(ctx context.Context, env *Env, o *reportOptions, inputs []string)
 		return exitf(ExitUnknown, "report: %v", err)
 	}
 	if out != "" && out != "-" {
-		fmt.Fprintf(env.Stderr, "wrote %s (%s)\n", out, reportSummary(r))
+		fmt.Fprintf(env.Stderr, "wrote %s (%s)\n", sanitize.Line(out), reportSummary(r))
 	}
 	return statusError(exitFor(r.Status))
 }
