@@ -165,7 +165,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
-			fmt.Fprintln(stderr, "sparkrig: "+ee.msg)
+			fmt.Fprintln(stderr, "sparkrig: "+sanitize.Line(ee.msg))
 			errorDocument(env, cmd, out, ee.msg)
 		}
 		return ee.code
@@ -176,7 +176,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cmd != nil && cmd.HasParent() {
 		name += strings.TrimPrefix(cmd.CommandPath(), "sparkrig ") + ": "
 	}
-	fmt.Fprintln(stderr, name+err.Error()+" (see --help)")
+	fmt.Fprintln(stderr, name+sanitize.Line(err.Error())+" (see --help)")
 	errorDocument(env, cmd, out, strings.TrimPrefix(name, "sparkrig: ")+err.Error())
 	return ExitUnknown
 }
