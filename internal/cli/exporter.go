@@ -167,7 +167,7 @@ func exporterAudit(ctx context.Context, env *Env, o *exporterOptions, profile ch
 // file by its type before opening it (a FIFO would block the open, a
 // character device such as /dev/zero never ends) and giving up at ctx's
 // end (the audit's deadline) whatever the read is blocked on.
-func addResults(ctx context.Context, m *reportMerge, path string) error {
+func addResults(ctx context.Context, m reportMerge, path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return err
@@ -175,8 +175,8 @@ func addResults(ctx context.Context, m *reportMerge, path string) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("not a regular file (%s)", fileKind(fi.Mode()))
 	}
-	if fi.Size() > maxInputBytes {
-		return fmt.Errorf("larger than %d MiB", maxInputBytes>>20)
+	if fi.Size() > report.MaxInputBytes {
+		return fmt.Errorf("larger than %d MiB", report.MaxInputBytes>>20)
 	}
 	// A read blocked past the deadline is left behind; the audit it belongs
 	// to is failed and never rendered (exporterAudit stops at ctx's end).
