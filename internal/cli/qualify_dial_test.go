@@ -73,7 +73,10 @@ func TestRigQualifyDialsEachHostOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := runMain(t, "doctor", "--qualify", "--quiet", "--ssh-config", cfg, "--hosts", strings.Join(r.Names(), ","))
-	if code == ExitUnknown || !strings.Contains(errOut, "qualified 4 direction(s) of 2 link(s)") {
+	// The verdict is not this test's subject: on a busy machine the rig's
+	// directions may disagree and be left unjudged (exit 3). Every link
+	// measured, with each host dialled once, is.
+	if code != ExitOK && code != ExitUnknown || !strings.Contains(errOut, "qualified 4 direction(s) of 2 link(s)") {
 		t.Fatalf("doctor --qualify: exit %d\n%s%s", code, out, errOut)
 	}
 	for h, n := range counts {

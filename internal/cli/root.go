@@ -165,7 +165,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
-			fmt.Fprintln(stderr, "sparkrig: "+sanitize.Line(ee.msg))
+			fmt.Fprintln(stderr, "sparkrig: "+ee.msg)
 			errorDocument(env, cmd, out, ee.msg)
 		}
 		return ee.code
