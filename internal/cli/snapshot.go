@@ -13,6 +13,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/capture"
 	"github.com/sparkrig/sparkrig/internal/doctor"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
@@ -74,7 +75,7 @@ func snapshotLocal(ctx context.Context, env *Env, opts *snapshotOptions) error {
 	if err := s.Write(opts.output); err != nil {
 		return exitf(ExitUnknown, "snapshot: %v", err)
 	}
-	fmt.Fprintf(env.Stderr, "wrote %s: %s\n", opts.output, snapshotSummary(s))
+	fmt.Fprintf(env.Stderr, "wrote %s: %s\n", sanitize.Line(opts.output), snapshotSummary(s))
 	return nil
 }
 
@@ -159,21 +160,21 @@ func snapshotRemote(ctx context.Context, env *Env, opts *snapshotOptions) error 
 	for _, c := range caps {
 		if c.Err != nil || c.Snap == nil {
 			failed++
-			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s\n", doctor.HostLine(c.Host, c.Err))
+			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s\n", sanitize.Line(doctor.HostLine(c.Host, c.Err)))
 			continue
 		}
 		dst := filepath.Join(opts.output, snapshot.SafeName(c.Snap.Manifest.Host)+".tar.gz")
 		if err := checkSnapshotTarget(dst, opts.force); err != nil {
 			failed++
-			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s: %v\n", c.Host, err)
+			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s: %s\n", sanitize.Line(c.Host), sanitize.Line(err.Error()))
 			continue
 		}
 		if err := c.Snap.Write(dst); err != nil {
 			failed++
-			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s: %v\n", c.Host, err)
+			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s: %s\n", sanitize.Line(c.Host), sanitize.Line(err.Error()))
 			continue
 		}
-		fmt.Fprintf(env.Stderr, "wrote %s: %s\n", dst, snapshotSummary(c.Snap))
+		fmt.Fprintf(env.Stderr, "wrote %s: %s\n", sanitize.Line(dst), snapshotSummary(c.Snap))
 	}
 	if failed > 0 {
 		return statusError(ExitUnknown)
