@@ -9,6 +9,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/fabric"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/tuning"
 )
 
 // RolePeer is a rank of sparkrig's own collective benchmark other than rank
@@ -21,19 +22,13 @@ const RolePeer = "peer"
 // BasePort+RendezvousPortOffset the native collectives' rendezvous (one
 // port) or the qualify directions (two per rail). Every one lies below
 // BasePort+PortSpan for up to 50 rails, which fix keeps out of the
-// ephemeral range (ReservedPorts).
+// ephemeral range (tuning.ReservedPorts).
 const (
-	DefaultBasePort      = 18515
+	DefaultBasePort      = tuning.BenchBasePort
 	TCPPortOffset        = 100
 	RendezvousPortOffset = 200
-	PortSpan             = 300
+	PortSpan             = tuning.BenchPortSpan
 )
-
-// ReservedPorts is the net.ipv4.ip_local_reserved_ports value that keeps
-// bench's default ports from being handed out as ephemeral ones.
-func ReservedPorts() string {
-	return fmt.Sprintf("%d-%d", DefaultBasePort, DefaultBasePort+PortSpan-1)
-}
 
 // nativeRanks is one `sparkrig bench gpu collective` process per node, one
 // GPU each, that meet at rank 0's rendezvous on the first node's bootstrap

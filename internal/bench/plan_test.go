@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/tuning"
 )
 
 // Without a RoCE v2 IPv4 GID the index to pass cannot be known: both ends
@@ -89,7 +90,7 @@ func FuzzMarkerFilter(f *testing.F) {
 
 // TestPortsWithinTheReservedSpan: every port a plan's servers listen on,
 // and every port its clients connect to, lies in the span fix reserves
-// (ReservedPorts) — perftest, the TCP test, qualify and the native
+// (tuning.ReservedPorts) — perftest, the TCP test, qualify and the native
 // collectives' rendezvous, on two Sparks with both ports cabled (4 rails).
 func TestPortsWithinTheReservedSpan(t *testing.T) {
 	addrs := func(o int) map[string]string {
@@ -132,7 +133,7 @@ func TestPortsWithinTheReservedSpan(t *testing.T) {
 	if lo < DefaultBasePort || hi >= DefaultBasePort+PortSpan {
 		t.Errorf("ports %d..%d, outside %d..%d", lo, hi, DefaultBasePort, DefaultBasePort+PortSpan-1)
 	}
-	if got := ReservedPorts(); got != "18515-18814" {
-		t.Errorf("ReservedPorts() = %q", got)
+	if got := tuning.ReservedPorts(); got != "18515-18814" {
+		t.Errorf("tuning.ReservedPorts() = %q", got)
 	}
 }

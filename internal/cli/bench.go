@@ -142,7 +142,7 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 	}
 	formats := render.Formats
 	if o.dryRun {
-		formats = []string{"text", "json"}
+		formats = render.TextAndJSON
 	}
 	if o.format, err = checkFormat("bench", o.format, formats); err != nil {
 		return err

@@ -19,6 +19,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/gpu"
 	"github.com/sparkrig/sparkrig/internal/platform"
+	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
@@ -40,7 +41,7 @@ func (o *gpuOptions) addFlags(cmd *cobra.Command) {
 }
 
 func (o *gpuOptions) validate(name string) error {
-	if _, err := checkFormat(name, o.format, []string{"text", "json"}); err != nil {
+	if _, err := checkFormat(name, o.format, render.TextAndJSON); err != nil {
 		return err
 	}
 	if o.memFrac <= 0 || o.memFrac > 0.9 {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/capped"
+	"github.com/sparkrig/sparkrig/internal/render"
 )
 
 func newBenchCompareCmd(env *Env) *cobra.Command {
@@ -26,7 +27,7 @@ driver versions, rails, addresses).`,
 }
 
 func runBenchCompare(env *Env, a, b, format string) error {
-	if _, err := checkFormat("bench compare", format, []string{"text", "json"}); err != nil {
+	if _, err := checkFormat("bench compare", format, render.TextAndJSON); err != nil {
 		return err
 	}
 	ra, err := loadRecord(a)

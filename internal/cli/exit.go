@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"slices"
-	"strings"
-
+	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -49,14 +47,13 @@ func exitFor(v report.Verdict) int {
 	return ExitUnknown
 }
 
-// checkFormat is the one --format check: value must be one of allowed ("md"
-// is accepted for "markdown"); it returns the canonical name.
+// checkFormat is the one --format check (render.CheckFormat): value must be
+// one of allowed, a list from render ("md" is accepted for "markdown"); it
+// returns the canonical name.
 func checkFormat(cmd, value string, allowed []string) (string, error) {
-	if value == "md" && slices.Contains(allowed, "markdown") {
-		value = "markdown"
+	v, err := render.CheckFormat(value, allowed)
+	if err != nil {
+		return "", exitf(ExitUnknown, "%s: %v", cmd, err)
 	}
-	if !slices.Contains(allowed, value) {
-		return "", exitf(ExitUnknown, "%s: unknown --format %q (want one of %s)", cmd, value, strings.Join(allowed, ", "))
-	}
-	return value, nil
+	return v, nil
 }

@@ -137,8 +137,8 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 		return exitf(ExitUnknown, "fix: --apply and --rollback work over SSH: give --hosts")
 	case o.activate != "netplan" && o.activate != "ip":
 		return exitf(ExitUnknown, "fix: unknown --activate %q (want netplan or ip)", o.activate)
-	case !slices.Contains([]string{"text", "json"}, o.format):
-		_, err := checkFormat("fix", o.format, []string{"text", "json"})
+	case !slices.Contains(render.TextAndJSON, o.format):
+		_, err := checkFormat("fix", o.format, render.TextAndJSON)
 		return err
 	case o.deadman < 10*time.Second:
 		// The host must outlive its own activation and the check back.

@@ -11,6 +11,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/capped"
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/plan"
+	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -72,8 +73,8 @@ Exit status: 0 a layout fits, 2 nothing fits, 3 bad input.`,
 	return cmd
 }
 
-// planFormats are the formats `sparkrig plan` writes.
-var planFormats = []string{"text", "json", "markdown"}
+// planFormats are the formats `sparkrig plan` writes: all render draws.
+var planFormats = render.Formats
 
 func runPlan(env *Env, o *planOptions, modelArg string) error {
 	var err error

@@ -46,7 +46,8 @@ type qualifyOptions struct {
 	ncclLibs  []string
 }
 
-var qualifyFormats = []string{"text", "json", "html", "prometheus"}
+// qualifyFormats are the formats qualify and triage write: all render draws.
+var qualifyFormats = render.Formats
 
 func newQualifyCmd(env *Env) *cobra.Command {
 	o := &qualifyOptions{}

@@ -208,6 +208,8 @@ func newRootCmd(env *Env) *cobra.Command {
   snapshot  capture a node's evidence to a directory or .tar.gz
   analyze   read nccl-tests, perftest, iperf3, nvbandwidth outputs and NCCL logs
   bench     run network and NCCL benchmarks correctly and judge the results
+  qualify   measure every pair of nodes and name the bad node or cable
+  triage    say why a running NCCL job is stuck or slow, and which rank and node
   report    render an HTML report from doctor, analyze and bench outputs
   fix       write the network and NCCL configuration a topology needs
   plan      say what a model will do on the cluster: fit, TTFT, TPOT, the TP that pays

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -108,8 +107,8 @@ func renderSysctl(n *facts.Node, current []byte, topo []sysctlSetting) (content 
 		if s.Key == "net.ipv4.ip_local_port_range" {
 			// sparkrig bench listens on these; an ephemeral port must never take them.
 			b.WriteString("\n" + commentWrap("keep the ports sparkrig bench listens on (perftest, its TCP test, the rendezvous and qualify probes) out of the ephemeral range", 78))
-			fmt.Fprintf(&b, "%s = %s\n", reservedPortsKey, bench.ReservedPorts())
-			values[reservedPortsKey] = bench.ReservedPorts()
+			fmt.Fprintf(&b, "%s = %s\n", reservedPortsKey, tuning.ReservedPorts())
+			values[reservedPortsKey] = tuning.ReservedPorts()
 		}
 	}
 	if b.Len() == 0 {

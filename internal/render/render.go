@@ -20,9 +20,6 @@ type Options struct {
 	Width   int  // terminal width; 100 when unknown
 }
 
-// Formats lists the accepted --format values.
-var Formats = []string{"text", "json", "markdown", "html", "prometheus"}
-
 // Write renders r in the named format: the one format switch of every
 // command. Each command accepts the formats that suit what it returns.
 func Write(w io.Writer, r *report.Report, format string, opt Options) error {

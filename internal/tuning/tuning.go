@@ -48,3 +48,21 @@ func Triple(v [3]int64) string { return fmt.Sprintf("%d %d %d", v[0], v[1], v[2]
 
 // PortRange writes the port range as sysctl takes it.
 func PortRange() string { return fmt.Sprintf("%d %d", PortRangeLow, PortRangeHigh) }
+
+// The TCP ports sparkrig's benchmarks listen on: perftest, the TCP test,
+// the native collectives' rendezvous and the qualify directions all lie in
+// BenchBasePort … BenchBasePort+BenchPortSpan-1 (internal/bench lays them
+// out), and fix keeps that range out of the ephemeral one (ReservedPorts)
+// so a connection's source port never takes a server's. 18515 is perftest's
+// own default port (linux-rdma/perftest, perftest_parameters.h,
+// DEF_PORT 18515).
+const (
+	BenchBasePort = 18515
+	BenchPortSpan = 300
+)
+
+// ReservedPorts is the net.ipv4.ip_local_reserved_ports value that keeps
+// the benchmarks' default ports from being handed out as ephemeral ones.
+func ReservedPorts() string {
+	return fmt.Sprintf("%d-%d", BenchBasePort, BenchBasePort+BenchPortSpan-1)
+}
