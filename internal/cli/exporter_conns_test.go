@@ -65,7 +65,7 @@ func TestExporterUnderIdleConnections(t *testing.T) {
 	bin := buildSparkrig(t)
 	args := []string{"--interval", "1h", "--max-connections", "512", "--results", "testdata/bench/h200x2-native.json"}
 	if os.Getenv("SPARKRIG_TEST_BIN") != "" && os.Getenv("SPARKRIG_TEST_NO_MAX_CONNECTIONS") != "" {
-		args = args[2:] // a build from before --max-connections, to compare
+		args = append(args[:2:2], args[4:]...) // a build from before --max-connections, to compare
 	}
 	addr, exp := startExporter(t, bin, args...)
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
