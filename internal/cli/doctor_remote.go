@@ -123,12 +123,22 @@ func acquireRemote(ctx context.Context, env *Env, o *remoteOptions, sudo bool) (
 	if err != nil {
 		return nil, err
 	}
-	r, err := o.runner(env)
+	ao, err := o.acquireOptions(env, sudo)
 	if err != nil {
 		return nil, err
 	}
-	return acquire.Remote(ctx, hosts, acquire.Options{Runner: r, Parallel: o.parallel, HostTimeout: o.hostTimeout,
-		Timeout: o.timeout, NoPing: o.noPing, Sudo: sudo, ToolVersion: Version, Progress: progressTo(env)}), nil
+	return acquire.Remote(ctx, hosts, ao), nil
+}
+
+// acquireOptions are acquire's bounds from the flags, over the command's
+// one runner.
+func (o *remoteOptions) acquireOptions(env *Env, sudo bool) (acquire.Options, error) {
+	r, err := o.runner(env)
+	if err != nil {
+		return acquire.Options{}, err
+	}
+	return acquire.Options{Runner: r, Parallel: o.parallel, HostTimeout: o.hostTimeout,
+		Timeout: o.timeout, NoPing: o.noPing, Sudo: sudo, ToolVersion: Version, Progress: progressTo(env)}, nil
 }
 
 // progressTo is where the fan-out draws its progress line (a terminal
