@@ -75,3 +75,13 @@ func Run(ctx context.Context, o RunOptions) (*report.Report, error) {
 	r.Status = r.Overall()
 	return r, nil
 }
+
+// ForFix is the audit fix plans with (fix.RunOptions.Audit): Audit with the
+// plan's options, stamped with version and the time of the audit.
+func ForFix(version string, now func() time.Time) func([]acquire.Node, fix.Options) fix.Audited {
+	return func(nodes []acquire.Node, plan fix.Options) fix.Audited {
+		res := Audit(nodes, Options{Version: version, Now: now(), Fix: plan})
+		return fix.Audited{Report: res.Report, Plan: res.Plan, PlanErr: res.PlanErr, Detected: res.Detected,
+			Unresolved: Unresolved(res.Report)}
+	}
+}
