@@ -47,7 +47,10 @@ func TestRunOneNode(t *testing.T) {
 		t.Errorf("read back %q", b)
 	}
 	o := h.options(RunOptions{Output: out}, node("n1"))
-	o.Capture = func(context.Context) ([]Node, error) { t.Error("captured though the target is refused"); return nil, nil }
+	o.Capture = func(context.Context) ([]Node, error) {
+		t.Error("captured though the target is refused")
+		return nil, nil
+	}
 	if _, err := Run(context.Background(), o); err == nil || err.Error() != out+" exists; add --force to replace it" {
 		t.Errorf("second run: %v", err)
 	}
