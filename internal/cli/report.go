@@ -111,17 +111,6 @@ func rawReader(aopt analyze.Options) report.RawReader {
 	return func(path string, r io.Reader) report.AnalysisResult { return analyze.Reader(path, r, aopt) }
 }
 
-// reportMerge is report.Merge under the names the exporter still calls.
-type reportMerge struct{ *report.Merge }
-
-func newReportMerge(r *report.Report) reportMerge { return reportMerge{report.NewMerge(r)} }
-
-func (m reportMerge) finish() report.Verdict { return m.Finish() }
-
-// addFile merges a sparkrig document or analyses a raw output (report.Merge.AddFile).
-func addFile(m reportMerge, path string, aopt analyze.Options) error {
-	return m.AddFile(path, rawReader(aopt))
-}
 
 // writeReport renders to a temporary file next to out and renames it, so a
 // textfile collector or a browser never sees half a report.
