@@ -111,7 +111,6 @@ func rawReader(aopt analyze.Options) report.RawReader {
 	return func(path string, r io.Reader) report.AnalysisResult { return analyze.Reader(path, r, aopt) }
 }
 
-
 // writeReport renders to a temporary file next to out and renames it, so a
 // textfile collector or a browser never sees half a report.
 func writeReport(env *Env, r *report.Report, o *reportOptions, out string, inputs []string) error {
