@@ -43,12 +43,8 @@ type benchOptions struct {
 	probePath   string
 }
 
-func newBenchCmd(env *Env) *cobra.Command {
-	o := &benchOptions{}
-	cmd := &cobra.Command{
-		Use:   "bench [rdma|tcp|nccl|qualify|all]... --hosts A,B",
-		Short: "run network and NCCL benchmarks and judge the results",
-		Long: `bench runs the network and NCCL benchmarks of a set of nodes the way they are meant
+// benchHelp is bench's description.
+const benchHelp = `bench runs the network and NCCL benchmarks of a set of nodes the way they are meant
 to be run, derived from each node's facts, then judges every result against its
 expectation:
 
@@ -81,7 +77,14 @@ Each run is written as one JSON document to --results (plan, facts summary,
 commands, raw outputs, parsed results, verdicts); "sparkrig bench compare" shows
 what changed between two of them.
 
-` + exitHelp,
+` + exitHelp
+
+func newBenchCmd(env *Env) *cobra.Command {
+	o := &benchOptions{}
+	cmd := &cobra.Command{
+		Use:   "bench [rdma|tcp|nccl|qualify|all]... --hosts A,B",
+		Short: "run network and NCCL benchmarks and judge the results",
+		Long:  benchHelp,
 		Example: `  sparkrig bench --hosts spark-1,spark-2 --dry-run
   sparkrig bench rdma --hosts spark-1,spark-2
   sparkrig bench tcp --native --hosts spark-1,spark-2
