@@ -2,23 +2,50 @@
 # bench-analyze.sh: how fast `sparkrig analyze` reads a large NCCL_DEBUG=INFO
 # log, beside `grep -c 'NCCL INFO'` on the same file in the same run.
 #
-#   scripts/bench-analyze.sh [SIZE_MIB] [RUNS]     (default 1024 MiB, 3 runs)
+#   scripts/bench-analyze.sh [SIZE_MIB] [RUNS] [info|warn]   (default 512 MiB, 3 runs, info)
 #
-# The log is the real DGX Spark nccl-tests + NCCL INFO output kept in
-# internal/results/testdata, repeated to SIZE_MIB. Each tool runs RUNS times;
+# info: the real DGX Spark nccl-tests + NCCL INFO output of one job kept in
+# internal/results/testdata, repeated to SIZE_MIB (one job's startup, tables
+# and INFO lines, as a long single-job log is).
+# warn: a WARN-heavy log: the NCCL WARN lines and the error lines around them
+# of the real pastes in internal/analyze/testdata/pasted, repeated to SIZE_MIB;
+# its goal is a rate (MB/s per CPU second) of 100 or more.
+# SPARKRIG=path measures that binary instead of building this tree (to
+# compare with an older build on the same file). The generated log is
+# removed at the end; nothing is kept in the tree. Each tool runs RUNS times;
 # the run with the least CPU time (user+sys) of each is reported, with its
 # wall time and peak memory. CPU time is what is compared: on a shared
 # machine wall time measures the neighbours as much as the program.
 set -eu
 
-size_mib=${1:-1024}
+size_mib=${1:-512}
 runs=${2:-3}
+mode=${3:-info}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-analyze.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 
-fixture="$root/internal/results/testdata/nccl-logs/09_dgx-spark_nccl2.28.9_net-ib-2-twins_gdr-disabled_gid0-on-second-twin.txt"
-awk '/^=== BEGIN VERBATIM ===$/{on=1;next} /^=== END VERBATIM ===$/{on=0;next} on' "$fixture" > "$work/unit.log"
+case $mode in
+info)
+	fixture="$root/internal/results/testdata/nccl-logs/09_dgx-spark_nccl2.28.9_net-ib-2-twins_gdr-disabled_gid0-on-second-twin.txt"
+	awk '/^=== BEGIN VERBATIM ===$/{on=1;next} /^=== END VERBATIM ===$/{on=0;next} on' "$fixture" > "$work/unit.log"
+	;;
+warn)
+	# the verbatim part of every paste that has NCCL WARN lines: their WARN,
+	# error and traceback lines as pasted
+	for f in "$root"/internal/analyze/testdata/pasted/*.txt; do
+		grep -q 'NCCL WARN' "$f" || continue
+		awk '/^=== BEGIN VERBATIM ===$/{on=1;next} /^=== END VERBATIM ===$/{on=0;next} on' "$f"
+	done | grep -E 'WARN|rror|ailed|imed out|refused' > "$work/lines.log"
+	# a line in NCCL's own shape first: the measure is the reading, not
+	# how the first character is taken
+	{ grep -E '^[A-Za-z0-9._-]+:[0-9]+:[0-9]+ ' "$work/lines.log"; grep -vE '^[A-Za-z0-9._-]+:[0-9]+:[0-9]+ ' "$work/lines.log"; } > "$work/unit.log"
+	;;
+*)
+	echo "bench-analyze.sh: mode is info or warn, not $mode" >&2
+	exit 2
+	;;
+esac
 
 # double the unit until it reaches the target size, then cut to it
 cp "$work/unit.log" "$work/big.log"
@@ -30,7 +57,11 @@ done
 head -c "$target" "$work/big.log" > "$work/tmp.log" && mv "$work/tmp.log" "$work/big.log"
 bytes=$(wc -c < "$work/big.log")
 
-(cd "$root" && CGO_ENABLED=0 go build -o "$work/sparkrig" ./cmd/sparkrig)
+if [ -n "${SPARKRIG:-}" ]; then
+	cp "$SPARKRIG" "$work/sparkrig"
+else
+	(cd "$root" && CGO_ENABLED=0 go build -o "$work/sparkrig" ./cmd/sparkrig)
+fi
 
 # measure NAME CMD...: prints the run of $runs with the least CPU time
 measure() {
@@ -57,7 +88,7 @@ measure() {
 	eval "${name%% *}_wall=$wall; ${name%% *}_cpu=$cpu"
 }
 
-echo "file: $bytes bytes ($(grep -c 'NCCL INFO' "$work/big.log") NCCL INFO lines), least CPU of $runs runs, $(nproc) CPUs"
+echo "file ($mode): $bytes bytes ($(grep -c 'NCCL INFO' "$work/big.log") NCCL INFO lines, $(grep -c 'NCCL WARN' "$work/big.log") NCCL WARN lines), least CPU of $runs runs, $(nproc) CPUs"
 measure "grep -c 'NCCL INFO'" grep -c 'NCCL INFO' "$work/big.log"
 measure "sparkrig analyze" "$work/sparkrig" analyze --format json "$work/big.log"
 awk "BEGIN{printf \"CPU seconds: grep %.2f, sparkrig %.2f: sparkrig / grep = %.2fx (goal: 1.5x or less; wall %.2fx)\n\", $grep_cpu, $sparkrig_cpu, $sparkrig_cpu / ($grep_cpu > 0 ? $grep_cpu : 0.01), $sparkrig_wall / ($grep_wall > 0 ? $grep_wall : 0.01)}"

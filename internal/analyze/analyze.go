@@ -122,6 +122,13 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 	} else if len(sample) == 0 {
 		return Parsed{Format: format}, ErrEmpty
 	}
+	if isFramed {
+		in.prefix = docPrefix(verbatimSample(sample))
+	} else {
+		in.prefix = docPrefix(sample)
+	}
+	// the prefix is copied: the peeked sample is overwritten as the reader moves on
+	in.prefix = bytes.Clone(in.prefix)
 	p := Parsed{Format: format, Detection: det, Input: in}
 	switch format {
 	case FormatSparkrigReport:

@@ -2,8 +2,10 @@ package analyze
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -64,16 +66,14 @@ func DetectEvidence(sample []byte) (Detection, error) {
 		return Detection{}, ErrEmpty
 	case isBinary(sample):
 		return Detection{}, ErrBinary
-	case t[0] == '{' || t[0] == '[':
+	case (t[0] == '{' || t[0] == '[') && jsonDocument(t):
 		if f := detectJSON(t); f != "" {
 			return Detection{Format: f, Evidence: "JSON document", Sure: "high"}, nil
 		}
-		if jsonDocument(t) {
-			return Detection{}, ErrJSON
-		}
+		return Detection{}, ErrJSON
 	}
 	var sc scorer
-	var st pasteStats
+	st := pasteStats{prefix: docPrefix(sample)}
 	rest := sample
 	for len(rest) > 0 {
 		line := rest
@@ -93,17 +93,25 @@ func DetectEvidence(sample []byte) (Detection, error) {
 	return sc.verdict()
 }
 
-// jsonDocument: the sample opens a JSON object or array ("{" then a
-// quoted key, "[" then "{" or a value), not a "[tag]" line.
+// jsonDocument: the sample is a JSON document, or the start of one cut
+// by the sample's end: it parses as JSON up to there. A line that opens
+// with a "[tag]" (a timestamp, a rank, "[1,0]<stdout>:") does not.
 func jsonDocument(t []byte) bool {
-	r := bytes.TrimLeft(t[1:], " \t\r\n")
-	if len(r) == 0 {
-		return false
+	dec := json.NewDecoder(bytes.NewReader(t))
+	// one value, or several (JSON lines): each parses, or is cut by the
+	// sample's end, up to the end of the sample
+	for {
+		var v json.RawMessage
+		err := dec.Decode(&v)
+		switch {
+		case err == io.EOF:
+			return true
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return true
+		case err != nil:
+			return false
+		}
 	}
-	if t[0] == '{' {
-		return r[0] == '"' || r[0] == '}'
-	}
-	return r[0] == '{' || r[0] == '[' || r[0] == '"' || r[0] == ']' || r[0] >= '0' && r[0] <= '9'
 }
 
 func detectJSON(t []byte) string {

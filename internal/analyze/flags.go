@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -190,8 +191,65 @@ func (a *analysis) flags(l *results.NCCLLog) {
 			"install NCCL >= "+need+" (v2.28.9-1 for DGX Spark) and rebuild nccl-tests against it", "seed 000")
 	}
 	if l.WarnCount > 0 {
-		a.flag(report.Warn, "nccl.warn", fmt.Sprintf("NCCL printed %d WARN line%s", l.WarnCount, plural(int(l.WarnCount))), l.Warnings[0], "", "NCCL_DEBUG output")
+		a.warnClasses(l)
 	}
+}
+
+// warnClasses names the WARN lines by where NCCL raises them, from the
+// catalogue of NCCL's own WARN formats: a message no signature knows is
+// still told by its class.
+func (a *analysis) warnClasses(l *results.NCCLLog) {
+	msg := fmt.Sprintf("NCCL printed %d WARN line%s", l.WarnCount, plural(int(l.WarnCount)))
+	ev, fix, src := l.Warnings[0], "read the first WARN line: later ones usually follow from it", "NCCL_DEBUG output"
+	cat, err := expect.NCCLWarns()
+	if err != nil || len(l.Warnings) == 0 {
+		a.flag(report.Warn, "nccl.warn", msg, ev, fix, src)
+		return
+	}
+	counts := map[string]int{}
+	var first *expect.NCCLWarn
+	firstClass := ""
+	for _, w := range l.Warnings {
+		class := "unknown"
+		if f, ok := cat.Match(w); ok {
+			class = f.Class
+			if first == nil {
+				first = f
+			}
+		} else if c := expect.NCCLWarnClassOf(w); c != "" {
+			class = c
+		}
+		if firstClass == "" {
+			firstClass = class
+		}
+		counts[class]++
+	}
+	var parts []string
+	for _, c := range append(slices.Clone(expect.NCCLWarnClasses), "unknown") {
+		if n := counts[c]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", c, n))
+		}
+	}
+	msg += " (by where NCCL raises them, of the first " + fmt.Sprint(len(l.Warnings)) + ": " + strings.Join(parts, ", ") + ")"
+	if firstClass != "unknown" {
+		msg += "; the first comes from " + expect.NCCLWarnClassText[firstClass]
+		fix = warnClassFix[firstClass]
+	}
+	if first != nil {
+		src = fmt.Sprintf("NCCL source: %s (format %q, releases %s to %s)", first.Where, first.Format, first.First, first.Last)
+	}
+	a.flag(report.Warn, "nccl.warn", msg, ev, fix, src)
+}
+
+// warnClassFix is the first thing to check for a WARN of each class.
+var warnClassFix = map[string]string{
+	"net-ib":           "check the RDMA devices NCCL chose (NET/IB : Using …) are up and reach the peer: ibv_devinfo, the GID NCCL uses (show_gids), NCCL_IB_HCA",
+	"socket-bootstrap": "check that every rank can reach the others over the interface NCCL_SOCKET_IFNAME selects (ip addr, ping, firewall) and that no rank died first",
+	"proxy":            "look for the first failure of another kind before it: the proxy reports errors of the network or transport it drives",
+	"transport":        "check the transports the ranks use (P2P/SHM/NET) and the NCCL_*_DISABLE settings",
+	"cuda":             "check the GPU, driver and CUDA versions (nvidia-smi, dmesg for Xid) and the memory the job uses",
+	"resource":         "check the host's resources: /dev/shm size (containers: --shm-size or --ipc=host), memlock and open-file limits",
+	"init-config":      "check NCCL's environment variables and the topology it detected (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,GRAPH)",
 }
 
 func (a *analysis) flag(sev report.Severity, id, msg, ev, fix, src string) {

@@ -27,6 +27,8 @@ type pasteStats struct {
 	LeadingNULs int64 // NUL bytes skipped before the first line
 	Restored    int   // nccl-tests header lines whose "#" Markdown had removed
 	Unquoted    int   // lines that lost a quote, fence, list marker or tag
+	// prefix is the tag in front of every line (docPrefix), removed first
+	prefix []byte
 }
 
 // pasteReader passes on normalised lines, each ending in '\n'.
@@ -123,6 +125,10 @@ func (p *pasteReader) next() {
 // program output. It returns nil for a line that is only decoration (a
 // Markdown fence).
 func normaliseLine(line []byte, st *pasteStats) []byte {
+	if p := st.prefix; len(p) > 0 && bytes.HasPrefix(line, p) {
+		line = line[len(p):]
+		st.Unquoted++
+	}
 	if len(line) > 0 && line[0] >= 'a' && line[0] <= 'z' {
 		// most lines of a log (a host name first): no decoration starts
 		// with a lower-case letter, only two lost-"#" headers do

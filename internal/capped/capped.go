@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // ReadFile reads path when it is a regular file of at most limit bytes.
@@ -41,4 +42,56 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("%s: more than the %d bytes it may have", path, limit)
 	}
 	return b, nil
+}
+
+// Open opens a file a user named as an input to stream: a regular file, or
+// a pipe where pipes is true (`sparkrig analyze <(zcat log.gz)`). Anything
+// else — a character device such as /dev/zero, a socket, a directory, and a
+// named pipe where pipes is false — is refused by its type before a byte is
+// read, so a daemon or a script cannot hang or fill memory on it.
+func Open(path string, pipes bool) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := streamable(path, st.Mode(), pipes); err != nil {
+		return nil, err
+	}
+	// Opened without waiting for a writer, in case the path became a FIFO
+	// since the Stat; only a pipe the caller takes is opened to wait.
+	flags := os.O_RDONLY | syscall.O_NONBLOCK
+	if pipes && st.Mode()&os.ModeNamedPipe != 0 {
+		flags = os.O_RDONLY
+	}
+	f, err := os.OpenFile(path, flags, 0)
+	if err != nil {
+		return nil, err
+	}
+	st, err = f.Stat()
+	if err == nil {
+		err = streamable(path, st.Mode(), pipes)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func streamable(path string, m os.FileMode, pipes bool) error {
+	switch {
+	case m.IsRegular(), pipes && m&os.ModeNamedPipe != 0:
+		return nil
+	case m.IsDir():
+		return fmt.Errorf("%s: is a directory", path)
+	case m&os.ModeCharDevice != 0:
+		return fmt.Errorf("%s: is a character device, not a file", path)
+	case m&os.ModeDevice != 0:
+		return fmt.Errorf("%s: is a block device, not a file", path)
+	case m&os.ModeNamedPipe != 0:
+		return fmt.Errorf("%s: is a named pipe, not a regular file", path)
+	case m&os.ModeSocket != 0:
+		return fmt.Errorf("%s: is a socket, not a file", path)
+	}
+	return fmt.Errorf("%s: not a regular file", path)
 }

@@ -26,8 +26,9 @@ import (
 //   - the MACs of every interface (physical, veth, bond, bridge, VLAN),
 //     of neighbours and gateways, wherever they appear, also inside an
 //     IPv6 interface identifier or a link-local RoCE GID;
-//   - public addresses of every interface, neighbour and gateway, and the
-//     operator's own address in SSH_CONNECTION, wherever they appear.
+//   - public addresses of every interface, neighbour and gateway, the
+//     public prefixes routes lead to, and the operator's own address in
+//     SSH_CONNECTION, wherever they appear.
 //
 // Private, link-local and loopback addresses of the nodes are kept: they
 // are what the audit is about.
@@ -72,6 +73,7 @@ func (a *Anonymizer) Learn(user string, s *snapshot.Snapshot, n *facts.Node) {
 		}
 		for _, r := range n.Routes {
 			a.addr(r.Gateway)
+			a.addr(r.Dst) // a route to a public network names the site as its address does
 		}
 	}
 	if s == nil {
@@ -106,7 +108,7 @@ func (a *Anonymizer) Learn(user string, s *snapshot.Snapshot, n *facts.Node) {
 // learnIPJSON learns from ip -j output (addr, link, neigh, route): every
 // link-layer address ("address", "permaddr", "lladdr"), every interface
 // address ("local") as the node's own, and every neighbour or gateway
-// ("dst" of a neighbour, "gateway", "via").
+// ("dst" of a neighbour or a route, "gateway", "via").
 func (a *Anonymizer) learnIPJSON(b []byte) {
 	var entries []map[string]any
 	if json.Unmarshal(b, &entries) != nil {
@@ -117,9 +119,9 @@ func (a *Anonymizer) learnIPJSON(b []byte) {
 		for _, k := range []string{"address", "permaddr", "lladdr"} {
 			a.mac(str(e, k))
 		}
-		if str(e, "lladdr") != "" {
-			a.addr(str(e, "dst"))
-		}
+		// a neighbour's address, or a route's destination prefix: a public
+		// prefix identifies a site as a public address does
+		a.addr(str(e, "dst"))
 		a.addr(str(e, "gateway"))
 		if via, ok := e["via"].(map[string]any); ok {
 			a.addr(str(via, "host"))

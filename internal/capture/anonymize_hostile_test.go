@@ -102,3 +102,32 @@ func TestAnonymizeReplacesEveryIdentity(t *testing.T) {
 		}
 	}
 }
+
+// A route to a public network names the site as well as an address in it
+// does: its prefix is replaced, the private rails' routes are kept.
+func TestAnonymizeReplacesPublicRoutePrefixes(t *testing.T) {
+	s := snapshot.New("spark-01")
+	s.AddCmd(snapshot.Item{Name: "ip-route"}, []byte(`[`+
+		`{"dst":"default","gateway":"192.168.1.1","dev":"enP7s7"},`+
+		`{"dst":"93.184.216.0/24","gateway":"192.168.1.254","dev":"enP7s7","proto":"static"},`+
+		`{"dst":"2a00:1450:4001:80b::/64","dev":"enP7s7","proto":"static"},`+
+		`{"dst":"192.168.100.0/24","dev":"enp1s0f1np1","proto":"kernel","prefsrc":"192.168.100.10"}]`), nil)
+	s.AddFile("/etc/netplan/50-uplink.yaml", []byte("network:\n  ethernets:\n    enP7s7:\n      routes:\n        - to: 93.184.216.0/24\n          via: 192.168.1.254\n"))
+	a := capture.NewAnonymizer()
+	a.Learn("spark-01", s, facts.FromSnapshot(s))
+	a.Rewrite(s)
+	var all strings.Builder
+	for _, b := range s.Data {
+		all.Write(b)
+	}
+	for _, gone := range []string{"93.184.216.", "2a00:1450"} {
+		if strings.Contains(all.String(), gone) {
+			t.Errorf("%s survived:\n%s", gone, all.String())
+		}
+	}
+	for _, kept := range []string{"192.168.100.0/24", "192.168.1.254", `"dst":"default"`} {
+		if !strings.Contains(all.String(), kept) {
+			t.Errorf("%s was replaced:\n%s", kept, all.String())
+		}
+	}
+}

@@ -29,6 +29,10 @@ type redactor func(b []byte) (out []byte, keys []string, err error)
 var redactors = []struct {
 	files  []string // path.Match patterns
 	redact redactor
+	// commented is the secret a commented-out line still shows: the name
+	// of the key it sets, or "" (an old password left behind as
+	// "# password: …" or "#psk=…" is as much a secret as a live one).
+	commented func(line string) (key string, value int)
 }{
 	// netplan: Wi-Fi access points' "password", the auth block's "password"
 	// and "client-key-password" (netplan(5), "Authentication":
@@ -36,7 +40,7 @@ var redactors = []struct {
 	// same fields in https://docs.rs/netplan-types/latest/netplan_types/struct.AuthConfig.html),
 	// and WireGuard tunnels' keys: "private" and the peers' "shared" (netplan(5),
 	// "Properties for device type tunnels"), or a tunnel's key given as one scalar.
-	{[]string{"/etc/netplan/*"}, redactNetplan},
+	{[]string{"/etc/netplan/*"}, redactNetplan, commentedNetplan},
 	// NetworkManager keyfiles (nm-settings-keyfile(5): GLib key files): every
 	// property nm-settings(5) marks as a secret — 802-1x password,
 	// password-raw, pin, private-key(-password), phase2-private-key-password,
@@ -47,18 +51,18 @@ var redactors = []struct {
 	// macsec mka-cak (https://developer.gnome.org/NetworkManager/1.14/settings-macsec.html);
 	// wireguard private-key and peers' preshared-key; the password of pppoe,
 	// gsm, cdma and adsl, gsm pin; and the whole [vpn-secrets] group.
-	{[]string{"/etc/NetworkManager/system-connections/*"}, redactKeyfile},
+	{[]string{"/etc/NetworkManager/system-connections/*"}, redactKeyfile, commentedKeyfile},
 	// systemd-networkd (systemd.netdev(5)): [WireGuard] PrivateKey=,
 	// [WireGuardPeer] PresharedKey=, and the MACsec associations' Key=
 	// ([MACsecTransmitAssociation], [MACsecReceiveAssociation];
 	// https://github.com/systemd/systemd/commit/19196a53631185ff035e653f295d2d04861c1410).
-	{[]string{"/etc/systemd/network/*"}, redactNetworkd},
+	{[]string{"/etc/systemd/network/*"}, redactNetworkd, commentedNetworkd},
 	// ifupdown (interfaces(5)) with the wpasupplicant options of its
 	// debian/README.Debian and README.modes (wpa-psk, wpa-password,
 	// wpa-wep-key0..3, and the private keys' passwords;
 	// https://bazaar.launchpad.net/~ubuntu-branches/ubuntu/lucid/wpasupplicant/lucid-updates/revision/2.1.15/debian/README.modes)
 	// and wireless-tools' wireless-key, wireless-key1..4.
-	{[]string{"/etc/network/interfaces", "/etc/network/interfaces.d/*"}, redactIfupdown},
+	{[]string{"/etc/network/interfaces", "/etc/network/interfaces.d/*"}, redactIfupdown, commentedIfupdown},
 }
 
 // Redact returns b with the values of secret keys replaced, and the keys it
@@ -73,6 +77,11 @@ func Redact(p string, b []byte) ([]byte, []string, error) {
 				if err != nil {
 					return nil, nil, err
 				}
+				if len(keys) == 0 {
+					out = b
+				}
+				out, ckeys := redactCommented(out, r.commented)
+				keys = append(keys, ckeys...)
 				if len(keys) == 0 {
 					return b, nil, nil
 				}
@@ -329,4 +338,87 @@ func redactIfupdown(b []byte) ([]byte, []string, error) {
 		}
 	}
 	return []byte(strings.Join(lines, "\n")), keys, nil
+}
+
+// redactCommented redacts the value of every commented-out line that would
+// set a secret key if it were uncommented, keeping the comment marker and
+// the key; the keys come back as "# key".
+func redactCommented(b []byte, commented func(string) (string, int)) ([]byte, []string) {
+	if commented == nil || !bytes.ContainsAny(b, "#;") {
+		return b, nil
+	}
+	lines := strings.Split(string(b), "\n")
+	var keys []string
+	for i, l := range lines {
+		t := strings.TrimLeft(l, " \t")
+		if t == "" || t[0] != '#' && t[0] != ';' {
+			continue
+		}
+		body := strings.TrimLeft(t, "#; \t")
+		key, at := commented(strings.TrimSuffix(body, "\r"))
+		if key == "" {
+			continue
+		}
+		lines[i] = l[:len(l)-len(body)] + body[:at] + Redacted
+		keys = append(keys, "# "+key)
+	}
+	if len(keys) == 0 {
+		return b, nil
+	}
+	return []byte(strings.Join(lines, "\n")), keys
+}
+
+// commentedNetplan: "password: …", "- shared: …", or a tunnel's "key: …".
+var commentedNetplanLine = regexp.MustCompile(`^(?:-[ \t]*)?"?([A-Za-z-]+)"?[ \t]*:[ \t]*(\S)`)
+
+func commentedNetplan(l string) (string, int) {
+	m := commentedNetplanLine.FindStringSubmatchIndex(l)
+	if m == nil {
+		return "", 0
+	}
+	k := l[m[2]:m[3]]
+	if !netplanSecret[k] && k != "key" && k != "keys" {
+		return "", 0
+	}
+	return k, m[4]
+}
+
+// commentedKeyfile: "psk=…", "password = …", "private-key-password=…".
+func commentedKeyfile(l string) (string, int) {
+	k, v, ok := strings.Cut(l, "=")
+	if !ok {
+		return "", 0
+	}
+	k = strings.TrimSpace(k)
+	name, _, _ := strings.Cut(k, "[")
+	if !keyfileSecret.MatchString(name) || strings.TrimSpace(v) == "" {
+		return "", 0
+	}
+	return k, len(l) - len(strings.TrimLeft(v, " \t"))
+}
+
+// commentedNetworkd: "PrivateKey=…", "PresharedKey=…", "Key=…" in any section.
+func commentedNetworkd(l string) (string, int) {
+	k, v, ok := strings.Cut(l, "=")
+	if !ok {
+		return "", 0
+	}
+	k = strings.TrimSpace(k)
+	secret := false
+	for _, keys := range networkdSecret {
+		secret = secret || keys[k]
+	}
+	if !secret || strings.TrimSpace(v) == "" {
+		return "", 0
+	}
+	return k, len(l) - len(strings.TrimLeft(v, " \t"))
+}
+
+// commentedIfupdown: "wpa-psk …", "wireless-key …".
+func commentedIfupdown(l string) (string, int) {
+	word, rest, ok := strings.Cut(strings.ReplaceAll(l, "\t", " "), " ")
+	if !ok || !ifupdownSecret.MatchString(word) || strings.TrimSpace(rest) == "" {
+		return "", 0
+	}
+	return word, len(l) - len(strings.TrimLeft(rest, " "))
 }

@@ -93,3 +93,46 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
+
+// TestRedactCommentedSecrets: a secret left behind in a comment ("# old
+// password: …", "#psk=…", "# PrivateKey=…") is redacted like a live one,
+// the comment and its key kept; comments that set no secret are kept whole.
+func TestRedactCommentedSecrets(t *testing.T) {
+	for _, c := range []struct {
+		as, in string
+		keys   []string
+		keep   []string
+	}{
+		{"/etc/netplan/50-wifi.yaml",
+			"network:\n  wifis:\n    wlan0:\n      access-points:\n        lab:\n          # password: PLANTED-old-wifi\n          password: PLANTED-live\n      # shared: PLANTED-psk\n      dhcp4: true # keep me\n",
+			[]string{"password", "# password", "# shared"}, []string{"# password: " + Redacted, "dhcp4: true", "# keep me"}},
+		{"/etc/netplan/40-cx7.yaml",
+			"network:\n  ethernets:\n    enp1s0f1np1:\n      #   password: \"PLANTED\"\n      # addresses: [192.168.100.10/24]\n      mtu: 9000\n",
+			[]string{"# password"}, []string{"# addresses: [192.168.100.10/24]", "mtu: 9000"}},
+		{"/etc/NetworkManager/system-connections/lab.nmconnection",
+			"[wifi-security]\nkey-mgmt=wpa-psk\n#psk=PLANTED-old\n;  password = PLANTED-semicolon\n# ssid=lab\n",
+			[]string{"# psk", "# password"}, []string{"#psk=" + Redacted, "key-mgmt=wpa-psk", "# ssid=lab"}},
+		{"/etc/systemd/network/wg0.netdev",
+			"[WireGuard]\n# PrivateKey=PLANTEDPLANTEDPLANTED=\nListenPort=51820\n# ListenPort=1\n",
+			[]string{"# PrivateKey"}, []string{"# PrivateKey=" + Redacted, "ListenPort=51820", "# ListenPort=1"}},
+		{"/etc/network/interfaces",
+			"iface wlan0 inet dhcp\n    wpa-ssid lab\n#   wpa-psk PLANTED-old\n# wpa-ssid old-lab\n",
+			[]string{"# wpa-psk"}, []string{"wpa-psk " + Redacted, "# wpa-ssid old-lab"}},
+	} {
+		got, keys, err := Redact(c.as, []byte(c.in))
+		if err != nil {
+			t.Fatalf("%s: %v", c.as, err)
+		}
+		if strings.Contains(string(got), "PLANTED") {
+			t.Errorf("%s: a commented secret survived:\n%s", c.as, got)
+		}
+		if !slices.Equal(keys, c.keys) {
+			t.Errorf("%s: redacted %q, want %q", c.as, keys, c.keys)
+		}
+		for _, k := range c.keep {
+			if !strings.Contains(string(got), k) {
+				t.Errorf("%s: %q was lost:\n%s", c.as, k, got)
+			}
+		}
+	}
+}

@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"github.com/sparkrig/sparkrig/internal/runner"
-
 	"bytes"
 	"context"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/runner"
 	"github.com/sparkrig/sparkrig/internal/sanitize"
 	"github.com/sparkrig/sparkrig/internal/triage"
 )
@@ -36,13 +35,14 @@ func newTriageCmd(env *Env) *cobra.Command {
 		Long: `triage looks at a running NCCL job from outside, on this machine or on every node
 given (over SSH, as doctor): the processes that map a libnccl, each library's path,
 version and ELF build ID, the job's state from NCCL's RAS service (ncclras where
-installed, else sparkrig's own client of its protocol on localhost:28028), GPU
-utilisation, power and clocks, and the tail of a job log; twice, --interval apart.
+installed, else sparkrig's own client of its protocol on localhost:28028, each
+query bounded to half the interval), GPU utilisation, power and clocks, and the
+tail of a job log; twice, --interval apart (once when no job is found).
 It never signals, traces or attaches to the job's processes.
 
 Verdicts: a rank missing from RAS (its process or node died or stopped); operation
 counts frozen and equal on every rank (a stuck kernel or host); frozen but different
-(out of sync: the lagging rank is the suspect); a GPU busy at idle power (a spinning
+(out of sync: the rank with the lowest count is the suspect); a GPU busy at idle power (a spinning
 kernel); ranks running different libnccl builds under one version string.`,
 		Example: `  sparkrig triage --hosts 'spark-[01-04]' --log /scratch/job-1234.out
   sparkrig triage --interval 30s --format json`,
@@ -70,35 +70,32 @@ func runTriage(ctx context.Context, env *Env, o *triageOptions) error {
 	if o.interval < 0 {
 		return exitf(ExitUnknown, "triage: --interval must not be negative")
 	}
-	hosts := []string{"localhost"}
-	var t runner.Runner = runner.Local{}
+	if err := triage.CheckRASPort(o.rasPort); err != nil {
+		return exitf(ExitUnknown, "triage: %v", err)
+	}
+	to := triage.Options{Runner: runner.Local{}, Hosts: []string{"localhost"}, Interval: o.interval, Log: o.log, LogLines: o.logLines,
+		RASPort: o.rasPort, Parallel: o.remote.parallel, HostTimeout: o.remote.hostTimeout, ToolVersion: Version, Now: env.Now}
 	if o.remote.enabled() {
 		defer o.remote.closeRunner()
-		if hosts, err = o.remote.nodes(ctx, env); err != nil {
+		if to.Hosts, err = o.remote.nodes(ctx, env); err != nil {
 			return exitf(ExitUnknown, "triage: %v", err)
 		}
-		if t, err = o.remote.runner(env); err != nil {
+		if to.Runner, err = o.remote.runner(env); err != nil {
 			return exitf(ExitUnknown, "triage: %v", err)
 		}
 	}
-	start := time.Now()
-	so := triage.ScriptOptions{RASPort: o.rasPort, Log: o.log, LogLines: o.logLines}
-	first, second := triage.Collect(ctx, t, hosts, so, o.interval, o.remote.parallel, o.remote.hostTimeout)
+	rep, err := triage.Run(ctx, to)
 	if ctx.Err() != nil {
 		return exitf(ExitInterrupted, "triage: interrupted")
 	}
-	d := triage.Diagnose(first, second, o.interval)
-	tr := d.Report(first, second, time.Since(start))
-	rep := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version, Command: "triage",
-		GeneratedAt: env.Now().UTC(), Triage: tr, Cluster: &report.Cluster{Links: []report.Link{}, Findings: d.Findings}, Hosts: []report.Host{}}
-	unreached := false
-	for _, s := range first {
-		if s.Err != "" {
-			unreached = true
-			fmt.Fprintf(env.Stderr, "sparkrig: triage: %s: %s\n", sanitize.Line(s.Host), sanitize.Line(s.Err))
+	if err != nil {
+		return exitf(ExitUnknown, "triage: %v", err)
+	}
+	for _, n := range rep.Triage.Nodes {
+		if n.Error != "" {
+			fmt.Fprintf(env.Stderr, "sparkrig: triage: %s: %s\n", sanitize.Line(n.Host), sanitize.Line(n.Error))
 		}
 	}
-	rep.Status = findingsStatus(d.Findings, unreached || d.Verdict == triage.VerdictUnknown || d.Verdict == triage.VerdictNoJob)
 	if err := writeTriage(env, o.output, o.format, rep); err != nil {
 		return exitf(ExitUnknown, "triage: %v", err)
 	}

@@ -86,7 +86,7 @@ func TestRigTriage(t *testing.T) {
 		evidence      string
 	}{
 		{"healthy-1", "healthy-2", "progressing", -1, ExitOK, "operation counts moved in 1s (rank 0: 60→460, rank 1: 60→460, rank 2: 60→460)"},
-		{"hung-1", "hung-2", "out-of-sync", 2, ExitCritical, "counts frozen for 1s but different: rank 2 (pid 663 on gpu-2) at operation 100, others up to 120"},
+		{"hung-1", "hung-2", "out-of-sync", 2, ExitCritical, "counts frozen for 1s but different: rank 2 (pid 663 on gpu-2) launched AllReduce operations up to 100, others up to 120 (communicator 0x996598793777fcd4)"},
 		{"healthy-2", "stopped-2", "rank-missing", 2, ExitCritical, "rank 2 (pid 497 on gpu-2) is missing from RAS's answer"},
 		{"killed-1", "killed-2", "rank-missing", 2, ExitCritical, "rank 2 (pid 497 on gpu-2) is missing from RAS's answer"},
 	} {

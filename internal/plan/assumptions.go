@@ -27,17 +27,29 @@ type Format struct {
 	// zero stores them like the experts (or 16-bit where the checkpoint
 	// leaves attention unquantised).
 	NonExpertBytesPerParam float64 `yaml:"non_expert_bytes_per_param" json:"non_expert_bytes_per_param,omitempty"`
-	Source                 string  `yaml:"source" json:"source"`
+	// EmbedBytesPerParam is the input embedding table's type where it differs
+	// from the output's (GGUF K-quants keep token_embd at the body's type and
+	// the output at Q6_K); zero: as the head.
+	EmbedBytesPerParam float64 `yaml:"embed_bytes_per_param" json:"embed_bytes_per_param,omitempty"`
+	// MixBytesPerParam is what llama.cpp's _M mixes give the attention value
+	// projection and the feed-forward down projection in half the layers
+	// (use_more_bits in llama-quant.cpp); zero: no mix.
+	MixBytesPerParam float64 `yaml:"mix_bytes_per_param" json:"mix_bytes_per_param,omitempty"`
+	Source           string  `yaml:"source" json:"source"`
 }
 
 // PlatformNumbers are one platform's per-node figures and where they come from.
 type PlatformNumbers struct {
-	Name                   string  `yaml:"name"`
-	MemoryGB               float64 `yaml:"memory_gb"`
-	MemorySource           string  `yaml:"memory_source"`
-	MemoryBandwidthWire    string  `yaml:"memory_bandwidth_wire"`
-	BF16TFLOPS             float64 `yaml:"bf16_tflops"`
-	BF16Source             string  `yaml:"bf16_source"`
+	Name                string  `yaml:"name"`
+	MemoryGB            float64 `yaml:"memory_gb"`
+	MemorySource        string  `yaml:"memory_source"`
+	MemoryBandwidthWire string  `yaml:"memory_bandwidth_wire"`
+	BF16TFLOPS          float64 `yaml:"bf16_tflops"`
+	BF16Source          string  `yaml:"bf16_source"`
+	// BF16PeakTFLOPS is the chip's dense 16-bit tensor-core peak, the
+	// ceiling no measurement on it can pass.
+	BF16PeakTFLOPS         float64 `yaml:"bf16_peak_tflops"`
+	BF16PeakSource         string  `yaml:"bf16_peak_source"`
 	AllReduceBusBWExpect   string  `yaml:"allreduce_busbw_expectation"`
 	AllReduceLatencyUS     float64 `yaml:"allreduce_latency_us"`
 	AllReduceLatencyBytes  int64   `yaml:"allreduce_latency_bytes"`
@@ -50,15 +62,36 @@ type Efficiency struct {
 	ReserveSource string  `yaml:"reserve_source"`
 }
 
-// Engine is one serving engine's factors between peak and achieved rates.
-type Engine struct {
-	Name                  string   `yaml:"name"`
-	Aliases               []string `yaml:"aliases"`
-	DecodeBandwidth       float64  `yaml:"decode_bandwidth"`
-	DecodeBandwidthSource string   `yaml:"decode_bandwidth_source"`
-	PrefillCompute        float64  `yaml:"prefill_compute"`
-	PrefillComputeSource  string   `yaml:"prefill_compute_source"`
+// Factor is one engine efficiency: the share of the peak rate a phase
+// achieves with one weight format ("*": every format without its own).
+type Factor struct {
+	// Engine is the engine whose figure it is (filled by the lookup).
+	Engine string  `yaml:"-"`
+	Format string  `yaml:"format"`
+	Value  float64 `yaml:"value"`
+	Source string  `yaml:"source"`
 }
+
+// Engine is one serving engine's factors between peak and achieved rates:
+// decode as a share of peak memory bandwidth, prefill as a share of the
+// format's tensor-core rate, each per weight format. An engine without a
+// figure for a format and phase takes Inherit's (Ollama runs llama.cpp's).
+type Engine struct {
+	Name               string   `yaml:"name"`
+	Aliases            []string `yaml:"aliases"`
+	Inherit            string   `yaml:"inherit"`
+	InheritSource      string   `yaml:"inherit_source"`
+	PrefillChunk       int      `yaml:"prefill_chunk"`
+	PrefillChunkSource string   `yaml:"prefill_chunk_source"`
+	Decode             []Factor `yaml:"decode"`
+	Prefill            []Factor `yaml:"prefill"`
+}
+
+// The two phases an efficiency applies to.
+const (
+	PhaseDecode  = "decode"
+	PhasePrefill = "prefill"
+)
 
 // Assumptions is the whole data file.
 type Assumptions struct {
@@ -88,7 +121,8 @@ func ParseAssumptions(b []byte) (Assumptions, error) {
 		}
 	}
 	for _, p := range a.Platforms {
-		if p.MemoryGB <= 0 || p.MemorySource == "" || p.BF16TFLOPS <= 0 || p.BF16Source == "" || p.AllReduceLatencyUS <= 0 || p.AllReduceLatencySource == "" {
+		if p.MemoryGB <= 0 || p.MemorySource == "" || p.BF16TFLOPS <= 0 || p.BF16Source == "" || p.AllReduceLatencyUS <= 0 || p.AllReduceLatencySource == "" ||
+			p.BF16PeakTFLOPS < p.BF16TFLOPS || p.BF16PeakSource == "" {
 			return a, fmt.Errorf("plan assumptions: platform %q needs memory, compute and latency with their sources", p.Name)
 		}
 	}
@@ -99,9 +133,26 @@ func ParseAssumptions(b []byte) (Assumptions, error) {
 		return a, fmt.Errorf("plan assumptions: no engines")
 	}
 	for _, e := range a.Engines {
-		if e.DecodeBandwidth <= 0 || e.DecodeBandwidth > 1 || e.PrefillCompute <= 0 || e.PrefillCompute > 1 ||
-			e.DecodeBandwidthSource == "" || e.PrefillComputeSource == "" {
-			return a, fmt.Errorf("plan assumptions: engine %q: efficiencies must lie in (0, 1] and carry their sources", e.Name)
+		if e.Inherit != "" && e.InheritSource == "" {
+			return a, fmt.Errorf("plan assumptions: engine %q inherits %q without a source", e.Name, e.Inherit)
+		}
+		if e.PrefillChunk < 0 || (e.PrefillChunk > 0 && e.PrefillChunkSource == "") {
+			return a, fmt.Errorf("plan assumptions: engine %q: a prefill chunk needs its source", e.Name)
+		}
+		for _, f := range append(slices.Clone(e.Decode), e.Prefill...) {
+			if f.Value <= 0 || f.Value > 1 || f.Source == "" {
+				return a, fmt.Errorf("plan assumptions: engine %q, format %q: efficiencies must lie in (0, 1] and carry their sources", e.Name, f.Format)
+			}
+		}
+	}
+	for _, e := range a.Engines {
+		for _, ph := range []string{PhaseDecode, PhasePrefill} {
+			if _, err := a.Factor(e.Name, ph, "*"); err != nil {
+				return a, fmt.Errorf("plan assumptions: %w", err)
+			}
+		}
+		if a.prefillChunk(e.Name) <= 0 {
+			return a, fmt.Errorf("plan assumptions: engine %q has no prefill chunk, nor one it inherits", e.Name)
 		}
 	}
 	return a, nil
@@ -152,4 +203,116 @@ func (a Assumptions) Platform(name string) (PlatformNumbers, bool) {
 		}
 	}
 	return PlatformNumbers{}, false
+}
+
+// Factor is engine's efficiency for phase with weights of format: the
+// format's own figure, else the engine's "*", else the engine it inherits
+// from (its source then says so).
+func (a Assumptions) Factor(engine, phase, format string) (Factor, error) {
+	name := engine
+	var via []string
+	for range 4 {
+		e, err := a.Engine(name)
+		if err != nil {
+			return Factor{}, err
+		}
+		list := e.Decode
+		if phase == PhasePrefill {
+			list = e.Prefill
+		}
+		for _, want := range []string{format, "*"} {
+			for _, f := range list {
+				if f.Format == want {
+					f.Engine = e.Name
+					if len(via) > 0 {
+						f.Source = strings.Join(via, "; ") + "; " + e.Name + ": " + f.Source
+					}
+					return f, nil
+				}
+			}
+		}
+		if e.Inherit == "" {
+			break
+		}
+		via = append(via, e.Name+" takes "+e.Inherit+"'s figure ("+e.InheritSource+")")
+		name = e.Inherit
+	}
+	return Factor{}, fmt.Errorf("engine %q has no %s efficiency for %s weights", engine, phase, format)
+}
+
+// prefillChunk is how many prompt tokens engine prefills in one pass.
+func (a Assumptions) prefillChunk(engine string) int {
+	name := engine
+	for range 4 {
+		e, err := a.Engine(name)
+		if err != nil {
+			return 0
+		}
+		if e.PrefillChunk > 0 {
+			return e.PrefillChunk
+		}
+		name = e.Inherit
+	}
+	return 0
+}
+
+// EngineNames lists the engines by name.
+func (a Assumptions) EngineNames() []string {
+	var out []string
+	for _, e := range a.Engines {
+		out = append(out, e.Name)
+	}
+	return out
+}
+
+// Requant is a serving recipe that re-quantises layers at load: gpt-oss's
+// attention and lm_head in MXFP4 (spark-vllm-docker's --mxfp4-layers
+// moe,qkv,o,lm_head), where the checkpoint keeps them in 16-bit.
+type Requant struct {
+	Attention bool   `json:"attention,omitempty"`
+	LMHead    bool   `json:"lm_head,omitempty"`
+	Format    Format `json:"format"`
+}
+
+// String writes r as the flag takes it: "attention,lm_head=mxfp4".
+func (r Requant) String() string {
+	if !r.Attention && !r.LMHead {
+		return ""
+	}
+	var layers []string
+	if r.Attention {
+		layers = append(layers, "attention")
+	}
+	if r.LMHead {
+		layers = append(layers, "lm_head")
+	}
+	return strings.Join(layers, ",") + "=" + r.Format.Name
+}
+
+// ParseRequant reads "LAYERS=FORMAT": LAYERS a comma-separated list of
+// attention and lm_head, FORMAT a weight format. "" is no recipe.
+func (a Assumptions) ParseRequant(s string) (Requant, error) {
+	if strings.TrimSpace(s) == "" {
+		return Requant{}, nil
+	}
+	layers, format, ok := strings.Cut(s, "=")
+	if !ok {
+		return Requant{}, fmt.Errorf("%q: want LAYERS=FORMAT, e.g. attention,lm_head=mxfp4", s)
+	}
+	f, err := a.Format(format)
+	if err != nil {
+		return Requant{}, err
+	}
+	r := Requant{Format: f}
+	for _, l := range strings.Split(layers, ",") {
+		switch strings.ToLower(strings.TrimSpace(l)) {
+		case "attention", "attn", "qkv,o", "qkv", "o":
+			r.Attention = true
+		case "lm_head", "head":
+			r.LMHead = true
+		default:
+			return Requant{}, fmt.Errorf("%q: unknown layers %q (want attention, lm_head)", s, l)
+		}
+	}
+	return r, nil
 }

@@ -10,6 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 )
 
@@ -60,6 +62,17 @@ type Model struct {
 	// UnquantizedAttention: the checkpoint's quantisation config keeps the
 	// attention projections in 16-bit (gpt-oss's MXFP4 checkpoints do).
 	UnquantizedAttention bool `json:"unquantized_attention,omitempty"`
+	// LatentSize is a latent mixture of experts' width (Nemotron-3's
+	// moe_latent_size): each MoE layer projects the hidden state down to it,
+	// the routed experts work in it, and it is projected back.
+	LatentSize int `json:"moe_latent_size,omitempty"`
+	// MTPLayers are multi-token-prediction layers the checkpoint carries
+	// (num_nextn_predict_layers): held in memory, not read per token unless
+	// the engine drafts with them.
+	MTPLayers int `json:"mtp_layers,omitempty"`
+	// Unread names config.json fields that look like sizes but the planner
+	// does not read: the sizes it works out may be off by them.
+	Unread []string `json:"unread_fields,omitempty"`
 }
 
 // LinearAttn is the shape of a Gated DeltaNet layer.
@@ -133,6 +146,9 @@ type hfConfig struct {
 	NGroups               int             `json:"n_groups"`
 	MambaNumGroups        int             `json:"mamba_num_groups"`
 	ConvKernel            int             `json:"conv_kernel"`
+	LayersBlockType       []string        `json:"layers_block_type"`
+	MoELatentSize         int             `json:"moe_latent_size"`
+	NumNextNPredict       int             `json:"num_nextn_predict_layers"`
 	Quantization          *hfQuantization `json:"quantization_config"`
 	TextConfig            json.RawMessage `json:"text_config"`
 }
@@ -182,7 +198,8 @@ func ParseConfig(b []byte, name string) (Model, error) {
 		}
 	}
 	for _, v := range []int{m.Layers, m.Hidden, m.Heads, m.KVHeads, m.HeadDim, m.Vocab, m.Intermediate, m.Experts,
-		c.MoEIntermediateSize, c.SharedExpertInterm, c.MoESharedExpertInterm, c.KVLoraRank, c.MambaNumHeads, c.SSMStateSize} {
+		c.MoEIntermediateSize, c.SharedExpertInterm, c.MoESharedExpertInterm, c.KVLoraRank, c.MambaNumHeads, c.SSMStateSize,
+		c.MoELatentSize, c.NumNextNPredict} {
 		if v < 0 || v > maxDim {
 			return Model{}, fmt.Errorf("%w: a size of %d is out of range", ErrNotTransformer, v)
 		}
@@ -208,7 +225,9 @@ func ParseConfig(b []byte, name string) (Model, error) {
 			}
 		}
 	}
-	if err := m.layerKinds(c); err != nil {
+	m.LatentSize, m.MTPLayers = c.MoELatentSize, c.NumNextNPredict
+	m.Unread = unreadSizes(b)
+	if err := m.layerKinds(&c); err != nil {
 		return Model{}, err
 	}
 	if err := m.feedForward(c); err != nil {
@@ -229,12 +248,31 @@ func ParseConfig(b []byte, name string) (Model, error) {
 
 // layerKinds sorts the layers by mixer: full or sliding-window attention,
 // Gated DeltaNet, Mamba-2.
-func (m *Model) layerKinds(c hfConfig) error {
+func (m *Model) layerKinds(c *hfConfig) error {
 	window := 0
 	if c.SlidingWindow != nil && (c.UseSlidingWindow == nil || *c.UseSlidingWindow) {
 		window = *c.SlidingWindow
 	}
 	m.FullAttentionLayers = m.Layers
+	if c.HybridOverridePattern == "" && len(c.LayersBlockType) > 0 {
+		// Newer Nemotron-H configs list the layers by name.
+		var p strings.Builder
+		for _, t := range c.LayersBlockType {
+			switch t {
+			case "mamba":
+				p.WriteByte('M')
+			case "attention":
+				p.WriteByte('*')
+			case "mlp":
+				p.WriteByte('-')
+			case "moe":
+				p.WriteByte('E')
+			default:
+				return fmt.Errorf("%w: layers_block_type has %q (want mamba, attention, mlp, moe)", ErrNotTransformer, t)
+			}
+		}
+		c.HybridOverridePattern = p.String()
+	}
 	switch {
 	case c.HybridOverridePattern != "":
 		// Nemotron-H: one character per layer, M Mamba-2, * attention,
@@ -345,9 +383,13 @@ type Params struct {
 	FFN float64
 	// Expert is one routed expert of one layer.
 	Expert float64
+	// MTP is the multi-token-prediction layers. Engines load them only to
+	// draft tokens (speculative decoding), so they are not in Total.
+	MTP float64
 }
 
-// Total is every weight in the checkpoint.
+// Total is every weight of the main model (the MTP layers aside, as model
+// cards count them).
 func (p Params) Total(m Model) float64 {
 	return p.Embedding + p.LMHead + p.Mixer + p.FFN + p.Expert*float64(m.Experts*m.MoELayers)
 }
@@ -394,6 +436,23 @@ func (m Model) Count() Params {
 	if m.Experts > 0 {
 		p.FFN += float64(m.MoELayers) * (ffn(m.SharedIntermediate) + h*float64(m.Experts))
 		p.Expert = ffn(m.ExpertIntermediate)
+		if m.LatentSize > 0 {
+			// LatentMoE: the experts work in the latent width; every MoE layer
+			// projects down to it and back up.
+			l := float64(m.LatentSize)
+			p.Expert = float64(m.FFNMatrices) * l * float64(m.ExpertIntermediate)
+			p.FFN += float64(m.MoELayers) * 2 * h * l
+		}
+	}
+	if m.MTPLayers > 0 {
+		// One attention layer and one feed-forward block per prediction layer
+		// (every expert of it held), and the projection of the embedding and
+		// hidden state into it.
+		block := ffn(m.Intermediate)
+		if m.Experts > 0 {
+			block = ffn(m.SharedIntermediate) + h*float64(m.Experts) + p.Expert*float64(m.Experts)
+		}
+		p.MTP = float64(m.MTPLayers) * (attn + block + 2*h*h)
 	}
 	return p
 }
@@ -423,4 +482,65 @@ func (m Model) attentionParams() float64 {
 	}
 	kv := float64(2 * m.KVHeads * m.HeadDim)
 	return h*(q+kv) + float64(m.Heads*m.HeadDim)*h
+}
+
+// sizeWords mark a config key that sets a size; readKeys are the keys the
+// planner reads (hfConfig's) and keys that set no weight's size.
+var sizeWords = []string{"size", "num_", "n_", "_dim", "rank", "experts", "heads", "layers"}
+
+var notSizes = map[string]bool{
+	"max_position_embeddings": true, "max_window_layers": true, "num_logits_to_keep": true, "chunk_size": true,
+	"n_group": true, "topk_group": true, "bos_token_id": true, "eos_token_id": true, "pad_token_id": true,
+	"index_topk": true, "original_max_position_embeddings": true, "attention_chunk_size": true,
+	"time_step_rank": true, "num_labels": true, "mtp_layers_block_type": true, "mtp_hybrid_override_pattern": true,
+	"rope_scaling": true, "rope_parameters": true, "partial_rotary_factor": true, "max_length": true,
+	"expand": true, "mamba_d_conv": true, "no_rope_layers": true, "full_attn_idxs": true,
+}
+
+// unreadSizes names the keys of a config.json (its text_config where the
+// decoder is nested) that look like sizes and are not read. A key whose
+// value keeps the default shape (decoder_sparse_step 1, an empty
+// mlp_only_layers) is not named.
+func unreadSizes(b []byte) []string {
+	var raw map[string]json.RawMessage
+	if json.Unmarshal(b, &raw) != nil {
+		return nil
+	}
+	if _, ok := raw["num_hidden_layers"]; !ok {
+		if tc, ok := raw["text_config"]; ok {
+			var inner map[string]json.RawMessage
+			if json.Unmarshal(tc, &inner) == nil {
+				raw = inner
+			}
+		}
+	}
+	known := map[string]bool{}
+	t := reflect.TypeFor[hfConfig]()
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		known[name] = true
+	}
+	var out []string
+	for k, v := range raw {
+		if known[k] || notSizes[k] || !slices.ContainsFunc(sizeWords, func(w string) bool { return strings.Contains(k, w) }) {
+			continue
+		}
+		var n float64
+		var list []any
+		switch {
+		case json.Unmarshal(v, &n) == nil:
+			if n == 0 || (n == 1 && (strings.HasSuffix(k, "_step") || strings.HasSuffix(k, "_freq"))) {
+				continue
+			}
+		case json.Unmarshal(v, &list) == nil:
+			if len(list) == 0 {
+				continue
+			}
+		default:
+			continue
+		}
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -1,10 +1,12 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/expect"
 )
@@ -72,6 +74,11 @@ type Workload struct {
 	// ExpertParallel places whole experts on the tensor-parallel ranks
 	// (vLLM's --enable-expert-parallel) instead of splitting every expert.
 	ExpertParallel bool `json:"expert_parallel,omitempty"`
+	// Requant is a recipe that re-quantises layers at load (plan --requantize).
+	Requant Requant `json:"requantize,omitzero"`
+	// PrefillChunk is how many prompt tokens one prefill pass takes (vLLM's
+	// --max-num-batched-tokens, llama.cpp's -ub); zero: the engine's default.
+	PrefillChunk int `json:"prefill_chunk,omitempty"`
 }
 
 // kvBytes is the size of one KV-cache element.
@@ -97,6 +104,7 @@ type Option struct {
 	ShortGB        float64 `json:"short_gb,omitempty"`
 	TTFTms         float64 `json:"ttft_ms"`
 	TTFTComputeMs  float64 `json:"ttft_compute_ms"`
+	TTFTMemoryMs   float64 `json:"ttft_memory_ms"`
 	TTFTNetworkMs  float64 `json:"ttft_network_ms"`
 	TPOTms         float64 `json:"tpot_ms"`
 	MemoryMs       float64 `json:"tpot_memory_ms"`
@@ -127,8 +135,7 @@ type Plan struct {
 
 // Estimate plans m in format f on c for w.
 func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, error) {
-	kvb, err := kvBytes(w.KVDType)
-	if err != nil {
+	if _, err := kvBytes(w.KVDType); err != nil {
 		return nil, err
 	}
 	switch {
@@ -136,24 +143,38 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 		return nil, fmt.Errorf("need at least one node")
 	case w.Input < 1 || w.Output < 1 || w.Concurrency < 1:
 		return nil, fmt.Errorf("input, output and concurrency must be at least 1")
+	case w.PrefillChunk < 0 || w.PrefillChunk > 1<<20:
+		return nil, fmt.Errorf("prefill chunk %d: want 1 to %d tokens (0: the engine's default)", w.PrefillChunk, 1<<20)
 	case w.GPUMemUtil <= 0 || w.GPUMemUtil > 1:
 		return nil, fmt.Errorf("--gpu-memory-utilization %.2f: want a fraction in (0, 1]", w.GPUMemUtil)
 	}
-	eng, err := a.Engine(w.Engine)
+	e, err := newEstimator(m, f, c, w, a)
 	if err != nil {
 		return nil, err
 	}
-	w.Engine = eng.Name
-	e := estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb}
+	eng, dec, pre := e.eng, e.dec, e.pre
+	w = e.w
 	pl := &Plan{Model: m, Format: f, Cluster: c, Workload: w, Recommended: -1,
 		TotalParams: e.p.Total(m), ActiveParam: e.p.Active(m), WeightsGB: e.weightBytes() / 1e9,
 		Assumed: []Number{
-			{eng.DecodeBandwidth, "of peak memory bandwidth in decode (" + eng.Name + ")", eng.DecodeBandwidthSource},
-			{eng.PrefillCompute, "of the format's tensor-core rate in prefill (" + eng.Name + ")", eng.PrefillComputeSource},
+			{dec.Value, "of peak memory bandwidth in decode (" + eng.Name + ", " + f.Name + ")", dec.Source},
+			{pre.Value, "of the format's tensor-core rate in prefill (" + eng.Name + ", " + f.Name + ")", pre.Source},
+			{float64(e.chunk), "prompt tokens per prefill pass, each reading every weight once (" + eng.Name + ")", e.chunkSource()},
 			{a.Efficiency.ReserveGiB, "GiB per node kept for activations and the runtime", a.Efficiency.ReserveSource},
 			{f.BytesPerParam, "bytes per weight (" + f.Name + ")", f.Source},
-			{e.headBytes(), "bytes per embedding and lm_head weight", e.headSource()},
+			{e.headBytes(), "bytes per lm_head weight", e.headSource()},
 		}}
+	if r := w.Requant; r.Attention || r.LMHead {
+		pl.Assumed = append(pl.Assumed, Number{r.Format.BytesPerParam, "bytes per re-quantised weight (" + r.String() + ")", r.Format.Source})
+	}
+	if m.MTPLayers > 0 {
+		pl.Assumed = append(pl.Assumed, Number{round(e.p.MTP/1e9, 2), fmt.Sprintf("billion weights in %d multi-token-prediction layer(s), not loaded", m.MTPLayers),
+			"config.json num_nextn_predict_layers; engines load them only to draft tokens (speculative decoding), which the plan does not model"})
+	}
+	if len(m.Unread) > 0 {
+		pl.Assumed = append(pl.Assumed, Number{float64(len(m.Unread)), "config.json size fields not read: " + strings.Join(m.Unread, ", "),
+			"the planner does not know these fields; the weights and KV cache worked out here may be off by what they change"})
+	}
 	for _, tp := range layouts(c.Nodes) {
 		pl.Options = append(pl.Options, e.option(tp[0], tp[1]))
 	}
@@ -171,6 +192,29 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 		}
 	}
 	return pl, nil
+}
+
+// newEstimator resolves the engine's efficiencies for the format.
+func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (estimator, error) {
+	eng, err := a.Engine(w.Engine)
+	if err != nil {
+		return estimator{}, err
+	}
+	w.Engine = eng.Name
+	dec, err := a.Factor(eng.Name, PhaseDecode, f.Name)
+	if err != nil {
+		return estimator{}, err
+	}
+	pre, err := a.Factor(eng.Name, PhasePrefill, f.Name)
+	if err != nil {
+		return estimator{}, err
+	}
+	kvb, err := kvBytes(w.KVDType)
+	if err != nil {
+		return estimator{}, err
+	}
+	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, pre: pre,
+		chunk: cmp.Or(w.PrefillChunk, a.prefillChunk(eng.Name))}, nil
 }
 
 // layouts lists (TP, PP) pairs: tensor parallel over 1, 2, 4, … nodes, and
@@ -195,11 +239,40 @@ type estimator struct {
 	a   Assumptions
 	eng Engine
 	kvb float64
+	// dec and pre are the engine's decode and prefill efficiencies for the format.
+	dec, pre Factor
+	chunk    int
 }
 
-// headBytes is what one embedding or lm_head weight takes: the format's own
-// figure where it quantises them (GGUF), else 16-bit.
+func (e estimator) chunkSource() string {
+	if e.w.PrefillChunk > 0 {
+		return "given with --prefill-chunk"
+	}
+	name := e.eng.Name
+	for range 4 {
+		en, err := e.a.Engine(name)
+		if err != nil {
+			break
+		}
+		if en.PrefillChunk > 0 {
+			return en.PrefillChunkSource
+		}
+		name = en.Inherit
+	}
+	return ""
+}
+
+// headBytes is what one lm_head weight takes: the recipe's format where it
+// re-quantises the head, the format's own figure where it quantises it
+// (GGUF), else 16-bit.
 func (e estimator) headBytes() float64 {
+	if e.w.Requant.LMHead {
+		return e.w.Requant.Format.BytesPerParam
+	}
+	return e.storedHeadBytes()
+}
+
+func (e estimator) storedHeadBytes() float64 {
 	if e.f.HeadBytesPerParam > 0 {
 		return e.f.HeadBytesPerParam
 	}
@@ -207,22 +280,71 @@ func (e estimator) headBytes() float64 {
 }
 
 func (e estimator) headSource() string {
-	if e.f.HeadBytesPerParam > 0 {
+	switch {
+	case e.w.Requant.LMHead:
+		return "re-quantised at load (" + e.w.Requant.String() + "): " + e.w.Requant.Format.Source
+	case e.f.HeadBytesPerParam > 0:
 		return e.f.Source
 	}
 	return "quantised checkpoints keep the embeddings and lm_head in 16-bit"
 }
 
-// mixerBytes is what one attention weight takes: 16-bit where the
-// checkpoint's quantisation config leaves attention unconverted.
-func (e estimator) mixerBytes() float64 {
-	if e.f.NonExpertBytesPerParam > 0 {
-		return e.f.NonExpertBytesPerParam
+// embedBytes is what one input-embedding weight takes; a tied table is the
+// output too and is stored as the output is.
+func (e estimator) embedBytes() float64 {
+	if e.m.TiedEmbeddings || e.f.EmbedBytesPerParam == 0 {
+		return e.storedHeadBytes()
 	}
-	if e.m.UnquantizedAttention {
+	return e.f.EmbedBytesPerParam
+}
+
+// moreBits is the share of layers llama.cpp's _M mixes give more bits:
+// use_more_bits in llama-quant.cpp (the first and last eighth, and every
+// third layer between).
+func (e estimator) moreBits() float64 {
+	n := e.m.Layers
+	if n == 0 {
+		return 0
+	}
+	k := 0
+	for i := range n {
+		if i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2 {
+			k++
+		}
+	}
+	return float64(k) / float64(n)
+}
+
+// mixed is base bytes per weight where share of the weights (the value or
+// down projections) take the mix's type in moreBits of the layers.
+func (e estimator) mixed(base, share float64) float64 {
+	if e.f.MixBytesPerParam == 0 {
+		return base
+	}
+	return base + (e.f.MixBytesPerParam-base)*share*e.moreBits()
+}
+
+// mixerBytes is what one attention (or linear-attention, Mamba) weight takes
+// on average: the recipe's format where it re-quantises attention, 16-bit
+// where the checkpoint's quantisation config leaves attention unconverted.
+func (e estimator) mixerBytes() float64 {
+	switch {
+	case e.w.Requant.Attention:
+		return e.w.Requant.Format.BytesPerParam
+	case e.f.NonExpertBytesPerParam > 0:
+		return e.f.NonExpertBytesPerParam
+	case e.m.UnquantizedAttention:
 		return max(e.a.Unquantized, e.f.BytesPerParam)
 	}
-	return e.f.BytesPerParam
+	if e.p.Mixer == 0 {
+		return e.f.BytesPerParam
+	}
+	// The value projection's share of the mixer weights.
+	v := float64(e.m.FullAttentionLayers+e.m.SlidingLayers) * float64(e.m.Hidden*e.m.KVHeads*e.m.HeadDim)
+	if e.m.MLA.KVLoraRank > 0 {
+		v = 0
+	}
+	return e.mixed(e.f.BytesPerParam, v/e.p.Mixer)
 }
 
 // ffnBytes is what one dense feed-forward, shared-expert or router weight takes.
@@ -230,13 +352,23 @@ func (e estimator) ffnBytes() float64 {
 	if e.f.NonExpertBytesPerParam > 0 {
 		return e.f.NonExpertBytesPerParam
 	}
-	return e.f.BytesPerParam
+	return e.mixed(e.f.BytesPerParam, 1/float64(e.m.FFNMatrices))
+}
+
+// expertBytes is what one routed-expert weight takes.
+func (e estimator) expertBytes() float64 {
+	return e.mixed(e.f.BytesPerParam, 1/float64(e.m.FFNMatrices))
 }
 
 // weightBytes is the checkpoint's size in its format.
 func (e estimator) weightBytes() float64 {
-	return e.p.Expert*float64(e.m.Experts*e.m.MoELayers)*e.f.BytesPerParam + e.p.FFN*e.ffnBytes() +
-		e.p.Mixer*e.mixerBytes() + (e.p.Embedding+e.p.LMHead)*e.headBytes()
+	return e.p.Expert*float64(e.m.Experts*e.m.MoELayers)*e.expertBytes() + e.p.FFN*e.ffnBytes() +
+		e.p.Mixer*e.mixerBytes() + e.p.Embedding*e.embedBytes() + e.p.LMHead*e.headBytes()
+}
+
+// denseBytes is what every token reads besides the routed experts.
+func (e estimator) denseBytes() float64 {
+	return e.p.Mixer*e.mixerBytes() + e.p.FFN*e.ffnBytes() + e.p.head()*e.headBytes()
 }
 
 // kvLayerToken is one token's KV cache in one attention layer on one node at
@@ -391,14 +523,9 @@ func (e estimator) option(tp, pp int) Option {
 	}
 
 	// Prefill of one request.
-	h := float64(e.m.Hidden)
-	n := float64(e.w.Input)
-	head := e.p.head()
-	flops := 2*(e.p.Active(e.m)-head)*n + 2*head + e.attentionFLOPs(n)
-	o.TTFTComputeMs = flops / float64(tp) / (e.computeRate() * e.eng.PrefillCompute) * 1e3
-	o.TTFTNetworkMs = (e.allReduces()*e.allReduce(tp, n*h*2) + e.hops(pp, n*h*2)) * 1e3
-	o.TTFTms = round(o.TTFTComputeMs+o.TTFTNetworkMs, 0)
-	o.TTFTComputeMs, o.TTFTNetworkMs = round(o.TTFTComputeMs, 1), round(o.TTFTNetworkMs, 1)
+	comp, mem, net := e.prefill(tp, pp)
+	o.TTFTComputeMs, o.TTFTMemoryMs, o.TTFTNetworkMs = round(comp*1e3, 1), round(mem*1e3, 1), round(net*1e3, 1)
+	o.TTFTms = round(e.ttft(tp, pp)*1e3, 1)
 
 	mem1, comp1, net1 := e.decodeStep(tp, pp, 1)
 	o.MemoryMs, o.ComputeMs, o.NetworkMs = round(mem1*1e3, 2), round(comp1*1e3, 2), round(net1*1e3, 2)
@@ -422,29 +549,81 @@ func (e estimator) option(tp, pp int) Option {
 // over its compute rate, and the all-reduces (or pipeline hops) between nodes.
 func (e estimator) decodeStep(tp, pp, b int) (memory, compute, network float64) {
 	ctx := float64(e.w.Input) + float64(e.w.Output)/2
-	dense := e.p.Mixer*e.mixerBytes() + e.p.FFN*e.ffnBytes() + e.p.head()*e.headBytes()
-	experts := e.expertsPerNode(tp, b) * e.p.Expert * float64(e.m.MoELayers) * e.f.BytesPerParam
+	experts := e.expertsPerNode(tp, b) * e.p.Expert * float64(e.m.MoELayers) * e.expertBytes()
 	// Pipeline stages run one after another for a token, so a token's time
 	// is the whole model's bytes over one node's bandwidth, split only by TP.
-	bytes := dense/float64(tp) + experts + float64(b)*(e.kvSeq(tp, ctx)+e.statePerSeq(tp))
-	memory = bytes / (e.c.MemoryBandwidth.Value * 1e9 * e.eng.DecodeBandwidth)
-	compute = 2 * e.p.Active(e.m) * float64(b) / float64(tp) / (e.computeRate() * e.eng.PrefillCompute)
+	bytes := e.denseBytes()/float64(tp) + experts + float64(b)*(e.kvSeq(tp, ctx)+e.statePerSeq(tp))
+	memory = bytes / e.bandwidth()
+	compute = 2 * e.p.Active(e.m) * float64(b) / float64(tp) / (e.computeRate() * e.pre.Value)
 	h := float64(e.m.Hidden)
 	network = e.allReduces()*e.allReduce(tp, float64(b)*h*2) + e.hops(pp, float64(b)*h*2)
 	return memory, compute, network
 }
 
-// attentionFLOPs is the score and value products of a prompt of n tokens:
-// causal full attention over n²/2 pairs, a sliding window over at most
-// window pairs per token.
-func (e estimator) attentionFLOPs(n float64) float64 {
+// bandwidth is the memory bandwidth one node achieves with this engine and format.
+func (e estimator) bandwidth() float64 {
+	return e.c.MemoryBandwidth.Value * 1e9 * e.dec.Value
+}
+
+// chunks calls f for each pass of the prompt: its first token and length.
+func (e estimator) chunks(f func(start, n int)) {
+	size := max(e.chunk, 1)
+	for s := 0; s < e.w.Input; s += size {
+		f(s, min(size, e.w.Input-s))
+	}
+}
+
+// prefillPass is one pass of n prompt tokens after start others: the FLOPs
+// over the format's rate, and one read of every weight the pass touches
+// and of the KV cache before it, over the memory bandwidth. Even a short
+// prompt reads every weight once.
+func (e estimator) prefillPass(tp, start, n int, last bool) (compute, memory float64) {
+	head := e.p.head()
+	flops := 2*(e.p.Active(e.m)-head)*float64(n) + e.attentionFLOPs(float64(start), float64(n))
+	if last {
+		flops += 2 * head
+	}
+	compute = flops / float64(tp) / (e.computeRate() * e.pre.Value)
+	experts := e.expertsPerNode(tp, n) * e.p.Expert * float64(e.m.MoELayers) * e.expertBytes()
+	memory = (e.denseBytes()/float64(tp) + experts + e.kvSeq(tp, float64(start))) / e.bandwidth()
+	return compute, memory
+}
+
+// prefill is the prompt's compute and memory time summed over its passes,
+// and the time its activations spend between nodes.
+func (e estimator) prefill(tp, pp int) (compute, memory, network float64) {
+	e.chunks(func(start, n int) {
+		c, m := e.prefillPass(tp, start, n, start+n == e.w.Input)
+		compute += c
+		memory += m
+	})
+	size := float64(e.w.Input) * float64(e.m.Hidden) * 2
+	return compute, memory, e.allReduces()*e.allReduce(tp, size) + e.hops(pp, size)
+}
+
+// ttft is the time to the first token: each pass bound by its compute or
+// its memory reads, whichever is longer, and the network.
+func (e estimator) ttft(tp, pp int) float64 {
+	var t float64
+	e.chunks(func(start, n int) {
+		c, m := e.prefillPass(tp, start, n, start+n == e.w.Input)
+		t += max(c, m)
+	})
+	_, _, net := e.prefill(tp, pp)
+	return t + net
+}
+
+// attentionFLOPs is the score and value products of n prompt tokens after
+// start others: causal full attention over n(start + n/2) pairs, a sliding
+// window over at most window pairs per token.
+func (e estimator) attentionFLOPs(start, n float64) float64 {
 	d := float64(e.m.HeadDim)
 	if a := e.m.MLA; a.KVLoraRank > 0 {
 		d = float64(a.QKNopeDim+a.QKRopeDim+a.VHeadDim) / 2
 	}
 	per := 4 * float64(e.m.Heads) * d // multiply-adds of one query-key pair, scores and values
-	full := float64(e.m.FullAttentionLayers) * n * n / 2
-	sliding := float64(e.m.SlidingLayers) * n * min(n, float64(e.m.SlidingWindow))
+	full := float64(e.m.FullAttentionLayers) * n * (start + n/2)
+	sliding := float64(e.m.SlidingLayers) * n * min(start+n/2, float64(e.m.SlidingWindow))
 	return per * (full + sliding)
 }
 

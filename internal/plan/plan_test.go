@@ -66,43 +66,24 @@ func option(t *testing.T, p *Plan, tp int) Option {
 	return Option{}
 }
 
-// TestSeedMeasurements predicts seed 000's DGX Spark measurements from the
-// platform numbers, the data file and each model's config. The prefill
-// efficiency is calibrated on the first row (its source says so); every other
-// row is a prediction and must land within ±20 %.
-func TestSeedMeasurements(t *testing.T) {
-	llama := sparkPlan(t, "llama-3.3-70b.json", "nvfp4", 2, Workload{Input: 32768, Output: 1024, Concurrency: 1, KVDType: "fp8"})
+// TestSeedLayouts checks what seed 000's clusters say beyond the numbers
+// (the numbers are rows of the field table): the 397B model does not fit one
+// Spark and the plan says by how much, TP4 is recommended on four nodes and
+// its decode is bound by memory.
+func TestSeedLayouts(t *testing.T) {
 	qwen := sparkPlan(t, "qwen3.5-397b-a17b.json", "int4", 4, Workload{Input: 1024, Output: 1024, Concurrency: 4, KVDType: "bf16"})
-	moe := sparkPlan(t, "qwen3.5-35b-a3b.json", "bf16", 1, Workload{Input: 1024, Output: 1024, Concurrency: 1, KVDType: "bf16"})
-	for _, c := range []struct {
-		row       string
-		got, want float64
-		dominant  string
-	}{
-		{"Llama 3.3 70B NVFP4 TTFT TP1 ms (calibration row)", option(t, llama, 1).TTFTms, 33415, ""},
-		{"Llama 3.3 70B NVFP4 TTFT TP2 ms", option(t, llama, 2).TTFTms, 21384, ""},
-		{"Llama 3.3 70B NVFP4 TPOT TP1 ms", option(t, llama, 1).TPOTms, 269, "memory"},
-		{"Llama 3.3 70B NVFP4 TPOT TP2 ms", option(t, llama, 2).TPOTms, 133, "memory"},
-		{"Llama 3.3 70B TP2 decode speedup", option(t, llama, 2).Speedup, 2.02, ""},
-		{"Qwen3.5-397B INT4 TP4 tok/s, one user", option(t, qwen, 4).TokensPerSec, 37, "memory"},
-		{"Qwen3.5-397B INT4 TP4 tok/s, 4 users total", option(t, qwen, 4).ConcTokensPerS, 103, ""},
-		{"Qwen3.5-35B-A3B BF16 TP1 tok/s", option(t, moe, 1).TokensPerSec, 30.3, "memory"},
-	} {
-		dev := c.got/c.want - 1
-		t.Logf("%-45s predicted %9.1f  measured %9.1f  %+5.1f %%", c.row, c.got, c.want, 100*dev)
-		if math.Abs(dev) > 0.20 {
-			t.Errorf("%s: predicted %.1f, measured %.1f (%+.0f %%, beyond ±20 %%)", c.row, c.got, c.want, 100*dev)
-		}
-	}
 	if d := option(t, qwen, 4).Dominant; d != "memory" {
 		t.Errorf("Qwen3.5-397B TP4 decode dominated by %s, want memory", d)
 	}
-	// The 397B model does not fit one Spark: the plan says by how much.
 	if o := qwen.Options[0]; o.TP != 1 || o.Fits || o.ShortGB < 90 || !strings.Contains(o.Note, "GB short per node") {
 		t.Errorf("397B at TP1: %+v, want does not fit, ~98 GB short", o)
 	}
 	if qwen.Options[qwen.Recommended].TP != 4 {
 		t.Errorf("recommended TP%d for 397B on four nodes, want TP4", qwen.Options[qwen.Recommended].TP)
+	}
+	llama := sparkPlan(t, "llama-3.3-70b.json", "nvfp4", 2, Workload{Input: 32768, Output: 1024, Concurrency: 1, KVDType: "fp8"})
+	if s := option(t, llama, 2).Speedup; s < 1.8 || s > 2.1 {
+		t.Errorf("Llama 3.3 70B TP2 decode speedup %.2f, want about 2 (seed 000 measured 269/133 ms = 2.02)", s)
 	}
 }
 
@@ -282,7 +263,7 @@ func TestBadInput(t *testing.T) {
 	if _, err := a.Format("int3"); err == nil || !strings.Contains(err.Error(), "nvfp4") {
 		t.Errorf("unknown format: %v", err)
 	}
-	if _, err := a.Engine("ollama"); err == nil || err.Error() != `unknown engine "ollama" (want one of vllm, llama.cpp)` {
+	if _, err := a.Engine("tgi"); err == nil || err.Error() != `unknown engine "tgi" (want one of vllm, llama.cpp, trtllm, sglang, ollama)` {
 		t.Errorf("unknown engine: %v", err)
 	}
 }

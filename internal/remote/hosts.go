@@ -106,7 +106,9 @@ func rangeValues(s string) ([]string, error) {
 			return nil, fmt.Errorf("%q is not a number", lo)
 		}
 		if !isRange {
-			out = append(out, lo)
+			if out = append(out, lo); len(out) > MaxHosts {
+				return nil, fmt.Errorf("%q has more than %d values", s, MaxHosts)
+			}
 			continue
 		}
 		b, err := strconv.Atoi(hi)
@@ -120,8 +122,13 @@ func rangeValues(s string) ([]string, error) {
 		if len(lo) > 1 && lo[0] == '0' {
 			width = len(lo)
 		}
-		for i := a; i <= b; i++ {
-			out = append(out, fmt.Sprintf("%0*d", width, i))
+		// Counted, not compared with hi: at the integer limit i <= b
+		// never fails, and the loop would fill memory.
+		for n := range b - a + 1 {
+			out = append(out, fmt.Sprintf("%0*d", width, a+n))
+		}
+		if len(out) > MaxHosts {
+			return nil, fmt.Errorf("%q has more than %d values", s, MaxHosts)
 		}
 	}
 	return out, nil

@@ -32,6 +32,12 @@ func TestParseHostList(t *testing.T) {
 		{in: "spark-[01-04", err: `host range "spark-[01-04": missing ]`},
 		{in: "spark-[a-b]", err: `host range "spark-[a-b]": "a" is not a number`},
 		{in: "n[1-99999]", err: "more than 4096"},
+		// at the integer limit: a loop comparing with the high end never ended
+		{in: "n[9223372036854775806-9223372036854775807]", want: []string{"n9223372036854775806", "n9223372036854775807"}},
+		{in: "n[9223372036854775807]", want: []string{"n9223372036854775807"}},
+		{in: "n[9223372036854775808]", err: `"9223372036854775808" is not a number`},
+		// many small ranges in one group are counted as they are expanded
+		{in: "n[" + strings.Repeat("1-4000,", 64) + "1]", err: "more than 4096"},
 		{in: ",", err: "empty host list"},
 	} {
 		got, err := ParseHostList(tt.in)
@@ -77,7 +83,7 @@ func TestParseHostfile(t *testing.T) {
 }
 
 func FuzzParseHostList(f *testing.F) {
-	for _, s := range []string{"spark-[01-04]", "a,b", "n[1,3-5]x[01-02]", "[", "a]b"} {
+	for _, s := range []string{"spark-[01-04]", "a,b", "n[1,3-5]x[01-02]", "[", "a]b", "n[9223372036854775800-9223372036854775807]", "n[1-4000,1-4000]"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -2,6 +2,8 @@ package results
 
 import (
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -58,6 +60,51 @@ func TestParseRASJSON(t *testing.T) {
 	}
 }
 
+// A real two-rank hang (one rank per H100): NCCL lists the rank ahead
+// first; the rank behind is the one with the lower count.
+func TestParseRASRealTwoRankStall(t *testing.T) {
+	r, err := ParseRASAnswer(verbatim(t, "ras/05_gpu_stall_rank0_verbose.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Format != "text" || r.Version != "2.28.9" || len(r.Comms) != 1 || r.Comms[0].Hash != "0xaa999e2d8c032220" {
+		t.Fatalf("%+v", r)
+	}
+	c := r.Comms[0]
+	if len(c.Ops) != 1 || c.Ops[0].Op != "AllReduce" || len(c.Ops[0].Groups) != 2 || c.Ops[0].Groups[0].Launched != 460 || c.Ops[0].Groups[0].Ranks[0] != 1 {
+		t.Fatalf("%+v", c.Ops)
+	}
+	bs := r.Behind()
+	if len(bs) != 1 || bs[0].Launched != 454 || bs[0].Ahead != 460 || !bs[0].Named() ||
+		!reflect.DeepEqual(bs[0].Ranks[0], RASRank{Rank: 0, Host: "192.0.2.2", PID: 791, GPU: 0, NVMLGPU: 0}) {
+		t.Fatalf("%+v", bs)
+	}
+}
+
+// NCCL 2.28.9's JSON of a job with one rank stopped: the comma it leaves
+// out is mended, the missing rank is named with its pid and node.
+func TestParseRASRealJSONStopped(t *testing.T) {
+	b := verbatim(t, "ras/06_gpu_stop_rank0_json_2289.txt")
+	if json.Valid(b) {
+		t.Fatal("NCCL 2.28.9 wrote this answer without a comma")
+	}
+	r, err := ParseRASAnswer(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := r.Comms[0]
+	if r.Format != "json" || r.Timestamp != "2026-11-28 00:17:25" || c.Hash != "0xe909ccb6adcf956c" || c.Size != 2 || !c.Complete ||
+		len(c.Ranks) != 1 || c.Ranks[0].Counts["AllReduce"] != 380 || c.Ranks[0].PID != 1004 {
+		t.Fatalf("%+v", r)
+	}
+	if len(c.Missing) != 1 || c.Missing[0].Rank != 0 || c.Missing[0].PID != 1003 || c.Missing[0].Host != "192.0.2.2" || !c.Missing[0].Unresponsive {
+		t.Fatalf("%+v", c.Missing)
+	}
+	if len(r.Behind()) != 0 {
+		t.Fatalf("one answering rank is behind nobody: %+v", r.Behind())
+	}
+}
+
 func FuzzParseRAS(f *testing.F) {
 	seedAll(f, "ras")
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -73,6 +120,16 @@ func FuzzParseRAS(f *testing.F) {
 		j, _ := ParseRASJSON(b)
 		if len(j.Findings) > maxListed {
 			t.Fatalf("%d findings", len(j.Findings))
+		}
+		for _, x := range []NCCLRAS{r, j} {
+			if len(x.Comms) > maxRASComms {
+				t.Fatalf("%d comms", len(x.Comms))
+			}
+			for _, bh := range x.Behind() {
+				if bh.Launched > bh.Ahead || len(bh.Ranks) > bh.Count && bh.Count > 0 {
+					t.Fatalf("%+v", bh)
+				}
+			}
 		}
 	})
 }

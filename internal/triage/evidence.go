@@ -7,7 +7,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
+	"unicode/utf8"
 
+	"github.com/sparkrig/sparkrig/internal/capture"
+	"github.com/sparkrig/sparkrig/internal/results"
 	"github.com/sparkrig/sparkrig/internal/shell"
 )
 
@@ -19,6 +23,10 @@ type ScriptOptions struct {
 	RASPort  int    // 0: RASPort
 	Log      string // a job log to tail on the node ("" for none)
 	LogLines int    // 0: 40
+	// RASDeadline bounds each RAS query (0: RASDeadline(0)); the GPUs
+	// are sampled before RAS is asked, so a RAS port that never answers
+	// costs at most this and loses nothing else.
+	RASDeadline time.Duration
 }
 
 // Script is the POSIX sh a node runs for one sample. It reads /proc (the
@@ -38,7 +46,12 @@ func Script(o ScriptOptions) string {
 		lines = 40
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "m=%s; p=%d\n", marker, port)
+	deadline := o.RASDeadline
+	if deadline <= 0 {
+		deadline = RASDeadline(0)
+	}
+	secs := max(1, int(deadline/time.Second))
+	fmt.Fprintf(&b, "m=%s; p=%d; T=%d; to=%d\n", marker, port, secs, RASCollectiveTimeout(deadline))
 	b.WriteString(`exec 2>/dev/null
 t() { if command -v timeout >/dev/null; then timeout "$@"; else shift; "$@"; fi; }
 echo "$m host"; hostname
@@ -51,27 +64,46 @@ for f in $(grep -l -E '/libnccl[^/]*[.]so' /proc/[0-9]*/maps); do
   [ -n "$libs" ] || continue
   echo "pid ${d#/proc/}"
   echo "cmd $(tr '\000' ' ' <"$d/cmdline" | cut -c1-300)"
+  echo "state $(sed 's/.*) //' "$d/stat" | cut -c1)"
+  echo "env $(tr '\000' '\n' <"$d/environ" | grep -E '^(RANK|OMPI_COMM_WORLD_RANK|PMI_RANK|PMIX_RANK|SLURM_PROCID)=[0-9]+$' | head -n 1)"
   printf '%s\n' "$libs" | sed 's/^/lib /'
   all="$all
 $libs"
 done
 printf '%s\n' "$all" | sort -u | while IFS= read -r l; do
   [ -n "$l" ] || continue
-  echo "$m elf $l"; head -c ` + strconv.Itoa(ELFPrefix) + ` "$l" | od -An -v -tx1
-  echo "$m version $l"; grep -a -o -m1 -E 'NCCL version [0-9]+[.][0-9]+[.][0-9]+[^ ]*' "$l" | head -n 1
+  echo "$m elf $l"; head -c ` + strconv.Itoa(capture.ELFPrefix) + ` "$l" | od -An -v -tx1
+  echo "$m version $l"; grep -a -o -m1 -E 'NCCL version [0-9]+[.][0-9]+[.][0-9]+[^ [:cntrl:]]*' "$l" | head -n 1
 done
 echo "$m gpus"; t 20 ` + GPUQuery + `
 echo "$m apps"; t 20 ` + AppsQuery + `
 if command -v ncclras >/dev/null; then
-  echo "$m ras ncclras json"; t 30 ncclras -p "$p" -f json -v; echo "$m ras-exit $?"
-  echo "$m ras ncclras text"; t 30 ncclras -p "$p" -v; echo "$m ras-exit $?"
+  echo "$m ras ncclras json"; t $((T+2)) ncclras -p "$p" -t "$to" -f json -v; e=$?; echo "$m ras-exit $e"
+  if [ "$e" -ne 124 ]; then echo "$m ras ncclras text"; t $((T+2)) ncclras -p "$p" -t "$to" -v; echo "$m ras-exit $?"; fi
 elif command -v bash >/dev/null; then
-  q() { t 30 bash -c 'exec 3<>/dev/tcp/127.0.0.1/'"$p"' || exit 7
-printf "CLIENT PROTOCOL 2\n" >&3; read -r h <&3; case $h in "SERVER PROTOCOL "*) ;; *) exit 8;; esac
-if [ "$1" = json ]; then printf "SET FORMAT json\n" >&3; read -r k <&3; case $k in OK*) ;; *) exit 9;; esac; fi
-printf "VERBOSE STATUS\n" >&3; cat <&3' q "$1"; }
-  echo "$m ras protocol json"; q json; echo "$m ras-exit $?"
-  echo "$m ras protocol text"; q text; echo "$m ras-exit $?"
+  q() { t $((T+2)) bash -c '
+T=$1; to=$2
+exec 3<>/dev/tcp/127.0.0.1/$3 || exit 7
+rl() { l=; IFS= read -r -t "$1" l <&3; c=$?; l=${l%$(printf "\r")}; return $c; }
+printf "CLIENT PROTOCOL 2\n" >&3
+rl "$T"; c=$?
+if [ $c -gt 128 ]; then [ -z "$l" ] || exit 8; exit 10; fi
+if [ $c -ne 0 ] && [ -z "$l" ]; then exit 11; fi
+case $l in "SERVER PROTOCOL "[0-9]*) ;; *) printf "%s\n" "$l" | cut -c1-200; exit 8;; esac
+printf "TIMEOUT %d\n" "$to" >&3; rl $((T-SECONDS>0?T-SECONDS:1)) || exit 10
+case $l in OK*) ;; *) printf "%s\n" "$l" | cut -c1-200; exit 9;; esac
+if [ "$4" = json ]; then
+  printf "SET FORMAT json\n" >&3; rl $((T-SECONDS>0?T-SECONDS:1)) || exit 10
+  case $l in OK*) ;; *) printf "%s\n" "$l" | cut -c1-200; exit 9;; esac
+fi
+printf "VERBOSE STATUS\n" >&3
+while :; do
+  r=$((T-SECONDS)); [ $r -gt 0 ] || exit 10
+  IFS= read -r -t $r l <&3; c=$?
+  if [ $c -eq 0 ]; then printf "%s\n" "$l"; elif [ $c -gt 128 ]; then printf "%s" "$l"; exit 10; else printf "%s" "$l"; exit 0; fi
+done' q "$T" "$to" "$p" "$1"; }
+  echo "$m ras protocol json"; q json; e=$?; echo "$m ras-exit $e"
+  case $e in 0|9) echo "$m ras protocol text"; q text; echo "$m ras-exit $?";; esac
 else
   echo "$m ras none"
 fi
@@ -88,6 +120,12 @@ type Process struct {
 	PID  int
 	Cmd  string
 	Libs []string
+	// State is /proc/PID/stat's state ("R", "S", "T" for stopped, "t"
+	// for traced); Rank the launcher's rank from its environment
+	// (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID;
+	// -1 when none).
+	State string
+	Rank  int
 }
 
 // Library is one libnccl file a node's processes map.
@@ -151,14 +189,13 @@ func ParseSample(host string, b []byte) Sample {
 				l.Err = "could not read the library"
 				break
 			}
-			if id, err := BuildID(raw); err == nil {
+			if id, err := capture.BuildID(raw); err == nil {
 				l.BuildID = id
 			} else {
 				l.Err = err.Error()
 			}
 		case "version":
-			v := strings.TrimSpace(string(body))
-			lib(arg).Version = strings.TrimPrefix(v, "NCCL version ")
+			lib(arg).Version = libVersion(body)
 		case "ras":
 			f := strings.Fields(arg)
 			if len(f) == 2 {
@@ -200,7 +237,15 @@ func ParseSample(host string, b []byte) Sample {
 		case "procs":
 			switch {
 			case strings.HasPrefix(l, "pid "):
-				s.Procs = append(s.Procs, Process{PID: atoi(strings.TrimPrefix(l, "pid "))})
+				s.Procs = append(s.Procs, Process{PID: atoi(strings.TrimPrefix(l, "pid ")), Rank: -1})
+			case strings.HasPrefix(l, "state ") && len(s.Procs) > 0:
+				s.Procs[len(s.Procs)-1].State = strings.TrimSpace(strings.TrimPrefix(l, "state "))
+			case strings.HasPrefix(l, "env ") && len(s.Procs) > 0:
+				if _, v, ok := strings.Cut(l, "="); ok {
+					if n, err := strconv.Atoi(v); err == nil && n >= 0 {
+						s.Procs[len(s.Procs)-1].Rank = n
+					}
+				}
 			case strings.HasPrefix(l, "cmd ") && len(s.Procs) > 0:
 				s.Procs[len(s.Procs)-1].Cmd = strings.TrimSpace(strings.TrimPrefix(l, "cmd "))
 			case strings.HasPrefix(l, "lib ") && len(s.Procs) > 0:
@@ -218,18 +263,51 @@ func ParseSample(host string, b []byte) Sample {
 	return s
 }
 
+// libVersion is the version in a library's "NCCL version x.y.z..."
+// string: it ends at the string's NUL (or any control character or
+// space), never past it.
+func libVersion(b []byte) string {
+	v := strings.TrimPrefix(strings.TrimSpace(string(b)), "NCCL version ")
+	if i := strings.IndexFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f || r == ' ' || r == utf8.RuneError }); i >= 0 {
+		v = v[:i]
+	}
+	return v
+}
+
 // Status is the job's state from this sample's RAS answers: JSON where
 // the node gave it, else text; nil when no answer could be read.
-func (s Sample) Status() (*Status, *RASAnswer) {
+func (s Sample) Status() (*results.NCCLRAS, *RASAnswer) {
 	for _, want := range []string{"json", "text"} {
 		for i, a := range s.RAS {
 			if a.Format != want || a.Exit != 0 || len(bytes.TrimSpace(a.Raw)) == 0 {
 				continue
 			}
-			if st, err := Parse(a.Raw); err == nil {
-				return st, &s.RAS[i]
+			if st, err := results.ParseRASAnswer(a.Raw); err == nil {
+				return &st, &s.RAS[i]
 			}
 		}
 	}
 	return nil, nil
+}
+
+// RASProblem is why no RAS answer of this sample could be read: the
+// first query's failure in words ("" when one was read or none was made).
+func (s Sample) RASProblem() string {
+	if st, _ := s.Status(); st != nil {
+		return ""
+	}
+	for _, a := range s.RAS {
+		if p := rasProblem(a); p != "" {
+			return p
+		}
+	}
+	if len(s.RAS) > 0 {
+		return "the RAS answer could not be read as NCCL's"
+	}
+	return ""
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

@@ -3,6 +3,8 @@ package triage
 import (
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/sanitize"
+
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -51,4 +53,47 @@ func (d Diagnosis) Report(first, second []Sample, wall time.Duration) *report.Tr
 		t.Nodes = append(t.Nodes, n)
 	}
 	return t
+}
+
+// cleanReport escapes every string that came from a node (RAS answers,
+// host names, paths, log lines, and the findings built from them), so no
+// format, HTML and JSON included, carries a terminal escape or a bidi
+// control from outside.
+func cleanReport(t *report.Triage, fs []report.Finding) {
+	l := sanitize.Line
+	t.FirstNode = l(t.FirstNode)
+	t.NCCLVersion = l(t.NCCLVersion)
+	for i := range t.Evidence {
+		t.Evidence[i] = l(t.Evidence[i])
+	}
+	for i := range t.Ranks {
+		r := &t.Ranks[i]
+		r.Node, r.Addr, r.Error = l(r.Node), l(r.Addr), l(r.Error)
+	}
+	for i := range t.Libraries {
+		x := &t.Libraries[i]
+		x.Path, x.BuildID, x.Version = l(x.Path), l(x.BuildID), l(x.Version)
+		for j := range x.Nodes {
+			x.Nodes[j] = l(x.Nodes[j])
+		}
+	}
+	for i := range t.Nodes {
+		n := &t.Nodes[i]
+		n.Host, n.Name, n.Error, n.RAS = l(n.Host), l(n.Name), l(n.Error), l(n.RAS)
+		for j := range n.Log {
+			n.Log[j] = l(n.Log[j])
+		}
+		for j := range n.GPUs {
+			n.GPUs[j].Name = l(n.GPUs[j].Name)
+		}
+	}
+	for i := range fs {
+		f := &fs[i]
+		f.Host, f.Subject, f.Observed = l(f.Host), l(f.Subject), l(f.Observed)
+		if f.Remedy != nil {
+			for j := range f.Remedy.Steps {
+				f.Remedy.Steps[j].Text = l(f.Remedy.Steps[j].Text)
+			}
+		}
+	}
 }

@@ -9,9 +9,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/sparkrig/sparkrig/internal/capture"
 	"github.com/sparkrig/sparkrig/internal/fixture"
+	"github.com/sparkrig/sparkrig/internal/results"
 )
 
 // exchange is one recorded client line and the server's answer.
@@ -63,11 +64,11 @@ func answer(t testing.TB, name, which string) []byte {
 }
 
 func TestParseJSONHealthy(t *testing.T) {
-	st, err := ParseJSON(answer(t, "healthy-2.txt", "json"))
+	st, err := results.ParseRASJSON(answer(t, "healthy-2.txt", "json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.NCCLVersion != "2.28.9" || st.Timestamp != "2026-11-25 14:18:08" || len(st.Comms) != 1 {
+	if st.Version != "2.28.9" || st.Timestamp != "2026-11-25 14:18:08" || len(st.Comms) != 1 {
 		t.Fatalf("%+v", st)
 	}
 	c := st.Comms[0]
@@ -86,7 +87,7 @@ func TestParseJSONMendsNCCL2289MissingComma(t *testing.T) {
 	if err := json_valid(b); err == nil {
 		t.Fatal("the recording is expected to be invalid JSON as NCCL 2.28.9 wrote it")
 	}
-	st, err := ParseJSON(b)
+	st, err := results.ParseRASAnswer(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,12 +105,16 @@ func TestParseJSONMendsNCCL2289MissingComma(t *testing.T) {
 }
 
 func TestParseTextKilledAndHung(t *testing.T) {
-	st, err := ParseText(answer(t, "killed-1.txt", "VERBOSE STATUS"))
+	st, err := results.ParseRASAnswer(answer(t, "killed-1.txt", "VERBOSE STATUS"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.NCCLVersion != "2.28.9" || !reflect.DeepEqual(st.Problems, []string{"DEAD", "ERROR", "INCOMPLETE"}) {
-		t.Fatalf("%q %q", st.NCCLVersion, st.Problems)
+	var kinds []string
+	for _, f := range st.Findings {
+		kinds = append(kinds, f.Kind)
+	}
+	if st.Version != "2.28.9" || strings.Join(kinds, ",") != "DEAD,INCOMPLETE,ERROR" {
+		t.Fatalf("%q %q", st.Version, kinds)
 	}
 	if len(st.Dead) != 1 || st.Dead[0].PID != 497 || st.Dead[0].Host != "127.0.0.1" {
 		t.Fatalf("dead %+v", st.Dead)
@@ -122,28 +127,28 @@ func TestParseTextKilledAndHung(t *testing.T) {
 		t.Fatalf("errors %+v", c.Ranks)
 	}
 
-	st, err = ParseText(answer(t, "hung-2.txt", "VERBOSE STATUS"))
+	st, err = results.ParseRASAnswer(answer(t, "hung-2.txt", "VERBOSE STATUS"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c = st.Comms[0]
-	if !reflect.DeepEqual(st.Problems, []string{"MISMATCH"}) || c.Ahead != 120 || len(c.Lagging) != 1 ||
-		c.Lagging[0].Rank != 2 || c.Lagging[0].PID != 663 || c.Lagging[0].Counts["launched"] != 100 {
-		t.Fatalf("%q %+v", st.Problems, c)
+	bs := st.Behind()
+	if len(bs) != 1 || bs[0].Ahead != 120 || bs[0].Launched != 100 || bs[0].Op != "AllReduce" || !bs[0].Named() ||
+		bs[0].Ranks[0].Rank != 2 || bs[0].Ranks[0].PID != 663 {
+		t.Fatalf("%+v", bs)
 	}
 	// ncclras prints the same text
 	b := fixture.Verbatim(fixture.Read(t, "testdata/ras/hung-2.ncclras.txt"))
-	st2, err := ParseText(b)
+	st2, err := results.ParseRASAnswer(b)
 	if err != nil || !reflect.DeepEqual(st2.Comms, st.Comms) {
 		t.Fatalf("ncclras text differs: %v %+v", err, st2)
 	}
 }
 
 func TestParseRejectsOtherText(t *testing.T) {
-	if _, err := Parse([]byte("Connection refused\n")); err == nil {
+	if _, err := results.ParseRASAnswer([]byte("Connection refused\n")); err == nil {
 		t.Fatal("not a RAS answer")
 	}
-	if _, err := Parse([]byte("{\"nccl_version\": ")); err == nil {
+	if _, err := results.ParseRASAnswer([]byte("{\"nccl_version\": ")); err == nil {
 		t.Fatal("cut JSON is an error")
 	}
 }
@@ -169,45 +174,6 @@ func standIn(t testing.TB, name string) string {
 		}
 	}()
 	return l.Addr().String()
-}
-
-func TestQueryAgainstStandInReplayingARecording(t *testing.T) {
-	addr := standIn(t, "hung-2.txt")
-	for _, req := range []Request{{Verbose: true, JSON: true, Timeout: -1}, {Verbose: true, Timeout: -1}, {Timeout: 5}} {
-		c, err := net.DialTimeout("tcp", addr, 30*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c.SetDeadline(time.Now().Add(30 * time.Second))
-		got, err := Query(c, req)
-		c.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := answer(t, "hung-2.txt", "STATUS")
-		if req.JSON {
-			want = answer(t, "hung-2.txt", "json")
-		} else if req.Verbose {
-			want = answer(t, "hung-2.txt", "VERBOSE STATUS")
-		}
-		if !bytes.Equal(got, want) {
-			t.Fatalf("%+v: got %q", req, got)
-		}
-	}
-}
-
-func TestQueryHandshakeRefused(t *testing.T) {
-	a, b := net.Pipe()
-	go func() {
-		r := bufio.NewReader(b)
-		r.ReadString('\n')
-		b.Write([]byte("HTTP/1.1 400 Bad Request\n"))
-		b.Close()
-	}()
-	a.SetDeadline(time.Now().Add(30 * time.Second))
-	if _, err := Query(a, Request{Timeout: -1}); err == nil || !strings.Contains(err.Error(), "unexpected answer") {
-		t.Fatalf("err %v", err)
-	}
 }
 
 func TestParseGPUsRecorded(t *testing.T) {
@@ -238,7 +204,7 @@ func TestBuildIDOfALibraryPrefix(t *testing.T) {
 		t.Skipf("go build: %v %s", err, out)
 	}
 	b, _ := os.ReadFile(bin)
-	id, err := BuildID(b[:min(len(b), ELFPrefix)])
+	id, err := capture.BuildID(b[:min(len(b), capture.ELFPrefix)])
 	if err != nil || id != "9fcf74d93a8c3605bf7718f594d0a24366e38536" {
 		t.Fatalf("%q %v", id, err)
 	}
@@ -249,14 +215,14 @@ func TestBuildIDOfALibraryPrefix(t *testing.T) {
 		t.Logf("no external linker: %v %s", err, out)
 	} else {
 		b, _ := os.ReadFile(ext)
-		if id, err := BuildID(b[:min(len(b), ELFPrefix)]); err != nil || id != "25ddf25afee0a4238fbfda538f005c27f6d33825" {
+		if id, err := capture.BuildID(b[:min(len(b), capture.ELFPrefix)]); err != nil || id != "25ddf25afee0a4238fbfda538f005c27f6d33825" {
 			t.Fatalf("external: %q %v", id, err)
 		}
 	}
-	if _, err := BuildID(b[:40]); err == nil {
+	if _, err := capture.BuildID(b[:40]); err == nil {
 		t.Fatal("a cut header is an error")
 	}
-	if _, err := BuildID([]byte("#!/bin/sh\n")); err == nil {
+	if _, err := capture.BuildID([]byte("#!/bin/sh\n")); err == nil {
 		t.Fatal("not ELF")
 	}
 }
