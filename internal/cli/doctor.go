@@ -121,7 +121,7 @@ func doctorRunOptions(ctx context.Context, env *Env, opts *doctorOptions) (docto
 	}
 	if opts.qualify {
 		ro.Qualify = func(ctx context.Context, nodes []acquire.Node, r *report.Report) error {
-			return qualify(ctx, env, opts, nodes, r)
+			return doctorQualify(ctx, env, opts, nodes, r)
 		}
 	}
 	if !ro.Remote || len(opts.snapshots) > 0 {

@@ -2,15 +2,12 @@ package cli
 
 import (
 	"github.com/sparkrig/sparkrig/internal/analyze"
-	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // Helpers that moved below cli, kept under their old names for the
-// commands whose pipelines have not moved yet.
-
-// replaceArg0 points a plan's probe commands at path (bench.PointProbesAt).
-func replaceArg0(steps []bench.Step, path string) { bench.PointProbesAt(steps, path) }
+// commands whose pipelines have not moved yet (the exporter's merge of
+// result documents).
 
 // reportMerge is report.Merge under the names the exporter still calls.
 type reportMerge struct{ *report.Merge }

@@ -78,6 +78,7 @@ func snapshotCapture(ctx context.Context, env *Env, opts *snapshotOptions) ([]sn
 	var caps []hostCapture
 	if opts.remote.enabled() {
 		var err error
+		opts.remote.keepAll = true // every node's whole evidence is written
 		if caps, err = captureRemote(ctx, env, &opts.remote); err != nil {
 			return nil, err
 		}

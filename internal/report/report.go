@@ -155,7 +155,7 @@ type QualifiedDirection struct {
 	Tool    string   `json:"tool"`
 	Gbps    float64  `json:"gbps"`
 	Moved   []string `json:"counters_moved,omitempty"` // "spark-01 enp1s0f1np1 rx_crc_errors +12"
-	Verdict string   `json:"verdict"`                  // ok, degraded, errors, failed
+	Verdict string   `json:"verdict"`                  // pass, slow, failed, unjudged (diagnose's link verdicts); errors: passed, but error counters moved
 }
 
 // Link is one cable (or switch path) between two netdevs of two nodes,
