@@ -85,13 +85,19 @@ func reach(g map[string][]string, pkg string) []string {
 var workPackages = []string{"internal/doctor", "internal/fix", "internal/bench", "internal/allpairs", "internal/qualify",
 	"internal/plan", "internal/analyze", "internal/triage"}
 
-// TestPackageGraph pins the stages: the model (check, cluster) imports no
-// work package; report, the one model every format renders, builds on the
+// TestPackageGraph pins the stages: acquisition (acquire, capture) stands
+// below the model and imports no cluster (the ping plan is handed in); the
+// model (check, cluster) imports no work package; report, the one model every format renders, builds on the
 // parsed results alone; render on report, results and the sanitizer; fix
 // reads the benchmarks' ports from tuning, not bench; and only the program
 // (cmd) imports the command-line face.
 func TestPackageGraph(t *testing.T) {
 	g := graph(t)
+	for _, acq := range []string{"internal/acquire", "internal/capture"} {
+		if slices.Contains(reach(g, acq), "internal/cluster") {
+			t.Errorf("%s depends on internal/cluster: the ping plan is handed in", acq)
+		}
+	}
 	for _, model := range []string{"internal/check", "internal/cluster"} {
 		for _, dep := range reach(g, model) {
 			if slices.Contains(workPackages, dep) {
