@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sparkrig/sparkrig/internal/acquire"
 	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/results"
@@ -44,12 +43,8 @@ type benchOptions struct {
 	probePath   string
 }
 
-func newBenchCmd(env *Env) *cobra.Command {
-	o := &benchOptions{}
-	cmd := &cobra.Command{
-		Use:   "bench [rdma|tcp|nccl|qualify|all]... --hosts A,B",
-		Short: "run network and NCCL benchmarks and judge the results",
-		Long: `bench runs the network and NCCL benchmarks of a set of nodes the way they are meant
+// benchHelp is bench's description.
+const benchHelp = `bench runs the network and NCCL benchmarks of a set of nodes the way they are meant
 to be run, derived from each node's facts, then judges every result against its
 expectation:
 
@@ -82,7 +77,14 @@ Each run is written as one JSON document to --results (plan, facts summary,
 commands, raw outputs, parsed results, verdicts); "sparkrig bench compare" shows
 what changed between two of them.
 
-` + exitHelp,
+` + exitHelp
+
+func newBenchCmd(env *Env) *cobra.Command {
+	o := &benchOptions{}
+	cmd := &cobra.Command{
+		Use:   "bench [rdma|tcp|nccl|qualify|all]... --hosts A,B",
+		Short: "run network and NCCL benchmarks and judge the results",
+		Long:  benchHelp,
 		Example: `  sparkrig bench --hosts spark-1,spark-2 --dry-run
   sparkrig bench rdma --hosts spark-1,spark-2
   sparkrig bench tcp --native --hosts spark-1,spark-2
@@ -145,10 +147,11 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 		return err
 	}
 	if !bench.IsLocal(o.hosts) && len(o.hosts) > 0 {
-		if ro.Runner, err = o.remote.runner(env); err != nil { // the capture's: each host is dialled once
+		defer o.remote.closeRunner()
+		if ro.Acquire, err = o.remote.acquireOptions(env, false); err != nil { // the capture's runner: each host is dialled once
 			return exitf(ExitUnknown, "bench: %v", err)
 		}
-		defer o.remote.closeRunner()
+		ro.Runner = ro.Acquire.Runner
 	}
 	saved := ""
 	ro.Saved = func(path string, err error) {
@@ -178,8 +181,6 @@ func (o *benchOptions) runOptions(env *Env, kinds []string) (bench.RunOptions, e
 	self, _ := os.Executable()
 	ro := bench.RunOptions{Plan: opts, Hosts: o.hosts, Snapshots: o.snapshots, DryRun: o.dryRun, Force: o.force,
 		NativeNCCL: o.nativeNCCL, Self: self, ResultsDir: o.resultsDir, Args: os.Args[1:], Now: env.Now, ToolVersion: Version,
-		Acquire: acquire.Options{Parallel: o.remote.parallel, HostTimeout: o.remote.hostTimeout, Timeout: o.remote.timeout,
-			ToolVersion: Version, Progress: progressTo(env)},
 		Warn:     func(s string) { fmt.Fprintln(env.Stderr, "sparkrig: bench: "+sanitize.Line(s)) },
 		Starting: func() { env.cleansUp.Store(true) }, // an interrupt waits for the nodes to be cleaned up
 	}

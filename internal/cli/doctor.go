@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -74,34 +75,22 @@ func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
 	if opts.format, err = checkFormat("doctor", opts.format, render.Formats); err != nil {
 		return err
 	}
-	var profile check.Profile
-	if opts.profile != "" {
-		p, err := check.ParseProfile(opts.profile)
-		if err != nil {
-			return exitf(ExitUnknown, "doctor: --profile: %v", err)
-		}
-		profile = p
-	}
 	defer opts.remote.closeRunner()
-	caps, err := doctorCaptures(ctx, env, opts)
+	ro, err := doctorRunOptions(ctx, env, opts)
 	if err != nil {
 		return err
 	}
-	r := auditReport(caps, profile, env)
-	if opts.qualify {
-		if !opts.remote.enabled() {
-			return exitf(ExitUnknown, "doctor: --qualify tests links over SSH: give --hosts")
-		}
-		if err := doctorQualify(ctx, env, opts, caps, r); err != nil {
-			return err
-		}
+	r, err := doctor.Run(ctx, ro)
+	if ee := (*exitError)(nil); errors.As(err, &ee) {
+		return err // the qualify step's own words
+	} else if err != nil {
+		return exitf(ExitUnknown, "doctor: %v", err)
 	}
 	for _, h := range r.Hosts {
 		if h.Status != report.HostAudited {
 			fmt.Fprintln(env.Stderr, "sparkrig: doctor: "+sanitize.Line(h.Error))
 		}
 	}
-	r.Status = reportStatus(r, false)
 	code := exitFor(r.Status)
 	ropt := textOptions(env)
 	ropt.Verbose = opts.verbose
@@ -119,21 +108,34 @@ func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
 	return statusError(code)
 }
 
-// doctorCaptures gathers every host's evidence: over SSH, from snapshots, or live.
-func doctorCaptures(ctx context.Context, env *Env, opts *doctorOptions) ([]hostCapture, error) {
-	switch {
-	case opts.remote.enabled() && len(opts.snapshots) > 0:
-		return nil, exitf(ExitUnknown, "doctor: --snapshot and SSH hosts do not mix; audit one or the other")
-	case opts.remote.enabled():
-		caps, err := captureRemote(ctx, env, &opts.remote)
+// doctorRunOptions are doctor.Run's inputs from the flags: the profile, and
+// the hosts and the runner that reaches them when nodes are named.
+func doctorRunOptions(ctx context.Context, env *Env, opts *doctorOptions) (doctor.RunOptions, error) {
+	ro := doctor.RunOptions{Audit: doctor.Options{Version: Version}, Snapshots: opts.snapshots, Now: env.Now,
+		Remote: opts.remote.enabled()}
+	if opts.profile != "" {
+		p, err := check.ParseProfile(opts.profile)
 		if err != nil {
-			return nil, exitf(ExitUnknown, "doctor: %v", err)
+			return ro, exitf(ExitUnknown, "doctor: --profile: %v", err)
 		}
-		return caps, nil
-	case len(opts.snapshots) > 0:
-		return readSnapshots(opts.snapshots), nil
+		ro.Audit.Profile = p
 	}
-	return []hostCapture{acquire.Local(ctx, Version, env.Now)}, nil
+	if opts.qualify {
+		ro.Qualify = func(ctx context.Context, nodes []acquire.Node, r *report.Report) error {
+			return doctorQualify(ctx, env, opts, nodes, r)
+		}
+	}
+	if !ro.Remote || len(opts.snapshots) > 0 {
+		return ro, nil
+	}
+	var err error
+	if ro.Hosts, err = opts.remote.nodes(ctx, env); err != nil {
+		return ro, exitf(ExitUnknown, "doctor: %v", err)
+	}
+	if ro.Acquire, err = opts.remote.acquireOptions(env, false); err != nil {
+		return ro, exitf(ExitUnknown, "doctor: %v", err)
+	}
+	return ro, nil
 }
 
 // readSnapshots reads each path; a bad one becomes a host that was not

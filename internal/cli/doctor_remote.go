@@ -126,17 +126,28 @@ func acquireRemote(ctx context.Context, env *Env, o *remoteOptions, sudo bool) (
 	if err != nil {
 		return nil, err
 	}
-	r, err := o.runner(env)
+	ao, err := o.acquireOptions(env, sudo)
 	if err != nil {
 		return nil, err
 	}
-	keep := fix.Evidence // of each node, its facts and what the fix plan reads are held
+	return acquire.Remote(ctx, hosts, ao), nil
+}
+
+// acquireOptions are acquire's bounds from the flags, over the command's
+// one runner: the ping mesh planned by the cluster model, and of each node
+// its facts and what the fix plan reads held (everything with keepAll).
+func (o *remoteOptions) acquireOptions(env *Env, sudo bool) (acquire.Options, error) {
+	r, err := o.runner(env)
+	if err != nil {
+		return acquire.Options{}, err
+	}
+	keep := fix.Evidence
 	if o.keepAll {
 		keep = nil
 	}
-	return acquire.Remote(ctx, hosts, acquire.Options{Runner: r, Parallel: o.parallel, HostTimeout: o.hostTimeout,
+	return acquire.Options{Runner: r, Parallel: o.parallel, HostTimeout: o.hostTimeout,
 		Timeout: o.timeout, NoPing: o.noPing, Sudo: sudo, ToolVersion: Version, Progress: progressTo(env),
-		PingPlan: cluster.PlanPings, Keep: keep, KeepPaths: fix.Paths()}), nil
+		PingPlan: cluster.PlanPings, Keep: keep, KeepPaths: fix.Paths()}, nil
 }
 
 // progressTo is where the fan-out draws its progress line (a terminal

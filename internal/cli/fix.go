@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/doctor"
@@ -115,16 +114,59 @@ func newFixCmd(env *Env) *cobra.Command {
 }
 
 func runFix(ctx context.Context, env *Env, o *fixOptions) error {
+	defer o.remote.closeRunner()
+	hosts, err := o.remote.nodes(ctx, env)
+	if err != nil {
+		return exitf(ExitUnknown, "fix: %v", err)
+	}
+	if err := o.validate(hosts); err != nil {
+		return err
+	}
+	ro, err := o.runOptions(env, hosts)
+	if err != nil {
+		return err
+	}
+	if o.rollback {
+		return fixRollback(ctx, env, ro.Targets)
+	}
+	if o.apply {
+		a, err := fix.Prepare(ctx, ro)
+		if err != nil {
+			return fixError(err)
+		}
+		if o.output != "" {
+			if err := fix.WriteFiles(o.output, a.Plan); err != nil {
+				return exitf(ExitUnknown, "fix: write %s: %v", o.output, err)
+			}
+		}
+		return fixApply(ctx, env, o, a.Plan, ro.Targets)
+	}
+	r, err := fix.Run(ctx, ro)
+	if err != nil {
+		return fixError(err)
+	}
+	if err := writeDocument(env, r, o.format); err != nil {
+		return exitf(ExitUnknown, "fix: %v", err)
+	}
+	return statusError(exitFor(r.Status))
+}
+
+// fixError is the exit of a plan that could not be made: critical where
+// the guard refused it.
+func fixError(err error) error {
+	if errors.Is(err, fix.ErrRefused) {
+		return exitf(ExitCritical, "fix: %v", err)
+	}
+	return exitf(ExitUnknown, "fix: %v", err)
+}
+
+// validate refuses flags that do not go together.
+func (o *fixOptions) validate(hosts []string) error {
 	modes := 0
 	for _, m := range []bool{o.plan, o.apply, o.rollback} {
 		if m {
 			modes++
 		}
-	}
-	defer o.remote.closeRunner()
-	hosts, err := o.remote.nodes(ctx, env)
-	if err != nil {
-		return exitf(ExitUnknown, "fix: %v", err)
 	}
 	switch {
 	case modes > 1:
@@ -146,101 +188,56 @@ func runFix(ctx context.Context, env *Env, o *fixOptions) error {
 	case o.socketIfname != "" && !ifnameList.MatchString(o.socketIfname):
 		return exitf(ExitUnknown, "fix: --socket-ifname %q: want interface names (letters, digits, . _ : @ -), comma-separated", o.socketIfname)
 	}
-	var ts []fix.Target
-	if len(hosts) > 0 {
-		r, err := o.remote.freshRunner(env)
-		if err != nil {
-			return exitf(ExitUnknown, "fix: %v", err)
-		}
-		for _, h := range hosts {
-			ts = append(ts, fix.Target{Runner: r, Host: h})
-		}
-	}
-	if o.rollback {
-		return fixRollback(ctx, env, ts)
-	}
-	res, err := fixAudit(ctx, env, o, ts)
-	if err != nil {
-		return err
-	}
-	p := res.Plan
-	if o.output != "" {
-		if err := fix.WriteFiles(o.output, p); err != nil {
-			return exitf(ExitUnknown, "fix: write %s: %v", o.output, err)
-		}
-	}
-	if o.apply {
-		return fixApply(ctx, env, o, p, ts)
-	}
-	r := newDocument(env, "fix")
-	r.FixPlan = p.Report(doctor.Unresolved(res.Report))
-	// The plan's verdict is the doctor's on the same evidence: 0 only where
-	// no warn or fail finding remains.
-	r.Status = res.Report.Status
-	if err := writeDocument(env, r, o.format); err != nil {
-		return exitf(ExitUnknown, "fix: %v", err)
-	}
-	return statusError(exitFor(r.Status))
+	return nil
 }
 
-// fixAudit gathers every node (over SSH or from snapshots) and audits them
-// as the doctor does, planning with the options given: the plan and the
-// findings it leaves to a person come from one audit. A plan is for the
-// whole cluster, so any node that cannot be read stops it.
-func fixAudit(ctx context.Context, env *Env, o *fixOptions, ts []fix.Target) (doctor.Result, error) {
-	var caps []hostCapture
-	if len(ts) > 0 {
-		ro := o.remote
-		ro.noPing = true
-		var err error
-		if caps, err = acquireRemote(ctx, env, &ro, true); err != nil {
-			return doctor.Result{}, exitf(ExitUnknown, "fix: %v", err)
+// runOptions are fix.Run's inputs from the flags: the plan's options, and
+// each host's target over a runner that reaches it anew for every script
+// (fix proves a host still answers after a change that way).
+func (o *fixOptions) runOptions(env *Env, hosts []string) (fix.RunOptions, error) {
+	ro := fix.RunOptions{Snapshots: o.snapshots, Output: o.output, Version: Version, Now: env.Now,
+		Audit:  doctor.ForFix(Version, env.Now),
+		Notice: func(s string) { fmt.Fprintln(env.Stderr, s) }}
+	var err error
+	if !o.rollback {
+		if ro.Plan, err = o.planOptions(); err != nil {
+			return ro, err
 		}
-	} else {
-		caps = readSnapshots(o.snapshots)
 	}
-	var bad []string
-	for _, c := range caps {
-		if c.Err != nil || c.Snap == nil {
-			bad = append(bad, doctor.HostLine(c.Host, c.Err))
-			continue
-		}
-		c.Facts.Host = c.Host
+	if len(hosts) == 0 {
+		return ro, nil
 	}
-	switch {
-	case len(bad) == 1 && len(ts) == 0:
-		return doctor.Result{}, exitf(ExitUnknown, "fix: %s", bad[0])
-	case len(bad) > 0:
-		return doctor.Result{}, exitf(ExitUnknown, "fix: cannot read every node, so no plan:\n  %s", strings.Join(bad, "\n  "))
+	r, err := o.remote.freshRunner(env)
+	if err != nil {
+		return ro, exitf(ExitUnknown, "fix: %v", err)
 	}
+	for _, h := range hosts {
+		ro.Targets = append(ro.Targets, fix.Target{Runner: r, Host: h})
+	}
+	if ro.Acquire, err = o.remote.acquireOptions(env, true); err != nil { // the capture's one runner
+		return ro, exitf(ExitUnknown, "fix: %v", err)
+	}
+	return ro, nil
+}
+
+// planOptions are the plan's options from the flags.
+func (o *fixOptions) planOptions() (fix.Options, error) {
 	opt := fix.Options{Renumber: o.renumber, Addressing: o.addressing, FirstHost: o.firstHost, MTU: o.mtu, Port: o.port, SocketIfname: o.socketIfname}
 	for _, s := range o.subnets {
 		p, err := netip.ParsePrefix(strings.TrimSpace(s))
 		if err != nil {
-			return doctor.Result{}, exitf(ExitUnknown, "fix: --subnets: %q is not a CIDR subnet", s)
+			return opt, exitf(ExitUnknown, "fix: --subnets: %q is not a CIDR subnet", s)
 		}
 		opt.Subnets = append(opt.Subnets, p)
 	}
 	if o.topology != "" {
 		t, err := topology.Parse(o.topology)
 		if err != nil || !slices.Contains(fix.Topologies, t) {
-			return doctor.Result{}, exitf(ExitUnknown, "fix: --topology %q: want one of %s", o.topology, topology.Names(fix.Topologies))
+			return opt, exitf(ExitUnknown, "fix: --topology %q: want one of %s", o.topology, topology.Names(fix.Topologies))
 		}
 		opt.Topology = t
 	}
-	res := doctor.Audit(caps, doctor.Options{Version: Version, Now: env.Now(), Fix: opt})
-	switch err := res.PlanErr; {
-	case errors.Is(err, fix.ErrRefused):
-		return res, exitf(ExitCritical, "fix: %v", err)
-	case err != nil && strings.HasPrefix(err.Error(), "cannot tell the topology"):
-		return res, exitf(ExitUnknown, "fix: %v; give --topology %s", err, topology.Names(fix.Topologies))
-	case err != nil:
-		return res, exitf(ExitUnknown, "fix: %v", err)
-	}
-	if o.topology == "" && res.Plan.Topology != fix.Local {
-		fmt.Fprintf(env.Stderr, "topology %s (%s); override with --topology\n", res.Plan.Topology, res.Detected)
-	}
-	return res, nil
+	return opt, nil
 }
 
 // withoutHost is err's text less a leading "host: ", which SSH errors
@@ -258,14 +255,7 @@ func fixApply(ctx context.Context, env *Env, o *fixOptions, p *fix.Plan, ts []fi
 	if o.activate == "ip" {
 		act = fix.ActivateIP
 	}
-	outs := make([]fix.Outcome, len(p.Hosts))
-	var wg sync.WaitGroup
-	for i, h := range p.Hosts {
-		wg.Go(func() {
-			outs[i] = fix.Apply(ctx, h, ts[i], fix.ApplyOptions{Activation: act, DeadMan: o.deadman, Stamp: stamp, Log: env.Stderr})
-		})
-	}
-	wg.Wait()
+	outs := fix.ApplyAll(ctx, p, ts, fix.ApplyOptions{Activation: act, DeadMan: o.deadman, Stamp: stamp, Log: env.Stderr})
 	code := ExitOK
 	fmt.Fprintln(env.Stdout)
 	for _, out := range outs {

@@ -118,21 +118,6 @@ func rawReader(aopt analyze.Options) report.RawReader {
 	return func(path string, r io.Reader) report.AnalysisResult { return analyze.Reader(path, r, aopt) }
 }
 
-// reportMerge is report.Merge under the names the exporter still calls.
-type reportMerge struct{ *report.Merge }
-
-func newReportMerge(r *report.Report) reportMerge { return reportMerge{report.NewMerge(r)} }
-
-func (m reportMerge) finish() report.Verdict { return m.Finish() }
-
-// addFile merges a sparkrig document or analyses a raw output (report.Merge.AddFile).
-// Unattended (the exporter's --results), it takes regular files alone: a
-// FIFO or a device would hold the audit past its deadline.
-func addFile(m reportMerge, path string, aopt analyze.Options) error {
-	m.Open = func(p string) (io.ReadCloser, error) { return capped.Open(p, false) }
-	return m.AddFile(path, rawReader(aopt))
-}
-
 // writeReport renders to a temporary file next to out and renames it, so a
 // textfile collector or a browser never sees half a report.
 func writeReport(env *Env, r *report.Report, o *reportOptions, out string, inputs []string) error {

@@ -126,36 +126,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	type result struct {
-		cmd *cobra.Command
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		cmd, err := root.ExecuteContextC(ctx)
-		done <- result{cmd, err}
-	}()
-	var res result
-	select {
-	case res = <-done:
-	case <-ctx.Done():
-		// A read blocked in the kernel does not see the context: give the
-		// command a moment to return, then end it (the process exits).
-		select {
-		case res = <-done:
-		case <-time.After(interruptGrace):
-			if !env.cleansUp.Load() {
-				fmt.Fprintln(stderr, "sparkrig: interrupted")
-				return ExitInterrupted
-			}
-			res = <-done
-		}
-	}
-	cmd, err := res.cmd, res.err
-	if c := context.Cause(ctx); env.daemon.Load() && err == nil && c != nil && c.Error() == terminated {
+	cmd, ended, err := execute(ctx, env, root)
+	// SIGTERM is how a daemon is stopped: it ends well.
+	if c := context.Cause(ctx); !ended && env.daemon.Load() && err == nil && c != nil && c.Error() == terminated {
 		return ExitOK
 	}
-	if ctx.Err() != nil {
+	if ended || ctx.Err() != nil {
 		fmt.Fprintln(stderr, "sparkrig: interrupted")
 		return ExitInterrupted
 	}
@@ -179,6 +155,36 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, name+sanitize.Line(err.Error())+" (see --help)")
 	errorDocument(env, cmd, out, strings.TrimPrefix(name, "sparkrig: ")+err.Error())
 	return ExitUnknown
+}
+
+// execute runs root until it returns or, after an interrupt, until
+// interruptGrace has passed (a read blocked in the kernel does not see the
+// context): then ended is true and the process is to exit, unless the
+// command cleans up the nodes first, which it is waited for.
+func execute(ctx context.Context, env *Env, root *cobra.Command) (cmd *cobra.Command, ended bool, err error) {
+	type result struct {
+		cmd *cobra.Command
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		cmd, err := root.ExecuteContextC(ctx)
+		done <- result{cmd, err}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-ctx.Done():
+		select {
+		case res = <-done:
+		case <-time.After(interruptGrace):
+			if !env.cleansUp.Load() {
+				return nil, true, nil
+			}
+			res = <-done
+		}
+	}
+	return res.cmd, false, res.err
 }
 
 // errorDocument answers a command that failed under --format json with the

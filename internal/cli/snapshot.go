@@ -2,11 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -49,10 +45,7 @@ addresses with stand-ins, the same on every node of the run.
 			if opts.output == "" {
 				return exitf(ExitUnknown, "snapshot: -o PATH is required")
 			}
-			if opts.remote.enabled() {
-				return snapshotRemote(cmd.Context(), env, opts)
-			}
-			return snapshotLocal(cmd.Context(), env, opts)
+			return runSnapshot(cmd.Context(), env, opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.output, "output", "o", "", "where to write: NAME.tar.gz for an archive, else a directory")
@@ -62,90 +55,44 @@ addresses with stand-ins, the same on every node of the run.
 	return cmd
 }
 
-func snapshotLocal(ctx context.Context, env *Env, opts *snapshotOptions) error {
-	if err := checkSnapshotTarget(opts.output, opts.force); err != nil {
+func runSnapshot(ctx context.Context, env *Env, opts *snapshotOptions) error {
+	defer opts.remote.closeRunner()
+	failed, err := snapshot.Run(ctx, snapshot.RunOptions{Output: opts.output, PerHost: opts.remote.enabled(), Force: opts.force,
+		Capture: func(ctx context.Context) ([]snapshot.Node, error) { return snapshotCapture(ctx, env, opts) },
+		Wrote:   func(path, summary string) { fmt.Fprintf(env.Stderr, "wrote %s: %s\n", sanitize.Line(path), summary) },
+		Failed: func(host string, err error) {
+			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s\n", sanitize.Line(doctor.HostLine(host, err)))
+		}})
+	if err != nil {
 		return exitf(ExitUnknown, "snapshot: %v", err)
 	}
-	s := capture.Local(ctx, capture.Options{ToolVersion: Version, Now: env.Now})
-	if opts.anonymize {
-		a := capture.NewAnonymizer()
-		a.Learn(s.Manifest.Host, s, facts.FromSnapshot(s))
-		a.Rewrite(s)
+	if failed > 0 {
+		return statusError(ExitUnknown)
 	}
-	if err := s.Write(opts.output); err != nil {
-		return exitf(ExitUnknown, "snapshot: %v", err)
-	}
-	fmt.Fprintf(env.Stderr, "wrote %s: %s\n", sanitize.Line(opts.output), snapshotSummary(s))
 	return nil
 }
 
-// checkSnapshotTarget refuses to overwrite a snapshot without force, and to
-// write a directory snapshot into a directory that holds anything else.
-func checkSnapshotTarget(p string, force bool) error {
-	st, err := os.Lstat(p)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	isSnap := false
-	if st.IsDir() {
-		ents, err := os.ReadDir(p)
-		if err != nil {
-			return err
-		}
-		if len(ents) == 0 {
-			return nil
-		}
-		_, err = os.Stat(filepath.Join(p, "manifest.json"))
-		isSnap = err == nil
-		if !isSnap {
-			return fmt.Errorf("%s is a directory that is not a snapshot; name a new or empty one", p)
+// snapshotCapture captures this machine, or every host over the command's
+// runner, with host names, MACs and public addresses replaced the same way
+// on every node when --anonymize is given.
+func snapshotCapture(ctx context.Context, env *Env, opts *snapshotOptions) ([]snapshot.Node, error) {
+	var caps []hostCapture
+	if opts.remote.enabled() {
+		var err error
+		opts.remote.keepAll = true // every node's whole evidence is written
+		if caps, err = captureRemote(ctx, env, &opts.remote); err != nil {
+			return nil, err
 		}
 	} else {
-		isSnap = st.Mode().IsRegular()
-		if !isSnap {
-			return fmt.Errorf("%s exists and is not a regular file", p)
-		}
-	}
-	if !force {
-		return fmt.Errorf("%s exists; add --force to replace it", p)
-	}
-	return nil
-}
-
-// snapshotSummary is "312 items (41 missing, 2 denied) in 24 ms".
-func snapshotSummary(s *snapshot.Snapshot) string {
-	by := map[string]int{}
-	for _, it := range s.Manifest.Items {
-		by[it.Status]++
-	}
-	return fmt.Sprintf("%d items (%d missing, %d denied, %d errors) in %d ms",
-		len(s.Manifest.Items), by[snapshot.StatusMissing], by[snapshot.StatusDenied], by[snapshot.StatusError], s.Manifest.DurationMS)
-}
-
-// snapshotRemote writes one archive per host into the directory out; a host
-// that could not be captured is reported and does not stop the others.
-func snapshotRemote(ctx context.Context, env *Env, opts *snapshotOptions) error {
-	if snapshot.IsArchiveName(opts.output) {
-		return exitf(ExitUnknown, "snapshot: with --hosts, -o names a directory for one HOST.tar.gz per node, not an archive (%s)", opts.output)
-	}
-	if st, err := os.Stat(opts.output); err == nil && !st.IsDir() {
-		return exitf(ExitUnknown, "snapshot: %s exists and is not a directory", opts.output)
-	}
-	defer opts.remote.closeRunner()
-	opts.remote.keepAll = true
-	caps, err := captureRemote(ctx, env, &opts.remote)
-	if err != nil {
-		return exitf(ExitUnknown, "snapshot: %v", err)
-	}
-	if err := os.MkdirAll(opts.output, 0o700); err != nil {
-		return exitf(ExitUnknown, "snapshot: %v", err)
+		s := capture.Local(ctx, capture.Options{ToolVersion: Version, Now: env.Now})
+		caps = []hostCapture{{Host: s.Manifest.Host, Snap: s}}
 	}
 	if opts.anonymize {
 		a := capture.NewAnonymizer()
 		for _, c := range caps {
+			if c.Snap != nil && c.Facts == nil {
+				c.Facts = facts.FromSnapshot(c.Snap)
+			}
 			if c.Snap != nil {
 				a.Learn(c.Host, c.Snap, c.Facts)
 			}
@@ -156,28 +103,9 @@ func snapshotRemote(ctx context.Context, env *Env, opts *snapshotOptions) error 
 			}
 		}
 	}
-	failed := 0
-	for _, c := range caps {
-		if c.Err != nil || c.Snap == nil {
-			failed++
-			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s\n", sanitize.Line(doctor.HostLine(c.Host, c.Err)))
-			continue
-		}
-		dst := filepath.Join(opts.output, snapshot.SafeName(c.Snap.Manifest.Host)+".tar.gz")
-		if err := checkSnapshotTarget(dst, opts.force); err != nil {
-			failed++
-			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s: %s\n", sanitize.Line(c.Host), sanitize.Line(err.Error()))
-			continue
-		}
-		if err := c.Snap.Write(dst); err != nil {
-			failed++
-			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s: %s\n", sanitize.Line(c.Host), sanitize.Line(err.Error()))
-			continue
-		}
-		fmt.Fprintf(env.Stderr, "wrote %s: %s\n", sanitize.Line(dst), snapshotSummary(c.Snap))
+	out := make([]snapshot.Node, len(caps))
+	for i, c := range caps {
+		out[i] = snapshot.Node{Host: c.Host, Snap: c.Snap, Err: c.Err}
 	}
-	if failed > 0 {
-		return statusError(ExitUnknown)
-	}
-	return nil
+	return out, nil
 }
