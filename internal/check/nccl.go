@@ -163,6 +163,8 @@ func NCCLUpgrade(arch string) *report.Remedy {
 	text := "build NCCL " + tag + " for sm_121: git clone -b " + tag + " https://github.com/NVIDIA/nccl && cd nccl && make -j src.build NVCC_GENCODE=\"-gencode=arch=compute_121,code=sm_121\"; point LD_LIBRARY_PATH at build/lib on every node"
 	if len(issues) > 0 {
 		text += " (" + want + ", not " + expect.SparkNCCL + ": known issue " + strings.Join(issues, ", ") + " on " + arch + ")"
+	} else {
+		text += " (the release NVIDIA's DGX Spark NCCL playbook builds)"
 	}
 	return report.Manual(report.ActionUpgrade, text)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -86,13 +87,14 @@ func TestFixPlanListsWhatOnlyAPersonCanDo(t *testing.T) {
 	}
 }
 
-// The NCCL the remedy builds is past the known aarch64 deadlock, and kho=off
+// The NCCL the remedy builds is the playbook's (past the known aarch64
+// deadlock, which the known-issues data would otherwise rule out), and kho=off
 // is only advised for the kernels it applies to.
 func TestRemediesFollowKnownIssues(t *testing.T) {
 	r, _ := doctorJSON(t, "spark-nccl-2.27")
 	f, ok := findingOf(r, "nccl.version")
-	if !ok || f.Remedy == nil || !strings.Contains(f.Remedy.Steps[0].Text, "git clone -b v2.29.3-1 ") ||
-		!strings.Contains(f.Remedy.Steps[0].Text, "known issue nccl-aarch64-proxy-op-leak") {
+	if !ok || f.Remedy == nil || !strings.Contains(f.Remedy.Steps[0].Text, "git clone -b v"+expect.SparkNCCL+"-1 ") ||
+		!strings.Contains(f.Remedy.Steps[0].Text, "(the release NVIDIA's DGX Spark NCCL playbook builds)") {
 		t.Errorf("nccl.version remedy: %+v", f.Remedy)
 	}
 	r, _ = doctorJSON(t, "spark-cma-0") // kernel 6.11.0-1016-nvidia

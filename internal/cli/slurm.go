@@ -80,7 +80,7 @@ with the same metric names as doctor --format prometheus.`,
 		f := sub.Flags()
 		addPolicyFlags(f, &o.policy, "makes the node unhealthy")
 		f.DurationVar(&o.timeout, "audit-timeout", 40*time.Second, "deadline for the audit (a tool still running then is not evaluated; keep it below HealthCheckTimeout, 60s by default)")
-		f.StringVar(&o.textfile, "textfile", "", "also write the audit here for node_exporter's textfile collector (e.g. /var/lib/prometheus/node-exporter/sparkrig.prom)")
+		f.StringVar(&o.textfile, "textfile", "", "also write the audit to this file for node_exporter's textfile collector (a .prom file in its directory, such as /var/lib/prometheus/node-exporter)")
 		if mode == "health" {
 			f.StringVar(&o.node, "node", "", "the node's Slurm name (default $SLURMD_NODENAME, else the host name)")
 			f.StringVar(&o.scontrol, "scontrol", "scontrol", "the scontrol program")

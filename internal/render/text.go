@@ -254,6 +254,11 @@ func wrapShell(s string, width int) []string {
 	if cur.Len() > 0 {
 		words = append(words, cur.String())
 	}
+	if quote != 0 {
+		// A quote never closed is an apostrophe in prose ("the host's
+		// resources"), not a shell word: every space may break.
+		words = strings.Fields(s)
+	}
 	// An option stays on the line of its value ("-x NCCL_DEBUG=INFO").
 	var units []string
 	for i := 0; i < len(words); i++ {

@@ -128,3 +128,20 @@ func FuzzWrap(f *testing.F) {
 		}
 	})
 }
+
+// TestWrapShellTakesAnApostropheForProse: a quote that never closes is an
+// apostrophe, not a shell string, so the line still breaks within width;
+// a real quoted word still stays whole.
+func TestWrapShellTakesAnApostropheForProse(t *testing.T) {
+	prose := "check the host's resources: /dev/shm size (containers: --shm-size or --ipc=host), memlock and open-file limits"
+	for _, l := range wrapShell(prose, 60) {
+		if vlen(l) > 60 {
+			t.Errorf("line of %d columns: %q", vlen(l), l)
+		}
+	}
+	cmd := `echo 'a b c d e f g h i j k l m n o p q r s t u v w x y z' > /tmp/x`
+	got := wrapShell(cmd, 30)
+	if got[0] != "echo \\" || got[1] != "'a b c d e f g h i j k l m n o p q r s t u v w x y z' \\" {
+		t.Errorf("a quoted word was split: %q", got)
+	}
+}
