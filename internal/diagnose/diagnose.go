@@ -256,9 +256,9 @@ var catalogue = []cause{
 	{
 		id:      "nccl-build",
 		title:   "the NCCL build is too old or not a release build for this GPU",
-		confirm: "check 'NCCL version' in an NCCL_DEBUG=INFO run on every node; NVIDIA builds v2.28.9-1 with -gencode=arch=compute_121,code=sm_121 for DGX Spark",
-		fix:     "install NCCL >= 2.28.3 release (v2.28.9-1 recommended for DGX Spark) and rebuild nccl-tests against it",
-		source:  "seed 000 (NCCL >= 2.28.3); community: development-branch build 3.04 GB/s vs release v2.28.9-1 23.74 GB/s",
+		confirm: "check 'NCCL version' in an NCCL_DEBUG=INFO run on every node; NVIDIA's DGX Spark NCCL playbook builds v" + expect.SparkNCCL + "-1 with -gencode=arch=compute_121,code=sm_121",
+		fix:     "install an NCCL release >= 2.28.3 (on DGX Spark v" + expect.SparkNCCL + "-1, the release NVIDIA's DGX Spark NCCL playbook builds) and rebuild nccl-tests against it",
+		source:  "seed 000 (NCCL >= 2.28.3); NVIDIA dgx-spark-playbooks nvidia/nccl/README.md; community: development-branch build 3.04 GB/s vs release v2.28.9-1 23.74 GB/s",
 		eval: func(in Input, c *scored) {
 			if in.Measure != "nccl-busbw" {
 				return
