@@ -17,6 +17,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sparkrig/sparkrig/internal/check"
+	"github.com/sparkrig/sparkrig/internal/health"
 )
 
 // documents splits a YAML stream on "---" lines.
@@ -102,8 +105,8 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	ds := objs["DaemonSet"].(*appsv1.DaemonSet)
 	cm := objs["ConfigMap"].(*corev1.ConfigMap)
 	spec := ds.Spec.Template.Spec
-	if !spec.HostNetwork || !spec.HostPID {
-		t.Error("the plugin reads the node's netdevs and processes: hostNetwork and hostPID")
+	if !spec.HostNetwork || spec.HostPID {
+		t.Error("the plugin reads the node's netdevs (hostNetwork), never its processes (no hostPID)")
 	}
 	if ds.Spec.Selector.MatchLabels["app.kubernetes.io/name"] != "sparkrig" || ds.Spec.Template.Labels["app.kubernetes.io/name"] != "sparkrig" {
 		t.Errorf("selector %v: sparkrig doctor --kubectl finds pods by app.kubernetes.io/name=sparkrig", ds.Spec.Selector.MatchLabels)
@@ -115,14 +118,47 @@ func TestManifestsDecodeStrictly(t *testing.T) {
 	if c.SecurityContext == nil || c.SecurityContext.Privileged == nil || *c.SecurityContext.Privileged {
 		t.Error("the container must not be privileged")
 	}
+	// Worker nodes only: no toleration matches the control plane's taint,
+	// and the affinity leaves control-plane nodes out.
+	cp := corev1.Taint{Key: "node-role.kubernetes.io/control-plane", Effect: corev1.TaintEffectNoSchedule}
+	for _, tol := range spec.Tolerations {
+		// Kubernetes' rule (core/v1 Toleration.ToleratesTaint): an empty key
+		// with Exists matches every taint; an empty effect every effect.
+		keyMatch := tol.Key == cp.Key || tol.Key == "" && tol.Operator == corev1.TolerationOpExists
+		if keyMatch && (tol.Effect == "" || tol.Effect == cp.Effect) {
+			t.Errorf("toleration %+v lets the pod onto control-plane nodes", tol)
+		}
+	}
+	excluded := false
+	for _, term := range spec.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, e := range term.MatchExpressions {
+			excluded = excluded || e.Key == cp.Key && e.Operator == corev1.NodeSelectorOpDoesNotExist
+		}
+	}
+	if !excluded {
+		t.Error("the node affinity must exclude node-role.kubernetes.io/control-plane")
+	}
+	// Only what the checks read, read-only, at its own path: never the
+	// node's / (the capture runs in the container, not chrooted).
+	need := map[string]bool{"/etc/netplan": true, "/etc/sysctl.d": true, "/etc/modprobe.d": true, "/etc/systemd/network": true,
+		"/etc/security": true, "/etc/os-release": true, "/etc/machine-id": true, "/var/log/journal": true, "/etc/localtime": true}
+	hostPaths := map[string]string{}
+	for _, v := range spec.Volumes {
+		if v.HostPath != nil {
+			hostPaths[v.Name] = v.HostPath.Path
+			if !need[v.HostPath.Path] {
+				t.Errorf("volume %s mounts the node's %s, which no check reads", v.Name, v.HostPath.Path)
+			}
+		}
+	}
 	mounted := map[string]bool{}
 	for _, m := range c.VolumeMounts {
 		if !m.ReadOnly {
 			t.Errorf("mount %s at %s is writable; every host mount is read-only", m.Name, m.MountPath)
 		}
 		mounted[m.Name] = true
-		if m.MountPath == "/host" && (m.MountPropagation == nil || *m.MountPropagation != corev1.MountPropagationHostToContainer) {
-			t.Error("/host must follow the node's mounts (HostToContainer)")
+		if p, ok := hostPaths[m.Name]; ok && p != m.MountPath {
+			t.Errorf("the node's %s is mounted at %s: the capture reads it at its own path", p, m.MountPath)
 		}
 	}
 	for _, v := range spec.Volumes {
@@ -186,6 +222,47 @@ func TestPluginConfigs(t *testing.T) {
 		i := slices.Index(r.Args, "--npd-max-output")
 		if i < 0 || i+1 >= len(r.Args) || r.Args[i+1] != "80" || pc.PluginConfig.MaxOutputLength != 80 {
 			t.Errorf("%s: --npd-max-output %v must equal max_output_length %d", name, r.Args, pc.PluginConfig.MaxOutputLength)
+		}
+	}
+}
+
+// Every check a node's audit can report belongs to exactly one shipped
+// condition: built from the check registry, so a new check without a
+// condition (or in two) fails here.
+func TestEveryCheckInOneCondition(t *testing.T) {
+	cm := decodeAll(t)["ConfigMap"].(*corev1.ConfigMap)
+	scopes := map[string][]string{}
+	for name, text := range cm.Data {
+		var pc pluginConfig
+		if err := json.Unmarshal([]byte(text), &pc); err != nil || len(pc.Rules) != 1 {
+			t.Fatalf("%s: %v", name, err)
+		}
+		args := pc.Rules[0].Args
+		for i, a := range args {
+			if a == "--npd-checks" && i+1 < len(args) {
+				scopes[name] = append(scopes[name], args[i+1])
+			}
+		}
+		if len(scopes[name]) == 0 {
+			t.Errorf("%s covers every check: the conditions would overlap", name)
+		}
+	}
+	ids := check.IDs()
+	for _, want := range []string{"known.issue", "nic.link-flaps", "gpu.xid", check.ProfileID} {
+		if !slices.Contains(ids, want) {
+			t.Fatalf("the registry has no %s", want)
+		}
+	}
+	for _, id := range ids {
+		var in []string
+		for name, patterns := range scopes {
+			if health.MatchAny(patterns, id) {
+				in = append(in, name)
+			}
+		}
+		if len(in) != 1 {
+			slices.Sort(in)
+			t.Errorf("check %s is in %d conditions %v, want exactly one", id, len(in), in)
 		}
 	}
 }

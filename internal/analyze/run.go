@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/capped"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -50,14 +51,13 @@ func analyzeFile(name string, stdin io.Reader, opt Options) []report.AnalysisRes
 			return []report.AnalysisResult{Unreadable(display, fmt.Errorf("no standard input"))}
 		}
 	} else {
-		f, err := os.Open(name)
+		// a device or a directory is refused by type before it is read; a
+		// pipe (analyze <(zcat log.gz)) streams
+		f, err := capped.Open(name, true)
 		if err != nil {
 			return []report.AnalysisResult{Unreadable(name, err)}
 		}
 		defer f.Close()
-		if st, err := f.Stat(); err == nil && st.IsDir() {
-			return []report.AnalysisResult{Unreadable(name, fmt.Errorf("is a directory"))}
-		}
 		in = f
 	}
 	return ReaderAll(display, in, opt)

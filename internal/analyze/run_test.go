@@ -22,11 +22,11 @@ func TestRun(t *testing.T) {
 	}
 	now := time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)
 	stdin := bytes.NewReader(verbatim(t, "pasted/08_shm_segment_failed.txt"))
-	r, err := Run(context.Background(), Inputs{Files: []string{log, filepath.Join(dir, "missing"), "-", dir}, Stdin: stdin, ToolVersion: "v0", Now: now}, Options{})
+	r, err := Run(context.Background(), Inputs{Files: []string{log, filepath.Join(dir, "missing"), "-", dir, "/dev/zero"}, Stdin: stdin, ToolVersion: "v0", Now: now}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Analyses) != 4 || r.Command != "analyze" || !r.GeneratedAt.Equal(now) {
+	if len(r.Analyses) != 5 || r.Command != "analyze" || !r.GeneratedAt.Equal(now) {
 		t.Fatalf("%d analyses, command %q at %v", len(r.Analyses), r.Command, r.GeneratedAt)
 	}
 	want := []struct {
@@ -37,7 +37,9 @@ func TestRun(t *testing.T) {
 		{log, report.VerdictWarning, ""},
 		{filepath.Join(dir, "missing"), report.VerdictUnknown, "open: no such file or directory"},
 		{"(stdin)", report.VerdictCritical, ""},
-		{dir, report.VerdictUnknown, "is a directory"},
+		{dir, report.VerdictUnknown, "open: is a directory"},
+		// refused by type at once: read, it never ends
+		{"/dev/zero", report.VerdictUnknown, "open: is a character device, not a file"},
 	}
 	for i, w := range want {
 		a := r.Analyses[i]

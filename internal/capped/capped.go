@@ -7,6 +7,7 @@
 package capped
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -52,6 +53,9 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 func Open(path string, pipes bool) (*os.File, error) {
 	st, err := os.Stat(path)
 	if err != nil {
+		if pe, ok := err.(*os.PathError); ok {
+			pe.Op = "open" // what the user asked for, whatever looked first
+		}
 		return nil, err
 	}
 	if err := streamable(path, st.Mode(), pipes); err != nil {
@@ -79,19 +83,22 @@ func Open(path string, pipes bool) (*os.File, error) {
 }
 
 func streamable(path string, m os.FileMode, pipes bool) error {
+	why := ""
 	switch {
 	case m.IsRegular(), pipes && m&os.ModeNamedPipe != 0:
 		return nil
 	case m.IsDir():
-		return fmt.Errorf("%s: is a directory", path)
+		why = "is a directory"
 	case m&os.ModeCharDevice != 0:
-		return fmt.Errorf("%s: is a character device, not a file", path)
+		why = "is a character device, not a file"
 	case m&os.ModeDevice != 0:
-		return fmt.Errorf("%s: is a block device, not a file", path)
+		why = "is a block device, not a file"
 	case m&os.ModeNamedPipe != 0:
-		return fmt.Errorf("%s: is a named pipe, not a regular file", path)
+		why = "is a named pipe, not a regular file"
 	case m&os.ModeSocket != 0:
-		return fmt.Errorf("%s: is a socket, not a file", path)
+		why = "is a socket, not a file"
+	default:
+		why = "is not a regular file"
 	}
-	return fmt.Errorf("%s: not a regular file", path)
+	return &os.PathError{Op: "open", Path: path, Err: errors.New(why)}
 }

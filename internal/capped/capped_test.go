@@ -50,10 +50,10 @@ func TestOpenRefusesWhatIsNotAFile(t *testing.T) {
 		pipes bool
 		want  string
 	}{
-		{"/dev/zero", true, "/dev/zero: is a character device, not a file"},
-		{"/dev/zero", false, "/dev/zero: is a character device, not a file"},
-		{dir, true, dir + ": is a directory"},
-		{fifo, false, fifo + ": is a named pipe, not a regular file"},
+		{"/dev/zero", true, "open /dev/zero: is a character device, not a file"},
+		{"/dev/zero", false, "open /dev/zero: is a character device, not a file"},
+		{dir, true, "open " + dir + ": is a directory"},
+		{fifo, false, "open " + fifo + ": is a named pipe, not a regular file"},
 	} {
 		f, err := Open(c.path, c.pipes)
 		if err == nil {

@@ -279,7 +279,7 @@ func runCommand(ctx context.Context, r run) cmdResult {
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() == context.DeadlineExceeded:
-		it.Status, it.Error = snapshot.StatusError, "timed out after "+timeout.String()
+		it.Status, it.Error = snapshot.StatusTimedOut, "timed out after "+timeout.String()
 	case errors.As(err, &ee):
 		it.ExitCode = ee.ExitCode()
 	case err != nil:

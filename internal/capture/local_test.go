@@ -124,7 +124,7 @@ func TestGlobDir(t *testing.T) {
 func TestRunCommandOutcomes(t *testing.T) {
 	ctx := context.Background()
 	slow := runCommand(ctx, run{Command: Command{Timeout: 100 * time.Millisecond}, id: "slow", argv: []string{"sleep", "5"}})
-	if slow.item.Status != snapshot.StatusError || slow.item.Error != "timed out after 100ms" {
+	if slow.item.Status != snapshot.StatusTimedOut || slow.item.Error != "timed out after 100ms" {
 		t.Errorf("slow command: %+v", slow.item)
 	}
 	absent := runCommand(ctx, run{id: "absent", argv: []string{"sparkrig-no-such-tool"}})

@@ -205,7 +205,7 @@ run() { # slot timeout filter tail argv...
   f=o
   if [ -n "$filt" ]; then grep -E -e "$filt" "$T/c$s.$f" > "$T/c$s.g"; f=g; fi
   if [ "$tl" -gt 0 ]; then tail -n "$tl" "$T/c$s.$f" > "$T/c$s.t"; f=t; fi
-  if [ $rc -eq 124 ] && [ -n "$HAVE_TIMEOUT" ]; then echo "error timed out after ${to}s" > "$T/c$s.st"
+  if [ $rc -eq 124 ] && [ -n "$HAVE_TIMEOUT" ]; then echo "timed-out timed out after ${to}s" > "$T/c$s.st"
   else echo "ok $rc $f" > "$T/c$s.st"; fi
 }
 put() { # slot id
@@ -215,6 +215,7 @@ put() { # slot id
     printf '@@ cmd ok - %s %s\n' "${rest%% *}" "$2"; cat "$T/c$1.${rest#* }"; printf '\n%s\n' "$B"
     if [ -s "$T/c$1.e" ]; then slurp "$T/c$1.e" ` + strconv.Itoa(MaxOutputBytes) + `; out cmderr ok 0 "$2" "$c"; fi ;;
   missing) out cmd missing 0 "$2" "$rest" ;;
+  timed-out) out cmd timed-out -1 "$2" ''; out cmderr timed-out 0 "$2" "$rest" ;;
   *) out cmd error -1 "$2" ''; out cmderr error 0 "$2" "$rest" ;;
   esac
 }
@@ -461,7 +462,7 @@ func addScriptRecord(s *snapshot.Snapshot, h scriptHeader, payload []byte, st *s
 			it.Error = string(payload)
 			payload = nil
 		}
-		if h.status == snapshot.StatusError {
+		if h.status == snapshot.StatusError || h.status == snapshot.StatusTimedOut {
 			it.ExitCode = 0
 		}
 		s.AddCmd(it, payload, nil)
@@ -478,7 +479,7 @@ func addScriptRecord(s *snapshot.Snapshot, h scriptHeader, payload []byte, st *s
 		if !ok {
 			return
 		}
-		if h.status == snapshot.StatusError {
+		if h.status == snapshot.StatusError || h.status == snapshot.StatusTimedOut {
 			s.Manifest.Items[i].Error = strings.TrimSpace(string(payload))
 		} else if len(payload) > 0 {
 			s.Data[snapshot.CmdKey(h.name, "stderr")] = payload

@@ -145,7 +145,7 @@ func TestScriptRecordsFilterTailTimeoutAndMissing(t *testing.T) {
 		"/no/such/file":   "missing|open: no such file or directory",
 		"filtered":        "ok||a3\na4\n|",
 		"fails":           "ok||out\n|err\n",
-		"slow":            "error|timed out after 1s||",
+		"slow":            "timed-out|timed out after 1s||",
 		"absent":          "missing|no-such-tool-sparkrig not found||",
 		"percent":         "ok||x-5\n|",
 	}

@@ -74,6 +74,6 @@ func profileFinding(n *facts.Node, p Profile) report.Finding {
 		}
 		obs += " (" + why + "; GPU, NCCL and DGX Spark checks do not apply)"
 	}
-	return report.Finding{ID: "node.profile", Host: n.Host, Severity: report.Info, Subject: "node", Title: "platform profile",
+	return report.Finding{ID: ProfileID, Host: n.Host, Severity: report.Info, Subject: "node", Title: "platform profile",
 		Observed: obs, Expected: "the profile matching this machine", Source: "detected from /etc/dgx-release, nvidia-smi and PCI ids"}
 }

@@ -2,9 +2,11 @@ package check
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
 // Check is one audit rule.
@@ -81,6 +83,13 @@ func Run(n *facts.Node, p Profile) ([]report.Finding, []report.Skipped) {
 			skipped = append(skipped, report.Skipped{ID: c.ID, Host: n.Host, Reason: "not part of the " + string(p) + " profile"})
 			continue
 		}
+		// Evidence that is there but could not be read (a tool that timed out,
+		// a file denied) leaves the gates below nothing to decide on: a hung
+		// nvidia-smi is not "no GPU".
+		if f, unread := notEvaluatedUnread(n, c); unread {
+			findings = append(findings, f)
+			continue
+		}
 		if c.Applies != nil {
 			if ok, why := c.Applies(n); !ok {
 				skipped = append(skipped, report.Skipped{ID: c.ID, Host: n.Host, Reason: why})
@@ -131,6 +140,19 @@ func notApplicable(n *facts.Node, c Check) (string, bool) {
 	return "", false
 }
 
+// notEvaluatedUnread is notEvaluated for evidence the node has but that
+// could not be read: timed out, denied, failed or unparsable.
+func notEvaluatedUnread(n *facts.Node, c Check) (report.Finding, bool) {
+	for _, src := range c.Needs {
+		switch n.Sources[src].Status {
+		case "ok", "", "missing", facts.StatusNotCaptured:
+		default:
+			return notEvaluated(n, c)
+		}
+	}
+	return report.Finding{}, false
+}
+
 // notEvaluated returns the finding of a check whose evidence is missing.
 func notEvaluated(n *facts.Node, c Check) (report.Finding, bool) {
 	for _, src := range c.Needs {
@@ -144,6 +166,11 @@ func notEvaluated(n *facts.Node, c Check) (report.Finding, bool) {
 			obs = src + " not captured"
 		case "missing":
 			obs = src + " absent on the node"
+		case snapshot.StatusTimedOut:
+			obs = src + " timed out" // the finding is not evaluated: the tool hangs
+			if strings.HasPrefix(st.Detail, "timed out") {
+				obs, st.Detail = src+" "+st.Detail, ""
+			}
 		}
 		if st.Detail != "" {
 			obs += ": " + st.Detail
@@ -180,6 +207,8 @@ func notEvaluatedFix(src, status string) string {
 	switch status {
 	case "denied":
 		return "run sparkrig doctor with sudo to read root-only files"
+	case snapshot.StatusTimedOut:
+		return "the tool is there but did not answer in time: find why it hangs (for nvidia-smi, Xid errors in the kernel log or a GPU fallen off the bus), then drain the node and reset the GPU or reboot"
 	case "", facts.StatusNotCaptured:
 		return "this snapshot was taken without it: capture the node again with sparkrig snapshot (or run sparkrig doctor on it)"
 	}
@@ -187,4 +216,17 @@ func notEvaluatedFix(src, status string) string {
 		return f
 	}
 	return "make the evidence readable on the node, then run sparkrig doctor again"
+}
+
+// ProfileID is the ID of the finding that names the profile an audit used.
+const ProfileID = "node.profile"
+
+// IDs are the IDs every single-node finding can carry: the profile's and
+// each check's of the registry, in registry order.
+func IDs() []string {
+	ids := []string{ProfileID}
+	for _, c := range Registry {
+		ids = append(ids, c.ID)
+	}
+	return ids
 }

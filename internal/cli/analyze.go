@@ -12,6 +12,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 	"github.com/sparkrig/sparkrig/internal/topology"
 )
 
@@ -102,7 +103,7 @@ func runAnalyze(ctx context.Context, env *Env, opts *analyzeOptions, args []stri
 	}
 	for _, res := range r.Analyses {
 		if res.Error != "" {
-			fmt.Fprintf(env.Stderr, "sparkrig: analyze: %s: %s\n", res.File, res.Error)
+			fmt.Fprintf(env.Stderr, "sparkrig: analyze: %s: %s\n", sanitize.Line(res.File), sanitize.Line(res.Error))
 		}
 	}
 	code := exitFor(r.Status)

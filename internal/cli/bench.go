@@ -15,6 +15,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/results"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
 // benchOptions are the flags of `sparkrig bench`.
@@ -155,7 +156,7 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 	saved := ""
 	ro.Saved = func(path string, err error) {
 		if saved = path; err != nil {
-			fmt.Fprintf(env.Stderr, "sparkrig: bench: writing the result: %v\n", err)
+			fmt.Fprintf(env.Stderr, "sparkrig: bench: writing the result: %s\n", sanitize.Line(err.Error()))
 		}
 	}
 	rec, err := bench.Run(ctx, ro)
@@ -180,7 +181,7 @@ func (o *benchOptions) runOptions(env *Env, kinds []string) (bench.RunOptions, e
 	self, _ := os.Executable()
 	ro := bench.RunOptions{Plan: opts, Hosts: o.hosts, Snapshots: o.snapshots, DryRun: o.dryRun, Force: o.force,
 		NativeNCCL: o.nativeNCCL, Self: self, ResultsDir: o.resultsDir, Args: os.Args[1:], Now: env.Now, ToolVersion: Version,
-		Warn:     func(s string) { fmt.Fprintln(env.Stderr, "sparkrig: bench: "+s) },
+		Warn:     func(s string) { fmt.Fprintln(env.Stderr, "sparkrig: bench: "+sanitize.Line(s)) },
 		Starting: func() { env.cleansUp.Store(true) }, // an interrupt waits for the nodes to be cleaned up
 	}
 	if env.StdoutTTY {
@@ -206,7 +207,7 @@ func writeBench(env *Env, rec *bench.Record, o *benchOptions, saved string) erro
 		return exitf(ExitUnknown, "bench: %v", err)
 	}
 	if saved != "" {
-		fmt.Fprintf(env.Stderr, "wrote %s\n", saved)
+		fmt.Fprintf(env.Stderr, "wrote %s\n", sanitize.Line(saved))
 	}
 	if rec.Bench.Interrupted {
 		return statusError(ExitInterrupted)

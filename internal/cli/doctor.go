@@ -14,6 +14,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/fix"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
 // doctorOptions are the doctor command's flags.
@@ -87,7 +88,7 @@ func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
 	}
 	for _, h := range r.Hosts {
 		if h.Status != report.HostAudited {
-			fmt.Fprintln(env.Stderr, "sparkrig: doctor: "+h.Error)
+			fmt.Fprintln(env.Stderr, "sparkrig: doctor: "+sanitize.Line(h.Error))
 		}
 	}
 	code := exitFor(r.Status)

@@ -6,9 +6,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
+
+	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/spf13/cobra"
 
@@ -21,9 +27,12 @@ import (
 // exporterOptions are the exporter command's flags.
 type exporterOptions struct {
 	listen   string
+	webConf  string
+	maxConns int
 	interval time.Duration
 	timeout  time.Duration
 	results  []string
+	idle     time.Duration
 	profile  string
 	pingMesh bool
 	remote   remoteOptions
@@ -41,7 +50,19 @@ status, link speed and MTU, and hosts that could not be captured; --results
 adds the last qualify and bench results (sparkrig JSON documents, re-read at
 each audit). A scrape only copies the last page: it never runs anything.
 Nothing active runs unless asked: the ping mesh only with --ping-mesh, no
-benchmark ever. /healthz answers 200 while the last good audit is recent.`,
+benchmark ever.
+
+An audit that reaches no host, evaluates nothing, or does not finish within
+--audit-timeout (every input included: a --results path that is not a
+regular file is refused unread) is a failed audit:
+sparkrig_exporter_last_audit_success 0 and sparkrig_exporter_last_audit_failed
+saying why. /healthz answers "ok" (200), or "failing" (503) after three
+failed audits in a row or none good in three intervals.
+
+TLS and basic authentication come from a Prometheus web configuration file
+(--web.config.file, the format every Prometheus exporter reads). Idle
+connections are closed after --idle-timeout, and past --max-connections the
+longest idle one is closed to admit a new one. SIGTERM ends it with exit 0.`,
 		Example: `  sparkrig exporter --listen :9807
   sparkrig exporter --hosts spark-[01-04] --results /var/lib/sparkrig/qualify.json`,
 		Args: cobra.NoArgs,
@@ -49,6 +70,9 @@ benchmark ever. /healthz answers 200 while the last good audit is recent.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.listen, "listen", ":9807", "address to serve /metrics and /healthz on")
+	f.StringVar(&o.webConf, "web.config.file", "", "Prometheus web configuration file: TLS and basic authentication (prometheus/exporter-toolkit's format)")
+	f.IntVar(&o.maxConns, "max-connections", 512, "connections held open at most; past it the longest idle one is closed")
+	f.DurationVar(&o.idle, "idle-timeout", 2*time.Minute, "close a keep-alive connection idle this long")
 	f.DurationVar(&o.interval, "interval", 60*time.Second, "time between audits")
 	f.DurationVar(&o.timeout, "audit-timeout", 45*time.Second, "deadline for one audit")
 	f.StringArrayVar(&o.results, "results", nil, "sparkrig JSON document (bench, doctor --qualify, analyze) to export too, re-read at each audit (repeatable)")
@@ -68,8 +92,13 @@ func runExporter(ctx context.Context, env *Env, o *exporterOptions) error {
 		}
 		profile = p
 	}
-	if o.interval < time.Second || o.timeout <= 0 {
-		return exitf(ExitUnknown, "exporter: --interval must be 1s or more and --audit-timeout positive")
+	if o.interval < time.Second || o.timeout <= 0 || o.maxConns < 1 || o.idle <= 0 {
+		return exitf(ExitUnknown, "exporter: --interval must be 1s or more; --audit-timeout, --idle-timeout and --max-connections positive")
+	}
+	if o.webConf != "" {
+		if err := web.Validate(o.webConf); err != nil {
+			return exitf(ExitUnknown, "exporter: --web.config.file: %s", sanitize.Line(err.Error()))
+		}
 	}
 	o.remote.noPing = !o.pingMesh
 	defer o.remote.closeRunner()
@@ -79,7 +108,11 @@ func runExporter(ctx context.Context, env *Env, o *exporterOptions) error {
 	}
 	s := &exporter.Server{Audit: func(ctx context.Context) (*report.Report, error) { return exporterAudit(ctx, env, o, profile) },
 		Interval: o.interval, Timeout: o.timeout, Now: env.Now}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	limit := &exporter.ConnLimit{Max: o.maxConns}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: o.idle, MaxHeaderBytes: 16 << 10, ConnState: limit.ConnState,
+		ErrorLog: log.New(io.Discard, "", 0)}
+	env.daemon.Store(true)
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -87,9 +120,15 @@ func runExporter(ctx context.Context, env *Env, o *exporterOptions) error {
 		srv.Shutdown(sctx)
 	}()
 	go s.Run(ctx)
-	fmt.Fprintf(env.Stderr, "sparkrig: exporter: serving http://%s/metrics\n", ln.Addr())
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return exitf(ExitUnknown, "exporter: %v", err)
+	scheme := "http"
+	if o.webConf != "" {
+		scheme = "configured by --web.config.file at"
+	}
+	fmt.Fprintf(env.Stderr, "sparkrig: exporter: serving %s://%s/metrics\n", scheme, ln.Addr())
+	logger := slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	webConf := o.webConf
+	if err := web.Serve(limit.Listener(ln), srv, &web.FlagConfig{WebConfigFile: &webConf}, logger); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return exitf(ExitUnknown, "exporter: %s", sanitize.Line(err.Error()))
 	}
 	return nil
 }
@@ -107,13 +146,63 @@ func exporterAudit(ctx context.Context, env *Env, o *exporterOptions, profile ch
 	} else {
 		r = localAudit(ctx, env, profile)
 	}
+	if t := o.remote.transport; t != nil && t.kubectl {
+		o.remote.closeRunner() // the next audit lists the pods again: a pod restarted has a new name
+	}
 	m := newReportMerge(r)
 	for _, p := range o.results {
-		if err := addFile(m, p, analyze.Options{}); err != nil {
+		if err := addResults(ctx, m, p); err != nil {
 			fmt.Fprintf(env.Stderr, "sparkrig: exporter: %s: %s\n", p, sanitize.Line(err.Error()))
 			r.Analyses = append(r.Analyses, unreadable(p, err))
 		}
 	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("the audit did not end within its deadline")
+	}
 	r.Status = report.Worse(reportStatus(r, false), m.finish())
 	return r, nil
+}
+
+// addResults adds one --results document, refusing anything but a regular
+// file by its type before opening it (a FIFO would block the open, a
+// character device such as /dev/zero never ends) and giving up at ctx's
+// end (the audit's deadline) whatever the read is blocked on.
+func addResults(ctx context.Context, m reportMerge, path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("not a regular file (%s)", fileKind(fi.Mode()))
+	}
+	if fi.Size() > report.MaxInputBytes {
+		return fmt.Errorf("larger than %d MiB", report.MaxInputBytes>>20)
+	}
+	// A read blocked past the deadline is left behind; the audit it belongs
+	// to is failed and never rendered (exporterAudit stops at ctx's end).
+	done := make(chan error, 1)
+	go func() { done <- addFile(m, path, analyze.Options{}) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("not read within the audit's deadline")
+	}
+}
+
+// fileKind names a file type for a refusal.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a directory"
+	}
+	return "special"
 }

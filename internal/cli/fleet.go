@@ -24,6 +24,8 @@ type policyOptions struct {
 	never   []string
 	always  []string
 	profile string
+	// flag prefixes the policy flags' names ("npd-" for doctor --npd).
+	flag string
 }
 
 func addPolicyFlags(fs *pflag.FlagSet, o *policyOptions, what string) {
@@ -36,7 +38,7 @@ func addPolicyFlags(fs *pflag.FlagSet, o *policyOptions, what string) {
 func (o *policyOptions) policy(cmd string) (health.Policy, check.Profile, error) {
 	sev, err := health.ParseSeverity(o.on)
 	if err != nil {
-		return health.Policy{}, "", exitf(ExitUnknown, "%s: --unhealthy-on %v", cmd, err)
+		return health.Policy{}, "", exitf(ExitUnknown, "%s: --%sunhealthy-on %v", cmd, o.flag, err)
 	}
 	var profile check.Profile
 	if o.profile != "" {
@@ -44,7 +46,11 @@ func (o *policyOptions) policy(cmd string) (health.Policy, check.Profile, error)
 			return health.Policy{}, "", exitf(ExitUnknown, "%s: --profile: %v", cmd, err)
 		}
 	}
-	return health.Policy{Severity: sev, Never: o.never, Always: o.always}, profile, nil
+	p := health.Policy{Severity: sev, Never: o.never, Always: o.always}
+	if err := p.Validate("--"+o.flag, health.KnownIDs()); err != nil {
+		return health.Policy{}, "", exitf(ExitUnknown, "%s: %v", cmd, err)
+	}
+	return p, profile, nil
 }
 
 // localAudit audits this machine as doctor does, with the verdict set.
@@ -52,16 +58,6 @@ func localAudit(ctx context.Context, env *Env, profile check.Profile) *report.Re
 	r := auditReport([]hostCapture{acquire.Local(ctx, Version, env.Now)}, profile, env)
 	r.Status = reportStatus(r, false)
 	return r
-}
-
-// hostFindings are the findings of the report's audited host.
-func hostFindings(r *report.Report) []report.Finding {
-	for _, h := range r.Hosts {
-		if h.Status == report.HostAudited {
-			return h.Findings
-		}
-	}
-	return nil
 }
 
 // writeTextfile writes r for node_exporter's textfile collector, whole or

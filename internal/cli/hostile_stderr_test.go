@@ -30,3 +30,29 @@ func TestStderrShowsOutsideTextAsEscapes(t *testing.T) {
 		t.Errorf("the file name is not shown: %q", out)
 	}
 }
+
+// TestStderrNamesWithNewlinesForgeNoLine: a file name holding a newline
+// followed by what looks like sparkrig's own summary stays on its input's
+// one line, for analyze and for report.
+func TestStderrNamesWithNewlinesForgeNoLine(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "x.log\nsummary 9 of 9 host(s) audited: 0 fail · 0 warn")
+	if err := os.Mkdir(name, 0o700); err != nil { // a directory: refused by name
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"analyze", "report"} {
+		var stdout, stderr bytes.Buffer
+		code := Main([]string{cmd, name}, strings.NewReader(""), &stdout, &stderr)
+		if code == 0 {
+			t.Errorf("%s: exit 0", cmd)
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n") {
+			if strings.HasPrefix(l, "summary") {
+				t.Errorf("%s: a name forged a line on stderr: %q", cmd, stderr.String())
+			}
+		}
+		if !strings.Contains(stderr.String(), `x.log\x0asummary 9`) {
+			t.Errorf("%s: the name is not shown escaped: %q", cmd, stderr.String())
+		}
+	}
+}

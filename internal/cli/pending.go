@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"io"
+
 	"github.com/sparkrig/sparkrig/internal/analyze"
+	"github.com/sparkrig/sparkrig/internal/capped"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -17,6 +20,9 @@ func newReportMerge(r *report.Report) reportMerge { return reportMerge{report.Ne
 func (m reportMerge) finish() report.Verdict { return m.Finish() }
 
 // addFile merges a sparkrig document or analyses a raw output (report.Merge.AddFile).
+// Unattended (the exporter's --results), it takes regular files alone: a
+// FIFO or a device would hold the audit past its deadline.
 func addFile(m reportMerge, path string, aopt analyze.Options) error {
+	m.Open = func(p string) (io.ReadCloser, error) { return capped.Open(p, false) }
 	return m.AddFile(path, rawReader(aopt))
 }

@@ -12,9 +12,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sparkrig/sparkrig/internal/analyze"
+	"github.com/sparkrig/sparkrig/internal/capped"
 	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
@@ -87,7 +89,7 @@ func runReport(ctx context.Context, env *Env, o *reportOptions, inputs []string)
 		return exitf(ExitUnknown, "report: %v", err)
 	}
 	if out != "" && out != "-" {
-		fmt.Fprintf(env.Stderr, "wrote %s (%s)\n", out, reportSummary(r))
+		fmt.Fprintf(env.Stderr, "wrote %s (%s)\n", sanitize.Line(out), reportSummary(r))
 	}
 	return statusError(exitFor(r.Status))
 }
@@ -102,7 +104,12 @@ func reportRunOptions(env *Env, aopt analyze.Options, inputs []string) report.Op
 		AuditSnapshots: func(paths []string) *report.Report {
 			return auditReport(readSnapshots(paths), check.ProfileUnknown, env)
 		},
-		Warn: func(in, msg string) { fmt.Fprintf(env.Stderr, "sparkrig: report: %s: %s\n", in, msg) },
+		Warn: func(in, msg string) {
+			fmt.Fprintf(env.Stderr, "sparkrig: report: %s: %s\n", sanitize.Line(in), sanitize.Line(msg))
+		},
+		// a pipe is taken where a person runs report (report <(…)); a
+		// device never is
+		Open: func(p string) (io.ReadCloser, error) { return capped.Open(p, true) },
 	}
 }
 

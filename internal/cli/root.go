@@ -43,6 +43,9 @@ type Env struct {
 	// cleansUp is set by a command that must finish after an interrupt
 	// (bench stops what it started on the nodes, within its own bounds).
 	cleansUp atomic.Bool
+	// daemon is set by a command that runs until stopped (the exporter):
+	// SIGTERM is how it is stopped, so it ends with 0 when it shut down.
+	daemon atomic.Bool
 }
 
 // interruptGrace is how long an interrupted command has to return on its
@@ -103,6 +106,10 @@ func ansiTerminal(env *Env) bool {
 	return env.Getenv("NO_COLOR") == "" && env.Getenv("TERM") != "dumb"
 }
 
+// terminated is the cause signal.NotifyContext ends its context with on
+// SIGTERM (os/signal: the signal's name, then " signal received").
+var terminated = syscall.SIGTERM.String() + " signal received"
+
 // Main runs sparkrig with args and returns the exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -120,6 +127,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	cmd, ended, err := execute(ctx, env, root)
+	if c := context.Cause(ctx); !ended && env.daemon.Load() && err == nil && c != nil && c.Error() == terminated {
+		return ExitOK
+	}
 	if ended || ctx.Err() != nil {
 		fmt.Fprintln(stderr, "sparkrig: interrupted")
 		return ExitInterrupted
@@ -130,7 +140,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
-			fmt.Fprintln(stderr, "sparkrig: "+ee.msg)
+			fmt.Fprintln(stderr, "sparkrig: "+sanitize.Line(ee.msg))
 			errorDocument(env, cmd, out, ee.msg)
 		}
 		return ee.code
@@ -141,7 +151,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cmd != nil && cmd.HasParent() {
 		name += strings.TrimPrefix(cmd.CommandPath(), "sparkrig ") + ": "
 	}
-	fmt.Fprintln(stderr, name+err.Error()+" (see --help)")
+	fmt.Fprintln(stderr, name+sanitize.Line(err.Error())+" (see --help)")
 	errorDocument(env, cmd, out, strings.TrimPrefix(name, "sparkrig: ")+err.Error())
 	return ExitUnknown
 }

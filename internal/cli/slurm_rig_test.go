@@ -26,6 +26,9 @@ import (
 // (which every rig host sees, read-only below its own writes).
 func buildSparkrig(t testing.TB) string {
 	t.Helper()
+	if bin := os.Getenv("SPARKRIG_TEST_BIN"); bin != "" {
+		return bin // a build given on purpose: an earlier one, to compare
+	}
 	bin := filepath.Join(t.TempDir(), "sparkrig")
 	cmd := exec.Command("go", "build", "-o", bin, "github.com/sparkrig/sparkrig/cmd/sparkrig")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -141,6 +144,43 @@ func TestRigSlurm(t *testing.T) {
 	if n := state("spark-02"); !n.Drained() || n.Reason != reason {
 		t.Errorf("spark-02 after the health check: %+v, want drained with %q", n, reason)
 	}
+	// The fields Slurm prints after Reason= (Comment=, Extra=) end it: the
+	// drain is recognised as sparkrig's own, not made again on every run.
+	if out, err := s.Command(ctx, "scontrol", "update", "NodeName=spark-02", "Comment=rack 4 Reason=none", "Extra=row=2").CombinedOutput(); err != nil {
+		t.Fatalf("scontrol update Comment Extra: %v: %s", err, out)
+	}
+	if b, err := s.Command(ctx, "scontrol", "show", "node", "spark-02", "--oneliner").Output(); err == nil {
+		t.Logf("scontrol show node spark-02 --oneliner: %s", b)
+	}
+	if code, out := health("spark-02", "--always", "net.tcp-buffers"); code != ExitCritical || out != "spark-02: leave: already drained: "+reason+"\n" {
+		t.Errorf("drained spark-02 with a Comment and Extra: exit %d, %q; want it left drained", code, out)
+	}
+	// Evidence not read is unknown: on spark-02 as a GPU server whose
+	// nvidia-smi is absent, and whose nvidia-smi hangs, sparkrig's own drain
+	// is neither resumed nor replaced, and it says why.
+	sysctl("spark-02", "4096 131072 33554432")
+	hang := filepath.Join(filepath.Dir(bin), "hang")
+	os.MkdirAll(hang, 0o755)
+	os.WriteFile(filepath.Join(hang, "nvidia-smi"), []byte("#!/bin/sh\nexec sleep 600\n"), 0o755)
+	for _, c := range []struct{ name, path, why string }{
+		{"nvidia-smi absent", "", "gpu.driver: nvidia-smi absent on the node"},
+		{"nvidia-smi hanging", hang + ":", "gpu.driver: nvidia-smi timed out after"},
+	} {
+		b, err := r.Host("spark-02").Exec(ctx, "env", s.Env, "PATH="+c.path+"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+			bin, "slurm", "health", "--profile", "gpu-server", "--always", "net.tcp-buffers", "--never", "nccl.*", "--audit-timeout", "30s")
+		var ee *exec.ExitError
+		code := 0
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		if code != ExitUnknown || !strings.HasPrefix(string(b), "spark-02: leave: could not check (not evaluated: "+c.why) || !strings.HasSuffix(string(b), "; the node is left as it is\n") {
+			t.Errorf("%s: exit %d, %q; want 3 and the node left", c.name, code, b)
+		}
+		if n := state("spark-02"); !n.Drained() || n.Reason != reason {
+			t.Errorf("%s: spark-02 %+v, want sparkrig's drain kept", c.name, n)
+		}
+	}
+	sysctl("spark-02", "4096 131072 1048576")
 	if code, out := health("spark-01", "--always", "net.tcp-buffers"); code != 0 || out != "spark-01: leave: healthy\n" {
 		t.Errorf("healthy spark-01: exit %d, %q", code, out)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/capture"
 	"github.com/sparkrig/sparkrig/internal/doctor"
 	"github.com/sparkrig/sparkrig/internal/facts"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
@@ -58,9 +59,9 @@ func runSnapshot(ctx context.Context, env *Env, opts *snapshotOptions) error {
 	defer opts.remote.closeRunner()
 	failed, err := snapshot.Run(ctx, snapshot.RunOptions{Output: opts.output, PerHost: opts.remote.enabled(), Force: opts.force,
 		Capture: func(ctx context.Context) ([]snapshot.Node, error) { return snapshotCapture(ctx, env, opts) },
-		Wrote:   func(path, summary string) { fmt.Fprintf(env.Stderr, "wrote %s: %s\n", path, summary) },
+		Wrote:   func(path, summary string) { fmt.Fprintf(env.Stderr, "wrote %s: %s\n", sanitize.Line(path), summary) },
 		Failed: func(host string, err error) {
-			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s\n", doctor.HostLine(host, err))
+			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s\n", sanitize.Line(doctor.HostLine(host, err)))
 		}})
 	if err != nil {
 		return exitf(ExitUnknown, "snapshot: %v", err)

@@ -39,7 +39,7 @@ func addTransportFlags(fs *pflag.FlagSet, o *transportOptions) {
 	fs.StringVar(&o.k8sNamespace, "k8s-namespace", "sparkrig", "with --kubectl: the DaemonSet's namespace")
 	fs.StringVar(&o.k8sSelector, "k8s-selector", "app.kubernetes.io/name=sparkrig", "with --kubectl: the DaemonSet's pod label selector")
 	fs.StringVar(&o.k8sContainer, "k8s-container", "node-problem-detector", "with --kubectl: the container to exec into")
-	fs.StringVar(&o.k8sHostRoot, "k8s-host-root", "/host", "with --kubectl: where the pod mounts the node's / (read-only); \"\" runs in the container as it is")
+	fs.StringVar(&o.k8sHostRoot, "k8s-host-root", "", "with --kubectl: run the capture chrooted into this directory (a pod that mounts the node's / there); by default it runs in the container as it is, which deploy/kubernetes gives the node files the checks read")
 }
 
 // selected reports whether a scheduler transport was asked for.

@@ -186,7 +186,7 @@ func (m *ErrorMatcher) Observe(line []byte) {
 	for i := range m.sigs {
 		s := &m.sigs[i]
 		for j, re := range s.Res {
-			if id := m.litOf[i][j]; id >= 0 && !m.found[id] {
+			if id := m.litOf[i][j]; id >= 0 && !m.found[id] || !containsAll(line, s.AllLits[j]) {
 				continue
 			}
 			if !re.Match(line) {
@@ -230,3 +230,13 @@ func (m *ErrorMatcher) Hits() []ErrorHit {
 
 // Found reports whether any signature has matched so far.
 func (m *ErrorMatcher) Found() bool { return len(m.hits) > 0 }
+
+// containsAll: the line contains every literal.
+func containsAll(line []byte, lits [][]byte) bool {
+	for _, l := range lits {
+		if !bytes.Contains(line, l) {
+			return false
+		}
+	}
+	return true
+}

@@ -29,6 +29,9 @@ type Signature struct {
 	// contains ("" when none could be told), a cheap test before the regexp.
 	Res  []*regexp.Regexp `yaml:"-" json:"-"`
 	Lits [][]byte         `yaml:"-" json:"-"`
+	// AllLits[i] are all the literals of 3 bytes or more every match of
+	// Res[i] contains: a line without one of them is not tried.
+	AllLits [][][]byte `yaml:"-" json:"-"`
 }
 
 // requiredLiteral returns the longest run of plain characters that every
@@ -36,10 +39,27 @@ type Signature struct {
 // escape and not made optional by a quantifier. "" when there is none of
 // at least 4 characters.
 func requiredLiteral(pattern string) string {
-	best, run := "", []byte{}
+	best := ""
+	for _, l := range requiredLiterals(pattern) {
+		if len(l) > len(best) {
+			best = l
+		}
+	}
+	if len(best) < 4 {
+		return ""
+	}
+	return best
+}
+
+// requiredLiterals returns every run of at least 3 plain characters that
+// every match of the pattern contains (see requiredLiteral); nil when an
+// alternation at the top level makes none required.
+func requiredLiterals(pattern string) []string {
+	var runs []string
+	run := []byte{}
 	flush := func() {
-		if len(run) > len(best) {
-			best = string(run)
+		if len(run) >= 3 {
+			runs = append(runs, string(run))
 		}
 		run = run[:0]
 	}
@@ -55,7 +75,7 @@ func requiredLiteral(pattern string) string {
 			flush()
 		case c == '|':
 			if depth == 0 {
-				return "" // an alternation at the top: no literal is required
+				return nil // an alternation at the top: no literal is required
 			}
 		case depth > 0:
 		case c == '\\':
@@ -83,10 +103,7 @@ func requiredLiteral(pattern string) string {
 		}
 	}
 	flush()
-	if len(best) < 4 {
-		return ""
-	}
-	return best
+	return runs
 }
 
 // Meaning is what the message means on the platform ("dgx-spark" or any
@@ -134,6 +151,11 @@ func ParseSignatures(data []byte) ([]Signature, error) {
 				lit = []byte(l)
 			}
 			s.Lits = append(s.Lits, lit)
+			var all [][]byte
+			for _, l := range requiredLiterals(m) {
+				all = append(all, []byte(l))
+			}
+			s.AllLits = append(s.AllLits, all)
 		}
 	}
 	return doc.Signatures, nil

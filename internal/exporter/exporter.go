@@ -6,13 +6,13 @@
 package exporter
 
 import (
-	"github.com/sparkrig/sparkrig/internal/sanitize"
-
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
@@ -23,23 +23,45 @@ import (
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
+// Reasons an audit failed, the values of the reason label of
+// sparkrig_exporter_last_audit_failed.
+const (
+	FailError            = "error"             // the audit returned an error
+	FailPanic            = "panic"             // the checker failed
+	FailTimeout          = "timeout"           // the audit did not end within Timeout
+	FailStillRunning     = "still_running"     // the audit before, past its deadline, has not ended yet
+	FailNoHostReached    = "no_host_reached"   // no node could be audited
+	FailNothingEvaluated = "nothing_evaluated" // nothing was judged: every check not evaluated
+)
+
+var failReasons = []string{FailError, FailPanic, FailTimeout, FailStillRunning, FailNoHostReached, FailNothingEvaluated}
+
+// FailingAfter is how many audits in a row must fail before /healthz
+// answers 503.
+const FailingAfter = 3
+
 // Server audits every Interval and serves the result.
 type Server struct {
-	// Audit gathers one report; ctx bounds it (Timeout).
+	// Audit gathers one report; ctx bounds it (Timeout). An Audit that does
+	// not return by then is left behind and the audit counts as failed.
 	Audit    func(ctx context.Context) (*report.Report, error)
 	Interval time.Duration
 	Timeout  time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
 
-	mu       sync.Mutex
-	page     []byte // the last good audit, rendered
-	lastOK   time.Time
-	lastTry  time.Time
-	lastDur  time.Duration
-	lastErr  string
-	audits   int
-	failures int
+	running atomic.Bool // an Audit call has not returned yet
+
+	mu          sync.Mutex
+	page        []byte // the last audit's page that could be rendered
+	lastOK      time.Time
+	lastTry     time.Time
+	lastDur     time.Duration
+	lastErr     string
+	lastFail    string // the last audit's failure reason, "" when it succeeded
+	audits      int
+	failures    int
+	consecutive int
 }
 
 func (s *Server) now() time.Time {
@@ -63,40 +85,114 @@ func (s *Server) Run(ctx context.Context) {
 	}
 }
 
-// Once runs one audit and keeps its page. A failed audit (an error, or a
-// panic in the checker) keeps the previous page and is counted.
+// Once runs one audit and keeps its page. A failed audit (an error, a
+// panic in the checker, past its deadline, no node reached, nothing
+// evaluated) is counted with its reason; an audit that gave no page keeps
+// the previous one.
 func (s *Server) Once(ctx context.Context) {
 	start := s.now()
-	page, err := s.auditPage(ctx)
+	page, reason, err := s.auditPage(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.audits++
 	s.lastTry, s.lastDur = start, s.now().Sub(start)
-	if err != nil {
+	if page != nil {
+		s.page = page
+	}
+	if reason != "" {
 		s.failures++
-		s.lastErr = err.Error()
+		s.consecutive++
+		s.lastErr, s.lastFail = err.Error(), reason
 		return
 	}
-	s.page, s.lastOK, s.lastErr = page, start, ""
+	s.lastOK, s.lastErr, s.lastFail, s.consecutive = start, "", "", 0
 }
 
-func (s *Server) auditPage(ctx context.Context) (page []byte, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			page, err = nil, fmt.Errorf("audit failed: %v", p)
-		}
-	}()
+type auditResult struct {
+	page   []byte
+	reason string
+	err    error
+}
+
+// auditPage runs Audit under Timeout and renders its report; past the
+// deadline it returns at once, whatever Audit is blocked on.
+func (s *Server) auditPage(ctx context.Context) ([]byte, string, error) {
+	if !s.running.CompareAndSwap(false, true) {
+		return nil, FailStillRunning, errors.New("the previous audit has not ended")
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
+	done := make(chan auditResult, 1)
+	go func() {
+		defer s.running.Store(false)
+		done <- s.audit(ctx)
+	}()
+	select {
+	case res := <-done:
+		return res.page, res.reason, res.err
+	case <-ctx.Done():
+		return nil, FailTimeout, fmt.Errorf("the audit did not end within %s", s.Timeout)
+	}
+}
+
+func (s *Server) audit(ctx context.Context) (res auditResult) {
+	defer func() {
+		if p := recover(); p != nil {
+			res = auditResult{reason: FailPanic, err: fmt.Errorf("audit failed: %v", p)}
+		}
+	}()
 	r, err := s.Audit(ctx)
 	if err != nil {
-		return nil, err
+		return auditResult{reason: FailError, err: err}
+	}
+	if ctx.Err() != nil {
+		return auditResult{reason: FailTimeout, err: fmt.Errorf("the audit did not end within %s", s.Timeout)}
 	}
 	var b bytes.Buffer
 	if err := render.Prometheus(&b, r); err != nil {
-		return nil, err
+		return auditResult{reason: FailError, err: err}
 	}
-	return b.Bytes(), nil
+	res.page = b.Bytes()
+	if reason, why := Failure(r); reason != "" {
+		res.reason, res.err = reason, errors.New(why)
+	}
+	return res
+}
+
+// Failure says whether an audit's report is a failed audit: one that
+// reached no host, or judged nothing (every check not evaluated, every
+// input unreadable). Its page is still served: it names the hosts not
+// reached.
+func Failure(r *report.Report) (reason, why string) {
+	reached, judged := false, false
+	see := func(fs []report.Finding) {
+		for _, f := range fs {
+			if f.Severity != report.NotEvaluated && f.Severity != "" {
+				judged = true
+			}
+		}
+	}
+	for _, h := range r.Hosts {
+		if h.Status == "" || h.Status == report.HostAudited {
+			reached = true
+			see(h.Findings)
+		}
+	}
+	if r.Cluster != nil {
+		see(r.Cluster.Findings)
+	}
+	for _, a := range r.Analyses {
+		if a.Status != report.VerdictUnknown {
+			judged = true
+		}
+	}
+	switch {
+	case len(r.Hosts) > 0 && !reached:
+		return FailNoHostReached, fmt.Sprintf("no host reached (%d tried)", len(r.Hosts))
+	case !judged:
+		return FailNothingEvaluated, "nothing evaluated"
+	}
+	return "", ""
 }
 
 // LastError is the last audit's error ("" when it succeeded).
@@ -124,23 +220,21 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 	w.Write(own)
 }
 
-// healthz answers 200 while the last good audit is recent (within three
-// intervals), else 503 with why.
+// healthz answers 200 "ok" while the audits go well: a good audit within
+// three intervals and fewer than FailingAfter failures in a row; else 503
+// "failing". Why is in the metrics and on stderr, never here: anyone who
+// reaches the port may ask.
 func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
 	s.mu.Lock()
-	lastOK, lastErr := s.lastOK, s.lastErr
+	ok := !s.lastOK.IsZero() && s.consecutive < FailingAfter && s.now().Sub(s.lastOK) <= FailingAfter*s.Interval
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	switch {
-	case lastOK.IsZero() && lastErr == "":
+	if !ok {
 		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintln(w, "no audit yet")
-	case lastOK.IsZero() || s.now().Sub(lastOK) > 3*s.Interval:
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintln(w, "no good audit in three intervals: "+sanitize.Line(lastErr))
-	default:
-		fmt.Fprintln(w, "ok")
+		fmt.Fprintln(w, "failing")
+		return
 	}
+	fmt.Fprintln(w, "ok")
 }
 
 // ownMetrics are the exporter's own: how its audits go. Called with mu held.
@@ -157,12 +251,24 @@ func (s *Server) ownMetrics() []byte {
 		expfmt.MetricFamilyToText(&b, mf)
 	}
 	success := 0.0
-	if s.lastErr == "" && !s.lastOK.IsZero() {
+	if s.lastFail == "" && !s.lastOK.IsZero() {
 		success = 1
 	}
 	counter("sparkrig_exporter_audits_total", "Audits the exporter ran.", float64(s.audits))
 	counter("sparkrig_exporter_audit_failures_total", "Audits that failed; the metrics above are from the last good one.", float64(s.failures))
 	gauge("sparkrig_exporter_last_audit_success", "Whether the last audit succeeded (1) or not (0).", success)
+	gauge("sparkrig_exporter_consecutive_failures", "Audits that failed in a row; /healthz answers 503 from 3.", float64(s.consecutive))
+	failed := &dto.MetricFamily{Name: proto.String("sparkrig_exporter_last_audit_failed"), Type: dto.MetricType_GAUGE.Enum(),
+		Help: proto.String("Why the last audit failed: 1 for its reason, 0 for the others (all 0 when it succeeded).")}
+	for _, r := range failReasons {
+		v := 0.0
+		if r == s.lastFail {
+			v = 1
+		}
+		failed.Metric = append(failed.Metric, &dto.Metric{Label: []*dto.LabelPair{{Name: proto.String("reason"), Value: proto.String(r)}},
+			Gauge: &dto.Gauge{Value: proto.Float64(v)}})
+	}
+	expfmt.MetricFamilyToText(&b, failed)
 	gauge("sparkrig_exporter_last_audit_duration_seconds", "How long the last audit took.", s.lastDur.Seconds())
 	if !s.lastOK.IsZero() {
 		gauge("sparkrig_exporter_last_good_audit_timestamp_seconds", "When the last good audit started (Unix time).", float64(s.lastOK.UnixNano())/1e9)

@@ -68,7 +68,7 @@ func TestServerServesTheLastAudit(t *testing.T) {
 		return sample(), nil
 	}}
 	h := s.Handler()
-	if code, body := get(t, h, "/healthz"); code != 503 || body != "no audit yet\n" {
+	if code, body := get(t, h, "/healthz"); code != 503 || body != "failing\n" {
 		t.Errorf("healthz before any audit: %d %q", code, body)
 	}
 	if _, page := get(t, h, "/metrics"); parse(t, page)["sparkrig_exporter_last_audit_success"] != 1 || strings.Contains(page, "sparkrig_check_status") {
@@ -118,8 +118,79 @@ func TestServerServesTheLastAudit(t *testing.T) {
 		t.Errorf("healthz one interval after the last good audit: %d, want 200", code)
 	}
 	c.t = c.t.Add(3 * time.Minute)
-	if code, body := get(t, h, "/healthz"); code != 503 || body != "no good audit in three intervals: audit failed: checker bug\n" {
+	if code, body := get(t, h, "/healthz"); code != 503 || body != "failing\n" {
 		t.Errorf("healthz four intervals after the last good audit: %d %q", code, body)
+	}
+}
+
+// An audit that reached no host, or judged nothing, is a failed audit: the
+// last_audit_success gauge says 0, a series says which, and /healthz turns
+// 503 (saying only "failing") after three in a row.
+func TestAuditThatReachedNothingFails(t *testing.T) {
+	c := &clock{t: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	var next *report.Report
+	s := &Server{Interval: time.Minute, Timeout: time.Minute, Now: c.now, Audit: func(context.Context) (*report.Report, error) { return next, nil }}
+	h := s.Handler()
+	next = sample()
+	s.Once(context.Background())
+	unreachable := &report.Report{Hosts: []report.Host{{Host: "spark-01", Status: report.HostUnreachable, Error: "spark-01: dial tcp 10.0.0.1:22: connect: connection refused"},
+		{Host: "spark-02", Status: report.HostUnreachable, Error: "spark-02: unreachable"}}}
+	unread := &report.Report{Hosts: []report.Host{{Host: "spark-01", Status: report.HostAudited, Findings: []report.Finding{
+		{ID: "gpu.driver", Severity: report.NotEvaluated, Subject: "node", Observed: "nvidia-smi timed out after 20s"}}}}}
+	for i, c2 := range []struct {
+		r      *report.Report
+		reason string
+		health int
+	}{{unreachable, FailNoHostReached, 200}, {unread, FailNothingEvaluated, 200}, {unreachable, FailNoHostReached, 503}, {sample(), "", 200}} {
+		next = c2.r
+		c.t = c.t.Add(10 * time.Second)
+		s.Once(context.Background())
+		_, page := get(t, h, "/metrics")
+		parse(t, page)
+		success := "1"
+		if c2.reason != "" {
+			success = "0"
+			if want := `sparkrig_exporter_last_audit_failed{reason="` + c2.reason + `"} 1`; !strings.Contains(page, want+"\n") {
+				t.Errorf("audit %d: no %q", i, want)
+			}
+		}
+		if !strings.Contains(page, "sparkrig_exporter_last_audit_success "+success+"\n") {
+			t.Errorf("audit %d: last_audit_success is not %s:\n%s", i, success, page)
+		}
+		code, body := get(t, h, "/healthz")
+		if code != c2.health || (body != "ok\n" && body != "failing\n") {
+			t.Errorf("audit %d: /healthz %d %q, want %d", i, code, body, c2.health)
+		}
+	}
+}
+
+// An audit blocked past its deadline (a FIFO, a hung mount) is a failed
+// audit at the deadline, not a stalled exporter; while it stays blocked,
+// the next audit is not started on top of it.
+func TestBlockedAuditTimesOut(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	s := &Server{Interval: time.Minute, Timeout: 200 * time.Millisecond, Audit: func(context.Context) (*report.Report, error) {
+		<-release // ignores its context, as a read blocked in the kernel does
+		return sample(), nil
+	}}
+	done := make(chan struct{})
+	go func() {
+		s.Once(context.Background())
+		s.Once(context.Background())
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Once did not return while the audit was blocked")
+	}
+	_, page := get(t, s.Handler(), "/metrics")
+	for _, line := range []string{"sparkrig_exporter_last_audit_success 0", `sparkrig_exporter_last_audit_failed{reason="still_running"} 1`,
+		"sparkrig_exporter_audit_failures_total 2", "sparkrig_exporter_consecutive_failures 2"} {
+		if !strings.Contains(page, line+"\n") {
+			t.Errorf("no %q in\n%s", line, page)
+		}
 	}
 }
 

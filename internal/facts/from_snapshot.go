@@ -90,7 +90,11 @@ func (b *builder) cmd(src, id string) ([]byte, bool) {
 	case !ok && it.Name == "":
 		b.set(src, StatusNotCaptured, id)
 	case !ok:
-		b.set(src, it.Status, it.Error)
+		status := it.Status
+		if status == snapshot.StatusError && strings.HasPrefix(it.Error, "timed out after ") {
+			status = snapshot.StatusTimedOut // recorded before timeouts had their own status
+		}
+		b.set(src, status, it.Error)
 	case it.ExitCode != 0:
 		msg := firstLine(b.s.Stderr(id))
 		status := snapshot.StatusError

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"time"
 )
 
@@ -17,6 +18,9 @@ type Merge struct {
 	r     *Report
 	parts map[string]*mergedPart
 	notes []Finding
+	// Open opens an input file (nil: os.Open); the commands hand in one
+	// that refuses devices, and FIFOs where nobody waits at a terminal.
+	Open func(path string) (io.ReadCloser, error)
 }
 
 // mergedPart is one part of the report and the document it came from.

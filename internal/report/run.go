@@ -34,6 +34,8 @@ type Options struct {
 	AuditSnapshots func(paths []string) *Report
 	// Warn hears each input that could not be read, as it is found.
 	Warn func(input, msg string)
+	// Open opens an input file (nil: os.Open).
+	Open func(path string) (io.ReadCloser, error)
 }
 
 // RawReader analyses one raw benchmark output read from r.
@@ -64,6 +66,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	r := &Report{Schema: SchemaVersion, Tool: "sparkrig", ToolVersion: o.Version,
 		Command: "report", GeneratedAt: o.Now.UTC(), Hosts: []Host{}}
 	m := NewMerge(r)
+	m.Open = o.Open
 	bad := func(in string, err error) {
 		a := Unreadable(in, err)
 		warn(in, a.Error)
@@ -128,7 +131,11 @@ const MaxInputBytes = 256 << 20
 // error). A document that says its command failed is merged with what it
 // holds and returned as an error.
 func (m *Merge) AddFile(path string, raw RawReader) error {
-	f, err := os.Open(path)
+	open := m.Open
+	if open == nil {
+		open = func(p string) (io.ReadCloser, error) { return os.Open(p) }
+	}
+	f, err := open(path)
 	if err != nil {
 		return err
 	}

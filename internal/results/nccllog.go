@@ -240,6 +240,11 @@ func (l *NCCLLog) revision(msg []byte) {
 	if l.RevisionMismatch != "" {
 		return
 	}
+	// most WARN lines name neither: no lower-cased copy for them
+	if !bytes.Contains(msg, []byte("evision")) && !bytes.Contains(msg, []byte("EVISION")) && !bytes.Contains(msg, []byte("git")) &&
+		!bytes.Contains(msg, []byte("Git")) && !bytes.Contains(msg, []byte("GIT")) {
+		return
+	}
 	low := bytes.ToLower(msg)
 	if (bytes.Contains(low, []byte("revision")) || bytes.Contains(low, []byte("git"))) &&
 		(bytes.Contains(low, []byte("mismatch")) || bytes.Contains(low, []byte("differ"))) {

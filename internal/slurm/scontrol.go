@@ -7,13 +7,25 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
+	"time"
 )
 
+// DefaultScontrolTimeout bounds one scontrol call when Scontrol.Timeout is
+// zero: slurmctld answers in milliseconds, and slurmd kills the whole health
+// check at HealthCheckTimeout (60 s by default, slurm.conf(5)).
+const DefaultScontrolTimeout = 10 * time.Second
+
+// maxScontrolOutput bounds what is kept of one call's output: one node's
+// line is a few hundred bytes.
+const maxScontrolOutput = 1 << 20
+
 // Scontrol runs scontrol: the edge where the health check reads and changes
-// the node's state.
+// the node's state. Every call has a deadline.
 type Scontrol struct {
 	// Bin is the scontrol program ("scontrol" when empty).
 	Bin string
+	// Timeout bounds each call (DefaultScontrolTimeout when zero).
+	Timeout time.Duration
 }
 
 // Show reads node's state.
@@ -45,12 +57,34 @@ func (s Scontrol) run(ctx context.Context, args ...string) ([]byte, error) {
 	if bin == "" {
 		bin = "scontrol"
 	}
-	var out, errb bytes.Buffer
+	timeout := s.Timeout
+	if timeout <= 0 {
+		timeout = DefaultScontrolTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var out, errb capped
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		msg, _, _ := strings.Cut(strings.TrimSpace(errb.String()+"\n"+out.String()), "\n")
-		return out.Bytes(), fmt.Errorf("scontrol %s: %v: %s", args[0], err, strings.TrimSpace(msg))
+	// a child that keeps the pipes open cannot hold the call past the deadline
+	cmd.WaitDelay = time.Second
+	err := cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		return nil, fmt.Errorf("scontrol %s: no answer within %s", args[0], timeout)
 	}
-	return out.Bytes(), nil
+	if err != nil {
+		msg, _, _ := strings.Cut(strings.TrimSpace(errb.b.String()+"\n"+out.b.String()), "\n")
+		return out.b.Bytes(), fmt.Errorf("scontrol %s: %v: %s", args[0], err, strings.TrimSpace(msg))
+	}
+	return out.b.Bytes(), nil
+}
+
+// capped keeps the first maxScontrolOutput bytes written to it.
+type capped struct{ b bytes.Buffer }
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := maxScontrolOutput - c.b.Len(); room > 0 {
+		c.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }

@@ -12,17 +12,13 @@
 package slurm
 
 import (
-	"fmt"
-	"strings"
-	"unicode"
-	"unicode/utf8"
-
+	"github.com/sparkrig/sparkrig/internal/health"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // Prefix starts every reason sparkrig writes; only drains whose reason
 // starts with it are ever resumed.
-const Prefix = "sparkrig:"
+const Prefix = health.Prefix
 
 // MaxReason bounds a reason's length in bytes: it shows in sinfo -R and
 // squeue, one line each.
@@ -35,42 +31,5 @@ func Reason(fs []report.Finding) string {
 	if len(fs) == 0 {
 		return ""
 	}
-	f := fs[0]
-	text := f.Observed
-	if text == "" {
-		text = f.Title
-	}
-	if f.Subject != "" && f.Subject != "node" {
-		text = f.Subject + ": " + text
-	}
-	more := ""
-	if len(fs) > 1 {
-		more = fmt.Sprintf(" (+%d more)", len(fs)-1)
-	}
-	head := Prefix + " " + clean(f.ID) + ": "
-	return head + cut(clean(text), MaxReason-len(head)-len(more)) + more
-}
-
-// clean makes s one printable line.
-func clean(s string) string {
-	s = strings.ToValidUTF8(s, "?")
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || !unicode.IsPrint(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	return strings.Join(strings.Fields(s), " ")
-}
-
-// cut shortens s to n bytes on a rune boundary, ending with "…" when cut.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	n -= len("…")
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return strings.TrimSpace(s[:max(n, 0)]) + "…"
+	return health.Summary(Prefix, fs, MaxReason)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/sparkrig/sparkrig/internal/fixture"
+	"github.com/sparkrig/sparkrig/internal/health"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -16,6 +17,7 @@ func TestParseNodeRecorded(t *testing.T) {
 		"show-node-drained.txt":        {Name: "vm", State: "IDLE+DRAIN", Reason: "sparkrig: gpu.xid: Xid 79 on GPU 0"},
 		"show-node-draining.txt":       {Name: "vm", State: "MIXED+DRAIN", Reason: "sparkrig: net.mtu: MTU 1500 on enp1s0f1np1"},
 		"show-node-operator-drain.txt": {Name: "vm", State: "IDLE+DRAIN", Reason: "disk replaced, ticket 4711"},
+		"show-node-comment-extra.txt":  {Name: "spark-02", State: "IDLE+DRAIN", Reason: "sparkrig: net.tcp-buffers: net.ipv4.tcp_rmem: 4096 131072 1048576"},
 	} {
 		got, err := ParseNode(fixture.ReadVerbatim(t, "testdata/"+file))
 		if err != nil || got != want {
@@ -31,7 +33,8 @@ func TestParseNodeRecorded(t *testing.T) {
 }
 
 func FuzzParseNode(f *testing.F) {
-	for _, file := range []string{"show-node-idle.txt", "show-node-drained.txt", "show-node-draining.txt", "show-node-operator-drain.txt", "show-node-unknown.txt"} {
+	f.Add(withTail(f, "show-node-drained.txt", "Comment=c Extra=e ReservationName=r"))
+	for _, file := range []string{"show-node-comment-extra.txt", "show-node-idle.txt", "show-node-drained.txt", "show-node-draining.txt", "show-node-operator-drain.txt", "show-node-unknown.txt"} {
 		f.Add(fixture.ReadVerbatim(f, "testdata/"+file))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -63,6 +66,7 @@ func TestReason(t *testing.T) {
 
 func TestDecide(t *testing.T) {
 	ours := Reason([]report.Finding{xid})
+	unread := report.Finding{ID: "gpu.ecc", Severity: report.NotEvaluated, Subject: "node", Observed: "nvidia-smi timed out after 20s"}
 	for _, c := range []struct {
 		name     string
 		n        Node
@@ -70,6 +74,9 @@ func TestDecide(t *testing.T) {
 		want     ActionKind
 		reason   string
 	}{
+		{"unknown: our drain is not resumed", Node{State: "IDLE+DRAIN", Reason: ours}, []report.Finding{unread}, Nothing, ""},
+		{"unknown: a healthy-looking node is not drained", Node{State: "IDLE"}, []report.Finding{unread}, Nothing, ""},
+		{"a fail drains whatever else was unread", Node{State: "IDLE"}, []report.Finding{unread, xid}, Drain, ours},
 		{"healthy idle node", Node{State: "IDLE"}, nil, Nothing, ""},
 		{"a fail drains", Node{State: "IDLE"}, []report.Finding{xid}, Drain, ours},
 		{"a fail drains a busy node (draining)", Node{State: "MIXED"}, []report.Finding{xid}, Drain, ours},
@@ -82,7 +89,7 @@ func TestDecide(t *testing.T) {
 		{"healthy: operator drain never resumed", Node{State: "IDLE+DRAIN", Reason: "disk replaced, ticket 4711"}, nil, Nothing, ""},
 		{"healthy: a reason that only mentions sparkrig is not ours", Node{State: "IDLE+DRAIN", Reason: "waiting for sparkrig: later"}, nil, Nothing, ""},
 	} {
-		a := Decide(c.n, c.draining)
+		a := Decide(c.n, health.DefaultPolicy.Judge(c.draining))
 		if a.Kind != c.want || a.Reason != c.reason {
 			t.Errorf("%s: %+v, want %s %q", c.name, a, c.want, c.reason)
 		}

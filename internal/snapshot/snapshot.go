@@ -40,7 +40,10 @@ const (
 	StatusOK      = "ok"      // captured (a command may still have exited non-zero)
 	StatusMissing = "missing" // file absent, or command not installed
 	StatusDenied  = "denied"  // permission denied
-	StatusError   = "error"   // any other failure (timeout, I/O error)
+	StatusError   = "error"   // any other failure (I/O error)
+	// StatusTimedOut is a command that ran past its deadline and was killed:
+	// the tool is there but did not answer (a hung nvidia-smi), never absent.
+	StatusTimedOut = "timed-out"
 )
 
 // Item is one piece of evidence the capture tried to collect.
