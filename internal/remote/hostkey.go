@@ -41,7 +41,14 @@ func newHostKeyChecker(files, global []string, acceptNew, hash bool) (*hostKeyCh
 		k.writeTo = files[0]
 	}
 	for _, f := range append(append([]string(nil), files...), global...) {
-		if _, err := os.Stat(f); err == nil {
+		st, err := os.Stat(f)
+		switch {
+		case err != nil, f == os.DevNull: // absent, or asked to hold no keys
+		case !st.Mode().IsRegular():
+			// a FIFO would block the read past every deadline, a device
+			// never end
+			return nil, fmt.Errorf("read known_hosts: %s: not a regular file", f)
+		default:
 			k.files = append(k.files, f)
 		}
 	}
