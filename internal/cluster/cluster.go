@@ -39,9 +39,10 @@ func Analyze(nodes []*facts.Node) *Analysis {
 	a.Findings = append(a.Findings, topologyFinding(a, why))
 	links, fs := buildLinks(a.Segments, a.Topology)
 	markDuplicates(links)
-	links = judgeLinks(nodes, a.Segments, links)
+	links, lfs := judgeLinks(nodes, a.Segments, links)
 	a.Links = links
 	a.Findings = append(a.Findings, fs...)
+	a.Findings = append(a.Findings, lfs...)
 	a.Findings = append(a.Findings, identity(nodes)...)
 	a.Findings = append(a.Findings, ringFindings(nodes, a)...)
 	a.Findings = append(a.Findings, consistency(nodes, ringNodes(a))...)
