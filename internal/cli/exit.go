@@ -20,15 +20,24 @@ const exitHelp = `Exit status (monitoring-plugin convention):
   1    WARNING   a warn finding, no fail
   2    CRITICAL  a fail finding, or a result below its threshold
   3    UNKNOWN   could not evaluate: usage error, capture failed, bad snapshot or input, host unreachable
+                 (also beside warnings: only a fail outranks an input not read)
   130  interrupted`
 
 // reportStatus is the report's one verdict (report.Overall, in the one
-// ranking); bad says an input could not be read, which makes an otherwise
-// clean report unknown.
+// ranking), except that an input not read (bad, a host not audited, a file
+// analyze could not read) makes anything short of critical unknown: a
+// warning about the inputs that were read does not speak for the ones that
+// were not, and only a fail is certain whatever they hold.
 func reportStatus(r *report.Report, bad bool) report.Verdict {
 	v := r.Overall()
-	if bad {
-		v = report.Worse(v, report.VerdictUnknown)
+	for _, h := range r.Hosts {
+		bad = bad || h.Status != "" && h.Status != report.HostAudited
+	}
+	for _, a := range r.Analyses {
+		bad = bad || a.Error != ""
+	}
+	if bad && v != report.VerdictCritical {
+		v = report.VerdictUnknown
 	}
 	return v
 }

@@ -71,9 +71,11 @@ interfaces and comments the user wrote stay. A healthy cluster plans nothing.
 fix never touches the management port (enP7s7 on a DGX Spark) or the interface the
 SSH session arrives on, and refuses a plan that would.
 
-Exit status: 0 nothing to change / all applied; 1 changes proposed (--plan) or
-applied with problems left; 2 a host refused or rolled back; 3 bad input or a host
-unreachable; 130 interrupted.`
+Exit status (the monitoring-plugin convention every command follows): --plan exits
+with the doctor's status on the same evidence, whatever it proposes: 0 nothing wrong
+(and nothing to change), 1 a warn finding, 2 a fail finding; --apply and --rollback:
+0 all applied, 1 applied with problems left, 2 a host refused or rolled back; 3 bad
+input or a host unreachable (also beside warnings); 130 interrupted.`
 
 func newFixCmd(env *Env) *cobra.Command {
 	o := &fixOptions{}

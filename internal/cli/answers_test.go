@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const nodesDir = "../../testdata/nodes/"
+
+// An input that could not be read beside inputs that show a warning exits
+// UNKNOWN (3): the warning does not speak for what was not read. A fail
+// still exits CRITICAL.
+func TestBadInputBesideWarningIsUnknown(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.txt")
+	if err := os.WriteFile(garbage, []byte("garbage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	warnSnap := nodesDir + "spark-mtu-1500.tar.gz"
+	code, doc, _ := runMain(t, "doctor", "--format", "json", "--snapshot", warnSnap)
+	if code != ExitWarning {
+		t.Fatalf("doctor of the warn node alone: exit %d", code)
+	}
+	warnDoc := filepath.Join(dir, "warn.json")
+	if err := os.WriteFile(warnDoc, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	warnLog := "../analyze/testdata/nccl-logs/05_p2p-not-possible_shm-direct_net-ib-shared.txt"
+	if code, _, _ := runMain(t, "analyze", warnLog); code != ExitWarning {
+		t.Fatalf("analyze of the warn log alone: exit %d", code)
+	}
+	for _, args := range [][]string{
+		{"doctor", "--snapshot", warnSnap, filepath.Join(dir, "missing.tar.gz")},
+		{"doctor", "--snapshot", warnSnap, garbage},
+		{"analyze", warnLog, garbage},
+		{"report", warnDoc, garbage},
+	} {
+		if code, out, errOut := runMain(t, args...); code != ExitUnknown {
+			t.Errorf("%v: exit %d, want %d\n%s%s", args, code, ExitUnknown, out, errOut)
+		}
+	}
+	if code, _, _ := runMain(t, "doctor", "--snapshot", nodesDir+"spark-twin-down.tar.gz", garbage); code != ExitCritical {
+		t.Errorf("a fail beside a bad input: exit %d, want %d", code, ExitCritical)
+	}
+}
+
+// fix --plan exits with the doctor's status on the same evidence, and its
+// help says so rather than a status of its own for "changes proposed".
+func TestFixExitIsTheDoctorsAndItsHelpSaysSo(t *testing.T) {
+	for _, pair := range [][]string{
+		{"spark-twin-unaddressed.tar.gz", "spark-healthy-peer.tar.gz"},
+		{"spark-mtu-1500.tar.gz", "spark-healthy-peer.tar.gz"},
+		{"spark-healthy.tar.gz", "spark-healthy-peer.tar.gz"},
+	} {
+		snaps := []string{"--snapshot", nodesDir + pair[0], "--snapshot", nodesDir + pair[1]}
+		dcode, _, _ := runMain(t, append([]string{"doctor"}, snaps...)...)
+		fcode, out, errOut := runMain(t, append([]string{"fix", "--plan"}, snaps...)...)
+		if fcode != dcode {
+			t.Errorf("%v: fix --plan exit %d, doctor %d\n%s%s", pair, fcode, dcode, out, errOut)
+		}
+	}
+	_, help, _ := runMain(t, "fix", "--help")
+	help = strings.Join(strings.Fields(help), " ")
+	if strings.Contains(help, "changes proposed") || !strings.Contains(help, "--plan exits with the doctor's status") {
+		t.Errorf("fix --help's exit status does not match what fix does:\n%s", help)
+	}
+}
