@@ -19,7 +19,7 @@ import (
 func node(host string, netdevs ...string) *facts.Node {
 	n := &facts.Node{Host: host, Sysctls: map[string]string{}, NCCL: facts.NCCL{ConfFile: map[string]string{}, Env: map[string]string{}},
 		Sources: map[string]facts.SourceStatus{facts.SrcSysctl: {Status: "ok"}, facts.SrcIPAddr: {Status: "ok"}, facts.SrcEnv: {Status: "ok"}, facts.SrcNCCLConf: {Status: "missing"}},
-		DGX: &facts.DGXRelease{Name: "DGX Spark"}}
+		DGX:     &facts.DGXRelease{Name: "DGX Spark"}}
 	for _, spec := range netdevs {
 		name, rest, _ := strings.Cut(spec, "=")
 		cidrs, mtu, _ := strings.Cut(rest, "@")
