@@ -67,3 +67,26 @@ func TestFixExitIsTheDoctorsAndItsHelpSaysSo(t *testing.T) {
 		t.Errorf("fix --help's exit status does not match what fix does:\n%s", help)
 	}
 }
+
+// The ring names fix prints and its help's example are names --topology
+// takes: a ring of the wrong size is told by its size, not refused by name.
+func TestFixTopologyTakesTheNamesFixPrints(t *testing.T) {
+	snaps := []string{"--snapshot", nodesDir + "spark-healthy.tar.gz", "--snapshot", nodesDir + "spark-healthy-peer.tar.gz"}
+	for topo, want := range map[string]string{
+		"three-node-ring": "fix: topology three-node-ring needs exactly 3 nodes, got 2",
+		"four-node-ring":  "fix: topology four-node-ring needs exactly 4 nodes, got 2",
+		"ring":            "fix: topology ring needs 3 nodes or more",
+	} {
+		code, _, errOut := runMain(t, append([]string{"fix", "--plan", "--topology", topo}, snaps...)...)
+		if code != ExitUnknown || !strings.Contains(errOut, want) || strings.Contains(errOut, "want one of") {
+			t.Errorf("--topology %s: exit %d, stderr %q; want %q", topo, code, errOut, want)
+		}
+		if topo == "ring" && strings.Contains(errOut, "exactly") {
+			t.Errorf("--topology ring: %q", errOut)
+		}
+	}
+	_, help, _ := runMain(t, "fix", "--help")
+	if !strings.Contains(help, "--topology three-node-ring") {
+		t.Errorf("fix --help no longer shows the three-node-ring example")
+	}
+}

@@ -225,8 +225,8 @@ func fixAudit(ctx context.Context, env *Env, o *fixOptions, ts []fix.Target) (do
 	}
 	if o.topology != "" {
 		t, err := topology.Parse(o.topology)
-		if err != nil || !slices.Contains(fix.Topologies, t) {
-			return doctor.Result{}, exitf(ExitUnknown, "fix: --topology %q: want one of %s", o.topology, topology.Names(fix.Topologies))
+		if err != nil || !slices.Contains(fix.Topologies, t) && !t.IsRing() {
+			return doctor.Result{}, exitf(ExitUnknown, "fix: --topology %q: want one of %s, or N-node-ring (three-node-ring, four-node-ring, ...)", o.topology, topology.Names(fix.Topologies))
 		}
 		opt.Topology = t
 	}
