@@ -11,7 +11,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -19,7 +21,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sparkrig/sparkrig/internal/capture"
-	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -39,7 +40,7 @@ type Node struct {
 	Status string
 	// Pings are the DF-ping mesh probes sent from this host; Meshed says
 	// the mesh ran (over SSH only).
-	Pings  []cluster.PingResult
+	Pings  []facts.PingResult
 	Meshed bool
 }
 
@@ -56,6 +57,18 @@ type Options struct {
 	Timeout     time.Duration
 	// NoPing skips the ping mesh.
 	NoPing bool
+	// PingPlan, given the captured nodes' facts, lists whom each host pings
+	// (cluster.PlanPings); without one the mesh does not run.
+	PingPlan func(nodes []*facts.Node) map[string][]facts.PingTarget
+	// Keep says which of a node's evidence (snapshot storage keys) is held
+	// once its facts are read (fix.Evidence: what the fix plan reads); the
+	// rest is dropped as each node arrives, so a run holds facts, not
+	// captures. nil holds everything (a command that writes snapshots).
+	Keep func(key string) bool
+	// KeepPaths are the files whose presence or absence the reader of the
+	// kept evidence must still tell (fix.Paths()): the manifest's items of
+	// their directories are kept with them.
+	KeepPaths []string
 	// Sudo captures as root (directly, or through sudo -n: never a password
 	// prompt), for commands that must read root-only files (fix).
 	Sudo        bool
@@ -88,19 +101,26 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 	if script == "" {
 		script = capture.Script()
 	}
+	keep := memoKeep(o.Keep)
 	fan := remote.FanOut{Parallel: o.Parallel, PerHost: o.HostTimeout, Progress: prog.update}
 	results := fan.Each(ctx, hosts, func(ctx context.Context, i int, host string) error {
 		s, err := captureOne(ctx, r, host, script, o.ToolVersion, o.Sudo)
+		if len(hosts) > HoldConnections {
+			release(r, host)
+		}
+		n := Node{Host: host, Source: source, Err: err, Status: Status(err)}
+		if err == nil {
+			// read here, by the worker, as the node arrives: the run holds
+			// its facts and what keep names, never every raw capture
+			n.Snap, n.Facts = s, facts.FromSnapshot(s)
+			if keep != nil {
+				n.Snap = Reduce(s, keep, o.KeepPaths)
+			}
+		}
 		mu.Lock()
 		defer mu.Unlock()
-		if closed {
-			return err
-		}
-		caps[i] = Node{Host: host, Source: source, Snap: s, Err: err, Status: Status(err)}
-		if err != nil {
-			caps[i].Snap = nil
-		} else {
-			caps[i].Facts = facts.FromSnapshot(s)
+		if !closed {
+			caps[i] = n
 		}
 		return err
 	})
@@ -113,15 +133,98 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 		}
 	}
 	mu.Unlock()
-	if !o.NoPing {
+	if !o.NoPing && o.PingPlan != nil {
 		pingMesh(ctx, o, r, caps)
 	}
 	for i := range caps {
-		if caps[i].Snap != nil && caps[i].Meshed {
-			caps[i].Snap.AddCmd(snapshot.Item{Name: cluster.PingEvidence, Argv: []string{"sparkrig", "ping-mesh"}}, cluster.EncodePings(caps[i].Pings), nil)
+		if caps[i].Snap != nil && caps[i].Meshed && (o.Keep == nil || o.Keep(snapshot.CmdKey(facts.PingEvidence, "stdout"))) {
+			caps[i].Snap.AddCmd(snapshot.Item{Name: facts.PingEvidence, Argv: []string{"sparkrig", "ping-mesh"}}, facts.EncodePings(caps[i].Pings), nil)
 		}
 	}
 	return caps
+}
+
+// Reduce is what a run keeps of a snapshot once its facts are read: the
+// data keep accepts, and of the manifest the items keep names, the items
+// in the directories of paths and of the kept files (what a listing of
+// them returns) and the glob items (what says a file was looked for), so a
+// reader of the kept files can still tell a file that is absent from one
+// not captured. The rest, and the lookup index the facts were read
+// through, are dropped: held for ten thousand nodes, they were most of a
+// run's memory.
+func Reduce(s *snapshot.Snapshot, keep func(key string) bool, paths []string) *snapshot.Snapshot {
+	itemKey := func(it snapshot.Item) string {
+		if it.Kind == snapshot.KindCmd {
+			return snapshot.CmdKey(it.Name, "stdout")
+		}
+		return snapshot.FileKey(it.Name)
+	}
+	dirs := map[string]bool{}
+	for _, p := range paths {
+		dirs[path.Dir(p)] = true
+	}
+	for _, it := range s.Manifest.Items {
+		if it.Kind != snapshot.KindCmd && keep(itemKey(it)) {
+			dirs[path.Dir(it.Name)] = true
+		}
+	}
+	out := &snapshot.Snapshot{Manifest: s.Manifest, Data: map[string][]byte{}, Source: s.Source}
+	out.Manifest.Items = nil
+	for _, it := range s.Manifest.Items {
+		if keep(itemKey(it)) || it.Kind != snapshot.KindCmd && (dirs[path.Dir(it.Name)] || strings.ContainsAny(it.Name, "*?[")) {
+			out.Manifest.Items = append(out.Manifest.Items, it)
+		}
+	}
+	out.Manifest.Items = slices.Clip(out.Manifest.Items)
+	for k, v := range s.Data {
+		if keep(k) {
+			out.Data[k] = v
+		}
+	}
+	return out
+}
+
+// memoKeep answers keep once per storage key: every node's capture has
+// the same keys, so a run asks keep a few hundred times, not a few hundred
+// times per node. The memo is bounded (a hostile node may invent keys).
+func memoKeep(keep func(string) bool) func(string) bool {
+	if keep == nil {
+		return nil
+	}
+	const most = 4096
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(k string) bool {
+		mu.Lock()
+		v, ok := seen[k]
+		mu.Unlock()
+		if ok {
+			return v
+		}
+		v = keep(k)
+		mu.Lock()
+		if len(seen) < most {
+			seen[k] = v
+		}
+		mu.Unlock()
+		return v
+	}
+}
+
+// HoldConnections is the most hosts whose connections an acquisition
+// leaves open in the runner for the commands that follow (a benchmark,
+// qualify, fix's changes reuse them). Over more, each host's connection is
+// handed back once it is captured, so the fan-out holds connections for the
+// hosts it is working on, not for every host it has reached: at thousands
+// of hosts, their buffers were most of the run's memory.
+const HoldConnections = 128
+
+// release hands back host's connection where the runner keeps one (SSH);
+// a later command on the host dials again.
+func release(r runner.Runner, host string) {
+	if rel, ok := r.(interface{ Release(host string) }); ok {
+		rel.Release(host)
+	}
 }
 
 // transportName is how a runner is named as a node's source: "ssh",
@@ -190,19 +293,17 @@ func Status(err error) string {
 // another captured host, through the runner that captured them.
 func pingMesh(ctx context.Context, o Options, r runner.Runner, caps []Node) {
 	var nodes []*facts.Node
-	var rails []cluster.Rail
 	idx := map[string]int{}
 	for i, c := range caps {
 		if c.Facts != nil {
 			nodes = append(nodes, c.Facts)
-			rails = append(rails, cluster.Rails(c.Facts)...)
 			idx[c.Host] = i
 		}
 	}
 	if len(nodes) < 2 {
 		return
 	}
-	plan := cluster.PingPlan(cluster.Segments(rails))
+	plan := o.PingPlan(nodes)
 	var from []string
 	for _, n := range nodes {
 		caps[idx[n.Host]].Meshed = true
@@ -217,8 +318,11 @@ func pingMesh(ctx context.Context, o Options, r runner.Runner, caps []Node) {
 	fan.Each(ctx, from, func(ctx context.Context, _ int, host string) error {
 		i := idx[host]
 		ts := plan[host]
-		out, _, err := runner.Run(ctx, r, host, runner.Shell, strings.NewReader(cluster.PingScript(ts)))
-		res := cluster.ParsePingScript(ts, out)
+		out, _, err := runner.Run(ctx, r, host, runner.Shell, strings.NewReader(capture.PingScript(ts)))
+		if len(caps) > HoldConnections {
+			release(r, host)
+		}
+		res := facts.ParsePingScript(ts, out)
 		if runner.Answered(err) {
 			err = nil // a probe that failed is in its own line
 		}
@@ -338,8 +442,8 @@ func readWithDeadline(p string) (*snapshot.Snapshot, error) {
 // FromSnapshot is the node a snapshot holds, its facts read once.
 func FromSnapshot(s *snapshot.Snapshot, source string) Node {
 	n := Node{Host: s.Manifest.Host, Source: source, Snap: s, Facts: facts.FromSnapshot(s)}
-	if b, _, ok := s.Cmd(cluster.PingEvidence); ok {
-		if pings, err := cluster.DecodePings(b); err == nil {
+	if b, _, ok := s.Cmd(facts.PingEvidence); ok {
+		if pings, err := facts.DecodePings(b); err == nil {
 			n.Pings, n.Meshed = pings, true
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/acquire"
 	"github.com/sparkrig/sparkrig/internal/capture"
+	"github.com/sparkrig/sparkrig/internal/fix"
 	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/testrig/loopssh"
 )
@@ -29,7 +30,7 @@ import (
 //
 //	go test ./internal/acquire -run '^$' -bench 'BenchmarkRemote/hosts=1000$' -benchtime 1x
 //
-// scripts/bench-fanout.sh runs every size.
+// scripts/bench-scale.sh runs every size.
 
 const serverEnv = "SPARKRIG_LOOPSSH_SERVERS"
 
@@ -103,7 +104,7 @@ func startServers(b *testing.B, mode string, n int) (config string, hosts []stri
 }
 
 func BenchmarkRemote(b *testing.B) {
-	for _, n := range []int{1, 32, 256, 1000} {
+	for _, n := range []int{1, 32, 256, 1000, 4000, 10000} {
 		b.Run(fmt.Sprintf("hosts=%d", n), func(b *testing.B) { benchRemote(b, "capture", n) })
 	}
 }
@@ -120,7 +121,7 @@ func benchRemote(b *testing.B, mode string, n int) {
 		b.Fatal(err)
 	}
 	o := acquire.Options{Dialer: d, Parallel: remote.DefaultParallel, HostTimeout: 60 * time.Second,
-		Timeout: 10 * time.Minute, NoPing: true}
+		Timeout: 10 * time.Minute, NoPing: true, Keep: fix.Evidence, KeepPaths: fix.Paths()}
 	before := cpuTime()
 	b.ResetTimer()
 	failed := 0

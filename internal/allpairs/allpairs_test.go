@@ -202,7 +202,7 @@ func TestRunNamesTheSlowNodeAndTheOneWayCable(t *testing.T) {
 	if s := r.Judgement.Scores[5]; s.TxPass != 0 || s.RxPass != 6 { // received from everyone but n3
 		t.Fatalf("n6 score %+v", s)
 	}
-	if r.Judgement.Reference != 9.4 || r.Judgement.RefName != "median" {
+	if r.Judgement.Reference != 9.4 || r.Judgement.RefName != "best pairs" {
 		t.Fatalf("reference %v %s", r.Judgement.Reference, r.Judgement.RefName)
 	}
 	mx := r.Matrix()
@@ -224,7 +224,7 @@ func TestRunClearsAFlakyPairAndKeepsABadPath(t *testing.T) {
 		t.Fatalf("suspects %q, want %q", got, want)
 	}
 	ev := strings.Join(r.Judgement.Suspects[1].Evidence, "; ")
-	if !strings.Contains(ev, "n4→n5 2.00 Gb/s, under 6.58 Gb/s (70 % of the median 9.40 Gb/s)") || !strings.Contains(ev, "re-test n4→n5: failed again") {
+	if !strings.Contains(ev, "n4→n5 2.00 Gb/s, under 6.58 Gb/s (70 % of the best pairs' 9.40 Gb/s)") || !strings.Contains(ev, "re-test n4→n5: failed again") {
 		t.Fatalf("evidence %q", ev)
 	}
 }
@@ -252,7 +252,7 @@ func TestRunPutsAPairOnTheEndThatFailsWithAGoodPartner(t *testing.T) {
 
 func TestRunAgainstExpectedRate(t *testing.T) {
 	f := uniform(4, 5) // every direction at half the expected rate
-	r, _ := Run(context.Background(), f, names(4), AllPairs, time.Second, Rules{Expected: 10, OffMedian: 0.3, LowRatio: 0.5})
+	r, _ := Run(context.Background(), f, names(4), AllPairs, time.Second, Rules{Expected: 10, LowRatio: 0.5})
 	if len(r.Judgement.Suspects) != 4 {
 		t.Fatalf("every node below the expected rate is a suspect: %q", summary(r))
 	}
@@ -317,7 +317,7 @@ func TestRunJudgesEachToolAgainstItsOwnMedian(t *testing.T) {
 		t.Fatalf("suspects %q", got)
 	}
 	j := r.Judgement
-	if j.Reference != 9.4 || j.RefName != ToolTCP+" median" { // 18 of 30 directions are TCP
+	if j.Reference != 9.4 || j.RefName != ToolTCP+" best pairs" { // 18 of 30 directions are TCP
 		t.Fatalf("reference %v %q", j.Reference, j.RefName)
 	}
 	ev := strings.Join(j.Suspects[0].Evidence, "; ")

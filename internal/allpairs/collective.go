@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/bench"
+	"github.com/sparkrig/sparkrig/internal/diagnose"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
@@ -90,16 +91,18 @@ func RunCollectives(ctx context.Context, m CollectiveMeasurer, names []string, r
 }
 
 // CollectiveJudgement is the verdict over the pairs' NCCL tests: each
-// pair's bus bandwidth against the median of all pairs (the same 30 %
-// rule as the directions), each node's pass ratio, and the suspects: a
+// pair's bus bandwidth against the best pairs' (diagnose.LinkRef, the one
+// rule of the directions too), each node's pass ratio, and the suspects: a
 // node failing fewer than LowRatio of its pairs (with two or more), and a
 // failing pair whose two ends pass elsewhere.
 type CollectiveJudgement struct {
-	Reference float64 // median bus bandwidth of the pairs that ran (GB/s)
+	Reference float64 // the best pairs' bus bandwidth (GB/s); 0: none credible
 	Floor     float64
-	OffMedian float64
-	Pass      []bool // by result
-	Suspects  []Suspect
+	// Unjudged says why there is no credible reference (no two pairs
+	// agree on a rate): no pair passes then, and none is named.
+	Unjudged string
+	Pass     []bool // by result
+	Suspects []Suspect
 }
 
 // JudgeCollectives judges the results.
@@ -111,12 +114,18 @@ func JudgeCollectives(names []string, results []PairResult, r Rules) CollectiveJ
 			ran = append(ran, res.BusGBs)
 		}
 	}
-	j.Reference = Median(ran)
-	j.Floor, j.OffMedian = (1-r.OffMedian)*j.Reference, r.OffMedian
+	ref := diagnose.MeasuredReference(ran)
+	j.Reference, j.Floor, j.Unjudged = ref.Gbps, ref.Floor(), ref.Why
 	pass, tests := make([]int, len(names)), make([]int, len(names))
-	for _, res := range results {
-		ok := res.Err == "" && res.BusGBs >= j.Floor && res.BusGBs > 0
+	judged := make([]bool, len(results))
+	for i, res := range results {
+		v := ref.Judge(res.BusGBs, res.Err == "")
+		ok := v == diagnose.LinkPass
+		judged[i] = v != diagnose.LinkUnjudged
 		j.Pass = append(j.Pass, ok)
+		if !judged[i] {
+			continue
+		}
 		for _, n := range []int{res.A, res.B} {
 			if n >= 0 && n < len(names) {
 				tests[n]++
@@ -132,7 +141,7 @@ func JudgeCollectives(names []string, results []PairResult, r Rules) CollectiveJ
 			bad[n] = true
 			s := Suspect{Kind: SuspectNode, Node: n, Status: "suspect"}
 			for i, res := range results {
-				if !j.Pass[i] && (res.A == n || res.B == n) {
+				if judged[i] && !j.Pass[i] && (res.A == n || res.B == n) {
 					s.Evidence = append(s.Evidence, j.describe(names, res))
 				}
 			}
@@ -141,7 +150,7 @@ func JudgeCollectives(names []string, results []PairResult, r Rules) CollectiveJ
 		}
 	}
 	for i, res := range results {
-		if j.Pass[i] || res.A >= len(names) || res.B >= len(names) || bad[res.A] || bad[res.B] {
+		if j.Pass[i] || !judged[i] || res.A >= len(names) || res.B >= len(names) || bad[res.A] || bad[res.B] {
 			continue
 		}
 		j.Suspects = append(j.Suspects, Suspect{Kind: SuspectPair, Node: res.A, Peer: res.B, Status: "suspect",
@@ -155,8 +164,8 @@ func (j CollectiveJudgement) describe(names []string, res PairResult) string {
 	if res.Err != "" {
 		return fmt.Sprintf("%s ↔ %s: no NCCL result: %s", names[res.A], names[res.B], res.Err)
 	}
-	return fmt.Sprintf("%s ↔ %s: %.1f GB/s busbw at %s, under %.1f GB/s (%.0f %% of the pairs' median %.1f GB/s)",
-		names[res.A], names[res.B], res.BusGBs, bench.SizeString(res.Bytes), j.Floor, 100*j.Floor/max(j.Reference, 1e-9), j.Reference)
+	return fmt.Sprintf("%s ↔ %s: %.1f GB/s busbw at %s, under %.1f GB/s (%.0f %% of the best pairs' %.1f GB/s)",
+		names[res.A], names[res.B], res.BusGBs, bench.SizeString(res.Bytes), j.Floor, 100*diagnose.PassFraction, j.Reference)
 }
 
 // Report is the NCCL part as the report model holds it, skipped the pairs
@@ -168,8 +177,16 @@ func (c *Collectives) Report(names []string, skipped []string) (*report.AllPairs
 		return out, nil
 	}
 	j := c.Judgement
-	out.Rounds, out.WallSeconds, out.Reference, out.Floor = len(c.Rounds), c.Wall.Seconds(), j.Reference, j.Floor
+	out.Rounds, out.WallSeconds, out.Reference, out.Floor = len(c.Rounds), c.Wall.Round(time.Millisecond).Seconds(), j.Reference, j.Floor
 	var fs []report.Finding
+	if j.Unjudged != "" && len(c.Results) > 0 {
+		why := "no NCCL pair was judged: " + j.Unjudged + " (each pair is judged against the best pairs')"
+		out.Skipped = append(out.Skipped, why)
+		fs = append(fs, report.Finding{ID: "allpairs.nccl-no-reference", Severity: report.NotEvaluated, Subject: "NCCL",
+			Title: "the pairs' NCCL tests are judged against a credible rate", Observed: j.Unjudged,
+			Expected: "two or more pairs agreeing on the best bus bandwidth", Source: RulesSource,
+			Why: "a pair's bus bandwidth is judged against what the best pairs reach: with fewer than two agreeing, a slow pair cannot be told from a normal one"})
+	}
 	for i, r := range c.Results {
 		out.Pairs = append(out.Pairs, report.AllPairsNCCLPair{A: names[r.A], B: names[r.B], BusGBs: r.BusGBs, Bytes: r.Bytes,
 			NCCLVersion: r.NCCLVersion, Pass: j.Pass[i], Error: r.Err})
@@ -178,7 +195,7 @@ func (c *Collectives) Report(names []string, skipped []string) (*report.AllPairs
 		rs := report.AllPairsSuspect{Kind: s.Kind, Node: names[s.Node], Status: s.Status, Evidence: s.Evidence}
 		f := report.Finding{ID: "allpairs.nccl-" + s.Kind, Severity: report.Warn, Host: names[s.Node], Subject: "NCCL",
 			Observed: strings.Join(s.Evidence, "; "), Source: RulesSource,
-			Expected: fmt.Sprintf("at least %.1f GB/s busbw (%.0f %% of the pairs' median %.1f GB/s)", j.Floor, 100*(1-j.OffMedian), j.Reference)}
+			Expected: fmt.Sprintf("at least %.1f GB/s busbw (%.0f %% of the best pairs' %.1f GB/s)", j.Floor, 100*diagnose.PassFraction, j.Reference)}
 		if s.Kind == SuspectNode {
 			rs.Name = names[s.Node] + " in its NCCL pairs"
 			f.Title = "the node's 2-rank NCCL tests reach the pairs' bus bandwidth"

@@ -208,7 +208,7 @@ func TestJudgeCollectives(t *testing.T) {
 		}
 		return 298.25, ""
 	}), DefaultRules)
-	if j.Reference != (3.05+298.25)/2 || len(j.Suspects) != 1 || j.Suspects[0].Kind != SuspectNode || j.Suspects[0].Node != 2 || len(j.Suspects[0].Evidence) != 4 {
+	if j.Reference != 298.25 || len(j.Suspects) != 1 || j.Suspects[0].Kind != SuspectNode || j.Suspects[0].Node != 2 || len(j.Suspects[0].Evidence) != 4 {
 		t.Fatalf("node 2 slow: %+v", j)
 	}
 	if e := j.Suspects[0].Evidence[3]; e != "n2 passed 0 of its 3 NCCL pairs" {
@@ -224,7 +224,7 @@ func TestJudgeCollectives(t *testing.T) {
 	if len(j.Suspects) != 1 || j.Suspects[0].Kind != SuspectPair || j.Suspects[0].Node != 0 || j.Suspects[0].Peer != 1 {
 		t.Fatalf("pair 0-1 slow: %+v", j.Suspects)
 	}
-	if want := "n0 ↔ n1: 4.8 GB/s busbw at 256M, under 208.8 GB/s (70 % of the pairs' median 298.2 GB/s)"; j.Suspects[0].Evidence[0] != want {
+	if want := "n0 ↔ n1: 4.8 GB/s busbw at 256M, under 208.8 GB/s (70 % of the best pairs' 298.2 GB/s)"; j.Suspects[0].Evidence[0] != want {
 		t.Errorf("evidence %q, want %q", j.Suspects[0].Evidence[0], want)
 	}
 	// a rank that did not start fails its pair, with its error

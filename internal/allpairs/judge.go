@@ -2,6 +2,7 @@ package allpairs
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -31,27 +32,36 @@ type Measurement struct {
 
 // Rules are the thresholds of the verdict.
 type Rules struct {
-	// Expected is the rate a direction should reach (Gb/s); 0 judges each
-	// direction against the median of all directions measured instead.
+	// Expected is the rate a direction should reach (Gb/s): the operator's
+	// --expected-gbps or the platform's for the tool; 0 judges against
+	// what the best pairs show the hardware can do
+	// (diagnose.MeasuredReference).
 	Expected float64
-	// OffMedian is how far below the reference a direction may fall and
-	// still pass (0.30: NCCL's diagnostics flag ranks more than 30 % off
-	// the median).
-	OffMedian float64
+	// ExpectedSource says where Expected comes from.
+	ExpectedSource string
+	// ToolExpected is each tool's expected rate where the nodes' platform
+	// has one (expectations.yaml), used where Expected is 0.
+	ToolExpected map[string]Expectation
 	// LowRatio is the pass ratio under which a node's sending or receiving
 	// side is a suspect (Imbue's host_validation scores hosts by their pass
 	// ratio over rounds).
 	LowRatio float64
 }
 
+// Expectation is a rate a direction should reach and where it comes from.
+type Expectation struct {
+	Gbps   float64
+	Source string
+}
+
 // DefaultRules are the thresholds sparkrig uses, with their sources.
-var DefaultRules = Rules{OffMedian: 0.30, LowRatio: 0.5}
+var DefaultRules = Rules{LowRatio: 0.5}
 
 // RulesSource says where the thresholds come from.
-const RulesSource = "pass within 30 % of the median: NVIDIA/nccl docs diagnostics.rst (ranks more than 30 % off the median); " +
+const RulesSource = diagnose.LinkRuleSource + "; " +
 	"per-node pass ratio over rounds: imbue-ai/cluster-health host_validation/p2p_ib_test.py; " +
 	"re-test against a known-good partner to tell which side is bad: GoogleCloudPlatform/cluster-toolkit gpu-test health checks; " +
-	"a side passing fewer than half its tests is a suspect: sparkrig policy"
+	"a side passing fewer than half its tests with partners whose other side passed elsewhere is a suspect: sparkrig policy"
 
 // OffMedian is diagnose.OffMedian, the one median rule analyze also
 // judges rails and NCCL's diagnostics with.
@@ -98,6 +108,7 @@ const (
 	SuspectNode  = "node"  // both sides of a node's port: the node or its port
 	SuspectCable = "cable" // one side of a node's cable: Side says which
 	SuspectPair  = "pair"  // one pair's path only (both ends fine elsewhere)
+	SuspectLost  = "lost"  // the node stopped answering during the run
 )
 
 // Suspect is what the rounds point at, before and after the re-tests.
@@ -117,90 +128,144 @@ type Suspect struct {
 // Judgement is the verdict over a set of measurements.
 type Judgement struct {
 	Names     []string // the nodes, by index
-	Reference float64  // Gb/s each direction is judged against
-	RefName   string   // "expected" or "median"
+	Reference float64  // Gb/s each direction is judged against (0: none credible)
+	RefName   string   // "expected", "best pairs", or "TOOL best pairs" where several tools measured
 	Floor     float64  // the rate a direction must reach to pass
-	Scores    []NodeScore
-	Suspects  []Suspect
-	rules     Rules
+	// Unjudged says why some directions could not be judged (no credible
+	// reference for their tool): ask for --expected-gbps, never pass.
+	Unjudged []string
+	Scores   []NodeScore
+	Suspects []Suspect
+	rules    Rules
 	// Ring marks a direct-cabled ring: a node has cables to its two
 	// neighbours only, so there is no known-good partner to re-test
 	// against, and a failing direction is measured again on its own.
 	Ring  bool
 	first []Measurement
-	// refs is each tool's own median where the directions were measured
-	// with several (ib_write_bw where both ends have RDMA, TCP elsewhere):
-	// a direction is judged against its tool's, never another's.
-	refs map[string]float64
+	// refs is each tool's own reference where the directions were
+	// measured with several (ib_write_bw where both ends have RDMA, TCP
+	// elsewhere): a direction is judged against its tool's, never
+	// another's.
+	refs map[string]diagnose.LinkReference
+	ref  diagnose.LinkReference
 }
 
-// reference is the rate m is judged against, and its floor.
-func (j Judgement) reference(m Measurement) (ref, floor float64) {
+// reference is the reference m is judged against.
+func (j Judgement) reference(m Measurement) diagnose.LinkReference {
 	if r, ok := j.refs[m.Tool]; ok {
-		return r, (1 - j.rules.OffMedian) * r
+		return r
 	}
-	return j.Reference, j.Floor
+	return j.ref
 }
 
-// Pass reports whether one measurement passes against the floor (its
-// tool's where the directions were measured with several).
-func (j Judgement) Pass(m Measurement) bool {
-	_, floor := j.reference(m)
-	return m.Err == "" && m.Gbps >= floor
+// Verdict is one measurement's verdict in the one link vocabulary
+// (diagnose.LinkPass, LinkSlow, LinkFailed, LinkUnjudged).
+func (j Judgement) Verdict(m Measurement) string {
+	return j.reference(m).Judge(m.Gbps, m.Err == "")
+}
+
+// Pass reports whether one measurement passes against its reference.
+func (j Judgement) Pass(m Measurement) bool { return j.Verdict(m) == diagnose.LinkPass }
+
+// bad reports whether one measurement was judged and did not pass.
+func (j Judgement) bad(m Measurement) bool {
+	v := j.Verdict(m)
+	return v == diagnose.LinkSlow || v == diagnose.LinkFailed
 }
 
 // Judge scores every node from the first-pass measurements (re-tests are
-// left to Resolve) and names the suspects: a node whose sending and
-// receiving sides both pass fewer than LowRatio of their tests, one side
-// of a node's cable when only that side does, and a pair whose direction
-// failed while both its ends pass elsewhere.
+// left to Resolve) and names the suspects. A passing direction shows both
+// its sender's sending side and its receiver's receiving side sound; a
+// side is a suspect when it passes fewer than LowRatio of its tests with
+// partners shown sound that way (a test with a partner that is itself bad
+// tells nothing of this side), or when it failed every test and no
+// partner of it was shown sound. Both sides suspect make a node suspect,
+// one a cable side; a direction that failed while neither of its sides is
+// suspect makes a pair suspect.
 func Judge(names []string, ms []Measurement, r Rules) Judgement {
-	n := len(names)
-	var rates []float64
+	j := Judgement{Names: names, rules: r, first: ms}
+	j.references(ms)
+	sound := j.score(ms)
+	j.suspects(ms, sound)
+	return j
+}
+
+// references sets each tool's reference (the one link rule) and the
+// heading's: the tool measuring the most directions.
+func (j *Judgement) references(ms []Measurement) {
+	r := j.rules
 	byTool := map[string][]float64{}
 	var tools []string // in the order first measured
 	for _, m := range ms {
 		if m.Err == "" && !m.Retest {
-			rates = append(rates, m.Gbps)
 			if _, ok := byTool[m.Tool]; !ok {
 				tools = append(tools, m.Tool)
 			}
 			byTool[m.Tool] = append(byTool[m.Tool], m.Gbps)
 		}
 	}
-	j := Judgement{Reference: r.Expected, RefName: "expected", Names: names, rules: r, first: ms}
-	if j.Reference <= 0 {
-		j.Reference, j.RefName = Median(rates), "median"
-		if len(tools) > 1 {
-			// the heading's reference is the tool measuring the most directions
-			j.refs = map[string]float64{}
-			most := tools[0]
-			for _, t := range tools {
-				j.refs[t] = Median(byTool[t])
-				if len(byTool[t]) > len(byTool[most]) {
-					most = t
-				}
+	j.refs = map[string]diagnose.LinkReference{}
+	most := ""
+	for i, t := range tools {
+		exp, src := r.Expected, r.ExpectedSource
+		if e, ok := r.ToolExpected[t]; ok && exp <= 0 {
+			exp, src = e.Gbps, e.Source
+		}
+		j.refs[t] = diagnose.LinkRef(exp, src, byTool[t])
+		if i == 0 || len(byTool[t]) > len(byTool[most]) {
+			most = t
+		}
+		if !j.refs[t].Credible() {
+			why := j.refs[t].Why
+			if len(tools) > 1 {
+				why = t + ": " + why
 			}
-			j.Reference, j.RefName = j.refs[most], most+" median"
+			j.Unjudged = append(j.Unjudged, why)
 		}
 	}
-	j.Floor = (1 - r.OffMedian) * j.Reference
+	j.ref = diagnose.LinkRef(r.Expected, r.ExpectedSource, nil)
+	if len(tools) > 0 {
+		j.ref = j.refs[most]
+	}
+	if len(tools) <= 1 {
+		j.refs = nil
+	}
+	j.Reference, j.RefName, j.Floor = j.ref.Gbps, j.ref.Name, j.ref.Floor()
+	if len(j.refs) > 0 && j.ref.Name == diagnose.RefBestPairs {
+		j.RefName = most + " " + j.ref.Name
+	}
+}
+
+func (j Judgement) valid(m Measurement) bool {
+	n := len(j.Names)
+	return !m.Retest && m.From >= 0 && m.From < n && m.To >= 0 && m.To < n
+}
+
+// score counts each node's passes by side, and says which sides a passing
+// direction showed sound: [0] sending, [1] receiving.
+func (j *Judgement) score(ms []Measurement) [2][]bool {
+	n := len(j.Names)
 	j.Scores = make([]NodeScore, n)
 	tx := make([][]float64, n)
 	rx := make([][]float64, n)
+	soundTx, soundRx := make([]bool, n), make([]bool, n)
 	for i := range j.Scores {
 		j.Scores[i].Node = i
 	}
 	for _, m := range ms {
-		if m.Retest || m.From < 0 || m.From >= n || m.To < 0 || m.To >= n {
+		if !j.valid(m) {
 			continue
 		}
 		s, d := &j.Scores[m.From], &j.Scores[m.To]
+		if j.Verdict(m) == diagnose.LinkUnjudged {
+			continue
+		}
 		s.TxTest++
 		d.RxTest++
 		if j.Pass(m) {
 			s.TxPass++
 			d.RxPass++
+			soundTx[m.From], soundRx[m.To] = true, true
 		}
 		if m.Err == "" {
 			tx[m.From] = append(tx[m.From], m.Gbps)
@@ -210,10 +275,42 @@ func Judge(names []string, ms []Measurement, r Rules) Judgement {
 	for i := range j.Scores {
 		j.Scores[i].TxMedian, j.Scores[i].RxMedian = Median(tx[i]), Median(rx[i])
 	}
-	low := func(p, t int) bool { return t > 0 && ratio(p, t) < r.LowRatio }
+	return [2][]bool{soundTx, soundRx}
+}
+
+// suspects names the sides that fail with partners shown sound (or fail
+// everything with none), and the failing directions no such side explains.
+func (j *Judgement) suspects(ms []Measurement, sound [2][]bool) {
+	n, r := len(j.Names), j.rules
+	soundTx, soundRx := sound[0], sound[1]
+	// each side's tests with partners whose other side is sound
+	txPass, txTest, rxPass, rxTest := make([]int, n), make([]int, n), make([]int, n), make([]int, n)
+	for _, m := range ms {
+		if !j.valid(m) || !j.Pass(m) && !j.bad(m) {
+			continue
+		}
+		p := 0
+		if j.Pass(m) {
+			p = 1
+		}
+		if soundRx[m.To] {
+			txPass[m.From] += p
+			txTest[m.From]++
+		}
+		if soundTx[m.From] {
+			rxPass[m.To] += p
+			rxTest[m.To]++
+		}
+	}
+	low := func(p, t, pAll, tAll int) bool {
+		if t == 0 {
+			return tAll > 0 && pAll == 0 // failed every test, no partner shown sound
+		}
+		return ratio(p, t) < r.LowRatio
+	}
 	flagged := make([][2]bool, n)
 	for i, s := range j.Scores {
-		txBad, rxBad := low(s.TxPass, s.TxTest), low(s.RxPass, s.RxTest)
+		txBad, rxBad := low(txPass[i], txTest[i], s.TxPass, s.TxTest), low(rxPass[i], rxTest[i], s.RxPass, s.RxTest)
 		flagged[i] = [2]bool{txBad, rxBad}
 		ev := []string{
 			fmt.Sprintf("sent: %d of %d tests passed (median %s Gb/s)", s.TxPass, s.TxTest, Rate(s.TxMedian)),
@@ -229,7 +326,7 @@ func Judge(names []string, ms []Measurement, r Rules) Judgement {
 		}
 	}
 	for _, m := range ms {
-		if m.Retest || j.Pass(m) || m.From < 0 || m.From >= n || m.To < 0 || m.To >= n {
+		if !j.valid(m) || !j.bad(m) {
 			continue
 		}
 		if flagged[m.From][0] || flagged[m.To][1] {
@@ -238,20 +335,66 @@ func Judge(names []string, ms []Measurement, r Rules) Judgement {
 		j.Suspects = append(j.Suspects, Suspect{Kind: SuspectPair, Node: m.From, Peer: m.To, Status: "suspect",
 			Evidence: []string{j.describe(m)}})
 	}
-	return j
+}
+
+// MarkLost names each node that stopped answering during the run (node →
+// why) as such, confirmed, in place of what its failed tests made of it
+// and of its partners: its tests after it went are not rates.
+func (j *Judgement) MarkLost(lost map[int]string) {
+	if len(lost) == 0 {
+		return
+	}
+	var out []Suspect
+	for _, s := range j.Suspects {
+		if _, ok := lost[s.Node]; ok {
+			continue
+		}
+		if _, ok := lost[s.Peer]; ok && s.Kind == SuspectPair {
+			continue
+		}
+		out = append(out, s)
+	}
+	for _, n := range slices.Sorted(maps.Keys(lost)) {
+		done, failed := 0, 0
+		for _, m := range j.first {
+			if !m.Retest && (m.From == n || m.To == n) {
+				if m.Err != "" {
+					failed++
+				} else {
+					done++
+				}
+			}
+		}
+		out = append(out, Suspect{Kind: SuspectLost, Node: n, Status: "confirmed", Evidence: []string{
+			fmt.Sprintf("%d of its tests completed, then %d did not", done, failed),
+			"it no longer answers: " + lost[n]}})
+	}
+	j.Suspects = out
+}
+
+func (j Judgement) isLost(n int) bool {
+	for _, s := range j.Suspects {
+		if s.Kind == SuspectLost && s.Node == n {
+			return true
+		}
+	}
+	return false
 }
 
 func (j Judgement) describe(m Measurement) string {
 	if m.Err != "" {
 		return fmt.Sprintf("%s→%s did not complete: %s", j.Names[m.From], j.Names[m.To], m.Err)
 	}
-	ref, floor := j.reference(m)
-	name := j.RefName
-	if _, ok := j.refs[m.Tool]; ok {
-		name = m.Tool + " median"
+	ref := j.reference(m)
+	name := ref.Name
+	if name == diagnose.RefBestPairs {
+		name += "'"
 	}
-	return fmt.Sprintf("%s→%s %s Gb/s, under %s Gb/s (%.0f %% of the %s %s Gb/s)", j.Names[m.From], j.Names[m.To], Rate(m.Gbps), Rate(floor),
-		100*(1-j.rules.OffMedian), name, Rate(ref))
+	if _, ok := j.refs[m.Tool]; ok {
+		name = m.Tool + " " + name
+	}
+	return fmt.Sprintf("%s→%s %s Gb/s, under %s Gb/s (%.0f %% of the %s %s Gb/s)", j.Names[m.From], j.Names[m.To], Rate(m.Gbps), Rate(ref.Floor()),
+		100*diagnose.PassFraction, name, Rate(ref.Gbps))
 }
 
 // Good lists the nodes no suspect names, best first (by the lower of
@@ -292,7 +435,7 @@ func (j Judgement) Retests() [][]Test {
 	if j.Ring {
 		var again []Test
 		for _, m := range j.first {
-			if !m.Retest && !j.Pass(m) {
+			if !m.Retest && j.bad(m) && !j.isLost(m.From) && !j.isLost(m.To) {
 				again = append(again, m.Test)
 			}
 		}
@@ -385,7 +528,7 @@ func (j *Judgement) Resolve(ms []Measurement) {
 		if !m.Retest {
 			continue
 		}
-		f := !j.Pass(m)
+		f := j.bad(m)
 		if prev, ok := failed[m.Test]; ok && !*prev {
 			continue // any passing re-test clears the direction
 		}
@@ -417,6 +560,8 @@ func (j *Judgement) Resolve(ms []Measurement) {
 	for i, s := range j.Suspects {
 		g := partners[i]
 		switch s.Kind {
+		case SuspectLost:
+			keep(s)
 		case SuspectNode, SuspectCable:
 			txF, txOK := dirFailed(s.Node, g)
 			rxF, rxOK := dirFailed(g, s.Node)
@@ -494,7 +639,7 @@ func (j *Judgement) resolveRing(failed map[Test]*bool) {
 	for i, s := range j.Suspects {
 		again, cleared := 0, 0
 		for _, m := range j.first {
-			if m.Retest || j.Pass(m) {
+			if m.Retest || !j.bad(m) {
 				continue
 			}
 			involved := m.From == s.Node || m.To == s.Node

@@ -11,6 +11,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/bench/probe"
 	"github.com/sparkrig/sparkrig/internal/results"
+	"github.com/sparkrig/sparkrig/internal/runner"
 )
 
 // The tools a direction is measured with, as reports name them.
@@ -196,3 +197,16 @@ func firstLine(s, or string) string {
 	}
 	return or
 }
+
+// Alive runs `true` on the node through the executor's runner, bounded by
+// AliveTimeout: nil when it answers.
+func (p *Remote) Alive(ctx context.Context, node int) error {
+	ctx, cancel := context.WithTimeout(ctx, AliveTimeout)
+	defer cancel()
+	_, _, err := runner.Run(ctx, p.X.T, p.Hosts[node], "true", nil)
+	return err
+}
+
+// AliveTimeout bounds the question whether a node whose tests failed still
+// answers: generous for a healthy node on a loaded machine.
+const AliveTimeout = 30 * time.Second

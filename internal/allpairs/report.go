@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/sparkrig/sparkrig/internal/bench"
 
@@ -22,6 +23,9 @@ func (r *Result) SuspectName(s Suspect) string {
 		}
 		return r.Names[s.Node] + "'s cable, receiving (switch → " + r.Names[s.Node] + ")"
 	}
+	if s.Kind == SuspectLost {
+		return r.Names[s.Node] + " (stopped answering during the run)"
+	}
 	return "the path " + r.Names[s.Node] + " → " + r.Names[s.Peer]
 }
 
@@ -30,7 +34,7 @@ func (r *Result) SuspectName(s Suspect) string {
 func (r *Result) Report(schedule Schedule, tool, segment string) (*report.AllPairs, []report.Finding) {
 	j := r.Judgement
 	ap := &report.AllPairs{Schedule: "all-pairs", Tool: tool, Segment: segment, TestSeconds: r.TestDuration.Seconds(),
-		Rounds: len(r.Rounds), WallSeconds: r.Wall.Seconds(), Nodes: r.Names, Matrix: r.Matrix(),
+		Rounds: len(r.Rounds), WallSeconds: r.Wall.Round(time.Millisecond).Seconds(), Nodes: r.Names, Matrix: r.Matrix(),
 		Reference: j.Reference, RefName: j.RefName, Floor: j.Floor, Rules: RulesSource, Suspects: []report.AllPairsSuspect{}}
 	if schedule == Ring {
 		ap.Schedule = "ring"
@@ -76,13 +80,14 @@ func (r *Result) Report(schedule Schedule, tool, segment string) (*report.AllPai
 		}
 	}
 	for _, t := range slices.Sorted(maps.Keys(j.refs)) {
-		ap.Tools = append(ap.Tools, report.AllPairsTool{Tool: t, Reference: j.refs[t], Floor: (1 - j.rules.OffMedian) * j.refs[t]})
+		ap.Tools = append(ap.Tools, report.AllPairsTool{Tool: t, Reference: j.refs[t].Gbps, Floor: j.refs[t].Floor()})
 	}
 	for _, p := range ap.Pairs {
 		if len(p.Moved) > 0 {
 			fs = append(fs, bench.ErrorsFinding(p.A+"↔"+p.B, p.Moved))
 		}
 	}
+	ap.Unjudged, fs = r.unjudged(fs)
 	for _, s := range j.Suspects {
 		rs := report.AllPairsSuspect{Kind: s.Kind, Node: r.Names[s.Node], Side: string(s.Side), Status: s.Status,
 			Name: r.SuspectName(s), Evidence: s.Evidence}
@@ -100,6 +105,12 @@ func (r *Result) Report(schedule Schedule, tool, segment string) (*report.AllPai
 		f := report.Finding{ID: "allpairs." + s.Kind, Severity: sev, Host: r.Names[s.Node],
 			Observed: strings.Join(s.Evidence, "; "), Source: RulesSource}
 		switch s.Kind {
+		case SuspectLost:
+			f.Subject = "node"
+			f.Title = "every node answers until the run ends"
+			f.Expected = "the node answers over its management network and carries traffic"
+			f.Why = "the node stopped answering during the run: it lost power, its links or its management network, or hung; its tests after that are not a rate"
+			f.Remedy = report.Manual(report.ActionInspect, "reach the node through its BMC or console: power, link lights, kernel log (journalctl -k); then run qualify again")
 		case SuspectNode:
 			f.Subject = "port"
 			f.Title = "the node moves traffic at the segment's rate both ways"
@@ -122,4 +133,47 @@ func (r *Result) Report(schedule Schedule, tool, segment string) (*report.AllPai
 		fs = append(fs, f)
 	}
 	return ap, fs
+}
+
+// unjudged says what keeps the run from a verdict on every node and pair,
+// and adds a finding for each: nodes not reached (they fail), directions
+// an interrupt left unmeasured and no credible reference (not evaluated,
+// with --expected-gbps as the way out).
+func (r *Result) unjudged(fs []report.Finding) ([]string, []report.Finding) {
+	var out []string
+	for _, h := range slices.Sorted(maps.Keys(r.Unreachable)) {
+		line := h + " could not be reached: its pairs were not measured (" + r.Unreachable[h] + ")"
+		out = append(out, line)
+		fs = append(fs, report.Finding{ID: "allpairs.unreachable", Severity: report.Fail, Host: h, Subject: "node",
+			Title: "every node is reached before the rounds", Observed: r.Unreachable[h], Expected: "the node answers over SSH (or the runner chosen)",
+			Why:    "a node not reached has none of its pairs measured: its links are not qualified",
+			Remedy: report.Manual(report.ActionInspect, "check that the node is up and reachable (ssh NODE true), then run qualify again"), Source: RulesSource})
+	}
+	if missing := r.NotMeasured(); len(missing) > 0 {
+		names := make([]string, 0, len(missing))
+		for i, t := range missing {
+			if i == 6 {
+				names = append(names, fmt.Sprintf("and %d more", len(missing)-i))
+				break
+			}
+			names = append(names, r.Names[t.From]+"→"+r.Names[t.To])
+		}
+		line := fmt.Sprintf("%d of %d directions were not measured (%s)", len(missing), r.scheduled(), strings.Join(names, ", "))
+		if r.Interrupted {
+			line = "interrupted: " + line
+		}
+		out = append(out, line)
+		fs = append(fs, report.Finding{ID: "allpairs.not-measured", Severity: report.NotEvaluated, Subject: "pairs",
+			Title: "every direction of every pair is measured", Observed: line, Expected: "every direction measured",
+			Why: "a direction not measured is not qualified: no all-clear covers it", Source: RulesSource})
+	}
+	for _, why := range r.Judgement.Unjudged {
+		line := "no credible reference: " + why + "; give the rate each direction should reach with --expected-gbps"
+		out = append(out, line)
+		fs = append(fs, report.Finding{ID: "allpairs.no-reference", Severity: report.NotEvaluated, Subject: "reference",
+			Title: "the directions are judged against a credible rate", Observed: why, Expected: "an expected rate, or two directions agreeing on the best rate",
+			Why:    "without a reference a slow direction cannot be told from a normal one, so the run cannot say the links are sound",
+			Remedy: report.Manual(report.ActionRun, "sparkrig qualify ... --expected-gbps RATE (the rate a direction of these links should reach)"), Source: RulesSource})
+	}
+	return out, fs
 }

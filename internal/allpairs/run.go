@@ -3,6 +3,7 @@ package allpairs
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -51,6 +52,51 @@ type Result struct {
 	Wall         time.Duration // the rounds and re-tests, not the set-up
 	RoundsWall   time.Duration // the rounds alone
 	RoundsRun    int           // the rounds started (fewer than Rounds when interrupted)
+	// Interrupted marks a run its context ended: what it did not measure
+	// is said, and it is never an all-clear.
+	Interrupted bool
+	// Unreachable are the nodes left out of the run because they could not
+	// be reached before it (name → why): a finding each.
+	Unreachable map[string]string
+}
+
+// Prober says whether a node still answers (nil) or why not: a node whose
+// tests failed is asked, so that one that stopped answering is named as
+// such rather than as slow.
+type Prober interface {
+	Alive(ctx context.Context, node int) error
+}
+
+// scheduled is how many directions the rounds hold.
+func (r *Result) scheduled() int {
+	n := 0
+	for _, round := range r.Rounds {
+		n += 2 * len(round)
+	}
+	return n
+}
+
+// NotMeasured are the directions of the rounds with no first-pass
+// measurement (an interrupt stopped them, or their rounds never ran), in
+// the rounds' order.
+func (r *Result) NotMeasured() []Test {
+	got := map[Test]bool{}
+	for _, m := range r.Measurements {
+		if !m.Retest {
+			got[m.Test] = true
+		}
+	}
+	var out []Test
+	for _, round := range r.Rounds {
+		for _, p := range round {
+			for _, t := range []Test{{p.A, p.B}, {p.B, p.A}} {
+				if !got[t] {
+					out = append(out, t)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // Schedule names which pairing a run uses.
@@ -90,6 +136,9 @@ func Run(ctx context.Context, m Measurer, names []string, s Schedule, d time.Dur
 	res.RoundsWall = time.Since(start)
 	res.Judgement = Judge(names, res.Measurements, r)
 	res.Judgement.Ring = s == Ring
+	if p, ok := m.(Prober); ok && ctx.Err() == nil {
+		res.Judgement.MarkLost(lost(ctx, p, res.Measurements))
+	}
 	if ctx.Err() == nil {
 		var again []Measurement
 		for _, tests := range res.Judgement.Retests() {
@@ -102,7 +151,35 @@ func Run(ctx context.Context, m Measurer, names []string, s Schedule, d time.Dur
 		res.Judgement.Resolve(again)
 	}
 	res.Wall = time.Since(start)
+	res.Interrupted = ctx.Err() != nil
 	return res, ctx.Err()
+}
+
+// lost asks every node with a test that did not complete whether it still
+// answers, all at once: those that do not, with why.
+func lost(ctx context.Context, p Prober, ms []Measurement) map[int]string {
+	ask := map[int]bool{}
+	for _, m := range ms {
+		if m.Err != "" && !m.Retest {
+			ask[m.From], ask[m.To] = true, true
+		}
+	}
+	out := map[int]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for n := range ask {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.Alive(ctx, n); err != nil {
+				mu.Lock()
+				out[n] = err.Error()
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return out
 }
 
 // finished keeps, once ctx has ended, the tests of a round that completed:

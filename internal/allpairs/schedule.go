@@ -1,7 +1,7 @@
 // Package allpairs qualifies the links between every pair of nodes that
 // share a network segment: a schedule of disjoint pairs run at once (the
 // circle method), each direction measured, a verdict per node and per
-// cable from pass ratios and the median rule, and suspects measured again
+// cable from pass ratios and the one link rule, and suspects measured again
 // against known-good partners to tell which side is bad. Everything here
 // but Run is pure; Run reaches nodes only through a Measurer.
 package allpairs

@@ -171,6 +171,12 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 	src := newPasteReader(textIn, &p.Input.pasteStats, observe)
 	err = parseTextInto(&p, src, sample, br, isFramed)
 	p.Errors = m.Hits()
+	if err != nil && len(p.Errors) > 0 && p.Format != FormatErrors {
+		// the output stopped before its results (a waived test, a tool
+		// that failed): its error lines are what it says
+		p = Parsed{Format: FormatErrors, Detection: p.Detection, Input: p.Input, Errors: p.Errors}
+		err = nil
+	}
 	if err == nil && p.Format == FormatErrors && len(p.Errors) == 0 {
 		err = fmt.Errorf("%s: no line matches a known error", p.Format)
 	}

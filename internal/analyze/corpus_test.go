@@ -73,6 +73,7 @@ var pasted = []struct {
 	// no line names the collective and busbw/algbw at these sizes cannot tell it: unknown, not guessed
 	{"52_indented_tagged_rows_no_header.txt", FormatNCCLTests, report.VerdictNone, "", "nccl-tests unknown collective, unknown ranks, 2K–512K"},
 	{"53_info_lines_then_rows_na.txt", FormatNCCLTests, report.VerdictNone, "", "nccl-tests unknown collective, unknown ranks, 8 B–2K"},
+	{"54_xla_comm_init_last_warning.txt", FormatNCCLLog, report.VerdictCritical, "nccl-system-error", "NCCL_DEBUG=INFO log"},
 }
 
 func topError(a report.AnalysisResult) string {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/expect"
 )
 
 // Input formats.
@@ -334,6 +336,27 @@ func errorShape(t []byte) bool {
 	for _, k := range errorKeys {
 		if bytes.Contains(t, k) {
 			return true
+		}
+	}
+	return signatureLine(t)
+}
+
+// signatureLine: the line matches an error signature (the sample only is
+// read so: detection's cost stays bounded).
+func signatureLine(t []byte) bool {
+	sigs, err := expect.Signatures()
+	if err != nil {
+		return false
+	}
+	for i := range sigs {
+		s := &sigs[i]
+		for j, re := range s.Res {
+			if lit := s.Lits[j]; len(lit) > 0 && !bytes.Contains(t, lit) {
+				continue
+			}
+			if re.Match(t) {
+				return true
+			}
 		}
 	}
 	return false

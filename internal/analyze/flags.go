@@ -151,15 +151,7 @@ func (a *analysis) flags(l *results.NCCLLog) {
 		}
 	}
 	usesIB := l.RDMA()
-	if usesIB && multi {
-		switch {
-		case spark && !gdr:
-			a.flag(report.Info, "nccl.gdr-unavailable-gb10", "GPUDirect RDMA is off, as expected on GB10: NCCL stages through host memory", gdrEvidence(l), "", "docs/dgx-spark.md (GB10 has no GPUDirect RDMA)")
-		case !spark && !gdr && (len(l.GDRDisabledHCAs) > 0 || l.RingGDR != nil && *l.RingGDR == 0):
-			a.flag(report.Warn, "nccl.gdr-off", "GPUDirect RDMA is not in use: NIC traffic is staged through host memory", gdrEvidence(l),
-				"load nvidia_peermem (or use a dma-buf capable driver) and check NCCL_NET_GDR_LEVEL", "NCCL GDRDMA transport")
-		}
-	}
+	a.gdr(l, usesIB, multi, gdr)
 	if spark && multi && usesIB {
 		if used := l.NetDevicesUsed(); len(l.IBDevices) == 1 || len(l.IBDevices) == 0 && len(used) == 1 {
 			a.flag(report.Warn, "spark.one-twin", "only one PCIe twin of the ConnectX-7 port is in use: about half the port's bandwidth", ibDevList(l),
@@ -188,7 +180,7 @@ func (a *analysis) flags(l *results.NCCLLog) {
 	}
 	if need := a.set.NCCLMin(a.res.Platform); need != "" && l.Version != "" && !expect.VersionAtLeast(l.Version, need) {
 		a.flag(report.Warn, "nccl.too-old", fmt.Sprintf("NCCL %s is older than %s, the minimum for %s", l.Version, need, a.res.Platform), "NCCL version "+l.Version,
-			"install NCCL >= "+need+" (v2.28.9-1 for DGX Spark) and rebuild nccl-tests against it", "seed 000")
+			"install NCCL >= "+need+" ("+sparkNCCLRelease()+") and rebuild nccl-tests against it", "seed 000")
 	}
 	if l.WarnCount > 0 {
 		a.warnClasses(l)
@@ -241,6 +233,17 @@ func (a *analysis) warnClasses(l *results.NCCLLog) {
 	a.flag(report.Warn, "nccl.warn", msg, ev, fix, src)
 }
 
+// sparkNCCLRelease names the NCCL release a remedy recommends on DGX
+// Spark: the one NVIDIA's DGX Spark NCCL playbook builds, unless a known
+// issue on aarch64 rules it out, and says which it follows.
+func sparkNCCLRelease() string {
+	want, issues := expect.NCCLFor(expect.SparkNCCL, "aarch64", 0)
+	if len(issues) > 0 {
+		return "v" + want + "-1 or later for DGX Spark, not the playbook's v" + expect.SparkNCCL + "-1: known issue " + strings.Join(issues, ", ")
+	}
+	return "v" + want + "-1 for DGX Spark, the release NVIDIA's DGX Spark NCCL playbook builds"
+}
+
 // warnClassFix is the first thing to check for a WARN of each class.
 var warnClassFix = map[string]string{
 	"net-ib":           "check the RDMA devices NCCL chose (NET/IB : Using …) are up and reach the peer: ibv_devinfo, the GID NCCL uses (show_gids), NCCL_IB_HCA",
@@ -250,6 +253,32 @@ var warnClassFix = map[string]string{
 	"cuda":             "check the GPU, driver and CUDA versions (nvidia-smi, dmesg for Xid) and the memory the job uses",
 	"resource":         "check the host's resources: /dev/shm size (containers: --shm-size or --ipc=host), memlock and open-file limits",
 	"init-config":      "check NCCL's environment variables and the topology it detected (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,GRAPH)",
+}
+
+// gdr judges GPUDirect RDMA per platform. GB10 has none: NCCL stages
+// through host memory there, as the platform expects. On a discrete-GPU
+// server NCCL's own "GPU Direct RDMA Disabled for HCA" line says the NIC
+// path it set up cannot reach GPU memory (nvidia-peermem not loaded or not
+// detected), whatever the number of hosts the log shows; a ring's "GDR 0"
+// says so once the job is multi-node.
+func (a *analysis) gdr(l *results.NCCLLog, usesIB, multi, gdr bool) {
+	spark := a.res.Platform == "dgx-spark"
+	disabled := len(l.GDRDisabledHCAs) > 0
+	ringOff := l.RingGDR != nil && *l.RingGDR == 0
+	switch {
+	case gdr:
+		return // a channel via NET/IB/…/GDRDMA: in use
+	case spark && (usesIB && multi || disabled):
+		a.flag(report.Info, "nccl.gdr-unavailable-gb10", "GPUDirect RDMA is off, as expected on GB10 (DGX Spark class): NCCL stages through host memory", gdrEvidence(l), "", "docs/dgx-spark.md (GB10 has no GPUDirect RDMA)")
+	case !spark && (disabled || ringOff && usesIB && multi):
+		ev := gdrEvidence(l)
+		if a.res.Platform == "" {
+			ev += "; no GB10 in the log: a discrete-GPU server, where GPUDirect RDMA is expected"
+		}
+		a.flag(report.Warn, "nccl.gdr-off", "GPUDirect RDMA is not in use: NIC traffic is staged through host memory", ev,
+			"load nvidia-peermem (modprobe nvidia-peermem; check /sys/kernel/mm/memory_peers/nv_mem/version) or use a dma-buf capable driver and kernel; NCCL 2.22.3 and older look only for nv_peer_mem, so use a newer NCCL where nvidia-peermem replaced it",
+			"NCCL GDRDMA transport; https://github.com/NVIDIA/nccl/issues/1676")
+	}
 }
 
 func (a *analysis) flag(sev report.Severity, id, msg, ev, fix, src string) {

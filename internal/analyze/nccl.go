@@ -22,6 +22,13 @@ func (a *analysis) nccl(o *results.NCCLOutput) {
 	for i := range o.Tables {
 		a.res.Items = append(a.res.Items, a.ncclItem(&o.Tables[i], log))
 	}
+	for _, t := range o.Tables {
+		if t.Footers > 1 {
+			a.flag(report.Fail, "nccl-tests.not-built-with-mpi", fmt.Sprintf("%d 'Avg bus bandwidth' footers for one test: each process ran a test of its own, so nothing was measured between them (nccl-tests built without MPI=1, started by mpirun or srun)", t.Footers),
+				fmt.Sprintf("%d footers, %d rows", t.Footers, len(t.Rows)), "rebuild nccl-tests with MPI=1 (make clean; make MPI=1 MPI_HOME=…) and run it again", "https://github.com/NVIDIA/nccl-tests/issues/182")
+			break
+		}
+	}
 	if o.Unparsed > 0 {
 		a.note("%d table rows could not be read and were skipped", o.Unparsed)
 	}
@@ -35,7 +42,7 @@ func (a *analysis) nccl(o *results.NCCLOutput) {
 		for _, t := range o.Tables {
 			if t.NCCLVersion != "" && !expect.VersionAtLeast(t.NCCLVersion, need) {
 				a.flag(report.Warn, "nccl.too-old", fmt.Sprintf("NCCL %s is older than %s, the minimum for %s", t.NCCLVersion, need, a.res.Platform),
-					"nccl-tests header: nccl-library "+t.NCCLVersion, "install NCCL >= "+need+" (v2.28.9-1 for DGX Spark) and rebuild nccl-tests against it", "seed 000")
+					"nccl-tests header: nccl-library "+t.NCCLVersion, "install NCCL >= "+need+" ("+sparkNCCLRelease()+") and rebuild nccl-tests against it", "seed 000")
 				break
 			}
 		}

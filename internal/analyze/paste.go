@@ -29,6 +29,8 @@ type pasteStats struct {
 	Unquoted    int   // lines that lost a quote, fence, list marker or tag
 	// prefix is the tag in front of every line (docPrefix), removed first
 	prefix []byte
+	// scratch holds a line given back its "NCCL " tag (cutTag)
+	scratch []byte
 }
 
 // pasteReader passes on normalised lines, each ending in '\n'.
@@ -159,8 +161,37 @@ func normaliseLine(line []byte, st *pasteStats) []byte {
 		st.Restored++
 		return r
 	}
+	if len(line) > 5 && (line[0] == 'I' || line[0] == 'W') && cutTag(line) {
+		st.scratch = append(append(st.scratch[:0], "NCCL "...), line...)
+		st.Unquoted++
+		return st.scratch
+	}
 	return line
 }
+
+// cutTag: a line of NCCL's whose host and "NCCL " a paste cut off, "INFO
+// NET/IB : GPU Direct RDMA Disabled for HCA 0 'mlx5_0'": the level, then a
+// message that starts with one of NCCL's subsystem words.
+func cutTag(line []byte) bool {
+	var rest []byte
+	switch {
+	case bytes.HasPrefix(line, []byte("INFO ")):
+		rest = line[5:]
+	case bytes.HasPrefix(line, []byte("WARN ")):
+		rest = line[5:]
+	default:
+		return false
+	}
+	for _, w := range ncclWords {
+		if bytes.HasPrefix(rest, w) {
+			return true
+		}
+	}
+	return false
+}
+
+var ncclWords = [][]byte{[]byte("NET/"), []byte("Bootstrap"), []byte("Channel "), []byte("Ring "), []byte("Trees"),
+	[]byte("comm 0x"), []byte("Connected all"), []byte("Using network"), []byte("cudaDriverVersion"), []byte("NCCL_"), []byte("Call to")}
 
 func trimBlank(b []byte) []byte {
 	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {

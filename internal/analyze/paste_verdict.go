@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/diagnose"
+	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
@@ -55,6 +56,9 @@ func (a *analysis) errors(hits []diagnose.ErrorHit) {
 		ev := fmt.Sprintf("line %d: %s", h.Line, h.First)
 		if h.Count > 1 {
 			ev += fmt.Sprintf(" (%d lines)", h.Count)
+		}
+		if s.ID == "xla-nccl-failure" {
+			meaning += quotedWarnClass(h.First)
 		}
 		flags = append(flags, report.AnalysisFlag{ID: "error." + s.ID, Severity: sev, Message: s.Title + ": " + meaning,
 			Evidence: ev, Fix: s.Fix, Source: strings.Join(s.Sources, "; ")})
@@ -183,6 +187,32 @@ func afterWord(s, w string) string {
 		if strings.EqualFold(f[i], w) {
 			return f[i+1]
 		}
+	}
+	return ""
+}
+
+// quotedWarnClass names where the NCCL warning XLA quotes ("Last NCCL
+// warning(error) log entry (may be unrelated) '…'") is raised, from the
+// catalogue of NCCL's WARN formats; "" when there is none.
+func quotedWarnClass(line string) string {
+	const tag = "Last NCCL warning(error) log entry (may be unrelated) '"
+	i := strings.Index(line, tag)
+	if i < 0 {
+		return ""
+	}
+	msg := line[i+len(tag):]
+	if j := strings.LastIndex(msg, "'"); j >= 0 {
+		msg = msg[:j]
+	}
+	cat, err := expect.NCCLWarns()
+	if err != nil {
+		return ""
+	}
+	if w, ok := cat.Match(msg); ok {
+		return fmt.Sprintf("; the quoted warning %q comes from %s (%s)", msg, expect.NCCLWarnClassText[w.Class], w.Where)
+	}
+	if c := expect.NCCLWarnClassOf(msg); c != "" {
+		return fmt.Sprintf("; the quoted warning %q comes from %s", msg, expect.NCCLWarnClassText[c])
 	}
 	return ""
 }

@@ -91,7 +91,19 @@ func TestAnyPrefixSameAnalysis(t *testing.T) {
 		for range 8 {
 			prefixes = append(prefixes, randomPrefix(r))
 		}
+		// a tag no launcher is known by (compose's, pdsh's, a random word)
+		// is told from its repeating on every line: a paste of fewer than
+		// 4 lines cannot show it
+		lines := 0
+		for _, l := range strings.Split(string(clean), "\n") {
+			if strings.TrimSpace(l) != "" {
+				lines++
+			}
+		}
 		for _, p := range prefixes {
+			if lines < 4 && !knownTag(p) {
+				continue
+			}
 			got := summary(Reader(name, strings.NewReader(prefixLines(string(clean), p)), Options{}))
 			if got != want {
 				t.Errorf("%s with %q before every line:\n got %s\nwant %s", name, p, got, want)
@@ -126,4 +138,14 @@ func TestJSONOnlyWhenItParses(t *testing.T) {
 	if a.Error != "" || a.Status != report.VerdictCritical || len(a.Flags) == 0 || a.Flags[0].ID != "error.ib-qp-timeout" {
 		t.Errorf("got %s %q %+v", a.Status, a.Error, a.Flags)
 	}
+}
+
+// knownTag: a prefix analyze knows by its shape, whatever the line count.
+func knownTag(p string) bool {
+	for _, k := range []string{"[1,0]<stdout>:", "[rank3]: ", "2024-05-01T12:00:00.123Z ", "0: ", "[2024-05-01 12:00:00] ", "Nov 25 14:12:12 spark python3[4242]: "} {
+		if p == k {
+			return true
+		}
+	}
+	return false
 }

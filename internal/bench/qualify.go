@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/sparkrig/sparkrig/internal/diagnose"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/runner"
 	"github.com/sparkrig/sparkrig/internal/shell"
@@ -265,7 +265,7 @@ type Direction struct {
 	Status  string    `json:"status"`
 	Gbps    float64   `json:"gbps"`
 	Moved   []Counter `json:"counters_moved,omitempty"` // error counters that moved
-	Verdict string    `json:"verdict"`                  // ok, degraded, errors, failed
+	Verdict string    `json:"verdict"`                  // diagnose.LinkPass, LinkSlow, LinkFailed, LinkUnjudged; "errors" for a pass whose counters moved
 }
 
 // Qualification is what doctor --qualify found, per link and direction.
@@ -275,21 +275,26 @@ type Qualification struct {
 	Rules      QualificationRef `json:"rules"`
 }
 
-// QualificationRef states the fractions the verdicts use.
+// QualificationRef states the reference and fractions the verdicts use.
 type QualificationRef struct {
-	DegradedBelow float64 `json:"degraded_below"` // of the expected rate (or of the best direction)
-	Asymmetric    float64 `json:"asymmetric"`     // the larger direction over the smaller
-	Expected      float64 `json:"expected_gbps,omitempty"`
-	Source        string  `json:"source"`
+	PassAt     float64 `json:"pass_at"`    // of the reference
+	Asymmetric float64 `json:"asymmetric"` // the larger direction over the smaller
+	Reference  float64 `json:"reference_gbps,omitempty"`
+	RefName    string  `json:"reference,omitempty"` // expected, best pairs; "" with none credible
+	Expected   float64 `json:"expected_gbps,omitempty"`
+	Source     string  `json:"source"`
 }
 
-// Qualify judges a qualify run: each direction against the expected rate
-// (where the platform has one for the tool) or else the cluster's best
-// direction, each link's two directions against each other, and every
-// error counter that moved. Two directions or two twins are never averaged.
+// Qualify judges a qualify run by the one link rule (diagnose.LinkRef):
+// each direction against the expected rate (where the platform has one for
+// the tool) or else the best rate two directions confirm, each link's two
+// directions against each other, and every error counter that moved. Two
+// directions or two twins are never averaged. With no credible reference
+// the directions are unjudged and a not-evaluated finding asks for an
+// expected rate.
 func Qualify(rec *Record, expectedGbps float64, expectSource string) Qualification {
-	q := Qualification{Rules: QualificationRef{DegradedBelow: 0.5, Asymmetric: 2, Expected: expectedGbps,
-		Source: "sparkrig policy (a direction below half the reference; directions differing more than 2×); NVIDIA/dgx-spark-playbooks PR #108 (the 8-25 Gb/s degraded CX-7 signature)"}}
+	q := Qualification{Rules: QualificationRef{PassAt: diagnose.PassFraction, Asymmetric: 2, Expected: expectedGbps,
+		Source: diagnose.LinkRuleSource + "; sparkrig policy (directions differing more than 2×); NVIDIA/dgx-spark-playbooks PR #108 (the 8-25 Gb/s degraded CX-7 signature)"}}
 	if expectSource != "" {
 		q.Rules.Source += "; expected rate: " + expectSource
 	}
@@ -301,12 +306,12 @@ func Qualify(rec *Record, expectedGbps float64, expectSource string) Qualificati
 	for _, ps := range rec.Bench.Plan.Steps {
 		planned[ps.ID] = ps
 	}
-	best := 0.0
+	var rates []float64
 	for i, st := range rec.Bench.Steps {
 		if st.Kind != KindQualify {
 			continue
 		}
-		d := Direction{Tool: st.Tool, Status: st.Status, Verdict: "ok"}
+		d := Direction{Tool: st.Tool, Status: st.Status}
 		if len(st.Rails) == 1 {
 			r := railOf[st.Rails[0]]
 			d.Rail = r.Name
@@ -319,41 +324,50 @@ func Qualify(rec *Record, expectedGbps float64, expectSource string) Qualificati
 		if i < len(rec.Analyses) && len(rec.Analyses[i].Items) > 0 {
 			d.Gbps = rec.Analyses[i].Items[0].Value
 		}
-		if st.Status != StatusOK {
-			d.Verdict = "failed"
+		if st.Status == StatusOK {
+			rates = append(rates, d.Gbps)
 		}
 		d.Moved = ErrorsMoved(st.Counters)
-		best = math.Max(best, d.Gbps)
 		q.Directions = append(q.Directions, d)
 	}
-	ref, refName := expectedGbps, "expected"
-	if ref <= 0 {
-		ref, refName = best, "the best direction measured"
+	ref := diagnose.LinkRef(expectedGbps, expectSource, rates)
+	q.Rules.Reference, q.Rules.RefName = ref.Gbps, ref.Name
+	refName := ref.Name
+	if refName == diagnose.RefBestPairs {
+		refName = "the best rate two directions confirm"
+	}
+	if !ref.Credible() && len(q.Directions) > 0 {
+		q.Findings = append(q.Findings, report.Finding{ID: "link.degraded", Severity: report.NotEvaluated, Subject: "reference",
+			Title: "each direction of each link moves at its rate", Observed: "no credible reference: " + ref.Why,
+			Expected: "an expected rate for the platform and tool, or two directions agreeing on the best rate",
+			Why:      "without a reference a slow direction cannot be told from a normal one: the links are not shown sound",
+			Remedy:   report.Manual(report.ActionRun, "sparkrig qualify --all-pairs --expected-gbps RATE --hosts ... (the rate a direction of these links should reach)"),
+			Source:   q.Rules.Source})
 	}
 	for i := range q.Directions {
 		d := &q.Directions[i]
 		subject := d.From + "→" + d.To
-		switch {
-		case d.Verdict == "failed":
+		d.Verdict = ref.Judge(d.Gbps, d.Status == StatusOK)
+		switch d.Verdict {
+		case diagnose.LinkFailed:
 			q.Findings = append(q.Findings, report.Finding{ID: "link.degraded", Severity: report.Fail, Subject: subject,
 				Title: "the link carries traffic in this direction", Observed: "the test did not complete (" + d.Status + ")",
 				Expected: "a rate", Why: "nothing moved over this direction in the test", Remedy: report.Manual(report.ActionCable, "check the cable and both ports (sparkrig doctor --hosts ...)"), Source: q.Rules.Source})
-		case ref > 0 && d.Gbps < q.Rules.DegradedBelow*ref:
-			obs := fmt.Sprintf("%.1f Gb/s, %.0f %% of %s (%.1f Gb/s)", d.Gbps, 100*d.Gbps/ref, refName, ref)
+		case diagnose.LinkSlow:
+			obs := fmt.Sprintf("%.1f Gb/s, %.0f %% of %s (%.1f Gb/s)", d.Gbps, 100*d.Gbps/ref.Gbps, refName, ref.Gbps)
 			if d.Gbps >= 8 && d.Gbps <= 25 && expectedGbps >= 90 {
 				obs += ": the 8-25 Gb/s signature of a ConnectX-7 port that trained degraded"
 			}
-			d.Verdict = "degraded"
 			q.Findings = append(q.Findings, report.Finding{ID: "link.degraded", Severity: report.Fail, Subject: subject,
 				Title: "each direction of each link moves at its rate", Observed: obs,
-				Expected: fmt.Sprintf("at least %.0f %% of %s", 100*q.Rules.DegradedBelow, refName),
+				Expected: fmt.Sprintf("at least %.0f %% of %s", 100*diagnose.PassFraction, refName),
 				Why:      "a link can show carrier, 200000 Mb/s, PCIe Gen5 x4 and MTU 9000 and still move a fraction of its rate: only traffic shows it",
 				Remedy:   report.Manual(report.ActionCable, "reseat or replace the cable; reboot the node whose port trained degraded (a ConnectX-7 port can come up degraded at boot); compare with the other twin"),
 				Source:   q.Rules.Source})
 		}
 		if len(d.Moved) > 0 {
 			parts := Moved(d.Moved)
-			if d.Verdict == "ok" {
+			if d.Verdict == diagnose.LinkPass {
 				d.Verdict = "errors"
 			}
 			q.Findings = append(q.Findings, ErrorsFinding(subject, parts))

@@ -19,12 +19,12 @@ import (
 // it) with the run's own details under "bench".
 type Record struct {
 	report.Report
-	Bench Run `json:"bench"`
+	Bench RunDetails `json:"bench"`
 }
 
-// Run is what only a bench run has: the plan, the facts it was made from,
+// RunDetails is what only a bench run has: the plan, the facts it was made from,
 // and every command with its raw output.
-type Run struct {
+type RunDetails struct {
 	ID          string        `json:"id"`
 	Args        []string      `json:"args"`
 	Started     time.Time     `json:"started"`

@@ -51,7 +51,7 @@ func (s *Session) Run(ctx context.Context) *Record {
 	start := now()
 	rec := &Record{Report: report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: s.ToolVersion,
 		Command: "bench", GeneratedAt: start.UTC(), Hosts: []report.Host{}, Analyses: []report.AnalysisResult{}}}
-	rec.Bench = Run{ID: RunID(start, s.Plan.Hosts), Args: s.Args, Started: start.UTC(), Plan: s.Plan, Steps: []StepRecord{}}
+	rec.Bench = RunDetails{ID: RunID(start, s.Plan.Hosts), Args: s.Args, Started: start.UTC(), Plan: s.Plan, Steps: []StepRecord{}}
 	for _, n := range s.Nodes {
 		rec.Bench.Nodes = append(rec.Bench.Nodes, Summarise(n))
 	}

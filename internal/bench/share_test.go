@@ -55,10 +55,10 @@ func TestQualifyRDMAWithStandins(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s %s→%s %.2f %s", d.Tool, d.From, d.To, d.Gbps, d.Verdict))
 	}
 	want := []string{
-		"ib_write_bw spark-1:enp1s0f0np0→spark-2:enp1s0f0np0 92.57 ok",
-		"ib_write_bw spark-2:enp1s0f0np0→spark-1:enp1s0f0np0 92.57 ok",
-		"ib_write_bw spark-1:enP2p1s0f0np0→spark-2:enP2p1s0f0np0 97.28 ok",
-		"ib_write_bw spark-2:enP2p1s0f0np0→spark-1:enP2p1s0f0np0 97.28 ok",
+		"ib_write_bw spark-1:enp1s0f0np0→spark-2:enp1s0f0np0 92.57 pass",
+		"ib_write_bw spark-2:enp1s0f0np0→spark-1:enp1s0f0np0 92.57 pass",
+		"ib_write_bw spark-1:enP2p1s0f0np0→spark-2:enP2p1s0f0np0 97.28 pass",
+		"ib_write_bw spark-2:enP2p1s0f0np0→spark-1:enP2p1s0f0np0 97.28 pass",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
@@ -66,7 +66,7 @@ func TestQualifyRDMAWithStandins(t *testing.T) {
 	if len(q.Findings) != 0 {
 		t.Errorf("findings on a healthy pair: %+v", q.Findings)
 	}
-	// The same rates against a 200 Gb/s expectation: every direction degraded, named.
+	// The same rates against a 200 Gb/s expectation: every direction slow, named.
 	q = Qualify(rec, 200, "")
 	if len(q.Findings) != 4 || q.Findings[0].ID != "link.degraded" || !strings.Contains(q.Findings[0].Observed, "92.6 Gb/s, 46 % of expected (200.0 Gb/s)") {
 		t.Errorf("against 200 Gb/s: %+v", q.Findings)

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
@@ -274,8 +273,8 @@ var hostFields = map[string]func(a *Anonymizer, text string) string{
 	"files/etc/hosts":                  renameHostsFile,
 	snapshot.CmdKey("uname", "stdout"): func(a *Anonymizer, t string) string { return renameField(a, t, 1) },
 	// short-format journal lines: "Nov 22 03:00:00 spark-01 kernel: ..."
-	snapshot.CmdKey("journal-kernel", "stdout"):     func(a *Anonymizer, t string) string { return renameField(a, t, 3) },
-	snapshot.CmdKey(cluster.PingEvidence, "stdout"): renamePingHosts,
+	snapshot.CmdKey("journal-kernel", "stdout"):   func(a *Anonymizer, t string) string { return renameField(a, t, 3) },
+	snapshot.CmdKey(facts.PingEvidence, "stdout"): renamePingHosts,
 }
 
 func renameWhole(a *Anonymizer, t string) string {

@@ -3,8 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -97,24 +95,17 @@ func runAnalyze(ctx context.Context, env *Env, opts *analyzeOptions, args []stri
 		return err
 	}
 	aopt := analyze.Options{InputFormat: opts.inputFormat, Platform: opts.platform, Topology: opts.topology}
-	r := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version, Command: "analyze",
-		GeneratedAt: env.Now().UTC(), Hosts: []report.Host{}}
-	for _, name := range args {
-		results := analyzeFile(env, name, aopt)
-		if ctx.Err() != nil {
-			// Stdin's read ended with the interrupt, which Main tells.
-			return statusError(ExitInterrupted)
-		}
-		for _, res := range results {
-			if res.Error != "" {
-				fmt.Fprintf(env.Stderr, "sparkrig: analyze: %s: %s\n", res.File, res.Error)
-			}
-			r.Analyses = append(r.Analyses, res)
+	r, err := analyze.Run(ctx, analyze.Inputs{Files: args, Stdin: env.Stdin, ToolVersion: Version, Now: env.Now()}, aopt)
+	if err != nil {
+		// stdin's read ended with the interrupt, which Main tells
+		return statusError(ExitInterrupted)
+	}
+	for _, res := range r.Analyses {
+		if res.Error != "" {
+			fmt.Fprintf(env.Stderr, "sparkrig: analyze: %s: %s\n", res.File, res.Error)
 		}
 	}
-	r.Status = reportStatus(r, false)
 	code := exitFor(r.Status)
-	ropt := textOptions(env)
 	out := *r
 	if opts.format == "text" {
 		// an input that could not be read has had its one line on stderr
@@ -123,38 +114,11 @@ func runAnalyze(ctx context.Context, env *Env, opts *analyzeOptions, args []stri
 			return statusError(code)
 		}
 	}
-	if err := render.Write(env.Stdout, &out, opts.format, ropt); err != nil {
+	if err := render.Write(env.Stdout, &out, opts.format, textOptions(env)); err != nil {
 		return exitf(ExitUnknown, "analyze: write report: %v", err)
 	}
 	return statusError(code)
 }
 
-// analyzeFile analyses one input: one result, or one per result a sparkrig
-// report document holds.
-func analyzeFile(env *Env, name string, opt analyze.Options) []report.AnalysisResult {
-	var in io.Reader = env.Stdin
-	display := name
-	if name == "-" {
-		display = "(stdin)"
-	} else {
-		f, err := os.Open(name)
-		if err != nil {
-			return []report.AnalysisResult{unreadable(name, err)}
-		}
-		defer f.Close()
-		if st, err := f.Stat(); err == nil && st.IsDir() {
-			return []report.AnalysisResult{unreadable(name, fmt.Errorf("is a directory"))}
-		}
-		in = f
-	}
-	return analyze.ReaderAll(display, in, opt)
-}
-
-func unreadable(name string, err error) report.AnalysisResult {
-	msg := err.Error()
-	if pe, ok := err.(*os.PathError); ok {
-		msg = pe.Op + ": " + pe.Err.Error()
-	}
-	return report.AnalysisResult{File: name, Status: report.VerdictUnknown, Error: msg,
-		Items: []report.AnalysisItem{}, Flags: []report.AnalysisFlag{}}
-}
+// unreadable is the result for an input that could not be read.
+func unreadable(name string, err error) report.AnalysisResult { return analyze.Unreadable(name, err) }

@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"github.com/sparkrig/sparkrig/internal/runner"
-
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,13 +14,8 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/acquire"
 	"github.com/sparkrig/sparkrig/internal/bench"
-	"github.com/sparkrig/sparkrig/internal/cluster"
-	"github.com/sparkrig/sparkrig/internal/doctor"
-	"github.com/sparkrig/sparkrig/internal/expect"
-	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/results"
-	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
 // benchOptions are the flags of `sparkrig bench`.
@@ -147,57 +139,78 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 	if o.format, err = checkFormat("bench", o.format, formats); err != nil {
 		return err
 	}
+	ro, err := o.runOptions(env, kinds)
+	if err != nil {
+		return err
+	}
+	if !bench.IsLocal(o.hosts) && len(o.hosts) > 0 {
+		if ro.Runner, err = o.remote.runner(env); err != nil { // the capture's: each host is dialled once
+			return exitf(ExitUnknown, "bench: %v", err)
+		}
+		defer o.remote.closeRunner()
+	}
+	saved := ""
+	ro.Saved = func(path string, err error) {
+		if saved = path; err != nil {
+			fmt.Fprintf(env.Stderr, "sparkrig: bench: writing the result: %v\n", err)
+		}
+	}
+	rec, err := bench.Run(ctx, ro)
+	if err != nil {
+		return exitf(ExitUnknown, "bench: %v", err)
+	}
+	return writeBench(env, rec, o, saved)
+}
+
+// runOptions are bench.Run's inputs from the flags.
+func (o *benchOptions) runOptions(env *Env, kinds []string) (bench.RunOptions, error) {
 	if len(o.hosts) == 0 && len(o.snapshots) == 0 {
-		return exitf(ExitUnknown, "bench: name the nodes with --hosts A,B (or --hosts localhost)")
+		return bench.RunOptions{}, exitf(ExitUnknown, "bench: name the nodes with --hosts A,B (or --hosts localhost)")
 	}
 	if len(o.snapshots) > 0 && !o.dryRun {
-		return exitf(ExitUnknown, "bench: --from-snapshot plans only; add --dry-run, or name live nodes with --hosts")
+		return bench.RunOptions{}, exitf(ExitUnknown, "bench: --from-snapshot plans only; add --dry-run, or name live nodes with --hosts")
 	}
 	opts, err := o.planOptions(kinds)
 	if err != nil {
-		return err
+		return bench.RunOptions{}, err
 	}
-	t, closeT, err := o.transport(env)
-	if err != nil {
-		return exitf(ExitUnknown, "bench: %v", err)
+	self, _ := os.Executable()
+	ro := bench.RunOptions{Plan: opts, Hosts: o.hosts, Snapshots: o.snapshots, DryRun: o.dryRun, Force: o.force,
+		NativeNCCL: o.nativeNCCL, Self: self, ResultsDir: o.resultsDir, Args: os.Args[1:], Now: env.Now, ToolVersion: Version,
+		Acquire: acquire.Options{Parallel: o.remote.parallel, HostTimeout: o.remote.hostTimeout, Timeout: o.remote.timeout,
+			ToolVersion: Version, Progress: progressTo(env)},
+		Warn:     func(s string) { fmt.Fprintln(env.Stderr, "sparkrig: bench: "+s) },
+		Starting: func() { env.cleansUp.Store(true) }, // an interrupt waits for the nodes to be cleaned up
 	}
-	defer closeT()
-	nodes, err := o.nodes(ctx, env)
-	if err != nil {
-		return err
+	if env.StdoutTTY {
+		ro.Progress = progress(env.Stderr)
 	}
-	if dup := duplicateHost(nodes); dup != "" {
-		return exitf(ExitUnknown, "bench: %s is named twice", dup)
-	}
-	if slices.Contains(kinds, bench.KindNCCL) {
-		opts.NCCLJSON = bench.NCCLJSONSupported(ctx, t, nodes[0].Host, opts.Tools)
-		// Without nccl-tests on some node, the collectives run through the nodes' own NCCL.
-		if o.nativeNCCL || len(o.snapshots) == 0 && !o.haveNCCLTests(ctx, t, nodes, opts.Tools) {
-			opts.NativeNCCL = o.nativeNCCLPath(opts.RunDir)
-		}
-	}
-	if len(nodes) > 1 {
-		opts.Links, opts.Topology = bench.FromCluster(cluster.Analyze(nodes))
-	}
-	if len(o.snapshots) == 0 {
-		opts.Live = bench.ReadLive(ctx, t, nodes)
-	}
-	plan, err := bench.NewPlan(nodes, opts)
-	if err != nil {
-		return exitf(ExitUnknown, "bench: %v", err)
-	}
+	return ro, nil
+}
+
+// writeBench renders a dry run's plan, or a run (--format json: its whole
+// record, raw outputs included), and exits with the run's verdict.
+func writeBench(env *Env, rec *bench.Record, o *benchOptions, saved string) error {
 	if o.dryRun {
-		r := newDocument(env, "bench")
-		r.BenchPlan = plan.Report()
-		if err := writeDocument(env, r, o.format); err != nil {
+		if err := writeDocument(env, &rec.Report, o.format); err != nil {
 			return exitf(ExitUnknown, "bench: %v", err)
 		}
 		return nil
 	}
-	if err := refuse(env, plan, o.force); err != nil {
-		return err
+	if o.format == "json" {
+		if err := render.JSON(env.Stdout, rec); err != nil {
+			return exitf(ExitUnknown, "bench: writing JSON: %v", err)
+		}
+	} else if err := writeDocument(env, &rec.Report, o.format); err != nil {
+		return exitf(ExitUnknown, "bench: %v", err)
 	}
-	return o.execute(ctx, env, t, nodes, plan, opts)
+	if saved != "" {
+		fmt.Fprintf(env.Stderr, "wrote %s\n", saved)
+	}
+	if rec.Bench.Interrupted {
+		return statusError(ExitInterrupted)
+	}
+	return statusError(exitFor(rec.Status))
 }
 
 // benchKinds turns the positional arguments into benchmark kinds.
@@ -251,202 +264,6 @@ func (o *benchOptions) planOptions(kinds []string) (bench.Options, error) {
 		BasePort: o.port, Collectives: o.collectives, MinBytes: minB, MaxBytes: maxB, MemFraction: o.memFraction,
 		BootstrapIf: o.bootstrapIf, MPIHosts: o.mpiHosts, Native: o.native, ProbePath: o.probePath, RunDir: runDir,
 		AcceptNewHostKeys: o.remote.acceptNew}, nil
-}
-
-// isLocal reports whether every host is this machine ("localhost",
-// "127.0.0.1"): commands then run through sh here, not SSH.
-func (o *benchOptions) isLocal() bool {
-	for _, h := range o.hosts {
-		if h != "localhost" && h != "127.0.0.1" {
-			return false
-		}
-	}
-	return len(o.hosts) > 0
-}
-
-// haveNCCLTests reports whether every node has the first collective's
-// nccl-tests binary.
-func (o *benchOptions) haveNCCLTests(ctx context.Context, t runner.Runner, nodes []*facts.Node, tools bench.Tools) bool {
-	for _, n := range nodes {
-		if !bench.HaveTool(ctx, t, n.Host, tools.Path(o.collectives[0]+"_perf")) {
-			return false
-		}
-	}
-	return true
-}
-
-// nativeNCCLPath is the sparkrig that runs the native collectives on the
-// nodes: this binary when they are this machine, --probe-path when given,
-// otherwise the copy execute places in the run directory.
-func (o *benchOptions) nativeNCCLPath(runDir string) string {
-	if o.isLocal() {
-		if self, err := os.Executable(); err == nil {
-			return self
-		}
-	}
-	if o.probePath != "" {
-		return o.probePath
-	}
-	return filepath.Join(runDir, "sparkrig")
-}
-
-// transport is how commands reach the nodes: sh here for localhost, SSH otherwise.
-func (o *benchOptions) transport(env *Env) (runner.Runner, func(), error) {
-	if o.isLocal() || len(o.hosts) == 0 {
-		return runner.Local{}, func() {}, nil
-	}
-	r, err := o.remote.runner(env) // the capture's: each host is dialled once
-	if err != nil {
-		return nil, nil, err
-	}
-	return r, o.remote.closeRunner, nil
-}
-
-// nodes returns every host's facts: from snapshots, or captured now. Any
-// host that cannot be captured stops the run: a plan needs all of them.
-func (o *benchOptions) nodes(ctx context.Context, env *Env) ([]*facts.Node, error) {
-	if len(o.snapshots) > 0 {
-		var nodes []*facts.Node
-		for _, p := range o.snapshots {
-			s, err := snapshot.Read(p)
-			if err != nil {
-				return nil, exitf(ExitUnknown, "bench: %s: %v", p, err)
-			}
-			nodes = append(nodes, facts.FromSnapshot(s))
-		}
-		return nodes, nil
-	}
-	if o.isLocal() || len(o.hosts) == 0 {
-		// Every host is this machine: one capture, named as the user named it.
-		local := acquire.Local(ctx, Version, env.Now)
-		var nodes []*facts.Node
-		for _, h := range o.hosts {
-			n := *local.Facts
-			n.Host = h
-			nodes = append(nodes, &n)
-		}
-		return nodes, nil
-	}
-	ro := o.remote
-	ro.noPing = true // the bench measures the links itself
-	caps, err := captureRemote(ctx, env, &ro)
-	if err != nil {
-		return nil, exitf(ExitUnknown, "bench: %v", err)
-	}
-	var nodes []*facts.Node
-	var bad []string
-	for _, c := range caps {
-		if c.Err != nil || c.Facts == nil {
-			bad = append(bad, doctor.HostLine(c.Host, c.Err))
-			continue
-		}
-		n := *c.Facts
-		n.Host = c.Host
-		nodes = append(nodes, &n)
-	}
-	if len(bad) > 0 {
-		return nil, exitf(ExitUnknown, "bench: a plan needs every node: %s", strings.Join(bad, "; "))
-	}
-	return nodes, nil
-}
-
-func duplicateHost(nodes []*facts.Node) string {
-	seen := map[string]bool{}
-	for _, n := range nodes {
-		if seen[n.Host] {
-			return n.Host
-		}
-		seen[n.Host] = true
-	}
-	return ""
-}
-
-// refuse stops a run the plan says must not happen.
-func refuse(env *Env, p *bench.Plan, force bool) error {
-	var hard, soft []string
-	for _, r := range p.Refusals {
-		line := r.Host + ": " + r.Reason
-		if r.Forceable && force {
-			fmt.Fprintln(env.Stderr, "sparkrig: bench: going on despite (--force): "+line)
-			continue
-		}
-		if r.Forceable {
-			soft = append(soft, line)
-		} else {
-			hard = append(hard, line)
-		}
-	}
-	if all := append(hard, soft...); len(all) > 0 {
-		return exitf(ExitUnknown, "bench: refusing to run: %s", strings.Join(all, "; "))
-	}
-	return nil
-}
-
-func (o *benchOptions) execute(ctx context.Context, env *Env, t runner.Runner, nodes []*facts.Node, plan *bench.Plan, opts bench.Options) error {
-	set, err := expect.Default()
-	if err != nil {
-		return exitf(ExitUnknown, "bench: %v", err)
-	}
-	x := &bench.Executor{T: t, RunDir: opts.RunDir}
-	if (o.native || opts.NativeNCCL != "" || slices.Contains(opts.Kinds, bench.KindQualify)) && o.probePath == "" {
-		if err := helper(x, o.isLocal(), plan); err != nil {
-			return exitf(ExitUnknown, "bench: %v", err)
-		}
-	}
-	s := &bench.Session{Exec: x, Nodes: nodes, Plan: plan, Set: set, Args: os.Args[1:], Now: env.Now, ToolVersion: Version, Force: o.force}
-	if env.StdoutTTY {
-		s.Progress = progress(env.Stderr)
-	}
-	env.cleansUp.Store(true) // an interrupt waits for the nodes to be cleaned up
-	rec := s.Run(ctx)
-	path, err := bench.Save(o.resultsDir, rec)
-	if err != nil {
-		fmt.Fprintf(env.Stderr, "sparkrig: bench: writing the result: %v\n", err)
-	}
-	if o.format == "json" { // the run's whole document: the report and the raw outputs
-		if err := render.JSON(env.Stdout, rec); err != nil {
-			return exitf(ExitUnknown, "bench: writing JSON: %v", err)
-		}
-	} else if err := writeDocument(env, &rec.Report, o.format); err != nil {
-		return exitf(ExitUnknown, "bench: %v", err)
-	}
-	if path != "" {
-		fmt.Fprintf(env.Stderr, "wrote %s\n", path)
-	}
-	if rec.Bench.Interrupted {
-		return statusError(ExitInterrupted)
-	}
-	return statusError(exitFor(rec.Status))
-}
-
-// helper arranges for the probe: this very binary here, a copy elsewhere.
-func helper(x *bench.Executor, local bool, plan *bench.Plan) error {
-	self, err := os.Executable()
-	if err != nil {
-		return err
-	}
-	if local {
-		replaceArg0(plan.Steps, self)
-		return nil
-	}
-	x.Helper, x.HelperPath = self, filepath.Join(x.RunDir, "sparkrig")
-	replaceArg0(plan.Steps, x.HelperPath)
-	return nil
-}
-
-// replaceArg0 points the probe commands at the helper's path.
-func replaceArg0(steps []bench.Step, path string) {
-	for i := range steps {
-		if steps[i].Tool != "sparkrig-probe" {
-			continue
-		}
-		for j := range steps[i].Servers {
-			steps[i].Servers[j].Argv[0] = path
-		}
-		for j := range steps[i].Clients {
-			steps[i].Clients[j].Argv[0] = path
-		}
-	}
 }
 
 // progress prints a line as each step starts and ends (terminal only).

@@ -1,24 +1,15 @@
 package cli
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
-	"runtime"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sparkrig/sparkrig/internal/bench"
-	"github.com/sparkrig/sparkrig/internal/expect"
-	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/gpu"
-	"github.com/sparkrig/sparkrig/internal/platform"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
@@ -67,78 +58,15 @@ wheels of --python's environment, the ld.so cache and the standard directories.`
 	return cmd
 }
 
-// gpuSession is a loaded stack plus what the commands print about it.
-type gpuSession struct {
-	stack *gpu.Stack
-	info  gpu.Info
-	py    *gpu.PythonEnv
-}
-
-// openGPU finds and loads the libraries for the command name ("bench gpu
-// info"), which its errors name; without a driver it exits 3 with "no CUDA
-// driver found".
-func openGPU(ctx context.Context, env *Env, o *gpuOptions, name string) (*gpuSession, error) {
-	if err := o.validate(name); err != nil {
-		return nil, err
+// bench is bench.GPUOptions from the shared flags, its text going to
+// stdout as it is measured when the format is text.
+func (o *gpuOptions) bench(env *Env) bench.GPUOptions {
+	g := bench.GPUOptions{Python: o.python, LibDirs: o.libDirs, MemFraction: o.memFrac, Getenv: env.Getenv,
+		TTY: env.StdoutTTY, ToolVersion: Version, Now: env.Now}
+	if o.format == "text" {
+		g.Text = env.Stdout
 	}
-	s := &gpuSession{}
-	in := gpu.SearchInput{Explicit: o.libDirs, LDLibraryPath: env.Getenv("LD_LIBRARY_PATH"),
-		CUDAHome: cmp.Or(env.Getenv("CUDA_HOME"), env.Getenv("CUDA_PATH")), StandardDirs: gpu.StandardDirs()}
-	if out, err := exec.CommandContext(ctx, "ldconfig", "-p").Output(); err == nil {
-		in.LDCache = gpu.ParseLDConfig(out, runtime.GOARCH)
-	} else if out, err := exec.CommandContext(ctx, "/sbin/ldconfig", "-p").Output(); err == nil {
-		in.LDCache = gpu.ParseLDConfig(out, runtime.GOARCH)
-	}
-	if o.python != "" {
-		py, err := gpu.RunPython(ctx, o.python, "info")
-		if err != nil {
-			return nil, exitf(ExitUnknown, "%s: --python: %v", name, err)
-		}
-		s.py = &py
-		in.SitePackages = py.SitePackages
-	}
-	st, err := gpu.Open(in) // "no CUDA driver found (...)" leads the message when libcuda is missing
-	if err != nil {
-		return nil, exitf(ExitUnknown, "%s: %v", name, err)
-	}
-	s.stack = st
-	drv, _ := os.ReadFile("/proc/driver/nvidia/version")
-	if s.info, err = st.Info(facts.DriverVersionFromProc(drv)); err != nil {
-		return nil, exitf(ExitUnknown, "%s: %v", name, err)
-	}
-	if len(s.info.Devices) == 0 {
-		return nil, exitf(ExitUnknown, "%s: no CUDA device visible (CUDA_VISIBLE_DEVICES=%q)", name, env.Getenv("CUDA_VISIBLE_DEVICES"))
-	}
-	return s, nil
-}
-
-// memCap is the cap for device dev.
-func (s *gpuSession) memCap(dev int, frac float64) gpu.MemCap {
-	var avail uint64
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		avail = facts.ParseMeminfo(b)["MemAvailable"]
-	}
-	return gpu.NewMemCap(s.info.Devices[dev], avail, frac, len(s.info.Devices))
-}
-
-func (s *gpuSession) pickDevices(list string) ([]int, error) {
-	n := len(s.info.Devices)
-	if list == "" || list == "all" {
-		d := make([]int, n)
-		for i := range d {
-			d[i] = i
-		}
-		return d, nil
-	}
-	var out []int
-	for _, f := range strings.Split(list, ",") {
-		i, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || i < 0 || i >= n {
-			return nil, exitf(ExitUnknown, "--devices %q: %q is not a device (have 0..%d)", list, f, n-1)
-		}
-		out = append(out, i)
-	}
-	return out, nil
+	return g
 }
 
 func newGPUInfoCmd(env *Env, o *gpuOptions) *cobra.Command {
@@ -147,43 +75,16 @@ func newGPUInfoCmd(env *Env, o *gpuOptions) *cobra.Command {
 		Short: "driver, CUDA runtime, NCCL and cuBLAS versions, devices; with --python the PyTorch stack",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := openGPU(cmd.Context(), env, o, "bench gpu info")
-			if err != nil {
+			if err := o.validate("bench gpu info"); err != nil {
 				return err
 			}
-			r := newDocument(env, "bench gpu info")
-			r.GPU = &report.GPU{Info: infoReport(s.info, s.py)}
+			r, err := bench.GPUInfo(cmd.Context(), o.bench(env))
+			if err != nil {
+				return exitf(ExitUnknown, "bench gpu info: %v", err)
+			}
 			return writeDocument(env, r, o.format)
 		},
 	}
-}
-
-// infoReport is bench gpu info's content, with what torch's kernels mean
-// for GPU 0.
-func infoReport(in gpu.Info, py *gpu.PythonEnv) *report.GPUInfo {
-	verdict := ""
-	if py != nil && len(in.Devices) > 0 {
-		verdict = archVerdict(py.ArchList, in.Devices[0])
-	}
-	return in.Report(py, verdict)
-}
-
-// archVerdict says in words whether torch has kernels for the device (seed:
-// a stack rebuilt for sm_121 runs GEMMs ~1.5x faster on DGX Spark).
-func archVerdict(list []string, d gpu.Device) string {
-	var maj, min int
-	fmt.Sscanf(d.Capability, "%d.%d", &maj, &min)
-	c, what := gpu.ArchCoverage(list, maj, min)
-	arch := d.SMArch()
-	switch c {
-	case gpu.CoverExact:
-		return "covers " + arch
-	case gpu.CoverSameMajor:
-		return fmt.Sprintf("no %s kernels: runs its %s ones (binary compatible, not built for this GPU)", arch, what)
-	case gpu.CoverPTX:
-		return fmt.Sprintf("no %s kernels: only PTX %s, JIT-compiled at first use", arch, what)
-	}
-	return fmt.Sprintf("no kernels for %s: CUDA operations will fail", arch)
 }
 
 // collectiveOptions are the flags of bench gpu collective.
@@ -253,122 +154,44 @@ func (o *collectiveOptions) options() (gpu.CollectiveOptions, error) {
 }
 
 func runCollective(ctx context.Context, env *Env, g *gpuOptions, o *collectiveOptions) error {
+	const name = "bench gpu collective"
 	co, err := o.options()
 	if err != nil {
-		return exitf(ExitUnknown, "bench gpu collective: %v", err)
+		return exitf(ExitUnknown, "%s: %v", name, err)
 	}
-	s, err := openGPU(ctx, env, g, "bench gpu collective")
-	if err != nil {
+	if err := g.validate(name); err != nil {
 		return err
 	}
-	devs, err := s.pickDevices(o.devices)
-	if err != nil {
-		return err
+	bo := bench.CollectiveOptions{GPUOptions: g.bench(env), Sweep: co, Devices: o.devices, NRanks: o.nranks, Rank: o.rank,
+		Device: o.device, Rendezvous: o.rendezvous, JSONFile: o.jsonFile}
+	r, err := bench.RunCollective(ctx, bo)
+	if r == nil {
+		return exitf(ExitUnknown, "%s: %v", name, err)
 	}
-	if o.nranks != 0 {
-		dev := o.device
-		if dev < 0 {
-			dev = o.rank % len(s.info.Devices)
-		}
-		devs = []int{dev}
-	}
-	for _, d := range devs {
-		if err := s.memCap(d, g.memFrac).Allow(fmt.Sprintf("a sweep up to %s (send + receive buffers)", gpu.HumanBytes(co.MaxBytes)), co.BufferBytes()); err != nil {
-			return exitf(ExitUnknown, "bench gpu collective: %v", err)
-		}
-	}
-	host, _ := os.Hostname()
-	quiet := o.nranks != 0 && o.rank != 0
-	hooks := gpu.Hooks{}
-	if g.format == "text" && !quiet {
-		hooks = gpu.Hooks{
-			Start: func(t results.NCCLTable) { gpu.WriteTableHeader(env.Stdout, stamp(t, host), co) },
-			Row:   func(r results.NCCLRow) { gpu.WriteRow(env.Stdout, r) },
-			End:   func(t results.NCCLTable) { gpu.WriteTableFooter(env.Stdout, t) },
-		}
-	}
-	var tables []results.NCCLTable
-	sampler := bench.SampleLocal(ctx, host, 2*time.Second)
-	if o.nranks != 0 {
-		tables, err = s.stack.RunRank(ctx, gpu.RankOptions{Rank: o.rank, NRanks: o.nranks, Device: devs[0], Addr: o.rendezvous}, co, hooks)
-	} else {
-		tables, err = s.stack.RunLocal(ctx, devs, co, hooks)
-	}
-	validity := sampler.Stop()
-	for i := range tables {
-		tables[i] = stamp(tables[i], host)
-	}
-	if tables == nil {
-		tables = []results.NCCLTable{}
-	}
-	if g.format == "json" && !quiet {
-		r := newDocument(env, "bench gpu collective")
-		r.GPU = &report.GPU{Collectives: tables, Validity: validity.Report()}
-		if validity.Sampled && !validity.Valid {
-			r.Status = report.VerdictUnknown
-		}
-		for _, t := range tables {
-			if t.WrongResults > 0 {
-				r.Status = report.VerdictCritical
-			}
-		}
+	if g.format == "json" && !bo.Quiet() {
 		if err != nil {
-			r.Status, r.Error = report.VerdictUnknown, "bench gpu collective: "+err.Error()
+			r.Status, r.Error = report.VerdictUnknown, name+": "+err.Error()
 		}
 		if werr := writeDocument(env, r, "json"); werr != nil && err == nil {
 			err = werr
 		}
 	}
-	if o.jsonFile != "" && !quiet {
-		if werr := writeJSONFile(o.jsonFile, tables); werr != nil && err == nil {
-			err = werr
-		}
-	}
 	if err != nil {
-		return exitf(ExitUnknown, "bench gpu collective: %v", err)
+		return exitf(ExitUnknown, "%s: %v", name, err)
 	}
-	for _, t := range tables {
+	for _, t := range r.GPU.Collectives {
 		if t.WrongResults > 0 {
 			return exitf(ExitCritical, "%s: %d wrong values in the result check", t.Collective, t.WrongResults)
 		}
 	}
-	if g.format == "text" && !quiet { // the tables went out as they ran; then the state
-		r := newDocument(env, "bench gpu collective")
-		r.GPU = &report.GPU{Validity: validity.Report()}
-		if err := writeDocument(env, r, "text"); err != nil {
+	if g.format == "text" && !bo.Quiet() { // the tables went out as they ran; then the state
+		state := newDocument(env, name)
+		state.GPU = &report.GPU{Validity: r.GPU.Validity}
+		if err := writeDocument(env, state, "text"); err != nil {
 			return err
 		}
 	}
-	return gateExit("bench gpu collective", validity)
-}
-
-// stamp fills what only the command knows: the tool version, and host and
-// pid on devices of this process (peers of a multi-process run bring their own).
-func stamp(t results.NCCLTable, host string) results.NCCLTable {
-	t.ToolVersion = Version
-	ds := make([]results.NCCLDevice, len(t.Devices))
-	for i, d := range t.Devices {
-		if d.Host == "" {
-			d.Host, d.PID = host, os.Getpid()
-		}
-		ds[i] = d
-	}
-	t.Devices = ds
-	return t
-}
-
-func writeJSONFile(path string, v any) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	e := json.NewEncoder(f) // the bare tables bench reads back from a node, not a command's document
-	e.SetIndent("", "  ")
-	if err := e.Encode(v); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return gateExit(name, r)
 }
 
 func newGPUMemoryCmd(env *Env, g *gpuOptions) *cobra.Command {
@@ -383,24 +206,15 @@ func newGPUMemoryCmd(env *Env, g *gpuOptions) *cobra.Command {
 			if err != nil || n <= 0 || iters < 1 {
 				return exitf(ExitUnknown, "bench gpu memory: --size %q, --iters %d: need a positive size and iteration count", size, iters)
 			}
-			s, err := openGPU(cmd.Context(), env, g, "bench gpu memory")
-			if err != nil {
+			if err := g.validate("bench gpu memory"); err != nil {
 				return err
 			}
-			devs, err := s.pickDevices(devices)
-			if err != nil {
-				return err
-			}
-			for _, d := range devs {
-				if err := s.memCap(d, g.memFrac).Allow("two copy buffers of "+gpu.HumanBytes(n), 2*uint64(n)); err != nil {
-					return exitf(ExitUnknown, "bench gpu memory: %v", err)
+			r, err := bench.RunMemory(cmd.Context(), bench.MemoryOptions{GPUOptions: g.bench(env), Devices: devices,
+				Copies: gpu.MemoryOptions{Bytes: n, Iters: iters, Tests: strings.Split(tests, ",")}})
+			if r != nil {
+				if werr := writeDocument(env, r, g.format); werr != nil && err == nil {
+					err = werr
 				}
-			}
-			res, err := s.stack.RunMemory(cmd.Context(), gpu.MemoryOptions{Bytes: n, Iters: iters, Devices: devs, Tests: strings.Split(tests, ",")})
-			r := newDocument(env, "bench gpu memory")
-			r.GPU = &report.GPU{Copies: gpu.CopyReport(res, func(src int) (report.Peak, bool) { return memoryPeak(s.info.Devices[src]) })}
-			if werr := writeDocument(env, r, g.format); werr != nil && err == nil {
-				err = werr
 			}
 			if err != nil {
 				return exitf(ExitUnknown, "bench gpu memory: %v", err)
@@ -414,20 +228,6 @@ func newGPUMemoryCmd(env *Env, g *gpuOptions) *cobra.Command {
 	f.StringVar(&tests, "tests", "d2d,h2d,d2h,peer", "tests: d2d, h2d, d2h, peer")
 	f.StringVar(&devices, "devices", "all", "GPUs, e.g. 0,1")
 	return cmd
-}
-
-// memoryPeak is the unified memory bandwidth a GB10 device-to-device copy is
-// set against, from the expectations file.
-func memoryPeak(d gpu.Device) (report.Peak, bool) {
-	if !d.Integrated || platform.FromGPUName(d.Name) != platform.DGXSpark {
-		return report.Peak{}, false
-	}
-	set, err := expect.Default()
-	if err != nil {
-		return report.Peak{}, false
-	}
-	w, ok := set.Wire("dgx-spark", "memory")
-	return report.Peak{Name: w.Name, Value: w.Value, Unit: w.Unit, Source: w.Source}, ok
 }
 
 func newGPUGEMMCmd(env *Env, g *gpuOptions) *cobra.Command {
@@ -459,70 +259,24 @@ func newGPUGEMMCmd(env *Env, g *gpuOptions) *cobra.Command {
 }
 
 func runGEMM(ctx context.Context, env *Env, g *gpuOptions, o gpu.GEMMOptions) error {
-	s, err := openGPU(ctx, env, g, "bench gpu gemm")
-	if err != nil {
+	if err := g.validate("bench gpu gemm"); err != nil {
 		return err
 	}
-	if o.Device < 0 || o.Device >= len(s.info.Devices) {
-		return exitf(ExitUnknown, "bench gpu gemm: --device %d: have 0..%d", o.Device, len(s.info.Devices)-1)
-	}
-	if err := s.memCap(o.Device, g.memFrac).Allow(fmt.Sprintf("a %dx%dx%d %s GEMM", o.M, o.N, o.K, o.DType.Name), o.Bytes()); err != nil {
-		return exitf(ExitUnknown, "bench gpu gemm: %v", err)
-	}
-	text := g.format == "text"
-	if text {
-		fmt.Fprintf(env.Stdout, "gemm %s %dx%dx%d on gpu %d (%s) for %v\n", o.DType.Name, o.M, o.N, o.K, o.Device, s.info.Devices[o.Device].Name, o.Duration)
-	}
-	last := time.Duration(0)
-	host, _ := os.Hostname()
-	sampler := bench.SampleLocal(ctx, host, 2*time.Second)
-	res, err := s.stack.RunGEMM(ctx, o, func(tf float64, el time.Duration) {
-		switch {
-		case text && env.StdoutTTY: // one line, rewritten in place
-			fmt.Fprintf(env.Stdout, "\r  %5.1fs  %7.1f TFLOP/s", el.Seconds(), tf)
-		case text && el-last >= time.Second:
-			last = el
-			fmt.Fprintf(env.Stdout, "  %5.1fs  %7.1f TFLOP/s\n", el.Seconds(), tf)
-		}
-	})
-	validity := sampler.Stop()
-	if text && env.StdoutTTY {
-		fmt.Fprintln(env.Stdout)
-	}
+	r, err := bench.RunGEMM(ctx, bench.GEMMOptions{GPUOptions: g.bench(env), GEMM: o})
 	if err != nil {
 		return exitf(ExitUnknown, "bench gpu gemm: %v", err)
-	}
-	var torch *gpu.GEMMResult
-	if g.python != "" {
-		py, err := gpu.RunPython(ctx, g.python, "gemm", o.DType.Name, strconv.Itoa(o.M), strconv.Itoa(o.N), strconv.Itoa(o.K),
-			strconv.FormatFloat(o.Duration.Seconds(), 'f', -1, 64), strconv.Itoa(o.Device))
-		if err != nil {
-			return exitf(ExitUnknown, "bench gpu gemm --python: %v", err)
-		}
-		if py.GEMM == nil {
-			return exitf(ExitUnknown, "bench gpu gemm --python: torch ran no GEMM (%s)", cmp.Or(py.Error, "CUDA not available to torch"))
-		}
-		torch = py.GEMM
-	}
-	r := newDocument(env, "bench gpu gemm")
-	r.GPU = &report.GPU{GEMM: []report.GPUGEMM{res.Report()}, Validity: validity.Report()}
-	if torch != nil {
-		r.GPU.GEMM = append(r.GPU.GEMM, torch.Report())
-	}
-	if validity.Sampled && !validity.Valid {
-		r.Status = report.VerdictUnknown
 	}
 	if err := writeDocument(env, r, g.format); err != nil {
 		return err
 	}
-	return gateExit("bench gpu gemm", validity)
+	return gateExit("bench gpu gemm", r)
 }
 
 // gateExit is the status of a result measured in a bad state: unknown,
 // with the reasons, as it says nothing about the hardware.
-func gateExit(cmd string, v bench.Validity) error {
-	if v.Sampled && !v.Valid {
-		return exitf(ExitUnknown, "%s: result measured in a bad state: %s", cmd, strings.Join(v.Reasons, "; "))
+func gateExit(cmd string, r *report.Report) error {
+	if why := bench.BadState(r.GPU.Validity); why != "" {
+		return exitf(ExitUnknown, "%s: %s", cmd, why)
 	}
 	return nil
 }

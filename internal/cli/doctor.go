@@ -91,7 +91,7 @@ func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
 		if !opts.remote.enabled() {
 			return exitf(ExitUnknown, "doctor: --qualify tests links over SSH: give --hosts")
 		}
-		if err := qualify(ctx, env, opts, caps, r); err != nil {
+		if err := doctorQualify(ctx, env, opts, caps, r); err != nil {
 			return err
 		}
 	}

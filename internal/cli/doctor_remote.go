@@ -11,6 +11,8 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/acquire"
 	"github.com/sparkrig/sparkrig/internal/capped"
+	"github.com/sparkrig/sparkrig/internal/cluster"
+	"github.com/sparkrig/sparkrig/internal/fix"
 	"github.com/sparkrig/sparkrig/internal/remote"
 	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
@@ -31,6 +33,7 @@ type remoteOptions struct {
 	hostTimeout time.Duration
 	timeout     time.Duration
 	noPing      bool
+	keepAll     bool // every node's whole evidence is kept (snapshot writes it), not only what fix reads
 	// transport is shared by copies of these options: one runner per command.
 	transport *transportOptions
 }
@@ -127,8 +130,13 @@ func acquireRemote(ctx context.Context, env *Env, o *remoteOptions, sudo bool) (
 	if err != nil {
 		return nil, err
 	}
+	keep := fix.Evidence // of each node, its facts and what the fix plan reads are held
+	if o.keepAll {
+		keep = nil
+	}
 	return acquire.Remote(ctx, hosts, acquire.Options{Runner: r, Parallel: o.parallel, HostTimeout: o.hostTimeout,
-		Timeout: o.timeout, NoPing: o.noPing, Sudo: sudo, ToolVersion: Version, Progress: progressTo(env)}), nil
+		Timeout: o.timeout, NoPing: o.noPing, Sudo: sudo, ToolVersion: Version, Progress: progressTo(env),
+		PingPlan: cluster.PlanPings, Keep: keep, KeepPaths: fix.Paths()}), nil
 }
 
 // progressTo is where the fan-out draws its progress line (a terminal

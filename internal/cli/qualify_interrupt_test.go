@@ -15,8 +15,8 @@ import (
 // TestRigQualifyInterrupted: Ctrl-C in the middle of the first round. qualify
 // stops what it started on the nodes, removes its scratch directories
 // (each host's /tmp is its own), and still writes the report of what it
-// measured (none of it judged from the stopped tests), with exit status
-// 130.
+// measured (none of it judged from the stopped tests) and of what it did
+// not (never an all-clear), with exit status 130.
 func TestRigQualifyInterrupted(t *testing.T) {
 	r, _ := switchRig(t, 4, "200mbit")
 	cmd, _ := sparkrigProcess(t, "qualify", "--all-pairs", "--format", "json", "--ssh-config", r.SSHConfig,
@@ -46,6 +46,13 @@ func TestRigQualifyInterrupted(t *testing.T) {
 	}
 	if rep.Status != report.VerdictUnknown || len(rep.AllPairs.Suspects) != 0 {
 		t.Errorf("status %s, suspects %+v: the stopped tests were judged", rep.Status, rep.AllPairs.Suspects)
+	}
+	// what was not measured is said, and the text is no all-clear
+	if u := rep.AllPairs.Unjudged; len(u) != 1 || !strings.HasPrefix(u[0], "interrupted: ") || !strings.Contains(u[0], " of 12 directions were not measured (") {
+		t.Errorf("unjudged %q", u)
+	}
+	if text := rigText(&rep); strings.Contains(text, "no suspect") || !strings.Contains(text, "not judged: interrupted: ") {
+		t.Errorf("text after an interrupt:\n%s", text)
 	}
 	for _, h := range r.Names() {
 		if out, err := r.Host(h).Exec(t.Context(), "sh", "-c", "ls -d /tmp/sparkrig-qualify-* 2>/dev/null || true"); err != nil || strings.TrimSpace(string(out)) != "" {

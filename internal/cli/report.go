@@ -2,9 +2,9 @@ package cli
 
 import (
 	"bytes"
-	"errors"
+	"context"
 	"fmt"
-	"io/fs"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,8 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sparkrig/sparkrig/internal/analyze"
+	"github.com/sparkrig/sparkrig/internal/check"
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/snapshot"
 )
 
 // reportOptions are the flags of `sparkrig report`.
@@ -47,7 +49,7 @@ report and makes the exit status 3; the others are still rendered.`,
   sparkrig report doctor.json all_gather.txt ib_write_bw.txt -o report.html
   sparkrig report doctor.json --format prometheus -o /var/lib/node_exporter/textfile/sparkrig.prom`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runReport(env, o, args) },
+		RunE: func(cmd *cobra.Command, args []string) error { return runReport(cmd.Context(), env, o, args) },
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.Output, "output", "o", "", `write here, replacing the file ("-" for stdout; default stdout, or report.html when stdout is a terminal, never replacing one)`)
@@ -59,7 +61,7 @@ report and makes the exit status 3; the others are still rendered.`,
 	return cmd
 }
 
-func runReport(env *Env, o *reportOptions, inputs []string) error {
+func runReport(ctx context.Context, env *Env, o *reportOptions, inputs []string) error {
 	var err error
 	if o.Format, err = checkFormat("report", o.Format, render.Formats); err != nil {
 		return err
@@ -67,22 +69,10 @@ func runReport(env *Env, o *reportOptions, inputs []string) error {
 	if err := validateJudging("report", &o.Analyze); err != nil {
 		return err
 	}
-	// A path that names nothing is a mistake on the command line, not an
-	// input that failed: say so and write no report that silently lacks it.
-	for _, in := range inputs {
-		if in == "-" {
-			continue
-		}
-		if _, err := os.Stat(in); errors.Is(err, fs.ErrNotExist) {
-			return exitf(ExitUnknown, "report: %s: no such file or directory (no report written)", in)
-		}
+	r, err := report.Run(ctx, reportRunOptions(env, o.Analyze, inputs))
+	if err != nil {
+		return exitf(ExitUnknown, "report: %v", err)
 	}
-	r := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: Version,
-		Command: "report", GeneratedAt: env.Now().UTC(), Hosts: []report.Host{}}
-	bad, floor := reportInputs(env, r, inputs, o.Analyze)
-	// The content judged again, never better than a kept part's own
-	// command said.
-	r.Status = report.Worse(reportStatus(r, bad > 0), floor)
 	out := o.Output
 	if out == "" && env.StdoutTTY && o.Format == "html" {
 		// The default name never replaces a file: an earlier report may
@@ -100,6 +90,37 @@ func runReport(env *Env, o *reportOptions, inputs []string) error {
 		fmt.Fprintf(env.Stderr, "wrote %s (%s)\n", out, reportSummary(r))
 	}
 	return statusError(exitFor(r.Status))
+}
+
+// reportRunOptions are report.Run's inputs: raw outputs read as analyze
+// reads them, snapshots audited as doctor audits them, each input that
+// fails named on stderr.
+func reportRunOptions(env *Env, aopt analyze.Options, inputs []string) report.Options {
+	return report.Options{Inputs: inputs, Version: Version, Now: env.Now(),
+		Raw:        rawReader(aopt),
+		IsSnapshot: snapshot.IsArchiveName,
+		AuditSnapshots: func(paths []string) *report.Report {
+			return auditReport(readSnapshots(paths), check.ProfileUnknown, env)
+		},
+		Warn: func(in, msg string) { fmt.Fprintf(env.Stderr, "sparkrig: report: %s: %s\n", in, msg) },
+	}
+}
+
+// rawReader reads a raw benchmark output as `sparkrig analyze` would.
+func rawReader(aopt analyze.Options) report.RawReader {
+	return func(path string, r io.Reader) report.AnalysisResult { return analyze.Reader(path, r, aopt) }
+}
+
+// reportMerge is report.Merge under the names the exporter still calls.
+type reportMerge struct{ *report.Merge }
+
+func newReportMerge(r *report.Report) reportMerge { return reportMerge{report.NewMerge(r)} }
+
+func (m reportMerge) finish() report.Verdict { return m.Finish() }
+
+// addFile merges a sparkrig document or analyses a raw output (report.Merge.AddFile).
+func addFile(m reportMerge, path string, aopt analyze.Options) error {
+	return m.AddFile(path, rawReader(aopt))
 }
 
 // writeReport renders to a temporary file next to out and renames it, so a
@@ -146,11 +167,7 @@ func reportSummary(r *report.Report) string {
 	if len(r.Analyses) > 0 {
 		parts = append(parts, plural(len(r.Analyses), "analysed input"))
 	}
-	for _, p := range mergeParts {
-		if p.in(r) {
-			parts = append(parts, p.name)
-		}
-	}
+	parts = append(parts, report.PartNames(r)...)
 	return string(r.Status) + ": " + strings.Join(parts, ", ")
 }
 

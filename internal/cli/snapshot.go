@@ -134,6 +134,7 @@ func snapshotRemote(ctx context.Context, env *Env, opts *snapshotOptions) error 
 		return exitf(ExitUnknown, "snapshot: %s exists and is not a directory", opts.output)
 	}
 	defer opts.remote.closeRunner()
+	opts.remote.keepAll = true
 	caps, err := captureRemote(ctx, env, &opts.remote)
 	if err != nil {
 		return exitf(ExitUnknown, "snapshot: %v", err)

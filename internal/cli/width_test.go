@@ -99,9 +99,9 @@ func TestEveryOutputFitsTheWidth(t *testing.T) {
 			t.Fatalf("recorded gpu info: %v", err)
 		}
 		var out bytes.Buffer
-		render.GPUInfo(&out, infoReport(info.Info, info.Python), render.Options{Width: w})
+		render.GPUInfo(&out, bench.InfoReport(info.Info, info.Python), render.Options{Width: w})
 		render.GPUCopies(&out, gpu.CopyReport([]gpu.CopyResult{{Name: "d2d", Bytes: 1 << 30, Iters: 20, GBs: 100}}, func(int) (report.Peak, bool) {
-			return memoryPeak(gpu.Device{Name: "NVIDIA GB10", Integrated: true})
+			return bench.MemoryPeak(gpu.Device{Name: "NVIDIA GB10", Integrated: true})
 		}), render.Options{Width: w})
 		tooLong(t, w, "bench gpu info and memory", out.String())
 		for _, rec := range []string{"testdata/bench/h200x2-native.json", "testdata/bench/no-gpu.json"} {

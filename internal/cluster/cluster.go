@@ -17,6 +17,8 @@ type Analysis struct {
 	Cables   []Cable
 	Links    []report.Link
 	Findings []report.Finding
+	// Skipped are the registry's checks that did not apply, and why.
+	Skipped []report.Skipped
 }
 
 // Analyze works out links, topology and cross-node consistency.
@@ -43,11 +45,9 @@ func Analyze(nodes []*facts.Node) *Analysis {
 	a.Links = links
 	a.Findings = append(a.Findings, fs...)
 	a.Findings = append(a.Findings, lfs...)
-	a.Findings = append(a.Findings, identity(nodes)...)
-	a.Findings = append(a.Findings, ringFindings(nodes, a)...)
-	a.Findings = append(a.Findings, consistency(nodes, ringNodes(a))...)
-	a.Findings = append(a.Findings, ibHCAOrder(nodes)...)
-	a.Findings = append(a.Findings, ncclBuilds(nodes)...)
+	fs, skipped := runRegistry(nodes, a)
+	a.Findings = append(a.Findings, fs...)
+	a.Skipped = skipped
 	return a
 }
 
@@ -62,7 +62,7 @@ func topologyFinding(a *Analysis, why string) report.Finding {
 
 // Report builds the report section, adding the ping mesh's findings (nil
 // pings: the mesh did not run, e.g. when auditing snapshots).
-func (a *Analysis) Report(pings []PingResult, meshRan bool) *report.Cluster {
+func (a *Analysis) Report(pings []facts.PingResult, meshRan bool) *report.Cluster {
 	c := &report.Cluster{Topology: string(a.Topology), Links: a.Links, Findings: append([]report.Finding(nil), a.Findings...)}
 	if c.Links == nil {
 		c.Links = []report.Link{}
@@ -78,19 +78,21 @@ func (a *Analysis) Report(pings []PingResult, meshRan bool) *report.Cluster {
 }
 
 // markPingProblems adds failed probes to the links they crossed.
-func markPingProblems(links []report.Link, pings []PingResult) {
+func markPingProblems(links []report.Link, pings []facts.PingResult) {
+	var ends map[[2]string][]int
 	for _, p := range pings {
 		if !p.FullOK || p.Full.Received == p.Full.Sent {
 			continue
 		}
-		for i := range links {
+		if ends == nil {
+			ends = linkEnds(links)
+		}
+		for _, i := range ends[[2]string{p.From.Host, p.From.NetDev}] {
 			l := &links[i]
-			if l.A.Host == p.From.Host && l.A.NetDev == p.From.NetDev || l.B.Host == p.From.Host && l.B.NetDev == p.From.NetDev {
-				if l.B.Host != SwitchHost && l.A.Host != p.To.Host && l.B.Host != p.To.Host {
-					continue
-				}
-				l.Flag(report.LinkFaulty, fmt.Sprintf("DF ping %s→%s at MTU %d: %d/%d replies", p.From.Host, p.To.Host, p.From.MTU, p.Full.Received, p.Full.Sent))
+			if l.B.Host != SwitchHost && l.A.Host != p.To.Host && l.B.Host != p.To.Host {
+				continue
 			}
+			l.Flag(report.LinkFaulty, fmt.Sprintf("DF ping %s→%s at MTU %d: %d/%d replies", p.From.Host, p.To.Host, p.From.MTU, p.Full.Received, p.Full.Sent))
 		}
 	}
 }

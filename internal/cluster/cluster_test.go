@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sparkrig/sparkrig/internal/capture"
 	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
@@ -361,43 +362,11 @@ func verbatim(t testing.TB, path string) []byte {
 	return []byte(fixture.ReadBlocks(t, path)[0])
 }
 
-func TestParsePing(t *testing.T) {
-	for _, tt := range []struct {
-		file string
-		want PingStats
-	}{
-		{"01_iputils_df-9000_both-ends-9000_ok.txt", PingStats{Sent: 3, Received: 3, AvgRTTms: 0.047}},
-		{"02_iputils_df-9000_far-end-1500_100pct-loss.txt", PingStats{Sent: 3}},
-		{"03_iputils_df-9000_local-mtu-1500_message-too-long.txt", PingStats{Sent: 1}},
-		{"04_iputils_no-such-peer_100pct-loss.txt", PingStats{Sent: 3}},
-	} {
-		got, ok := ParsePing(verbatim(t, "testdata/ping/"+tt.file))
-		if !ok || got != tt.want {
-			t.Errorf("%s: %+v %v", tt.file, got, ok)
-		}
-	}
-	if _, ok := ParsePing([]byte("ping: invalid argument: '-M'\n")); ok {
-		t.Error("parsed an option error")
-	}
-}
-
-func FuzzParsePing(f *testing.F) {
-	for _, n := range []string{"01_iputils_df-9000_both-ends-9000_ok.txt", "02_iputils_df-9000_far-end-1500_100pct-loss.txt", "03_iputils_df-9000_local-mtu-1500_message-too-long.txt"} {
-		f.Add(verbatim(f, "testdata/ping/"+n))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		if s, ok := ParsePing(b); ok && (s.Sent < 0 || s.Received < 0) {
-			t.Errorf("negative counts %+v", s)
-		}
-		ParsePingScript([]PingTarget{{}}, b)
-	})
-}
-
 func TestPingScriptQuotesNetDevs(t *testing.T) {
 	nodes := pair()
 	nodes[0].NetDevs[0].Name = "en$(reboot)"
 	ts := PingPlan(Analyze(nodes).Segments)["spark-01"]
-	got := strings.SplitN(PingScript(ts), "\n", 5)[3]
+	got := strings.SplitN(capture.PingScript(ts), "\n", 5)[3]
 	want := `( ping -n -M do -s 8972 -c 3 -i 0.2 -W 1 -I 'en$(reboot)' 192.168.100.11 > "$T/0" 2>&1; r=$?; echo $r > "$T/0.rc"; ` +
 		`if [ $r -ne 0 ]; then ping -n -M do -s 1472 -c 1 -W 1 -I 'en$(reboot)' 192.168.100.11 > "$T/0.s" 2>&1; echo $? > "$T/0.src"; fi ) &`
 	if got != want {
@@ -413,12 +382,12 @@ func TestPingMeshFindings(t *testing.T) {
 	if len(plan["spark-01"]) != 2 || len(plan["spark-02"]) != 2 || plan["spark-02"][0].Size() != 1472 || plan["spark-01"][0].Size() != 8972 {
 		t.Fatalf("plan: %+v", plan)
 	}
-	okOut := verbatim(t, "testdata/ping/01_iputils_df-9000_both-ends-9000_ok.txt")
-	lossOut := verbatim(t, "testdata/ping/02_iputils_df-9000_far-end-1500_100pct-loss.txt")
+	okOut := verbatim(t, "../facts/testdata/ping/01_iputils_df-9000_both-ends-9000_ok.txt")
+	lossOut := verbatim(t, "../facts/testdata/ping/02_iputils_df-9000_far-end-1500_100pct-loss.txt")
 	small := []byte("1 packets transmitted, 1 received, 0% packet loss, time 0ms\nrtt min/avg/max/mdev = 0.050/0.050/0.050/0.000 ms\n")
 	// spark-01's first target crosses the 1500 link, the second the healthy twin.
 	out := "@@ping 0 1\n" + string(lossOut) + "@@small 0 0\n" + string(small) + "@@ping 1 0\n" + string(okOut)
-	res := ParsePingScript(plan["spark-01"], []byte(out))
+	res := facts.ParsePingScript(plan["spark-01"], []byte(out))
 	got := notOK(PingFindings(res))
 	want := []string{"fail cluster.df-ping enp1s0f1np1 → spark-02 192.168.100.11: 0/3 replies (100% loss) at 9000-byte frames; 1500-byte frames pass"}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -486,5 +455,119 @@ func TestTwoNodesBehindASwitch(t *testing.T) {
 	nodes[1].LLDP = []facts.LLDPNeighbor{{Iface: "enp1s0f1np1", SysName: "crs812-rack1"}}
 	if a := Analyze(nodes); a.Topology != Switched {
 		t.Errorf("LLDP from a switch: %s", a.Topology)
+	}
+}
+
+// switchOf puts n nodes on one switch with two rails each.
+func switchOf(n int) []*facts.Node {
+	var out []*facts.Node
+	for i := range n {
+		out = append(out, node(fmt.Sprintf("spark-%02d", i+1),
+			fmt.Sprintf("enp1s0f1np1=10.100.%d.%d/16@9000", (i+1)>>8, (i+1)&0xff),
+			fmt.Sprintf("enP2p1s0f1np1=10.101.%d.%d/16@9000", (i+1)>>8, (i+1)&0xff)))
+	}
+	return out
+}
+
+// On a segment of any size, every rail pings min(rails-1, PingPeers)
+// distinct peers and is pinged by as many: the mesh grows with the node
+// count, and every rail is tested in both directions.
+func TestPingPlanIsBoundedAndCoversEveryRail(t *testing.T) {
+	for _, n := range []int{2, 3, 16, 17, 18, 40, 257, 1000} {
+		plan := PlanPings(switchOf(n))
+		want := min(n-1, PingPeers)
+		sent := map[string]int{}
+		got := map[string]int{}
+		for host, ts := range plan {
+			seen := map[string]bool{}
+			for _, tg := range ts {
+				k := tg.From.NetDev + ">" + tg.To.Host
+				if tg.To.Host == host || seen[k] || tg.From.Host != host || tg.To.Subnet() != tg.From.Subnet() {
+					t.Fatalf("%d nodes: %s: bad or repeated target %+v", n, host, tg)
+				}
+				seen[k] = true
+				sent[host+" "+tg.From.NetDev]++
+				got[tg.To.Host+" "+tg.To.NetDev]++
+			}
+		}
+		if len(sent) != 2*n || len(got) != 2*n {
+			t.Errorf("%d nodes: %d rails send, %d are pinged, want %d", n, len(sent), len(got), 2*n)
+		}
+		for r, c := range sent {
+			if c != want || got[r] != want {
+				t.Errorf("%d nodes: %s sends %d, is pinged %d times, want %d", n, r, c, got[r], want)
+				break
+			}
+		}
+	}
+}
+
+// A large mesh whose probes pass is one finding per rail; a probe that
+// fails is its own finding, named.
+func TestPingFindingsFoldPassingProbes(t *testing.T) {
+	plan := PlanPings(switchOf(40))
+	okOut := string(verbatim(t, "../facts/testdata/ping/01_iputils_df-9000_both-ends-9000_ok.txt"))
+	lossOut := string(verbatim(t, "../facts/testdata/ping/02_iputils_df-9000_far-end-1500_100pct-loss.txt"))
+	var out strings.Builder
+	for i := range plan["spark-07"] {
+		if i == 5 {
+			fmt.Fprintf(&out, "@@ping %d 1\n%s", i, lossOut)
+		} else {
+			fmt.Fprintf(&out, "@@ping %d 0\n%s", i, okOut)
+		}
+	}
+	fs := PingFindings(facts.ParsePingScript(plan["spark-07"], []byte(out.String())))
+	var got []string
+	for _, f := range fs {
+		got = append(got, string(f.Severity)+" "+f.Subject)
+	}
+	bad := plan["spark-07"][5]
+	want := []string{
+		"fail " + bad.From.NetDev + " → " + bad.To.Host + " " + bad.To.Addr.Addr().String(),
+		"ok enp1s0f1np1 → 15 peers", "ok enP2p1s0f1np1 → 16 peers",
+	}
+	if bad.From.NetDev != "enp1s0f1np1" {
+		want[1], want[2] = "ok enp1s0f1np1 → 16 peers", "ok enP2p1s0f1np1 → 15 peers"
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+}
+
+// A cluster check runs over the nodes that have what it needs; the others
+// are named in one not-evaluated finding, never counted as passing. A check
+// that does not apply to the topology is skipped with why.
+func TestRegistryNeedsAndApplies(t *testing.T) {
+	saved := Registry
+	defer func() { Registry = saved }()
+	var ran []string
+	Registry = []Check{
+		{ID: "cluster.test", Title: "test", Needs: []string{facts.SrcSysctl},
+			Run: func(ns []*facts.Node, _ *Analysis) []report.Finding {
+				for _, n := range ns {
+					ran = append(ran, n.Host)
+				}
+				return nil
+			}},
+		saved[1], // the ring's
+	}
+	nodes := switchOf(5)
+	delete(nodes[1].Sources, facts.SrcSysctl)
+	nodes[3].Sources[facts.SrcSysctl] = facts.SourceStatus{Status: "denied"}
+	a := Analyze(nodes)
+	if d := cmp.Diff([]string{"spark-01", "spark-03", "spark-05"}, ran); d != "" {
+		t.Errorf("ran over (-want +got):\n%s", d)
+	}
+	var got []string
+	for _, f := range a.Findings {
+		if f.ID == "cluster.test" {
+			got = append(got, string(f.Severity)+" "+f.Observed)
+		}
+	}
+	if d := cmp.Diff([]string{"not-evaluated sysctl not read on 2 nodes: spark-02, spark-04"}, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
+	}
+	if len(a.Skipped) != 1 || a.Skipped[0].ID != "cluster.ring" {
+		t.Errorf("skipped: %+v", a.Skipped)
 	}
 }

@@ -112,12 +112,18 @@ func describeSpread(s Spread, total int) string {
 	sort.Strings(vals)
 	var parts []string
 	for _, v := range vals {
-		parts = append(parts, fmt.Sprintf("%s: %s", strings.Join(s.Outliers[v], ", "), show(v)))
+		parts = append(parts, fmt.Sprintf("%s: %s", hostList(s.Outliers[v]), show(v)))
 	}
 	if 2*len(s.MajorityHosts) > total {
 		return fmt.Sprintf("%s; the other %d of %d: %s", strings.Join(parts, "; "), len(s.MajorityHosts), total, show(s.Majority))
 	}
-	return fmt.Sprintf("%s: %s; %s", strings.Join(s.MajorityHosts, ", "), show(s.Majority), strings.Join(parts, "; "))
+	return fmt.Sprintf("%s: %s; %s", hostList(s.MajorityHosts), show(s.Majority), strings.Join(parts, "; "))
+}
+
+// hostList names hosts for a reader, runs of numbered names as ranges
+// (node-[0001-5000]), so a spread over thousands of nodes stays readable.
+func hostList(hosts []string) string {
+	return strings.ReplaceAll(report.HostRanges(hosts), ",", ", ")
 }
 
 func show(v string) string {

@@ -33,6 +33,7 @@ func judgeLinks(nodes []*facts.Node, segs []Segment, links []report.Link) ([]rep
 		return nil
 	}
 	links = append(links, unaddressedTwinLinks(segs, links, netdev)...)
+	ends := linkEnds(links)
 	unpaired := map[[2]string]bool{} // host, netdev of rails no other node shares
 	for _, s := range segs {
 		if s.Hosts() == 1 {
@@ -78,7 +79,7 @@ func judgeLinks(nodes []*facts.Node, segs []Segment, links []report.Link) ([]rep
 			case !hasIPv4(d):
 				l.Flag(report.LinkDegraded, fmt.Sprintf("its twin %s %s has no IPv4 address: the port runs at half bandwidth", e.Host, twin))
 				cause = causeUnaddressed
-			case unpaired[[2]string{e.Host, twin}] && !linked(links, e.Host, twin):
+			case unpaired[[2]string{e.Host, twin}] && len(ends[[2]string{e.Host, twin}]) == 0:
 				// cluster.rail-unpaired reports it
 				l.Flag(report.LinkDegraded, fmt.Sprintf("its twin %s %s has no peer in its subnet: the port runs at half bandwidth", e.Host, twin))
 			case sameSubnet(e.Addr, d):
@@ -155,16 +156,21 @@ func (lf *linkFindings) add(cause int, host, netdev string, l *report.Link) {
 // end's twin.
 func unaddressedTwinLinks(segs []Segment, links []report.Link, netdev func(host, name string) *facts.NetDev) []report.Link {
 	var out []report.Link
+	var ends map[[2]string][]int
 	for _, s := range segs {
 		if s.Hosts() != 1 {
 			continue
+		}
+		if ends == nil {
+			ends = linkEnds(links)
 		}
 		for _, r := range s.Rails {
 			twin, ok := twinOf(r.NetDev)
 			if !ok {
 				continue
 			}
-			for _, l := range links {
+			for _, li := range ends[[2]string{r.Host, twin}] {
+				l := links[li]
 				far := l.B
 				if l.B.Host == r.Host && l.B.NetDev == twin {
 					far = l.A
@@ -234,12 +240,16 @@ func sameSubnet(addr string, d *facts.NetDev) bool {
 	return false
 }
 
-// linked: some link has the netdev at one end.
-func linked(links []report.Link, host, netdev string) bool {
-	for _, l := range links {
-		if l.A.Host == host && l.A.NetDev == netdev || l.B.Host == host && l.B.NetDev == netdev {
-			return true
+// linkEnds indexes links by their ends (host, netdev), in order, so that
+// finding a netdev's links takes a lookup, not a pass over every link.
+func linkEnds(links []report.Link) map[[2]string][]int {
+	ends := make(map[[2]string][]int, 2*len(links))
+	for i, l := range links {
+		a, b := [2]string{l.A.Host, l.A.NetDev}, [2]string{l.B.Host, l.B.NetDev}
+		ends[a] = append(ends[a], i)
+		if b != a {
+			ends[b] = append(ends[b], i)
 		}
 	}
-	return false
+	return ends
 }

@@ -1,49 +1,57 @@
 package cluster
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"regexp"
-	"strconv"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
-	"github.com/sparkrig/sparkrig/internal/shell"
 )
 
-// The active mesh: from each node, ping every peer address on each rail
-// with the don't-fragment bit set and a payload that fills the sender's MTU
-// (ping -M do -s MTU-28), so a jumbo-frame mismatch shows on the rail and in
-// the direction where it happens. When the full-size ping fails, one small
-// ping (1472 bytes) tells an MTU problem from no reachability at all.
-
-// PingCount is how many full-size probes each target gets.
-const PingCount = 3
+// The active mesh (facts holds its evidence, capture its script): from each
+// node, ping peers' addresses on each rail with the don't-fragment bit set
+// and a payload that fills the sender's MTU, so a jumbo-frame mismatch shows
+// on the rail and in the direction where it happens.
 
 // MaxPingTargets bounds the targets one node pings (a 32-node switch with
 // two rails each has 62).
 const MaxPingTargets = 256
 
-// PingTarget is one probe: from a rail of one node to a peer's address.
-type PingTarget struct {
-	From Rail
-	To   Rail
-}
-
-// Size is the ICMP payload that makes a frame of the sender's MTU.
-func (t PingTarget) Size() int { return t.From.MTU - 28 }
+// PingPeers bounds the peers one rail pings on its segment. A segment of at
+// most PingPeers+1 rails is meshed whole: every rail pings every other. In a
+// larger one (a switch of hundreds or thousands of nodes), the rails, in the
+// segment's order r[0] … r[m-1], each ping PingPeers peers at offsets spread
+// evenly around that order: r[i] pings r[(i+o_j) mod m] with
+// o_j = 1 + j·(m-1)/PingPeers for j = 0 … PingPeers-1. Every rail then sends
+// and answers exactly PingPeers probes, its neighbour in the order and
+// peers across the whole segment among them, so the mesh grows with the
+// node count, not its square, and a rail whose MTU or cable is wrong still
+// fails PingPeers probes in each direction.
+const PingPeers = 16
 
 // PingPlan lists, per source host, the targets of the mesh: every other
-// node's rail on each segment. Hosts keep the order of segs' rails.
-func PingPlan(segs []Segment) map[string][]PingTarget {
-	plan := map[string][]PingTarget{}
+// node's rail on each segment, or PingPeers of them on a larger segment.
+// Hosts keep the order of segs' rails.
+func PingPlan(segs []Segment) map[string][]facts.PingTarget {
+	plan := map[string][]facts.PingTarget{}
 	for _, s := range segs {
-		for _, from := range s.Rails {
-			for _, to := range s.Rails {
-				if to.Host != from.Host && from.MTU > 28 && len(plan[from.Host]) < MaxPingTargets {
-					plan[from.Host] = append(plan[from.Host], PingTarget{From: from, To: to})
+		m := len(s.Rails)
+		peers := m - 1
+		if peers > PingPeers {
+			peers = PingPeers
+		}
+		for i, from := range s.Rails {
+			if from.MTU <= 28 {
+				continue
+			}
+			for j := 0; j < peers; j++ {
+				off := j + 1
+				if m-1 > PingPeers {
+					off = 1 + j*(m-1)/PingPeers
+				}
+				to := s.Rails[(i+off)%m]
+				if to.Host != from.Host && len(plan[from.Host]) < MaxPingTargets {
+					plan[from.Host] = append(plan[from.Host], facts.PingTarget{From: from, To: to})
 				}
 			}
 		}
@@ -51,125 +59,67 @@ func PingPlan(segs []Segment) map[string][]PingTarget {
 	return plan
 }
 
-// PingScript is the sh program one node runs for its targets: all probes at
-// once (each bounded by count, interval and -W), then the outputs, framed.
-func PingScript(ts []PingTarget) string {
-	var b strings.Builder
-	b.WriteString("T=$(mktemp -d) || exit 97\ntrap 'rm -rf \"$T\"' EXIT\nexport LC_ALL=C\n")
-	for i, t := range ts {
-		// A netdev name may hold any character but '/', ':' and blanks.
-		dev := shell.Quote(t.From.NetDev)
-		fmt.Fprintf(&b, "( ping -n -M do -s %d -c %d -i 0.2 -W 1 -I %s %s > \"$T/%d\" 2>&1; r=$?; echo $r > \"$T/%d.rc\"; "+
-			"if [ $r -ne 0 ]; then ping -n -M do -s 1472 -c 1 -W 1 -I %s %s > \"$T/%d.s\" 2>&1; echo $? > \"$T/%d.src\"; fi ) &\n",
-			t.Size(), PingCount, dev, t.To.Addr.Addr(), i, i, dev, t.To.Addr.Addr(), i, i)
+// PlanPings is the mesh's plan for the nodes' rails: what acquire is handed
+// to run the mesh once the nodes' facts are read.
+func PlanPings(nodes []*facts.Node) map[string][]facts.PingTarget {
+	var rails []Rail
+	for _, n := range nodes {
+		rails = append(rails, Rails(n)...)
 	}
-	b.WriteString("wait\n")
-	for i := range ts {
-		fmt.Fprintf(&b, "echo \"@@ping %d $(cat \"$T/%d.rc\")\"; cat \"$T/%d\"\n", i, i, i)
-		fmt.Fprintf(&b, "[ -f \"$T/%d.src\" ] && { echo \"@@small %d $(cat \"$T/%d.src\")\"; cat \"$T/%d.s\"; }\n", i, i, i, i)
-	}
-	return b.String()
+	return PingPlan(Segments(rails))
 }
 
-// PingStats is what one ping run reported.
-type PingStats struct {
-	Sent, Received int
-	// AvgRTTms is the average round trip in ms (0 when nothing came back).
-	AvgRTTms float64
-}
-
-// Loss is the lost fraction in percent.
-func (p PingStats) Loss() float64 {
-	if p.Sent == 0 {
-		return 100
-	}
-	return 100 * float64(p.Sent-p.Received) / float64(p.Sent)
-}
-
-var (
-	pingSummary = regexp.MustCompile(`(\d+) packets transmitted, (\d+) (?:packets )?received`)
-	pingRTT     = regexp.MustCompile(`(?:rtt|round-trip) min/avg/max(?:/mdev)? = [\d.]+/([\d.]+)/`)
-)
-
-// ParsePing reads the statistics of an iputils or busybox ping run; ok is
-// false when the output has none (ping missing, bad option, no such device).
-func ParsePing(out []byte) (PingStats, bool) {
-	m := pingSummary.FindSubmatch(out)
-	if m == nil {
-		return PingStats{}, false
-	}
-	var s PingStats
-	s.Sent, _ = strconv.Atoi(string(m[1]))
-	s.Received, _ = strconv.Atoi(string(m[2]))
-	if r := pingRTT.FindSubmatch(out); r != nil {
-		s.AvgRTTms, _ = strconv.ParseFloat(string(r[1]), 64)
-	}
-	return s, true
-}
-
-// PingResult is one target's outcome.
-type PingResult struct {
-	PingTarget
-	Full PingStats
-	// FullOK is false when the full-size ping printed no statistics.
-	FullOK bool
-	// Small is the fallback probe, run only when the full-size one lost packets.
-	Small   *PingStats
-	Output  string // the full-size run's output, for "could not run"
-	ErrText string // set when the node could not run the mesh at all
-}
-
-// ParsePingScript splits PingScript's output into results for ts.
-func ParsePingScript(ts []PingTarget, out []byte) []PingResult {
-	res := make([]PingResult, len(ts))
-	for i, t := range ts {
-		res[i].PingTarget = t
-	}
-	sections := map[string]*bytes.Buffer{}
-	var cur *bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if f := strings.Fields(line); len(f) >= 2 && (f[0] == "@@ping" || f[0] == "@@small") {
-			cur = &bytes.Buffer{}
-			sections[f[0]+" "+f[1]] = cur
-			continue
-		}
-		if cur != nil {
-			cur.WriteString(line + "\n")
-		}
-	}
-	for i := range res {
-		if b := sections[fmt.Sprintf("@@ping %d", i)]; b != nil {
-			res[i].Output = b.String()
-			res[i].Full, res[i].FullOK = ParsePing(b.Bytes())
-		} else {
-			res[i].ErrText = "no result"
-		}
-		if b := sections[fmt.Sprintf("@@small %d", i)]; b != nil {
-			if s, ok := ParsePing(b.Bytes()); ok {
-				res[i].Small = &s
-			}
-		}
-	}
-	return res
-}
-
-// PingFindings turns mesh results into findings, one per probe.
-func PingFindings(rs []PingResult) []report.Finding {
+// PingFindings turns mesh results into findings: one per probe that did not
+// pass; the probes a rail sent that all passed are one finding per rail
+// once it pinged more than foldPings peers (a large segment), else one per
+// probe as well.
+func PingFindings(rs []facts.PingResult) []report.Finding {
+	type rail struct{ host, netdev string }
+	passed := map[rail][]facts.PingResult{}
+	var order []rail
 	out := make([]report.Finding, 0, len(rs))
 	for _, r := range rs {
-		out = append(out, pingFinding(r))
+		f := pingFinding(r)
+		if f.Severity != report.OK {
+			out = append(out, f)
+			continue
+		}
+		k := rail{r.From.Host, r.From.NetDev}
+		if passed[k] == nil {
+			order = append(order, k)
+		}
+		passed[k] = append(passed[k], r)
+	}
+	for _, k := range order {
+		ok := passed[k]
+		if len(ok) <= foldPings {
+			for _, r := range ok {
+				out = append(out, pingFinding(r))
+			}
+			continue
+		}
+		f := pingFinding(ok[0])
+		f.Subject = fmt.Sprintf("%s → %d peers", k.netdev, len(ok))
+		var rtt float64
+		for _, r := range ok {
+			rtt += r.Full.AvgRTTms
+		}
+		f.Observed = fmt.Sprintf("%d/%d replies from each of %d peers, avg RTT %.3f ms", ok[0].Full.Received, ok[0].Full.Sent, len(ok), rtt/float64(len(ok)))
+		out = append(out, f)
 	}
 	return out
 }
 
-func pingFinding(r PingResult) report.Finding {
+// foldPings is the number of passing probes from one rail listed one by
+// one; more are one finding (the JSON of a large mesh would otherwise hold
+// a finding per probe: 320,000 at 10,000 nodes of two rails).
+const foldPings = 8
+
+func pingFinding(r facts.PingResult) report.Finding {
 	f := report.Finding{ID: "cluster.df-ping", Host: r.From.Host,
 		Subject:  fmt.Sprintf("%s → %s %s", r.From.NetDev, r.To.Host, r.To.Addr.Addr()),
 		Title:    "don't-fragment ping at the rail's MTU",
-		Expected: fmt.Sprintf("%d of %d replies to %d-byte frames (ping -M do -s %d)", PingCount, PingCount, r.From.MTU, r.Size()),
+		Expected: fmt.Sprintf("%d of %d replies to %d-byte frames (ping -M do -s %d)", facts.PingCount, facts.PingCount, r.From.MTU, r.Size()),
 		Source:   "seed 000 (MTU 9000 end to end); DGX Spark platform notes, pitfall 5"}
 	switch {
 	case r.ErrText != "":
@@ -212,23 +162,4 @@ func firstLine(s string) string {
 		return "no output"
 	}
 	return s
-}
-
-// PingEvidence names the mesh's results in a snapshot: active evidence kept
-// with the rest, so a snapshot audits exactly as the live run did.
-const PingEvidence = "ping-mesh"
-
-// EncodePings is the mesh's results as stored in a snapshot.
-func EncodePings(rs []PingResult) []byte {
-	b, _ := json.MarshalIndent(rs, "", "  ") // plain data: cannot fail
-	return append(b, '\n')
-}
-
-// DecodePings reads EncodePings' output back.
-func DecodePings(b []byte) ([]PingResult, error) {
-	var rs []PingResult
-	if err := json.Unmarshal(b, &rs); err != nil {
-		return nil, fmt.Errorf("%s: %v", PingEvidence, err)
-	}
-	return rs, nil
 }

@@ -17,22 +17,9 @@ import (
 	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
-// Rail is one IPv4 address on one data netdev of one node: the unit NCCL
-// and RoCE use, and what the ping mesh tests.
-type Rail struct {
-	Host    string
-	NetDev  string
-	RDMADev string
-	Addr    netip.Prefix // address with its prefix length
-	MTU     int
-	// SpeedMbps is 0 when unknown.
-	SpeedMbps int
-	// Port is the physical port index (np0 → 0, np1 → 1), -1 when unknown.
-	Port int
-}
-
-// Subnet is the network the rail's address belongs to.
-func (r Rail) Subnet() netip.Prefix { return r.Addr.Masked() }
+// Rail is one IPv4 address on one data netdev of one node (facts.Rail):
+// the unit NCCL and RoCE use, and what the ping mesh tests.
+type Rail = facts.Rail
 
 // portPattern is the physical port suffix of a ConnectX netdev name.
 var portPattern = regexp.MustCompile(`np(\d+)$`)

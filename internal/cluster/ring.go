@@ -33,14 +33,16 @@ func ringFindings(nodes []*facts.Node, a *Analysis) []report.Finding {
 	for _, s := range a.Segments {
 		subnets = append(subnets, s.Subnet)
 	}
+	byHost := map[string][]Rail{}
+	for _, r := range a.Rails {
+		byHost[r.Host] = append(byHost[r.Host], r)
+	}
 	for _, n := range nodes {
 		var own []netip.Prefix
 		var rails []string
-		for _, r := range a.Rails {
-			if r.Host == n.Host {
-				own = append(own, r.Subnet())
-				rails = append(rails, r.NetDev)
-			}
+		for _, r := range byHost[n.Host] {
+			own = append(own, r.Subnet())
+			rails = append(rails, r.NetDev)
 		}
 		out = append(out, forwarding(n), routesTo(n, subnets, own), forwardPolicy(n, rails, subnets), rpFilter(n, rails))
 	}

@@ -28,23 +28,108 @@ type ErrorMatcher struct {
 	sigs []expect.Signature
 	hits map[int]*ErrorHit
 	line int
+	lits litIndex
+	// litOf[i][j] is the index in lits of signature i's pattern j's
+	// literal, -1 for a pattern without one
+	litOf [][]int
+	found []bool
+	// allLit: every pattern has a literal, so a line without any cannot match
+	allLit bool
 }
 
 // NewErrorMatcher returns a matcher for the catalogue.
 func NewErrorMatcher(sigs []expect.Signature) *ErrorMatcher {
-	return &ErrorMatcher{sigs: sigs, hits: map[int]*ErrorHit{}}
+	m := &ErrorMatcher{sigs: sigs, hits: map[int]*ErrorHit{}}
+	ids := map[string]int{}
+	for _, s := range sigs {
+		row := make([]int, len(s.Lits))
+		for j, l := range s.Lits {
+			row[j] = -1
+			if len(l) < 2 {
+				continue
+			}
+			id, ok := ids[string(l)]
+			if !ok {
+				id = len(m.lits.lits)
+				ids[string(l)] = id
+				m.lits.add(l)
+			}
+			row[j] = id
+		}
+		m.litOf = append(m.litOf, row)
+	}
+	m.found = make([]bool, len(m.lits.lits))
+	m.allLit = true
+	for _, row := range m.litOf {
+		for _, id := range row {
+			if id < 0 {
+				m.allLit = false
+			}
+		}
+	}
+	return m
+}
+
+// litIndex finds which of many literals a line contains in one pass over
+// the line: each position's two bytes are looked up in a table of the
+// literals' first two bytes, and only those literals are compared there.
+type litIndex struct {
+	lits [][]byte
+	// first[b0<<8|b1] is 1 + the index in lists of the literals starting
+	// with b0 b1, 0 when none does
+	first []uint16
+	lists [][]int
+}
+
+func (x *litIndex) add(l []byte) {
+	if x.first == nil {
+		x.first = make([]uint16, 1<<16)
+	}
+	k := int(l[0])<<8 | int(l[1])
+	if x.first[k] == 0 {
+		x.lists = append(x.lists, nil)
+		x.first[k] = uint16(len(x.lists))
+	}
+	x.lists[x.first[k]-1] = append(x.lists[x.first[k]-1], len(x.lits))
+	x.lits = append(x.lits, l)
+}
+
+// scan sets found[i] for each literal i the line contains; it reports
+// whether any was found.
+func (x *litIndex) scan(line []byte, found []bool) bool {
+	clear(found)
+	if x.first == nil {
+		return false
+	}
+	any := false
+	for i := 0; i+1 < len(line); i++ {
+		e := x.first[int(line[i])<<8|int(line[i+1])]
+		if e == 0 {
+			continue
+		}
+		for _, id := range x.lists[e-1] {
+			if !found[id] && bytes.HasPrefix(line[i:], x.lits[id]) {
+				found[id] = true
+				any = true
+			}
+		}
+	}
+	return any
 }
 
 // candidate is a cheap test that a line may be an error: most lines of a
 // large log are NCCL INFO lines and table rows, which carry none.
-func candidate(line []byte) bool {
+// With literals (every pattern has one, which the matcher looks for in
+// one pass), the keys are not needed: the shapes that carry no error are
+// still passed over.
+func candidate(line []byte, literals bool) bool {
 	if i := bytes.Index(line, []byte("NCCL ")); i >= 0 {
 		rest := line[i+5:]
 		if bytes.HasPrefix(rest, []byte("INFO ")) {
 			// the INFO lines that carry an error start so: "Failed to open
 			// libibverbs.so", "Call to connect returned Connection refused"
 			rest = rest[5:]
-			return bytes.HasPrefix(rest, []byte("Failed")) || bytes.HasPrefix(rest, []byte("Call to"))
+			return bytes.HasPrefix(rest, []byte("Failed")) || bytes.HasPrefix(rest, []byte("Call to")) || bytes.HasPrefix(rest, []byte("NET/Plugin"))
 		}
 		if bytes.HasPrefix(rest, []byte("WARN ")) || bytes.HasPrefix(rest, []byte("ATTN ")) || bytes.HasPrefix(rest, []byte("error")) {
 			return true
@@ -58,6 +143,9 @@ func candidate(line []byte) bool {
 	// lines reach here without their timestamps
 	if len(t) == 0 || t[0] == '#' || numberRow(t) {
 		return false
+	}
+	if literals {
+		return true
 	}
 	for _, k := range candidateKeys {
 		if bytes.Contains(line, k) {
@@ -89,13 +177,16 @@ var candidateKeys = [][]byte{[]byte("WARN"), []byte("ATTN"), []byte("rror"), []b
 // Observe matches one line against every signature.
 func (m *ErrorMatcher) Observe(line []byte) {
 	m.line++
-	if len(line) < 8 || !candidate(line) {
+	if len(line) < 8 || !candidate(line, m.allLit) {
 		return
+	}
+	if !m.lits.scan(line, m.found) && m.allLit {
+		return // every pattern needs a literal, and the line has none
 	}
 	for i := range m.sigs {
 		s := &m.sigs[i]
 		for j, re := range s.Res {
-			if lit := s.Lits[j]; len(lit) > 0 && !bytes.Contains(line, lit) {
+			if id := m.litOf[i][j]; id >= 0 && !m.found[id] {
 				continue
 			}
 			if !re.Match(line) {
@@ -129,7 +220,10 @@ func (m *ErrorMatcher) Hits() []ErrorHit {
 		if out[i].Score != out[j].Score {
 			return out[i].Score > out[j].Score
 		}
-		return out[i].Line < out[j].Line
+		if out[i].Line != out[j].Line {
+			return out[i].Line < out[j].Line
+		}
+		return out[i].Signature.ID < out[j].Signature.ID
 	})
 	return out
 }

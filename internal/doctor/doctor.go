@@ -94,7 +94,7 @@ func Audit(nodes []acquire.Node, opt Options) Result {
 	res.Report = r
 	res.Plan, res.Detected, res.PlanErr = plan(res.Nodes, opt.Fix)
 	if res.Plan != nil {
-		attach(r, fix.Remedies(res.Plan, "--hosts "+strings.Join(hostNames(fs), ",")))
+		attach(r, fix.Remedies(res.Plan, "--hosts "+report.HostRanges(hostNames(fs))))
 		clusterSettings(r, res.Plan, fs)
 	}
 	r.Status = r.Overall()
@@ -115,7 +115,7 @@ func auditCluster(fs []*facts.Node, nodes []acquire.Node) *report.Cluster {
 	if len(fs) < 2 {
 		return nil
 	}
-	var pings []cluster.PingResult
+	var pings []facts.PingResult
 	meshed := false
 	for _, c := range nodes {
 		pings = append(pings, c.Pings...)
@@ -195,14 +195,13 @@ func clusterSettings(r *report.Report, p *fix.Plan, fs []*facts.Node) {
 	for _, v := range p.Env {
 		want[v.Name] = v.Value
 	}
+	byHost := make(map[string]*facts.Node, len(fs))
+	for _, f := range fs {
+		byHost[f.Host] = f // the last of a name, as a pass over fs found
+	}
 	for i := range r.Hosts {
 		h := &r.Hosts[i]
-		var n *facts.Node
-		for _, f := range fs {
-			if f.Host == h.Host {
-				n = f
-			}
-		}
+		n := byHost[h.Host]
 		for j := range h.Findings {
 			f := &h.Findings[j]
 			v, ok := want[f.Subject]

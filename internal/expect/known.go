@@ -127,9 +127,11 @@ var knownActions = map[string]bool{"": true, "run": true, "configure": true, "up
 // the data file, which the tests read).
 func KnownIssues() ([]KnownIssue, error) { return known() }
 
-// SparkNCCL is the NCCL NVIDIA builds for DGX Spark (sm_121) in its playbook:
-// the version remedies name unless a known issue rules it out.
-const SparkNCCL = "2.28.9"
+// SparkNCCL is the NCCL NVIDIA builds for DGX Spark (sm_121) in its playbook
+// (github.com/NVIDIA/dgx-spark-playbooks nvidia/nccl/README.md and
+// assets/setup.sh: "git clone -b v2.30.7-1", "Use nccl latest version
+// v2.30.7-1"): the version remedies name unless a known issue rules it out.
+const SparkNCCL = "2.30.7"
 
 // NCCLFor is the NCCL version a remedy may recommend on a machine of arch
 // (uname -m) in a ring of ringNodes nodes (0: not a ring): want, raised past

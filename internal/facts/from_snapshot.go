@@ -108,8 +108,14 @@ func (b *builder) cmd(src, id string) ([]byte, bool) {
 // matching lists captured paths (files and links, status ok) matching glob.
 func (b *builder) matching(glob string) []string {
 	var out []string
+	// what precedes the first pattern character must match as it is:
+	// most items are told apart by it without path.Match
+	lit := glob
+	if i := strings.IndexAny(glob, `*?[\`); i >= 0 {
+		lit = glob[:i]
+	}
 	for _, it := range b.s.Manifest.Items {
-		if it.Kind == snapshot.KindCmd || it.Status != snapshot.StatusOK {
+		if it.Kind == snapshot.KindCmd || it.Status != snapshot.StatusOK || !strings.HasPrefix(it.Name, lit) {
 			continue
 		}
 		if ok, _ := path.Match(glob, it.Name); ok {

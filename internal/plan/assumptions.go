@@ -48,7 +48,11 @@ type PlatformNumbers struct {
 	BF16Source          string  `yaml:"bf16_source"`
 	// BF16PeakTFLOPS is the chip's dense 16-bit tensor-core peak, the
 	// ceiling no measurement on it can pass.
-	BF16PeakTFLOPS         float64 `yaml:"bf16_peak_tflops"`
+	BF16PeakTFLOPS float64 `yaml:"bf16_peak_tflops"`
+	// GPUsPerNode is how many GPUs one node has; a measurement of more on
+	// one host is from another platform.
+	GPUsPerNode            int     `yaml:"gpus_per_node"`
+	GPUsPerNodeSource      string  `yaml:"gpus_per_node_source"`
 	BF16PeakSource         string  `yaml:"bf16_peak_source"`
 	AllReduceBusBWExpect   string  `yaml:"allreduce_busbw_expectation"`
 	AllReduceLatencyUS     float64 `yaml:"allreduce_latency_us"`
@@ -122,7 +126,7 @@ func ParseAssumptions(b []byte) (Assumptions, error) {
 	}
 	for _, p := range a.Platforms {
 		if p.MemoryGB <= 0 || p.MemorySource == "" || p.BF16TFLOPS <= 0 || p.BF16Source == "" || p.AllReduceLatencyUS <= 0 || p.AllReduceLatencySource == "" ||
-			p.BF16PeakTFLOPS < p.BF16TFLOPS || p.BF16PeakSource == "" {
+			p.BF16PeakTFLOPS < p.BF16TFLOPS || p.BF16PeakSource == "" || p.GPUsPerNode < 1 || p.GPUsPerNodeSource == "" {
 			return a, fmt.Errorf("plan assumptions: platform %q needs memory, compute and latency with their sources", p.Name)
 		}
 	}

@@ -5,8 +5,14 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/sparkrig/sparkrig/internal/platform"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
+
+// sparkMemoryPeak is the rated peak bench gpu memory attaches to a DGX
+// Spark's copies (internal/expect: spark-lpddr5x's name); only a Spark's
+// rows carry it.
+const sparkMemoryPeak = "GB10 LPDDR5X unified memory"
 
 // Measured is what sparkrig's own JSON outputs say about the cluster. Zero
 // fields were not in the inputs and fall back to the platform's numbers.
@@ -18,6 +24,23 @@ type Measured struct {
 	AllReduceBusBW  Number
 	Latency         Number
 	LatencyBytes    int64
+	// Origins say where each input was measured, as far as it tells.
+	Origins []Origin
+}
+
+// Origin is what one input says of the machine it was measured on.
+type Origin struct {
+	File string
+	// Platform is the platform the input names (a GPU's name, a rated peak
+	// only one platform carries); "" where it names none.
+	Platform string
+	// Devices is how many GPUs of one host it measured (memory copies).
+	Devices int
+	// BandwidthGBs is the memory bandwidth it measured, 0 where none.
+	BandwidthGBs float64
+	// NotSpark says what the input audited where that is no DGX Spark
+	// and no platform sparkrig has numbers for ("gpu-server nodes").
+	NotSpark string
 }
 
 // ReadMeasured adds one sparkrig JSON output (a doctor report, a bench run,
@@ -125,6 +148,12 @@ func (m *Measured) collectives(name string, tables []results.NCCLTable) error {
 				small = r
 			}
 		}
+		for _, d := range t.Devices {
+			if p := platform.FromGPUName(d.Name); p != "" {
+				m.Origins = append(m.Origins, Origin{File: name, Platform: p})
+				break
+			}
+		}
 		src := fmt.Sprintf("measured: %s (all_reduce, %d ranks on %d nodes)", name, t.Ranks, t.Nodes)
 		if peak > 0 {
 			m.AllReduceBusBW = Number{peak, "GB/s", src + ", peak busbw"}
@@ -148,16 +177,23 @@ func (m *Measured) memory(name string, b []byte) error {
 		Src  int     `json:"src"`
 		Dst  int     `json:"dst"`
 		GBs  float64 `json:"gbs"`
+		Peak *struct {
+			Name string `json:"name"`
+		} `json:"peak"`
 	}
 	if err := json.Unmarshal(b, &rows); err != nil {
 		return fmt.Errorf("%s: %v", name, err)
 	}
 	var sum float64
 	var n int
+	o := Origin{File: name}
 	for _, r := range rows {
 		if r.Name == "d2d" && r.Src == r.Dst {
 			sum += r.GBs
 			n++
+			if r.Peak != nil && r.Peak.Name == sparkMemoryPeak {
+				o.Platform = platform.DGXSpark
+			}
 		}
 	}
 	if n == 0 {
@@ -165,6 +201,8 @@ func (m *Measured) memory(name string, b []byte) error {
 	}
 	// A copy reads and writes every byte: memory traffic is twice the copy rate.
 	m.MemoryBandwidth = Number{2 * sum / float64(n), "GB/s", fmt.Sprintf("measured: %s (2 x d2d copy rate, mean of %d devices)", name, n)}
+	o.Devices, o.BandwidthGBs = n, m.MemoryBandwidth.Value
+	m.Origins = append(m.Origins, o)
 	return nil
 }
 
@@ -223,6 +261,13 @@ func (m *Measured) doctor(name string, b []byte) error {
 	if slices.Contains(profiles, "dgx-spark") {
 		m.Platform = "dgx-spark"
 	}
+	for _, p := range slices.Compact(slices.Sorted(slices.Values(profiles))) {
+		if p == platform.DGXSpark {
+			m.Origins = append(m.Origins, Origin{File: name, Platform: p})
+		} else {
+			m.Origins = append(m.Origins, Origin{File: name, NotSpark: p + " nodes"})
+		}
+	}
 	return nil
 }
 
@@ -240,4 +285,39 @@ func (m Measured) Apply(c *Cluster) {
 	if m.Latency.Value > 0 {
 		c.AllReduceLatency, c.LatencyBytes = m.Latency, m.LatencyBytes
 	}
+}
+
+// CheckPlatform refuses inputs measured on another platform than target: a
+// memory benchmark of a multi-GPU server must not become a DGX Spark's
+// bandwidth. peakGBs is target's rated memory bandwidth per node and gpus
+// its GPUs per node (0: not known).
+func (m Measured) CheckPlatform(target string, peakGBs float64, gpus int) error {
+	for _, o := range m.Origins {
+		switch {
+		case o.Platform != "" && o.Platform != target:
+			return fmt.Errorf("--from %s was measured on %s, not %s: plan with --platform %s, or give a measurement from %s", o.File, o.Platform, target, o.Platform, target)
+		case o.NotSpark != "" && target == platform.DGXSpark:
+			return fmt.Errorf("--from %s audited %s, not DGX Spark: give --platform for their platform, or a report from the Sparks", o.File, o.NotSpark)
+		case o.Platform == "" && gpus > 0 && o.Devices > gpus:
+			return fmt.Errorf("--from %s measured %d GPUs of one host (%.0f GB/s); a %s node has %d: give a measurement from %s, or --platform for the platform it came from", o.File, o.Devices, o.BandwidthGBs, target, gpus, target)
+		case o.Platform == "" && peakGBs > 0 && o.BandwidthGBs > 1.1*peakGBs:
+			return fmt.Errorf("--from %s measured %.0f GB/s, above %s's %.0f GB/s peak: it comes from another platform; give a measurement from %s, or --platform for the platform it came from", o.File, o.BandwidthGBs, target, peakGBs, target)
+		}
+	}
+	return nil
+}
+
+// OriginPlatform is the one platform the inputs name, "" where they name none or several.
+func (m Measured) OriginPlatform() string {
+	p := m.Platform
+	for _, o := range m.Origins {
+		switch {
+		case o.Platform == "":
+		case p == "":
+			p = o.Platform
+		case p != o.Platform:
+			return ""
+		}
+	}
+	return p
 }

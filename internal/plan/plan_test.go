@@ -119,6 +119,7 @@ func TestParamCounts(t *testing.T) {
 		{"nemotron-nano-9b-v2.json", 9.0, 8.3, withHead, "nvidia/NVIDIA-Nemotron-Nano-9B-v2: 9B; 56 layers, 27 Mamba-2, 25 MLP, 4 attention (jetson-ai-lab model page)"},
 		{"gemma-3-270m.json", 0.270, 0.268, withHead, "google/gemma-3-270m card: 270M, 170M of them embeddings and 100M transformer blocks"},
 		{"gemma-2-27b.json", 27.2, 27.2, withHead, "google/gemma-2-27b card: 27.2B (Gemma 2 report, arXiv 2408.00118)"},
+		{"nemotron-3-super-120b-a12b.json", 120, 12, withHead, "nvidia/NVIDIA-Nemotron-3-Super-120B-A12B: 120B total, 12B active (kubis.ai cross-model comparison); LatentMoE experts of moe_latent_size 1024, the MTP layer aside"},
 	} {
 		m := load(t, c.file)
 		p := m.Count()
@@ -301,4 +302,118 @@ func FuzzParseConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestLatentMoEAndMTP reads Nemotron-3 Super's LatentMoE and MTP fields:
+// without moe_latent_size its 512 experts per layer would be sized at the
+// hidden width (four times the latent one) and the model would not fit one
+// Spark in NVFP4; the MTP layer is counted apart and named.
+func TestLatentMoEAndMTP(t *testing.T) {
+	m := load(t, "nemotron-3-super-120b-a12b.json")
+	if m.LatentSize != 1024 || m.MTPLayers != 1 || len(m.Unread) != 0 {
+		t.Fatalf("latent %d, MTP layers %d, unread %v; want 1024, 1, none", m.LatentSize, m.MTPLayers, m.Unread)
+	}
+	wide := m
+	wide.LatentSize = 0
+	if r := wide.Count().Total(wide) / m.Count().Total(m); r < 3 {
+		t.Errorf("without the latent width the model is only %.1f times larger", r)
+	}
+	p := sparkPlan(t, "nemotron-3-super-120b-a12b.json", "nvfp4", 1, Workload{Input: 1024, Output: 128, Concurrency: 1, KVDType: "fp8"})
+	if !p.Options[0].Fits {
+		t.Errorf("Nemotron-3 Super NVFP4 does not fit one Spark: %s", p.Options[0].Note)
+	}
+	var mtp bool
+	for _, n := range p.Assumed {
+		mtp = mtp || strings.Contains(n.Unit, "multi-token-prediction")
+	}
+	if !mtp {
+		t.Error("the plan does not name the MTP layer it leaves out")
+	}
+}
+
+// TestUnknownSizeFieldNamed: a config field that looks like a size and is
+// not read is named in the plan, never silently ignored; a field at its
+// neutral value (an empty list, a zero) is not.
+func TestUnknownSizeFieldNamed(t *testing.T) {
+	b, err := os.ReadFile("testdata/models/llama-3.3-70b.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = []byte(strings.Replace(string(b), "{", `{"num_memory_experts": 16, "adapter_dim": 0, "extra_layers": [],`, 1))
+	m, err := ParseConfig(b, "llama-extra")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(m.Unread, []string{"num_memory_experts"}) {
+		t.Fatalf("unread %v, want [num_memory_experts]", m.Unread)
+	}
+	a, _ := DefaultAssumptions()
+	set, _ := expect.Default()
+	c, _ := PlatformCluster("dgx-spark", 2, a, set)
+	f, _ := a.Format("nvfp4")
+	p, err := Estimate(m, f, c, Workload{Input: 128, Output: 128, Concurrency: 1, KVDType: "fp8", GPUMemUtil: 0.9}, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var named bool
+	for _, n := range p.Assumed {
+		named = named || strings.Contains(n.Unit, "not read: num_memory_experts")
+	}
+	if !named {
+		t.Errorf("the plan does not name num_memory_experts: %+v", p.Assumed)
+	}
+}
+
+// TestGGUFBytes holds the GGUF formats to ggml's block layouts
+// (ggml/src/ggml-common.h: block_q4_0 an FP16 scale and 16 bytes per 32
+// weights; block_q4_K two FP16 scales, 12 bytes of 6-bit scales and 128
+// bytes per 256; block_q5_K that plus 32 bytes of high bits; block_q6_K 128
+// + 64 + 16 bytes and an FP16 scale per 256; block_q8_0 an FP16 scale and 32
+// bytes per 32; block_mxfp4 an E8M0 byte and 16 bytes per 32).
+func TestGGUFBytes(t *testing.T) {
+	a, err := DefaultAssumptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		format        string
+		bytes, values float64
+	}{
+		{"q4_0", 2 + 16, 32}, {"q4_k_m", 2*2 + 12 + 128, 256}, {"q5_k_m", 2*2 + 12 + 128 + 32, 256},
+		{"q6_k", 128 + 64 + 16 + 2, 256}, {"q8_0", 2 + 32, 32}, {"mxfp4", 1 + 16, 32},
+	} {
+		f, err := a.Format(c.format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f.BytesPerParam != c.bytes/c.values {
+			t.Errorf("%s: %g bytes per weight, ggml's block gives %g", c.format, f.BytesPerParam, c.bytes/c.values)
+		}
+	}
+	// The K-quant mixes keep the output in Q6_K.
+	for _, n := range []string{"q4_0", "q4_k_m", "q5_k_m", "q6_k"} {
+		if f, _ := a.Format(n); f.HeadBytesPerParam != 210.0/256 {
+			t.Errorf("%s: output at %g bytes per weight, want Q6_K's 210/256", n, f.HeadBytesPerParam)
+		}
+	}
+}
+
+// TestGGUFFileSizes: the weights the planner works out for GGUF files are
+// the file sizes llama-bench printed for them (GiB; DandinPower/llama.cpp_bench
+// dgx_spark/decoding.log for the Q4_K_M files, ggml-org/llama.cpp
+// benches/dgx-spark.md for the others), within 0.5 %.
+func TestGGUFFileSizes(t *testing.T) {
+	for _, c := range []struct {
+		file, weights string
+		gib           float64
+	}{
+		{"qwen3-1.7b.json", "q4_k_m", 1.03}, {"qwen3-8b.json", "q4_k_m", 4.68}, {"qwen3-32b.json", "q4_k_m", 18.40},
+		{"qwen3-30b-a3b.json", "q4_k_m", 17.28}, {"qwen2.5-coder-7b.json", "q8_0", 7.54}, {"qwen3-coder-30b-a3b.json", "q8_0", 30.25},
+		{"gpt-oss-120b.json", "gguf-mxfp4", 59.02}, {"gpt-oss-20b.json", "gguf-mxfp4", 11.27},
+	} {
+		p := sparkPlan(t, c.file, c.weights, 1, Workload{Input: 16, Output: 16, Concurrency: 1, KVDType: "fp16"})
+		if got := p.WeightsGB * 1e9 / (1 << 30); math.Abs(got/c.gib-1) > 0.005 {
+			t.Errorf("%s %s: %.2f GiB, llama-bench printed %.2f GiB", c.file, c.weights, got, c.gib)
+		}
+	}
 }

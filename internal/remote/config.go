@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kevinburke/ssh_config"
@@ -70,6 +71,69 @@ type SSHConfig struct {
 	// connection goes: a host they may apply to is refused, not reached
 	// another way than ssh would.
 	routes []unevaluatedRoute
+
+	indexOnce sync.Once
+	index     []hostIndex // one per file
+}
+
+// hostIndex narrows a file's Host blocks to those that can match an alias:
+// a block whose patterns are all plain names is found by name, every other
+// block (wildcards, negations, the implicit "Host *") is always tried. A
+// config listing ten thousand hosts is then read in time linear in them,
+// not in their square.
+type hostIndex struct {
+	byName  map[string][]int
+	general []int
+}
+
+func indexHosts(cfg *ssh_config.Config) hostIndex {
+	ix := hostIndex{byName: map[string][]int{}}
+	for i, h := range cfg.Hosts {
+		plain := len(h.Patterns) > 0
+		for _, p := range h.Patterns {
+			if strings.ContainsAny(p.String(), "*?!") {
+				plain = false
+			}
+		}
+		if !plain {
+			ix.general = append(ix.general, i)
+			continue
+		}
+		for _, p := range h.Patterns {
+			if l := ix.byName[p.String()]; len(l) == 0 || l[len(l)-1] != i {
+				ix.byName[p.String()] = append(l, i)
+			}
+		}
+	}
+	return ix
+}
+
+// narrowed is each file with only the Host blocks that can match alias, in
+// their order in the file: what Get and GetAll of the whole file would find.
+func (c *SSHConfig) narrowed(alias string) []*ssh_config.Config {
+	c.indexOnce.Do(func() {
+		for _, f := range c.files {
+			c.index = append(c.index, indexHosts(f))
+		}
+	})
+	out := make([]*ssh_config.Config, len(c.files))
+	for i, f := range c.files {
+		ix := c.index[i]
+		named := ix.byName[alias]
+		hosts := make([]*ssh_config.Host, 0, len(named)+len(ix.general))
+		a, b := 0, 0
+		for a < len(named) || b < len(ix.general) {
+			if b == len(ix.general) || a < len(named) && named[a] < ix.general[b] {
+				hosts = append(hosts, f.Hosts[named[a]])
+				a++
+			} else {
+				hosts = append(hosts, f.Hosts[ix.general[b]])
+				b++
+			}
+		}
+		out[i] = &ssh_config.Config{Hosts: hosts}
+	}
+	return out
 }
 
 // unevaluatedRoute is a Match block sparkrig cannot evaluate that sets a
@@ -289,7 +353,7 @@ func NewSSHConfig(home, localUser string, files ...*ssh_config.Config) *SSHConfi
 }
 
 func (c *SSHConfig) get(alias, key string) string {
-	for _, f := range c.files {
+	for _, f := range c.narrowed(alias) {
 		if v, err := f.Get(alias, key); err == nil && v != "" {
 			return v
 		}
@@ -299,7 +363,7 @@ func (c *SSHConfig) get(alias, key string) string {
 
 func (c *SSHConfig) getAll(alias, key string) []string {
 	var out []string
-	for _, f := range c.files {
+	for _, f := range c.narrowed(alias) {
 		if v, err := f.GetAll(alias, key); err == nil {
 			out = append(out, v...)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -56,25 +57,30 @@ func (f FanOut) Each(ctx context.Context, hosts []string, fn func(ctx context.Co
 			f.Progress(done, failed, len(hosts)-done-failed)
 		}
 	}
-	sem := make(chan struct{}, par)
+	// par workers take the hosts in order: the goroutines and buffers of a
+	// fan-out are bounded by its concurrency, not by the number of hosts.
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	for i, h := range hosts {
+	for range min(par, len(hosts)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				res[i] = HostResult{Host: h, Err: fmt.Errorf("%w: not started before the overall deadline", ErrTimeout)}
-				if interrupted(ctx) {
-					res[i].Err = fmt.Errorf("%w: not started", ErrInterrupted)
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(hosts) {
+					return
+				}
+				h := hosts[i]
+				if ctx.Err() != nil {
+					res[i] = HostResult{Host: h, Err: fmt.Errorf("%w: not started before the overall deadline", ErrTimeout)}
+					if interrupted(ctx) {
+						res[i].Err = fmt.Errorf("%w: not started", ErrInterrupted)
+					}
+				} else {
+					res[i] = f.one(ctx, i, h, fn)
 				}
 				report(res[i].Err)
-				return
 			}
-			defer func() { <-sem }()
-			res[i] = f.one(ctx, i, h, fn)
-			report(res[i].Err)
 		}()
 	}
 	wg.Wait()

@@ -7,8 +7,10 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/sparkrig/sparkrig/internal/shell"
 	"golang.org/x/crypto/ssh"
@@ -44,13 +46,68 @@ func newHostKeyChecker(files, global []string, acceptNew, hash bool) (*hostKeyCh
 		}
 	}
 	if len(k.files) > 0 {
-		cb, err := knownhosts.New(k.files...)
+		cb, err := knownHostsDB(k.files)
 		if err != nil {
 			return nil, fmt.Errorf("read known_hosts: %w", err)
 		}
 		k.cb = cb
 	}
 	return k, nil
+}
+
+// knownHostsCache holds the parsed known_hosts files, read once for every
+// connection that names the same files while they are unchanged: read per
+// connection, a fan-out over n hosts whose known_hosts lists them all
+// parsed n² lines and held n copies of the file's keys while connected.
+var knownHostsCache struct {
+	sync.Mutex
+	key    string
+	stamps []fileStamp
+	cb     ssh.HostKeyCallback
+}
+
+// fileStamp tells a file changed (accept-new appends, ssh-keygen -R rewrites).
+type fileStamp struct {
+	size, mtime int64
+	ino         uint64
+}
+
+func stampOf(f string) (fileStamp, bool) {
+	st, err := os.Stat(f)
+	if err != nil {
+		return fileStamp{}, false
+	}
+	s := fileStamp{size: st.Size(), mtime: st.ModTime().UnixNano()}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		s.ino = sys.Ino
+	}
+	return s, true
+}
+
+// knownHostsDB is knownhosts.New(files...), shared while the files stay as
+// they were.
+func knownHostsDB(files []string) (ssh.HostKeyCallback, error) {
+	key := strings.Join(files, "\x00")
+	stamps := make([]fileStamp, 0, len(files))
+	for _, f := range files {
+		s, ok := stampOf(f)
+		if !ok {
+			return knownhosts.New(files...) // its error names the file
+		}
+		stamps = append(stamps, s)
+	}
+	c := &knownHostsCache
+	c.Lock()
+	defer c.Unlock()
+	if c.cb != nil && c.key == key && slices.Equal(c.stamps, stamps) {
+		return c.cb, nil
+	}
+	cb, err := knownhosts.New(files...)
+	if err != nil {
+		return nil, err
+	}
+	c.key, c.stamps, c.cb = key, stamps, cb
+	return cb, nil
 }
 
 // knownAlgorithms returns the key algorithms known_hosts holds for addr, so

@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// MaxHosts bounds one host list, so a typo like spark-[1-999999] fails fast.
-const MaxHosts = 4096
+// MaxHosts bounds one host list, so a typo like spark-[1-999999] fails fast;
+// it leaves room for fleets of ten thousand nodes.
+const MaxHosts = 16384
 
 // ParseHostList expands a comma-separated host list with pdsh-style ranges:
 // "spark-[01-04]", "node[1,3,5-7]", "a,b[1-2].lan". Zero-padding of the

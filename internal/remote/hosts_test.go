@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -14,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 func TestParseHostList(t *testing.T) {
@@ -31,13 +35,13 @@ func TestParseHostList(t *testing.T) {
 		{in: "spark-[04-01]", err: `host range "spark-[04-01]": bad range "04-01"`},
 		{in: "spark-[01-04", err: `host range "spark-[01-04": missing ]`},
 		{in: "spark-[a-b]", err: `host range "spark-[a-b]": "a" is not a number`},
-		{in: "n[1-99999]", err: "more than 4096"},
+		{in: "n[1-99999]", err: "more than 16384"},
 		// at the integer limit: a loop comparing with the high end never ended
 		{in: "n[9223372036854775806-9223372036854775807]", want: []string{"n9223372036854775806", "n9223372036854775807"}},
 		{in: "n[9223372036854775807]", want: []string{"n9223372036854775807"}},
 		{in: "n[9223372036854775808]", err: `"9223372036854775808" is not a number`},
 		// many small ranges in one group are counted as they are expanded
-		{in: "n[" + strings.Repeat("1-4000,", 64) + "1]", err: "more than 4096"},
+		{in: "n[" + strings.Repeat("1-4000,", 64) + "1]", err: "more than 16384"},
 		{in: ",", err: "empty host list"},
 	} {
 		got, err := ParseHostList(tt.in)
@@ -397,5 +401,41 @@ func TestIncludeOfWhatIsNotAConfigIsRefused(t *testing.T) {
 	}
 	if e, err := c.Resolve("spark-01"); err != nil || e.User != "admin" {
 		t.Errorf("spark-01 = %+v, %v", e, err)
+	}
+}
+
+// report.HostRanges is read back by ParseHostList as the same hosts in the
+// same order, for any mix of numbered, padded and unnumbered names.
+func TestHostRangesRoundTrips(t *testing.T) {
+	for _, c := range []struct {
+		in   []string
+		want string
+	}{
+		{[]string{"node-00001", "node-00002", "node-00003"}, "node-[00001-00003]"},
+		{[]string{"spark-9", "spark-10", "spark-11", "gpu1.lan", "gpu2.lan", "head"}, "spark-[9-11],gpu1.lan,gpu2.lan,head"},
+		{[]string{"n08", "n09", "n10", "n12"}, "n[08-10],n12"},
+		{[]string{"n3", "n2", "n1"}, "n3,n2,n1"},
+		{[]string{"a1", "a01"}, "a1,a01"},
+	} {
+		got := report.HostRanges(c.in)
+		if got != c.want {
+			t.Errorf("%q: got %q, want %q", c.in, got, c.want)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 500 {
+		var hosts []string
+		seen := map[string]bool{}
+		for range 1 + rng.IntN(60) {
+			h := fmt.Sprintf("%s%0*d%s", []string{"n", "spark-", "r1-gpu", ""}[rng.IntN(4)], rng.IntN(4), rng.IntN(30), []string{"", ".lan", "b"}[rng.IntN(3)])
+			if !seen[h] && h != "" {
+				seen[h] = true
+				hosts = append(hosts, h)
+			}
+		}
+		back, err := ParseHostList(report.HostRanges(hosts))
+		if err != nil || !slices.Equal(back, hosts) {
+			t.Fatalf("%q → %q → %q, %v", hosts, report.HostRanges(hosts), back, err)
+		}
 	}
 }

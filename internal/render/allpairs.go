@@ -25,19 +25,22 @@ func AllPairsText(w io.Writer, ap *report.AllPairs, opt Options) error {
 		head += " · " + sanitize.Line(ap.Segment)
 	}
 	hang(&b, "", "  ", head+fmt.Sprintf(" · %.1f s", ap.WallSeconds), opt.Width)
-	if len(ap.Tools) == 0 {
+	if len(ap.Tools) == 0 && ap.Reference > 0 {
 		hang(&b, "  ", "  ", fmt.Sprintf("reference: %s %s; a direction passes at %s or more", ap.RefName, gbps(ap.Reference), gbps(ap.Floor)), opt.Width)
 	}
 	for _, t := range ap.Tools {
-		hang(&b, "  ", "  ", fmt.Sprintf("reference for %s: its median %s; a direction passes at %s or more", sanitize.Line(t.Tool), gbps(t.Reference), gbps(t.Floor)), opt.Width)
+		hang(&b, "  ", "  ", fmt.Sprintf("reference for %s: %s; a direction passes at %s or more", sanitize.Line(t.Tool), gbps(t.Reference), gbps(t.Floor)), opt.Width)
 	}
 	b.WriteString("\n")
 	matrixText(&b, ap, opt)
 	pairsText(&b, ap, opt)
 	b.WriteString("\n")
-	if len(ap.Suspects) == 0 {
+	for _, u := range ap.Unjudged {
+		hang(&b, "  not judged: ", "    ", sanitize.Line(u), opt.Width)
+	}
+	if len(ap.Suspects) == 0 && len(ap.Unjudged) == 0 {
 		b.WriteString("  no suspect: every node, cable and pair passed\n")
-	} else {
+	} else if len(ap.Suspects) > 0 {
 		b.WriteString("  suspects\n")
 		for _, s := range ap.Suspects {
 			word := sevBadge(map[string]report.Severity{"confirmed": report.Fail, "suspect": report.Warn, "cleared": report.OK}[s.Status], opt.Color)
@@ -94,7 +97,7 @@ func ncclText(b *strings.Builder, n *report.AllPairsNCCL, opt Options) {
 	b.WriteString("\n")
 	if len(n.Pairs) > 0 {
 		hang(b, "  ", "  ", fmt.Sprintf("%s · %d pair%s · %d round%s · %.1f s", sanitize.Line(n.Tool), len(n.Pairs), plural(len(n.Pairs)), n.Rounds, plural(n.Rounds), n.WallSeconds), opt.Width)
-		hang(b, "    ", "    ", fmt.Sprintf("reference: the pairs' median %s busbw; a pair passes at %s or more", gbytes(n.Reference), gbytes(n.Floor)), opt.Width)
+		hang(b, "    ", "    ", fmt.Sprintf("reference: the best pairs' %s busbw; a pair passes at %s or more", gbytes(n.Reference), gbytes(n.Floor)), opt.Width)
 		for _, p := range n.Pairs {
 			word := sevBadge(report.OK, opt.Color)
 			if !p.Pass {
@@ -249,7 +252,7 @@ small{color:#666}
 <h1>All-pairs qualification</h1>
 {{template "allpairs-body" .}}</body></html>
 {{define "allpairs-body"}}<p>{{.AP.Schedule}} · {{len .AP.Nodes}} nodes · {{.AP.Rounds}} rounds of {{printf "%.1f" .AP.TestSeconds}} s · {{.AP.Tool}}{{if .AP.Segment}} · {{.AP.Segment}}{{end}} · {{printf "%.1f" .AP.WallSeconds}} s<br>
-{{if .AP.Tools}}{{range .AP.Tools}}reference for {{.Tool}}: its median {{rate .Reference}} Gb/s; a direction passes at {{rate .Floor}} Gb/s or more<br>
+{{if .AP.Tools}}{{range .AP.Tools}}reference for {{.Tool}}: {{rate .Reference}} Gb/s; a direction passes at {{rate .Floor}} Gb/s or more<br>
 {{end}}{{else}}reference: {{.AP.RefName}} {{rate .AP.Reference}} Gb/s; a direction passes at {{rate .AP.Floor}} Gb/s or more{{end}}</p>
 <table class="m"><tr><th>Gb/s from ↓ to →</th>{{range $j, $n := .AP.Nodes}}<th title="{{$n}}">{{inc $j}}</th>{{end}}</tr>
 {{range $i, $row := .AP.Matrix}}<tr><th>{{inc $i}} {{index $.AP.Nodes $i}}</th>{{range $j, $v := $row}}<td style="{{heat $v ($.AP.RefAt $i $j) ($.AP.FloorAt $i $j) (eq $i $j)}}" title="{{index $.AP.Nodes $i}} → {{index $.AP.Nodes $j}}{{with $.AP.ToolAt $i $j}} · {{.}}{{end}}">{{if eq $i $j}}·{{else}}{{rate $v}}{{end}}</td>{{end}}</tr>
@@ -263,7 +266,7 @@ small{color:#666}
 {{else}}<p>No suspect: every node, cable and pair passed.</p>{{end}}
 {{with .AP.NCCL}}<h2>NCCL, pair by pair</h2>
 {{if .Pairs}}<p>{{.Tool}} · {{len .Pairs}} pairs · {{.Rounds}} rounds · {{printf "%.1f" .WallSeconds}} s<br>
-reference: the pairs' median {{rate .Reference}} GB/s busbw; a pair passes at {{rate .Floor}} GB/s or more</p>
+reference: the best pairs' {{rate .Reference}} GB/s busbw; a pair passes at {{rate .Floor}} GB/s or more</p>
 <table class="n"><tr><th>rank 0</th><th>rank 1</th><th>busbw</th><th>size</th><th>NCCL</th><th></th></tr>
 {{range .Pairs}}<tr><td>{{.A}}</td><td>{{.B}}</td><td>{{if .Error}}×{{else}}{{rate .BusGBs}} GB/s{{end}}</td><td>{{size .Bytes}}</td><td>{{.NCCLVersion}}</td><td class="{{if .Pass}}ok{{else}}WARN{{end}}">{{if .Pass}}pass{{else}}{{if .Error}}{{.Error}}{{else}}below the floor{{end}}{{end}}</td></tr>
 {{end}}</table>

@@ -21,7 +21,13 @@ func textCluster(w io.Writer, r *report.Report, opt Options) error {
 	var b strings.Builder
 	if audited(r) {
 		hang(&b, "", "  ", bold(fmt.Sprintf("cluster · %s · %d link(s)", orUnknown(c.Topology), len(c.Links)), opt.Color), opt.Width)
-		textLinks(&b, c.Links, c.Qualified, opt)
+		links, okLeftOut := c.ShownLinks(len(r.Hosts))
+		if len(links) > 0 || okLeftOut == 0 {
+			textLinks(&b, links, c.Qualified, opt)
+		}
+		if okLeftOut > 0 {
+			fmt.Fprintf(&b, "  and %d link(s) ok (the JSON lists each)\n", okLeftOut)
+		}
 	} else {
 		// no doctor audit: the findings of the runs (all-pairs, triage)
 		// without a links section that has nothing to say

@@ -101,8 +101,12 @@ func textHosts(w io.Writer, r *report.Report, opt Options) error {
 		return nil
 	}
 	var b strings.Builder
-	for _, h := range r.Hosts {
-		textHost(&b, h, opt)
+	for _, g := range r.HostGroups() {
+		textHost(&b, r.Hosts[g.Host], opt)
+		if line := g.OthersLine(); line != "" {
+			hang(&b, "  ", "    ", sanitize.Line(line), opt.Width)
+			b.WriteString("\n")
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -1,10 +1,10 @@
 package render
 
 import (
-	"bytes"
 	"embed"
 	"html/template"
 	"io"
+	"iter"
 	"sort"
 	"time"
 
@@ -41,18 +41,19 @@ type HTMLOptions struct {
 // a Content-Security-Policy that forbids every network request.
 func HTML(w io.Writer, r *report.Report, opt HTMLOptions) error {
 	runs, rails, failed := benchData(r)
-	// The page is cleaned whole (the template writes in pieces): control,
-	// bidi and private-use characters from outside show as escapes.
-	var page bytes.Buffer
+	// The page is cleaned a line at a time as the template writes it (in
+	// pieces): control, bidi and private-use characters from outside show
+	// as escapes, and a report of thousands of hosts is never held as a
+	// page.
 	pv := newPage(r, opt, runs, rails, failed)
 	if err := addSections(pv, r); err != nil {
 		return err
 	}
-	if err := pageTmpl.Execute(&page, pv); err != nil {
+	lw := &lineWriter{w: safe(w)}
+	if err := pageTmpl.Execute(lw, pv); err != nil {
 		return err
 	}
-	_, err := safe(w).Write(page.Bytes())
-	return err
+	return lw.Flush()
 }
 
 // severities in display order, worst first.
@@ -69,8 +70,11 @@ type page struct {
 	HostCount, Unaudited int
 	Counts               []sevCount
 	Filters              []sevFilter
-	Hosts                []hostView
-	Topo                 *topoView
+	// Hosts are made one at a time as the page is written, so a report
+	// of thousands of hosts never holds a view of each beside itself.
+	Hosts    iter.Seq[hostView]
+	HasHosts bool
+	Topo     *topoView
 
 	RunCount   int
 	Plots      []plotView
@@ -113,9 +117,13 @@ type hostView struct {
 // openHostsUpTo is the largest report whose hosts all start unfolded.
 const openHostsUpTo = 8
 
+// findingView holds the finding's fields the page shows as its own: a
+// template reaching a field through an embedded struct looks it up by name
+// with an allocation each time, gigabytes over thousands of hosts.
 type findingView struct {
-	report.Finding
-	Open bool
+	Severity                                            report.Severity
+	ID, Subject, Title, Observed, Expected, Why, Source string
+	Open                                                bool
 	// Fix is the remedy as text.
 	Fix string
 }
@@ -136,18 +144,27 @@ func newPage(r *report.Report, opt HTMLOptions, runs []ncclRun, rails []railResu
 		p.Generated = r.GeneratedAt.UTC().Format(time.RFC3339)
 	}
 	counts := map[report.Severity]int{}
-	for _, h := range r.Hosts {
-		if h.Status != "" && h.Status != report.HostAudited {
+	hosts := r.Hosts
+	if r.Cluster != nil && len(r.Cluster.Findings) > 0 {
+		hosts = append(hosts[:len(hosts):len(hosts)], report.Host{Host: "cluster", Status: "cross-node checks", Findings: r.Cluster.Findings})
+	}
+	for i, h := range hosts {
+		if i < len(r.Hosts) && h.Status != "" && h.Status != report.HostAudited {
 			p.Unaudited++
 		}
-		p.Hosts = append(p.Hosts, newHostView(h, counts))
+		for _, f := range h.Findings {
+			counts[f.Severity]++
+		}
 	}
-	if r.Cluster != nil && len(r.Cluster.Findings) > 0 {
-		p.Hosts = append(p.Hosts, newHostView(report.Host{Host: "cluster", Status: "cross-node checks", Findings: r.Cluster.Findings}, counts))
-	}
-	if len(r.Hosts) <= openHostsUpTo {
-		for i := range p.Hosts {
-			p.Hosts[i].Open = true
+	p.HasHosts = len(hosts) > 0
+	allOpen := len(r.Hosts) <= openHostsUpTo
+	p.Hosts = func(yield func(hostView) bool) {
+		for _, h := range hosts {
+			v := newHostView(h)
+			v.Open = v.Open || allOpen
+			if !yield(v) {
+				return
+			}
 		}
 	}
 	for _, s := range severities {
@@ -165,15 +182,16 @@ func newPage(r *report.Report, opt HTMLOptions, runs []ncclRun, rails []railResu
 	return p
 }
 
-func newHostView(h report.Host, counts map[report.Severity]int) hostView {
+func newHostView(h report.Host) hostView {
 	v := hostView{Name: h.Host, Profile: h.Profile, Status: h.Status, Source: h.Source, Error: h.Error}
 	fs := append([]report.Finding(nil), h.Findings...)
 	sort.SliceStable(fs, func(i, j int) bool { return fs[i].Severity.Rank() > fs[j].Severity.Rank() })
 	per := map[report.Severity]int{}
 	for _, f := range fs {
-		counts[f.Severity]++
 		per[f.Severity]++
-		v.Findings = append(v.Findings, findingView{Finding: f, Open: f.Severity == report.Fail, Fix: remedyText(f.Remedy)})
+		v.Findings = append(v.Findings, findingView{Severity: f.Severity, ID: f.ID, Subject: f.Subject, Title: f.Title,
+			Observed: f.Observed, Expected: f.Expected, Why: f.Why, Source: f.Source,
+			Open: f.Severity == report.Fail, Fix: remedyText(f.Remedy)})
 	}
 	for _, s := range severities {
 		if per[s] > 0 && s != report.OK {

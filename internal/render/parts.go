@@ -59,7 +59,7 @@ func mdAllPairs(w io.Writer, r *report.Report, _ Options) error {
 		p.line("Reference: %s %s; a direction passes at %s or more.", sanitize.Markdown(ap.RefName), gbps(ap.Reference), gbps(ap.Floor))
 	}
 	for _, t := range ap.Tools {
-		p.line("- reference for %s: its median %s; a direction passes at %s or more", sanitize.Markdown(t.Tool), gbps(t.Reference), gbps(t.Floor))
+		p.line("- reference for %s: %s; a direction passes at %s or more", sanitize.Markdown(t.Tool), gbps(t.Reference), gbps(t.Floor))
 	}
 	p.line("")
 	header := []string{"Gb/s from ↓ to →"}
@@ -106,7 +106,7 @@ func mdAllPairs(w io.Writer, r *report.Report, _ Options) error {
 	if n := ap.NCCL; n != nil {
 		p.line("")
 		if len(n.Pairs) > 0 {
-			p.line("**%s**, pair by pair: reference the pairs' median %s busbw; a pair passes at %s or more.", sanitize.Markdown(n.Tool), gbytes(n.Reference), gbytes(n.Floor))
+			p.line("**%s**, pair by pair: reference the best pairs' %s busbw; a pair passes at %s or more.", sanitize.Markdown(n.Tool), gbytes(n.Reference), gbytes(n.Floor))
 			p.line("")
 			rows = nil
 			for _, pr := range n.Pairs {

@@ -126,7 +126,7 @@ func writeAllPairs(w io.Writer, r *report.Report, format string, opt Options) er
 	case "html":
 		return AllPairsHTML(w, r.AllPairs)
 	case "prometheus", "prom":
-		return AllPairsPrometheus(w, r.AllPairs)
+		return Prometheus(w, r) // sparkrig_status and the findings with the run's series
 	case "text", "":
 		if err := AllPairsText(w, r.AllPairs, opt); err != nil {
 			return err

@@ -29,6 +29,11 @@ type AllPairs struct {
 	// tool's.
 	Tools []AllPairsTool `json:"tools,omitempty"`
 	Rules string         `json:"rules"`
+	// Unjudged says what keeps the run from a verdict on every node and
+	// pair: directions not measured (an interrupt, a node that could not
+	// be reached), or no credible reference to judge against. A run with
+	// any is never an all-clear.
+	Unjudged []string `json:"unjudged,omitempty"`
 	// NCCL is each pair's 2-rank NCCL test where both its nodes have a
 	// GPU, or why none ran.
 	NCCL *AllPairsNCCL `json:"nccl,omitempty"`
@@ -36,12 +41,12 @@ type AllPairs struct {
 
 // AllPairsNCCL is the 2-rank NCCL test of each pair whose two nodes have a
 // GPU: all_reduce's bus bandwidth at the largest message, judged against
-// the pairs' median by the same rule as the directions.
+// the best pairs' by the same rule as the directions (diagnose.LinkRef).
 type AllPairsNCCL struct {
 	Tool        string             `json:"tool"`
 	Rounds      int                `json:"rounds"`
 	WallSeconds float64            `json:"wall_s"`
-	Reference   float64            `json:"reference_busbw_gbs"` // the pairs' median
+	Reference   float64            `json:"reference_busbw_gbs"` // the best pairs' (0: none credible)
 	Floor       float64            `json:"floor_busbw_gbs"`
 	Pairs       []AllPairsNCCLPair `json:"pairs"`
 	Suspects    []AllPairsSuspect  `json:"suspects"`

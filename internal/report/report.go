@@ -1,6 +1,9 @@
 // Package report is the one model every output format renders: the doctor's
 // findings per host and for the cluster, analysed benchmark files, and bench
-// runs. Renderers live in package render; this package holds data only.
+// runs. Renderers live in package render. Beside the model it holds the
+// report command's pipeline (Run): sparkrig documents read and merged into
+// one (Merge), with what reads raw outputs and audits snapshots handed in,
+// so it imports nothing of sparkrig's but the parsed results.
 package report
 
 import (
@@ -152,7 +155,7 @@ type QualifiedDirection struct {
 	Tool    string   `json:"tool"`
 	Gbps    float64  `json:"gbps"`
 	Moved   []string `json:"counters_moved,omitempty"` // "spark-01 enp1s0f1np1 rx_crc_errors +12"
-	Verdict string   `json:"verdict"`                  // ok, degraded, errors, failed
+	Verdict string   `json:"verdict"`                  // pass, slow, failed, unjudged (diagnose's link verdicts); errors: passed, but error counters moved
 }
 
 // Link is one cable (or switch path) between two netdevs of two nodes,

@@ -169,8 +169,9 @@ func (l *NCCLLog) Observe(line []byte) bool {
 		l.InfoLines++
 		l.host(line[:i])
 		msg := rest[len(tagInfo):]
-		// the few INFO messages that report a failure
-		l.quietInfo = !bytes.HasPrefix(msg, []byte("Failed")) && !bytes.HasPrefix(msg, []byte("Call to"))
+		// the few INFO messages that report a failure (a net plugin that
+		// does not load says so in an INFO line)
+		l.quietInfo = !bytes.HasPrefix(msg, []byte("Failed")) && !bytes.HasPrefix(msg, []byte("Call to")) && !bytes.HasPrefix(msg, []byte("NET/Plugin"))
 		l.info(msg)
 		return true
 	case bytes.HasPrefix(rest, tagWarn):
@@ -320,7 +321,12 @@ func NCCLOrigin(prefix []byte) (host []byte, ok bool) {
 		if c1 < 0 || !digits(tok[c1+1:c2]) {
 			continue
 		}
-		return bytes.TrimLeft(tok[:c1], ":"), true
+		host := tok[:c1]
+		// a host name has no ':': one before it ends a tag ("rank3:host:pid:tid")
+		if c := bytes.LastIndexByte(host, ':'); c >= 0 {
+			host = host[c+1:]
+		}
+		return host, true
 	}
 	return nil, false
 }

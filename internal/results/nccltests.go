@@ -290,6 +290,7 @@ func (p *ncclParser) comment(t []byte) {
 					p.cur.AvgBusBWGBs = &x
 				}
 			}
+			p.cur.Footers++
 			p.cur.Complete = true
 		}
 	case bytes.HasPrefix(body, []byte("Collective test concluded")):

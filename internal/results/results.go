@@ -45,16 +45,20 @@ type NCCLDevice struct {
 type NCCLTable struct {
 	// Collective is the canonical name: all_reduce, all_gather, reduce_scatter,
 	// broadcast, reduce, alltoall, sendrecv, scatter, gather, hypercube.
-	Collective   string       `json:"collective"`
-	Tool         string       `json:"tool"` // "nccl-tests" or "sparkrig"
-	ToolVersion  string       `json:"tool_version,omitempty"`
-	NCCLVersion  string       `json:"nccl_version,omitempty"`
-	Ranks        int          `json:"ranks,omitempty"` // 0: not told by the input
-	Nodes        int          `json:"nodes,omitempty"` // 0: not told by the input
-	Devices      []NCCLDevice `json:"devices"`
-	Rows         []NCCLRow    `json:"rows"`
-	AvgBusBWGBs  *float64     `json:"avg_busbw_gbs,omitempty"` // the footer; averages every size
-	WrongResults int64        `json:"wrong_results"`
+	Collective  string       `json:"collective"`
+	Tool        string       `json:"tool"` // "nccl-tests" or "sparkrig"
+	ToolVersion string       `json:"tool_version,omitempty"`
+	NCCLVersion string       `json:"nccl_version,omitempty"`
+	Ranks       int          `json:"ranks,omitempty"` // 0: not told by the input
+	Nodes       int          `json:"nodes,omitempty"` // 0: not told by the input
+	Devices     []NCCLDevice `json:"devices"`
+	Rows        []NCCLRow    `json:"rows"`
+	AvgBusBWGBs *float64     `json:"avg_busbw_gbs,omitempty"` // the footer; averages every size
+	// Footers counts the "Avg bus bandwidth" footers read into this table:
+	// more than one means several processes each ran a test of their own
+	// (nccl-tests built without MPI=1 and started by a launcher).
+	Footers      int   `json:"footers,omitempty"`
+	WrongResults int64 `json:"wrong_results"`
 	// PeakBusBWGBs is the best busbw of any row (either placement) and PeakSize its message size.
 	PeakBusBWGBs float64 `json:"peak_busbw_gbs"`
 	PeakSize     int64   `json:"peak_size_bytes"`

@@ -257,3 +257,42 @@ func TestStreamTellsATransportFailure(t *testing.T) {
 		}
 	}
 }
+
+// Release hands a host's connection back once no command runs on it: the
+// commands running meanwhile finish, and the next one dials again.
+func TestSSHReleaseClosesWhenIdle(t *testing.T) {
+	s, d := loopServers(t, 1)
+	r := &runner.SSH{Dialer: d}
+	defer r.Close()
+	r.Release(s.Hosts[0]) // nothing held yet: nothing to do
+	run := func() error {
+		out, _, err := runner.Run(context.Background(), r, s.Hosts[0], runner.Shell, strings.NewReader("x"))
+		if err == nil && string(out) != "host0 x" {
+			err = fmt.Errorf("got %q", out)
+		}
+		return err
+	}
+	if err := run(); err != nil {
+		t.Fatal(err)
+	}
+	r.Release(s.Hosts[0])
+	if err := run(); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Conns(0); n != 2 {
+		t.Errorf("after a release: %d connections, want 2", n)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for range 8 {
+		wg.Go(func() { errs <- run() })
+		wg.Go(func() { r.Release(s.Hosts[0]); errs <- nil })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("a command beside releases: %v", err)
+		}
+	}
+}

@@ -27,17 +27,23 @@ type SSH struct {
 type sshConn struct {
 	mu sync.Mutex
 	c  *remote.Client
+	// users counts the commands running on c; release closes c once the
+	// last of them ends (Release was asked while they ran).
+	users   int
+	release bool
 }
 
 // Exec runs cmdline on host. Cancelling ctx kills the remote command's
 // process group.
 func (s *SSH) Exec(ctx context.Context, host, cmdline string, stdin io.Reader, stdout, stderr io.Writer) error {
-	c, err := s.client(ctx, host)
+	c, hc, err := s.client(ctx, host)
 	if err != nil {
 		return err
 	}
 	if s.Fresh {
 		defer c.Close()
+	} else {
+		defer hc.done()
 	}
 	p, err := c.Start(cmdline, stdin, stdout, stderr)
 	if err != nil {
@@ -57,10 +63,12 @@ func (s *SSH) Exec(ctx context.Context, host, cmdline string, stdin io.Reader, s
 	return nil
 }
 
-// Client returns host's connection, dialling it if need be.
-func (s *SSH) client(ctx context.Context, host string) (*remote.Client, error) {
+// Client returns host's connection, dialling it if need be, counted as in
+// use until hc.done.
+func (s *SSH) client(ctx context.Context, host string) (*remote.Client, *sshConn, error) {
 	if s.Fresh {
-		return s.Dialer.Dial(ctx, host)
+		c, err := s.Dialer.Dial(ctx, host)
+		return c, nil, err
 	}
 	s.mu.Lock()
 	if s.conns == nil {
@@ -74,15 +82,53 @@ func (s *SSH) client(ctx context.Context, host string) (*remote.Client, error) {
 	s.mu.Unlock()
 	hc.mu.Lock()
 	defer hc.mu.Unlock()
+	if hc.c == nil {
+		c, err := s.Dialer.Dial(ctx, host)
+		if err != nil {
+			return nil, nil, err
+		}
+		hc.c = c
+	}
+	hc.users++
+	hc.release = false
+	return hc.c, hc, nil
+}
+
+func (hc *sshConn) done() {
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	hc.users--
+	if hc.users == 0 && hc.release && hc.c != nil {
+		hc.c.Close()
+		hc.c = nil
+		hc.release = false
+	}
+}
+
+// Release closes host's connection once no command runs on it; the next
+// command dials again. A fan-out over thousands of hosts releases each once
+// captured, so it holds connections for the hosts it works on, not for
+// every host it has reached.
+func (s *SSH) Release(host string) {
+	if s.Fresh {
+		return
+	}
+	s.mu.Lock()
+	hc := s.conns[host]
+	s.mu.Unlock()
+	if hc == nil {
+		return
+	}
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	if hc.users > 0 {
+		hc.release = true
+		return
+	}
 	if hc.c != nil {
-		return hc.c, nil
+		hc.c.Close()
+		hc.c = nil
 	}
-	c, err := s.Dialer.Dial(ctx, host)
-	if err != nil {
-		return nil, err
-	}
-	hc.c = c
-	return c, nil
 }
 
 // forget drops a connection that failed, so the next command dials again.

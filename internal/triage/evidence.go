@@ -78,8 +78,8 @@ done
 echo "$m gpus"; t 20 ` + GPUQuery + `
 echo "$m apps"; t 20 ` + AppsQuery + `
 if command -v ncclras >/dev/null; then
-  echo "$m ras ncclras json"; t $((T+2)) ncclras -p "$p" -t "$to" -f json -v; e=$?; echo "$m ras-exit $e"
-  if [ "$e" -ne 124 ]; then echo "$m ras ncclras text"; t $((T+2)) ncclras -p "$p" -t "$to" -v; echo "$m ras-exit $?"; fi
+  echo "$m ras ncclras json"; t $((T+2)) ncclras -p "$p" -t "$to" -f json -v 2>&1; e=$?; echo "$m ras-exit $e"
+  if [ "$e" -ne 124 ]; then echo "$m ras ncclras text"; t $((T+2)) ncclras -p "$p" -t "$to" -v 2>&1; echo "$m ras-exit $?"; fi
 elif command -v bash >/dev/null; then
   q() { t $((T+2)) bash -c '
 T=$1; to=$2

@@ -84,7 +84,13 @@ func rasProblem(a RASAnswer) string {
 	case -1:
 		return "the RAS query did not finish (the sample was cut short)"
 	}
-	return fmt.Sprintf("the RAS client exited with status %d", a.Exit)
+	// ncclras says why on stderr, which the script keeps: "Unexpected
+	// response from NCCL: ..." for a listener that is not NCCL's
+	// (src/ras/client.cc:244 at v2.30.7-1)
+	if len(a.Raw) > 0 {
+		return fmt.Sprintf("%s exited with status %d: %s", a.Client, a.Exit, quoteAnswer(a.Raw))
+	}
+	return fmt.Sprintf("%s exited with status %d", a.Client, a.Exit)
 }
 
 func quoteAnswer(b []byte) string {

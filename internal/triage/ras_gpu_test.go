@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // gpuCase is one recorded hang of testdata/ras-gpu (its meta.json).
@@ -130,6 +132,62 @@ func TestRealGPUHangs(t *testing.T) {
 					t.Errorf("%s: rank %d has pid %d, want %d", name, r.Rank, r.PID, c.PIDs[*c.Behind])
 				}
 			}
+		}
+	}
+}
+
+// sampleText writes a sample back as the script prints it.
+func sampleText(s Sample) string {
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s host\n%s\n%s addrs\n", marker, s.Host, marker)
+	for _, a := range s.Addrs {
+		b.WriteString(a + "\n")
+	}
+	fmt.Fprintf(&b, "%s procs\n", marker)
+	for _, p := range s.Procs {
+		fmt.Fprintf(&b, "pid %d\ncmd python3 job.py\n", p.PID)
+		for _, l := range p.Libs {
+			b.WriteString("lib " + l + "\n")
+		}
+	}
+	for _, a := range s.RAS {
+		fmt.Fprintf(&b, "%s ras %s %s\n", marker, a.Client, a.Format)
+		b.Write(a.Raw)
+		fmt.Fprintf(&b, "%s ras-exit %d\n", marker, a.Exit)
+	}
+	fmt.Fprintf(&b, "%s end\n", marker)
+	return b.String()
+}
+
+// The same recordings through Run, as a node's script output would bring
+// them: the report names the rank behind, its status is critical, and a
+// healthy job is never critical.
+func TestRealGPUHangsThroughRun(t *testing.T) {
+	metas, _ := filepath.Glob("testdata/ras-gpu/*/*/meta.json")
+	for _, meta := range metas {
+		dir := filepath.Dir(meta)
+		b, _ := os.ReadFile(meta)
+		var c gpuCase
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatal(err)
+		}
+		forms := []string{"json", "text"}
+		fr := &fakeRunner{nodes: map[string]*fakeNode{"gpu-host": {outputs: []string{
+			sampleText(gpuSample(t, dir, "s1", c, forms)), sampleText(gpuSample(t, dir, "s2", c, forms))}}}, calls: map[string]int{}}
+		rep, err := Run(t.Context(), Options{Runner: fr, Hosts: []string{"gpu-host"}, Interval: time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := rep.Triage
+		name := filepath.Base(filepath.Dir(dir)) + "/" + filepath.Base(dir)
+		if c.Behind == nil {
+			if tr.FirstRank != -1 || rep.Status == report.VerdictCritical || fr.calls["gpu-host"] != 2 {
+				t.Errorf("%s: %s rank %d status %s", name, tr.Verdict, tr.FirstRank, rep.Status)
+			}
+			continue
+		}
+		if tr.FirstRank != *c.Behind || tr.FirstNode != "gpu-host" || rep.Status != report.VerdictCritical {
+			t.Errorf("%s: %s rank %d on %q status %s, want rank %d: %q", name, tr.Verdict, tr.FirstRank, tr.FirstNode, rep.Status, *c.Behind, tr.Evidence)
 		}
 	}
 }

@@ -454,3 +454,42 @@ func TestRASDeadlineUnderTheInterval(t *testing.T) {
 		t.Fatalf("the script's deadline: %s", s[:120])
 	}
 }
+
+// Where ncclras is installed the script uses it, and keeps what it says
+// when the listener is not NCCL's.
+func TestScriptKeepsWhatNcclrasSays(t *testing.T) {
+	dir := t.TempDir()
+	fake := "#!/bin/sh\necho 'Unexpected response from NCCL: HTTP/1.1 400 Bad Request' >&2\nexit 1\n"
+	if err := os.WriteFile(filepath.Join(dir, "ncclras"), []byte(fake), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, _ := exec.Command("sh", "-c", Script(ScriptOptions{RASDeadline: 10 * time.Second})).Output()
+	s := ParseSample("here", out)
+	if len(s.RAS) != 2 || s.RAS[0].Client != "ncclras" || s.RAS[0].Exit != 1 {
+		t.Fatalf("%+v", s.RAS)
+	}
+	if p := s.RASProblem(); p != `ncclras exited with status 1: "Unexpected response from NCCL: HTTP/1.1 400 Bad Request\n"` {
+		t.Fatalf("%q", p)
+	}
+}
+
+// When the ranks behind are too many for NCCL to list them (40 of 64,
+// not an outlier even in VERBOSE STATUS), triage says how many and at
+// which count, and names no rank it was not told.
+func TestRanksBehindNCCLDidNotName(t *testing.T) {
+	counts := make([]int64, 64)
+	for r := range counts {
+		counts[r] = 900
+		if r >= 24 {
+			counts[r] = 899
+		}
+	}
+	ras := ncclText(0x77, counts, func(r int) string { return fmt.Sprintf("10.2.0.%d", r) })
+	s := ParseSample("n0", []byte(scriptOutput("n0", []int{100}, "text", ras)))
+	d := Diagnose([]Sample{s}, []Sample{s}, 20*time.Second)
+	want := "counts frozen for 20s but different: 40 ranks (RAS did not name them) launched AllReduce operations up to 899, others up to 900 (communicator 0x0000000000000077)"
+	if d.Verdict != VerdictOutOfSync || d.FirstRank != -1 || len(d.Evidence) != 1 || d.Evidence[0] != want || d.Findings[0].Subject != "40 ranks" {
+		t.Fatalf("%+v", d)
+	}
+}

@@ -1,13 +1,11 @@
-package cli
+package report
 
 import (
 	"fmt"
 	"time"
-
-	"github.com/sparkrig/sparkrig/internal/report"
 )
 
-// reportMerge gathers sparkrig documents into one report: hosts by name
+// Merge gathers sparkrig documents into one report: hosts by name
 // (the latest audit of each), analyses and model plans side by side, and
 // each part a report holds once (the doctor's cluster, an all-pairs run, a
 // triage, a fix plan, a bench plan, a bench run, a comparison, GPU results)
@@ -15,10 +13,10 @@ import (
 // replaced. A document's cluster findings belong to its part: a qualify
 // run's stay with its run, a triage's with its triage, so a part replaced
 // takes its findings with it.
-type reportMerge struct {
-	r     *report.Report
+type Merge struct {
+	r     *Report
 	parts map[string]*mergedPart
-	notes []report.Finding
+	notes []Finding
 }
 
 // mergedPart is one part of the report and the document it came from.
@@ -29,9 +27,9 @@ type mergedPart struct {
 	// the part is kept (fix --plan's verdict is the doctor's on evidence the
 	// plan does not carry). The doctor's cluster has none: it is judged
 	// again with the hosts.
-	status  report.Verdict
-	cluster *report.Cluster
-	doc     *report.Report
+	status  Verdict
+	cluster *Cluster
+	doc     *Report
 }
 
 // mergeParts are the parts a report holds once, in the order their
@@ -39,35 +37,35 @@ type mergedPart struct {
 // document holds it.
 var mergeParts = []struct {
 	key, name string
-	in        func(*report.Report) bool
+	in        func(*Report) bool
 }{
-	{"all_pairs", "an all-pairs run", func(d *report.Report) bool { return d.AllPairs != nil }},
-	{"triage", "a triage", func(d *report.Report) bool { return d.Triage != nil }},
-	{"bench_run", "a bench run", func(d *report.Report) bool { return d.BenchRun != nil || d.LinkEvidence != nil }},
-	{"fix_plan", "a fix plan", func(d *report.Report) bool { return d.FixPlan != nil }},
-	{"bench_plan", "a bench plan", func(d *report.Report) bool { return d.BenchPlan != nil }},
-	{"comparison", "a bench comparison", func(d *report.Report) bool { return d.Comparison != nil }},
-	{"gpu", "GPU results", func(d *report.Report) bool { return d.GPU != nil }},
+	{"all_pairs", "an all-pairs run", func(d *Report) bool { return d.AllPairs != nil }},
+	{"triage", "a triage", func(d *Report) bool { return d.Triage != nil }},
+	{"bench_run", "a bench run", func(d *Report) bool { return d.BenchRun != nil || d.LinkEvidence != nil }},
+	{"fix_plan", "a fix plan", func(d *Report) bool { return d.FixPlan != nil }},
+	{"bench_plan", "a bench plan", func(d *Report) bool { return d.BenchPlan != nil }},
+	{"comparison", "a bench comparison", func(d *Report) bool { return d.Comparison != nil }},
+	{"gpu", "GPU results", func(d *Report) bool { return d.GPU != nil }},
 }
 
 // doctorPart is the key of the doctor's cluster (links, topology, cluster
 // findings).
 const doctorPart = "cluster"
 
-// newReportMerge starts from r, whose cluster (an audit's) is the doctor's
+// NewMerge starts from r, whose cluster (an audit's) is the doctor's
 // part until a later document replaces it.
-func newReportMerge(r *report.Report) *reportMerge {
-	m := &reportMerge{r: r, parts: map[string]*mergedPart{}}
+func NewMerge(r *Report) *Merge {
+	m := &Merge{r: r, parts: map[string]*mergedPart{}}
 	if r.Cluster != nil {
 		m.parts[doctorPart] = &mergedPart{input: "the audit", at: r.GeneratedAt, cluster: r.Cluster}
 	}
 	return m
 }
 
-// add merges doc, read from input. A host seen twice keeps its latest
+// Add merges doc, read from input. A host seen twice keeps its latest
 // audit (the later input); a part held twice keeps the document generated
 // last (the later input when both say the same time).
-func (m *reportMerge) add(doc *report.Report, input string) {
+func (m *Merge) Add(doc *Report, input string) {
 	r := m.r
 	for _, h := range doc.Hosts {
 		replaced := false
@@ -98,7 +96,7 @@ func (m *reportMerge) add(doc *report.Report, input string) {
 	}
 }
 
-func (m *reportMerge) put(key, name string, p *mergedPart) {
+func (m *Merge) put(key, name string, p *mergedPart) {
 	old := m.parts[key]
 	if old == nil {
 		m.parts[key] = p
@@ -112,7 +110,7 @@ func (m *reportMerge) put(key, name string, p *mergedPart) {
 	if old.input == p.input {
 		return // the same file given twice
 	}
-	m.notes = append(m.notes, report.Finding{ID: "report.part-replaced", Severity: report.Info, Subject: "report",
+	m.notes = append(m.notes, Finding{ID: "report.part-replaced", Severity: Info, Subject: "report",
 		Title:    "each part of a report comes from one document",
 		Observed: fmt.Sprintf("%s and %s both hold %s: %s's (generated %s) is shown, %s's (generated %s) left out", dropped.input, kept.input, name, kept.input, generatedAt(kept.at), dropped.input, generatedAt(dropped.at)),
 		Expected: "one document of each kind",
@@ -127,16 +125,16 @@ func generatedAt(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// finish puts the parts into the report: the doctor's cluster with the
+// Finish puts the parts into the report: the doctor's cluster with the
 // findings of every other part after its own, then the notes on parts
 // replaced. It returns the worst verdict the kept parts' documents gave.
-func (m *reportMerge) finish() report.Verdict {
+func (m *Merge) Finish() Verdict {
 	r := m.r
-	floor := report.VerdictNone
-	var c *report.Cluster
+	floor := VerdictNone
+	var c *Cluster
 	if d := m.parts[doctorPart]; d != nil {
 		cc := *d.cluster
-		cc.Findings = append([]report.Finding(nil), cc.Findings...)
+		cc.Findings = append([]Finding(nil), cc.Findings...)
 		c = &cc
 	}
 	for _, p := range mergeParts {
@@ -144,7 +142,7 @@ func (m *reportMerge) finish() report.Verdict {
 		if part == nil {
 			continue
 		}
-		floor = report.Worse(floor, part.status)
+		floor = Worse(floor, part.status)
 		switch p.key {
 		case "all_pairs":
 			r.AllPairs = part.doc.AllPairs
@@ -167,7 +165,7 @@ func (m *reportMerge) finish() report.Verdict {
 		if c == nil {
 			// no doctor audit: the run's own view of the cluster (a bench
 			// run's topology and qualified directions)
-			c = &report.Cluster{Links: []report.Link{}}
+			c = &Cluster{Links: []Link{}}
 		}
 		if c.Topology == "" {
 			c.Topology = part.cluster.Topology
@@ -176,14 +174,26 @@ func (m *reportMerge) finish() report.Verdict {
 		c.Findings = append(c.Findings, part.cluster.Findings...)
 	}
 	if len(m.notes) > 0 && c == nil {
-		c = &report.Cluster{Links: []report.Link{}}
+		c = &Cluster{Links: []Link{}}
 	}
 	if c != nil {
 		c.Findings = append(c.Findings, m.notes...)
 		if c.Findings == nil {
-			c.Findings = []report.Finding{}
+			c.Findings = []Finding{}
 		}
 	}
 	r.Cluster = c
 	return floor
+}
+
+// PartNames names, in words, the parts r holds once (an all-pairs run, a
+// fix plan, …), in the order the merge keeps them.
+func PartNames(r *Report) []string {
+	var out []string
+	for _, p := range mergeParts {
+		if p.in(r) {
+			out = append(out, p.name)
+		}
+	}
+	return out
 }

@@ -1,0 +1,225 @@
+package report
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// Options are the inputs of the report command's pipeline (Run). What
+// reads raw benchmark outputs and what audits snapshots are handed in, so
+// this package stays the model: it reads sparkrig documents itself and
+// passes everything else to them.
+type Options struct {
+	// Inputs are the paths named: sparkrig JSON documents, snapshots
+	// (directories or archives) and raw benchmark outputs.
+	Inputs []string
+	// Version and Now stamp the report.
+	Version string
+	Now     time.Time
+	// Raw analyses a raw benchmark output as `sparkrig analyze` would.
+	Raw RawReader
+	// IsSnapshot reports whether a path that is not a directory names a
+	// snapshot archive.
+	IsSnapshot func(path string) bool
+	// AuditSnapshots audits the snapshot paths together, as `sparkrig doctor
+	// --snapshot A --snapshot B` would, so the cluster checks see every node.
+	AuditSnapshots func(paths []string) *Report
+	// Warn hears each input that could not be read, as it is found.
+	Warn func(input, msg string)
+}
+
+// RawReader analyses one raw benchmark output read from r.
+type RawReader func(path string, r io.Reader) AnalysisResult
+
+// ErrNoInput is returned by Run for a path that names nothing: a mistake on
+// the command line, not an input that failed, so no report is written.
+var ErrNoInput = errors.New("no such file or directory (no report written)")
+
+// Run is the report command's pipeline: every input read, the documents
+// merged (Merge), the snapshots audited together, the raw outputs analysed,
+// and the status judged again from the content, never better than a kept
+// part's own document said and unknown when an input could not be read.
+// An input that names nothing ends it with an error wrapping ErrNoInput.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	for _, in := range o.Inputs {
+		if in == "-" {
+			continue
+		}
+		if _, err := os.Stat(in); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: %w", in, ErrNoInput)
+		}
+	}
+	warn := o.Warn
+	if warn == nil {
+		warn = func(string, string) {}
+	}
+	r := &Report{Schema: SchemaVersion, Tool: "sparkrig", ToolVersion: o.Version,
+		Command: "report", GeneratedAt: o.Now.UTC(), Hosts: []Host{}}
+	m := NewMerge(r)
+	bad := func(in string, err error) {
+		a := Unreadable(in, err)
+		warn(in, a.Error)
+		r.Analyses = append(r.Analyses, a)
+	}
+	nbad := 0
+	var snaps []string
+	for _, in := range o.Inputs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		st, err := os.Stat(in)
+		switch {
+		case err != nil:
+			bad(in, err)
+			nbad++
+		case st.IsDir() || o.IsSnapshot != nil && o.IsSnapshot(in):
+			snaps = append(snaps, in)
+		default:
+			if err := m.AddFile(in, o.Raw); err != nil {
+				bad(in, err)
+				nbad++
+			}
+		}
+	}
+	if len(snaps) > 0 && o.AuditSnapshots != nil {
+		doc := o.AuditSnapshots(snaps)
+		for _, h := range doc.Hosts {
+			if h.Status == HostBadSnapshot {
+				warn(h.Source, h.Error)
+				nbad++
+			}
+		}
+		m.Add(doc, "the snapshots")
+	}
+	floor := m.Finish()
+	v := r.Overall()
+	if nbad > 0 {
+		v = Worse(v, VerdictUnknown)
+	}
+	r.Status = Worse(v, floor)
+	return r, nil
+}
+
+// Unreadable is the analysis of an input that could not be read: its
+// status unknown and the reason, without the path a PathError repeats.
+func Unreadable(name string, err error) AnalysisResult {
+	msg := err.Error()
+	if pe, ok := err.(*fs.PathError); ok {
+		msg = pe.Op + ": " + pe.Err.Error()
+	}
+	return AnalysisResult{File: name, Status: VerdictUnknown, Error: msg,
+		Items: []AnalysisItem{}, Flags: []AnalysisFlag{}}
+}
+
+// MaxInputBytes bounds a JSON input, which is read whole; raw benchmark
+// outputs stream through the analysis in constant memory, whatever their size.
+const MaxInputBytes = 256 << 20
+
+// AddFile reads a sparkrig JSON document (any command's) and merges it, or
+// analyses a raw benchmark output with raw (nil: every raw output is an
+// error). A document that says its command failed is merged with what it
+// holds and returned as an error.
+func (m *Merge) AddFile(path string, raw RawReader) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var in io.Reader
+	if br := bufio.NewReader(f); startsJSONObject(br) {
+		data, err := io.ReadAll(io.LimitReader(br, MaxInputBytes+1))
+		if err != nil {
+			return err
+		}
+		if len(data) > MaxInputBytes {
+			return fmt.Errorf("larger than %d MiB", MaxInputBytes>>20)
+		}
+		if doc, ok, err := Decode(data); ok {
+			if err != nil {
+				return err
+			}
+			m.Add(doc, path)
+			if doc.Error != "" {
+				return fmt.Errorf("%s", doc.Error)
+			}
+			if doc.GPU == nil || len(doc.GPU.Collectives) == 0 {
+				return nil
+			}
+			// bench gpu collective's tables are judged and plotted as
+			// analyze reads them
+		}
+		in = bytes.NewReader(data)
+	} else {
+		in = br
+	}
+	if raw == nil {
+		return fmt.Errorf("not a sparkrig document")
+	}
+	a := raw(path, in)
+	if a.Error != "" {
+		return fmt.Errorf("%s", a.Error)
+	}
+	m.r.Analyses = append(m.r.Analyses, a)
+	return nil
+}
+
+// startsJSONObject reports whether the first byte after white space (and a
+// byte-order mark) is '{', without consuming anything.
+func startsJSONObject(br *bufio.Reader) bool {
+	head, _ := br.Peek(4096)
+	t := bytes.TrimLeft(head, " \t\r\n\ufeff")
+	return len(t) > 0 && t[0] == '{'
+}
+
+// RunStepSep joins a bench run's id and a step's id in an analysis' File;
+// the HTML report names the run in legends and comparisons.
+const RunStepSep = " · "
+
+// Decode decodes data when it is a sparkrig JSON document (ok true; err
+// says why a sparkrig document cannot be used). A bench record's analyses
+// are relabelled with the run's id, so runs compare by name in the report.
+func Decode(data []byte) (doc *Report, ok bool, err error) {
+	var d struct {
+		Report
+		Bench *struct {
+			ID string `json:"id"`
+		} `json:"bench"`
+	}
+	t := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	if len(t) == 0 || t[0] != '{' || json.Unmarshal(data, &d) != nil || d.Tool != "sparkrig" {
+		return nil, false, nil
+	}
+	if d.Schema > SchemaVersion {
+		return nil, true, fmt.Errorf("written by a newer sparkrig (schema %d; this one reads %d)", d.Schema, SchemaVersion)
+	}
+	if ap := d.AllPairs; ap != nil && !square(ap.Matrix, len(ap.Nodes)) {
+		return nil, true, fmt.Errorf("all_pairs: the matrix is not one row and one column per node (%d nodes)", len(ap.Nodes))
+	}
+	if d.Bench != nil && d.Bench.ID != "" {
+		for i := range d.Analyses {
+			d.Analyses[i].File = d.Bench.ID + RunStepSep + d.Analyses[i].File
+		}
+	}
+	return &d.Report, true, nil
+}
+
+// square reports whether m has n rows of n values.
+func square(m [][]float64, n int) bool {
+	if len(m) != n {
+		return false
+	}
+	for _, row := range m {
+		if len(row) != n {
+			return false
+		}
+	}
+	return true
+}
