@@ -24,22 +24,10 @@ const exitHelp = `Exit status (monitoring-plugin convention):
   130  interrupted`
 
 // reportStatus is the report's one verdict (report.Overall, in the one
-// ranking), except that an input not read (bad, a host not audited, a file
-// analyze could not read) makes anything short of critical unknown: a
-// warning about the inputs that were read does not speak for the ones that
-// were not, and only a fail is certain whatever they hold.
+// ranking); bad says an input could not be read, which makes anything short
+// of critical unknown (report.Unread).
 func reportStatus(r *report.Report, bad bool) report.Verdict {
-	v := r.Overall()
-	for _, h := range r.Hosts {
-		bad = bad || h.Status != "" && h.Status != report.HostAudited
-	}
-	for _, a := range r.Analyses {
-		bad = bad || a.Error != ""
-	}
-	if bad && v != report.VerdictCritical {
-		v = report.VerdictUnknown
-	}
-	return v
+	return report.Unread(r.Overall(), bad)
 }
 
 // exitFor maps a verdict to the exit status: the one mapping every command
