@@ -90,3 +90,21 @@ func TestFixTopologyTakesTheNamesFixPrints(t *testing.T) {
 		t.Errorf("fix --help no longer shows the three-node-ring example")
 	}
 }
+
+// The same node given twice: doctor says why there is no cluster section,
+// fix that it plans the node once.
+func TestSameNodeTwiceIsSaid(t *testing.T) {
+	snap := nodesDir + "spark-healthy.tar.gz"
+	_, _, errOut := runMain(t, "doctor", "--snapshot", snap, snap)
+	if !strings.Contains(errOut, "doctor: spark1 is given twice") || !strings.Contains(errOut, "no cluster section") {
+		t.Errorf("doctor: %q", errOut)
+	}
+	_, _, errOut = runMain(t, "fix", "--plan", "--snapshot", snap, "--snapshot", snap)
+	if !strings.Contains(errOut, "fix: spark1 is given twice") || !strings.Contains(errOut, "planned once") {
+		t.Errorf("fix: %q", errOut)
+	}
+	_, _, errOut = runMain(t, "doctor", "--snapshot", snap, nodesDir+"spark-healthy-peer.tar.gz")
+	if strings.Contains(errOut, "given twice") {
+		t.Errorf("two nodes: %q", errOut)
+	}
+}

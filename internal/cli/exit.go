@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
 // Exit statuses follow the monitoring-plugin convention (Nagios, Icinga, gcm),
@@ -53,4 +56,28 @@ func checkFormat(cmd, value string, allowed []string) (string, error) {
 		return "", exitf(ExitUnknown, "%s: %v", cmd, err)
 	}
 	return v, nil
+}
+
+// sameNodeLines says of each node given twice (two captures of one node)
+// what became of it, and, where that leaves fewer than two distinct nodes,
+// why there is no cluster section.
+func sameNodeLines(cmd string, r *report.Report, what string) []string {
+	var out []string
+	distinct := 0
+	for _, h := range r.Hosts {
+		if h.Status == report.HostAudited && h.SameAs == "" {
+			distinct++
+		}
+	}
+	for _, h := range r.Hosts {
+		if h.SameAs == "" {
+			continue
+		}
+		line := fmt.Sprintf("sparkrig: %s: %s is given twice (%s and %s, the same host name and machine id): %s", cmd, h.Host, h.SameAs, h.Source, what)
+		if distinct < 2 && cmd == "doctor" {
+			line += "; one distinct node makes no cluster, so there is no cluster section"
+		}
+		out = append(out, sanitize.Line(line))
+	}
+	return out
 }

@@ -231,6 +231,9 @@ func fixAudit(ctx context.Context, env *Env, o *fixOptions, ts []fix.Target) (do
 		opt.Topology = t
 	}
 	res := doctor.Audit(caps, doctor.Options{Version: Version, Now: env.Now(), Fix: opt})
+	for _, line := range sameNodeLines("fix", res.Report, "planned once") {
+		fmt.Fprintln(env.Stderr, line)
+	}
 	switch err := res.PlanErr; {
 	case errors.Is(err, fix.ErrRefused):
 		return res, exitf(ExitCritical, "fix: %v", err)
