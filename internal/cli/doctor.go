@@ -86,6 +86,9 @@ func runDoctor(ctx context.Context, env *Env, opts *doctorOptions) error {
 	} else if err != nil {
 		return exitf(ExitUnknown, "doctor: %v", err)
 	}
+	for _, line := range sameNodeLines("doctor", r, "audited twice, one node of the cluster") {
+		fmt.Fprintln(env.Stderr, line)
+	}
 	for _, h := range r.Hosts {
 		if h.Status != report.HostAudited {
 			fmt.Fprintln(env.Stderr, "sparkrig: doctor: "+sanitize.Line(h.Error))

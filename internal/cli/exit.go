@@ -1,8 +1,11 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
 // Exit statuses follow the monitoring-plugin convention (Nagios, Icinga, gcm),
@@ -20,17 +23,14 @@ const exitHelp = `Exit status (monitoring-plugin convention):
   1    WARNING   a warn finding, no fail
   2    CRITICAL  a fail finding, or a result below its threshold
   3    UNKNOWN   could not evaluate: usage error, capture failed, bad snapshot or input, host unreachable
+                 (also beside warnings: only a fail outranks an input not read)
   130  interrupted`
 
 // reportStatus is the report's one verdict (report.Overall, in the one
-// ranking); bad says an input could not be read, which makes an otherwise
-// clean report unknown.
+// ranking); bad says an input could not be read, which makes anything short
+// of critical unknown (report.Unread).
 func reportStatus(r *report.Report, bad bool) report.Verdict {
-	v := r.Overall()
-	if bad {
-		v = report.Worse(v, report.VerdictUnknown)
-	}
-	return v
+	return report.Unread(r.Overall(), bad)
 }
 
 // exitFor maps a verdict to the exit status: the one mapping every command
@@ -56,4 +56,28 @@ func checkFormat(cmd, value string, allowed []string) (string, error) {
 		return "", exitf(ExitUnknown, "%s: %v", cmd, err)
 	}
 	return v, nil
+}
+
+// sameNodeLines says of each node given twice (two captures of one node)
+// what became of it, and, where that leaves fewer than two distinct nodes,
+// why there is no cluster section.
+func sameNodeLines(cmd string, r *report.Report, what string) []string {
+	var out []string
+	distinct := 0
+	for _, h := range r.Hosts {
+		if h.Status == report.HostAudited && h.SameAs == "" {
+			distinct++
+		}
+	}
+	for _, h := range r.Hosts {
+		if h.SameAs == "" {
+			continue
+		}
+		line := fmt.Sprintf("sparkrig: %s: %s is given twice (%s and %s, the same host name and machine id): %s", cmd, h.Host, h.SameAs, h.Source, what)
+		if distinct < 2 && cmd == "doctor" {
+			line += "; one distinct node makes no cluster, so there is no cluster section"
+		}
+		out = append(out, sanitize.Line(line))
+	}
+	return out
 }

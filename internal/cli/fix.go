@@ -20,6 +20,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/fix"
 	"github.com/sparkrig/sparkrig/internal/platform"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
 // fixOptions are the fix command's flags.
@@ -70,9 +71,11 @@ interfaces and comments the user wrote stay. A healthy cluster plans nothing.
 fix never touches the management port (enP7s7 on a DGX Spark) or the interface the
 SSH session arrives on, and refuses a plan that would.
 
-Exit status: 0 nothing to change / all applied; 1 changes proposed (--plan) or
-applied with problems left; 2 a host refused or rolled back; 3 bad input or a host
-unreachable; 130 interrupted.`
+Exit status (the monitoring-plugin convention every command follows): --plan exits
+with the doctor's status on the same evidence, whatever it proposes: 0 nothing wrong
+(and nothing to change), 1 a warn finding, 2 a fail finding; --apply and --rollback:
+0 all applied, 1 applied with problems left, 2 a host refused or rolled back; 3 bad
+input or a host unreachable (also beside warnings); 130 interrupted.`
 
 func newFixCmd(env *Env) *cobra.Command {
 	o := &fixOptions{}
@@ -197,7 +200,7 @@ func (o *fixOptions) validate(hosts []string) error {
 func (o *fixOptions) runOptions(env *Env, hosts []string) (fix.RunOptions, error) {
 	ro := fix.RunOptions{Snapshots: o.snapshots, Output: o.output, Version: Version, Now: env.Now,
 		Audit:  doctor.ForFix(Version, env.Now),
-		Notice: func(s string) { fmt.Fprintln(env.Stderr, s) }}
+		Notice: func(s string) { fmt.Fprintln(env.Stderr, sanitize.Line(s)) }}
 	var err error
 	if !o.rollback {
 		if ro.Plan, err = o.planOptions(); err != nil {
@@ -232,8 +235,8 @@ func (o *fixOptions) planOptions() (fix.Options, error) {
 	}
 	if o.topology != "" {
 		t, err := topology.Parse(o.topology)
-		if err != nil || !slices.Contains(fix.Topologies, t) {
-			return opt, exitf(ExitUnknown, "fix: --topology %q: want one of %s", o.topology, topology.Names(fix.Topologies))
+		if err != nil || !slices.Contains(fix.Topologies, t) && !t.IsRing() {
+			return opt, exitf(ExitUnknown, "fix: --topology %q: want one of %s, or N-node-ring (three-node-ring, four-node-ring, ...)", o.topology, topology.Names(fix.Topologies))
 		}
 		opt.Topology = t
 	}

@@ -41,9 +41,10 @@ func Analyze(nodes []*facts.Node) *Analysis {
 	a.Findings = append(a.Findings, topologyFinding(a, why))
 	links, fs := buildLinks(a.Segments, a.Topology)
 	markDuplicates(links)
-	links = judgeLinks(nodes, a.Segments, links)
+	links, lfs := judgeLinks(nodes, a.Segments, links)
 	a.Links = links
 	a.Findings = append(a.Findings, fs...)
+	a.Findings = append(a.Findings, lfs...)
 	fs, skipped := runRegistry(nodes, a)
 	a.Findings = append(a.Findings, fs...)
 	a.Skipped = skipped

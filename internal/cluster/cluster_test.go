@@ -19,7 +19,8 @@ import (
 // ("enp1s0f1np1=192.168.100.10/24@9000"; no cidr: unaddressed).
 func node(host string, netdevs ...string) *facts.Node {
 	n := &facts.Node{Host: host, Sysctls: map[string]string{}, NCCL: facts.NCCL{ConfFile: map[string]string{}, Env: map[string]string{}},
-		Sources: map[string]facts.SourceStatus{facts.SrcSysctl: {Status: "ok"}, facts.SrcIPAddr: {Status: "ok"}, facts.SrcEnv: {Status: "ok"}, facts.SrcNCCLConf: {Status: "missing"}}}
+		Sources: map[string]facts.SourceStatus{facts.SrcSysctl: {Status: "ok"}, facts.SrcIPAddr: {Status: "ok"}, facts.SrcEnv: {Status: "ok"}, facts.SrcNCCLConf: {Status: "missing"}},
+		DGX:     &facts.DGXRelease{Name: "DGX Spark"}}
 	for _, spec := range netdevs {
 		name, rest, _ := strings.Cut(spec, "=")
 		cidrs, mtu, _ := strings.Cut(rest, "@")
@@ -158,6 +159,43 @@ func TestTwinUnaddressedOnOneNode(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, linkLines(a.Links)); diff != "" {
 		t.Errorf("links (-want +got):\n%s", diff)
+	}
+}
+
+// A pair of nodes that are not DGX Sparks (no Spark check looks at their
+// twins) whose second twin has no address at either end: the link is
+// degraded, and a finding on each end says why, with its remedy.
+func TestDegradedLinkOfNonSparksIsAFinding(t *testing.T) {
+	nodes := pair()
+	for _, n := range nodes {
+		n.DGX = nil
+		n.NetDevs[1].Addrs = []facts.Addr{}
+	}
+	a := Analyze(nodes)
+	if diff := cmp.Diff([]string{
+		"spark-01 enp1s0f1np1 ↔ spark-02 enp1s0f1np1 192.168.100.0/24 degraded [its twin spark-01 enP2p1s0f1np1 has no IPv4 address: the port runs at half bandwidth its twin spark-02 enP2p1s0f1np1 has no IPv4 address: the port runs at half bandwidth]",
+	}, linkLines(a.Links)); diff != "" {
+		t.Errorf("links (-want +got):\n%s", diff)
+	}
+	want := []string{
+		"warn cluster.link-degraded enP2p1s0f1np1: spark-01 enP2p1s0f1np1 has no IPv4 address; link spark-01 enp1s0f1np1 ↔ spark-02 enp1s0f1np1 runs at half bandwidth",
+		"warn cluster.link-degraded enP2p1s0f1np1: spark-02 enP2p1s0f1np1 has no IPv4 address; link spark-01 enp1s0f1np1 ↔ spark-02 enp1s0f1np1 runs at half bandwidth",
+	}
+	if diff := cmp.Diff(want, notOK(a.Findings)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	for _, f := range a.Findings {
+		if f.ID == "cluster.link-degraded" && (f.Remedy == nil || !strings.Contains(f.Remedy.Steps[0].Text, "40-cx7.yaml")) {
+			t.Errorf("%s %s: remedy %+v", f.Host, f.Subject, f.Remedy)
+		}
+	}
+	// The same nodes as DGX Sparks: their own checks name the twin, and the
+	// cluster adds nothing.
+	for _, n := range nodes {
+		n.DGX = &facts.DGXRelease{Name: "DGX Spark"}
+	}
+	if got := notOK(Analyze(nodes).Findings); len(got) != 0 {
+		t.Errorf("Sparks: %v", got)
 	}
 }
 

@@ -16,7 +16,12 @@ import (
 // bandwidth. A rail no other node shares whose facing twin is
 // cabled but unaddressed is drawn as a link to that twin, so the idle half
 // of the port shows.
-func judgeLinks(nodes []*facts.Node, segs []Segment, links []report.Link) []report.Link {
+//
+// It also returns a finding for each cause of a down or degraded link on a
+// node that is not a DGX Spark (a Spark's own checks report its twins), so
+// that no link is drawn worse than ok without a finding that says why and
+// what to do.
+func judgeLinks(nodes []*facts.Node, segs []Segment, links []report.Link) ([]report.Link, []report.Finding) {
 	byHost := map[string]*facts.Node{}
 	for _, n := range nodes {
 		byHost[n.Host] = n
@@ -37,11 +42,23 @@ func judgeLinks(nodes []*facts.Node, segs []Segment, links []report.Link) []repo
 			}
 		}
 	}
+	var fs linkFindings
+	spark := func(host string) bool { return byHost[host] != nil && platform.IsSpark(byHost[host]) }
 	for i := range links {
 		l := &links[i]
+		if l.Status == report.LinkUnaddressed {
+			for _, e := range []report.Endpoint{l.A, l.B} {
+				if d := netdev(e.Host, e.NetDev); d != nil && !hasIPv4(d) && !spark(e.Host) {
+					fs.add(causeUnaddressed, e.Host, e.NetDev, l)
+				}
+			}
+		}
 		for _, e := range []report.Endpoint{l.A, l.B} {
 			if d := netdev(e.Host, e.NetDev); d != nil && isDown(d) {
 				l.Flag(report.LinkDown, fmt.Sprintf("%s %s is down (no carrier)", e.Host, e.NetDev))
+				if !spark(e.Host) {
+					fs.add(causeDown, e.Host, e.NetDev, l)
+				}
 			}
 		}
 		if l.Status == report.LinkDown || l.Status == report.LinkUnaddressed {
@@ -53,20 +70,84 @@ func judgeLinks(nodes []*facts.Node, segs []Segment, links []report.Link) []repo
 				continue
 			}
 			d := netdev(e.Host, twin)
+			cause := causeNone
 			switch {
 			case d == nil:
 			case isDown(d):
 				l.Flag(report.LinkDegraded, fmt.Sprintf("its twin %s %s is down: the port runs at half bandwidth", e.Host, twin))
+				cause = causeTwinDown
 			case !hasIPv4(d):
 				l.Flag(report.LinkDegraded, fmt.Sprintf("its twin %s %s has no IPv4 address: the port runs at half bandwidth", e.Host, twin))
+				cause = causeUnaddressed
 			case unpaired[[2]string{e.Host, twin}] && len(ends[[2]string{e.Host, twin}]) == 0:
+				// cluster.rail-unpaired reports it
 				l.Flag(report.LinkDegraded, fmt.Sprintf("its twin %s %s has no peer in its subnet: the port runs at half bandwidth", e.Host, twin))
 			case sameSubnet(e.Addr, d):
 				l.Flag(report.LinkDegraded, fmt.Sprintf("its twin %s %s is on the same subnet: the kernel sends the subnet's traffic through one of them", e.Host, twin))
+				cause = causeSameSubnet
+			}
+			if cause != causeNone && !spark(e.Host) {
+				fs.add(cause, e.Host, twin, l)
 			}
 		}
 	}
-	return links
+	return links, fs.out
+}
+
+// The causes of a link worse than ok that a finding names.
+const (
+	causeNone = iota
+	causeDown
+	causeTwinDown
+	causeUnaddressed
+	causeSameSubnet
+)
+
+// linkFindings collects one finding per cause (host and netdev), however
+// many links it shows on.
+type linkFindings struct {
+	out  []report.Finding
+	seen map[string]bool
+}
+
+func (lf *linkFindings) add(cause int, host, netdev string, l *report.Link) {
+	if lf.seen == nil {
+		lf.seen = map[string]bool{}
+	}
+	f := report.Finding{Host: host, Subject: netdev, Source: "DGX Spark platform notes (ConnectX-7 twins: each PCIe function carries about half of a port)"}
+	link := fmt.Sprintf("%s %s ↔ %s %s", l.A.Host, l.A.NetDev, l.B.Host, l.B.NetDev)
+	switch cause {
+	case causeDown:
+		f.ID, f.Severity, f.Title = "cluster.link-down", report.Fail, "both ends of a link have carrier"
+		f.Observed = fmt.Sprintf("%s %s is down (no carrier); link %s", host, netdev, link)
+		f.Expected = "carrier at both ends"
+		f.Why = "a link without carrier carries nothing: its rail is lost to NCCL and RoCE"
+		f.Remedy = report.Manual(report.ActionCable, fmt.Sprintf("on %s: `sudo ip link set %s up`; if `ip link show %s` still lacks LOWER_UP, re-seat or replace the cable and check the far end", host, netdev, netdev))
+	case causeTwinDown:
+		f.ID, f.Severity, f.Title = "cluster.link-degraded", report.Warn, "both twins of a cabled port carry traffic"
+		f.Observed = fmt.Sprintf("%s %s is down; link %s runs at half bandwidth", host, netdev, link)
+		f.Expected = "both twins of the port up and addressed"
+		f.Why = "each twin of a ConnectX-7 port carries about half of its bandwidth; with one down the link runs at half"
+		f.Remedy = report.Manual(report.ActionRun, fmt.Sprintf("on %s: `sudo ip link set %s up`; if it stays down, check the port's cable", host, netdev))
+	case causeUnaddressed:
+		f.ID, f.Severity, f.Title = "cluster.link-degraded", report.Warn, "both twins of a cabled port carry traffic"
+		f.Observed = fmt.Sprintf("%s %s has no IPv4 address; link %s runs at half bandwidth", host, netdev, link)
+		f.Expected = "both twins of the port addressed, each on a subnet of its own shared with the twin it faces"
+		f.Why = "each twin of a ConnectX-7 port carries about half of its bandwidth; an unaddressed twin carries nothing"
+		f.Remedy = report.Manual(report.ActionRun, fmt.Sprintf("address %s on %s and the twin it faces on the peer in a subnet of their own (same MTU) in /etc/netplan/40-cx7.yaml, then `sudo netplan apply` on both", netdev, host))
+	case causeSameSubnet:
+		f.ID, f.Severity, f.Title = "cluster.link-degraded", report.Warn, "twins of a port on different subnets"
+		f.Observed = fmt.Sprintf("%s %s is on the subnet of its twin; link %s", host, netdev, link)
+		f.Expected = "each twin on a subnet of its own"
+		f.Why = "with both twins in one subnet the kernel sends the subnet's traffic through one of them, so the port runs at half bandwidth"
+		f.Remedy = report.Manual(report.ActionRun, fmt.Sprintf("move %s on %s to a subnet of its own, and the twin it faces on the peer with it (the peer must move too, or the pair loses its link), in /etc/netplan/40-cx7.yaml, then `sudo netplan apply` on both", netdev, host))
+	}
+	k := f.ID + "\x00" + host + "\x00" + netdev
+	if lf.seen[k] {
+		return
+	}
+	lf.seen[k] = true
+	lf.out = append(lf.out, f)
 }
 
 // unaddressedTwinLinks draws, for each rail no other node shares, the link

@@ -334,7 +334,10 @@ func buildLocal(nodes []Node, opt Options) (*Plan, error) {
 }
 
 func validate(nodes []Node, opt Options) error {
-	want := map[Topology][2]int{OneCable: {2, 2}, TwoCables: {2, 2}, AnyRing: {3, 3}, Switch: {2, 1 << 16}}
+	if opt.Topology == AnyRing && len(nodes) < 3 {
+		return fmt.Errorf("topology ring needs 3 nodes or more (each node's port 0 cabled to the next node's port 1), got %d", len(nodes))
+	}
+	want := map[Topology][2]int{OneCable: {2, 2}, TwoCables: {2, 2}, Switch: {2, 1 << 16}}
 	r, ok := want[opt.Topology]
 	if n := opt.Topology.Nodes(); opt.Topology.IsRing() && n >= 3 {
 		r, ok = [2]int{n, n}, true
@@ -344,6 +347,9 @@ func validate(nodes []Node, opt Options) error {
 	}
 	if len(nodes) < r[0] || len(nodes) > r[1] {
 		if r[0] == r[1] {
+			if opt.Topology.IsRing() {
+				return fmt.Errorf("topology %s needs exactly %d nodes, got %d (--topology ring plans a ring of the nodes given, 3 or more)", opt.Topology, r[0], len(nodes))
+			}
 			return fmt.Errorf("topology %s needs exactly %d nodes, got %d", opt.Topology, r[0], len(nodes))
 		}
 		return fmt.Errorf("topology %s needs at least %d nodes, got %d", opt.Topology, r[0], len(nodes))

@@ -233,7 +233,9 @@ func TestPlanRefusals(t *testing.T) {
 		{"overlapping subnets", func(ns []Node, o *Options) {
 			o.Subnets = []netip.Prefix{netip.MustParsePrefix("10.9.0.0/16"), netip.MustParsePrefix("10.9.1.0/24")}
 		}, "subnets 10.9.0.0/16 and 10.9.1.0/24 overlap: every rail needs its own"},
-		{"ring of two", func(ns []Node, o *Options) { o.Topology = Ring }, "topology three-node-ring needs exactly 3 nodes, got 2"},
+		{"ring of two", func(ns []Node, o *Options) { o.Topology = Ring }, "topology three-node-ring needs exactly 3 nodes, got 2 (--topology ring plans a ring of the nodes given, 3 or more)"},
+		{"four-node ring of two", func(ns []Node, o *Options) { o.Topology = topology.RingOf(4) }, "topology four-node-ring needs exactly 4 nodes, got 2 (--topology ring plans a ring of the nodes given, 3 or more)"},
+		{"any ring of two", func(ns []Node, o *Options) { o.Topology = AnyRing }, "topology ring needs 3 nodes or more (each node's port 0 cabled to the next node's port 1), got 2"},
 		{"no such port", func(ns []Node, o *Options) { o.Port = 7 }, "port 7: want -1 (the port with carrier) or 0..1"},
 		{"negative port", func(ns []Node, o *Options) { o.Port = -2 }, "port -2: want -1 (the port with carrier) or 0..1"},
 		{"unknown topology", func(ns []Node, o *Options) { o.Topology = "mesh" },

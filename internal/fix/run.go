@@ -44,7 +44,8 @@ type RunOptions struct {
 	// Version and Now stamp the report.
 	Version string
 	Now     func() time.Time
-	// Notice hears the topology told from the nodes when none was given.
+	// Notice hears the topology told from the nodes when none was given,
+	// and each node given twice.
 	Notice func(string)
 }
 
@@ -88,6 +89,13 @@ func Prepare(ctx context.Context, o RunOptions) (Audited, error) {
 		return a, fmt.Errorf("%w; give --topology %s", err, topology.Names(Topologies))
 	case err != nil:
 		return a, err
+	}
+	if o.Notice != nil {
+		for _, h := range a.Report.Hosts {
+			if h.SameAs != "" {
+				o.Notice(fmt.Sprintf("sparkrig: fix: %s is given twice (%s and %s, the same host name and machine id): planned once", h.Host, h.SameAs, h.Source))
+			}
+		}
 	}
 	if o.Plan.Topology == "" && a.Plan.Topology != Local && o.Notice != nil {
 		o.Notice(fmt.Sprintf("topology %s (%s); override with --topology", a.Plan.Topology, a.Detected))

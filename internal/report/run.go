@@ -103,11 +103,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		m.Add(doc, "the snapshots")
 	}
 	floor := m.Finish()
-	v := r.Overall()
-	if nbad > 0 {
-		v = Worse(v, VerdictUnknown)
-	}
-	r.Status = Worse(v, floor)
+	r.Status = Unread(Worse(r.Overall(), floor), nbad > 0)
 	return r, nil
 }
 

@@ -58,6 +58,7 @@ func Worse(a, b Verdict) Verdict {
 func (r *Report) Overall() Verdict {
 	v := VerdictNone
 	any := false
+	unread := false // an input not read: a host not audited, a file not analysed
 	see := func(fs []Finding) {
 		for _, f := range fs {
 			any = true
@@ -68,6 +69,7 @@ func (r *Report) Overall() Verdict {
 		any = true
 		if h.Status != "" && h.Status != HostAudited {
 			v = Worse(v, VerdictUnknown)
+			unread = true
 		}
 		see(h.Findings)
 	}
@@ -77,6 +79,7 @@ func (r *Report) Overall() Verdict {
 	for _, a := range r.Analyses {
 		any = true
 		v = Worse(v, a.Status)
+		unread = unread || a.Error != ""
 	}
 	for _, p := range r.Plans {
 		any = true
@@ -121,7 +124,18 @@ func (r *Report) Overall() Verdict {
 		return VerdictUnknown
 	}
 	if v == VerdictNone {
-		return VerdictOK // nothing judged is nothing wrong
+		v = VerdictOK // nothing judged is nothing wrong
+	}
+	return Unread(v, unread)
+}
+
+// Unread is the verdict of inputs some of which could not be read: anything
+// short of critical is unknown, since a warning about the inputs that were
+// read does not speak for the ones that were not; only a fail is certain
+// whatever they hold (exit 3 beside warnings, 2 beside a fail).
+func Unread(v Verdict, unread bool) Verdict {
+	if unread && v != VerdictCritical {
+		return VerdictUnknown
 	}
 	return v
 }

@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const nodesDir = "../../testdata/nodes/"
+
+// An input that could not be read beside inputs that show a warning exits
+// UNKNOWN (3): the warning does not speak for what was not read. A fail
+// still exits CRITICAL.
+func TestBadInputBesideWarningIsUnknown(t *testing.T) {
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.txt")
+	if err := os.WriteFile(garbage, []byte("garbage\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	warnSnap := nodesDir + "spark-mtu-1500.tar.gz"
+	code, doc, _ := runMain(t, "doctor", "--format", "json", "--snapshot", warnSnap)
+	if code != ExitWarning {
+		t.Fatalf("doctor of the warn node alone: exit %d", code)
+	}
+	warnDoc := filepath.Join(dir, "warn.json")
+	if err := os.WriteFile(warnDoc, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	warnLog := "../analyze/testdata/nccl-logs/05_p2p-not-possible_shm-direct_net-ib-shared.txt"
+	if code, _, _ := runMain(t, "analyze", warnLog); code != ExitWarning {
+		t.Fatalf("analyze of the warn log alone: exit %d", code)
+	}
+	for _, args := range [][]string{
+		{"doctor", "--snapshot", warnSnap, filepath.Join(dir, "missing.tar.gz")},
+		{"doctor", "--snapshot", warnSnap, garbage},
+		{"analyze", warnLog, garbage},
+		{"report", warnDoc, garbage},
+	} {
+		if code, out, errOut := runMain(t, args...); code != ExitUnknown {
+			t.Errorf("%v: exit %d, want %d\n%s%s", args, code, ExitUnknown, out, errOut)
+		}
+	}
+	if code, _, _ := runMain(t, "doctor", "--snapshot", nodesDir+"spark-twin-down.tar.gz", garbage); code != ExitCritical {
+		t.Errorf("a fail beside a bad input: exit %d, want %d", code, ExitCritical)
+	}
+}
+
+// fix --plan exits with the doctor's status on the same evidence, and its
+// help says so rather than a status of its own for "changes proposed".
+func TestFixExitIsTheDoctorsAndItsHelpSaysSo(t *testing.T) {
+	for _, pair := range [][]string{
+		{"spark-twin-unaddressed.tar.gz", "spark-healthy-peer.tar.gz"},
+		{"spark-mtu-1500.tar.gz", "spark-healthy-peer.tar.gz"},
+		{"spark-healthy.tar.gz", "spark-healthy-peer.tar.gz"},
+	} {
+		snaps := []string{"--snapshot", nodesDir + pair[0], "--snapshot", nodesDir + pair[1]}
+		dcode, _, _ := runMain(t, append([]string{"doctor"}, snaps...)...)
+		fcode, out, errOut := runMain(t, append([]string{"fix", "--plan"}, snaps...)...)
+		if fcode != dcode {
+			t.Errorf("%v: fix --plan exit %d, doctor %d\n%s%s", pair, fcode, dcode, out, errOut)
+		}
+	}
+	_, help, _ := runMain(t, "fix", "--help")
+	help = strings.Join(strings.Fields(help), " ")
+	if strings.Contains(help, "changes proposed") || !strings.Contains(help, "--plan exits with the doctor's status") {
+		t.Errorf("fix --help's exit status does not match what fix does:\n%s", help)
+	}
+}
+
+// The ring names fix prints and its help's example are names --topology
+// takes: a ring of the wrong size is told by its size, not refused by name.
+func TestFixTopologyTakesTheNamesFixPrints(t *testing.T) {
+	snaps := []string{"--snapshot", nodesDir + "spark-healthy.tar.gz", "--snapshot", nodesDir + "spark-healthy-peer.tar.gz"}
+	for topo, want := range map[string]string{
+		"three-node-ring": "fix: topology three-node-ring needs exactly 3 nodes, got 2",
+		"four-node-ring":  "fix: topology four-node-ring needs exactly 4 nodes, got 2",
+		"ring":            "fix: topology ring needs 3 nodes or more",
+	} {
+		code, _, errOut := runMain(t, append([]string{"fix", "--plan", "--topology", topo}, snaps...)...)
+		if code != ExitUnknown || !strings.Contains(errOut, want) || strings.Contains(errOut, "want one of") {
+			t.Errorf("--topology %s: exit %d, stderr %q; want %q", topo, code, errOut, want)
+		}
+		if topo == "ring" && strings.Contains(errOut, "exactly") {
+			t.Errorf("--topology ring: %q", errOut)
+		}
+	}
+	_, help, _ := runMain(t, "fix", "--help")
+	if !strings.Contains(help, "--topology three-node-ring") {
+		t.Errorf("fix --help no longer shows the three-node-ring example")
+	}
+}
+
+// The same node given twice: doctor says why there is no cluster section,
+// fix that it plans the node once.
+func TestSameNodeTwiceIsSaid(t *testing.T) {
+	snap := nodesDir + "spark-healthy.tar.gz"
+	_, _, errOut := runMain(t, "doctor", "--snapshot", snap, snap)
+	if !strings.Contains(errOut, "doctor: spark1 is given twice") || !strings.Contains(errOut, "no cluster section") {
+		t.Errorf("doctor: %q", errOut)
+	}
+	_, _, errOut = runMain(t, "fix", "--plan", "--snapshot", snap, "--snapshot", snap)
+	if !strings.Contains(errOut, "fix: spark1 is given twice") || !strings.Contains(errOut, "planned once") {
+		t.Errorf("fix: %q", errOut)
+	}
+	_, _, errOut = runMain(t, "doctor", "--snapshot", snap, nodesDir+"spark-healthy-peer.tar.gz")
+	if strings.Contains(errOut, "given twice") {
+		t.Errorf("two nodes: %q", errOut)
+	}
+}
