@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -106,5 +107,76 @@ func TestSameNodeTwiceIsSaid(t *testing.T) {
 	_, _, errOut = runMain(t, "doctor", "--snapshot", snap, nodesDir+"spark-healthy-peer.tar.gz")
 	if strings.Contains(errOut, "given twice") {
 		t.Errorf("two nodes: %q", errOut)
+	}
+}
+
+// goInternal matches Go's and cobra's own words in user output: a Go call
+// (netip.ParsePrefix(…)), fork/exec and dial prefixes, syscall prefixes
+// (stat …:), cobra's arg(s), a slice default, fmt's %!, addresses,
+// goroutines and panics.
+var goInternal = regexp.MustCompile(`\w+\.\w+\(|fork/exec|dial tcp|arg\(s\)|\(default \[.*\]\)|%!|0x[0-9a-f]{6,}|goroutine|panic|\b(?:l?stat|open) /\S*: |exit \d+: `)
+
+// TestErrorPathsSpeakAUsersWords walks every command's error paths (an
+// unknown flag, a missing or extra argument, an unreadable or missing file,
+// an unreachable host, a bad value) and its help, and fails on Go-internal
+// text on either stream.
+func TestErrorPathsSpeakAUsersWords(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing.tar.gz")
+	unreadable := filepath.Join(dir, "unreadable")
+	if err := os.Mkdir(unreadable, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	root := newRootCmd(&Env{Getenv: os.Getenv})
+	var runs [][]string
+	for _, c := range root.Commands() {
+		if c.Name() == "help" || c.Name() == "completion" {
+			continue
+		}
+		runs = append(runs, []string{c.Name(), "--no-such-flag"}, []string{c.Name(), "--help"})
+		// Run bare, these do their work on this machine (audit it, write a
+		// snapshot, serve, sample a job): only their error paths are walked.
+		if !map[string]bool{"doctor": true, "snapshot": true, "exporter": true, "triage": true, "bench": true, "slurm": true}[c.Name()] {
+			runs = append(runs, []string{c.Name()}, []string{c.Name(), "a", "b", "c", "d"})
+		}
+		for _, sub := range c.Commands() {
+			runs = append(runs, []string{c.Name(), sub.Name(), "--no-such-flag"}, []string{c.Name(), sub.Name(), "--help"})
+		}
+	}
+	runs = append(runs,
+		[]string{"doctor", "--snapshot", missing},
+		[]string{"doctor", "--snapshot", unreadable},
+		[]string{"doctor", "--hosts", "127.0.0.1:1", "--host-timeout", "30s"},
+		[]string{"doctor", "--hosts", "no-such-host.invalid"},
+		[]string{"doctor", "--host-timeout", "soon"},
+		[]string{"analyze", missing},
+		[]string{"analyze", unreadable},
+		[]string{"report", missing},
+		[]string{"report", unreadable},
+		[]string{"plan", missing},
+		[]string{"fix", "--plan", "--snapshot", missing},
+		[]string{"fix", "--plan", "--subnets", "10.0.0/33", "--snapshot", nodesDir + "spark-healthy.tar.gz"},
+		[]string{"fix", "--rollback", "--hosts", "127.0.0.1:1"},
+		[]string{"fix", "--plan", "--hosts", "127.0.0.1:1"},
+		[]string{"snapshot", "-o", filepath.Join(missing, "x", "y.tar.gz")},
+		[]string{"bench", "nccl", "--dry-run", "--hosts", "a,b", "--collective", "nope"},
+		[]string{"bench", "tcp", "--hosts", "127.0.0.1:1,127.0.0.1:2"},
+		[]string{"qualify", "--hosts", "127.0.0.1:1,127.0.0.1:2"},
+		[]string{"triage", "--hosts", "127.0.0.1:1"},
+	)
+	for _, args := range runs {
+		_, out, errOut := runMain(t, args...)
+		if strings.Contains(out, "<html") {
+			out = "" // a page's own script is not a message
+		}
+		for name, text := range map[string]string{"stdout": out, "stderr": errOut} {
+			if m := goInternal.FindString(text); m != "" {
+				line := text[strings.LastIndex(text[:strings.Index(text, m)], "\n")+1:]
+				if i := strings.IndexByte(line, '\n'); i >= 0 {
+					line = line[:i]
+				}
+				t.Errorf("sparkrig %s: %s has Go-internal %q: %s", strings.Join(args, " "), name, m, line)
+			}
+		}
 	}
 }

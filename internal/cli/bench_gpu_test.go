@@ -35,7 +35,7 @@ func TestBenchGPUFlags(t *testing.T) {
 		{[]string{"gemm", "--m", "0"}, "sparkrig: bench gpu gemm: gemm shape 0x8192x8192: every dimension must be positive"},
 		{[]string{"gemm", "--dtype", "tf32"}, `sparkrig: bench gpu gemm: unknown data type "tf32" (want float, half or bfloat16)`},
 		{[]string{"info", "extra"}, `sparkrig: bench gpu info: unknown command "extra" for "sparkrig bench gpu info" (see --help)`},
-		{[]string{"collective", "--iters=x"}, `sparkrig: bench gpu collective: invalid argument "x" for "-n, --iters" flag: strconv.ParseInt: parsing "x": invalid syntax (see --help)`},
+		{[]string{"collective", "--iters=x"}, `sparkrig: bench gpu collective: invalid argument "x" for "-n, --iters" flag: "x": invalid syntax (see --help)`},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := Main(append([]string{"bench", "gpu"}, tt.args...), strings.NewReader(""), &stdout, &stderr)

@@ -99,7 +99,7 @@ func TestUsageErrorsNameTheirCommand(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"analyze"}, "sparkrig: analyze: requires at least 1 arg(s), only received 0 (see --help)\n"},
+		{[]string{"analyze"}, "sparkrig: analyze: needs at least 1 argument, got 0 (see --help)\n"},
 		{[]string{"bench", "gpu", "gemm", "--bogus"}, "sparkrig: bench gpu gemm: unknown flag: --bogus (see --help)\n"},
 		{[]string{"doctor", "--format"}, "sparkrig: doctor: flag needs an argument: --format (see --help)\n"},
 		{[]string{"-v"}, "sparkrig: unknown shorthand flag: 'v' in -v (see --help)\n"},

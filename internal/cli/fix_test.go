@@ -84,12 +84,12 @@ func TestFixBadInput(t *testing.T) {
 		{[]string{"fix"}, "sparkrig: fix: name the nodes with --hosts, --hostfile or --snapshot\n"},
 		{[]string{"fix", "--plan", "--apply", "--hosts", "a"}, "sparkrig: fix: choose one of --plan, --apply, --rollback\n"},
 		{[]string{"fix", "--apply", "--snapshot", "x.tar.gz"}, "sparkrig: fix: --apply and --rollback work over SSH: give --hosts\n"},
-		{[]string{"fix", "--snapshot", "/nonexistent.tar.gz"}, "sparkrig: fix: /nonexistent.tar.gz: stat /nonexistent.tar.gz: no such file or directory\n"},
+		{[]string{"fix", "--snapshot", "/nonexistent.tar.gz"}, "sparkrig: fix: /nonexistent.tar.gz: no such file or directory\n"},
 		{[]string{"fix", "--apply", "--hosts", "a", "--deadman", "500ms"}, "sparkrig: fix: --deadman 500ms: want 10s or more\n"},
 		{[]string{"fix", "--apply", "--hosts", "a", "--deadman", "-5s"}, "sparkrig: fix: --deadman -5s: want 10s or more\n"},
 		{[]string{"fix", "--plan", "--hosts", "a", "--socket-ifname", "eth0;reboot"}, "sparkrig: fix: --socket-ifname \"eth0;reboot\": want interface names (letters, digits, . _ : @ -), comma-separated\n"},
 		// Nothing listens on port 1: the host is named once, not twice.
-		{[]string{"fix", "--hosts", "127.0.0.1:1", "--ssh-config", os.DevNull}, "sparkrig: fix: cannot read every node, so no plan:\n  127.0.0.1:1: unreachable: dial tcp 127.0.0.1:1: connect: connection refused\n"},
+		{[]string{"fix", "--hosts", "127.0.0.1:1", "--ssh-config", os.DevNull}, "sparkrig: fix: cannot read every node, so no plan:\n  127.0.0.1:1: unreachable: connection refused\n"},
 	}
 	for _, tt := range tests {
 		code, _, errOut := runMain(t, tt.args...)

@@ -83,7 +83,7 @@ func choicesVar(fs *pflag.FlagSet, p *[]string, name string, def, allowed []stri
 	fs.Var(&choicesFlag{p: p, allowed: allowed, canon: canon}, name, usage)
 }
 
-func (c *choicesFlag) String() string { return "[" + strings.Join(*c.p, ",") + "]" }
+func (c *choicesFlag) String() string { return strings.Join(*c.p, ",") }
 func (c *choicesFlag) Type() string   { return "strings" }
 func (c *choicesFlag) Set(s string) error {
 	var out []string

@@ -34,7 +34,7 @@ func TestNPDPluginProtocol(t *testing.T) {
 		{"a smaller limit", []string{"--snapshot", nodes + "spark-twin-unaddressed.tar.gz", "--npd-max-output", "40"}, 1,
 			"sparkrig: spark.twin-unaddressed: enP…"},
 		{"no evidence is unknown", []string{"--snapshot", nodes + "no-such.tar.gz"}, ExitUnknown,
-			"sparkrig: not evaluated: ../../testdata/nodes/no-such.tar.gz: stat ../../test…"},
+			"sparkrig: not evaluated: ../../testdata/nodes/no-such.tar.gz: no such file or…"},
 		{"a check pattern matching no check is refused", []string{"--snapshot", nodes + "spark-twin-unaddressed.tar.gz", "--npd-checks", "gpu.xdi"}, ExitUnknown,
 			`sparkrig: --npd-checks "gpu.xdi": matches no check`},
 		{"a malformed pattern is refused", []string{"--snapshot", nodes + "spark-twin-unaddressed.tar.gz", "--npd-checks", "spark.[twin"}, ExitUnknown,

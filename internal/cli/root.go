@@ -141,8 +141,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.msg != "" {
-			fmt.Fprintln(stderr, "sparkrig: "+ee.msg)
-			errorDocument(env, cmd, out, ee.msg)
+			msg := sanitize.Plain(ee.msg)
+			fmt.Fprintln(stderr, "sparkrig: "+msg)
+			errorDocument(env, cmd, out, msg)
 		}
 		return ee.code
 	}
@@ -152,8 +153,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cmd != nil && cmd.HasParent() {
 		name += strings.TrimPrefix(cmd.CommandPath(), "sparkrig ") + ": "
 	}
-	fmt.Fprintln(stderr, name+sanitize.Line(err.Error())+" (see --help)")
-	errorDocument(env, cmd, out, strings.TrimPrefix(name, "sparkrig: ")+err.Error())
+	msg := sanitize.Plain(err.Error())
+	fmt.Fprintln(stderr, name+sanitize.Line(msg)+" (see --help)")
+	errorDocument(env, cmd, out, strings.TrimPrefix(name, "sparkrig: ")+msg)
 	return ExitUnknown
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/fix"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
 // Options of one audit.
@@ -255,7 +256,7 @@ func hostNames(fs []*facts.Node) []string {
 // error from dialling it starts with its name already, one from the
 // fan-out's deadlines does not.
 func HostLine(host string, err error) string {
-	s := errLine(err)
+	s := sanitize.Plain(errLine(err))
 	if strings.HasPrefix(s, host+": ") {
 		return s
 	}

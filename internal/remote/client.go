@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/capped"
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 	"github.com/sparkrig/sparkrig/internal/shell"
 
 	"golang.org/x/crypto/ssh"
@@ -348,7 +349,8 @@ func dialTCP(ctx context.Context, addr string, via *ssh.Client) (net.Conn, error
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("%w: connect to %s did not finish: %v", ErrUnreachable, addr, deadlineWhy(ctx))
 		}
-		return nil, fmt.Errorf("%w: %v", ErrUnreachable, err)
+		// in a user's words: "connection refused", not Go's "dial tcp …: connect: …"
+		return nil, fmt.Errorf("%w: %s", ErrUnreachable, sanitize.Plain(err.Error()))
 	}
 	return conn, nil
 }
