@@ -26,9 +26,12 @@ const (
 const PassFraction = 1 - OffMedianFraction
 
 // NoiseMargin is how far apart two directions may measure and still
-// confirm one rate: a loaded node or a moment of contention moves a test's
-// rate by a few percent, never by a tenth.
-const NoiseMargin = 0.10
+// confirm one rate: as far as a direction may fall short of the reference
+// and pass. A busy node moves a TCP test's rate by a tenth or more (17 %
+// between the two good directions of a pair on a loaded test machine), and
+// two directions that would each pass against the other agree on what the
+// hardware does.
+const NoiseMargin = OffMedianFraction
 
 // Reference names of a LinkReference.
 const (
@@ -38,7 +41,7 @@ const (
 
 // LinkRuleSource says where the link rule's numbers come from.
 const LinkRuleSource = "a direction passes at 70 % of the reference or more: NVIDIA/nccl docs diagnostics.rst (ranks more than 30 % off are flagged); " +
-	"the reference is the expected rate where the platform or --expected-gbps gives one, else the best rate two directions confirm within 10 %: sparkrig policy " +
+	"the reference is the expected rate where the platform or --expected-gbps gives one, else the best rate two directions confirm within 30 %: sparkrig policy " +
 	"(no direction beats the hardware, so the best pairs show what it can do; the median of a cluster with many bad nodes is a bad rate)"
 
 // LinkReference is the rate the directions of a qualification are judged
