@@ -1,0 +1,57 @@
+#!/bin/sh
+# fuzz-survey.sh: run every fuzz target under internal/ for a fixed time, one
+# at a time, and print how many inputs each executed.
+#
+#   scripts/fuzz-survey.sh [FUZZTIME [PATTERN]]
+#
+# FUZZTIME defaults to 10s; PATTERN (a grep -E expression matched against
+# "PKG NAME") picks a subset. Each line reads: package, target, executions,
+# executions per second over the whole elapsed time, as the last
+# "fuzz: elapsed: T, execs: N (R/sec)" line of go's output gives them ("-"
+# when go printed none: a build failure or a crash, whose output is kept
+# under $TMPDIR). A target that executes
+# fewer than about 100 inputs per second of FUZZTIME is barely fuzzed.
+# Each run takes /tmp/sparkrig-heavy.lock when flock is installed, so it does
+# not share the machine with another heavy job.
+set -eu
+fuzztime=${1:-10s}
+pattern=${2:-.}
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+tmp=$(mktemp -d)
+lock=""
+if command -v flock >/dev/null 2>&1; then
+	lock="flock /tmp/sparkrig-heavy.lock"
+fi
+echo "# fuzztime $fuzztime, $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-28s %-28s %12s %10s\n' PKG TARGET EXECS EXECS/S
+grep -rn '^func Fuzz' internal --include='*_test.go' |
+	sed -n 's|^\(.*\)/[^/]*_test\.go:[0-9]*:func \(Fuzz[A-Za-z0-9_]*\)(.*|./\1 \2|p' |
+	sort -u | grep -E -- "$pattern" |
+	while read -r pkg name; do
+		out="$tmp/$(echo "$pkg.$name" | tr '/' '_').log"
+		# GOFLAGS is left to the caller; -run '^$' skips the unit tests.
+		if $lock go test "$pkg" -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" >"$out" 2>&1; then
+			:
+		fi
+		last=$(grep 'fuzz: elapsed:.*execs:' "$out" | tail -n 1 || true)
+		# The "(R/sec)" of go's last line covers only its last interval,
+		# which at the end may be a fraction of a second; the rate printed
+		# here is executions over the whole elapsed time.
+		execs=$(echo "$last" | sed -n 's/.*execs: \([0-9]*\) .*/\1/p')
+		rate=$(echo "$last" | sed -n 's/.*elapsed: \([0-9hms]*\),.*/\1/p' |
+			awk -v n="${execs:-0}" '{ s = 0; t = $0
+				if (match(t, /[0-9]+h/)) s += 3600 * substr(t, RSTART, RLENGTH - 1)
+				if (match(t, /[0-9]+m/)) s += 60 * substr(t, RSTART, RLENGTH - 1)
+				if (match(t, /[0-9]+s/)) s += substr(t, RSTART, RLENGTH - 1)
+				printf "%d", (s > 0 ? n / s : n) }')
+		if [ -z "$execs" ]; then
+			execs=- rate=-
+			note=" (see $out)"
+		else
+			note=""
+			rm -f "$out"
+		fi
+		printf '%-28s %-28s %12s %10s%s\n' "${pkg#./internal/}" "$name" "$execs" "$rate" "$note"
+	done
+echo "# done, load $(cut -d' ' -f1-3 /proc/loadavg)"
