@@ -8,9 +8,11 @@
 # "PKG NAME") picks a subset. Each line reads: package, target, executions,
 # executions per second over the whole elapsed time, as the last
 # "fuzz: elapsed: T, execs: N (R/sec)" line of go's output gives them ("-"
-# when go printed none: a build failure or a crash, whose output is kept
-# under $TMPDIR). A target that executes
-# fewer than about 100 inputs per second of FUZZTIME is barely fuzzed.
+# when go printed none). A target whose go test failed (a build failure, or
+# an input that broke its property) is marked FAIL and its output kept. A
+# target that executes fewer than about 100 inputs per second of FUZZTIME is
+# barely fuzzed. Other load on the machine lowers every number: the load
+# average is printed before and after.
 # Each run takes /tmp/sparkrig-heavy.lock when flock is installed, so it does
 # not share the machine with another heavy job.
 set -eu
@@ -31,8 +33,9 @@ grep -rn '^func Fuzz' internal --include='*_test.go' |
 	while read -r pkg name; do
 		out="$tmp/$(echo "$pkg.$name" | tr '/' '_').log"
 		# GOFLAGS is left to the caller; -run '^$' skips the unit tests.
-		if $lock go test "$pkg" -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" >"$out" 2>&1; then
-			:
+		status=""
+		if ! $lock go test "$pkg" -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" >"$out" 2>&1; then
+			status=" FAIL"
 		fi
 		last=$(grep 'fuzz: elapsed:.*execs:' "$out" | tail -n 1 || true)
 		# The "(R/sec)" of go's last line covers only its last interval,
@@ -45,9 +48,9 @@ grep -rn '^func Fuzz' internal --include='*_test.go' |
 				if (match(t, /[0-9]+m/)) s += 60 * substr(t, RSTART, RLENGTH - 1)
 				if (match(t, /[0-9]+s/)) s += substr(t, RSTART, RLENGTH - 1)
 				printf "%d", (s > 0 ? n / s : n) }')
-		if [ -z "$execs" ]; then
-			execs=- rate=-
-			note=" (see $out)"
+		if [ -z "$execs" ] || [ -n "$status" ]; then
+			execs=${execs:--} rate=${rate:--}
+			note="$status (see $out)"
 		else
 			note=""
 			rm -f "$out"
