@@ -125,7 +125,9 @@ func ParsePodNodes(b []byte) map[string]string {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		node, pod, ok := strings.Cut(sc.Text(), "\t")
-		if ok && node != "" && pod != "" {
+		// Kubernetes names hold no white space: a line that gives one
+		// is not kubectl's
+		if ok && node != "" && pod != "" && !strings.ContainsAny(node+pod, " \t\r") {
 			m[node] = pod
 		}
 	}
