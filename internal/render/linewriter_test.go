@@ -12,7 +12,7 @@ import (
 // maxPending without a newline, a whole rune), and a hostile rune is
 // cleaned although it arrives split across writes.
 func TestLineWriterHandsWholeLinesAndRunes(t *testing.T) {
-	in := "spark-01 ok\nspark-02 ‮gnp.exe\n" + strings.Repeat("é", maxPending) + "\ntail without newline"
+	in := "spark-01 ok\nspark-02 \u202egnp.exe\n" + strings.Repeat("é", maxPending) + "\ntail without newline"
 	for _, piece := range []int{1, 2, 3, 7, 4096} {
 		var got bytes.Buffer
 		rec := &recorder{w: &got}
@@ -25,7 +25,7 @@ func TestLineWriterHandsWholeLinesAndRunes(t *testing.T) {
 		if err := lw.Flush(); err != nil {
 			t.Fatal(err)
 		}
-		want := strings.Replace(in, "‮", `\u202e`, 1)
+		want := strings.Replace(in, "\u202e", `\u202e`, 1)
 		if got.String() != want {
 			t.Errorf("piece %d: output differs from the cleaned input (len %d, want %d)", piece, got.Len(), len(want))
 		}
