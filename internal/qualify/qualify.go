@@ -276,7 +276,7 @@ func (s *setup) measure(ctx context.Context, m *allpairs.Remote) (*report.Report
 	findings = append(findings, ncclFindings...)
 	rep := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", ToolVersion: o.ToolVersion, Command: "qualify",
 		GeneratedAt: o.Now().UTC(), AllPairs: ap, Cluster: &report.Cluster{Links: []report.Link{}, Findings: findings}, Hosts: []report.Host{}}
-	rep.Status = Status(findings, runErr != nil)
+	rep.Status = report.FindingsVerdict(findings, runErr != nil)
 	rounds := fmt.Sprint(res.RoundsRun)
 	if res.RoundsRun < len(res.Rounds) {
 		rounds = fmt.Sprintf("%d of %d", res.RoundsRun, len(res.Rounds))
@@ -309,23 +309,6 @@ func (s *setup) expectations() map[string]allpairs.Expectation {
 		}
 	}
 	return out
-}
-
-// Status is the verdict of a report made of findings alone (qualify,
-// triage): the worst finding's, ok with none; unknown instead of ok when
-// incomplete (some evidence could not be had).
-func Status(fs []report.Finding, incomplete bool) report.Verdict {
-	v := report.VerdictNone
-	for _, f := range fs {
-		v = report.Worse(v, f.Severity.Verdict())
-	}
-	if incomplete {
-		v = report.Worse(v, report.VerdictUnknown)
-	}
-	if v == report.VerdictNone {
-		return report.VerdictOK
-	}
-	return v
 }
 
 func oneLine(s string) string {

@@ -142,7 +142,7 @@ func TestPrometheusStatusAndWallTime(t *testing.T) {
 	res.Judgement = allpairs.Judge(res.Names, res.Measurements, allpairs.DefaultRules)
 	ap, fs := res.Report(allpairs.AllPairs, allpairs.ToolTCP, "")
 	rep := &report.Report{Command: "qualify", AllPairs: ap, Cluster: &report.Cluster{Findings: fs}}
-	rep.Status = Status(fs, false)
+	rep.Status = report.FindingsVerdict(fs, false)
 	var b strings.Builder
 	if err := render.Write(&b, rep, "prometheus", render.Options{}); err != nil {
 		t.Fatal(err)

@@ -146,3 +146,20 @@ const (
 	TriageNoJob   = "no-job"
 	TriageUnknown = "unknown"
 )
+
+// FindingsVerdict is the verdict of a report made of findings alone
+// (qualify, triage): the worst finding's, ok with none, and unknown instead
+// of ok when incomplete (some evidence could not be had).
+func FindingsVerdict(fs []Finding, incomplete bool) Verdict {
+	v := VerdictNone
+	for _, f := range fs {
+		v = Worse(v, f.Severity.Verdict())
+	}
+	if incomplete {
+		v = Worse(v, VerdictUnknown)
+	}
+	if v == VerdictNone {
+		return VerdictOK
+	}
+	return v
+}

@@ -86,7 +86,7 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	for _, s := range first {
 		unreached = unreached || s.Err != ""
 	}
-	rep.Status = status(d.Findings, unreached || d.Verdict == VerdictUnknown || d.Verdict == VerdictNoJob)
+	rep.Status = report.FindingsVerdict(d.Findings, unreached || d.Verdict == VerdictUnknown || d.Verdict == VerdictNoJob)
 	return rep, nil
 }
 
@@ -103,20 +103,6 @@ func noJob(first []Sample) bool {
 		}
 	}
 	return true
-}
-
-func status(fs []report.Finding, unknown bool) report.Verdict {
-	v := report.VerdictNone
-	for _, f := range fs {
-		v = report.Worse(v, f.Severity.Verdict())
-	}
-	if unknown {
-		v = report.Worse(v, report.VerdictUnknown)
-	}
-	if v == report.VerdictNone {
-		return report.VerdictOK
-	}
-	return v
 }
 
 // sample runs the script on every host through the runner, at most
