@@ -35,7 +35,16 @@ type ErrorMatcher struct {
 	found []bool
 	// allLit: every pattern has a literal, so a line without any cannot match
 	allLit bool
+	// byLit[id] are the patterns whose literal is lits' id, in catalogue
+	// order; foundIDs the literals the line last scanned contains
+	byLit    [][]sigPattern
+	foundIDs []int
+	// seen[i] == m.line: signature i has matched the current line
+	seen []int
 }
+
+// sigPattern names pattern j of signature i.
+type sigPattern struct{ i, j int }
 
 // NewErrorMatcher returns a matcher for the catalogue.
 func NewErrorMatcher(sigs []expect.Signature) *ErrorMatcher {
@@ -59,12 +68,16 @@ func NewErrorMatcher(sigs []expect.Signature) *ErrorMatcher {
 		m.litOf = append(m.litOf, row)
 	}
 	m.found = make([]bool, len(m.lits.lits))
+	m.byLit = make([][]sigPattern, len(m.lits.lits))
+	m.seen = make([]int, len(sigs))
 	m.allLit = true
-	for _, row := range m.litOf {
-		for _, id := range row {
+	for i, row := range m.litOf {
+		for j, id := range row {
 			if id < 0 {
 				m.allLit = false
+				continue
 			}
+			m.byLit[id] = append(m.byLit[id], sigPattern{i, j})
 		}
 	}
 	return m
@@ -96,12 +109,15 @@ func (x *litIndex) add(l []byte) {
 
 // scan sets found[i] for each literal i the line contains; it reports
 // whether any was found.
-func (x *litIndex) scan(line []byte, found []bool) bool {
-	clear(found)
-	if x.first == nil {
-		return false
+// The ids found are appended to ids, in the order found.
+func (x *litIndex) scan(line []byte, found []bool, ids []int) []int {
+	for _, id := range ids {
+		found[id] = false
 	}
-	any := false
+	ids = ids[:0]
+	if x.first == nil {
+		return ids
+	}
 	for i := 0; i+1 < len(line); i++ {
 		e := x.first[int(line[i])<<8|int(line[i+1])]
 		if e == 0 {
@@ -110,11 +126,11 @@ func (x *litIndex) scan(line []byte, found []bool) bool {
 		for _, id := range x.lists[e-1] {
 			if !found[id] && bytes.HasPrefix(line[i:], x.lits[id]) {
 				found[id] = true
-				any = true
+				ids = append(ids, id)
 			}
 		}
 	}
-	return any
+	return ids
 }
 
 // candidate is a cheap test that a line may be an error: most lines of a
@@ -180,31 +196,55 @@ func (m *ErrorMatcher) Observe(line []byte) {
 	if len(line) < 8 || !candidate(line, m.allLit) {
 		return
 	}
-	if !m.lits.scan(line, m.found) && m.allLit {
-		return // every pattern needs a literal, and the line has none
+	m.foundIDs = m.lits.scan(line, m.found, m.foundIDs)
+	if !m.allLit {
+		m.observeAll(line)
+		return
 	}
+	// every pattern has a literal: only the patterns of the literals the
+	// line holds can match
+	for _, id := range m.foundIDs {
+		for _, sp := range m.byLit[id] {
+			if m.seen[sp.i] == m.line {
+				continue // the signature matched this line already
+			}
+			s := &m.sigs[sp.i]
+			if containsAll(line, s.AllLits[sp.j]) && s.Matches(sp.j, line) {
+				m.hit(sp.i, line)
+			}
+		}
+	}
+}
+
+// observeAll tries every signature: some pattern has no literal.
+func (m *ErrorMatcher) observeAll(line []byte) {
 	for i := range m.sigs {
 		s := &m.sigs[i]
-		for j, re := range s.Res {
+		for j := range s.Res {
 			if id := m.litOf[i][j]; id >= 0 && !m.found[id] || !containsAll(line, s.AllLits[j]) {
 				continue
 			}
-			if !re.Match(line) {
-				continue
+			if s.Matches(j, line) {
+				m.hit(i, line)
+				break
 			}
-			h := m.hits[i]
-			if h == nil {
-				first := line
-				if len(first) > maxEvidence {
-					first = first[:maxEvidence]
-				}
-				h = &ErrorHit{Signature: s, First: strings.ToValidUTF8(string(bytes.TrimSpace(first)), "?"), Line: m.line}
-				m.hits[i] = h
-			}
-			h.Count++
-			break
 		}
 	}
+}
+
+// hit counts signature i on the current line, once.
+func (m *ErrorMatcher) hit(i int, line []byte) {
+	m.seen[i] = m.line
+	h := m.hits[i]
+	if h == nil {
+		first := line
+		if len(first) > maxEvidence {
+			first = first[:maxEvidence]
+		}
+		h = &ErrorHit{Signature: &m.sigs[i], First: strings.ToValidUTF8(string(bytes.TrimSpace(first)), "?"), Line: m.line}
+		m.hits[i] = h
+	}
+	h.Count++
 }
 
 // Hits returns the signatures found, most telling first: by weight, then
