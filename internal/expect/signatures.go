@@ -1,11 +1,9 @@
 package expect
 
 import (
-	"bytes"
 	_ "embed"
 	"fmt"
 	"regexp"
-	"regexp/syntax"
 	"sync"
 
 	"gopkg.in/yaml.v3"
@@ -36,72 +34,6 @@ type Signature struct {
 	AllLits [][][]byte `yaml:"-" json:"-"`
 	// plans[i] is how Res[i] is tried cheaply (see Matches).
 	plans []matchPlan
-}
-
-// matchPlan is a cheaper way to try one pattern: a pattern that opens with
-// a literal can only match where the literal stands, so the regexp is tried
-// anchored there, and a pattern that is a literal alone is a substring
-// search.
-type matchPlan struct {
-	prefix   []byte
-	literal  bool
-	anchored *regexp.Regexp
-}
-
-// planOf is the plan of one pattern; the zero plan (no prefix) means the
-// regexp is tried on the whole line.
-func planOf(pattern string) matchPlan {
-	re, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return matchPlan{}
-	}
-	re = re.Simplify()
-	lit := func(r *syntax.Regexp) []byte {
-		if r.Op != syntax.OpLiteral || r.Flags&syntax.FoldCase != 0 || len(r.Rune) == 0 {
-			return nil
-		}
-		return []byte(string(r.Rune))
-	}
-	if l := lit(re); l != nil {
-		return matchPlan{prefix: l, literal: true}
-	}
-	if re.Op != syntax.OpConcat || len(re.Sub) == 0 {
-		return matchPlan{}
-	}
-	l := lit(re.Sub[0])
-	if l == nil {
-		return matchPlan{}
-	}
-	// the match starts at the literal: no assertion before it can look
-	// further back than the slice the anchored pattern is given
-	anchored, err := regexp.Compile(`^(?:` + pattern + `)`)
-	if err != nil {
-		return matchPlan{}
-	}
-	return matchPlan{prefix: l, anchored: anchored}
-}
-
-// Matches reports whether pattern i matches the line: Res[i].Match(line),
-// at less cost where the pattern opens with a literal.
-func (s *Signature) Matches(i int, line []byte) bool {
-	if i >= len(s.plans) || s.plans[i].prefix == nil {
-		return s.Res[i].Match(line)
-	}
-	p := &s.plans[i]
-	if p.literal {
-		return bytes.Contains(line, p.prefix)
-	}
-	for off := 0; off < len(line); {
-		k := bytes.Index(line[off:], p.prefix)
-		if k < 0 {
-			return false
-		}
-		if p.anchored.Match(line[off+k:]) {
-			return true
-		}
-		off += k + 1
-	}
-	return false
 }
 
 // requiredLiteral returns the longest run of plain characters that every

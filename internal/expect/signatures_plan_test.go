@@ -2,6 +2,7 @@ package expect
 
 import (
 	"math/rand/v2"
+	"regexp"
 	"regexp/syntax"
 	"strings"
 	"testing"
@@ -80,7 +81,7 @@ func TestMatchesIsTheRegexp(t *testing.T) {
 	plans, matched := 0, 0
 	for _, s := range sigs {
 		for j, re := range s.Res {
-			if s.plans[j].prefix != nil {
+			if s.plans[j].prefix != nil || s.plans[j].filter.op != pfTrue {
 				plans++
 			}
 			for _, l := range all {
@@ -116,6 +117,28 @@ func TestPlanOf(t *testing.T) {
 		p := planOf(pattern)
 		if string(p.prefix) != want.prefix || p.literal != want.literal {
 			t.Errorf("%q: prefix %q literal %v, want %q %v", pattern, p.prefix, p.literal, want.prefix, want.literal)
+		}
+	}
+}
+
+// Plans of hand-made patterns on lines chosen to trip each shortcut:
+// overlapping glob literals, a newline under ".*", a literal twice, an
+// alternation whose factored prefix the prefilter joins again.
+func TestPlanMatchesEdges(t *testing.T) {
+	for _, c := range []struct{ pattern, line string }{
+		{`ab.*ba`, "aba"}, {`ab.*ba`, "abba"}, {`ab.*ba`, "ab\nba"}, {`ab.*ba`, "xxabyyba"},
+		{`Got peer \S+ with (status=5\b|status=[^(]*\(5\)|error 5\b)`, "Got peer a with status=12 (Recv) 5"},
+		{`Got peer \S+ with (status=5\b|status=[^(]*\(5\)|error 5\b)`, "Got peer a with status=x (5)"},
+		{`Got peer \S+ with (status=5\b|status=[^(]*\(5\)|error 5\b)`, "Got peer Got peer a with error 5"},
+		{`ibv_modify_qp failed with (error )?(110|Connection timed out)`, "ibv_modify_qp failed with error 110"},
+		{`ibv_modify_qp failed with (error )?(110|Connection timed out)`, "ibv_modify_qp failed with error 11"},
+		{`x\bfoo`, "x foo"}, {`foo\b`, "foo_"}, {`foo\b`, "foo."},
+		{"caf\u00e9 .*x", "caf\u00e9 yx"}, {`a\x{FFFD}b`, "a\xffb"},
+	} {
+		re := regexp.MustCompile(c.pattern)
+		p := planOf(c.pattern)
+		if got, want := p.matches(re, []byte(c.line)), re.MatchString(c.line); got != want {
+			t.Errorf("%q on %q: %v, the regexp says %v", c.pattern, c.line, got, want)
 		}
 	}
 }
