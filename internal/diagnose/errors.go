@@ -41,6 +41,9 @@ type ErrorMatcher struct {
 	foundIDs []int
 	// seen[i] == m.line: signature i has matched the current line
 	seen []int
+	// filterOf[i][j][k] is the index in lits of signature i's pattern
+	// j's filter literal k, -1 for one too short to index
+	filterOf [][][]int
 }
 
 // sigPattern names pattern j of signature i.
@@ -50,22 +53,36 @@ type sigPattern struct{ i, j int }
 func NewErrorMatcher(sigs []expect.Signature) *ErrorMatcher {
 	m := &ErrorMatcher{sigs: sigs, hits: map[int]*ErrorHit{}}
 	ids := map[string]int{}
-	for _, s := range sigs {
+	idOf := func(l []byte) int {
+		if len(l) < 2 {
+			return -1
+		}
+		id, ok := ids[string(l)]
+		if !ok {
+			id = len(m.lits.lits)
+			ids[string(l)] = id
+			m.lits.add(l)
+		}
+		return id
+	}
+	for i := range sigs {
+		s := &sigs[i]
 		row := make([]int, len(s.Lits))
 		for j, l := range s.Lits {
-			row[j] = -1
-			if len(l) < 2 {
-				continue
-			}
-			id, ok := ids[string(l)]
-			if !ok {
-				id = len(m.lits.lits)
-				ids[string(l)] = id
-				m.lits.add(l)
-			}
-			row[j] = id
+			row[j] = idOf(l)
 		}
 		m.litOf = append(m.litOf, row)
+	}
+	// the literals of each pattern's prefilter are found in the same pass
+	for i := range sigs {
+		s := &sigs[i]
+		rows := make([][]int, len(s.Res))
+		for j := range s.Res {
+			for _, l := range s.FilterLiterals(j) {
+				rows[j] = append(rows[j], idOf(l))
+			}
+		}
+		m.filterOf = append(m.filterOf, rows)
 	}
 	m.found = make([]bool, len(m.lits.lits))
 	m.byLit = make([][]sigPattern, len(m.lits.lits))
@@ -208,8 +225,7 @@ func (m *ErrorMatcher) Observe(line []byte) {
 			if m.seen[sp.i] == m.line {
 				continue // the signature matched this line already
 			}
-			s := &m.sigs[sp.i]
-			if containsAll(line, s.AllLits[sp.j]) && s.Matches(sp.j, line) {
+			if m.matches(sp.i, sp.j, line) {
 				m.hit(sp.i, line)
 			}
 		}
@@ -224,12 +240,26 @@ func (m *ErrorMatcher) observeAll(line []byte) {
 			if id := m.litOf[i][j]; id >= 0 && !m.found[id] || !containsAll(line, s.AllLits[j]) {
 				continue
 			}
-			if s.Matches(j, line) {
+			if m.matches(i, j, line) {
 				m.hit(i, line)
 				break
 			}
 		}
 	}
+}
+
+// matches tries signature i's pattern j on the line, its filter's
+// literals told by the scan.
+func (m *ErrorMatcher) matches(i, j int, line []byte) bool {
+	s := &m.sigs[i]
+	ids := m.filterOf[i][j]
+	lits := s.FilterLiterals(j)
+	return s.MatchesKnowing(j, line, func(k int) bool {
+		if id := ids[k]; id >= 0 {
+			return m.found[id]
+		}
+		return bytes.Contains(line, lits[k])
+	})
 }
 
 // hit counts signature i on the current line, once.

@@ -25,8 +25,10 @@ type matchPlan struct {
 	glob [][]byte
 	// anchored is the pattern with a "^" in front, tried at prefix
 	anchored *regexp.Regexp
-	// filter must hold of a line the pattern matches
+	// filter must hold of a line the pattern matches; lits are its
+	// literals, each node's k its index there
 	filter prefilter
+	lits   [][]byte
 }
 
 // planOf is the plan of one pattern.
@@ -38,13 +40,12 @@ func planOf(pattern string) matchPlan {
 	re = re.Simplify()
 	var plan matchPlan
 	if l := literalOf(re); l != nil {
-		return matchPlan{prefix: l, literal: true}
+		plan = matchPlan{prefix: l, literal: true, filter: prefilter{op: pfLit, lit: l}}
+		plan.number(&plan.filter)
+		return plan
 	}
-	if in := infoOf(re); in.exact {
-		plan.filter = setFilter(in.set)
-	} else {
-		plan.filter = in.filter
-	}
+	plan.filter = infoOf(re).asFilter()
+	plan.number(&plan.filter)
 	if re.Op != syntax.OpConcat || len(re.Sub) == 0 {
 		return plan
 	}
@@ -61,6 +62,17 @@ func planOf(pattern string) matchPlan {
 	plan.prefix, plan.anchored = l, anchored
 	plan.glob = globOf(re)
 	return plan
+}
+
+// number gives each literal of the filter its index in lits.
+func (p *matchPlan) number(f *prefilter) {
+	if f.op == pfLit {
+		f.k = len(p.lits)
+		p.lits = append(p.lits, f.lit)
+	}
+	for i := range f.subs {
+		p.number(&f.subs[i])
+	}
 }
 
 // literalOf is the bytes of a case-sensitive literal node, nil otherwise
@@ -100,12 +112,13 @@ func globOf(re *syntax.Regexp) [][]byte {
 
 // matches reports whether the pattern matches the line; re is the
 // pattern itself.
-func (p *matchPlan) matches(re *regexp.Regexp, line []byte) bool {
-	if p.literal {
-		return bytes.Contains(line, p.prefix)
-	}
-	if !p.filter.holds(line) {
+// has, when not nil, tells whether the line holds lits[k].
+func (p *matchPlan) matches(re *regexp.Regexp, line []byte, has func(k int) bool) bool {
+	if !p.filter.holds(line, has) {
 		return false
+	}
+	if p.literal {
+		return true
 	}
 	if p.prefix == nil {
 		return re.Match(line)
@@ -141,7 +154,26 @@ func (s *Signature) Matches(i int, line []byte) bool {
 	if i >= len(s.plans) {
 		return s.Res[i].Match(line)
 	}
-	return s.plans[i].matches(s.Res[i], line)
+	return s.plans[i].matches(s.Res[i], line, nil)
+}
+
+// FilterLiterals are literals that decide, with the line, whether
+// pattern i can match: a caller that finds them all in one pass over the
+// line passes what it found to MatchesKnowing.
+func (s *Signature) FilterLiterals(i int) [][]byte {
+	if i >= len(s.plans) {
+		return nil
+	}
+	return s.plans[i].lits
+}
+
+// MatchesKnowing is Matches where has(k) tells whether the line holds
+// FilterLiterals(i)[k].
+func (s *Signature) MatchesKnowing(i int, line []byte, has func(k int) bool) bool {
+	if i >= len(s.plans) {
+		return s.Res[i].Match(line)
+	}
+	return s.plans[i].matches(s.Res[i], line, has)
 }
 
 // prefilter is a condition on the literals a line holds: true (no
@@ -149,6 +181,7 @@ func (s *Signature) Matches(i int, line []byte) bool {
 type prefilter struct {
 	op   pfOp
 	lit  []byte
+	k    int
 	subs []prefilter
 }
 
@@ -161,19 +194,22 @@ const (
 	pfAny
 )
 
-func (f *prefilter) holds(line []byte) bool {
+func (f *prefilter) holds(line []byte, has func(k int) bool) bool {
 	switch f.op {
 	case pfLit:
+		if has != nil {
+			return has(f.k)
+		}
 		return bytes.Contains(line, f.lit)
 	case pfAll:
 		for i := range f.subs {
-			if !f.subs[i].holds(line) {
+			if !f.subs[i].holds(line, has) {
 				return false
 			}
 		}
 	case pfAny:
 		for i := range f.subs {
-			if f.subs[i].holds(line) {
+			if f.subs[i].holds(line, has) {
 				return true
 			}
 		}

@@ -89,6 +89,11 @@ func TestMatchesIsTheRegexp(t *testing.T) {
 				if got := s.Matches(j, []byte(l)); got != want {
 					t.Errorf("%s %q on %q: %v, the regexp says %v", s.ID, s.Match[j], l, got, want)
 				}
+				lits := s.FilterLiterals(j)
+				has := func(k int) bool { return strings.Contains(l, string(lits[k])) }
+				if got := s.MatchesKnowing(j, []byte(l), has); got != want {
+					t.Errorf("%s %q on %q knowing its literals: %v, the regexp says %v", s.ID, s.Match[j], l, got, want)
+				}
 				if want {
 					matched++
 				}
@@ -137,7 +142,7 @@ func TestPlanMatchesEdges(t *testing.T) {
 	} {
 		re := regexp.MustCompile(c.pattern)
 		p := planOf(c.pattern)
-		if got, want := p.matches(re, []byte(c.line)), re.MatchString(c.line); got != want {
+		if got, want := p.matches(re, []byte(c.line), nil), re.MatchString(c.line); got != want {
 			t.Errorf("%q on %q: %v, the regexp says %v", c.pattern, c.line, got, want)
 		}
 	}
