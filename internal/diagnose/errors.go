@@ -46,6 +46,9 @@ type ErrorMatcher struct {
 	filterOf [][][]int
 }
 
+// minIndexed is the shortest prefilter literal the scan looks for.
+const minIndexed = 6
+
 // sigPattern names pattern j of signature i.
 type sigPattern struct{ i, j int }
 
@@ -79,7 +82,13 @@ func NewErrorMatcher(sigs []expect.Signature) *ErrorMatcher {
 		rows := make([][]int, len(s.Res))
 		for j := range s.Res {
 			for _, l := range s.FilterLiterals(j) {
-				rows[j] = append(rows[j], idOf(l))
+				// a short literal ("(5)", " with ") shares its first
+				// bytes with much of a line: searched for only when asked
+				id := -1
+				if len(l) >= minIndexed {
+					id = idOf(l)
+				}
+				rows[j] = append(rows[j], id)
 			}
 		}
 		m.filterOf = append(m.filterOf, rows)
@@ -101,32 +110,69 @@ func NewErrorMatcher(sigs []expect.Signature) *ErrorMatcher {
 }
 
 // litIndex finds which of many literals a line contains in one pass over
-// the line: each position's two bytes are looked up in a table of the
-// literals' first two bytes, and only those literals are compared there.
+// the line: each position's two bytes are looked up in a table of two
+// bytes each literal holds, and only those literals are compared there.
+// Each literal is keyed by its least common pair of bytes (a log line is
+// mostly lower-case letters and spaces), so that few positions of a line
+// ask for a comparison.
 type litIndex struct {
 	lits [][]byte
-	// first[b0<<8|b1] is 1 + the index in lists of the literals starting
-	// with b0 b1, 0 when none does
+	// first[b0<<8|b1] is 1 + the index in lists of the literals keyed by
+	// b0 b1, 0 when none is
 	first []uint16
-	lists [][]int
+	lists [][]keyedLit
+	// pairs has bit b0<<8|b1 set where first is not 0: 8 KiB, which stays
+	// in the first-level cache where first's 128 KiB does not
+	pairs *[1024]uint64
+}
+
+// keyedLit is literal id, keyed by its bytes at off and off+1.
+type keyedLit struct{ id, off int }
+
+// byteCost is how common a byte is in log text, roughly.
+func byteCost(c byte) int {
+	switch {
+	case c == ' ':
+		return 6
+	case bytes.IndexByte([]byte("etaoinsrl"), c) >= 0:
+		return 5
+	case c >= 'a' && c <= 'z':
+		return 3
+	case c >= '0' && c <= '9', c == ':', c == '.', c == '/':
+		return 2
+	}
+	return 1
 }
 
 func (x *litIndex) add(l []byte) {
 	if x.first == nil {
 		x.first = make([]uint16, 1<<16)
+		x.pairs = new([1024]uint64)
 	}
-	k := int(l[0])<<8 | int(l[1])
+	off, best := 0, 1<<30
+	for o := 0; o+1 < len(l); o++ {
+		k := int(l[o])<<8 | int(l[o+1])
+		cost := byteCost(l[o]) + byteCost(l[o+1])
+		if e := x.first[k]; e != 0 {
+			cost += 4 * len(x.lists[e-1]) // a pair other literals are keyed by already
+		}
+		if cost < best {
+			off, best = o, cost
+		}
+	}
+	k := int(l[off])<<8 | int(l[off+1])
+	x.pairs[k>>6] |= 1 << (k & 63)
 	if x.first[k] == 0 {
 		x.lists = append(x.lists, nil)
 		x.first[k] = uint16(len(x.lists))
 	}
-	x.lists[x.first[k]-1] = append(x.lists[x.first[k]-1], len(x.lits))
+	x.lists[x.first[k]-1] = append(x.lists[x.first[k]-1], keyedLit{len(x.lits), off})
 	x.lits = append(x.lits, l)
 }
 
-// scan sets found[i] for each literal i the line contains; it reports
-// whether any was found.
-// The ids found are appended to ids, in the order found.
+// scan sets found[i] for each literal i the line contains and appends the
+// ids found to ids, in the order found; found is cleared of the ids
+// given first.
 func (x *litIndex) scan(line []byte, found []bool, ids []int) []int {
 	for _, id := range ids {
 		found[id] = false
@@ -135,15 +181,16 @@ func (x *litIndex) scan(line []byte, found []bool, ids []int) []int {
 	if x.first == nil {
 		return ids
 	}
+	pairs := x.pairs
 	for i := 0; i+1 < len(line); i++ {
-		e := x.first[int(line[i])<<8|int(line[i+1])]
-		if e == 0 {
+		k := int(line[i])<<8 | int(line[i+1])
+		if pairs[k>>6]&(1<<(k&63)) == 0 {
 			continue
 		}
-		for _, id := range x.lists[e-1] {
-			if !found[id] && bytes.HasPrefix(line[i:], x.lits[id]) {
-				found[id] = true
-				ids = append(ids, id)
+		for _, kl := range x.lists[x.first[k]-1] {
+			if start := i - kl.off; start >= 0 && !found[kl.id] && bytes.HasPrefix(line[start:], x.lits[kl.id]) {
+				found[kl.id] = true
+				ids = append(ids, kl.id)
 			}
 		}
 	}
