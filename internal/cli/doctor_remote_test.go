@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -117,6 +118,31 @@ func TestRigMTUMismatchCaughtByFactsAndPing(t *testing.T) {
 	// The 1500 side's own pings fit its MTU and pass: the picture shows the direction.
 	if n := countID(rep, "cluster.df-ping", report.OK); n != 3 {
 		t.Errorf("%d passing DF pings, want 3", n)
+	}
+
+	// fix runs the same mesh: the DF ping's FAIL is the MTU change's to
+	// resolve (on spark-02, the 1500 end), never left out of both lists.
+	fcode, out, errOut := runMain(t, "fix", "--plan", "--format", "json", "--ssh-config", r.SSHConfig, "--hosts", strings.Join(r.Names(), ","))
+	var doc report.Report
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.FixPlan == nil || fcode != code {
+		t.Fatalf("fix --plan: exit %d (doctor %d): %v\n%s\n%s", fcode, code, err, out, errOut)
+	}
+	ping := report.Key{ID: "cluster.df-ping", Host: "spark-01", Subject: "enp1s0f1np1 → spark-02 192.168.100.11"}
+	var resolvedOn []string
+	for _, h := range doc.FixPlan.Hosts {
+		for _, c := range h.Files {
+			if slices.Contains(c.Resolves, ping) {
+				resolvedOn = append(resolvedOn, h.Host+" "+c.Path)
+			}
+		}
+	}
+	if !slices.Equal(resolvedOn, []string{"spark-02 /etc/netplan/40-cx7.yaml"}) {
+		t.Errorf("DF ping FAIL resolved by %q, want spark-02's netplan change", resolvedOn)
+	}
+	for _, f := range doc.FixPlan.Manual {
+		if f.Key() == ping {
+			t.Errorf("DF ping FAIL both resolved and left to a person")
+		}
 	}
 }
 

@@ -95,6 +95,7 @@ func Audit(nodes []acquire.Node, opt Options) Result {
 	res.Report = r
 	res.Plan, res.Detected, res.PlanErr = plan(res.Nodes, opt.Fix)
 	if res.Plan != nil {
+		fix.AttributePings(res.Plan, meshResults(nodes))
 		attach(r, fix.Remedies(res.Plan, "--hosts "+report.HostRanges(hostNames(fs))))
 		clusterSettings(r, res.Plan, fs)
 	}
@@ -116,13 +117,20 @@ func auditCluster(fs []*facts.Node, nodes []acquire.Node) *report.Cluster {
 	if len(fs) < 2 {
 		return nil
 	}
-	var pings []facts.PingResult
 	meshed := false
 	for _, c := range nodes {
-		pings = append(pings, c.Pings...)
 		meshed = meshed || c.Meshed
 	}
-	return cluster.Analyze(fs).Report(pings, meshed)
+	return cluster.Analyze(fs).Report(meshResults(nodes), meshed)
+}
+
+// meshResults are the ping mesh's results of every node.
+func meshResults(nodes []acquire.Node) []facts.PingResult {
+	var pings []facts.PingResult
+	for _, c := range nodes {
+		pings = append(pings, c.Pings...)
+	}
+	return pings
 }
 
 // plan is what fix would change: the cluster's plan where its topology can
