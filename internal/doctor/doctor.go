@@ -96,11 +96,24 @@ func Audit(nodes []acquire.Node, opt Options) Result {
 	res.Plan, res.Detected, res.PlanErr = plan(res.Nodes, opt.Fix)
 	if res.Plan != nil {
 		fix.AttributePings(res.Plan, meshResults(nodes))
+		addFindings(r, fix.LauncherEnvFindings(res.Plan))
 		attach(r, fix.Remedies(res.Plan, "--hosts "+report.HostRanges(hostNames(fs))))
 		clusterSettings(r, res.Plan, fs)
 	}
 	r.Status = r.Overall()
 	return res
+}
+
+// addFindings puts each finding with its host's others.
+func addFindings(r *report.Report, fs []report.Finding) {
+	for _, f := range fs {
+		for i := range r.Hosts {
+			if h := &r.Hosts[i]; h.Host == f.Host && h.SameAs == "" && h.Status == report.HostAudited {
+				h.Findings = append(h.Findings, f)
+				break
+			}
+		}
+	}
 }
 
 // identity tells two captures of one node apart from two nodes: the host

@@ -3,6 +3,7 @@ package doctor
 import (
 	"net/netip"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sparkrig/sparkrig/internal/acquire"
@@ -65,5 +66,31 @@ func TestDFPingFailureIsTheMTUChanges(t *testing.T) {
 	}
 	if slices.Contains(manual, mtuKey) || !slices.Contains(manual, deadKey) {
 		t.Errorf("left to a person: %v", manual)
+	}
+}
+
+// TestStaleLauncherEnvIsAFinding: a launcher environment file that names
+// one twin where the cluster has two is the doctor's warning, and its
+// remedy is the plan's rewrite of that file.
+func TestStaleLauncherEnvIsAFinding(t *testing.T) {
+	nodes := acquire.Snapshots([]string{nodeTree("spark-healthy"), nodeTree("spark-healthy-peer")}, fix.Evidence)
+	nodes[0].Snap.AddFile(fix.EnvPath, []byte("NCCL_IB_HCA=rocep1s0f1\n"))
+	res := Audit(nodes, Options{Now: at})
+	var got []report.Finding
+	for _, f := range res.Report.Hosts[0].Findings {
+		if f.ID == fix.LauncherEnvID {
+			got = append(got, f)
+		}
+	}
+	if len(got) != 1 || got[0].Severity != report.Warn || got[0].Remedy == nil || got[0].Remedy.Kind != report.RemedyChange ||
+		got[0].Remedy.Changes[0].Path != fix.EnvPath || !strings.Contains(got[0].Observed, "NCCL_IB_HCA=rocep1s0f1 (wants ") {
+		t.Fatalf("stale launcher environment: %+v", got)
+	}
+	for _, h := range res.Report.Hosts[1:] {
+		for _, f := range h.Findings {
+			if f.ID == fix.LauncherEnvID {
+				t.Errorf("%s has no launcher environment file, yet: %+v", h.Host, f)
+			}
+		}
 	}
 }

@@ -73,6 +73,10 @@ type Options struct {
 	// Renumber gives every rail a fresh address from the default scheme even
 	// where the addressing in place is valid.
 	Renumber bool
+	// LauncherEnv writes EnvPath where it does not exist yet: no finding
+	// asks for it, so only the user can. One that exists is kept current
+	// (a stale one is the doctor's nccl.launcher-env finding).
+	LauncherEnv bool
 }
 
 func (o *Options) setDefaults() {
@@ -432,10 +436,20 @@ func hostPlan(n Node, rails []Rail, opt Options, ports cx7Ports, env []fabric.Va
 		}
 	}
 
-	// The launcher environment goes with any other change (it documents the
-	// settings the changes assume), and is kept current once it exists.
-	if _, exists := n.Current[EnvPath]; len(hp.Files) > 0 || exists {
-		if c := change(n, EnvPath, 0o644, renderEnv(env), "the same settings for vLLM, PyTorch (Gloo), mpirun and UCX launchers"); c.Changed() {
+	// The launcher environment is written where the user asks for it, and
+	// kept current once it exists: a stale one is a finding of its own. A
+	// node planned on its own has no cluster settings to write.
+	if _, exists := n.Current[EnvPath]; opt.Topology != Local && (exists || opt.LauncherEnv) {
+		why := "the same settings for vLLM, PyTorch (Gloo), mpirun and UCX launchers"
+		if !exists {
+			why += " (asked for with --launcher-env)"
+		}
+		c := change(n, EnvPath, 0o644, renderEnv(env), why)
+		switch {
+		case !exists:
+			hp.Files = append(hp.Files, c)
+		case len(envDiffers(c.Old, env)) > 0:
+			c.Resolves = []report.Key{LauncherEnvKey(n.Facts.Host)}
 			hp.Files = append(hp.Files, c)
 		}
 	}
