@@ -49,9 +49,11 @@ type fixOptions struct {
 const fixHelp = `fix changes only what a doctor finding (warn or fail) requires, on every node:
 the ConnectX-7 twins' stanzas in /etc/netplan/40-cx7.yaml (mode 600: both twins of
 every cabled port addressed, each on its own subnet, MTU 9000), the kernel parameters
-the doctor flags (/etc/sysctl.d/60-sparkrig.conf), the NCCL lines of /etc/nccl.conf
-it flags, and /etc/sparkrig/cluster.env with the NCCL, UCX, Open MPI and Gloo settings
-for launchers (the same environment sparkrig bench derives).
+the doctor flags (/etc/sysctl.d/60-sparkrig.conf; in a ring of four or more, forwarding
+and loose reverse-path filtering, with a netplan route to every subnet a node is not
+on), the NCCL lines of /etc/nccl.conf it flags, and /etc/sparkrig/cluster.env (the
+NCCL, UCX, Open MPI and Gloo settings for launchers that sparkrig bench derives) where
+it is stale, or with --launcher-env. Every change names the findings it resolves.
 
 The addressing in place is kept where it is valid (each rail's two ends in one subnet,
 rails on distinct subnets, no address twice); only what is not is changed, and an

@@ -15,6 +15,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/fabric"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/platform"
@@ -53,7 +54,7 @@ const (
 // Paths of the files fix owns.
 const (
 	NetplanPath = "/etc/netplan/40-cx7.yaml"
-	SysctlPath  = "/etc/sysctl.d/60-sparkrig.conf"
+	SysctlPath  = cluster.SysctlDropIn
 	NCCLConf    = "/etc/nccl.conf"
 	EnvPath     = "/etc/sparkrig/cluster.env"
 )

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/facts"
 )
 
@@ -451,5 +452,64 @@ func TestLauncherEnvOnlyWhereAskedOrStale(t *testing.T) {
 		!strings.Contains(fs[0].Observed, "NCCL_IB_HCA=rocep1s0f1 (wants rocep1s0f0,rocep1s0f1,roceP2p1s0f0,roceP2p1s0f1)") ||
 		!strings.Contains(fs[0].Observed, "UCX_NET_DEVICES missing") {
 		t.Errorf("findings %+v", fs)
+	}
+}
+
+// TestFourNodeRingChangesResolveTheRingFindings: a four-node ring cabled
+// and addressed, whose nodes neither forward nor route to the subnets they
+// are not on, fails the doctor's ring checks; the plan's own changes are
+// what resolve them (its routes in the netplan file, forwarding in the
+// kernel parameters), so none is left to a person.
+func TestFourNodeRingChangesResolveTheRingFindings(t *testing.T) {
+	opt := Options{Topology: topology.RingOf(4), Port: -1}
+	first, err := Build(allUp(4)(t), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := allUp(4)(t)
+	for i := range nodes {
+		n := nodes[i].Facts
+		var rails []Rail
+		for _, r := range first.Hosts[i].Rails {
+			r.Routes = nil // addressed by hand, as NVIDIA's ring playbook leaves it: no routes
+			rails = append(rails, r)
+		}
+		withRails(n, rails)
+		n.NetConfig = nil // live only: the plan persists it
+		n.Sysctls["net.ipv4.ip_forward"] = "0"
+		n.Sources[facts.SrcRoutes] = facts.SourceStatus{Status: "ok"}
+	}
+	fs := make([]*facts.Node, len(nodes))
+	for i, n := range nodes {
+		fs[i] = n.Facts
+	}
+	want := map[string]bool{}
+	for _, f := range cluster.Analyze(fs).Findings {
+		if strings.HasPrefix(f.ID, "cluster.ring-") && (f.Severity == report.Fail || f.Severity == report.Warn) {
+			want[f.ID+" "+f.Host] = true
+		}
+	}
+	if !want["cluster.ring-forwarding spark-1"] || !want["cluster.ring-routes spark-3"] {
+		t.Fatalf("the doctor's ring findings before the plan: %v", want)
+	}
+	p, err := Build(nodes, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, h := range p.Hosts {
+		for _, c := range h.Files {
+			for _, k := range c.Resolves {
+				if strings.HasPrefix(k.ID, "cluster.ring-") {
+					got[k.ID+" "+k.Host] = true
+					if wantPath := map[string]string{"cluster.ring-forwarding": SysctlPath, "cluster.ring-routes": NetplanPath}[k.ID]; wantPath != "" && wantPath != c.Path {
+						t.Errorf("%s %s resolved by %s, want %s", k.ID, k.Host, c.Path, wantPath)
+					}
+				}
+			}
+		}
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("ring findings the plan resolves (-doctor's +plan's):\n%s", d)
 	}
 }
