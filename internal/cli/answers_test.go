@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 const nodesDir = "../../testdata/nodes/"
@@ -176,6 +179,83 @@ func TestErrorPathsSpeakAUsersWords(t *testing.T) {
 					line = line[:i]
 				}
 				t.Errorf("sparkrig %s: %s has Go-internal %q: %s", strings.Join(args, " "), name, m, line)
+			}
+		}
+	}
+}
+
+// bench's --format help says which formats a --dry-run plan takes, and the
+// refusal names --dry-run, so the help and the refusal agree.
+func TestBenchDryRunFormatsAgreeWithHelp(t *testing.T) {
+	_, help, _ := runMain(t, "bench", "--help")
+	if !strings.Contains(strings.Join(strings.Fields(help), " "), "a --dry-run plan: text or json") {
+		t.Errorf("bench --help does not say which formats --dry-run takes:\n%s", help)
+	}
+	code, _, errOut := runMain(t, "bench", "--dry-run", "--format", "markdown", "--from-snapshot", nodesDir+"spark-healthy.tar.gz", "--from-snapshot", nodesDir+"spark-healthy-peer.tar.gz")
+	if code != ExitUnknown || errOut != "sparkrig: bench --dry-run: unknown --format \"markdown\" (want one of text, json)\n" {
+		t.Errorf("exit %d: %q", code, errOut)
+	}
+}
+
+// Every change fix proposes names the findings it resolves, or says the
+// user asked for it; every warn or fail finding of the doctor is resolved
+// by a change or listed for a person.
+func TestEveryFixChangeHasAReason(t *testing.T) {
+	for _, pair := range [][]string{
+		{"spark-twin-unaddressed.tar.gz", "spark-healthy-peer.tar.gz"},
+		{"spark-mtu-1500.tar.gz", "spark-healthy-peer.tar.gz"},
+		{"spark-twins-same-subnet.tar.gz", "spark-healthy-peer.tar.gz"},
+		{"spark-twin-down.tar.gz", "spark-healthy-peer.tar.gz"},
+		{"spark-nccl-env-other-node.tar.gz", "spark-healthy-peer.tar.gz"},
+	} {
+		for _, extra := range [][]string{nil, {"--launcher-env"}} {
+			args := append([]string{"fix", "--plan", "--format", "json", "--snapshot", nodesDir + pair[0], "--snapshot", nodesDir + pair[1]}, extra...)
+			_, out, errOut := runMain(t, args...)
+			var doc report.Report
+			if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.FixPlan == nil {
+				t.Errorf("%v: %v\n%s", args, err, errOut)
+				continue
+			}
+			handled := map[report.Key]bool{}
+			for _, f := range doc.FixPlan.Manual {
+				handled[f.Key()] = true
+			}
+			for _, h := range doc.FixPlan.Hosts {
+				for _, c := range h.Files {
+					if c.Changed && len(c.Resolves) == 0 && !strings.Contains(c.Why, "asked for with --launcher-env") {
+						t.Errorf("%v: %s %s changes for no finding: %s", pair, h.Host, c.Path, c.Why)
+					}
+					for _, k := range c.Resolves {
+						handled[k] = true
+					}
+				}
+				if a := h.Reactivate; a != nil {
+					if len(a.Resolves) == 0 {
+						t.Errorf("%v: %s activation for no finding: %s", pair, h.Host, a.Why)
+					}
+					for _, k := range a.Resolves {
+						handled[k] = true
+					}
+				}
+			}
+			_, dout, _ := runMain(t, "doctor", "--format", "json", "--snapshot", nodesDir+pair[0], "--snapshot", nodesDir+pair[1])
+			var d report.Report
+			if err := json.Unmarshal([]byte(dout), &d); err != nil {
+				t.Fatal(err)
+			}
+			all := []report.Finding{}
+			for _, h := range d.Hosts {
+				if h.SameAs == "" {
+					all = append(all, h.Findings...)
+				}
+			}
+			if d.Cluster != nil {
+				all = append(all, d.Cluster.Findings...)
+			}
+			for _, f := range all {
+				if (f.Severity == report.Warn || f.Severity == report.Fail) && !handled[f.Key()] {
+					t.Errorf("%v: the doctor's %s %s %s (%s) is neither resolved nor left to a person", pair, f.Severity, f.ID, f.Host, f.Subject)
+				}
 			}
 		}
 	}
