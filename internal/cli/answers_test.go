@@ -260,3 +260,38 @@ func TestEveryFixChangeHasAReason(t *testing.T) {
 		}
 	}
 }
+
+// The repository's own recorded `bench gpu memory` and `bench gpu info`
+// outputs (bare JSON, as those commands wrote it before they wrote report
+// documents) and today's documents are read by analyze and report alike.
+func TestAnalyzeAndReportReadBenchGPUOutputs(t *testing.T) {
+	mem := "../../testdata/gpu/sparkrig.bench-gpu-memory.d2d-peer.h200x2.json"
+	info := "../../testdata/gpu/sparkrig.bench-gpu-info.python.h200x2.json"
+	doc := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", Command: "bench gpu memory", Hosts: []report.Host{},
+		GPU: &report.GPU{Copies: []report.GPUCopy{{Name: "d2h", Src: 0, Dst: -1, Bytes: 1 << 28, Size: "256M", Iters: 20, GBs: 55.25, Method: "cudaMemcpyAsync"}}}}
+	b, _ := json.Marshal(doc)
+	cur := filepath.Join(t.TempDir(), "memory.json")
+	if err := os.WriteFile(cur, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"analyze", mem}, []string{"d2d_peer gpu0→gpu1\n    copy bandwidth 394.82 GB/s at 256M  NO-EXPECTATION"}},
+		{[]string{"analyze", info}, []string{"bench gpu info: driver 580.159.04, CUDA runtime 13.0, NCCL 2.28.9, cuBLAS 13.1.0, 2×"}},
+		{[]string{"analyze", cur}, []string{"d2h gpu0→host\n    copy bandwidth 55.25 GB/s at 256M"}},
+		{[]string{"report", "--format", "text", mem}, []string{"d2d_peer  gpu1->gpu0     256M     20     394.72"}},
+		{[]string{"report", "--format", "text", info}, []string{"gpu 1          NVIDIA H200  sm 9.0 (sm_90)  132 SMs  0000:00:07.0  free 139.3G of 139.8G"}},
+	} {
+		code, out, errOut := runMain(t, tc.args...)
+		if code != ExitOK {
+			t.Errorf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: no %q in\n%s", tc.args, w, out)
+			}
+		}
+	}
+}
