@@ -295,3 +295,38 @@ func TestAnalyzeAndReportReadBenchGPUOutputs(t *testing.T) {
 		}
 	}
 }
+
+// report says when it merges a document about other nodes than the rest
+// (another cluster's qualify run beside a doctor audit); documents about
+// the same nodes get no such note.
+func TestReportNamesAnotherClustersDocument(t *testing.T) {
+	dir := t.TempDir()
+	_, doc, _ := runMain(t, "doctor", "--format", "json", "--snapshot", nodesDir+"spark-healthy.tar.gz", "--snapshot", nodesDir+"spark-healthy-peer.tar.gz")
+	audit := filepath.Join(dir, "doctor.json")
+	if err := os.WriteFile(audit, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := "../render/testdata/allpairs-rig.json"
+	_, out, errOut := runMain(t, "report", "--format", "json", audit, other)
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Cluster == nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	var notes []string
+	for _, f := range r.Cluster.Findings {
+		if f.ID == "report.other-cluster" {
+			notes = append(notes, f.Subject+": "+f.Observed)
+		}
+	}
+	want := []string{
+		audit + ": " + audit + " names spark1, spark2, none of which the other inputs name (node-1, node-2, node-3, node-4 and 4 more)",
+		other + ": " + other + " names node-1, node-2, node-3, node-4 and 4 more, none of which the other inputs name (spark1, spark2)",
+	}
+	if strings.Join(notes, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(notes, "\n"), strings.Join(want, "\n"))
+	}
+	_, out, _ = runMain(t, "report", "--format", "json", audit, audit)
+	if strings.Contains(out, "report.other-cluster") {
+		t.Error("the same cluster's documents noted as another cluster's")
+	}
+}
