@@ -28,6 +28,7 @@ type fieldRow struct {
 	Nodes        int     `yaml:"nodes"`
 	TP           int     `yaml:"tp"`
 	Input        int     `yaml:"input"`
+	Depth        int     `yaml:"depth"`
 	Output       int     `yaml:"output"`
 	Concurrency  int     `yaml:"concurrency"`
 	KV           string  `yaml:"kv"`
@@ -146,6 +147,13 @@ func predictWith(r fieldRow, a Assumptions) (float64, error) {
 	if !o.Fits {
 		return 0, fmt.Errorf("TP%d does not fit: %s", tp, o.Note)
 	}
+	if r.Depth > 0 {
+		if r.Metric != "prefill_tokens_per_s" {
+			return 0, fmt.Errorf("depth is given for prefill rows only, not %s", r.Metric)
+		}
+		took, err := depthPrefill(r, a)
+		return float64(r.Input) / took, err
+	}
 	switch r.Metric {
 	case "decode_tokens_per_s":
 		return o.TokensPerSec, nil
@@ -159,6 +167,24 @@ func predictWith(r fieldRow, a Assumptions) (float64, error) {
 		return float64(r.Input) / (o.TTFTms / 1e3), nil
 	}
 	return 0, fmt.Errorf("unknown metric %q", r.Metric)
+}
+
+// depthPrefill is the seconds a prompt of r.Input tokens takes after
+// r.Depth others are in the KV cache (llama-bench's ppN @ dD): the prefill
+// of depth+input tokens less that of the depth alone, both in the same passes.
+func depthPrefill(r fieldRow, a Assumptions) (float64, error) {
+	whole, short := r, r
+	whole.Input, whole.Depth = r.Depth+r.Input, 0
+	short.Input, short.Depth = r.Depth, 0
+	ew, tp, err := rowEstimator(whole, a)
+	if err != nil {
+		return 0, err
+	}
+	es, _, err := rowEstimator(short, a)
+	if err != nil {
+		return 0, err
+	}
+	return ew.ttft(tp, 1) - es.ttft(tp, 1), nil
 }
 
 func rowEstimator(r fieldRow, a Assumptions) (estimator, int, error) {
@@ -242,7 +268,7 @@ func needed(t *testing.T, r fieldRow, a Assumptions) (v float64, ok bool) {
 		if r.Metric == "prefill_tokens_per_s" {
 			took = float64(r.Input) / r.Measured
 		}
-		if math.Abs(took/(mem+net)-1) <= within {
+		if r.Depth == 0 && math.Abs(took/(mem+net)-1) <= within {
 			return 0, false
 		}
 		// Nor does one whose multiplies at the full tensor-core rate would
