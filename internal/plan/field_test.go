@@ -550,8 +550,12 @@ func TestFieldTable(t *testing.T) {
 			} else {
 				src = r.Source
 			}
-			fmt.Fprintf(&b, "| %s, %s | %s | %d, %d | %d / %d, %d | %s | %s | %s | %s | %s |\n", strings.TrimSuffix(r.Model, ".json"), r.Weights,
-				r.Engine, r.Nodes, r.TP, r.Input, r.Output, r.Concurrency, strings.ReplaceAll(r.Metric, "_", " "), trim(r.Measured), trim(sc.got), errCell, src)
+			in := fmt.Sprint(r.Input)
+			if r.Depth > 0 {
+				in += fmt.Sprintf(" after %d", r.Depth)
+			}
+			fmt.Fprintf(&b, "| %s, %s | %s | %d, %d | %s / %d, %d | %s | %s | %s | %s | %s |\n", strings.TrimSuffix(r.Model, ".json"), r.Weights,
+				r.Engine, r.Nodes, r.TP, in, r.Output, r.Concurrency, strings.ReplaceAll(r.Metric, "_", " "), trim(r.Measured), trim(sc.got), errCell, src)
 		}
 	}
 	t.Log("\n" + b.String())
