@@ -168,6 +168,10 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 	if r := w.Requant; r.Attention || r.LMHead {
 		pl.Assumed = append(pl.Assumed, Number{r.Format.BytesPerParam, "bytes per re-quantised weight (" + r.String() + ")", r.Format.Source})
 	}
+	if s := e.stored(); s != nil {
+		pl.Assumed = append(pl.Assumed, Number{round(e.weightBytes()/1e9, 2), fmt.Sprintf("GB of weights as the checkpoint stores them: mixers %.3f, dense and shared %.3f, routed experts %.3f bytes per weight", s.Mixer, s.FFN, s.Expert),
+			s.Source + ": each listed projection at its algorithm's size, each left out in 16 bits"})
+	}
 	if m.MTPLayers > 0 {
 		pl.Assumed = append(pl.Assumed, Number{round(e.p.MTP/1e9, 2), fmt.Sprintf("billion weights in %d multi-token-prediction layer(s), not loaded", m.MTPLayers),
 			"config.json num_nextn_predict_layers; engines load them only to draft tokens (speculative decoding), which the plan does not model"})
@@ -337,6 +341,8 @@ func (e estimator) mixerBytes() float64 {
 	switch {
 	case e.w.Requant.Attention:
 		return e.w.Requant.Format.BytesPerParam
+	case e.stored() != nil && e.stored().Mixer > 0:
+		return e.stored().Mixer
 	case e.f.NonExpertBytesPerParam > 0:
 		return e.f.NonExpertBytesPerParam
 	case e.m.UnquantizedAttention:
@@ -353,8 +359,20 @@ func (e estimator) mixerBytes() float64 {
 	return e.mixed(e.f.BytesPerParam, v/e.p.Mixer)
 }
 
+// stored is the checkpoint's own per-class precision where its
+// quantisation config gives one for the --weights format.
+func (e estimator) stored() *Stored {
+	if s := e.m.Stored; s != nil && s.Format == e.f.Name {
+		return s
+	}
+	return nil
+}
+
 // ffnBytes is what one dense feed-forward, shared-expert or router weight takes.
 func (e estimator) ffnBytes() float64 {
+	if s := e.stored(); s != nil && s.FFN > 0 {
+		return s.FFN
+	}
 	if e.f.NonExpertBytesPerParam > 0 {
 		return e.f.NonExpertBytesPerParam
 	}
@@ -363,6 +381,9 @@ func (e estimator) ffnBytes() float64 {
 
 // expertBytes is what one routed-expert weight takes.
 func (e estimator) expertBytes() float64 {
+	if s := e.stored(); s != nil && s.Expert > 0 {
+		return s.Expert
+	}
 	return e.mixed(e.f.BytesPerParam, 1/float64(e.m.FFNMatrices))
 }
 
