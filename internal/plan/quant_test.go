@@ -141,3 +141,35 @@ func TestUnknownQuantAlgoNamed(t *testing.T) {
 		t.Errorf("unquantised attention %v, unread %q", m.UnquantizedAttention, m.Unread)
 	}
 }
+
+// TestSmallExpertBatchPrefill: a prefill pass whose experts each get few
+// tokens is bound by reading them, whatever the rest of the pass is bound
+// by, so the pass takes the rest's roofline plus the experts' own; with
+// many tokens per expert both are compute-bound and the pass is its
+// compute. A dense model's pass is max(compute, reads) as before.
+func TestSmallExpertBatchPrefill(t *testing.T) {
+	for _, tc := range []struct {
+		file  string
+		input int
+	}{{"qwen3-30b-a3b.json", 512}, {"qwen3-30b-a3b.json", 16384}, {"gpt-oss-120b.json", 512}, {"llama-3.1-8b.json", 512}} {
+		p := sparkPlan(t, tc.file, "nvfp4", 1, Workload{Input: tc.input, Output: 1, Concurrency: 1, KVDType: "fp8", PrefillChunk: tc.input})
+		a, _ := DefaultAssumptions()
+		f, _ := a.Format("nvfp4")
+		e, err := newEstimator(load(t, tc.file), f, p.Cluster, p.Workload, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, m, ec, em := e.prefillPass(1, 0, tc.input, true)
+		perExpert := float64(tc.input*e.m.ExpertsPerToken) / float64(max(e.m.Experts, 1))
+		want := max(c, m)
+		if e.m.Experts > 0 {
+			want = max(c-ec, m-em) + max(ec, em)
+			if em > ec != (perExpert < 100) {
+				t.Errorf("%s, %d tokens (%.0f per expert): experts' reads %.1f ms, multiplies %.1f ms", tc.file, tc.input, perExpert, em*1e3, ec*1e3)
+			}
+		}
+		if got := e.passTime(1, 0, tc.input, true); math.Abs(got-want) > 1e-12 || got < max(c, m) {
+			t.Errorf("%s, %d tokens: pass %.3f ms, want %.3f (compute %.3f, reads %.3f)", tc.file, tc.input, got*1e3, want*1e3, c*1e3, m*1e3)
+		}
+	}
+}
