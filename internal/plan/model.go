@@ -78,6 +78,8 @@ type Model struct {
 	Unread []string `json:"unread_fields,omitempty"`
 	// kinds is each layer's mixer and feed-forward block, in order.
 	kinds []layerKind
+	// quantRead: config.json has its own quantization_config.
+	quantRead bool
 }
 
 // LinearAttn is the shape of a Gated DeltaNet layer.
@@ -238,6 +240,7 @@ func ParseConfig(b []byte, name string) (Model, error) {
 	}
 	m.layerOrder(c)
 	if q := c.Quantization; q != nil {
+		m.quantRead = true
 		m.exclusions(q, "config.json quantization_config")
 		m.storedPrecision(q, "config.json quantization_config.quantized_layers")
 	}
