@@ -173,3 +173,36 @@ func TestSmallExpertBatchPrefill(t *testing.T) {
 		}
 	}
 }
+
+// FuzzApplyQuantConfig: any hf_quant_config.json is read or refused, never
+// a panic, and what it prices stays a size (each class between NVFP4's
+// smallest and 16 bits).
+func FuzzApplyQuantConfig(f *testing.F) {
+	b, err := os.ReadFile("testdata/quant/nemotron-3-super-120b-a12b-nvfp4.hf_quant_config.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte(`{"quantization": {"quant_algo": "MIXED_PRECISION", "quantized_layers": {"backbone.layers.1.mixer.experts.7.up_proj": {"quant_algo": "W4A16_AWQ", "group_size": 128}}}}`))
+	f.Add([]byte(`{"quantization": {"quant_algo": "NVFP4", "exclude_modules": ["lm_head", "backbone.layers.*.mixer.in_proj"]}}`))
+	cfg, err := os.ReadFile("testdata/models/nemotron-3-super-120b-a12b.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	base, err := ParseConfig(cfg, "fuzz")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m := base
+		m.Unread = nil
+		if m.ApplyQuantConfig(b) != nil || m.Stored == nil {
+			return
+		}
+		for _, v := range []float64{m.Stored.Mixer, m.Stored.FFN, m.Stored.Expert} {
+			if v != 0 && (v < 0.5 || v > 2) || math.IsNaN(v) {
+				t.Fatalf("stored %+v", *m.Stored)
+			}
+		}
+	})
+}
