@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
@@ -230,6 +231,49 @@ func TestFieldSignatures(t *testing.T) {
 		a := analyseText(c.text + "\n")
 		if got := firstFail(a); got != c.want {
 			t.Errorf("%q: first fail %q, want %s (flags %v)", c.text, got, c.want, a.Flags)
+		}
+	}
+}
+
+// An all_reduce between two DGX Spark (the header of
+// NVIDIA/dgx-spark-playbooks#103) is judged at 1 GiB and up against the
+// link's expectation, whatever bus bandwidth the rows give.
+func TestSparkAllReduceJudged(t *testing.T) {
+	head := []string{
+		"# nccl-tests version 2.20.0 (b4d5bee) nccl-headers=23102 nccl-library=23102",
+		"# Collective test starting: all_reduce_perf",
+		"# nThread 1 nGpus 1 minBytes 8192 maxBytes 8589934592 step: 2(factor) warmup iters: 10 iters: 100 agg iters: 1 validation: 1 graph: 0 unalign: 0",
+		"#",
+		"# Using devices",
+		"#  Rank  0 Group  0 Pid 1666603 on spark-d708 device  0 [000f:01:00] NVIDIA GB10",
+		"#  Rank  1 Group  0 Pid 1669515 on spark-dbf4 device  0 [000f:01:00] NVIDIA GB10",
+		"#",
+		"#                                                              out-of-place                       in-place",
+		"#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong",
+		"#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)",
+	}
+	for _, c := range []struct {
+		busbw float64
+		want  report.Verdict
+	}{{21.6, report.VerdictOK}, {19.0, report.VerdictWarning}, {12.0, report.VerdictCritical}} {
+		lines := slices.Clone(head)
+		for _, size := range []int64{1 << 30, 2 << 30, 4 << 30} {
+			us := float64(size) / c.busbw / 1e3
+			lines = append(lines, fmt.Sprintf("%12d %13d     float     sum      -1 %8.1f %7.2f %7.2f       0 %8.1f %7.2f %7.2f       0",
+				size, size/4, us, c.busbw, c.busbw, us, c.busbw, c.busbw))
+		}
+		a := analyseText(prefixed("", lines))
+		var judged bool
+		for _, it := range a.Items {
+			if it.Expectation != nil && it.Expectation.ID == "spark-2n1c-all-reduce-large" {
+				judged = true
+				if it.Verdict != c.want {
+					t.Errorf("busbw %v: verdict %s, want %s", c.busbw, it.Verdict, c.want)
+				}
+			}
+		}
+		if !judged {
+			t.Errorf("busbw %v: no item judged against spark-2n1c-all-reduce-large: %s", c.busbw, summary(a))
 		}
 	}
 }
