@@ -159,6 +159,7 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 		Assumed: []Number{
 			{dec.Value, "of peak memory bandwidth in decode (" + eng.Name + ", " + f.Name + ")", dec.Source},
 			{pre.Value, "of the format's tensor-core rate in prefill (" + eng.Name + ", " + f.Name + ")", pre.Source},
+			{e.att.Value, "of the 16-bit rate in prefill's attention products (" + eng.Name + ")", e.att.Source},
 			{float64(e.chunk), "prompt tokens per prefill pass, each reading every weight once (" + eng.Name + ")", e.chunkSource()},
 			{a.Efficiency.ReserveGiB, "GiB per node kept for activations and the runtime", a.Efficiency.ReserveSource},
 			{f.BytesPerParam, "bytes per weight (" + f.Name + ")", f.Source},
@@ -209,11 +210,15 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 	if err != nil {
 		return estimator{}, err
 	}
+	att, err := a.Factor(eng.Name, PhaseAttention, f.Name)
+	if err != nil {
+		return estimator{}, err
+	}
 	kvb, err := kvBytes(w.KVDType)
 	if err != nil {
 		return estimator{}, err
 	}
-	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, pre: pre,
+	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, pre: pre, att: att,
 		chunk: cmp.Or(w.PrefillChunk, a.prefillChunk(eng.Name))}, nil
 }
 
@@ -239,9 +244,10 @@ type estimator struct {
 	a   Assumptions
 	eng Engine
 	kvb float64
-	// dec and pre are the engine's decode and prefill efficiencies for the format.
-	dec, pre Factor
-	chunk    int
+	// dec and pre are the engine's decode and prefill efficiencies for the
+	// format, att its attention products' share of the 16-bit rate.
+	dec, pre, att Factor
+	chunk         int
 }
 
 func (e estimator) chunkSource() string {
@@ -579,11 +585,14 @@ func (e estimator) chunks(f func(start, n int)) {
 // prompt reads every weight once.
 func (e estimator) prefillPass(tp, start, n int, last bool) (compute, memory float64) {
 	head := e.p.head()
-	flops := 2*(e.p.Active(e.m)-head)*float64(n) + e.attentionFLOPs(float64(start), float64(n))
+	flops := 2 * (e.p.Active(e.m) - head) * float64(n)
 	if last {
 		flops += 2 * head
 	}
-	compute = flops / float64(tp) / (e.computeRate() * e.pre.Value)
+	// Attention's score and value products run on 16-bit operands whatever
+	// the weights' format: only the weight multiplies use its rate.
+	attn := e.attentionFLOPs(float64(start), float64(n)) / (e.c.BF16TFLOPS.Value * 1e12 * e.att.Value)
+	compute = (flops/(e.computeRate()*e.pre.Value) + attn) / float64(tp)
 	experts := e.expertsPerNode(tp, n) * e.p.Expert * float64(e.m.MoELayers) * e.expertBytes()
 	memory = (e.denseBytes()/float64(tp) + experts + e.kvSeq(tp, float64(start))) / e.bandwidth()
 	return compute, memory
