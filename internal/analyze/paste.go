@@ -133,8 +133,9 @@ func normaliseLine(line []byte, st *pasteStats) []byte {
 	}
 	if len(line) > 0 && line[0] >= 'a' && line[0] <= 'z' {
 		// most lines of a log (a host name first): no decoration starts
-		// with a lower-case letter, only two lost-"#" headers do
-		if line[0] == 'n' || line[0] == 's' {
+		// with a lower-case letter, only three lost-"#" headers do
+		// ("nThread ", "nccl-tests version ", "size ")
+		if len(line) > 1 && (line[0] == 'n' && (line[1] == 'T' || line[1] == 'c') || line[0] == 's' && line[1] == 'i') {
 			if r := restoreHash(line); r != nil {
 				st.Restored++
 				return r

@@ -155,7 +155,7 @@ var (
 // whether it was an NCCL log line.
 func (l *NCCLLog) Observe(line []byte) bool {
 	l.quietInfo = false
-	i := bytes.Index(line, tagNCCL)
+	i, same := l.tagAt(line)
 	if i < 0 {
 		if bytes.Contains(line, []byte("NCCL_")) && bytes.Contains(line, []byte("=")) {
 			l.commandEnv(line)
@@ -167,7 +167,9 @@ func (l *NCCLLog) Observe(line []byte) bool {
 	// rest starts with "NCCL ": compare the word after it by hand
 	case len(rest) >= len(tagInfo) && rest[5] == 'I' && rest[6] == 'N' && rest[7] == 'F' && rest[8] == 'O' && rest[9] == ' ':
 		l.InfoLines++
-		l.host(line[:i])
+		if !same {
+			l.host(line[:i])
+		}
 		msg := rest[len(tagInfo):]
 		// the few INFO messages that report a failure (a net plugin that
 		// does not load says so in an INFO line)
@@ -204,6 +206,39 @@ func (l *NCCLLog) Observe(line []byte) bool {
 		l.commandEnv(line)
 	}
 	return false
+}
+
+// tagAt is bytes.Index(line, tagNCCL). Where the line opens with the host
+// of the line before in NCCL's own "host:pid:tid [dev] NCCL " (most lines
+// of a log) the tag is found there without a search, and same is true: no
+// "NCCL " can stand earlier, as the host has no blank and the rest is
+// digits, ':', '[' and ']'.
+func (l *NCCLLog) tagAt(line []byte) (i int, same bool) {
+	n := len(l.lastHost)
+	if n == 0 || len(line) <= n || line[n] != ':' || string(line[:n]) != string(l.lastHost) {
+		return bytes.Index(line, tagNCCL), false
+	}
+	j := skipDigits(line, n+1)
+	if j == n+1 || j >= len(line) || line[j] != ':' {
+		return bytes.Index(line, tagNCCL), false
+	}
+	k := skipDigits(line, j+1)
+	if k == j+1 || k+1 >= len(line) || line[k] != ' ' || line[k+1] != '[' {
+		return bytes.Index(line, tagNCCL), false
+	}
+	m := skipDigits(line, k+2)
+	if m == k+2 || m+1 >= len(line) || line[m] != ']' || line[m+1] != ' ' || !bytes.HasPrefix(line[m+2:], tagNCCL) {
+		return bytes.Index(line, tagNCCL), false
+	}
+	return m + 2, true
+}
+
+// skipDigits is the index of the first byte from i on that is not a digit.
+func skipDigits(b []byte, i int) int {
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return i
 }
 
 // diag reads "[OK] message" after "host:pid NCCL DIAG ".
