@@ -173,7 +173,18 @@ func (l *NCCLLog) Observe(line []byte) bool {
 		msg := rest[len(tagInfo):]
 		// the few INFO messages that report a failure (a net plugin that
 		// does not load says so in an INFO line)
-		l.quietInfo = !bytes.HasPrefix(msg, []byte("Failed")) && !bytes.HasPrefix(msg, []byte("Call to")) && !bytes.HasPrefix(msg, []byte("NET/Plugin"))
+		l.quietInfo = true
+		if len(msg) > 0 {
+			// told by the first byte: a comparison costs a call
+			switch msg[0] {
+			case 'F':
+				l.quietInfo = !bytes.HasPrefix(msg, []byte("Failed"))
+			case 'C':
+				l.quietInfo = !bytes.HasPrefix(msg, []byte("Call to"))
+			case 'N':
+				l.quietInfo = !bytes.HasPrefix(msg, []byte("NET/Plugin"))
+			}
+		}
 		l.info(msg)
 		return true
 	case bytes.HasPrefix(rest, tagWarn):
