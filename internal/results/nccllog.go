@@ -287,7 +287,7 @@ func (l *NCCLLog) revision(msg []byte) {
 		return
 	}
 	// most WARN lines name neither: no lower-cased copy for them
-	if !bytes.Contains(msg, []byte("evision")) && !bytes.Contains(msg, []byte("EVISION")) && !bytes.Contains(msg, []byte("git")) &&
+	if !containsAround(msg, "evision", 1) && !containsAround(msg, "EVISION", 1) && !bytes.Contains(msg, []byte("git")) &&
 		!bytes.Contains(msg, []byte("Git")) && !bytes.Contains(msg, []byte("GIT")) {
 		return
 	}
@@ -296,6 +296,23 @@ func (l *NCCLLog) revision(msg []byte) {
 		(bytes.Contains(low, []byte("mismatch")) || bytes.Contains(low, []byte("differ"))) {
 		l.RevisionMismatch = string(msg)
 	}
+}
+
+// containsAround is bytes.Contains(s, word), searched from word[k]: a
+// search that starts from a common byte ('e') stops at every one of them.
+func containsAround(s []byte, word string, k int) bool {
+	for i := k; i < len(s); {
+		j := bytes.IndexByte(s[i:], word[k])
+		if j < 0 {
+			return false
+		}
+		i += j
+		if i-k+len(word) <= len(s) && string(s[i-k:i-k+len(word)]) == word {
+			return true
+		}
+		i++
+	}
+	return false
 }
 
 func (l *NCCLLog) host(prefix []byte) {

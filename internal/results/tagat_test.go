@@ -35,3 +35,21 @@ func TestTagAtIsIndex(t *testing.T) {
 		t.Fatalf("the host's own line read %d times", same)
 	}
 }
+
+// containsAround is bytes.Contains on any line and any anchor byte.
+func TestContainsAround(t *testing.T) {
+	rng := rand.New(rand.NewPCG(36, 4))
+	for range 20000 {
+		var s []byte
+		for range rng.IntN(12) {
+			w := "evision"[rng.IntN(7):]
+			s = append(s, w[:min(len(w), 1+rng.IntN(7))]...)
+			s = append(s, " vx"[rng.IntN(3)])
+		}
+		for k := range len("evision") {
+			if got, want := containsAround(s, "evision", k), bytes.Contains(s, []byte("evision")); got != want {
+				t.Fatalf("%q from %d: %v, want %v", s, k, got, want)
+			}
+		}
+	}
+}
