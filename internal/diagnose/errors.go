@@ -133,7 +133,7 @@ type keyedLit struct{ id, off int }
 func byteCost(c byte) int {
 	switch {
 	case c == ' ':
-		return 6
+		return 8
 	case bytes.IndexByte([]byte("etaoinsrl"), c) >= 0:
 		return 5
 	case c >= 'a' && c <= 'z':
@@ -154,7 +154,7 @@ func (x *litIndex) add(l []byte) {
 		k := int(l[o])<<8 | int(l[o+1])
 		cost := byteCost(l[o]) + byteCost(l[o+1])
 		if e := x.first[k]; e != 0 {
-			cost += 4 * len(x.lists[e-1]) // a pair other literals are keyed by already
+			cost += len(x.lists[e-1]) // a pair other literals are keyed by already
 		}
 		if cost < best {
 			off, best = o, cost
@@ -188,7 +188,14 @@ func (x *litIndex) scan(line []byte, found []bool, ids []int) []int {
 			continue
 		}
 		for _, kl := range x.lists[x.first[k]-1] {
-			if start := i - kl.off; start >= 0 && !found[kl.id] && bytes.HasPrefix(line[start:], x.lits[kl.id]) {
+			start := i - kl.off
+			if start < 0 || found[kl.id] {
+				continue
+			}
+			// literals keyed alike often share their first bytes and
+			// differ at the end: the last byte first, without a call
+			lit := x.lits[kl.id]
+			if end := start + len(lit); end <= len(line) && line[end-1] == lit[len(lit)-1] && string(line[start:end]) == string(lit) {
 				found[kl.id] = true
 				ids = append(ids, kl.id)
 			}
