@@ -147,3 +147,27 @@ func TestPlanMatchesEdges(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMatches: on any bytes, every pattern's plan answers as its regexp.
+func FuzzMatches(f *testing.F) {
+	for _, s := range []string{
+		"n1:1:2 [0] transport/net_ib.cc:1 NCCL WARN NET/IB : Got completion from peer 10.0.0.2<1> with status=12 opcode=0 len=0 vendor err 129 (Recv)",
+		"h:1:2 [7] socket.c:485 NCCL WARN socketStartConnect: Connect to 10.0.0.82<38455> failed : Software caused connection abort",
+		"NCCL WARN Cuda failure 2 'out of memory'", "ibv_modify_qp failed with error 110", "\xff\xfe", "",
+	} {
+		f.Add([]byte(s))
+	}
+	sigs, err := Signatures()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for _, s := range sigs {
+			for j, re := range s.Res {
+				if got, want := s.Matches(j, in), re.Match(in); got != want {
+					t.Fatalf("%s %q on %q: %v, the regexp says %v", s.ID, s.Match[j], in, got, want)
+				}
+			}
+		}
+	})
+}
