@@ -163,15 +163,17 @@ func Reduce(s *snapshot.Snapshot, keep func(key string) bool, paths []string) *s
 	for _, p := range paths {
 		dirs[path.Dir(p)] = true
 	}
-	for _, it := range s.Manifest.Items {
-		if it.Kind != snapshot.KindCmd && keep(itemKey(it)) {
+	kept := make([]bool, len(s.Manifest.Items)) // keep asked once an item
+	for i, it := range s.Manifest.Items {
+		kept[i] = keep(itemKey(it))
+		if it.Kind != snapshot.KindCmd && kept[i] {
 			dirs[path.Dir(it.Name)] = true
 		}
 	}
 	out := &snapshot.Snapshot{Manifest: s.Manifest, Data: map[string][]byte{}, Source: s.Source}
 	out.Manifest.Items = nil
-	for _, it := range s.Manifest.Items {
-		if keep(itemKey(it)) || it.Kind != snapshot.KindCmd && (dirs[path.Dir(it.Name)] || strings.ContainsAny(it.Name, "*?[")) {
+	for i, it := range s.Manifest.Items {
+		if kept[i] || it.Kind != snapshot.KindCmd && (dirs[path.Dir(it.Name)] || strings.ContainsAny(it.Name, "*?[")) {
 			out.Manifest.Items = append(out.Manifest.Items, it)
 		}
 	}

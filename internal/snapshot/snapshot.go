@@ -104,7 +104,12 @@ func New(host string) *Snapshot {
 }
 
 // FileKey is the storage key of the absolute path p.
-func FileKey(p string) string { return "files/" + strings.TrimPrefix(path.Clean("/"+p), "/") }
+func FileKey(p string) string {
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p
+	}
+	return "files/" + path.Clean(p)[1:] // Clean of a clean path allocates nothing
+}
 
 // CmdKey is the storage key of a command's stream ("stdout" or "stderr").
 func CmdKey(id, stream string) string { return "cmds/" + id + "." + stream }
