@@ -161,19 +161,19 @@ func Reduce(s *snapshot.Snapshot, keep func(key string) bool, paths []string) *s
 	}
 	dirs := map[string]bool{}
 	for _, p := range paths {
-		dirs[path.Dir(p)] = true
+		dirs[dirOf(p)] = true
 	}
 	kept := make([]bool, len(s.Manifest.Items)) // keep asked once an item
 	for i, it := range s.Manifest.Items {
 		kept[i] = keep(itemKey(it))
 		if it.Kind != snapshot.KindCmd && kept[i] {
-			dirs[path.Dir(it.Name)] = true
+			dirs[dirOf(it.Name)] = true
 		}
 	}
 	out := &snapshot.Snapshot{Manifest: s.Manifest, Data: map[string][]byte{}, Source: s.Source}
 	out.Manifest.Items = nil
 	for i, it := range s.Manifest.Items {
-		if kept[i] || it.Kind != snapshot.KindCmd && (dirs[path.Dir(it.Name)] || strings.ContainsAny(it.Name, "*?[")) {
+		if kept[i] || it.Kind != snapshot.KindCmd && (dirs[dirOf(it.Name)] || strings.ContainsAny(it.Name, "*?[")) {
 			out.Manifest.Items = append(out.Manifest.Items, it)
 		}
 	}
@@ -184,6 +184,17 @@ func Reduce(s *snapshot.Snapshot, keep func(key string) bool, paths []string) *s
 		}
 	}
 	return out
+}
+
+// dirOf is path.Dir(p), without cleaning p again where it is clean.
+func dirOf(p string) string {
+	if snapshot.Abs(p) != p {
+		return path.Dir(p)
+	}
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		return p[:i]
+	}
+	return "/"
 }
 
 // memoKeep answers keep once per storage key: every node's capture has

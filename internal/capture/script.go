@@ -396,7 +396,7 @@ func validRecordName(kind, name string) bool {
 		return true
 	}
 	// files, links and the batched reads of file globs
-	return strings.HasPrefix(name, "/") && name != "/" && path.Clean(name) == name
+	return strings.HasPrefix(name, "/") && name != "/" && snapshot.Abs(name) == name
 }
 
 // scriptState is what records refer back to: commands' items (for their
