@@ -69,6 +69,12 @@ type Options struct {
 	// kept evidence must still tell (fix.Paths()): the manifest's items of
 	// their directories are kept with them.
 	KeepPaths []string
+	// Arrived, when set, hears each node as its capture is read (facts
+	// read, evidence whole), from the worker that read it, before Keep
+	// drops any of it; it may take the node's evidence away (set Snap to
+	// nil: a command that writes each node's snapshot as it comes). A node
+	// the run gave up on is not heard.
+	Arrived func(n *Node)
 	// Sudo captures as root (directly, or through sudo -n: never a password
 	// prompt), for commands that must read root-only files (fix).
 	Sudo        bool
@@ -113,9 +119,12 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 			// read here, by the worker, as the node arrives: the run holds
 			// its facts and what keep names, never every raw capture
 			n.Snap, n.Facts = s, facts.FromSnapshot(s)
-			if keep != nil {
-				n.Snap = Reduce(s, keep, o.KeepPaths)
-			}
+		}
+		if o.Arrived != nil {
+			o.Arrived(&n)
+		}
+		if keep != nil && n.Snap != nil {
+			n.Snap = Reduce(n.Snap, keep, o.KeepPaths)
 		}
 		mu.Lock()
 		defer mu.Unlock()
