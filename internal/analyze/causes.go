@@ -223,3 +223,39 @@ func (a *analysis) peerOtherNetwork(l *results.NCCLLog) {
 		return
 	}
 }
+
+// separateTests: the headers and footers show several processes that each
+// ran a test of their own. For: "Rank 0" printed by two hosts in one
+// header block (an MPI-launched test has one rank 0), or two or more
+// footers with no table between them whose values agree within half
+// (the same single-node test run once per process). Against: one footer,
+// footers of tables of their own, footers far apart (different tests).
+func separateTests(l results.NCCLLaunch) bool {
+	if l.RankZeroHosts > 1 {
+		return true
+	}
+	return l.StrayFooters > 1 && l.StrayMax <= 1.5*l.StrayMin
+}
+
+// separateTestsCause flags nccl-tests run once per process (built without
+// MPI=1 and started by a launcher) when no table shows it on its own.
+func (a *analysis) separateTestsCause(o *results.NCCLOutput) {
+	l := o.Launch
+	if !separateTests(l) {
+		return
+	}
+	for _, t := range o.Tables {
+		if t.Footers > 1 {
+			return // the table's own footers say it, below
+		}
+	}
+	var ev string
+	switch {
+	case l.RankZeroHosts > 1:
+		ev = `"Rank 0" device lines from two hosts in one header`
+	default:
+		ev = fmt.Sprintf("%d 'Avg bus bandwidth' footers without a table between them (%.4g to %.4g GB/s)", l.StrayFooters, l.StrayMin, l.StrayMax)
+	}
+	a.flag(report.Fail, "nccl-tests.not-built-with-mpi", "each process ran a test of its own, so nothing was measured between them: nccl-tests built without MPI=1, started by mpirun or srun",
+		ev, "rebuild nccl-tests with MPI=1 (make clean; make MPI=1 MPI_HOME=…) and run it again", "https://github.com/NVIDIA/nccl-tests/issues/27")
+}
