@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -32,12 +33,16 @@ const (
 	weightUnroutableIf   = 1.05
 	weightPeerOtherNet   = 1.05
 	weightP2PSHMDisabled = 1.05
+	weightGraphFile      = 1.05
+	weightIBNoDevice     = 1.0
 )
 
 // startupCauses reads causes from NCCL's startup lines: interfaces in its
 // socket lists that cannot reach another node, a peer address on no
 // network of this rank, P2P and SHM both turned off on one node.
 func (a *analysis) startupCauses(l *results.NCCLLog) {
+	a.graphFileSet(l)
+	a.ibRequestedNoDevice(l)
 	kinds, _ := l.TransportKinds()
 	net := int64(0)
 	for k, n := range kinds {
@@ -258,4 +263,58 @@ func (a *analysis) separateTestsCause(o *results.NCCLOutput) {
 	}
 	a.flag(report.Fail, "nccl-tests.not-built-with-mpi", "each process ran a test of its own, so nothing was measured between them: nccl-tests built without MPI=1, started by mpirun or srun",
 		ev, "rebuild nccl-tests with MPI=1 (make clean; make MPI=1 MPI_HOME=…) and run it again", "https://github.com/NVIDIA/nccl-tests/issues/27")
+}
+
+// graphFileSet: NCCL_GRAPH_FILE set by the environment forces NCCL's
+// channel graph from a file instead of searching the machine's topology;
+// a file made for another machine (often shipped in an image's
+// /etc/nccl.conf) gives graphs that hang or crawl. NCCL_GRAPH_DUMP_FILE
+// (writing the graph out) and NCCL_TOPO_FILE (describing the machine)
+// are no evidence.
+func (a *analysis) graphFileSet(l *results.NCCLLog) {
+	v := strings.TrimSpace(l.Env["NCCL_GRAPH_FILE"])
+	if v == "" {
+		return
+	}
+	a.cause(weightGraphFile, report.Warn, "nccl.graph-file-set",
+		"NCCL_GRAPH_FILE forces NCCL's channel graph from a file instead of searching this machine's topology; a graph made for another machine gives hangs or poor bandwidth",
+		"NCCL_GRAPH_FILE set by environment to "+v,
+		"unset NCCL_GRAPH_FILE (the job's environment, a container image, /etc/nccl.conf or ~/.nccl.conf); keep NCCL_TOPO_FILE if the platform needs one",
+		"https://github.com/NVIDIA/nccl/issues/1240")
+}
+
+// ibRequestedNoDevice: the job configured NCCL's RDMA transport (an
+// NCCL_IB_* variable other than NCCL_IB_DISABLE=1) but NET/IB found no
+// device, so the process does not see the host's RDMA devices (a container
+// without /dev/infiniband, no RDMA driver) and NCCL falls back to TCP.
+// Against: any rank listing NET/IB devices, RDMA in use, IB turned off.
+func (a *analysis) ibRequestedNoDevice(l *results.NCCLLog) {
+	if len(l.IBDevices) > 0 || l.RDMA() || strings.TrimSpace(l.Env["NCCL_IB_DISABLE"]) == "1" {
+		return
+	}
+	noDev := false
+	for _, n := range l.NetNotes {
+		if strings.Contains(n, "NET/IB") && strings.Contains(n, "No device found") {
+			noDev = true
+			break
+		}
+	}
+	if !noDev {
+		return
+	}
+	var set []string
+	for k := range l.Env {
+		if strings.HasPrefix(k, "NCCL_IB_") {
+			set = append(set, k+"="+strings.TrimSpace(l.Env[k]))
+		}
+	}
+	if len(set) == 0 {
+		return
+	}
+	slices.Sort(set)
+	a.cause(weightIBNoDevice, report.Warn, "nccl.ib-no-device",
+		"the job configures NCCL's RDMA transport but NET/IB finds no device: this process does not see the host's RDMA devices, so NCCL falls back to TCP sockets",
+		"\"NET/IB : No device found\" with "+strings.Join(set, " "),
+		"make the RDMA devices visible to the process (containers: --device=/dev/infiniband --cap-add=IPC_LOCK, or the RDMA device plugin in Kubernetes; hosts: the RDMA driver and rdma-core) and check ibv_devinfo where the job runs",
+		"https://github.com/pytorch/pytorch/issues/111424; https://github.com/microsoft/pai/pull/2657")
 }

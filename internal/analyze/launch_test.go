@@ -120,3 +120,66 @@ func TestSeparateTestsMustNotFire(t *testing.T) {
 		t.Fatal("a prefix holds a newline")
 	}
 }
+
+// ncclInfo writes NCCL INFO lines as rank r of host h prints them.
+func ncclInfo(h string, r int, msgs ...string) []string {
+	var out []string
+	for _, m := range msgs {
+		out = append(out, fmt.Sprintf("%s:%d:%d [%d] NCCL INFO %s", h, 7000+r, 7100+r, r%8, m))
+	}
+	return out
+}
+
+// NCCL_GRAPH_FILE set by the environment is named on any rank count and
+// behind any prefix; the dump and topology files are not.
+func TestGraphFileSetAnyRanks(t *testing.T) {
+	for n := 1; n <= 8; n++ {
+		for _, pre := range launchPrefixes {
+			for env, fire := range map[string]bool{"NCCL_GRAPH_FILE": true, "NCCL_GRAPH_DUMP_FILE": false, "NCCL_TOPO_FILE": false} {
+				var lines []string
+				for r := range n {
+					lines = append(lines, ncclInfo(fmt.Sprintf("node%d", r/4), r,
+						env+" set by environment to /opt/image/graph.xml",
+						"NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.1<0>")...)
+				}
+				a := Reader("g.txt", bytes.NewReader(withPrefix(lines, pre)), Options{})
+				if got := hasFlag(a, "nccl.graph-file-set"); got != fire {
+					t.Errorf("%s, %d ranks, prefix %q: fired %v", env, n, pre, got)
+				}
+			}
+		}
+	}
+}
+
+// "NET/IB : No device found" with an NCCL_IB_* setting is named on any
+// rank count and prefix; not when a rank lists NET/IB devices, when IB is
+// turned off, or when nothing configures IB.
+func TestIBRequestedNoDevice(t *testing.T) {
+	for n := 1; n <= 8; n++ {
+		for _, pre := range launchPrefixes {
+			cases := map[string]struct {
+				env, extra string
+				fire       bool
+			}{
+				"asked":        {"NCCL_IB_DISABLE set by environment to 0.", "", true},
+				"hca named":    {"NCCL_IB_HCA set by environment to mlx5_0", "", true},
+				"ib off":       {"NCCL_IB_DISABLE set by environment to 1.", "", false},
+				"nothing said": {"NCCL_SOCKET_IFNAME set by environment to eth0", "", false},
+				"other rank":   {"NCCL_IB_DISABLE set by environment to 0.", "NET/IB : Using [0]mlx5_0:1/RoCE ; OOB eth0:10.0.0.2<0>", false},
+			}
+			for name, c := range cases {
+				var lines []string
+				for r := range n {
+					lines = append(lines, ncclInfo(fmt.Sprintf("node%d", r/2), r, "NET/IB : No device found.", c.env)...)
+				}
+				if c.extra != "" {
+					lines = append(lines, ncclInfo("node9", 9, c.extra)...)
+				}
+				a := Reader("i.txt", bytes.NewReader(withPrefix(lines, pre)), Options{})
+				if got := hasFlag(a, "nccl.ib-no-device"); got != c.fire {
+					t.Errorf("%s, %d ranks, prefix %q: fired %v (%+v)", name, n, pre, got, a.Flags)
+				}
+			}
+		}
+	}
+}
