@@ -266,3 +266,40 @@ func TestEveryCheckInOneCondition(t *testing.T) {
 		}
 	}
 }
+
+// The image is built per architecture (DGX Spark is arm64) from the
+// binaries the Dockerfile's own instructions and the README build, and
+// nothing calls the binary static: it is linked dynamically against libc.
+func TestImageBuildsPerArchitecture(t *testing.T) {
+	df, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	manifest, err := os.ReadFile("sparkrig-npd.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(df, []byte("ARG TARGETARCH\n")) || !bytes.Contains(df, []byte("COPY sparkrig-${TARGETARCH} /usr/local/bin/sparkrig\n")) {
+		t.Errorf("the Dockerfile does not copy the binary of the image's architecture:\n%s", df)
+	}
+	for _, arch := range []string{"arm64", "amd64"} {
+		build := "CGO_ENABLED=0 GOARCH=" + arch + " go build -o deploy/kubernetes/sparkrig-" + arch + " ./cmd/sparkrig"
+		for name, doc := range map[string][]byte{"Dockerfile": df, "README.md": readme} {
+			if !bytes.Contains(doc, []byte(build)) {
+				t.Errorf("%s does not build %q", name, build)
+			}
+		}
+	}
+	for name, doc := range map[string][]byte{"Dockerfile": df, "sparkrig-npd.yaml": manifest} {
+		if bytes.Contains(bytes.ToLower(doc), []byte("static")) {
+			t.Errorf("%s calls the binary static", name)
+		}
+	}
+	if !bytes.Contains(readme, []byte("--platform linux/arm64,linux/amd64")) {
+		t.Error("the README builds no arm64 image")
+	}
+}

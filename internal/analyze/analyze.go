@@ -406,6 +406,9 @@ type analysis struct {
 	iperfText string
 	set       *expect.Set
 	res       report.AnalysisResult
+	// causes are what the startup lines show, ranked with the error
+	// signatures when the flags are put in order
+	causes []rankedFlag
 }
 
 // status is the worst verdict of the items and flags, or unknown when the

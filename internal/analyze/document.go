@@ -42,7 +42,7 @@ func sparkrigDocument(t []byte) bool {
 func ReaderAll(name string, r io.Reader, opt Options) []report.AnalysisResult {
 	br := bufio.NewReaderSize(r, results.ReadBufferSize)
 	head, _ := br.Peek(sampleSize)
-	if opt.InputFormat != "" && opt.InputFormat != FormatSparkrigReport || !sparkrigDocument(bytes.TrimSpace(head)) {
+	if opt.InputFormat != "" && opt.InputFormat != FormatSparkrigReport || !sparkrigDocument(bytes.TrimSpace(head)) && !report.LooksLikeGPUOutput(head) {
 		return []report.AnalysisResult{Reader(name, br, opt)}
 	}
 	fail := func(err error) []report.AnalysisResult {
@@ -55,6 +55,9 @@ func ReaderAll(name string, r io.Reader, opt Options) []report.AnalysisResult {
 	}
 	if len(data) > maxJSON {
 		return fail(fmt.Errorf("sparkrig report: JSON document larger than %d MiB", maxJSON>>20))
+	}
+	if doc, ok, _ := report.Decode(data); ok && doc.GPU != nil && len(doc.Analyses) == 0 && (len(doc.GPU.Copies) > 0 || doc.GPU.Info != nil) {
+		return []report.AnalysisResult{gpuAnalysis(name, doc.GPU)}
 	}
 	parsed, err := ParseDocument(data)
 	if err != nil {

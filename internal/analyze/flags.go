@@ -152,8 +152,15 @@ func (a *analysis) flags(l *results.NCCLLog) {
 	}
 	usesIB := l.RDMA()
 	a.gdr(l, usesIB, multi, gdr)
-	if spark && multi && usesIB {
-		if used := l.NetDevicesUsed(); len(l.IBDevices) == 1 || len(l.IBDevices) == 0 && len(used) == 1 {
+	// a channel via NET/IB only joins two nodes, so one host's lines that
+	// show one are enough to judge the twins its job uses
+	if spark && usesIB && (multi || kinds["NET/IB"] > 0) {
+		// evidence against: a second HCA named by the GPUDirect lines
+		named := map[string]bool{}
+		for _, h := range append(slices.Clone(l.GDREnabledHCAs), l.GDRDisabledHCAs...) {
+			named[h] = true
+		}
+		if used := l.NetDevicesUsed(); len(l.IBDevices) == 1 || len(l.IBDevices) == 0 && len(used) == 1 && len(named) <= 1 {
 			a.flag(report.Warn, "spark.one-twin", "only one PCIe twin of the ConnectX-7 port is in use: about half the port's bandwidth", ibDevList(l),
 				"address both twins (different subnets) and set NCCL_IB_HCA to both, same order on every node", "docs/dgx-spark.md pitfall 1")
 		}
@@ -185,6 +192,7 @@ func (a *analysis) flags(l *results.NCCLLog) {
 	if l.WarnCount > 0 {
 		a.warnClasses(l)
 	}
+	a.startupCauses(l)
 }
 
 // warnClasses names the WARN lines by where NCCL raises them, from the

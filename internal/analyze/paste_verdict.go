@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/diagnose"
@@ -36,13 +37,11 @@ func (a *analysis) input(p Parsed) {
 	}
 }
 
-// errors puts the error signatures found first among the flags, most
-// telling first, each with what it means on this platform.
+// errors puts the error signatures found and the causes the startup
+// lines show first among the flags, ranked by weight (most telling
+// first), each signature with what it means on this platform.
 func (a *analysis) errors(hits []diagnose.ErrorHit) {
-	if len(hits) == 0 {
-		return
-	}
-	flags := make([]report.AnalysisFlag, 0, len(hits))
+	ranked := make([]rankedFlag, 0, len(hits)+len(a.causes))
 	for _, h := range hits {
 		s := h.Signature
 		sev := report.Fail
@@ -60,8 +59,19 @@ func (a *analysis) errors(hits []diagnose.ErrorHit) {
 		if s.ID == "xla-nccl-failure" {
 			meaning += quotedWarnClass(h.First)
 		}
-		flags = append(flags, report.AnalysisFlag{ID: "error." + s.ID, Severity: sev, Message: s.Title + ": " + meaning,
-			Evidence: ev, Fix: s.Fix, Source: strings.Join(s.Sources, "; ")})
+		ranked = append(ranked, rankedFlag{h.Score, report.AnalysisFlag{ID: "error." + s.ID, Severity: sev, Message: s.Title + ": " + meaning,
+			Evidence: ev, Fix: s.Fix, Source: strings.Join(s.Sources, "; ")}})
+	}
+	ranked = append(ranked, a.causes...)
+	if len(ranked) == 0 {
+		return
+	}
+	// hits come sorted by score; a stable sort keeps their order and
+	// slots each cause after the signatures that outweigh it
+	sort.SliceStable(ranked, func(i, j int) bool { return ranked[i].weight > ranked[j].weight })
+	flags := make([]report.AnalysisFlag, len(ranked))
+	for i, r := range ranked {
+		flags[i] = r.flag
 	}
 	a.res.Flags = append(flags, a.res.Flags...)
 }

@@ -217,7 +217,7 @@ func RunCollective(ctx context.Context, o CollectiveOptions) (*report.Report, er
 		devs = []int{dev}
 	}
 	for _, d := range devs {
-		if err := s.MemCap(d, o.MemFraction).Allow(fmt.Sprintf("a sweep up to %s (send + receive buffers)", gpu.HumanBytes(co.MaxBytes)), co.BufferBytes()); err != nil {
+		if err := s.MemCap(d, o.MemFraction).Allow(fmt.Sprintf("a sweep up to %s (send + receive buffers)", report.HumanBytes(co.MaxBytes)), co.BufferBytes()); err != nil {
 			return nil, err
 		}
 	}
@@ -312,7 +312,7 @@ func RunMemory(ctx context.Context, o MemoryOptions) (*report.Report, error) {
 	}
 	n := o.Copies.Bytes
 	for _, d := range devs {
-		if err := s.MemCap(d, o.MemFraction).Allow("two copy buffers of "+gpu.HumanBytes(n), 2*uint64(n)); err != nil {
+		if err := s.MemCap(d, o.MemFraction).Allow("two copy buffers of "+report.HumanBytes(n), 2*uint64(n)); err != nil {
 			return nil, err
 		}
 	}

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/sparkrig/sparkrig/internal/fabric"
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -64,6 +65,19 @@ func (rec *Record) Outline() *report.BenchRun {
 	}
 	if p := rec.Bench.Plan; p != nil {
 		out.Notes, out.Refusals = planNotes(p.Notes), refusals(p.Refusals)
+		out.LeftOut = p.LeftOut()
+	}
+	return out
+}
+
+// LeftOut lists the benchmarks asked for of which the plan holds no step
+// (no rail with RDMA on both ends, a node without a GPU): not evaluated.
+func (p *Plan) LeftOut() []string {
+	var out []string
+	for _, k := range p.Kinds {
+		if !slices.ContainsFunc(p.Steps, func(st Step) bool { return st.Kind == k }) && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
 	}
 	return out
 }

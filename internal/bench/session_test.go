@@ -2,6 +2,7 @@ package bench
 
 import (
 	"github.com/sparkrig/sparkrig/internal/runner"
+	"slices"
 
 	"context"
 	"encoding/json"
@@ -400,5 +401,28 @@ func TestWrapperOutlivesADeadSparkrig(t *testing.T) {
 	var ee *exec.ExitError
 	if errors.As(werr, &ee) && ee.ProcessState.Sys().(syscall.WaitStatus).Signaled() {
 		t.Errorf("the wrapper died of %v", ee.ProcessState.Sys().(syscall.WaitStatus).Signal())
+	}
+}
+
+// TestLeftOutBenchmarkIsNotEvaluated: a benchmark asked for that the plan
+// can run no step of (nccl on nodes without a GPU) leaves the run unknown,
+// however well the rest passed, and the report says which; the same run
+// asked for rdma alone is ok.
+func TestLeftOutBenchmarkIsNotEvaluated(t *testing.T) {
+	bin := standins(t, nil, "ib_write_bw", "ib_write_lat")
+	nodes := port0Pair()
+	nodes[1].GPUs, nodes[1].Driver = nil, facts.GPUDriver{} // the doctor's no-gpu profile
+	s := session(t, nodes, Options{Kinds: []string{KindRDMA, KindNCCL}, Tools: Tools{Perftest: bin}, Duration: time.Second})
+	rec := s.Run(context.Background())
+	for _, a := range rec.Analyses {
+		if a.Status != report.VerdictOK {
+			t.Fatalf("%s: %s, want every rdma result ok", a.File, a.Status)
+		}
+	}
+	if got := rec.BenchRun.LeftOut; !slices.Equal(got, []string{KindNCCL}) {
+		t.Errorf("left out %q, want [nccl]", got)
+	}
+	if rec.Status != report.VerdictUnknown || rec.Overall() != report.VerdictUnknown {
+		t.Errorf("status %s (overall %s), want unknown: nccl was asked for and not run", rec.Status, rec.Overall())
 	}
 }

@@ -229,7 +229,31 @@ func twinNetplanFix(n *facts.Node, p sparkPort) string {
 #     addresses: [%s]
 #     mtu: %d
 #     dhcp4: false
-# then: sudo netplan apply`, n.Host, p.Twins[0], addrs[0], tuning.RailMTU, p.Twins[1], addrs[1], tuning.RailMTU)
+# then: sudo netplan apply`, n.Host, p.Twins[0], addrs[0], tuning.RailMTU, p.Twins[1], addrs[1], tuning.RailMTU) + peerMoves(n, p, addrs)
+}
+
+// peerMoves says, for each twin the hand fix puts on a subnet it is not on
+// now, that the peer's end of that link must move with it: a link's two
+// ends share one subnet, so a hand fix of one node alone breaks the pair.
+func peerMoves(n *facts.Node, p sparkPort, addrs [2]netip.Prefix) string {
+	var b strings.Builder
+	for i, t := range p.Twins {
+		d := n.NetDev(t)
+		if d != nil && slices.ContainsFunc(ipv4(d), func(a netip.Prefix) bool { return a.Masked() == addrs[i].Masked() }) {
+			continue
+		}
+		fmt.Fprintf(&b, "\n# and PEER's twin cabled to %s into %s too\n# (e.g. %s): a link's two ends share one subnet", t, addrs[i].Masked(), peerExample(addrs[i]))
+	}
+	return b.String()
+}
+
+// peerExample is the next host address after a's in its subnet.
+func peerExample(a netip.Prefix) string {
+	next := a.Addr().Next()
+	if !a.Contains(next) {
+		next = a.Masked().Addr().Next()
+	}
+	return netip.PrefixFrom(next, a.Bits()).String()
 }
 
 // twinAddrs proposes one static IPv4 prefix per twin, on distinct subnets.

@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 const nodesDir = "../../testdata/nodes/"
@@ -178,5 +181,152 @@ func TestErrorPathsSpeakAUsersWords(t *testing.T) {
 				t.Errorf("sparkrig %s: %s has Go-internal %q: %s", strings.Join(args, " "), name, m, line)
 			}
 		}
+	}
+}
+
+// bench's --format help says which formats a --dry-run plan takes, and the
+// refusal names --dry-run, so the help and the refusal agree.
+func TestBenchDryRunFormatsAgreeWithHelp(t *testing.T) {
+	_, help, _ := runMain(t, "bench", "--help")
+	if !strings.Contains(strings.Join(strings.Fields(help), " "), "a --dry-run plan: text or json") {
+		t.Errorf("bench --help does not say which formats --dry-run takes:\n%s", help)
+	}
+	code, _, errOut := runMain(t, "bench", "--dry-run", "--format", "markdown", "--from-snapshot", nodesDir+"spark-healthy.tar.gz", "--from-snapshot", nodesDir+"spark-healthy-peer.tar.gz")
+	if code != ExitUnknown || errOut != "sparkrig: bench --dry-run: unknown --format \"markdown\" (want one of text, json)\n" {
+		t.Errorf("exit %d: %q", code, errOut)
+	}
+}
+
+// Every change fix proposes names the findings it resolves, or says the
+// user asked for it; every warn or fail finding of the doctor is resolved
+// by a change or listed for a person.
+func TestEveryFixChangeHasAReason(t *testing.T) {
+	for _, pair := range [][]string{
+		{"spark-twin-unaddressed.tar.gz", "spark-healthy-peer.tar.gz"},
+		{"spark-mtu-1500.tar.gz", "spark-healthy-peer.tar.gz"},
+		{"spark-twins-same-subnet.tar.gz", "spark-healthy-peer.tar.gz"},
+		{"spark-twin-down.tar.gz", "spark-healthy-peer.tar.gz"},
+		{"spark-nccl-env-other-node.tar.gz", "spark-healthy-peer.tar.gz"},
+	} {
+		for _, extra := range [][]string{nil, {"--launcher-env"}} {
+			args := append([]string{"fix", "--plan", "--format", "json", "--snapshot", nodesDir + pair[0], "--snapshot", nodesDir + pair[1]}, extra...)
+			_, out, errOut := runMain(t, args...)
+			var doc report.Report
+			if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.FixPlan == nil {
+				t.Errorf("%v: %v\n%s", args, err, errOut)
+				continue
+			}
+			handled := map[report.Key]bool{}
+			for _, f := range doc.FixPlan.Manual {
+				handled[f.Key()] = true
+			}
+			for _, h := range doc.FixPlan.Hosts {
+				for _, c := range h.Files {
+					if c.Changed && len(c.Resolves) == 0 && !strings.Contains(c.Why, "asked for with --launcher-env") {
+						t.Errorf("%v: %s %s changes for no finding: %s", pair, h.Host, c.Path, c.Why)
+					}
+					for _, k := range c.Resolves {
+						handled[k] = true
+					}
+				}
+				if a := h.Reactivate; a != nil {
+					if len(a.Resolves) == 0 {
+						t.Errorf("%v: %s activation for no finding: %s", pair, h.Host, a.Why)
+					}
+					for _, k := range a.Resolves {
+						handled[k] = true
+					}
+				}
+			}
+			_, dout, _ := runMain(t, "doctor", "--format", "json", "--snapshot", nodesDir+pair[0], "--snapshot", nodesDir+pair[1])
+			var d report.Report
+			if err := json.Unmarshal([]byte(dout), &d); err != nil {
+				t.Fatal(err)
+			}
+			all := []report.Finding{}
+			for _, h := range d.Hosts {
+				if h.SameAs == "" {
+					all = append(all, h.Findings...)
+				}
+			}
+			if d.Cluster != nil {
+				all = append(all, d.Cluster.Findings...)
+			}
+			for _, f := range all {
+				if (f.Severity == report.Warn || f.Severity == report.Fail) && !handled[f.Key()] {
+					t.Errorf("%v: the doctor's %s %s %s (%s) is neither resolved nor left to a person", pair, f.Severity, f.ID, f.Host, f.Subject)
+				}
+			}
+		}
+	}
+}
+
+// The repository's own recorded `bench gpu memory` and `bench gpu info`
+// outputs (bare JSON, as those commands wrote it before they wrote report
+// documents) and today's documents are read by analyze and report alike.
+func TestAnalyzeAndReportReadBenchGPUOutputs(t *testing.T) {
+	mem := "../../testdata/gpu/sparkrig.bench-gpu-memory.d2d-peer.h200x2.json"
+	info := "../../testdata/gpu/sparkrig.bench-gpu-info.python.h200x2.json"
+	doc := &report.Report{Schema: report.SchemaVersion, Tool: "sparkrig", Command: "bench gpu memory", Hosts: []report.Host{},
+		GPU: &report.GPU{Copies: []report.GPUCopy{{Name: "d2h", Src: 0, Dst: -1, Bytes: 1 << 28, Size: "256M", Iters: 20, GBs: 55.25, Method: "cudaMemcpyAsync"}}}}
+	b, _ := json.Marshal(doc)
+	cur := filepath.Join(t.TempDir(), "memory.json")
+	if err := os.WriteFile(cur, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"analyze", mem}, []string{"d2d_peer gpu0→gpu1\n    copy bandwidth 394.82 GB/s at 256M  NO-EXPECTATION"}},
+		{[]string{"analyze", info}, []string{"bench gpu info: driver 580.159.04, CUDA runtime 13.0, NCCL 2.28.9, cuBLAS 13.1.0, 2×"}},
+		{[]string{"analyze", cur}, []string{"d2h gpu0→host\n    copy bandwidth 55.25 GB/s at 256M"}},
+		{[]string{"report", "--format", "text", mem}, []string{"d2d_peer  gpu1->gpu0     256M     20     394.72"}},
+		{[]string{"report", "--format", "text", info}, []string{"gpu 1          NVIDIA H200  sm 9.0 (sm_90)  132 SMs  0000:00:07.0  free 139.3G of 139.8G"}},
+	} {
+		code, out, errOut := runMain(t, tc.args...)
+		if code != ExitOK {
+			t.Errorf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: no %q in\n%s", tc.args, w, out)
+			}
+		}
+	}
+}
+
+// report says when it merges a document about other nodes than the rest
+// (another cluster's qualify run beside a doctor audit); documents about
+// the same nodes get no such note.
+func TestReportNamesAnotherClustersDocument(t *testing.T) {
+	dir := t.TempDir()
+	_, doc, _ := runMain(t, "doctor", "--format", "json", "--snapshot", nodesDir+"spark-healthy.tar.gz", "--snapshot", nodesDir+"spark-healthy-peer.tar.gz")
+	audit := filepath.Join(dir, "doctor.json")
+	if err := os.WriteFile(audit, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	other := "../render/testdata/allpairs-rig.json"
+	_, out, errOut := runMain(t, "report", "--format", "json", audit, other)
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil || r.Cluster == nil {
+		t.Fatalf("%v: %s", err, errOut)
+	}
+	var notes []string
+	for _, f := range r.Cluster.Findings {
+		if f.ID == "report.other-cluster" {
+			notes = append(notes, f.Subject+": "+f.Observed)
+		}
+	}
+	want := []string{
+		audit + ": " + audit + " names spark1, spark2, none of which the other inputs name (node-1, node-2, node-3, node-4 and 4 more)",
+		other + ": " + other + " names node-1, node-2, node-3, node-4 and 4 more, none of which the other inputs name (spark1, spark2)",
+	}
+	if strings.Join(notes, "\n") != strings.Join(want, "\n") {
+		t.Errorf("notes:\n%s\nwant:\n%s", strings.Join(notes, "\n"), strings.Join(want, "\n"))
+	}
+	_, out, _ = runMain(t, "report", "--format", "json", audit, audit)
+	if strings.Contains(out, "report.other-cluster") {
+		t.Error("the same cluster's documents noted as another cluster's")
 	}
 }

@@ -104,7 +104,7 @@ func newBenchCmd(env *Env) *cobra.Command {
 	f.BoolVar(&o.force, "force", false, "run even when a GPU already runs a process or free memory is unknown")
 	f.BoolVar(&o.native, "native", false, "tcp: use sparkrig's own probe instead of iperf3")
 	f.BoolVar(&o.nativeNCCL, "native-nccl", false, "nccl: run the collectives with sparkrig's own benchmark (one process per node over its TCP rendezvous, no MPI) even where nccl-tests is installed")
-	f.StringVar(&o.format, "format", "text", "output: text, json (the run's document), markdown, html or prometheus")
+	f.StringVar(&o.format, "format", "text", "output: text, json (the run's document), markdown, html or prometheus; a --dry-run plan: "+strings.Join(render.TextAndJSON, " or "))
 	f.StringVar(&o.resultsDir, "results", "sparkrig-results", "directory the run's JSON document is written to")
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "length of each bandwidth test")
 	f.IntVar(&o.streams, "streams", 4, "TCP streams per rail")
@@ -135,11 +135,11 @@ func runBench(ctx context.Context, env *Env, o *benchOptions, args []string) err
 	if o.hosts, err = o.remote.nodes(ctx, env); err != nil {
 		return exitf(ExitUnknown, "bench: %v", err)
 	}
-	formats := render.Formats
+	formats, cmd := render.Formats, "bench"
 	if o.dryRun {
-		formats = render.TextAndJSON
+		formats, cmd = render.TextAndJSON, "bench --dry-run"
 	}
-	if o.format, err = checkFormat("bench", o.format, formats); err != nil {
+	if o.format, err = checkFormat(cmd, o.format, formats); err != nil {
 		return err
 	}
 	ro, err := o.runOptions(env, kinds)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -118,6 +119,14 @@ func TestRigMTUMismatchCaughtByFactsAndPing(t *testing.T) {
 	if n := countID(rep, "cluster.df-ping", report.OK); n != 3 {
 		t.Errorf("%d passing DF pings, want 3", n)
 	}
+
+	// fix runs the same mesh: the DF ping's FAIL is the MTU change's to
+	// resolve (on spark-02, the 1500 end), never left out of both lists.
+	plan := fixAgreesWithDoctor(t, r, rep)
+	ping := report.Key{ID: "cluster.df-ping", Host: "spark-01", Subject: "enp1s0f1np1 → spark-02 192.168.100.11"}
+	if got := resolvedBy(plan, ping); !slices.Equal(got, []string{"spark-02 /etc/netplan/40-cx7.yaml"}) {
+		t.Errorf("DF ping FAIL resolved by %q, want spark-02's netplan change", got)
+	}
 }
 
 func TestRigTwinUnaddressedOnOneNode(t *testing.T) {
@@ -135,6 +144,69 @@ func TestRigTwinUnaddressedOnOneNode(t *testing.T) {
 	if diff := cmp.Diff(want, clusterProblems(rep)); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+	plan := fixAgreesWithDoctor(t, r, rep)
+	if got := resolvedBy(plan, report.Key{ID: "cluster.link-degraded", Host: "spark-02", Subject: "enP2p1s0f1np1"}); !slices.Equal(got, []string{"spark-02 /etc/netplan/40-cx7.yaml"}) {
+		t.Errorf("the degraded link is resolved by %q, want spark-02's netplan change", got)
+	}
+}
+
+// fixAgreesWithDoctor runs fix --plan on the rig the doctor's report rep
+// audited and checks the two answer alike: the same exit status, every
+// change naming the findings it resolves, and every warn or fail of the
+// doctor resolved by a change or left to a person. It returns the plan.
+func fixAgreesWithDoctor(t *testing.T, r *testrig.Rig, rep *report.Report) *report.FixPlan {
+	t.Helper()
+	code, out, errOut := runMain(t, "fix", "--plan", "--format", "json", "--ssh-config", r.SSHConfig, "--hosts", strings.Join(r.Names(), ","))
+	var doc report.Report
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.FixPlan == nil {
+		t.Fatalf("fix --plan: exit %d: %v\n%s", code, err, errOut)
+	}
+	if code != exitFor(rep.Status) {
+		t.Errorf("fix --plan exits %d, the doctor's status is %s", code, rep.Status)
+	}
+	handled := map[report.Key]bool{}
+	for _, f := range doc.FixPlan.Manual {
+		handled[f.Key()] = true
+	}
+	for _, h := range doc.FixPlan.Hosts {
+		for _, c := range h.Files {
+			if c.Changed && len(c.Resolves) == 0 {
+				t.Errorf("%s %s changes for no finding", h.Host, c.Path)
+			}
+			for _, k := range c.Resolves {
+				handled[k] = true
+			}
+		}
+		if a := h.Reactivate; a != nil {
+			for _, k := range a.Resolves {
+				handled[k] = true
+			}
+		}
+	}
+	var all []report.Finding
+	for _, h := range rep.Hosts {
+		all = append(all, h.Findings...)
+	}
+	all = append(all, rep.Cluster.Findings...)
+	for _, f := range all {
+		if (f.Severity == report.Warn || f.Severity == report.Fail) && !handled[f.Key()] {
+			t.Errorf("the doctor's %s %s %s (%s) is neither resolved by fix nor left to a person", f.Severity, f.ID, f.Host, f.Subject)
+		}
+	}
+	return doc.FixPlan
+}
+
+// resolvedBy lists "host path" of each change of plan that resolves k.
+func resolvedBy(plan *report.FixPlan, k report.Key) []string {
+	var out []string
+	for _, h := range plan.Hosts {
+		for _, c := range h.Files {
+			if slices.Contains(c.Resolves, k) {
+				out = append(out, h.Host+" "+c.Path)
+			}
+		}
+	}
+	return out
 }
 
 func TestRigDifferentNCCLVersions(t *testing.T) {

@@ -38,6 +38,7 @@ type fixOptions struct {
 	subnets               []string
 	firstHost, mtu, port  int
 	socketIfname          string
+	launcherEnv           bool
 	renumber              bool
 	output                string
 	format                string
@@ -48,9 +49,11 @@ type fixOptions struct {
 const fixHelp = `fix changes only what a doctor finding (warn or fail) requires, on every node:
 the ConnectX-7 twins' stanzas in /etc/netplan/40-cx7.yaml (mode 600: both twins of
 every cabled port addressed, each on its own subnet, MTU 9000), the kernel parameters
-the doctor flags (/etc/sysctl.d/60-sparkrig.conf), the NCCL lines of /etc/nccl.conf
-it flags, and /etc/sparkrig/cluster.env with the NCCL, UCX, Open MPI and Gloo settings
-for launchers (the same environment sparkrig bench derives).
+the doctor flags (/etc/sysctl.d/60-sparkrig.conf; in a ring of four or more, forwarding
+and loose reverse-path filtering, with a netplan route to every subnet a node is not
+on), the NCCL lines of /etc/nccl.conf it flags, and /etc/sparkrig/cluster.env (the
+NCCL, UCX, Open MPI and Gloo settings for launchers that sparkrig bench derives) where
+it is stale, or with --launcher-env. Every change names the findings it resolves.
 
 The addressing in place is kept where it is valid (each rail's two ends in one subnet,
 rails on distinct subnets, no address twice); only what is not is changed, and an
@@ -104,7 +107,8 @@ func newFixCmd(env *Env) *cobra.Command {
 	f.IntVar(&o.mtu, "mtu", tuning.RailMTU, "MTU of the rails")
 	intVarRange(f, &o.port, "port", -1, 0, len(platform.SparkPorts)-1, fmt.Sprintf("-1 (the port with carrier) or a port from 0 to %d", len(platform.SparkPorts)-1),
 		"QSFP port cabled in one-cable and switch topologies; -1 picks the port with carrier", -1)
-	f.StringVar(&o.socketIfname, "socket-ifname", "", "bootstrap interface for NCCL/UCX/MPI/Gloo (default: a rail, or the management port in the ring)")
+	f.StringVar(&o.socketIfname, "socket-ifname", "", "bootstrap interface for NCCL/UCX/MPI/Gloo (default, as bench derives it: the nodes' own NCCL_SOCKET_IFNAME where it reaches every node; on two nodes the first rail's netdevs; on three or more an interface without RDMA on a subnet every node shares, such as the management port)")
+	f.BoolVar(&o.launcherEnv, "launcher-env", false, "also write "+fix.EnvPath+" (NCCL, UCX, Open MPI and Gloo settings for launchers) where it does not exist; one that exists is kept current without it")
 	f.StringVarP(&o.output, "output", "o", "", "also write each host's proposed files under DIR/<host>/<path>")
 	f.StringVar(&o.format, "format", "text", "text or json")
 	f.DurationVar(&o.deadman, "deadman", 90*time.Second, "how long a host waits for confirmation before restoring by itself")
@@ -225,7 +229,7 @@ func (o *fixOptions) runOptions(env *Env, hosts []string) (fix.RunOptions, error
 
 // planOptions are the plan's options from the flags.
 func (o *fixOptions) planOptions() (fix.Options, error) {
-	opt := fix.Options{Renumber: o.renumber, Addressing: o.addressing, FirstHost: o.firstHost, MTU: o.mtu, Port: o.port, SocketIfname: o.socketIfname}
+	opt := fix.Options{Renumber: o.renumber, Addressing: o.addressing, FirstHost: o.firstHost, MTU: o.mtu, Port: o.port, SocketIfname: o.socketIfname, LauncherEnv: o.launcherEnv}
 	for _, s := range o.subnets {
 		p, err := netip.ParsePrefix(strings.TrimSpace(s))
 		if err != nil {

@@ -49,7 +49,7 @@ func TestFixPlanAndRollbackOnRig(t *testing.T) {
 	// The rig's hosts log in as root, so fix (which captures as root) and
 	// the doctor read the same evidence: one verdict, a problem to fix.
 	dcode, _, _ := runMain(t, "doctor", "--no-ping", "--hosts", "spark-01,spark-02", "--ssh-config", r.SSHConfig)
-	code, out, errOut := runMain(t, "fix", "--plan", "--hosts", "spark-01,spark-02", "--ssh-config", r.SSHConfig, "-o", dir)
+	code, out, errOut := runMain(t, "fix", "--plan", "--launcher-env", "--hosts", "spark-01,spark-02", "--ssh-config", r.SSHConfig, "-o", dir)
 	if code != dcode || code == ExitOK {
 		t.Fatalf("plan exit %d, the doctor's %d (want one problem status)\nstdout:\n%s\nstderr:\n%s", code, dcode, out, errOut)
 	}

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,13 +35,18 @@ type planOptions struct {
 // maxConfigBytes bounds a config.json: real ones are a few KiB.
 const maxConfigBytes = 4 << 20
 
+// maxQuantConfigBytes bounds an hf_quant_config.json, which may list every
+// expert of every layer (a few MiB).
+const maxQuantConfigBytes = 64 << 20
+
 func newPlanCmd(env *Env) *cobra.Command {
 	o := &planOptions{}
 	cmd := &cobra.Command{
 		Use:   "plan MODEL",
 		Short: "say what a model will do on the cluster: fit, time to first token, time per token, the TP that pays",
 		Long: `plan reads a model's Hugging Face config.json (MODEL is the file or its directory;
-nothing is downloaded) and answers, for tensor-parallel sizes 1, 2, 4, … up to the node
+nothing is downloaded), and the hf_quant_config.json beside it where a ModelOpt checkpoint
+has one (each layer priced at the format it is stored in), and answers, for tensor-parallel sizes 1, 2, 4, … up to the node
 count (and a pipeline over all nodes where TP cannot use them): weights and KV cache per
 node and whether they fit, time to first token, time per output token, tokens/s for one
 user and at --concurrency, the speedup over the smallest layout that fits, and which term
@@ -100,6 +107,23 @@ func runPlan(cmd *cobra.Command, env *Env, o *planOptions, modelArg string) erro
 	return statusError(exitFor(r.Status))
 }
 
+// quantConfig reads the hf_quant_config.json beside a config.json, where
+// there is one: ModelOpt checkpoints describe their layers' formats there.
+func quantConfig(configPath string) (plan.Input, error) {
+	if filepath.Base(configPath) != "config.json" {
+		return plan.Input{}, nil
+	}
+	p := filepath.Join(filepath.Dir(configPath), "hf_quant_config.json")
+	b, err := capped.ReadFile(p, maxQuantConfigBytes)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return plan.Input{}, nil
+	case err != nil:
+		return plan.Input{}, err
+	}
+	return plan.Input{Name: p, Bytes: b}, nil
+}
+
 // planInputs reads the model's config and the --from files (bounded) into
 // plan.Options.
 func planInputs(o *planOptions, modelArg string) (plan.Options, error) {
@@ -119,7 +143,11 @@ func planInputs(o *planOptions, modelArg string) (plan.Options, error) {
 	if filepath.Base(path) == "config.json" || path == modelArg {
 		serve = filepath.Dir(path)
 	}
-	opts := plan.Options{Config: plan.Input{Name: path, Bytes: b}, ModelName: name, ModelArg: modelArg, Serve: serve,
+	quant, err := quantConfig(path)
+	if err != nil {
+		return plan.Options{}, err
+	}
+	opts := plan.Options{Config: plan.Input{Name: path, Bytes: b}, QuantConfig: quant, ModelName: name, ModelArg: modelArg, Serve: serve,
 		Weights: o.weights, Requantize: o.requantize, Nodes: o.nodes, Platform: o.platform, ToolVersion: Version,
 		Workload: plan.Workload{Input: o.input, Output: o.output, Concurrency: o.concurrency, KVDType: o.kvDType,
 			GPUMemUtil: o.memUtil, Engine: o.engine, ExpertParallel: o.ep, PrefillChunk: o.prefillChunk}}

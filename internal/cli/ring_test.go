@@ -4,12 +4,14 @@ import (
 	"context"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/sparkrig/sparkrig/internal/remote"
+	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/testrig"
 )
 
@@ -80,6 +82,24 @@ func fourNodeRing(t *testing.T, hideNFT bool) {
 		t.Errorf("as cabled, want forwarding and routes missing on all four:\n%s", strings.Join(got, "\n"))
 	}
 
+	if !hideNFT {
+		// The plan's own changes are what resolve the ring's findings:
+		// forwarding in the kernel parameters, routes in the netplan file;
+		// none is left to a person.
+		_, rep, _ := rigDoctor(t, r)
+		plan := fixAgreesWithDoctor(t, r, rep)
+		for _, k := range []struct {
+			key  report.Key
+			path string
+		}{
+			{report.Key{ID: "cluster.ring-forwarding", Host: "spark-03", Subject: "net.ipv4.ip_forward"}, "spark-03 /etc/sysctl.d/60-sparkrig.conf"},
+			{report.Key{ID: "cluster.ring-routes", Host: "spark-03", Subject: "routes"}, "spark-03 /etc/netplan/40-cx7.yaml"},
+		} {
+			if got := resolvedBy(plan, k.key); !slices.Equal(got, []string{k.path}) {
+				t.Errorf("%s resolved by %q, want %s", k.key.ID, got, k.path)
+			}
+		}
+	}
 	hosts := []string{"--hosts", strings.Join(r.Names(), ","), "--ssh-config", r.SSHConfig}
 	code, out, errOut := runMain(t, append([]string{"fix", "--apply", "--activate", "ip", "--topology", "ring", "--deadman", "30s"}, hosts...)...)
 	if code != ExitOK {

@@ -72,6 +72,10 @@ func ringKnownIssues(nodes []*facts.Node) []report.Finding {
 	return out
 }
 
+// SysctlDropIn is the kernel parameters drop-in sparkrig fix writes (a ring
+// node's forwarding among them); the manual remedies name the same file.
+const SysctlDropIn = "/etc/sysctl.d/60-sparkrig.conf"
+
 func forwarding(n *facts.Node) report.Finding {
 	f := report.Finding{ID: "cluster.ring-forwarding", Host: n.Host, Subject: "net.ipv4.ip_forward", Title: "the node forwards between its ring ports",
 		Expected: "1", Source: ringSource}
@@ -84,7 +88,7 @@ func forwarding(n *facts.Node) report.Finding {
 	default:
 		f.Severity, f.Observed = report.Fail, strings.TrimSpace(v)
 		f.Why = "in a ring of four or more nodes, traffic between nodes that share no cable passes through a neighbour; a node that does not forward drops it"
-		f.Remedy = report.Manual(report.ActionRun, "echo 'net.ipv4.ip_forward = 1' | sudo tee /etc/sysctl.d/60-sparkrig-ring.conf && sudo sysctl --system (sparkrig fix --topology ring writes it)")
+		f.Remedy = report.Manual(report.ActionRun, "echo 'net.ipv4.ip_forward = 1' | sudo tee -a "+SysctlDropIn+" && sudo sysctl --system (the line sparkrig fix --topology ring writes there)")
 	}
 	return f
 }

@@ -95,11 +95,25 @@ func Audit(nodes []acquire.Node, opt Options) Result {
 	res.Report = r
 	res.Plan, res.Detected, res.PlanErr = plan(res.Nodes, opt.Fix)
 	if res.Plan != nil {
+		fix.AttributePings(res.Plan, meshResults(nodes))
+		addFindings(r, fix.LauncherEnvFindings(res.Plan))
 		attach(r, fix.Remedies(res.Plan, "--hosts "+report.HostRanges(hostNames(fs))))
 		clusterSettings(r, res.Plan, fs)
 	}
 	r.Status = r.Overall()
 	return res
+}
+
+// addFindings puts each finding with its host's others.
+func addFindings(r *report.Report, fs []report.Finding) {
+	for _, f := range fs {
+		for i := range r.Hosts {
+			if h := &r.Hosts[i]; h.Host == f.Host && h.SameAs == "" && h.Status == report.HostAudited {
+				h.Findings = append(h.Findings, f)
+				break
+			}
+		}
+	}
 }
 
 // identity tells two captures of one node apart from two nodes: the host
@@ -116,13 +130,20 @@ func auditCluster(fs []*facts.Node, nodes []acquire.Node) *report.Cluster {
 	if len(fs) < 2 {
 		return nil
 	}
-	var pings []facts.PingResult
 	meshed := false
 	for _, c := range nodes {
-		pings = append(pings, c.Pings...)
 		meshed = meshed || c.Meshed
 	}
-	return cluster.Analyze(fs).Report(pings, meshed)
+	return cluster.Analyze(fs).Report(meshResults(nodes), meshed)
+}
+
+// meshResults are the ping mesh's results of every node.
+func meshResults(nodes []acquire.Node) []facts.PingResult {
+	var pings []facts.PingResult
+	for _, c := range nodes {
+		pings = append(pings, c.Pings...)
+	}
+	return pings
 }
 
 // plan is what fix would change: the cluster's plan where its topology can

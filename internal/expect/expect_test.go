@@ -38,9 +38,26 @@ func TestFindSparkAllGather(t *testing.T) {
 	if got := s.Find(q); len(got) != 2 || got[0].Conditions.MinSize != 1<<30 {
 		t.Errorf("order: %+v", got)
 	}
+	// all_reduce between two Sparks meets the same link: busbw is
+	// defined to compare with the hardware whatever the collective
 	q.Collective = "all_reduce"
+	q.Sizes = []int64{33554432}
 	if got := s.Find(q); len(got) != 0 {
-		t.Errorf("all_reduce on spark has no sourced number, got %+v", got)
+		t.Errorf("all_reduce below 1 GiB has no sourced number, got %+v", got)
+	}
+	q.Sizes = []int64{1 << 30, 8 << 30}
+	got = s.Find(q)
+	if len(got) != 1 || got[0].ID != "spark-2n1c-all-reduce-large" {
+		t.Fatalf("%+v", got)
+	}
+	for v, want := range map[float64]string{21.5: "ok", 19.0: "warning", 17.0: "critical"} {
+		if g := got[0].Verdict(v); g != want {
+			t.Errorf("all_reduce verdict(%v) = %s, want %s", v, g, want)
+		}
+	}
+	q.Ranks = 3
+	if got := s.Find(q); len(got) != 0 {
+		t.Errorf("three ranks: %+v", got)
 	}
 }
 

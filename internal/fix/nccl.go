@@ -153,7 +153,7 @@ func mergeNCCLConf(cur []byte, env []fabric.Var) []byte {
 		if len(out) > 0 && out[len(out)-1] != "" {
 			out = append(out, "")
 		}
-		out = append(out, "# Set by sparkrig fix (see /etc/sparkrig/cluster.env for why).")
+		out = append(out, "# Set by sparkrig fix (sparkrig doctor says why).")
 		out = append(out, missing...)
 	}
 	return []byte(strings.Join(out, "\n") + "\n")

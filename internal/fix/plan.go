@@ -15,6 +15,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/cluster"
 	"github.com/sparkrig/sparkrig/internal/fabric"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/platform"
@@ -53,7 +54,7 @@ const (
 // Paths of the files fix owns.
 const (
 	NetplanPath = "/etc/netplan/40-cx7.yaml"
-	SysctlPath  = "/etc/sysctl.d/60-sparkrig.conf"
+	SysctlPath  = cluster.SysctlDropIn
 	NCCLConf    = "/etc/nccl.conf"
 	EnvPath     = "/etc/sparkrig/cluster.env"
 )
@@ -73,6 +74,10 @@ type Options struct {
 	// Renumber gives every rail a fresh address from the default scheme even
 	// where the addressing in place is valid.
 	Renumber bool
+	// LauncherEnv writes EnvPath where it does not exist yet: no finding
+	// asks for it, so only the user can. One that exists is kept current
+	// (a stale one is the doctor's nccl.launcher-env finding).
+	LauncherEnv bool
 }
 
 func (o *Options) setDefaults() {
@@ -432,10 +437,20 @@ func hostPlan(n Node, rails []Rail, opt Options, ports cx7Ports, env []fabric.Va
 		}
 	}
 
-	// The launcher environment goes with any other change (it documents the
-	// settings the changes assume), and is kept current once it exists.
-	if _, exists := n.Current[EnvPath]; len(hp.Files) > 0 || exists {
-		if c := change(n, EnvPath, 0o644, renderEnv(env), "the same settings for vLLM, PyTorch (Gloo), mpirun and UCX launchers"); c.Changed() {
+	// The launcher environment is written where the user asks for it, and
+	// kept current once it exists: a stale one is a finding of its own. A
+	// node planned on its own has no cluster settings to write.
+	if _, exists := n.Current[EnvPath]; opt.Topology != Local && (exists || opt.LauncherEnv) {
+		why := "the same settings for vLLM, PyTorch (Gloo), mpirun and UCX launchers"
+		if !exists {
+			why += " (asked for with --launcher-env)"
+		}
+		c := change(n, EnvPath, 0o644, renderEnv(env), why)
+		switch {
+		case !exists:
+			hp.Files = append(hp.Files, c)
+		case len(envDiffers(c.Old, env)) > 0:
+			c.Resolves = []report.Key{LauncherEnvKey(n.Facts.Host)}
 			hp.Files = append(hp.Files, c)
 		}
 	}

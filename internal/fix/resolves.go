@@ -101,37 +101,54 @@ func attribute(n *facts.Node, hp *HostPlan) {
 	}
 }
 
-// attributeCluster adds to each host's netplan change the cluster findings
-// (links, cabling, MTU consistency) the planned rails make go away: those
-// about a link or netdev of that host, and those about no host in particular.
+// attributeCluster adds to each host's changes the cluster findings (links,
+// cabling, MTU consistency, a ring's forwarding and routes) they make go
+// away: the cluster is simulated as the netplan files would leave it (rails
+// and their routes), then with the kernel parameters too; a finding gone
+// after a step goes with that step's change on the hosts it names, and one
+// that names only hosts the step leaves alone (the peer of an unaddressed
+// twin) with every host the step does change.
 func attributeCluster(nodes []Node, p *Plan) {
-	before := make([]*facts.Node, len(nodes))
-	after := make([]*facts.Node, len(nodes))
+	sim := make([]*facts.Node, len(nodes))
 	for i, n := range nodes {
-		before[i] = n.Facts
-		after[i] = cloneNode(n.Facts)
-		withRails(after[i], p.Hosts[i].Rails)
+		sim[i] = cloneNode(n.Facts)
 	}
-	still := clusterFlagged(after)
-	var gone []report.Finding
-	for k, f := range clusterFlagged(before) {
-		if _, ok := still[k]; !ok {
-			gone = append(gone, f)
-		}
+	steps := []struct {
+		path  string
+		apply func(n *facts.Node, hp *HostPlan)
+	}{
+		{NetplanPath, func(n *facts.Node, hp *HostPlan) { withRails(n, hp.Rails) }},
+		{SysctlPath, func(n *facts.Node, hp *HostPlan) {
+			for k, v := range hp.Sysctls {
+				n.Sysctls[k] = v
+			}
+		}},
 	}
-	// A cluster finding goes with the changes of the hosts it names; one
-	// that names only hosts the plan leaves alone (the peer of an unaddressed
-	// twin) goes with every host the plan does change.
-	changes := func(hp *HostPlan) bool {
-		if hp.Reactivate != nil {
-			return true
+	before := clusterFlagged(sim)
+	for _, st := range steps {
+		for i := range sim {
+			st.apply(sim[i], &p.Hosts[i])
 		}
-		for _, c := range hp.Files {
-			if c.Path == NetplanPath && c.Changed() {
-				return true
+		after := clusterFlagged(sim)
+		var gone []report.Finding
+		for k, f := range before {
+			if _, ok := after[k]; !ok {
+				gone = append(gone, f)
 			}
 		}
-		return false
+		attributeStep(p, st.path, gone)
+		before = after
+	}
+}
+
+// attributeStep records each finding of gone on the change of path (or,
+// for the netplan file, the activation) of the hosts it names.
+func attributeStep(p *Plan, path string, gone []report.Finding) {
+	changes := func(hp *HostPlan) bool {
+		if path == NetplanPath && hp.Reactivate != nil {
+			return true
+		}
+		return slices.ContainsFunc(hp.Files, func(c Change) bool { return c.Path == path && c.Changed() })
 	}
 	names := func(f report.Finding, host string) bool {
 		return f.Host == host || strings.Contains(f.Subject, host+":") || f.Host == "" && !strings.Contains(f.Subject, ":")
@@ -145,16 +162,19 @@ func attributeCluster(nodes []Node, p *Plan) {
 				named = named || names(f, p.Hosts[j].Host) && changes(&p.Hosts[j])
 			}
 			if names(f, hp.Host) || !named {
-				mine[f.ID+" "+f.Subject] = f
+				mine[f.ID+" "+f.Host+" "+f.Subject] = f
 			}
 		}
+		if len(mine) == 0 {
+			continue
+		}
 		for j := range hp.Files {
-			if c := &hp.Files[j]; c.Path == NetplanPath && len(mine) > 0 {
+			if c := &hp.Files[j]; c.Path == path && c.Changed() {
 				c.Resolves = append(c.Resolves, resolved(mine, nil)...)
 				sortKeys(c.Resolves)
 			}
 		}
-		if r := hp.Reactivate; r != nil && len(mine) > 0 {
+		if r := hp.Reactivate; r != nil && path == NetplanPath {
 			r.Resolves = append(r.Resolves, resolved(mine, nil)...)
 			sortKeys(r.Resolves)
 		}
@@ -228,6 +248,11 @@ func withRails(n *facts.Node, rails []Rail) {
 		}
 		d.Addrs = addrs
 		cfg = append(cfg, ic)
+		for _, rt := range r.Routes {
+			if !slices.ContainsFunc(n.Routes, func(have facts.Route) bool { return have.Dst == rt.To && have.Gateway == rt.Via }) {
+				n.Routes = append(n.Routes, facts.Route{Dst: rt.To, Gateway: rt.Via, Dev: r.NetDev, Proto: "static"})
+			}
+		}
 	}
 	n.NetConfig = cfg
 }
@@ -241,6 +266,7 @@ func cloneNode(n *facts.Node) *facts.Node {
 		c.NetDevs[i] = d
 	}
 	c.NetConfig = append([]facts.IfaceConfig(nil), n.NetConfig...)
+	c.Routes = append([]facts.Route(nil), n.Routes...)
 	c.Sysctls = copyMap(n.Sysctls)
 	c.NCCL.ConfFile = copyMap(n.NCCL.ConfFile)
 	c.NCCL.Env = copyMap(n.NCCL.Env)

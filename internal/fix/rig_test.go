@@ -226,7 +226,7 @@ func TestRigChecksWorseRollsBack(t *testing.T) {
 	t.Parallel()
 	r, ts := rigPair(t)
 	ctx := context.Background()
-	hp := planLive(t, r, ts, Options{Topology: OneCable, Port: -1}).Hosts[0]
+	hp := planLive(t, r, ts, Options{Topology: OneCable, Port: -1, LauncherEnv: true}).Hosts[0]
 	hp.Rails[1].MTU = 4000
 	out := Apply(ctx, hp, ts["spark-01"], rigApplyOptions("20261122T000005Z"))
 	// The netplan written sets 9000; the link was brought up at 4000.
@@ -309,7 +309,7 @@ func TestRigKeepsLinksAndCleansUp(t *testing.T) {
 	r, ts := rigPair(t)
 	ctx := context.Background()
 	rigExec(t, r, "spark-01", "sh", "-c", "mkdir -p /etc/nccl.d && printf 'NCCL_SOCKET_IFNAME=eth0\\n' > /etc/nccl.d/site.conf && ln -s nccl.d/site.conf /etc/nccl.conf")
-	hp := planLive(t, r, ts, Options{Topology: OneCable, Port: -1}).Hosts[0]
+	hp := planLive(t, r, ts, Options{Topology: OneCable, Port: -1, LauncherEnv: true}).Hosts[0]
 	var conf, env *Change
 	for i := range hp.Files {
 		switch hp.Files[i].Path {

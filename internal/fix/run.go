@@ -60,7 +60,7 @@ func Prepare(ctx context.Context, o RunOptions) (Audited, error) {
 		if ao.Runner == nil {
 			ao.Runner = o.Targets[0].Runner
 		}
-		ao.NoPing, ao.Sudo = true, true
+		ao.Sudo = true // the ping mesh runs as the doctor's does: its findings are the plan's too
 		hosts := make([]string, len(o.Targets))
 		for i, t := range o.Targets {
 			hosts[i] = t.Host

@@ -1,6 +1,10 @@
 package gpu
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/sparkrig/sparkrig/internal/report"
+)
 
 // Device describes one GPU as the runtime sees it.
 type Device struct {
@@ -15,11 +19,7 @@ type Device struct {
 }
 
 // SMArch returns the architecture name PyTorch lists for it, e.g. "sm_121".
-func (d Device) SMArch() string {
-	var maj, min int
-	fmt.Sscanf(d.Capability, "%d.%d", &maj, &min)
-	return fmt.Sprintf("sm_%d%d", maj, min)
-}
+func (d Device) SMArch() string { return report.SMArch(d.Capability) }
 
 // Info is the software stack and its devices.
 type Info struct {

@@ -10,7 +10,7 @@ func (in Info) Report(py *PythonEnv, archVerdict string) *report.GPUInfo {
 	for _, d := range in.Devices {
 		out.Devices = append(out.Devices, report.GPUDevice{Index: d.Index, Name: d.Name, PCIBus: d.PCIBus, Capability: d.Capability,
 			SMArch: d.SMArch(), SMs: d.SMs, Integrated: d.Integrated, MemFreeBytes: d.MemFreeBytes, MemTotalBytes: d.MemTotBytes,
-			MemFree: HumanBytes(int64(d.MemFreeBytes)), MemTotal: HumanBytes(int64(d.MemTotBytes))})
+			MemFree: report.HumanBytes(int64(d.MemFreeBytes)), MemTotal: report.HumanBytes(int64(d.MemTotBytes))})
 	}
 	if py != nil {
 		out.Python = &report.PythonEnv{Python: py.Python, Error: py.Error, Torch: py.Torch, TorchCUDA: py.TorchCUDA, NCCL: py.NCCL,
@@ -24,7 +24,7 @@ func (in Info) Report(py *PythonEnv, archVerdict string) *report.GPUInfo {
 func CopyReport(res []CopyResult, peak func(src int) (report.Peak, bool)) []report.GPUCopy {
 	out := []report.GPUCopy{}
 	for _, r := range res {
-		c := report.GPUCopy{Name: r.Name, Src: r.Src, Dst: r.Dst, Bytes: r.Bytes, Size: HumanBytes(r.Bytes), Iters: r.Iters, GBs: r.GBs, Method: r.Method}
+		c := report.GPUCopy{Name: r.Name, Src: r.Src, Dst: r.Dst, Bytes: r.Bytes, Size: report.HumanBytes(r.Bytes), Iters: r.Iters, GBs: r.GBs, Method: r.Method}
 		if r.Name == "d2d" && peak != nil {
 			if p, ok := peak(r.Src); ok {
 				c.Peak = &p

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
 
@@ -25,17 +26,17 @@ func NewMemCap(d Device, memAvailable uint64, fraction float64, gpus int) MemCap
 			share = fmt.Sprintf(" shared by %d GPUs", gpus)
 		}
 		return MemCap{Bytes: uint64(float64(memAvailable)*fraction) / uint64(gpus),
-			Reason: fmt.Sprintf("%.0f%% of MemAvailable %s%s (unified memory)", fraction*100, HumanBytes(int64(memAvailable)), share)}
+			Reason: fmt.Sprintf("%.0f%% of MemAvailable %s%s (unified memory)", fraction*100, report.HumanBytes(int64(memAvailable)), share)}
 	}
 	return MemCap{Bytes: uint64(float64(d.MemFreeBytes) * fraction),
-		Reason: fmt.Sprintf("%.0f%% of GPU %d's free memory %s", fraction*100, d.Index, HumanBytes(int64(d.MemFreeBytes)))}
+		Reason: fmt.Sprintf("%.0f%% of GPU %d's free memory %s", fraction*100, d.Index, report.HumanBytes(int64(d.MemFreeBytes)))}
 }
 
 // Allow returns an error when need exceeds the cap.
 func (c MemCap) Allow(what string, need uint64) error {
 	if need > c.Bytes {
 		return fmt.Errorf("%s needs %s per GPU, above the cap of %s (%s); lower the size or raise --mem-fraction",
-			what, HumanBytes(int64(need)), HumanBytes(int64(c.Bytes)), c.Reason)
+			what, report.HumanBytes(int64(need)), report.HumanBytes(int64(c.Bytes)), c.Reason)
 	}
 	return nil
 }
@@ -108,24 +109,4 @@ func (g *Group) devices() []results.NCCLDevice {
 		ds = append(ds, results.NCCLDevice{Rank: r.index, Device: r.dev, PCIBus: bus, Name: g.s.Driver.DeviceName(r.dev)})
 	}
 	return ds
-}
-
-// HumanBytes prints a size the way the sweep flags take it (1M, 256M, 8G),
-// or with one decimal in GiB when it is not a whole number of units.
-func HumanBytes(b int64) string {
-	units := []string{"", "K", "M", "G", "T"}
-	v, i := b, 0
-	for v >= 1024 && v%1024 == 0 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	switch {
-	case i < 3 && b >= 1<<30:
-		return fmt.Sprintf("%.1fG", float64(b)/(1<<30))
-	case i < 2 && b >= 1<<20:
-		return fmt.Sprintf("%.1fM", float64(b)/(1<<20))
-	case i == 0:
-		return fmt.Sprintf("%dB", b)
-	}
-	return fmt.Sprintf("%d%s", v, units[i])
 }

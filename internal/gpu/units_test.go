@@ -19,16 +19,6 @@ func TestParseDType(t *testing.T) {
 	}
 }
 
-func TestHumanBytes(t *testing.T) {
-	for in, want := range map[int64]string{
-		1 << 20: "1M", 8 << 30: "8G", 512: "512B", 146052224 << 10: "139.3G", 3 << 19: "1.5M",
-	} {
-		if got := HumanBytes(in); got != want {
-			t.Errorf("HumanBytes(%d) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestVersions(t *testing.T) {
 	for v, want := range map[int]string{22803: "2.28.3", 22809: "2.28.9", 2708: "2.7.8", 0: ""} {
 		if got := FormatNCCLVersion(v); got != want {

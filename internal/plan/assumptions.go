@@ -89,13 +89,30 @@ type Engine struct {
 	PrefillChunkSource string   `yaml:"prefill_chunk_source"`
 	Decode             []Factor `yaml:"decode"`
 	Prefill            []Factor `yaml:"prefill"`
+	// Attention is the share of the measured 16-bit GEMM rate a prefill's
+	// attention score and value products achieve ("*": every weight format),
+	// whatever format the weights are in.
+	Attention []Factor `yaml:"attention"`
 }
 
-// The two phases an efficiency applies to.
+// The phases an efficiency applies to: decode, prefill's weight multiplies,
+// and prefill's attention products.
 const (
-	PhaseDecode  = "decode"
-	PhasePrefill = "prefill"
+	PhaseDecode    = "decode"
+	PhasePrefill   = "prefill"
+	PhaseAttention = "attention"
 )
+
+// factors is the engine's list for phase.
+func (e Engine) factors(phase string) []Factor {
+	switch phase {
+	case PhasePrefill:
+		return e.Prefill
+	case PhaseAttention:
+		return e.Attention
+	}
+	return e.Decode
+}
 
 // Assumptions is the whole data file.
 type Assumptions struct {
@@ -220,10 +237,7 @@ func (a Assumptions) Factor(engine, phase, format string) (Factor, error) {
 		if err != nil {
 			return Factor{}, err
 		}
-		list := e.Decode
-		if phase == PhasePrefill {
-			list = e.Prefill
-		}
+		list := e.factors(phase)
 		for _, want := range []string{format, "*"} {
 			for _, f := range list {
 				if f.Format == want {

@@ -28,6 +28,7 @@ type fieldRow struct {
 	Nodes        int     `yaml:"nodes"`
 	TP           int     `yaml:"tp"`
 	Input        int     `yaml:"input"`
+	Depth        int     `yaml:"depth"`
 	Output       int     `yaml:"output"`
 	Concurrency  int     `yaml:"concurrency"`
 	KV           string  `yaml:"kv"`
@@ -49,7 +50,7 @@ const within = 0.25
 // how far the check half is from the target.
 const target = 0.85
 
-var recorded = map[string][2]int{"fit": {26, 24}, "check": {34, 23}}
+var recorded = map[string][2]int{"fit": {50, 43}, "check": {47, 39}}
 
 func decodeYAML(t *testing.T, file string, v any) {
 	t.Helper()
@@ -146,6 +147,13 @@ func predictWith(r fieldRow, a Assumptions) (float64, error) {
 	if !o.Fits {
 		return 0, fmt.Errorf("TP%d does not fit: %s", tp, o.Note)
 	}
+	if r.Depth > 0 {
+		if r.Metric != "prefill_tokens_per_s" {
+			return 0, fmt.Errorf("depth is given for prefill rows only, not %s", r.Metric)
+		}
+		took, err := depthPrefill(r, a)
+		return float64(r.Input) / took, err
+	}
 	switch r.Metric {
 	case "decode_tokens_per_s":
 		return o.TokensPerSec, nil
@@ -159,6 +167,24 @@ func predictWith(r fieldRow, a Assumptions) (float64, error) {
 		return float64(r.Input) / (o.TTFTms / 1e3), nil
 	}
 	return 0, fmt.Errorf("unknown metric %q", r.Metric)
+}
+
+// depthPrefill is the seconds a prompt of r.Input tokens takes after
+// r.Depth others are in the KV cache (llama-bench's ppN @ dD): the prefill
+// of depth+input tokens less that of the depth alone, both in the same passes.
+func depthPrefill(r fieldRow, a Assumptions) (float64, error) {
+	whole, short := r, r
+	whole.Input, whole.Depth = r.Depth+r.Input, 0
+	short.Input, short.Depth = r.Depth, 0
+	ew, tp, err := rowEstimator(whole, a)
+	if err != nil {
+		return 0, err
+	}
+	es, _, err := rowEstimator(short, a)
+	if err != nil {
+		return 0, err
+	}
+	return ew.ttft(tp, 1) - es.ttft(tp, 1), nil
 }
 
 func rowEstimator(r fieldRow, a Assumptions) (estimator, int, error) {
@@ -192,8 +218,14 @@ func rowEstimator(r fieldRow, a Assumptions) (estimator, int, error) {
 	return e, r.TP, err
 }
 
-func phaseOf(metric string) string {
-	if metric == "ttft_ms" || metric == "prefill_tokens_per_s" {
+// phaseOf is the efficiency a row informs: a prefill after a deep KV cache
+// (llama-bench's @ dD) measures the attention products, another prefill
+// the weight multiplies, anything else decode.
+func phaseOf(r fieldRow) string {
+	switch {
+	case r.Depth > 0:
+		return PhaseAttention
+	case r.Metric == "ttft_ms" || r.Metric == "prefill_tokens_per_s":
 		return PhasePrefill
 	}
 	return PhaseDecode
@@ -207,8 +239,11 @@ func withFactor(a Assumptions, engine, phase, format string, v float64) Assumpti
 			continue
 		}
 		list := &a.Engines[i].Decode
-		if phase == PhasePrefill {
+		switch phase {
+		case PhasePrefill:
 			list = &a.Engines[i].Prefill
+		case PhaseAttention:
+			list = &a.Engines[i].Attention
 		}
 		*list = slices.DeleteFunc(slices.Clone(*list), func(f Factor) bool { return f.Format == format })
 		*list = append(*list, Factor{Format: format, Value: v, Source: "trial"})
@@ -229,7 +264,7 @@ func needed(t *testing.T, r fieldRow, a Assumptions) (v float64, ok bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ph := phaseOf(r.Metric)
+	ph := phaseOf(r)
 	if ph == PhasePrefill {
 		// A prefill the one read of the weights already predicts within the
 		// tolerance is bound by that read: it says nothing of compute.
@@ -242,7 +277,7 @@ func needed(t *testing.T, r fieldRow, a Assumptions) (v float64, ok bool) {
 		if r.Metric == "prefill_tokens_per_s" {
 			took = float64(r.Input) / r.Measured
 		}
-		if math.Abs(took/(mem+net)-1) <= within {
+		if r.Depth == 0 && math.Abs(took/(mem+net)-1) <= within {
 			return 0, false
 		}
 		// Nor does one whose multiplies at the full tensor-core rate would
@@ -313,17 +348,15 @@ func TestFieldFit(t *testing.T) {
 		}
 		eng, _ := a.Engine(r.Engine)
 		f, _ := a.Format(r.Weights)
-		ph := phaseOf(r.Metric)
-		need[key{eng.Name, ph, f.Name}] = append(need[key{eng.Name, ph, f.Name}], v)
+		ph := phaseOf(r)
+		if ph != PhaseAttention { // attention multiplies 16-bit operands, whatever the weights' format
+			need[key{eng.Name, ph, f.Name}] = append(need[key{eng.Name, ph, f.Name}], v)
+		}
 		need[key{eng.Name, ph, "*"}] = append(need[key{eng.Name, ph, "*"}], v)
 	}
 	for _, e := range a.Engines {
-		for _, ph := range []string{PhaseDecode, PhasePrefill} {
-			list := e.Decode
-			if ph == PhasePrefill {
-				list = e.Prefill
-			}
-			for _, f := range list {
+		for _, ph := range []string{PhaseDecode, PhasePrefill, PhaseAttention} {
+			for _, f := range e.factors(ph) {
 				v, ok := need[key{e.Name, ph, f.Format}]
 				fitted := strings.HasPrefix(f.Source, "fitted")
 				switch {
@@ -517,8 +550,12 @@ func TestFieldTable(t *testing.T) {
 			} else {
 				src = r.Source
 			}
-			fmt.Fprintf(&b, "| %s, %s | %s | %d, %d | %d / %d, %d | %s | %s | %s | %s | %s |\n", strings.TrimSuffix(r.Model, ".json"), r.Weights,
-				r.Engine, r.Nodes, r.TP, r.Input, r.Output, r.Concurrency, strings.ReplaceAll(r.Metric, "_", " "), trim(r.Measured), trim(sc.got), errCell, src)
+			in := fmt.Sprint(r.Input)
+			if r.Depth > 0 {
+				in += fmt.Sprintf(" after %d", r.Depth)
+			}
+			fmt.Fprintf(&b, "| %s, %s | %s | %d, %d | %s / %d, %d | %s | %s | %s | %s | %s |\n", strings.TrimSuffix(r.Model, ".json"), r.Weights,
+				r.Engine, r.Nodes, r.TP, in, r.Output, r.Concurrency, strings.ReplaceAll(r.Metric, "_", " "), trim(r.Measured), trim(sc.got), errCell, src)
 		}
 	}
 	t.Log("\n" + b.String())

@@ -70,9 +70,16 @@ type Model struct {
 	// (num_nextn_predict_layers): held in memory, not read per token unless
 	// the engine drafts with them.
 	MTPLayers int `json:"mtp_layers,omitempty"`
+	// Stored is the checkpoint's own precision per class of weight, where
+	// its quantisation config names one per projection (mixed precision).
+	Stored *Stored `json:"stored_precision,omitempty"`
 	// Unread names config.json fields that look like sizes but the planner
 	// does not read: the sizes it works out may be off by them.
 	Unread []string `json:"unread_fields,omitempty"`
+	// kinds is each layer's mixer and feed-forward block, in order.
+	kinds []layerKind
+	// quantRead: config.json has its own quantization_config.
+	quantRead bool
 }
 
 // LinearAttn is the shape of a Gated DeltaNet layer.
@@ -153,11 +160,6 @@ type hfConfig struct {
 	TextConfig            json.RawMessage `json:"text_config"`
 }
 
-type hfQuantization struct {
-	ModulesToNotConvert []string `json:"modules_to_not_convert"`
-	Ignore              []string `json:"ignore"`
-}
-
 // maxDim bounds every size read from a config, so the arithmetic stays finite
 // whatever the file says (real configs are far below it).
 const maxDim = 1 << 24
@@ -218,13 +220,6 @@ func ParseConfig(b []byte, name string) (Model, error) {
 		m.TiedEmbeddings = true // Gemma's configs leave the default, which ties
 	}
 	m.GatedAttention = c.AttnOutputGate != nil && *c.AttnOutputGate
-	if q := c.Quantization; q != nil {
-		for _, mod := range append(q.ModulesToNotConvert, q.Ignore...) {
-			if strings.Contains(mod, "self_attn") && !strings.Contains(mod, "self_attn.") {
-				m.UnquantizedAttention = true
-			}
-		}
-	}
 	m.LatentSize, m.MTPLayers = c.MoELatentSize, c.NumNextNPredict
 	m.Unread = unreadSizes(b)
 	if err := m.layerKinds(&c); err != nil {
@@ -242,6 +237,12 @@ func ParseConfig(b []byte, name string) (Model, error) {
 		if m.MLA.QKNopeDim <= 0 || m.MLA.QKRopeDim <= 0 || m.MLA.VHeadDim <= 0 {
 			return Model{}, fmt.Errorf("%w: latent attention (kv_lora_rank) without qk_nope_head_dim, qk_rope_head_dim and v_head_dim", ErrNotTransformer)
 		}
+	}
+	m.layerOrder(c)
+	if q := c.Quantization; q != nil {
+		m.quantRead = true
+		m.exclusions(q, "config.json quantization_config")
+		m.storedPrecision(q, "config.json quantization_config.quantized_layers")
 	}
 	return m, nil
 }
@@ -370,6 +371,37 @@ func (m *Model) feedForward(c hfConfig) error {
 		}
 	}
 	return nil
+}
+
+// layerOrder records each layer's kind: a Nemotron-H pattern as written;
+// otherwise attention (or linear attention) with a feed-forward block, the
+// first first_k_dense_replace of them dense.
+func (m *Model) layerOrder(c hfConfig) {
+	m.kinds = make([]layerKind, m.Layers)
+	if p := c.HybridOverridePattern; p != "" {
+		for i := range m.kinds {
+			switch p[i] {
+			case 'M', '*':
+				m.kinds[i].mixer = p[i]
+			default:
+				m.kinds[i].ffn = p[i]
+			}
+		}
+		return
+	}
+	for i := range m.kinds {
+		k := layerKind{mixer: '*', ffn: '-'}
+		switch {
+		case len(c.LayerTypes) == m.Layers && strings.Contains(c.LayerTypes[i], "linear"):
+			k.mixer = 'L'
+		case len(c.LayerTypes) == 0 && c.FullAttentionInterval > 0 && (i+1)%c.FullAttentionInterval != 0:
+			k.mixer = 'L'
+		}
+		if m.Experts > 0 && i >= m.DenseFFNLayers {
+			k.ffn = 'E'
+		}
+		m.kinds[i] = k
+	}
 }
 
 // Params counts weights by where they live.

@@ -159,6 +159,7 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 		Assumed: []Number{
 			{dec.Value, "of peak memory bandwidth in decode (" + eng.Name + ", " + f.Name + ")", dec.Source},
 			{pre.Value, "of the format's tensor-core rate in prefill (" + eng.Name + ", " + f.Name + ")", pre.Source},
+			{e.att.Value, "of the 16-bit rate in prefill's attention products (" + eng.Name + ")", e.att.Source},
 			{float64(e.chunk), "prompt tokens per prefill pass, each reading every weight once (" + eng.Name + ")", e.chunkSource()},
 			{a.Efficiency.ReserveGiB, "GiB per node kept for activations and the runtime", a.Efficiency.ReserveSource},
 			{f.BytesPerParam, "bytes per weight (" + f.Name + ")", f.Source},
@@ -166,6 +167,10 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 		}}
 	if r := w.Requant; r.Attention || r.LMHead {
 		pl.Assumed = append(pl.Assumed, Number{r.Format.BytesPerParam, "bytes per re-quantised weight (" + r.String() + ")", r.Format.Source})
+	}
+	if s := e.stored(); s != nil {
+		pl.Assumed = append(pl.Assumed, Number{round(e.weightBytes()/1e9, 2), fmt.Sprintf("GB of weights as the checkpoint stores them: mixers %.3f, dense and shared %.3f, routed experts %.3f bytes per weight", s.Mixer, s.FFN, s.Expert),
+			s.Source + ": each listed projection at its algorithm's size, each left out in 16 bits"})
 	}
 	if m.MTPLayers > 0 {
 		pl.Assumed = append(pl.Assumed, Number{round(e.p.MTP/1e9, 2), fmt.Sprintf("billion weights in %d multi-token-prediction layer(s), not loaded", m.MTPLayers),
@@ -209,11 +214,15 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 	if err != nil {
 		return estimator{}, err
 	}
+	att, err := a.Factor(eng.Name, PhaseAttention, f.Name)
+	if err != nil {
+		return estimator{}, err
+	}
 	kvb, err := kvBytes(w.KVDType)
 	if err != nil {
 		return estimator{}, err
 	}
-	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, pre: pre,
+	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, pre: pre, att: att,
 		chunk: cmp.Or(w.PrefillChunk, a.prefillChunk(eng.Name))}, nil
 }
 
@@ -239,9 +248,10 @@ type estimator struct {
 	a   Assumptions
 	eng Engine
 	kvb float64
-	// dec and pre are the engine's decode and prefill efficiencies for the format.
-	dec, pre Factor
-	chunk    int
+	// dec and pre are the engine's decode and prefill efficiencies for the
+	// format, att its attention products' share of the 16-bit rate.
+	dec, pre, att Factor
+	chunk         int
 }
 
 func (e estimator) chunkSource() string {
@@ -331,6 +341,8 @@ func (e estimator) mixerBytes() float64 {
 	switch {
 	case e.w.Requant.Attention:
 		return e.w.Requant.Format.BytesPerParam
+	case e.stored() != nil && e.stored().Mixer > 0:
+		return e.stored().Mixer
 	case e.f.NonExpertBytesPerParam > 0:
 		return e.f.NonExpertBytesPerParam
 	case e.m.UnquantizedAttention:
@@ -347,8 +359,20 @@ func (e estimator) mixerBytes() float64 {
 	return e.mixed(e.f.BytesPerParam, v/e.p.Mixer)
 }
 
+// stored is the checkpoint's own per-class precision where its
+// quantisation config gives one for the --weights format.
+func (e estimator) stored() *Stored {
+	if s := e.m.Stored; s != nil && s.Format == e.f.Name {
+		return s
+	}
+	return nil
+}
+
 // ffnBytes is what one dense feed-forward, shared-expert or router weight takes.
 func (e estimator) ffnBytes() float64 {
+	if s := e.stored(); s != nil && s.FFN > 0 {
+		return s.FFN
+	}
 	if e.f.NonExpertBytesPerParam > 0 {
 		return e.f.NonExpertBytesPerParam
 	}
@@ -357,6 +381,9 @@ func (e estimator) ffnBytes() float64 {
 
 // expertBytes is what one routed-expert weight takes.
 func (e estimator) expertBytes() float64 {
+	if s := e.stored(); s != nil && s.Expert > 0 {
+		return s.Expert
+	}
 	return e.mixed(e.f.BytesPerParam, 1/float64(e.m.FFNMatrices))
 }
 
@@ -576,24 +603,41 @@ func (e estimator) chunks(f func(start, n int)) {
 // prefillPass is one pass of n prompt tokens after start others: the FLOPs
 // over the format's rate, and one read of every weight the pass touches
 // and of the KV cache before it, over the memory bandwidth. Even a short
-// prompt reads every weight once.
-func (e estimator) prefillPass(tp, start, n int, last bool) (compute, memory float64) {
+// prompt reads every weight once. The routed experts' share of each is
+// given apart (expertCompute, expertMemory, included in the totals).
+func (e estimator) prefillPass(tp, start, n int, last bool) (compute, memory, expertCompute, expertMemory float64) {
 	head := e.p.head()
-	flops := 2*(e.p.Active(e.m)-head)*float64(n) + e.attentionFLOPs(float64(start), float64(n))
+	flops := 2 * (e.p.Active(e.m) - head) * float64(n)
 	if last {
 		flops += 2 * head
 	}
-	compute = flops / float64(tp) / (e.computeRate() * e.pre.Value)
-	experts := e.expertsPerNode(tp, n) * e.p.Expert * float64(e.m.MoELayers) * e.expertBytes()
-	memory = (e.denseBytes()/float64(tp) + experts + e.kvSeq(tp, float64(start))) / e.bandwidth()
-	return compute, memory
+	// Attention's score and value products run on 16-bit operands whatever
+	// the weights' format: only the weight multiplies use its rate.
+	attn := e.attentionFLOPs(float64(start), float64(n)) / (e.c.BF16TFLOPS.Value * 1e12 * e.att.Value)
+	compute = (flops/(e.computeRate()*e.pre.Value) + attn) / float64(tp)
+	expertFLOPs := 2 * e.p.Expert * float64(e.m.ExpertsPerToken*e.m.MoELayers) * float64(n)
+	expertCompute = expertFLOPs / (e.computeRate() * e.pre.Value) / float64(tp)
+	expertMemory = e.expertsPerNode(tp, n) * e.p.Expert * float64(e.m.MoELayers) * e.expertBytes() / e.bandwidth()
+	memory = (e.denseBytes()/float64(tp)+e.kvSeq(tp, float64(start)))/e.bandwidth() + expertMemory
+	return compute, memory, expertCompute, expertMemory
+}
+
+// passTime is one prefill pass's time. The routed experts' multiplies run
+// apart from the rest (a grouped GEMM per layer), each expert on the
+// n·k/E tokens routed to it: where that batch is small, reading the
+// expert's weights takes longer than multiplying them, whatever the rest
+// of the pass is bound by. So the experts and the rest are each bound by
+// their own roofline, max(compute, weight reads), and the two add.
+func (e estimator) passTime(tp, start, n int, last bool) float64 {
+	c, m, ec, em := e.prefillPass(tp, start, n, last)
+	return max(c-ec, m-em) + max(ec, em)
 }
 
 // prefill is the prompt's compute and memory time summed over its passes,
 // and the time its activations spend between nodes.
 func (e estimator) prefill(tp, pp int) (compute, memory, network float64) {
 	e.chunks(func(start, n int) {
-		c, m := e.prefillPass(tp, start, n, start+n == e.w.Input)
+		c, m, _, _ := e.prefillPass(tp, start, n, start+n == e.w.Input)
 		compute += c
 		memory += m
 	})
@@ -602,12 +646,11 @@ func (e estimator) prefill(tp, pp int) (compute, memory, network float64) {
 }
 
 // ttft is the time to the first token: each pass bound by its compute or
-// its memory reads, whichever is longer, and the network.
+// its memory reads (passTime), and the network.
 func (e estimator) ttft(tp, pp int) float64 {
 	var t float64
 	e.chunks(func(start, n int) {
-		c, m := e.prefillPass(tp, start, n, start+n == e.w.Input)
-		t += max(c, m)
+		t += e.passTime(tp, start, n, start+n == e.w.Input)
 	})
 	_, _, net := e.prefill(tp, pp)
 	return t + net

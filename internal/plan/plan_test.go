@@ -277,7 +277,8 @@ func TestAssumptionsNeedSources(t *testing.T) {
 
 func FuzzParseConfig(f *testing.F) {
 	for _, n := range []string{"llama-3.3-70b.json", "qwen3.5-397b-a17b.json", "qwen3.5-35b-a3b.json", "qwen3-1.7b.json",
-		"gpt-oss-120b.json", "deepseek-v3.2.json", "glm-4.5-air.json", "nemotron-nano-9b-v2.json", "gemma-3-270m.json"} {
+		"gpt-oss-120b.json", "deepseek-v3.2.json", "glm-4.5-air.json", "nemotron-nano-9b-v2.json", "gemma-3-270m.json",
+		"nemotron-3-super-120b-a12b-nvfp4.json"} {
 		b, err := os.ReadFile("testdata/models/" + n)
 		if err != nil {
 			f.Fatal(err)

@@ -23,10 +23,14 @@ type Options struct {
 	// Config is the model's config.json; ModelName names the model (its
 	// directory), ModelArg is what the user typed and Serve the path the
 	// engines' launch lines load.
-	Config    Input
-	ModelName string
-	ModelArg  string
-	Serve     string
+	Config Input
+	// QuantConfig is the checkpoint's hf_quant_config.json where it has one
+	// (empty Bytes: none); config.json's own quantization_config, where it
+	// has one, is read instead.
+	QuantConfig Input
+	ModelName   string
+	ModelArg    string
+	Serve       string
 	// From are sparkrig JSON outputs with measured numbers.
 	From []Input
 	// Weights is the weight format; Requantize a recipe that re-quantises
@@ -63,6 +67,11 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 	m, err := ParseConfig(o.Config.Bytes, o.ModelName)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", o.Config.Name, err)
+	}
+	if len(o.QuantConfig.Bytes) > 0 && !m.quantRead {
+		if err := m.ApplyQuantConfig(o.QuantConfig.Bytes); err != nil {
+			return nil, fmt.Errorf("%s: %w", o.QuantConfig.Name, err)
+		}
 	}
 	c, err := cluster(o, a)
 	if err != nil {

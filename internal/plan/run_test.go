@@ -132,3 +132,44 @@ func TestRunRefusesOtherDoctors(t *testing.T) {
 		t.Errorf("two Sparks' doctor report: %v %+v", err, r)
 	}
 }
+
+// TestRunReadsHFQuantConfig: a checkpoint's hf_quant_config.json beside a
+// config.json without a quantization_config prices its layers as stored;
+// config.json's own, where it has one, is read instead; a broken one is
+// refused in one line naming the file.
+func TestRunReadsHFQuantConfig(t *testing.T) {
+	q, err := os.ReadFile("testdata/quant/nemotron-3-super-120b-a12b-nvfp4.hf_quant_config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored := func(o Options) float64 {
+		t.Helper()
+		r, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range r.Plans[0].Assumed {
+			if strings.Contains(n.Unit, "as the checkpoint stores them") {
+				return n.Value
+			}
+		}
+		return 0
+	}
+	o := runOptions(t, "nemotron-3-super-120b-a12b.json")
+	if got := stored(o); got != 0 {
+		t.Errorf("without hf_quant_config.json the plan names %.2f GB as stored", got)
+	}
+	o.QuantConfig = Input{Name: "hf_quant_config.json", Bytes: q}
+	if got := stored(o); got != 74.41 {
+		t.Errorf("with hf_quant_config.json: %.2f GB as stored, want 74.41", got)
+	}
+	own := runOptions(t, nemotronSuperNVFP4)
+	own.QuantConfig = Input{Name: "hf_quant_config.json", Bytes: []byte(`{"quantization": {"quant_algo": "MIXED_PRECISION", "quantized_layers": {}}}`)}
+	if got := stored(own); got != 74.41 {
+		t.Errorf("config.json's own quantization_config: %.2f GB as stored, want 74.41", got)
+	}
+	o.QuantConfig.Bytes = []byte(`{"producer": {}}`)
+	if _, err := Run(context.Background(), o); err == nil || !strings.HasPrefix(err.Error(), "hf_quant_config.json: ") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("a config without its quantization object: %v", err)
+	}
+}

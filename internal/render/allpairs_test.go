@@ -236,3 +236,18 @@ func TestAllPairsNCCLOutputs(t *testing.T) {
 		}
 	}
 }
+
+// The HTML page names the node of each all-pairs finding, as the text does
+// ("node-3 port"): the cluster's findings are about one node each.
+func TestAllPairsHTMLFindingsNameTheirNode(t *testing.T) {
+	r := readReport(t, "testdata/allpairs-rig.json")
+	var b bytes.Buffer
+	if err := HTML(&b, r, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`<span class="id">allpairs.node</span><span class="subj">node-3 port</span>`, `<span class="id">allpairs.cable</span><span class="subj">node-6 cable tx</span>`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the page lacks %s", want)
+		}
+	}
+}

@@ -189,7 +189,11 @@ func newHostView(h report.Host) hostView {
 	per := map[report.Severity]int{}
 	for _, f := range fs {
 		per[f.Severity]++
-		v.Findings = append(v.Findings, findingView{Severity: f.Severity, ID: f.ID, Subject: f.Subject, Title: f.Title,
+		subject := f.Subject
+		if f.Host != "" && f.Host != h.Host {
+			subject = f.Host + " " + subject // a cluster finding about one node names it, as the text does
+		}
+		v.Findings = append(v.Findings, findingView{Severity: f.Severity, ID: f.ID, Subject: subject, Title: f.Title,
 			Observed: f.Observed, Expected: f.Expected, Why: f.Why, Source: f.Source,
 			Open: f.Severity == report.Fail, Fix: remedyText(f.Remedy)})
 	}

@@ -56,6 +56,10 @@ type BenchRun struct {
 	// QualifyFindings judge the qualified directions (also counted in the
 	// report's verdict).
 	QualifyFindings []Finding `json:"qualify_findings,omitempty"`
+	// LeftOut are the benchmarks asked for that the plan could run no step
+	// of (rdma without a rail with RDMA on both ends, nccl without a GPU on
+	// every node): not evaluated, so the run is never ok for them.
+	LeftOut []string `json:"left_out,omitempty"`
 }
 
 // BenchOutcome is how one step ended; File names its analysis.

@@ -3,6 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -18,6 +21,9 @@ type Merge struct {
 	r     *Report
 	parts map[string]*mergedPart
 	notes []Finding
+	// nodes are the nodes each document names, in input order, to say
+	// when a document shares none with the others (another cluster's).
+	nodes []docNodes
 	// Open opens an input file (nil: os.Open); the commands hand in one
 	// that refuses devices, and FIFOs where nobody waits at a terminal.
 	Open func(path string) (io.ReadCloser, error)
@@ -73,6 +79,9 @@ func NewMerge(r *Report) *Merge {
 // audit (the later input); a part held twice keeps the document generated
 // last (the later input when both say the same time).
 func (m *Merge) Add(doc *Report, input string) {
+	if ns := NodesOf(doc); len(ns) > 0 {
+		m.nodes = append(m.nodes, docNodes{input, ns})
+	}
 	r := m.r
 	// by name, so a document of many hosts merges in linear time
 	at := make(map[string][]int, len(r.Hosts))
@@ -184,6 +193,7 @@ func (m *Merge) Finish() Verdict {
 		c.Qualified = append(c.Qualified, part.cluster.Qualified...)
 		c.Findings = append(c.Findings, part.cluster.Findings...)
 	}
+	m.notes = append(m.notes, m.otherClusters()...)
 	if len(m.notes) > 0 && c == nil {
 		c = &Cluster{Links: []Link{}}
 	}
@@ -207,4 +217,79 @@ func PartNames(r *Report) []string {
 		}
 	}
 	return out
+}
+
+// docNodes are the nodes one input names.
+type docNodes struct {
+	input string
+	nodes []string
+}
+
+// NodesOf lists the nodes a document names, sorted: its hosts, its links'
+// ends and qualified directions, an all-pairs run's nodes, a triage's.
+func NodesOf(doc *Report) []string {
+	set := map[string]bool{}
+	for _, h := range doc.Hosts {
+		set[h.Host] = true
+	}
+	if c := doc.Cluster; c != nil {
+		for _, l := range c.Links {
+			set[l.A.Host], set[l.B.Host] = true, true
+		}
+		for _, q := range c.Qualified {
+			set[hostOf(q.From)], set[hostOf(q.To)] = true, true
+		}
+	}
+	if ap := doc.AllPairs; ap != nil {
+		for _, n := range ap.Nodes {
+			set[n] = true
+		}
+	}
+	if t := doc.Triage; t != nil {
+		for _, n := range t.Nodes {
+			set[n.Host] = true
+		}
+	}
+	delete(set, "")
+	return slices.Sorted(maps.Keys(set))
+}
+
+// hostOf is the host of a "host:netdev" end.
+func hostOf(end string) string {
+	h, _, _ := strings.Cut(end, ":")
+	return h
+}
+
+// otherClusters notes each input whose nodes include none that another
+// input names: its parts judge other nodes than the rest of the report.
+func (m *Merge) otherClusters() []Finding {
+	var out []Finding
+	for i, d := range m.nodes {
+		others := map[string]bool{}
+		for j, o := range m.nodes {
+			if j != i && o.input != d.input {
+				for _, n := range o.nodes {
+					others[n] = true
+				}
+			}
+		}
+		if len(others) == 0 || slices.ContainsFunc(d.nodes, func(n string) bool { return others[n] }) {
+			continue
+		}
+		out = append(out, Finding{ID: "report.other-cluster", Severity: Info, Subject: d.input,
+			Title:    "every document of a report is about the same nodes",
+			Observed: fmt.Sprintf("%s names %s, none of which the other inputs name (%s)", d.input, listUpTo(d.nodes, 4), listUpTo(slices.Sorted(maps.Keys(others)), 4)),
+			Expected: "documents of one cluster: the nodes of each named by another",
+			Why:      "its results judge other nodes than the rest of the report: read it as another cluster's, or report it on its own",
+			Source:   "sparkrig report"})
+	}
+	return out
+}
+
+// listUpTo joins up to n names, with how many more there are.
+func listUpTo(names []string, n int) string {
+	if len(names) <= n {
+		return strings.Join(names, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(names[:n], ", "), len(names)-n)
 }

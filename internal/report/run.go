@@ -226,11 +226,12 @@ func (m *Merge) AddFile(path string, raw RawReader) error {
 }
 
 // startsJSONObject reports whether the first byte after white space (and a
-// byte-order mark) is '{', without consuming anything.
+// byte-order mark) is '{', or the input is a bare GPU benchmark output,
+// without consuming anything.
 func startsJSONObject(br *bufio.Reader) bool {
 	head, _ := br.Peek(4096)
 	t := bytes.TrimLeft(head, " \t\r\n\ufeff")
-	return len(t) > 0 && t[0] == '{'
+	return len(t) > 0 && (t[0] == '{' || LooksLikeGPUOutput(t))
 }
 
 // RunStepSep joins a bench run's id and a step's id in an analysis' File;
@@ -248,6 +249,9 @@ func Decode(data []byte) (doc *Report, ok bool, err error) {
 		} `json:"bench"`
 	}
 	t := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	if doc, ok := DecodeGPUOutput(t); ok {
+		return doc, true, nil
+	}
 	if len(t) == 0 || t[0] != '{' || json.Unmarshal(data, &d) != nil || d.Tool != "sparkrig" {
 		return nil, false, nil
 	}

@@ -117,6 +117,9 @@ func (r *Report) Overall() Verdict {
 	if r.BenchPlan != nil || r.BenchRun != nil || r.Comparison != nil || r.LinkEvidence != nil {
 		any = true
 	}
+	if r.BenchRun != nil && len(r.BenchRun.LeftOut) > 0 {
+		v = Worse(v, VerdictUnknown) // a benchmark asked for and not run is not evaluated
+	}
 	if r.Error != "" {
 		return Worse(v, VerdictUnknown)
 	}

@@ -1,0 +1,225 @@
+package analyze
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/results"
+)
+
+// rankedFlag is a flag with the weight it is ranked by among the error
+// signatures found (their weights, internal/expect/signatures.yaml: 1 for
+// a message that names its cause, less for one that follows another
+// failure).
+type rankedFlag struct {
+	weight float64
+	flag   report.AnalysisFlag
+}
+
+// cause records a cause the startup lines show, ranked with the error
+// signatures by its weight.
+func (a *analysis) cause(weight float64, sev report.Severity, id, msg, ev, fix, src string) {
+	a.causes = append(a.causes, rankedFlag{weight, report.AnalysisFlag{ID: id, Severity: sev, Message: msg, Evidence: ev, Fix: fix, Source: src}})
+}
+
+// Weights of the startup-line causes, on the signatures' scale: above the
+// failures they explain (a socket connect abort, 1.0; a missing verbs
+// library, 0.8), below messages that name a cause of their own (1.1 and up).
+const (
+	weightUnroutableIf   = 1.05
+	weightPeerOtherNet   = 1.05
+	weightP2PSHMDisabled = 1.05
+)
+
+// startupCauses reads causes from NCCL's startup lines: interfaces in its
+// socket lists that cannot reach another node, a peer address on no
+// network of this rank, P2P and SHM both turned off on one node.
+func (a *analysis) startupCauses(l *results.NCCLLog) {
+	kinds, _ := l.TransportKinds()
+	net := int64(0)
+	for k, n := range kinds {
+		if strings.HasPrefix(k, "NET/") {
+			net += n
+		}
+	}
+	bothOff := l.Env["NCCL_P2P_DISABLE"] == "1" && l.Env["NCCL_SHM_DISABLE"] == "1"
+	oneHost := l.NNodes <= 1 && len(l.Hosts) <= 1
+	if bothOff && oneHost && (net > 0 || l.Network != "") {
+		a.p2pSHMDisabled(l, net)
+		return
+	}
+	inter := net > 0 || l.NNodes > 1 || len(l.Hosts) > 1
+	if ifs := socketInterfaces(l); inter && len(ifs) > 0 {
+		a.unroutableInterfaces(ifs)
+	}
+	a.peerOtherNetwork(l)
+}
+
+// p2pSHMDisabled ranks NCCL_P2P_DISABLE=1 with NCCL_SHM_DISABLE=1 above
+// the NET fallback they force: with both off, GPUs of one node talk
+// through the network transport (NET/Socket without RDMA).
+func (a *analysis) p2pSHMDisabled(l *results.NCCLLog, net int64) {
+	ev := "NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1"
+	if net > 0 {
+		ev += fmt.Sprintf("; %d channel connections via NET on one host", net)
+	} else {
+		ev += "; 'Using network " + l.Network + "' on one host"
+	}
+	a.cause(weightP2PSHMDisabled, report.Fail, "nccl.p2p-shm-disabled",
+		"P2P and shared memory are both turned off, so GPUs of one node talk through the network transport (over TCP when there is no RDMA): a fraction of the intra-node bandwidth",
+		ev, "unset NCCL_P2P_DISABLE and NCCL_SHM_DISABLE (the job's environment, a container image, /etc/nccl.conf); set NCCL_NET_DISABLE_INTRA=1 to make NCCL fail instead of falling back",
+		"https://github.com/NVIDIA/nccl/issues/406; https://github.com/NVIDIA/nccl/pull/602")
+	for i := range a.res.Flags {
+		if f := &a.res.Flags[i]; f.ID == "nccl.net-socket" {
+			f.Severity = report.Warn
+			f.Message += "; here because P2P and SHM are off (see nccl.p2p-shm-disabled), not because the network lacks RDMA"
+		}
+	}
+}
+
+// socketIf is one interface of an NCCL list, "ens5:172.31.0.137".
+type socketIf struct{ name, addr string }
+
+// socketInterfaces lists the interfaces of the bootstrap and NET/Socket
+// lines, each once.
+func socketInterfaces(l *results.NCCLLog) []socketIf {
+	var out []socketIf
+	seen := map[string]bool{}
+	add := func(f string) {
+		if i := strings.Index(f, "]"); strings.HasPrefix(f, "[") && i > 0 {
+			f = f[i+1:]
+		}
+		if i := strings.LastIndex(f, "<"); i > 0 {
+			f = f[:i]
+		}
+		name, addr, ok := strings.Cut(f, ":")
+		if !ok || name == "" || seen[f] {
+			return
+		}
+		seen[f] = true
+		out = append(out, socketIf{name, addr})
+	}
+	for _, f := range strings.Fields(l.Bootstrap) {
+		add(f)
+	}
+	for _, f := range l.SocketDevices {
+		add(f)
+	}
+	return out
+}
+
+// virtualIfPrefixes name host-local virtual interfaces: a container's
+// veth end, Docker's and libvirt's bridges, CNI bridges and overlays.
+// NCCL itself skips docker and virbr only when NCCL_SOCKET_IFNAME is
+// unset (src/misc/socket.cc, ncclFindInterfaces).
+var virtualIfPrefixes = []string{"veth", "docker", "br-", "virbr", "cni", "flannel", "cali", "lxc", "vxlan"}
+
+// unroutable says why an interface cannot carry traffic to another node,
+// or "" when nothing in its name or address says so.
+func unroutable(s socketIf) string {
+	for _, p := range virtualIfPrefixes {
+		if strings.HasPrefix(s.name, p) {
+			return "a host-local virtual interface (" + p + "*)"
+		}
+	}
+	addr := s.addr
+	if i := strings.Index(addr, "%"); i > 0 {
+		addr = addr[:i]
+	}
+	if ip, err := netip.ParseAddr(addr); err == nil && ip.IsLinkLocalUnicast() {
+		return "a link-local address only"
+	}
+	return ""
+}
+
+// unroutableInterfaces flags socket lists that include an interface no
+// other node can reach: NCCL spreads its socket connections over every
+// interface it lists, and those through a veth or a link-local address
+// fail or hang.
+func (a *analysis) unroutableInterfaces(ifs []socketIf) {
+	var bad []string
+	for _, s := range ifs {
+		if why := unroutable(s); why != "" {
+			bad = append(bad, s.name+":"+s.addr+" ("+why+")")
+		}
+	}
+	if len(bad) == 0 {
+		return
+	}
+	var good []string
+	for _, s := range ifs {
+		if unroutable(s) == "" {
+			good = append(good, s.name)
+		}
+	}
+	fix := "set NCCL_SOCKET_IFNAME to the interface that routes between the nodes"
+	if len(good) > 0 {
+		fix += " (here " + strings.Join(good, " or ") + ")"
+	}
+	fix += " on every node; with containers, also exclude their veth and bridge interfaces (^veth,docker,br-)"
+	a.cause(weightUnroutableIf, report.Fail, "nccl.socket-unroutable-if",
+		fmt.Sprintf("NCCL lists %d socket interface%s that no other node can reach; connections it opens over them fail or hang", len(bad), plural(len(bad))),
+		strings.Join(bad, "; "), fix,
+		"https://github.com/NVIDIA/nccl/issues/697; https://github.com/pytorch/pytorch/issues/68893; NVIDIA/nccl src/misc/socket.cc @5067397c (ncclFindInterfaces)")
+}
+
+// connectTo is the address of NCCL's "Connect to A<port> failed" WARN.
+var connectTo = regexp.MustCompile(`Connect to ([0-9]{1,3}(?:\.[0-9]{1,3}){3})<\d+>`)
+
+// peerOtherNetwork flags a connection NCCL could not make to an address
+// outside every network of this rank's own interfaces: the peer advertised
+// an address this rank cannot reach, typically a container's bridge
+// address (Docker's default bridge is 172.17.0.0/16, its gateway .1).
+// The logs carry no netmasks, so a /16 prefix stands for "the same network".
+func (a *analysis) peerOtherNetwork(l *results.NCCLLog) {
+	var local []netip.Addr
+	for _, s := range socketInterfaces(l) {
+		if ip, err := netip.ParseAddr(s.addr); err == nil && ip.Is4() {
+			local = append(local, ip)
+		}
+	}
+	if oob := socketInterfaces(&results.NCCLLog{Bootstrap: l.OOB}); len(oob) > 0 {
+		if ip, err := netip.ParseAddr(oob[0].addr); err == nil && ip.Is4() {
+			local = append(local, ip)
+		}
+	}
+	if len(local) == 0 {
+		return
+	}
+	for _, w := range l.Warnings {
+		m := connectTo.FindStringSubmatch(w)
+		if m == nil {
+			continue
+		}
+		peer, err := netip.ParseAddr(m[1])
+		if err != nil || peer.IsLoopback() {
+			continue // a loopback peer is error.socket-loopback's
+		}
+		near := false
+		for _, ip := range local {
+			if p, _ := ip.Prefix(16); p.Contains(peer) {
+				near = true
+			}
+		}
+		if near {
+			continue
+		}
+		why := "another network than any interface of this rank"
+		if p := netip.MustParsePrefix("172.17.0.0/16"); p.Contains(peer) || peer.As4()[3] == 1 && peer.IsPrivate() {
+			why += "; it looks like a container bridge address (Docker's default bridge is 172.17.0.0/16, a bridge gateway ends in .1)"
+		}
+		var locals []string
+		for _, ip := range local {
+			locals = append(locals, ip.String())
+		}
+		a.cause(weightPeerOtherNet, report.Fail, "nccl.peer-other-network",
+			"a peer advertised "+peer.String()+", on "+why+": this rank cannot reach the address it was given",
+			strings.TrimSpace(w)+"; this rank's addresses: "+strings.Join(locals, ", "),
+			"make every rank advertise a routable address: NCCL_SOCKET_IFNAME set to the inter-node interface on every node, and containers on the host network (--network=host) or with an address routed between the nodes",
+			"https://github.com/gpustack/gpustack/issues/2275")
+		return
+	}
+}

@@ -1,0 +1,266 @@
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Stored is what a checkpoint's own quantisation config says its weights
+// take, by the classes the planner prices (bytes per weight, averaged over
+// the class's projections by their sizes). A mixed-precision checkpoint
+// (ModelOpt's MIXED_PRECISION, whose quantized_layers name each projection's
+// algorithm) keeps some layers in 8 or 16 bits that a single --weights
+// format would price at its own size.
+type Stored struct {
+	// Format is the routed experts' algorithm (the most weights' where
+	// there are no experts), as the planner names formats ("nvfp4"): the
+	// figures below apply where --weights names the same format.
+	Format string  `json:"format"`
+	Mixer  float64 `json:"mixer_bytes_per_param"`
+	FFN    float64 `json:"ffn_bytes_per_param"`
+	Expert float64 `json:"expert_bytes_per_param,omitempty"`
+	Source string  `json:"source"`
+}
+
+// layerKind is one layer's mixer ('*' attention, 'M' Mamba-2, 'L' linear
+// attention, 0 none) and feed-forward block ('-' dense, 'E' experts, 0 none).
+type layerKind struct{ mixer, ffn byte }
+
+// quantLayer is one entry of quantized_layers.
+type quantLayer struct {
+	QuantAlgo string `json:"quant_algo"`
+	GroupSize int    `json:"group_size"`
+}
+
+// hfQuantization is a config.json quantization_config, or the quantization
+// object of ModelOpt's hf_quant_config.json.
+type hfQuantization struct {
+	QuantMethod         string                `json:"quant_method"`
+	QuantAlgo           string                `json:"quant_algo"`
+	ModulesToNotConvert []string              `json:"modules_to_not_convert"`
+	Ignore              []string              `json:"ignore"`
+	ExcludeModules      []string              `json:"exclude_modules"`
+	QuantizedLayers     map[string]quantLayer `json:"quantized_layers"`
+}
+
+// algoBytes is what one weight takes under a ModelOpt quant_algo; false for
+// an algorithm the planner does not know.
+func algoBytes(q quantLayer) (float64, string, bool) {
+	a := strings.ToUpper(q.QuantAlgo)
+	group := func(def int) float64 {
+		if q.GroupSize > 0 {
+			return float64(q.GroupSize)
+		}
+		return float64(def)
+	}
+	switch a {
+	case "FP8", "FP8_PER_CHANNEL_PER_TOKEN", "FP8_BLOCK_SCALES", "W8A16", "W8A8_SQ_PER_CHANNEL", "INT8_SQ":
+		return 1, "fp8", true
+	case "NVFP4":
+		// E2M1 values with one FP8 scale per group (16).
+		return 0.5 + 1/group(16), "nvfp4", true
+	case "MXFP4":
+		return 0.5 + 1/group(32), "mxfp4", true
+	case "W4A16_AWQ", "W4A8_AWQ", "NVFP4_AWQ", "W4A8_NVFP4_FP8":
+		// 4-bit weights with a 16-bit scale per group (128).
+		return 0.5 + 2/group(128), "int4", true
+	}
+	return 0, "", false
+}
+
+var layerKey = regexp.MustCompile(`(?:^|\.)layers\.(\d+)\.(.+)$`)
+var expertKey = regexp.MustCompile(`(?:^|\.)experts\.\d+\.([a-z0-9_]+)$`)
+
+// projKey names a quantized_layers entry by what it is in its layer:
+// "expert.up_proj" (any routed expert), "shared.down_proj", "q_proj",
+// "in_proj", "fc1_latent_proj".
+func projKey(rest string) string {
+	if m := expertKey.FindStringSubmatch(rest); m != nil && !strings.Contains(rest, "shared_expert") {
+		return "expert." + m[1]
+	}
+	last := rest[strings.LastIndexByte(rest, '.')+1:]
+	if strings.Contains(rest, "shared_expert") {
+		return "shared." + last
+	}
+	return last
+}
+
+// sized is one projection of a layer: its key and its weights.
+type sized struct {
+	key    string
+	params float64
+}
+
+// projections lists the weights of layer kind k by class, with the names
+// quantized_layers gives them; rest is the layer's other weights of the
+// class (convolutions, norms, routers), kept in 16 bits by every
+// quantiser.
+func (m Model) projections(k layerKind) (mixer, ffn, expert []sized, mixerRest, ffnRest float64) {
+	h := float64(m.Hidden)
+	switch k.mixer {
+	case '*':
+		q := float64(m.Heads * m.HeadDim)
+		if m.GatedAttention {
+			q *= 2
+		}
+		kv := float64(m.KVHeads * m.HeadDim)
+		mixer = []sized{{"q_proj", h * q}, {"k_proj", h * kv}, {"v_proj", h * kv}, {"o_proj", float64(m.Heads*m.HeadDim) * h}}
+	case 'M':
+		s := m.Mamba
+		inner := float64(s.Heads * s.HeadDim)
+		conv := inner + float64(2*s.Groups*s.StateSize)
+		mixer = []sized{{"in_proj", h * (inner + conv + float64(s.Heads))}, {"out_proj", inner * h}}
+		mixerRest = conv*float64(s.ConvKernel) + 3*float64(s.Heads) + inner
+	}
+	mats := func(prefix string, in, inter float64) []sized {
+		out := []sized{{prefix + "up_proj", in * inter}, {prefix + "down_proj", inter * in}}
+		if m.FFNMatrices == 3 {
+			out = append(out, sized{prefix + "gate_proj", in * inter})
+		}
+		return out
+	}
+	switch k.ffn {
+	case '-':
+		ffn = mats("", h, float64(m.Intermediate))
+	case 'E':
+		if m.SharedIntermediate > 0 {
+			ffn = mats("shared.", h, float64(m.SharedIntermediate))
+		}
+		width := h
+		if m.LatentSize > 0 {
+			width = float64(m.LatentSize)
+			ffn = append(ffn, sized{"fc1_latent_proj", h * width}, sized{"fc2_latent_proj", width * h})
+		}
+		ffnRest = h * float64(m.Experts) // the router
+		expert = mats("expert.", width, float64(m.ExpertIntermediate))
+	}
+	return mixer, ffn, expert, mixerRest, ffnRest
+}
+
+// storedPrecision prices each class of weight from a mixed-precision
+// config's quantized_layers: a listed projection takes its algorithm's
+// bytes, one left out is not quantised (16 bits); a layer's routed experts
+// take the algorithm listed for any of them. An algorithm the planner does
+// not know is named in Unread and its class is left to --weights.
+func (m *Model) storedPrecision(q *hfQuantization, source string) {
+	if q == nil || len(q.QuantizedLayers) == 0 || len(m.kinds) != m.Layers {
+		return
+	}
+	byLayer := map[int]map[string]quantLayer{}
+	var unknown []string
+	for name, ql := range q.QuantizedLayers {
+		mm := layerKey.FindStringSubmatch(name)
+		if mm == nil {
+			continue
+		}
+		if _, _, ok := algoBytes(ql); !ok && !slices.Contains(unknown, ql.QuantAlgo) {
+			unknown = append(unknown, ql.QuantAlgo)
+		}
+		i, err := strconv.Atoi(mm[1])
+		if err != nil || i >= m.Layers {
+			continue
+		}
+		if byLayer[i] == nil {
+			byLayer[i] = map[string]quantLayer{}
+		}
+		byLayer[i][projKey(mm[2])] = ql
+	}
+	if len(unknown) > 0 {
+		slices.Sort(unknown)
+		for _, u := range unknown {
+			m.Unread = append(m.Unread, fmt.Sprintf("%s quant_algo %q (priced as --weights)", source, u))
+		}
+		return
+	}
+	const unq = 2.0
+	var sum [3]struct{ params, bytes float64 }
+	counts := map[string]float64{}
+	add := func(class, layer int, list []sized, rest float64) {
+		sum[class].params += rest
+		sum[class].bytes += rest * unq
+		for _, s := range list {
+			b := unq
+			if ql, ok := byLayer[layer][s.key]; ok {
+				var name string
+				b, name, _ = algoBytes(ql)
+				counts[name] += s.params
+			} else {
+				counts["bf16"] += s.params
+			}
+			sum[class].params += s.params
+			sum[class].bytes += s.params * b
+		}
+	}
+	var expertFormat string
+	for i, k := range m.kinds {
+		mixer, ffn, expert, mixerRest, ffnRest := m.projections(k)
+		add(0, i, mixer, mixerRest)
+		add(1, i, ffn, ffnRest)
+		add(2, i, expert, 0)
+		for _, s := range expert {
+			if ql, ok := byLayer[i][s.key]; ok && expertFormat == "" {
+				_, expertFormat, _ = algoBytes(ql)
+			}
+		}
+	}
+	st := Stored{Format: expertFormat, Source: source}
+	if st.Format == "" {
+		var most float64
+		for name, n := range counts {
+			if name != "bf16" && (n > most || (n == most && name < st.Format)) {
+				st.Format, most = name, n
+			}
+		}
+	}
+	avg := func(c int) float64 {
+		if sum[c].params == 0 {
+			return 0
+		}
+		return sum[c].bytes / sum[c].params
+	}
+	st.Mixer, st.FFN, st.Expert = avg(0), avg(1), avg(2)
+	if m.LinearLayers > 0 || m.MLA.KVLoraRank > 0 {
+		st.Mixer = 0 // projections named otherwise: left to --weights
+	}
+	m.Stored = &st
+}
+
+// ApplyQuantConfig reads a checkpoint's hf_quant_config.json (ModelOpt's:
+// {"quantization": {"quant_algo": ..., "quantized_layers": ...}}) into m,
+// as if config.json's quantization_config said the same.
+func (m *Model) ApplyQuantConfig(b []byte) error {
+	var f struct {
+		Quantization *hfQuantization `json:"quantization"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("hf_quant_config.json: not JSON (%v)", err)
+	}
+	if f.Quantization == nil {
+		return fmt.Errorf("hf_quant_config.json: no quantization object")
+	}
+	m.exclusions(f.Quantization, "hf_quant_config.json")
+	m.storedPrecision(f.Quantization, "hf_quant_config.json quantized_layers")
+	return nil
+}
+
+// exclusions reads a single-format config's lists of modules left
+// unconverted: attention kept in 16 bits is priced so; the embeddings,
+// lm_head and routers are 16-bit already; any other module is named, as
+// its weights are priced at the --weights format.
+func (m *Model) exclusions(q *hfQuantization, source string) {
+	for _, mod := range slices.Concat(q.ModulesToNotConvert, q.Ignore, q.ExcludeModules) {
+		l := strings.ToLower(mod)
+		switch {
+		case strings.Contains(l, "self_attn") && !strings.Contains(l, "self_attn."):
+			m.UnquantizedAttention = true
+		case strings.Contains(l, "lm_head"), strings.Contains(l, "embed"), strings.Contains(l, "router"),
+			strings.HasSuffix(l, "mlp.gate"), strings.HasSuffix(l, ".gate"), strings.Contains(l, "norm"):
+		default:
+			m.Unread = append(m.Unread, fmt.Sprintf("%s excludes %q (kept unquantised by the checkpoint, priced as --weights)", source, mod))
+		}
+	}
+}

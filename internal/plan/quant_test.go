@@ -1,0 +1,208 @@
+package plan
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// nemotronSuperNVFP4 is the NVFP4 checkpoint's config, its quantization_config
+// (mixed precision: quantized_layers) included.
+const nemotronSuperNVFP4 = "nemotron-3-super-120b-a12b-nvfp4.json"
+
+func weightsGB(t *testing.T, m Model, format string) float64 {
+	t.Helper()
+	a, err := DefaultAssumptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := a.Format(format)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := newEstimator(m, f, Cluster{Nodes: 1}, Workload{Engine: "vllm", KVDType: "fp8"}, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.weightBytes() / 1e9
+}
+
+// TestMixedPrecisionCheckpoint prices Nemotron-3 Super NVFP4 as its own
+// quantisation config stores it: the routed experts NVFP4, the projections
+// it lists as FP8 at one byte, and every projection it leaves out (the
+// attention layers' q, k, v, most latent projections, some Mamba-2 ones) at
+// 16 bits. kubis.ai measures 69.5 GiB (74.6 GB) resident under vLLM; NVFP4
+// throughout gives 69.4 GB, the checkpoint's own precision 74.4 GB.
+func TestMixedPrecisionCheckpoint(t *testing.T) {
+	m := load(t, nemotronSuperNVFP4)
+	s := m.Stored
+	if s == nil || s.Format != "nvfp4" || s.Expert != 0.5625 || len(m.Unread) != 0 {
+		t.Fatalf("stored %+v, unread %v; want the experts at NVFP4's 0.5625 bytes and nothing unread", s, m.Unread)
+	}
+	plain := load(t, "nemotron-3-super-120b-a12b.json")
+	got, flat := weightsGB(t, m, "nvfp4"), weightsGB(t, plain, "nvfp4")
+	if math.Abs(got/74.6-1) > 0.01 || math.Abs(flat-69.42) > 0.01 {
+		t.Errorf("weights %.2f GB as stored (kubis measures 74.6 GB resident), %.2f GB as NVFP4 throughout (want 69.42)", got, flat)
+	}
+	// The checkpoint's precision describes its NVFP4 weights only: another
+	// --weights format prices another checkpoint.
+	if a, b := weightsGB(t, m, "fp8"), weightsGB(t, plain, "fp8"); a != b {
+		t.Errorf("--weights fp8: %.3f GB with the NVFP4 checkpoint's config, %.3f without", a, b)
+	}
+	// The same file as hf_quant_config.json gives the same prices.
+	b, err := os.ReadFile("testdata/quant/nemotron-3-super-120b-a12b-nvfp4.hf_quant_config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.ApplyQuantConfig(b); err != nil {
+		t.Fatal(err)
+	}
+	if plain.Stored == nil || *plain.Stored != (Stored{Format: s.Format, Mixer: s.Mixer, FFN: s.FFN, Expert: s.Expert, Source: "hf_quant_config.json quantized_layers"}) {
+		t.Errorf("hf_quant_config.json gives %+v, config.json %+v", plain.Stored, s)
+	}
+}
+
+// TestEveryListedProjection: taking any one entry out of quantized_layers
+// leaves that projection unquantised, so the weights grow by exactly its
+// size times (2 − its algorithm's bytes); an expert entry stands for every
+// routed expert of its layer. The sizes are worked out here from the
+// config's widths, not by the code under test.
+func TestEveryListedProjection(t *testing.T) {
+	raw, err := os.ReadFile("testdata/models/" + nemotronSuperNVFP4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]any
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	const h, inner, latent = 4096.0, 128 * 64.0, 1024.0
+	size := map[string]float64{
+		"in_proj":                  h * (2*inner + 2*8*128 + 128),
+		"out_proj":                 inner * h,
+		"o_proj":                   32 * 128 * h,
+		"shared_experts.up_proj":   h * 5376,
+		"shared_experts.down_proj": 5376 * h,
+		"fc1_latent_proj":          h * latent,
+		"fc2_latent_proj":          latent * h,
+		"experts.0.up_proj":        512 * latent * 2688,
+		"experts.0.down_proj":      512 * 2688 * latent,
+	}
+	algo := map[string]float64{"FP8": 1, "NVFP4": 0.5625}
+	base := weightsGB(t, load(t, nemotronSuperNVFP4), "nvfp4")
+	layers := cfg["quantization_config"].(map[string]any)["quantized_layers"].(map[string]any)
+	name := regexp.MustCompile(`^backbone\.layers\.\d+\.mixer\.(.+)$`)
+	for key, v := range layers {
+		mm := name.FindStringSubmatch(key)
+		if mm == nil || size[mm[1]] == 0 {
+			t.Fatalf("%s: no size for it in this test", key)
+		}
+		delete(layers, key)
+		b, _ := json.Marshal(cfg)
+		layers[key] = v
+		m, err := ParseConfig(b, "cut")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := size[mm[1]] * (2 - algo[v.(map[string]any)["quant_algo"].(string)]) / 1e9
+		if got := weightsGB(t, m, "nvfp4") - base; math.Abs(got-want) > 1e-6*want {
+			t.Errorf("without %s: %+.6f GB, want %+.6f", key, got, want)
+		}
+	}
+}
+
+// TestUnknownQuantAlgoNamed: an algorithm the planner does not know changes
+// the size, so it is named and its checkpoint priced as --weights.
+func TestUnknownQuantAlgoNamed(t *testing.T) {
+	raw, err := os.ReadFile("testdata/models/" + nemotronSuperNVFP4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := []byte(strings.Replace(string(raw), `"quant_algo": "FP8"`, `"quant_algo": "FP6_E3M2"`, 1))
+	m, err := ParseConfig(b, "cut")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Stored != nil || len(m.Unread) != 1 || !strings.Contains(m.Unread[0], `"FP6_E3M2"`) {
+		t.Errorf("stored %+v, unread %q; want no stored precision and FP6_E3M2 named", m.Stored, m.Unread)
+	}
+	// A module a single-format config leaves unconverted that the planner
+	// cannot place is named too; attention, heads and routers are placed.
+	c := `{"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "vocab_size": 100, "intermediate_size": 128,
+	  "quantization_config": {"quant_method": "modelopt", "exclude_modules": ["lm_head", "model.layers.*.self_attn", "model.layers.0.mlp"]}}`
+	m, err = ParseConfig([]byte(c), "cut")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.UnquantizedAttention || len(m.Unread) != 1 || !strings.Contains(m.Unread[0], `"model.layers.0.mlp"`) {
+		t.Errorf("unquantised attention %v, unread %q", m.UnquantizedAttention, m.Unread)
+	}
+}
+
+// TestSmallExpertBatchPrefill: a prefill pass whose experts each get few
+// tokens is bound by reading them, whatever the rest of the pass is bound
+// by, so the pass takes the rest's roofline plus the experts' own; with
+// many tokens per expert both are compute-bound and the pass is its
+// compute. A dense model's pass is max(compute, reads) as before.
+func TestSmallExpertBatchPrefill(t *testing.T) {
+	for _, tc := range []struct {
+		file  string
+		input int
+	}{{"qwen3-30b-a3b.json", 512}, {"qwen3-30b-a3b.json", 16384}, {"gpt-oss-120b.json", 512}, {"llama-3.1-8b.json", 512}} {
+		p := sparkPlan(t, tc.file, "nvfp4", 1, Workload{Input: tc.input, Output: 1, Concurrency: 1, KVDType: "fp8", PrefillChunk: tc.input})
+		a, _ := DefaultAssumptions()
+		f, _ := a.Format("nvfp4")
+		e, err := newEstimator(load(t, tc.file), f, p.Cluster, p.Workload, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, m, ec, em := e.prefillPass(1, 0, tc.input, true)
+		perExpert := float64(tc.input*e.m.ExpertsPerToken) / float64(max(e.m.Experts, 1))
+		want := max(c, m)
+		if e.m.Experts > 0 {
+			want = max(c-ec, m-em) + max(ec, em)
+			if em > ec != (perExpert < 100) {
+				t.Errorf("%s, %d tokens (%.0f per expert): experts' reads %.1f ms, multiplies %.1f ms", tc.file, tc.input, perExpert, em*1e3, ec*1e3)
+			}
+		}
+		if got := e.passTime(1, 0, tc.input, true); math.Abs(got-want) > 1e-12 || got < max(c, m) {
+			t.Errorf("%s, %d tokens: pass %.3f ms, want %.3f (compute %.3f, reads %.3f)", tc.file, tc.input, got*1e3, want*1e3, c*1e3, m*1e3)
+		}
+	}
+}
+
+// FuzzApplyQuantConfig: any hf_quant_config.json is read or refused, never
+// a panic, and what it prices stays a size (each class between NVFP4's
+// smallest and 16 bits).
+func FuzzApplyQuantConfig(f *testing.F) {
+	b, err := os.ReadFile("testdata/quant/nemotron-3-super-120b-a12b-nvfp4.hf_quant_config.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add([]byte(`{"quantization": {"quant_algo": "MIXED_PRECISION", "quantized_layers": {"backbone.layers.1.mixer.experts.7.up_proj": {"quant_algo": "W4A16_AWQ", "group_size": 128}}}}`))
+	f.Add([]byte(`{"quantization": {"quant_algo": "NVFP4", "exclude_modules": ["lm_head", "backbone.layers.*.mixer.in_proj"]}}`))
+	cfg, err := os.ReadFile("testdata/models/nemotron-3-super-120b-a12b.json")
+	if err != nil {
+		f.Fatal(err)
+	}
+	base, err := ParseConfig(cfg, "fuzz")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m := base
+		m.Unread = nil
+		if m.ApplyQuantConfig(b) != nil || m.Stored == nil {
+			return
+		}
+		for _, v := range []float64{m.Stored.Mixer, m.Stored.FFN, m.Stored.Expert} {
+			if v != 0 && (v < 0.5 || v > 2) || math.IsNaN(v) {
+				t.Fatalf("stored %+v", *m.Stored)
+			}
+		}
+	})
+}
