@@ -75,7 +75,9 @@ measure() {
 		timeout -s KILL "$TIMEOUT" sh -c 'ulimit -v '"$MEMLIMIT"'; exec "$@"' sh "$bin" "$@" \
 		</dev/null >"$work/out" 2>"$work/err"
 	rc=$?
-	read -r secs kb <"$work/time" 2>/dev/null || secs=? kb=0
+	# GNU time writes "Command exited with non-zero status N" first
+	read -r secs kb < <(tail -n 1 "$work/time" 2>/dev/null)
+	case "${kb:-}" in '' | *[!0-9]*) secs=? kb=0 ;; esac
 	if [ $rc -eq 137 ]; then
 		what="hung past $TIMEOUT s"
 	else
