@@ -79,13 +79,14 @@ measure() {
 	read -r secs kb < <(tail -n 1 "$work/time" 2>/dev/null)
 	case "${kb:-}" in '' | *[!0-9]*) secs=? kb=0 ;; esac
 	if [ $rc -eq 137 ]; then
-		what="hung past $TIMEOUT s"
+		# killed by timeout, whose rusage leaves out the child it killed
+		what="hung past $TIMEOUT s" kb=-1
 	else
 		what="exit $rc"
 	fi
-	first=$(grep -v '^Command exited\|^Command terminated' "$work/err" | head -n 1 | cut -c1-110)
+	first=$(grep -v '^Command exited\|^Command terminated' "$work/err" | head -n 1 | cut -c1-150)
 	[ -n "$first" ] || first="(stdout) $(head -n 1 "$work/out" | cut -c1-100)"
-	printf '%-28s %-14s %8ss %8s MB  %-16s %s (stderr lines: %s)\n' "$label" "$(basename "$bin")" "$secs" $((kb / 1024)) "$what" "$first" "$(wc -l <"$work/err")"
+	printf '%-28s %-14s %8ss %8s MB  %-16s %s (stderr lines: %s)\n' "$label" "$(basename "$bin")" "$secs" "$([ "$kb" -ge 0 ] && echo $((kb / 1024)) || echo -)" "$what" "$first" "$(wc -l <"$work/err")"
 }
 
 # exporter LABEL BIN RESULTS: the exporter auditing this machine with
