@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -32,12 +33,16 @@ const (
 	weightUnroutableIf   = 1.05
 	weightPeerOtherNet   = 1.05
 	weightP2PSHMDisabled = 1.05
+	weightGraphFile      = 1.05
+	weightIBNoDevice     = 1.0
 )
 
 // startupCauses reads causes from NCCL's startup lines: interfaces in its
 // socket lists that cannot reach another node, a peer address on no
 // network of this rank, P2P and SHM both turned off on one node.
 func (a *analysis) startupCauses(l *results.NCCLLog) {
+	a.graphFileSet(l)
+	a.ibRequestedNoDevice(l)
 	kinds, _ := l.TransportKinds()
 	net := int64(0)
 	for k, n := range kinds {
@@ -222,4 +227,94 @@ func (a *analysis) peerOtherNetwork(l *results.NCCLLog) {
 			"https://github.com/gpustack/gpustack/issues/2275")
 		return
 	}
+}
+
+// separateTests: the headers and footers show several processes that each
+// ran a test of their own. For: "Rank 0" printed by two hosts in one
+// header block (an MPI-launched test has one rank 0), or two or more
+// footers with no table between them whose values agree within half
+// (the same single-node test run once per process). Against: one footer,
+// footers of tables of their own, footers far apart (different tests).
+func separateTests(l results.NCCLLaunch) bool {
+	if l.RankZeroHosts > 1 {
+		return true
+	}
+	return l.StrayFooters > 1 && l.StrayMax <= 1.5*l.StrayMin
+}
+
+// separateTestsCause flags nccl-tests run once per process (built without
+// MPI=1 and started by a launcher) when no table shows it on its own.
+func (a *analysis) separateTestsCause(o *results.NCCLOutput) {
+	l := o.Launch
+	if !separateTests(l) {
+		return
+	}
+	for _, t := range o.Tables {
+		if t.Footers > 1 {
+			return // the table's own footers say it, below
+		}
+	}
+	var ev string
+	switch {
+	case l.RankZeroHosts > 1:
+		ev = `"Rank 0" device lines from two hosts in one header`
+	default:
+		ev = fmt.Sprintf("%d 'Avg bus bandwidth' footers without a table between them (%.4g to %.4g GB/s)", l.StrayFooters, l.StrayMin, l.StrayMax)
+	}
+	a.flag(report.Fail, "nccl-tests.not-built-with-mpi", "each process ran a test of its own, so nothing was measured between them: nccl-tests built without MPI=1, started by mpirun or srun",
+		ev, "rebuild nccl-tests with MPI=1 (make clean; make MPI=1 MPI_HOME=…) and run it again", "https://github.com/NVIDIA/nccl-tests/issues/27")
+}
+
+// graphFileSet: NCCL_GRAPH_FILE set by the environment forces NCCL's
+// channel graph from a file instead of searching the machine's topology;
+// a file made for another machine (often shipped in an image's
+// /etc/nccl.conf) gives graphs that hang or crawl. NCCL_GRAPH_DUMP_FILE
+// (writing the graph out) and NCCL_TOPO_FILE (describing the machine)
+// are no evidence.
+func (a *analysis) graphFileSet(l *results.NCCLLog) {
+	v := strings.TrimSpace(l.Env["NCCL_GRAPH_FILE"])
+	if v == "" {
+		return
+	}
+	a.cause(weightGraphFile, report.Warn, "nccl.graph-file-set",
+		"NCCL_GRAPH_FILE forces NCCL's channel graph from a file instead of searching this machine's topology; a graph made for another machine gives hangs or poor bandwidth",
+		"NCCL_GRAPH_FILE set by environment to "+v,
+		"unset NCCL_GRAPH_FILE (the job's environment, a container image, /etc/nccl.conf or ~/.nccl.conf); keep NCCL_TOPO_FILE if the platform needs one",
+		"https://github.com/NVIDIA/nccl/issues/1240")
+}
+
+// ibRequestedNoDevice: the job configured NCCL's RDMA transport (an
+// NCCL_IB_* variable other than NCCL_IB_DISABLE=1) but NET/IB found no
+// device, so the process does not see the host's RDMA devices (a container
+// without /dev/infiniband, no RDMA driver) and NCCL falls back to TCP.
+// Against: any rank listing NET/IB devices, RDMA in use, IB turned off.
+func (a *analysis) ibRequestedNoDevice(l *results.NCCLLog) {
+	if len(l.IBDevices) > 0 || l.RDMA() || strings.TrimSpace(l.Env["NCCL_IB_DISABLE"]) == "1" {
+		return
+	}
+	noDev := false
+	for _, n := range l.NetNotes {
+		if strings.Contains(n, "NET/IB") && strings.Contains(n, "No device found") {
+			noDev = true
+			break
+		}
+	}
+	if !noDev {
+		return
+	}
+	var set []string
+	for k := range l.Env {
+		if strings.HasPrefix(k, "NCCL_IB_") {
+			set = append(set, k+"="+strings.TrimSpace(l.Env[k]))
+		}
+	}
+	if len(set) == 0 {
+		return
+	}
+	slices.Sort(set)
+	a.cause(weightIBNoDevice, report.Warn, "nccl.ib-no-device",
+		"the job configures NCCL's RDMA transport but NET/IB finds no device: this process does not see the host's RDMA devices, so NCCL falls back to TCP sockets",
+		"\"NET/IB : No device found\" with "+strings.Join(set, " "),
+		"make the RDMA devices visible to the process (containers: --device=/dev/infiniband --cap-add=IPC_LOCK, or the RDMA device plugin in Kubernetes; hosts: the RDMA driver and rdma-core) and check ibv_devinfo where the job runs",
+		"https://github.com/pytorch/pytorch/issues/111424; https://github.com/microsoft/pai/pull/2657")
 }

@@ -21,6 +21,24 @@ type NCCLOutput struct {
 	DroppedTables int `json:"dropped_tables,omitempty"`
 	// Wrapped counts rows read whole from two lines (a paste wrapped them).
 	Wrapped int `json:"wrapped_rows,omitempty"`
+	// Launch is what the headers and footers say about how the test was
+	// started, kept also when no table row survived.
+	Launch NCCLLaunch `json:"launch"`
+}
+
+// NCCLLaunch counts the header and footer lines that tell how many
+// processes each ran a test of their own.
+type NCCLLaunch struct {
+	// StrayFooters counts "Avg bus bandwidth" footers read while no table
+	// was open (a paste of footers alone); StrayMin and StrayMax are the
+	// smallest and largest of their values.
+	StrayFooters int     `json:"stray_footers,omitempty"`
+	StrayMin     float64 `json:"stray_min_gbs,omitempty"`
+	StrayMax     float64 `json:"stray_max_gbs,omitempty"`
+	// RankZeroHosts counts the distinct hosts that printed a "Rank 0"
+	// device line, up to 2: an MPI-launched test prints one.
+	RankZeroHosts int    `json:"rank_zero_hosts,omitempty"`
+	rankZeroHost  string // the first such host
 }
 
 // maxTables bounds how many tables one input keeps.
@@ -255,6 +273,7 @@ func (p *ncclParser) comment(t []byte) {
 		}
 	case bytes.HasPrefix(body, []byte("Rank ")):
 		if d, ok := p.deviceLine(body); ok {
+			p.out.Launch.rankZero(d)
 			if !p.hasMeta {
 				p.closeTable()
 				p.newMeta()
@@ -292,6 +311,14 @@ func (p *ncclParser) comment(t []byte) {
 			}
 			p.cur.Footers++
 			p.cur.Complete = true
+		} else {
+			_, v, _ := bytes.Cut(body, []byte(":"))
+			p.fields = appendFields(p.fields[:0], v)
+			if len(p.fields) > 0 {
+				if x, err := strconv.ParseFloat(string(p.fields[0]), 64); err == nil && !math.IsNaN(x) && !math.IsInf(x, 0) {
+					p.out.Launch.stray(x)
+				}
+			}
 		}
 	case bytes.HasPrefix(body, []byte("Collective test concluded")):
 		if p.cur != nil {
@@ -324,6 +351,10 @@ func (p *ncclParser) openTable() {
 	}
 	p.hasMeta = false
 	p.meta = NCCLTable{Devices: p.meta.Devices[:0]}
+	if p.out.Launch.RankZeroHosts < 2 {
+		// a later "Rank 0" on another host belongs to another run
+		p.out.Launch.RankZeroHosts, p.out.Launch.rankZeroHost = 0, ""
+	}
 }
 
 func (p *ncclParser) closeTable() {
@@ -788,4 +819,27 @@ func fieldsInto(dst [][]byte, s []byte) [][]byte {
 func atoi(b []byte) int {
 	n, _ := strconv.Atoi(string(b))
 	return n
+}
+
+// rankZero notes a "Rank 0" device line's host.
+func (l *NCCLLaunch) rankZero(d NCCLDevice) {
+	if d.Rank != 0 || d.Host == "" || l.RankZeroHosts >= 2 {
+		return
+	}
+	if l.RankZeroHosts == 0 {
+		l.rankZeroHost, l.RankZeroHosts = d.Host, 1
+	} else if d.Host != l.rankZeroHost {
+		l.RankZeroHosts = 2
+	}
+}
+
+// stray notes a footer read outside a table.
+func (l *NCCLLaunch) stray(x float64) {
+	if l.StrayFooters == 0 || x < l.StrayMin {
+		l.StrayMin = x
+	}
+	if l.StrayFooters == 0 || x > l.StrayMax {
+		l.StrayMax = x
+	}
+	l.StrayFooters++
 }
