@@ -11,7 +11,8 @@ import (
 	"github.com/sparkrig/sparkrig/internal/fixture"
 )
 
-func addPastedSeeds(f *testing.F) {
+// addPastedSeeds adds each pasted sample as a seed, through each cut given.
+func addPastedSeeds(f *testing.F, cut ...func([]byte) []byte) {
 	files, err := filepath.Glob("testdata/pasted/*.txt")
 	if err != nil || len(files) == 0 {
 		f.Fatalf("no corpus: %v", err)
@@ -21,7 +22,11 @@ func addPastedSeeds(f *testing.F) {
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(fixture.Verbatim(b))
+		v := fixture.Verbatim(b)
+		for _, c := range cut {
+			v = c(v)
+		}
+		f.Add(v)
 	}
 }
 

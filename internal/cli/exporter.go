@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
@@ -152,8 +151,9 @@ func exporterAudit(ctx context.Context, env *Env, o *exporterOptions, profile ch
 	m := newReportMerge(r)
 	for _, p := range o.results {
 		if err := addResults(ctx, m, p); err != nil {
-			fmt.Fprintf(env.Stderr, "sparkrig: exporter: %s: %s\n", p, sanitize.Line(err.Error()))
-			r.Analyses = append(r.Analyses, unreadable(p, err))
+			a := unreadable(p, err)
+			fmt.Fprintf(env.Stderr, "sparkrig: exporter: %s: %s\n", sanitize.Line(p), sanitize.Line(a.Error))
+			r.Analyses = append(r.Analyses, a)
 		}
 	}
 	if ctx.Err() != nil {
@@ -163,21 +163,12 @@ func exporterAudit(ctx context.Context, env *Env, o *exporterOptions, profile ch
 	return r, nil
 }
 
-// addResults adds one --results document, refusing anything but a regular
-// file by its type before opening it (a FIFO would block the open, a
-// character device such as /dev/zero never ends) and giving up at ctx's
-// end (the audit's deadline) whatever the read is blocked on.
+// addResults adds one --results document, giving up at ctx's end (the
+// audit's deadline) whatever the read is blocked on (a hung NFS mount).
+// addFile opens it with capped.Open, which refuses anything but a regular
+// file by its type before reading (a FIFO would block the open, a
+// character device such as /dev/zero never ends).
 func addResults(ctx context.Context, m reportMerge, path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("not a regular file (%s)", fileKind(fi.Mode()))
-	}
-	if fi.Size() > report.MaxInputBytes {
-		return fmt.Errorf("larger than %d MiB", report.MaxInputBytes>>20)
-	}
 	// A read blocked past the deadline is left behind; the audit it belongs
 	// to is failed and never rendered (exporterAudit stops at ctx's end).
 	done := make(chan error, 1)
@@ -188,21 +179,4 @@ func addResults(ctx context.Context, m reportMerge, path string) error {
 	case <-ctx.Done():
 		return fmt.Errorf("not read within the audit's deadline")
 	}
-}
-
-// fileKind names a file type for a refusal.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&os.ModeCharDevice != 0:
-		return "a character device"
-	case m&os.ModeDevice != 0:
-		return "a block device"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "special"
 }

@@ -90,8 +90,8 @@ func TestExporterResultsSpecialFilesRefused(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatal("the audit stalled on a special file")
 	}
-	want := "sparkrig: exporter: " + fifo + ": not a regular file (a FIFO)\n" +
-		"sparkrig: exporter: /dev/zero: not a regular file (a character device)\n"
+	want := "sparkrig: exporter: " + fifo + ": open: is a named pipe, not a regular file\n" +
+		"sparkrig: exporter: /dev/zero: open: is a character device, not a file\n"
 	if errb.String() != want {
 		t.Errorf("stderr %q, want %q", errb.String(), want)
 	}

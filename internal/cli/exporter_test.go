@@ -35,7 +35,7 @@ func TestExporterAuditAddsResults(t *testing.T) {
 			t.Errorf("no %q in the exporter's page", line)
 		}
 	}
-	if got := errb.String(); got != "sparkrig: exporter: testdata/bench/no-such.json: stat testdata/bench/no-such.json: no such file or directory\n" {
+	if got := errb.String(); got != "sparkrig: exporter: testdata/bench/no-such.json: open: no such file or directory\n" {
 		t.Errorf("stderr %q", got)
 	}
 }

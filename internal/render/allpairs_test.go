@@ -10,7 +10,7 @@ import (
 	"github.com/sparkrig/sparkrig/internal/report"
 )
 
-func readReport(t *testing.T, path string) *report.Report {
+func readReport(t testing.TB, path string) *report.Report {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {

@@ -27,25 +27,60 @@ func FuzzHostText(f *testing.F) {
 	})
 }
 
-// FuzzRunText feeds arbitrary text from the nodes of an all-pairs run and
-// a triage (node names, evidence, log lines) through the page and the
-// metrics of a report that merges them with the doctor's audit (the
-// recorded documents of testdata): the page keeps exactly its own script,
-// the metrics still parse.
-func FuzzRunText(f *testing.F) {
-	f.Add("node-3", "re-test node-3→node-7: failed again", "NCCL WARN timeout")
-	f.Add(`</script><script>alert(1)</script>`, "<b>bold</b>\n# heading", "\x1b[2J`rm -rf /`")
-	f.Add("", "", "")
-	f.Fuzz(func(t *testing.T, node, evidence, log string) {
+// runText is hostile text from the nodes of an all-pairs run and a triage:
+// a node name, evidence and a log line.
+var runText = [][3]string{
+	{"node-3", "re-test node-3→node-7: failed again", "NCCL WARN timeout"},
+	{`</script><script>alert(1)</script>`, "<b>bold</b>\n# heading", "\x1b[2J`rm -rf /`"},
+	{"\u202espark-01", "\x9b31m", "\r\x07"},
+	{"", "", ""},
+}
+
+// withRunText puts node, evidence and log into the all-pairs and triage
+// parts of r.
+func withRunText(r *report.Report, node, evidence, log string) {
+	r.AllPairs.Nodes[0], r.AllPairs.Scores[0].Node = node, node
+	r.AllPairs.Suspects[0].Name, r.AllPairs.Suspects[0].Evidence[0] = node, evidence
+	r.Triage.FirstNode, r.Triage.Evidence[0] = node, evidence
+	r.Triage.Nodes[0].Host, r.Triage.Nodes[0].Log = node, []string{log}
+}
+
+// The page of a report that merges the recorded audit, all-pairs run and
+// triage keeps exactly its own script whatever the nodes wrote, and its
+// metrics still parse.
+func TestRunTextPage(t *testing.T) {
+	for _, in := range runText {
 		r := merged(t)
-		r.AllPairs.Nodes[0], r.AllPairs.Scores[0].Node = node, node
-		r.AllPairs.Suspects[0].Name, r.AllPairs.Suspects[0].Evidence[0] = node, evidence
-		r.Triage.FirstNode, r.Triage.Evidence[0] = node, evidence
-		r.Triage.Nodes[0].Host, r.Triage.Nodes[0].Log = node, []string{log}
+		withRunText(r, in[0], in[1], in[2])
 		pageAndMetricsHold(t, r)
+	}
+}
+
+// FuzzRunText feeds arbitrary text from the nodes of an all-pairs run and
+// a triage (node names, evidence, log lines) through the text, markdown and
+// metrics of a small report that holds them beside a two-node audit: the
+// text and markdown carry no terminal control from the input, the metrics
+// still parse. The page is TestRunTextPage's and FuzzHostText's subject:
+// with the page of the whole merged report each execution took 15-28 ms and
+// the fuzzer ran a few dozen inputs in 10 s.
+func FuzzRunText(f *testing.F) {
+	for _, in := range runText {
+		f.Add(in[0], in[1], in[2])
+	}
+	ap, tr := readReport(f, "testdata/allpairs-rig.json"), readReport(f, "testdata/triage-rig.json")
+	f.Fuzz(func(t *testing.T, node, evidence, log string) {
+		r := twoSparks()
+		r.Command = "report"
+		r.AllPairs, r.Triage = ap.AllPairs, tr.Triage
+		withRunText(r, node, evidence, log)
+		metricsParse(t, r)
 		for _, format := range []string{"text", "markdown"} {
-			if err := Write(&bytes.Buffer{}, r, format, Options{}); err != nil {
+			var b bytes.Buffer
+			if err := Write(&b, r, format, Options{}); err != nil {
 				t.Fatal(err)
+			}
+			if i := strings.IndexAny(b.String(), "\x1b\x07\r\u009b\u202e"); i >= 0 {
+				t.Fatalf("%s holds a control character of the input at %d: %q", format, i, b.String()[max(0, i-40):min(b.Len(), i+40)])
 			}
 		}
 	})
@@ -62,6 +97,12 @@ func pageAndMetricsHold(t *testing.T, r *report.Report) {
 	if n := strings.Count(strings.ToLower(page.String()), "<script"); n != 1 {
 		t.Fatalf("%d script elements", n)
 	}
+	metricsParse(t, r)
+}
+
+// metricsParse renders r as metrics, which must parse.
+func metricsParse(t *testing.T, r *report.Report) {
+	t.Helper()
 	var prom bytes.Buffer
 	if err := Prometheus(&prom, r); err != nil {
 		t.Fatal(err)

@@ -27,6 +27,9 @@ type Merge struct {
 	// Open opens an input file (nil: os.Open); the commands hand in one
 	// that refuses devices, and FIFOs where nobody waits at a terminal.
 	Open func(path string) (io.ReadCloser, error)
+	// jsonBytes and jsonObjects count the JSON documents read, against
+	// MaxInputBytes and MaxInputObjects.
+	jsonBytes, jsonObjects int
 }
 
 // mergedPart is one part of the report and the document it came from.
@@ -80,16 +83,20 @@ func (m *Merge) Add(doc *Report, input string) {
 		m.nodes = append(m.nodes, docNodes{input, ns})
 	}
 	r := m.r
+	// by name, so a document of many hosts merges in linear time
+	at := make(map[string][]int, len(r.Hosts))
+	for i, h := range r.Hosts {
+		at[h.Host] = append(at[h.Host], i)
+	}
 	for _, h := range doc.Hosts {
-		replaced := false
-		for i := range r.Hosts {
-			if r.Hosts[i].Host == h.Host {
-				r.Hosts[i], replaced = h, true
+		if is, ok := at[h.Host]; ok {
+			for _, i := range is {
+				r.Hosts[i] = h
 			}
+			continue
 		}
-		if !replaced {
-			r.Hosts = append(r.Hosts, h)
-		}
+		at[h.Host] = []int{len(r.Hosts)}
+		r.Hosts = append(r.Hosts, h)
 	}
 	r.Analyses = append(r.Analyses, doc.Analyses...)
 	r.Plans = append(r.Plans, doc.Plans...)

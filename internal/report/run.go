@@ -118,9 +118,60 @@ func Unreadable(name string, err error) AnalysisResult {
 		Items: []AnalysisItem{}, Flags: []AnalysisFlag{}}
 }
 
-// MaxInputBytes bounds a JSON input, which is read whole; raw benchmark
-// outputs stream through the analysis in constant memory, whatever their size.
-const MaxInputBytes = 256 << 20
+// MaxInputBytes bounds the JSON inputs of one merge (sparkrig documents
+// and JSON benchmark outputs), each and together: each is read whole and
+// decoded, and the report renders what they hold.
+// Raw benchmark outputs stream through the analysis in constant memory,
+// whatever their size.
+const MaxInputBytes = 128 << 20
+
+// MaxInputObjects bounds the JSON objects (hosts, findings, links, rows …)
+// of the JSON inputs of one merge together. Memory follows the objects a
+// document holds more than its bytes: 3 bytes ("{},") decode into a finding
+// of 152 and render into a section of the page. A doctor document of 16,000
+// hosts holds 608,034 objects in 95 MB and its page takes about 400 MB.
+const MaxInputObjects = 1 << 20
+
+// countObjects counts the JSON objects of data: the '{' outside strings.
+func countObjects(data []byte) int {
+	n, in, esc := 0, false, false
+	for _, c := range data {
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && c == '{':
+			n++
+		}
+	}
+	return n
+}
+
+// budget refuses a JSON input that would take the merge past
+// MaxInputBytes or MaxInputObjects, or counts it.
+func (m *Merge) budget(data []byte) error {
+	if len(data) > MaxInputBytes-m.jsonBytes {
+		if m.jsonBytes == 0 {
+			return fmt.Errorf("larger than %d MiB, the most one report reads", MaxInputBytes>>20)
+		}
+		return fmt.Errorf("past %d MiB with the documents before it, the most one report reads", MaxInputBytes>>20)
+	}
+	n := countObjects(data)
+	if n > MaxInputObjects-m.jsonObjects {
+		before := ""
+		if m.jsonObjects > 0 {
+			before = fmt.Sprintf(" (%d in the documents before it)", m.jsonObjects)
+		}
+		return fmt.Errorf("holds %d JSON objects (hosts, findings, links …)%s, past the %d one report reads",
+			n, before, MaxInputObjects)
+	}
+	m.jsonBytes += len(data)
+	m.jsonObjects += n
+	return nil
+}
 
 // AddFile reads a sparkrig JSON document (any command's) and merges it, or
 // analyses a raw benchmark output with raw (nil: every raw output is an
@@ -142,8 +193,8 @@ func (m *Merge) AddFile(path string, raw RawReader) error {
 		if err != nil {
 			return err
 		}
-		if len(data) > MaxInputBytes {
-			return fmt.Errorf("larger than %d MiB", MaxInputBytes>>20)
+		if err := m.budget(data); err != nil {
+			return err
 		}
 		if doc, ok, err := Decode(data); ok {
 			if err != nil {
