@@ -13,6 +13,8 @@
 # doctor: a whole doctor run after acquisition (checks, cluster checks, fix
 #   plan, text and JSON) over 1000, 4000 and 10,000 switched DGX Spark nodes,
 #   each read from its own evidence; wall, CPU ms per node, peak RSS.
+# ring checks: the cluster model and checks over a switchless ring of 100,
+#   1000 and 10,000 nodes (2 subnets a cable): time per node.
 # exporter: 100 audits of 100 hosts through the exporter's Server; the live
 #   heap and RSS after the 1st, 10th and 100th audit.
 # hostile: 32 nodes that answer with endless zeros; one node per stream
@@ -34,6 +36,7 @@ run() {
 }
 for n in 1 32 256 1000 4000 10000; do run "BenchmarkRemote/hosts=$n\$"; done
 for n in 1000 4000 10000; do run "BenchmarkDoctor/nodes=$n\$" ./internal/doctor; done
+run 'BenchmarkRingChecks$' ./internal/cluster
 run 'BenchmarkExporterAudits$'
 run 'BenchmarkHostileNodes/hosts=32$'
 for h in endless-header endless-empty-links endless-empty-commands; do run "BenchmarkHostileNode/$h\$"; done

@@ -69,6 +69,12 @@ type Options struct {
 	// kept evidence must still tell (fix.Paths()): the manifest's items of
 	// their directories are kept with them.
 	KeepPaths []string
+	// Arrived, when set, hears each node as its capture is read (facts
+	// read, evidence whole), from the worker that read it, before Keep
+	// drops any of it; it may take the node's evidence away (set Snap to
+	// nil: a command that writes each node's snapshot as it comes). A node
+	// the run gave up on is not heard.
+	Arrived func(n *Node)
 	// Sudo captures as root (directly, or through sudo -n: never a password
 	// prompt), for commands that must read root-only files (fix).
 	Sudo        bool
@@ -113,9 +119,12 @@ func Remote(ctx context.Context, hosts []string, o Options) []Node {
 			// read here, by the worker, as the node arrives: the run holds
 			// its facts and what keep names, never every raw capture
 			n.Snap, n.Facts = s, facts.FromSnapshot(s)
-			if keep != nil {
-				n.Snap = Reduce(s, keep, o.KeepPaths)
-			}
+		}
+		if o.Arrived != nil {
+			o.Arrived(&n)
+		}
+		if keep != nil && n.Snap != nil {
+			n.Snap = Reduce(n.Snap, keep, o.KeepPaths)
 		}
 		mu.Lock()
 		defer mu.Unlock()
@@ -161,17 +170,19 @@ func Reduce(s *snapshot.Snapshot, keep func(key string) bool, paths []string) *s
 	}
 	dirs := map[string]bool{}
 	for _, p := range paths {
-		dirs[path.Dir(p)] = true
+		dirs[dirOf(p)] = true
 	}
-	for _, it := range s.Manifest.Items {
-		if it.Kind != snapshot.KindCmd && keep(itemKey(it)) {
-			dirs[path.Dir(it.Name)] = true
+	kept := make([]bool, len(s.Manifest.Items)) // keep asked once an item
+	for i, it := range s.Manifest.Items {
+		kept[i] = keep(itemKey(it))
+		if it.Kind != snapshot.KindCmd && kept[i] {
+			dirs[dirOf(it.Name)] = true
 		}
 	}
 	out := &snapshot.Snapshot{Manifest: s.Manifest, Data: map[string][]byte{}, Source: s.Source}
 	out.Manifest.Items = nil
-	for _, it := range s.Manifest.Items {
-		if keep(itemKey(it)) || it.Kind != snapshot.KindCmd && (dirs[path.Dir(it.Name)] || strings.ContainsAny(it.Name, "*?[")) {
+	for i, it := range s.Manifest.Items {
+		if kept[i] || it.Kind != snapshot.KindCmd && (dirs[dirOf(it.Name)] || strings.ContainsAny(it.Name, "*?[")) {
 			out.Manifest.Items = append(out.Manifest.Items, it)
 		}
 	}
@@ -182,6 +193,17 @@ func Reduce(s *snapshot.Snapshot, keep func(key string) bool, paths []string) *s
 		}
 	}
 	return out
+}
+
+// dirOf is path.Dir(p), without cleaning p again where it is clean.
+func dirOf(p string) string {
+	if snapshot.Abs(p) != p {
+		return path.Dir(p)
+	}
+	if i := strings.LastIndexByte(p, '/'); i > 0 {
+		return p[:i]
+	}
+	return "/"
 }
 
 // memoKeep answers keep once per storage key: every node's capture has

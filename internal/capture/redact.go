@@ -72,6 +72,9 @@ var redactors = []struct {
 func Redact(p string, b []byte) ([]byte, []string, error) {
 	for _, r := range redactors {
 		for _, pat := range r.files {
+			if !strings.HasPrefix(p, literalPrefix(pat)) {
+				continue // most files a capture reads are in /sys and /proc
+			}
 			if ok, _ := path.Match(pat, p); ok {
 				out, keys, err := r.redact(b)
 				if err != nil {
@@ -90,6 +93,15 @@ func Redact(p string, b []byte) ([]byte, []string, error) {
 		}
 	}
 	return b, nil, nil
+}
+
+// literalPrefix is what every name pat matches starts with: pat up to its
+// first special character.
+func literalPrefix(pat string) string {
+	if i := strings.IndexAny(pat, `*?[\\`); i >= 0 {
+		return pat[:i]
+	}
+	return pat
 }
 
 // addFile stores a captured file with its secrets redacted, and says in the

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/shell"
@@ -256,7 +257,9 @@ func ReadScriptOutput(r io.Reader, m ScriptMeta) (*snapshot.Snapshot, error) {
 	s.Manifest.ToolVersion = m.ToolVersion
 	s.Manifest.Capturer = "sh"
 	s.Manifest.DurationMS = m.Duration.Milliseconds()
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() { br.Reset(nil); readers.Put(br) }() // nothing read keeps br's buffer
 	if err := skipPreamble(br); err != nil {
 		return s, err
 	}
@@ -293,6 +296,10 @@ func ReadScriptOutput(r io.Reader, m ScriptMeta) (*snapshot.Snapshot, error) {
 		addScriptRecord(s, h, payload, st)
 	}
 }
+
+// readers are the streams' read buffers, used again by the nodes that
+// follow: a fan-out allocates as many as it reads at once, not one a node.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 64<<10) }}
 
 // maxPreamble bounds what a node's shell start-up files may print before
 // the script's first record (a banner from ~/.bashrc, say).
@@ -389,7 +396,7 @@ func validRecordName(kind, name string) bool {
 		return true
 	}
 	// files, links and the batched reads of file globs
-	return strings.HasPrefix(name, "/") && name != "/" && path.Clean(name) == name
+	return strings.HasPrefix(name, "/") && name != "/" && snapshot.Abs(name) == name
 }
 
 // scriptState is what records refer back to: commands' items (for their
@@ -412,7 +419,17 @@ func readPayload(br *bufio.Reader, h scriptHeader, boundary []byte, room int64) 
 		if h.size > room {
 			return nil, fmt.Errorf("capture stream larger than %d MiB", maxStreamBytes>>20)
 		}
-		// grown as the bytes arrive: a header's claim alone allocates nothing
+		if h.size <= 1<<20 {
+			// read into one buffer of the claimed size (a claim of up to
+			// 1 MiB was always allocated at once)
+			buf := make([]byte, h.size)
+			if _, err := io.ReadFull(br, buf); err != nil {
+				return nil, fmt.Errorf("%w inside %s", ErrCaptureCut, h.name)
+			}
+			return buf, nil
+		}
+		// grown as the bytes arrive: a header's claim alone allocates no
+		// more than 1 MiB
 		var buf bytes.Buffer
 		buf.Grow(int(min(h.size, 1<<20)))
 		if _, err := io.CopyN(&buf, br, h.size); err != nil {
@@ -487,12 +504,21 @@ func addScriptRecord(s *snapshot.Snapshot, h scriptHeader, payload []byte, st *s
 	}
 }
 
-// headHeader matches head -v's section header; headErr its error lines
+// headErr matches head -v's error lines
 // (GNU: "head: error reading 'P': Invalid argument"; busybox: "head: P: ...").
 var (
-	headHeader = regexp.MustCompile(`^==> (.*) <==$`)
-	headErr    = regexp.MustCompile(`^head: (?:cannot open '(.*)' for reading|error reading '(.*)'|(/[^:]*)): (.*)$`)
+	headErr = regexp.MustCompile(`^head: (?:cannot open '(.*)' for reading|error reading '(.*)'|(/[^:]*)): (.*)$`)
 )
+
+// headHeader is the path of head -v's section header "==> PATH <==" that
+// line (its newline included) is, if it is one.
+func headHeader(line []byte) (string, bool) {
+	l := bytes.TrimSuffix(line, []byte("\n"))
+	if len(l) < len("==>  <==") || !bytes.HasPrefix(l, []byte("==> ")) || !bytes.HasSuffix(l, []byte(" <==")) || bytes.IndexByte(l, '\n') >= 0 {
+		return "", false
+	}
+	return string(l[4 : len(l)-4]), true
+}
 
 // addHeads splits `head -v file...` output into one file item per section,
 // and records the files head could not read with the local capture's status.
@@ -502,6 +528,9 @@ func addHeads(s *snapshot.Snapshot, glob string, out, stderr []byte) {
 	failed := map[string]string{}
 	var failOrder []string
 	for _, l := range strings.Split(string(stderr), "\n") {
+		if !strings.HasPrefix(l, "head: ") {
+			continue
+		}
 		m := headErr.FindStringSubmatch(l)
 		if m == nil {
 			continue
@@ -515,12 +544,15 @@ func addHeads(s *snapshot.Snapshot, glob string, out, stderr []byte) {
 		start int
 	}
 	var secs []section
-	lines := strings.SplitAfter(string(out), "\n")
-	off := 0
-	for _, l := range lines {
-		if m := headHeader.FindStringSubmatch(strings.TrimSuffix(l, "\n")); m != nil {
-			if ok, _ := path.Match(glob, m[1]); ok || m[1] == glob {
-				secs = append(secs, section{m[1], off})
+	for off := 0; off < len(out); {
+		l := out[off:]
+		if i := bytes.IndexByte(l, '\n'); i >= 0 {
+			l = l[:i+1]
+		}
+		// only a line that starts as a header is matched against one
+		if name, ok := headHeader(l); ok {
+			if ok, _ := path.Match(glob, name); ok || name == glob {
+				secs = append(secs, section{name, off})
 			}
 		}
 		off += len(l)

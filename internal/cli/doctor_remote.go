@@ -33,7 +33,8 @@ type remoteOptions struct {
 	hostTimeout time.Duration
 	timeout     time.Duration
 	noPing      bool
-	keepAll     bool // every node's whole evidence is kept (snapshot writes it), not only what fix reads
+	keepAll     bool                // every node's whole evidence is kept (snapshot writes it), not only what fix reads
+	arrived     func(*acquire.Node) // hears each node as it is read (snapshot writes it then)
 	// transport is shared by copies of these options: one runner per command.
 	transport *transportOptions
 }
@@ -147,7 +148,7 @@ func (o *remoteOptions) acquireOptions(env *Env, sudo bool) (acquire.Options, er
 	}
 	return acquire.Options{Runner: r, Parallel: o.parallel, HostTimeout: o.hostTimeout,
 		Timeout: o.timeout, NoPing: o.noPing, Sudo: sudo, ToolVersion: Version, Progress: progressTo(env),
-		PingPlan: cluster.PlanPings, Keep: keep, KeepPaths: fix.Paths()}, nil
+		PingPlan: cluster.PlanPings, Keep: keep, KeepPaths: fix.Paths(), Arrived: o.arrived}, nil
 }
 
 // progressTo is where the fan-out draws its progress line (a terminal

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -58,8 +59,10 @@ addresses with stand-ins, the same on every node of the run.
 func runSnapshot(ctx context.Context, env *Env, opts *snapshotOptions) error {
 	defer opts.remote.closeRunner()
 	failed, err := snapshot.Run(ctx, snapshot.RunOptions{Output: opts.output, PerHost: opts.remote.enabled(), Force: opts.force,
-		Capture: func(ctx context.Context) ([]snapshot.Node, error) { return snapshotCapture(ctx, env, opts) },
-		Wrote:   func(path, summary string) { fmt.Fprintf(env.Stderr, "wrote %s: %s\n", sanitize.Line(path), summary) },
+		Capture: func(ctx context.Context, write snapshot.WriteFunc) ([]snapshot.Node, error) {
+			return snapshotCapture(ctx, env, opts, write)
+		},
+		Wrote: func(path, summary string) { fmt.Fprintf(env.Stderr, "wrote %s: %s\n", sanitize.Line(path), summary) },
 		Failed: func(host string, err error) {
 			fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s\n", sanitize.Line(doctor.HostLine(host, err)))
 		}})
@@ -74,8 +77,13 @@ func runSnapshot(ctx context.Context, env *Env, opts *snapshotOptions) error {
 
 // snapshotCapture captures this machine, or every host over the command's
 // runner, with host names, MACs and public addresses replaced the same way
-// on every node when --anonymize is given.
-func snapshotCapture(ctx context.Context, env *Env, opts *snapshotOptions) ([]snapshot.Node, error) {
+// on every node when --anonymize is given. Over the runner, each node's
+// snapshot is written as it arrives (write), unless --anonymize holds them
+// all until every node's identities are known.
+func snapshotCapture(ctx context.Context, env *Env, opts *snapshotOptions, write snapshot.WriteFunc) ([]snapshot.Node, error) {
+	if opts.remote.enabled() && write != nil && !opts.anonymize {
+		return streamSnapshots(ctx, env, opts, write)
+	}
 	var caps []hostCapture
 	if opts.remote.enabled() {
 		var err error
@@ -108,4 +116,46 @@ func snapshotCapture(ctx context.Context, env *Env, opts *snapshotOptions) ([]sn
 		out[i] = snapshot.Node{Host: c.Host, Snap: c.Snap, Err: c.Err}
 	}
 	return out, nil
+}
+
+// streamSnapshots captures every host, writing each node's snapshot as it
+// arrives and releasing its evidence: the run holds facts (for the ping
+// mesh's plan), not captures. The mesh's results, known once every node
+// has arrived, are appended to the archives already written. The nodes
+// the run gave up on before they answered come back to be reported.
+func streamSnapshots(ctx context.Context, env *Env, opts *snapshotOptions, write snapshot.WriteFunc) ([]snapshot.Node, error) {
+	var mu sync.Mutex
+	written := map[string]snapshot.Written{}
+	heard := map[string]bool{}
+	opts.remote.keepAll = true
+	opts.remote.arrived = func(n *hostCapture) {
+		w, ok := write(snapshot.Node{Host: n.Host, Snap: n.Snap, Err: n.Err})
+		n.Snap = nil
+		mu.Lock()
+		defer mu.Unlock()
+		heard[n.Host] = true
+		if ok {
+			written[n.Host] = w
+		}
+	}
+	caps, err := captureRemote(ctx, env, &opts.remote)
+	if err != nil {
+		return nil, err
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var rest []snapshot.Node
+	for _, c := range caps {
+		if !heard[c.Host] {
+			rest = append(rest, snapshot.Node{Host: c.Host, Snap: c.Snap, Err: c.Err})
+			continue
+		}
+		if w, ok := written[c.Host]; ok && c.Meshed {
+			it := snapshot.Item{Name: facts.PingEvidence, Argv: []string{"sparkrig", "ping-mesh"}}
+			if _, err := snapshot.AppendCmd(w, it, facts.EncodePings(c.Pings)); err != nil {
+				fmt.Fprintf(env.Stderr, "sparkrig: snapshot: %s: the ping mesh's results were not added: %s\n", sanitize.Line(c.Host), sanitize.Line(err.Error()))
+			}
+		}
+	}
+	return rest, nil
 }

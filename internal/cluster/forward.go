@@ -14,7 +14,7 @@ import (
 // new: the packets least likely to be let through).
 type ringPacket struct {
 	in, out string
-	subnets []netip.Prefix
+	subnets *subnetSet
 }
 
 // forwardDrop says which chain drops p, and how ("policy drop", or the
@@ -142,21 +142,122 @@ func ifaceIn(name string, names []string) bool {
 	return false
 }
 
+// subnetSet is a ring's subnets, prepared once for the checks of every
+// node: by name (routes), and sorted as address ranges, so that whether a
+// rule's prefixes cover all, some or none of them takes a few binary
+// searches, not a pass over every subnet for every rule of every node.
+type subnetSet struct {
+	list  []netip.Prefix
+	names []string       // list's names, in its order
+	index map[string]int // name → position in list
+	// ranges are the distinct subnets as address ranges, sorted; disjoint
+	// says no two overlap (the binary searches need it).
+	ranges   []addrRange
+	disjoint bool
+}
+
+type addrRange struct{ lo, hi netip.Addr }
+
+func newSubnetSet(subnets []netip.Prefix) *subnetSet {
+	s := &subnetSet{list: subnets, index: map[string]int{}, disjoint: true}
+	for i, p := range subnets {
+		name := p.String()
+		if _, dup := s.index[name]; dup {
+			continue
+		}
+		s.index[name] = i
+		s.names = append(s.names, name)
+		s.ranges = append(s.ranges, rangeOf(p))
+	}
+	slices.SortFunc(s.ranges, func(a, b addrRange) int { return a.lo.Compare(b.lo) })
+	for i := 1; i < len(s.ranges); i++ {
+		if s.ranges[i].lo.Compare(s.ranges[i-1].hi) <= 0 {
+			s.disjoint = false
+		}
+	}
+	return s
+}
+
+// rangeOf is the first and last address of p.
+func rangeOf(p netip.Prefix) addrRange {
+	p = p.Masked()
+	lo := p.Addr()
+	b := lo.AsSlice()
+	for i := p.Bits(); i < len(b)*8; i++ {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	hi, _ := netip.AddrFromSlice(b)
+	return addrRange{lo, hi}
+}
+
+// parsePrefixes reads a rule's prefixes (an address is a prefix of its
+// full length); an unreadable one is left out: it holds none.
+func parsePrefixes(prefixes []string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range prefixes {
+		q, err := netip.ParsePrefix(p)
+		if err != nil {
+			a, err := netip.ParseAddr(p)
+			if err != nil {
+				continue
+			}
+			q = netip.PrefixFrom(a, a.BitLen())
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
 // coverage says whether prefixes hold every one of subnets (all) or none
 // of them (none); an unreadable prefix holds none.
-func coverage(prefixes []string, subnets []netip.Prefix) (all, none bool) {
+func coverage(prefixes []string, subnets *subnetSet) (all, none bool) {
+	qs := parsePrefixes(prefixes)
+	if !subnets.disjoint {
+		return coverageEach(qs, subnets.list)
+	}
+	rs := subnets.ranges
+	covered := make([][2]int, 0, len(qs)) // [from, to) of rs inside each prefix
+	none = true
+	for _, q := range qs {
+		qr := rangeOf(q)
+		// the first subnet that ends at or after q's start
+		i, _ := slices.BinarySearchFunc(rs, qr.lo, func(r addrRange, a netip.Addr) int { return r.hi.Compare(a) })
+		if i < len(rs) && rs[i].lo.Compare(qr.hi) <= 0 && sameFamily(rs[i].lo, qr.lo) {
+			none = false
+		}
+		// the subnets wholly inside q: from the first starting at or
+		// after q's start to the last ending at or before q's end
+		from, _ := slices.BinarySearchFunc(rs, qr.lo, func(r addrRange, a netip.Addr) int { return r.lo.Compare(a) })
+		to, _ := slices.BinarySearchFunc(rs, qr.hi, func(r addrRange, a netip.Addr) int {
+			if r.hi.Compare(a) <= 0 {
+				return -1
+			}
+			return 1
+		})
+		if from < to {
+			covered = append(covered, [2]int{from, to})
+		}
+	}
+	// all: the ranges of subnets inside some prefix join up to every subnet
+	slices.SortFunc(covered, func(a, b [2]int) int { return a[0] - b[0] })
+	reach := 0
+	for _, c := range covered {
+		if c[0] > reach {
+			break
+		}
+		reach = max(reach, c[1])
+	}
+	return reach == len(rs), none
+}
+
+func sameFamily(a, b netip.Addr) bool { return a.Is4() == b.Is4() }
+
+// coverageEach is coverage subnet by subnet, for subnets that overlap.
+func coverageEach(qs []netip.Prefix, subnets []netip.Prefix) (all, none bool) {
 	all, none = true, true
 	for _, s := range subnets {
 		in, overlaps := false, false
-		for _, p := range prefixes {
-			q, err := netip.ParsePrefix(p)
-			if err != nil {
-				a, err := netip.ParseAddr(p)
-				if err != nil {
-					continue
-				}
-				q = netip.PrefixFrom(a, a.BitLen())
-			}
+		for _, q := range qs {
 			in = in || q.Bits() <= s.Bits() && q.Contains(s.Addr())
 			overlaps = overlaps || q.Overlaps(s)
 		}

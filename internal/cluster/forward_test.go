@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"math/rand/v2"
 	"net/netip"
+	"slices"
 	"testing"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
@@ -84,7 +86,7 @@ func TestRingForwardPolicy(t *testing.T) {
 		{"no rules read", nil, ring, report.NotEvaluated,
 			"the filter rules were not readable (iptables -S and nft list ruleset need root: run with sudo)"},
 	} {
-		f := forwardPolicy(&facts.Node{Host: "spark-02", Firewall: tt.fw}, tt.rails, subnets)
+		f := forwardPolicy(&facts.Node{Host: "spark-02", Firewall: tt.fw}, tt.rails, newSubnetSet(subnets))
 		if f.Severity != tt.severity || f.Observed != tt.observed {
 			t.Errorf("%s: %s %q\nwant %s %q", tt.name, f.Severity, f.Observed, tt.severity, tt.observed)
 		}
@@ -98,8 +100,52 @@ func TestRingForwardPolicyOldCapture(t *testing.T) {
 	snap.AddCmd(snapshot.Item{Name: "iptables", Argv: []string{"iptables", "-S"}}, []byte(fixture.ReadBlocks(t, "../facts/testdata/firewall/docker-user-accepts-ring.txt")[0]), nil)
 	snap.AddCmd(snapshot.Item{Name: "nft", Argv: []string{"nft", "list", "ruleset"}}, []byte(fixture.ReadBlocks(t, "../facts/testdata/firewall/nft-text-listing.txt")[0]), nil)
 	n := facts.FromSnapshot(snap)
-	f := forwardPolicy(n, []string{"enp1s0f0np0", "enp1s0f1np1"}, []netip.Prefix{netip.MustParsePrefix("192.168.0.0/24")})
+	f := forwardPolicy(n, []string{"enp1s0f0np0", "enp1s0f1np1"}, newSubnetSet([]netip.Prefix{netip.MustParsePrefix("192.168.0.0/24")}))
 	if want := "the filter rules were not readable: nft's ruleset is listed as text, not JSON (an older capture: capture again)"; f.Severity != report.NotEvaluated || f.Observed != want {
 		t.Errorf("%s %q\nwant not-evaluated %q", f.Severity, f.Observed, want)
+	}
+}
+
+// TestCoverageBySearchAsBySubnet: over disjoint subnets of either family
+// and any rule prefixes, the binary searches tell all and none as a pass
+// over every subnet does.
+func TestCoverageBySearchAsBySubnet(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	addr := func() netip.Addr {
+		if r.IntN(4) == 0 {
+			return netip.AddrFrom16([16]byte{0x20, 0x01, 0x0d, 0xb8, 15: byte(r.IntN(256))})
+		}
+		return netip.AddrFrom4([4]byte{10, byte(r.IntN(4)), byte(r.IntN(8)), byte(r.IntN(256))})
+	}
+	for round := 0; round < 3000; round++ {
+		var subnets []netip.Prefix
+		for n := r.IntN(12); n > 0; n-- {
+			a := addr()
+			p, _ := a.Prefix(a.BitLen() - 8 + r.IntN(9))
+			if !slices.ContainsFunc(subnets, p.Overlaps) {
+				subnets = append(subnets, p)
+			}
+		}
+		var prefixes []string
+		for n := r.IntN(4); n > 0; n-- {
+			a := addr()
+			switch r.IntN(4) {
+			case 0:
+				prefixes = append(prefixes, a.String()) // an address
+			case 1:
+				prefixes = append(prefixes, "not-a-prefix")
+			default:
+				prefixes = append(prefixes, netip.PrefixFrom(a, a.BitLen()-r.IntN(a.BitLen()/2+1)).String()) // not masked
+			}
+		}
+		set := newSubnetSet(subnets)
+		if !set.disjoint {
+			t.Fatalf("%v: not disjoint", subnets)
+		}
+		all, none := coverage(prefixes, set)
+		wantAll, wantNone := coverageEach(parsePrefixes(prefixes), subnets)
+		if all != wantAll || none != wantNone {
+			t.Fatalf("prefixes %v over %v: all %v none %v, want %v %v", prefixes, subnets, all, none, wantAll, wantNone)
+		}
 	}
 }

@@ -30,19 +30,44 @@ func (s Segment) Hosts() int {
 // Segments groups rails into subnets. Rails whose prefixes overlap (one
 // /24 inside another's /16) land in one segment, so a prefix-length mismatch
 // shows as a problem of that link instead of two lonely rails.
+//
+// While every subnet so far has one prefix length, two overlap only where
+// they are equal, so a rail finds its segment by its subnet: linear in the
+// rails. A rail of another length (a mismatch) makes the rest try each
+// segment in turn, as the grouping is defined.
 func Segments(rails []Rail) []Segment {
 	var segs []Segment
+	bySubnet := map[netip.Prefix]int{} // while uniform
+	byNetDev := map[string]int{}       // link-local segments
+	uniform := -1                      // the one prefix length so far; -2 once mixed
 	for _, r := range rails {
 		if linkLocal.Contains(r.Addr.Addr()) {
-			segs = addLinkLocal(segs, r)
+			if i, ok := byNetDev[r.NetDev]; ok {
+				segs[i].Rails = append(segs[i].Rails, r)
+			} else {
+				byNetDev[r.NetDev] = len(segs)
+				segs = append(segs, Segment{Subnet: linkLocal, Rails: []Rail{r}, LinkLocal: true})
+			}
 			continue
 		}
+		p := r.Subnet()
+		if uniform == -1 || uniform == p.Bits() {
+			uniform = p.Bits()
+			if i, ok := bySubnet[p]; ok {
+				segs[i].Rails = append(segs[i].Rails, r)
+			} else {
+				bySubnet[p] = len(segs)
+				segs = append(segs, Segment{Subnet: p, Rails: []Rail{r}})
+			}
+			continue
+		}
+		uniform = -2
 		placed := false
 		for i := range segs {
 			s := &segs[i]
-			if !s.LinkLocal && (s.Subnet.Contains(r.Addr.Addr()) || r.Subnet().Contains(s.Subnet.Addr())) {
-				if r.Subnet().Bits() < s.Subnet.Bits() {
-					s.Subnet = r.Subnet()
+			if !s.LinkLocal && (s.Subnet.Contains(r.Addr.Addr()) || p.Contains(s.Subnet.Addr())) {
+				if p.Bits() < s.Subnet.Bits() {
+					s.Subnet = p
 				}
 				s.Rails = append(s.Rails, r)
 				placed = true
@@ -50,7 +75,7 @@ func Segments(rails []Rail) []Segment {
 			}
 		}
 		if !placed {
-			segs = append(segs, Segment{Subnet: r.Subnet(), Rails: []Rail{r}})
+			segs = append(segs, Segment{Subnet: p, Rails: []Rail{r}})
 		}
 	}
 	sort.SliceStable(segs, func(i, j int) bool {
@@ -61,16 +86,6 @@ func Segments(rails []Rail) []Segment {
 		return a.Rails[0].NetDev < b.Rails[0].NetDev
 	})
 	return segs
-}
-
-func addLinkLocal(segs []Segment, r Rail) []Segment {
-	for i := range segs {
-		if segs[i].LinkLocal && segs[i].Rails[0].NetDev == r.NetDev {
-			segs[i].Rails = append(segs[i].Rails, r)
-			return segs
-		}
-	}
-	return append(segs, Segment{Subnet: linkLocal, Rails: []Rail{r}, LinkLocal: true})
 }
 
 func endpoint(r Rail) report.Endpoint {

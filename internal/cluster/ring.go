@@ -33,6 +33,7 @@ func ringFindings(nodes []*facts.Node, a *Analysis) []report.Finding {
 	for _, s := range a.Segments {
 		subnets = append(subnets, s.Subnet)
 	}
+	set := newSubnetSet(subnets)
 	byHost := map[string][]Rail{}
 	for _, r := range a.Rails {
 		byHost[r.Host] = append(byHost[r.Host], r)
@@ -44,7 +45,7 @@ func ringFindings(nodes []*facts.Node, a *Analysis) []report.Finding {
 			own = append(own, r.Subnet())
 			rails = append(rails, r.NetDev)
 		}
-		out = append(out, forwarding(n), routesTo(n, subnets, own), forwardPolicy(n, rails, subnets), rpFilter(n, rails))
+		out = append(out, forwarding(n), routesTo(n, set, own), forwardPolicy(n, rails, set), rpFilter(n, rails))
 	}
 	return slices.DeleteFunc(out, func(f report.Finding) bool { return f.ID == "" })
 }
@@ -93,25 +94,43 @@ func forwarding(n *facts.Node) report.Finding {
 	return f
 }
 
-func routesTo(n *facts.Node, all, own []netip.Prefix) report.Finding {
+// routesTo looks each of the node's routes up among the ring's subnets
+// (not each subnet among its routes): linear in the node's routes and
+// subnets, and the subnets it lacks are listed only where it lacks some.
+func routesTo(n *facts.Node, all *subnetSet, own []netip.Prefix) report.Finding {
 	f := report.Finding{ID: "cluster.ring-routes", Host: n.Host, Subject: "routes", Title: "a route to every ring subnet the node is not on",
 		Expected: "a route through a neighbour for each", Source: ringSource}
 	if !n.Has(facts.SrcRoutes) {
 		f.Severity, f.Observed = report.NotEvaluated, "ip route was not captured"
 		return f
 	}
-	var missing []string
-	for _, s := range all {
-		if slices.Contains(own, s) {
-			continue
-		}
-		if !slices.ContainsFunc(n.Routes, func(r facts.Route) bool { return r.Dst == s.String() && r.Gateway != "" }) {
-			missing = append(missing, s.String())
+	ownSet := map[string]bool{}
+	for _, s := range own {
+		if _, ok := all.index[s.String()]; ok {
+			ownSet[s.String()] = true
 		}
 	}
-	if len(missing) == 0 {
-		f.Severity, f.Observed = report.OK, fmt.Sprintf("all %d other subnets routed", len(all)-len(own))
+	routed := map[string]bool{}
+	for _, r := range n.Routes {
+		if _, ok := all.index[r.Dst]; ok && r.Gateway != "" && !ownSet[r.Dst] {
+			routed[r.Dst] = true
+		}
+	}
+	others := len(all.names) - len(ownSet)
+	if len(routed) == others {
+		f.Severity, f.Observed = report.OK, fmt.Sprintf("all %d other subnets routed", others)
 		return f
+	}
+	const shown = 8
+	var missing []string
+	for _, s := range all.names {
+		if !ownSet[s] && !routed[s] {
+			if len(missing) == shown {
+				missing = append(missing, fmt.Sprintf("and %d more", others-len(routed)-shown))
+				break
+			}
+			missing = append(missing, s)
+		}
 	}
 	f.Severity = report.Fail
 	f.Observed = "no route to " + strings.Join(missing, ", ")
@@ -126,7 +145,7 @@ func routesTo(n *facts.Node, all, own []netip.Prefix) report.Finding {
 // nftables' chains, iptables-nft's among them), by priority, with their
 // policies and the verdicts of the rules that match, jumps into DOCKER-USER
 // and the like included.
-func forwardPolicy(n *facts.Node, rails []string, subnets []netip.Prefix) report.Finding {
+func forwardPolicy(n *facts.Node, rails []string, subnets *subnetSet) report.Finding {
 	f := report.Finding{ID: "cluster.ring-forward-drop", Host: n.Host, Subject: "FORWARD", Title: "forwarded ring traffic is accepted",
 		Expected: "every forward chain (iptables FORWARD, nftables) accepts traffic between the ring netdevs: policy accept, or a rule accepting the ring (DOCKER-USER where Docker is installed)",
 		Source:   "FujitsuPolycom/sparkring docs/PREREQUISITES.md (Docker sets FORWARD DROP); docs.docker.com/engine/network/firewall-iptables (DOCKER-USER is processed first); nft(8) (base chains by priority: accept ends one chain, drop all)"}

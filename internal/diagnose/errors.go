@@ -35,86 +35,166 @@ type ErrorMatcher struct {
 	found []bool
 	// allLit: every pattern has a literal, so a line without any cannot match
 	allLit bool
+	// byLit[id] are the patterns whose literal is lits' id, in catalogue
+	// order; foundIDs the literals the line last scanned contains
+	byLit    [][]sigPattern
+	foundIDs []int
+	// seen[i] == m.line: signature i has matched the current line
+	seen []int
+	// filterOf[i][j][k] is the index in lits of signature i's pattern
+	// j's filter literal k, -1 for one too short to index
+	filterOf [][][]int
 }
+
+// minIndexed is the shortest prefilter literal the scan looks for.
+const minIndexed = 6
+
+// sigPattern names pattern j of signature i.
+type sigPattern struct{ i, j int }
 
 // NewErrorMatcher returns a matcher for the catalogue.
 func NewErrorMatcher(sigs []expect.Signature) *ErrorMatcher {
 	m := &ErrorMatcher{sigs: sigs, hits: map[int]*ErrorHit{}}
 	ids := map[string]int{}
-	for _, s := range sigs {
+	idOf := func(l []byte) int {
+		if len(l) < 2 {
+			return -1
+		}
+		id, ok := ids[string(l)]
+		if !ok {
+			id = len(m.lits.lits)
+			ids[string(l)] = id
+			m.lits.add(l)
+		}
+		return id
+	}
+	for i := range sigs {
+		s := &sigs[i]
 		row := make([]int, len(s.Lits))
 		for j, l := range s.Lits {
-			row[j] = -1
-			if len(l) < 2 {
-				continue
-			}
-			id, ok := ids[string(l)]
-			if !ok {
-				id = len(m.lits.lits)
-				ids[string(l)] = id
-				m.lits.add(l)
-			}
-			row[j] = id
+			row[j] = idOf(l)
 		}
 		m.litOf = append(m.litOf, row)
 	}
+	// the literals of each pattern's prefilter are found in the same pass
+	for i := range sigs {
+		s := &sigs[i]
+		rows := make([][]int, len(s.Res))
+		for j := range s.Res {
+			for _, l := range s.FilterLiterals(j) {
+				// a short literal ("(5)", " with ") shares its first
+				// bytes with much of a line: searched for only when asked
+				id := -1
+				if len(l) >= minIndexed {
+					id = idOf(l)
+				}
+				rows[j] = append(rows[j], id)
+			}
+		}
+		m.filterOf = append(m.filterOf, rows)
+	}
 	m.found = make([]bool, len(m.lits.lits))
+	m.byLit = make([][]sigPattern, len(m.lits.lits))
+	m.seen = make([]int, len(sigs))
 	m.allLit = true
-	for _, row := range m.litOf {
-		for _, id := range row {
+	for i, row := range m.litOf {
+		for j, id := range row {
 			if id < 0 {
 				m.allLit = false
+				continue
 			}
+			m.byLit[id] = append(m.byLit[id], sigPattern{i, j})
 		}
 	}
 	return m
 }
 
 // litIndex finds which of many literals a line contains in one pass over
-// the line: each position's two bytes are looked up in a table of the
-// literals' first two bytes, and only those literals are compared there.
+// the line: each position's two bytes are looked up in a table of two
+// bytes each literal holds, and only those literals are compared there.
+// Each literal is keyed by its least common pair of bytes (a log line is
+// mostly lower-case letters and spaces), so that few positions of a line
+// ask for a comparison.
 type litIndex struct {
 	lits [][]byte
-	// first[b0<<8|b1] is 1 + the index in lists of the literals starting
-	// with b0 b1, 0 when none does
+	// first[b0<<8|b1] is 1 + the index in lists of the literals keyed by
+	// b0 b1, 0 when none is
 	first []uint16
-	lists [][]int
+	lists [][]keyedLit
+	// pairs has bit b0<<8|b1 set where first is not 0: 8 KiB, which stays
+	// in the first-level cache where first's 128 KiB does not
+	pairs *[1024]uint64
+}
+
+// keyedLit is literal id, keyed by its bytes at off and off+1.
+type keyedLit struct{ id, off int }
+
+// byteCost is how common a byte is in log text, roughly.
+func byteCost(c byte) int {
+	switch {
+	case c == ' ':
+		return 6
+	case bytes.IndexByte([]byte("etaoinsrl"), c) >= 0:
+		return 5
+	case c >= 'a' && c <= 'z':
+		return 3
+	case c >= '0' && c <= '9', c == ':', c == '.', c == '/':
+		return 2
+	}
+	return 1
 }
 
 func (x *litIndex) add(l []byte) {
 	if x.first == nil {
 		x.first = make([]uint16, 1<<16)
+		x.pairs = new([1024]uint64)
 	}
-	k := int(l[0])<<8 | int(l[1])
+	off, best := 0, 1<<30
+	for o := 0; o+1 < len(l); o++ {
+		k := int(l[o])<<8 | int(l[o+1])
+		cost := byteCost(l[o]) + byteCost(l[o+1])
+		if e := x.first[k]; e != 0 {
+			cost += 4 * len(x.lists[e-1]) // a pair other literals are keyed by already
+		}
+		if cost < best {
+			off, best = o, cost
+		}
+	}
+	k := int(l[off])<<8 | int(l[off+1])
+	x.pairs[k>>6] |= 1 << (k & 63)
 	if x.first[k] == 0 {
 		x.lists = append(x.lists, nil)
 		x.first[k] = uint16(len(x.lists))
 	}
-	x.lists[x.first[k]-1] = append(x.lists[x.first[k]-1], len(x.lits))
+	x.lists[x.first[k]-1] = append(x.lists[x.first[k]-1], keyedLit{len(x.lits), off})
 	x.lits = append(x.lits, l)
 }
 
-// scan sets found[i] for each literal i the line contains; it reports
-// whether any was found.
-func (x *litIndex) scan(line []byte, found []bool) bool {
-	clear(found)
-	if x.first == nil {
-		return false
+// scan sets found[i] for each literal i the line contains and appends the
+// ids found to ids, in the order found; found is cleared of the ids
+// given first.
+func (x *litIndex) scan(line []byte, found []bool, ids []int) []int {
+	for _, id := range ids {
+		found[id] = false
 	}
-	any := false
+	ids = ids[:0]
+	if x.first == nil {
+		return ids
+	}
+	pairs := x.pairs
 	for i := 0; i+1 < len(line); i++ {
-		e := x.first[int(line[i])<<8|int(line[i+1])]
-		if e == 0 {
+		k := int(line[i])<<8 | int(line[i+1])
+		if pairs[k>>6]&(1<<(k&63)) == 0 {
 			continue
 		}
-		for _, id := range x.lists[e-1] {
-			if !found[id] && bytes.HasPrefix(line[i:], x.lits[id]) {
-				found[id] = true
-				any = true
+		for _, kl := range x.lists[x.first[k]-1] {
+			if start := i - kl.off; start >= 0 && !found[kl.id] && bytes.HasPrefix(line[start:], x.lits[kl.id]) {
+				found[kl.id] = true
+				ids = append(ids, kl.id)
 			}
 		}
 	}
-	return any
+	return ids
 }
 
 // candidate is a cheap test that a line may be an error: most lines of a
@@ -180,31 +260,68 @@ func (m *ErrorMatcher) Observe(line []byte) {
 	if len(line) < 8 || !candidate(line, m.allLit) {
 		return
 	}
-	if !m.lits.scan(line, m.found) && m.allLit {
-		return // every pattern needs a literal, and the line has none
+	m.foundIDs = m.lits.scan(line, m.found, m.foundIDs)
+	if !m.allLit {
+		m.observeAll(line)
+		return
 	}
+	// every pattern has a literal: only the patterns of the literals the
+	// line holds can match
+	for _, id := range m.foundIDs {
+		for _, sp := range m.byLit[id] {
+			if m.seen[sp.i] == m.line {
+				continue // the signature matched this line already
+			}
+			if m.matches(sp.i, sp.j, line) {
+				m.hit(sp.i, line)
+			}
+		}
+	}
+}
+
+// observeAll tries every signature: some pattern has no literal.
+func (m *ErrorMatcher) observeAll(line []byte) {
 	for i := range m.sigs {
 		s := &m.sigs[i]
-		for j, re := range s.Res {
+		for j := range s.Res {
 			if id := m.litOf[i][j]; id >= 0 && !m.found[id] || !containsAll(line, s.AllLits[j]) {
 				continue
 			}
-			if !re.Match(line) {
-				continue
+			if m.matches(i, j, line) {
+				m.hit(i, line)
+				break
 			}
-			h := m.hits[i]
-			if h == nil {
-				first := line
-				if len(first) > maxEvidence {
-					first = first[:maxEvidence]
-				}
-				h = &ErrorHit{Signature: s, First: strings.ToValidUTF8(string(bytes.TrimSpace(first)), "?"), Line: m.line}
-				m.hits[i] = h
-			}
-			h.Count++
-			break
 		}
 	}
+}
+
+// matches tries signature i's pattern j on the line, its filter's
+// literals told by the scan.
+func (m *ErrorMatcher) matches(i, j int, line []byte) bool {
+	s := &m.sigs[i]
+	ids := m.filterOf[i][j]
+	lits := s.FilterLiterals(j)
+	return s.MatchesKnowing(j, line, func(k int) bool {
+		if id := ids[k]; id >= 0 {
+			return m.found[id]
+		}
+		return bytes.Contains(line, lits[k])
+	})
+}
+
+// hit counts signature i on the current line, once.
+func (m *ErrorMatcher) hit(i int, line []byte) {
+	m.seen[i] = m.line
+	h := m.hits[i]
+	if h == nil {
+		first := line
+		if len(first) > maxEvidence {
+			first = first[:maxEvidence]
+		}
+		h = &ErrorHit{Signature: &m.sigs[i], First: strings.ToValidUTF8(string(bytes.TrimSpace(first)), "?"), Line: m.line}
+		m.hits[i] = h
+	}
+	h.Count++
 }
 
 // Hits returns the signatures found, most telling first: by weight, then

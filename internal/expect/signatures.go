@@ -32,6 +32,8 @@ type Signature struct {
 	// AllLits[i] are all the literals of 3 bytes or more every match of
 	// Res[i] contains: a line without one of them is not tried.
 	AllLits [][][]byte `yaml:"-" json:"-"`
+	// plans[i] is how Res[i] is tried cheaply (see Matches).
+	plans []matchPlan
 }
 
 // requiredLiteral returns the longest run of plain characters that every
@@ -146,6 +148,7 @@ func ParseSignatures(data []byte) ([]Signature, error) {
 				return nil, fmt.Errorf("signatures.yaml: %s: %w", s.ID, err)
 			}
 			s.Res = append(s.Res, re)
+			s.plans = append(s.plans, planOf(m))
 			var lit []byte
 			if l := requiredLiteral(m); l != "" {
 				lit = []byte(l)

@@ -89,7 +89,7 @@ func ParseIptablesS(b []byte) []FilterChain {
 		return &chains[i]
 	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	sc.Buffer(make([]byte, 0, 4<<10), 1<<20) // grown as long lines need
 	for sc.Scan() {
 		f := shellFields(sc.Text())
 		switch {

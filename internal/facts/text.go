@@ -6,22 +6,30 @@ package facts
 // from an archive, or from a node reached over SSH).
 
 import (
-	"bufio"
 	"bytes"
 	"strconv"
 	"strings"
 )
 
-// lines splits b into lines without their line endings.
+// lines splits b into lines without their line endings (a trailing "\r"
+// included), as a bufio.Scanner over b with a 4 MiB buffer did: a line of
+// 4 MiB or more ends the list. Each line is its own string, so a fact kept
+// from one line does not hold the whole input.
 func lines(b []byte) []string {
-	var out []string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64*1024), 4<<20)
-	for sc.Scan() {
-		out = append(out, strings.TrimRight(sc.Text(), "\r"))
+	out := make([]string, 0, bytes.Count(b, []byte{'\n'})+1)
+	for len(b) > 0 {
+		l, rest, _ := bytes.Cut(b, []byte{'\n'})
+		if len(l) >= maxLine {
+			break
+		}
+		out = append(out, string(bytes.TrimRight(l, "\r")))
+		b = rest
 	}
 	return out
 }
+
+// maxLine is the longest line lines reads.
+const maxLine = 4 << 20
 
 // trimValue is a sysfs attribute without its trailing newline and spaces.
 func trimValue(b []byte) string { return strings.TrimSpace(string(b)) }

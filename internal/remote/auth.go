@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/sparkrig/sparkrig/internal/capped"
 	"golang.org/x/crypto/ssh"
@@ -60,9 +61,49 @@ func signers(e Endpoint, agentSock, home string) ([]ssh.Signer, func(), []string
 	return append(out, fileSigners...), closer, notes
 }
 
-// loadIdentity reads a private key file. An encrypted key yields only its
-// public half (from file.pub) so a matching agent key can still be used.
+// identityCache holds the identity files read, by path, while each is
+// unchanged: a fan-out to thousands of hosts reads and parses its keys
+// once, not once per connection.
+var identityCache struct {
+	sync.Mutex
+	m map[string]identity
+}
+
+type identity struct {
+	stamp  fileStamp
+	signer ssh.Signer
+	pub    ssh.PublicKey
+	note   string
+}
+
+// loadIdentity is readIdentity, remembered while the file is unchanged.
 func loadIdentity(path string, named bool) (ssh.Signer, ssh.PublicKey, string) {
+	st, ok := stampOf(path)
+	if !ok {
+		return readIdentity(path, named)
+	}
+	c := &identityCache
+	c.Lock()
+	id, hit := c.m[path]
+	c.Unlock()
+	if hit && id.stamp == st {
+		return id.signer, id.pub, id.note
+	}
+	s, pub, note := readIdentity(path, named)
+	if after, ok := stampOf(path); ok && after == st {
+		c.Lock()
+		if c.m == nil || len(c.m) >= 64 {
+			c.m = map[string]identity{}
+		}
+		c.m[path] = identity{st, s, pub, note}
+		c.Unlock()
+	}
+	return s, pub, note
+}
+
+// readIdentity reads a private key file. An encrypted key yields only its
+// public half (from file.pub) so a matching agent key can still be used.
+func readIdentity(path string, named bool) (ssh.Signer, ssh.PublicKey, string) {
 	b, err := capped.ReadFile(path, 1<<20)
 	if err != nil {
 		if named || !errors.Is(err, os.ErrNotExist) {

@@ -634,6 +634,34 @@ type pidFilter struct {
 	seen bool
 }
 
+// copyBufs are the buffers ReadFrom copies a command's stdout through,
+// shared by the commands that follow one another: x/crypto's session
+// otherwise allocates 32 KiB a command.
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// ReadFrom is io.Copy's loop over a pooled buffer.
+func (f *pidFilter) ReadFrom(r io.Reader) (int64, error) {
+	bp := copyBufs.Get().(*[]byte)
+	defer copyBufs.Put(bp)
+	buf := *bp
+	var total int64
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if _, werr := f.Write(buf[:n]); werr != nil {
+				return total, werr
+			}
+			total += int64(n)
+		}
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
 func (f *pidFilter) Write(b []byte) (int, error) {
 	if f.seen {
 		return f.w.Write(b)

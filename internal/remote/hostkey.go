@@ -1,7 +1,9 @@
 package remote
 
 import (
+	"bytes"
 	"crypto/ed25519"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -30,7 +32,7 @@ type hostKeyChecker struct {
 	writeTo   string   // where accept-new appends
 	acceptNew bool
 	hash      bool
-	cb        ssh.HostKeyCallback // nil when no file exists yet
+	db        *knownDB // nil when no file exists yet
 	// Accepted is set when a new key was recorded.
 	accepted string
 }
@@ -53,11 +55,11 @@ func newHostKeyChecker(files, global []string, acceptNew, hash bool) (*hostKeyCh
 		}
 	}
 	if len(k.files) > 0 {
-		cb, err := knownHostsDB(k.files)
+		db, err := knownHostsDB(k.files)
 		if err != nil {
 			return nil, fmt.Errorf("read known_hosts: %w", err)
 		}
-		k.cb = cb
+		k.db = db
 	}
 	return k, nil
 }
@@ -70,7 +72,7 @@ var knownHostsCache struct {
 	sync.Mutex
 	key    string
 	stamps []fileStamp
-	cb     ssh.HostKeyCallback
+	db     *knownDB
 }
 
 // fileStamp tells a file changed (accept-new appends, ssh-keygen -R rewrites).
@@ -91,47 +93,172 @@ func stampOf(f string) (fileStamp, bool) {
 	return s, true
 }
 
-// knownHostsDB is knownhosts.New(files...), shared while the files stay as
-// they were.
-func knownHostsDB(files []string) (ssh.HostKeyCallback, error) {
+// knownHostsDB is knownhosts.New(files...) with its index, shared while the
+// files stay as they were.
+func knownHostsDB(files []string) (*knownDB, error) {
 	key := strings.Join(files, "\x00")
 	stamps := make([]fileStamp, 0, len(files))
 	for _, f := range files {
 		s, ok := stampOf(f)
 		if !ok {
-			return knownhosts.New(files...) // its error names the file
+			_, err := knownhosts.New(files...) // its error names the file
+			if err == nil {
+				err = fmt.Errorf("%s: changed while read", f)
+			}
+			return nil, err
 		}
 		stamps = append(stamps, s)
 	}
 	c := &knownHostsCache
 	c.Lock()
 	defer c.Unlock()
-	if c.cb != nil && c.key == key && slices.Equal(c.stamps, stamps) {
-		return c.cb, nil
+	if c.db != nil && c.key == key && slices.Equal(c.stamps, stamps) {
+		return c.db, nil
 	}
+	db, err := newKnownDB(files)
+	if err != nil {
+		return nil, err
+	}
+	c.key, c.stamps, c.db = key, stamps, db
+	return db, nil
+}
+
+// knownDB is the known_hosts files as knownhosts reads them, and an index
+// of their plain lines (one or more host names or addresses, no wildcard,
+// negation, hash or marker) by host and port. knownhosts tries every line
+// for every host: over a file that lists ten thousand hosts, a fan-out to
+// them all matched 10⁸ patterns. The index answers the same as knownhosts
+// where it can tell (a key a plain line holds for the host is accepted,
+// unless the files revoke keys; the keys known for a host, when every line
+// is plain); every other answer (unknown or changed keys, certificates,
+// revocations, hashed or wildcard lines) comes from knownhosts itself.
+type knownDB struct {
+	cb ssh.HostKeyCallback
+	// plain indexes the plain lines by host and port; nil when a file
+	// revokes a key (every check then goes through cb).
+	plain map[hostPort][]ssh.PublicKey
+	// general says a line is not plain: the keys known for a host may
+	// then be more than the index holds.
+	general bool
+}
+
+type hostPort struct{ host, port string }
+
+func newKnownDB(files []string) (*knownDB, error) {
 	cb, err := knownhosts.New(files...)
 	if err != nil {
 		return nil, err
 	}
-	c.key, c.stamps, c.cb = key, stamps, cb
-	return cb, nil
+	db := &knownDB{cb: cb, plain: map[hostPort][]ssh.PublicKey{}}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		for len(b) > 0 {
+			var line []byte
+			line, b, _ = bytes.Cut(b, []byte("\n"))
+			if !db.indexLine(bytes.Trim(bytes.TrimSuffix(line, []byte("\r")), " \t")) {
+				db.plain = nil // a revocation: no fast path at all
+				return db, nil
+			}
+		}
+	}
+	return db, nil
+}
+
+// indexLine adds a plain line to the index and notes any other; false
+// means the line revokes a key.
+func (db *knownDB) indexLine(line []byte) bool {
+	if len(line) == 0 || line[0] == '#' {
+		return true
+	}
+	f := strings.FieldsFunc(string(line), func(r rune) bool { return r == ' ' || r == '\t' }) // as knownhosts splits words
+	if strings.HasPrefix(f[0], "@") {
+		db.general = true
+		return f[0] != "@revoked"
+	}
+	if len(f) < 3 || strings.HasPrefix(f[0], "|") || strings.ContainsAny(f[0], "*?!") {
+		db.general = true
+		return true
+	}
+	blob, err := base64.StdEncoding.DecodeString(f[2])
+	if err != nil {
+		db.general = true
+		return true
+	}
+	key, err := ssh.ParsePublicKey(blob)
+	if err != nil || key.Type() != f[1] {
+		db.general = true
+		return true
+	}
+	var seen []hostPort // a line counts once for a host it names twice
+	for _, p := range strings.Split(f[0], ",") {
+		if p == "" {
+			continue
+		}
+		// as knownhosts reads a host pattern: [host]:port, host:port, or
+		// a host on port 22
+		h, port, err := net.SplitHostPort(p)
+		if err != nil {
+			if p[0] == '[' {
+				db.general = true
+				continue
+			}
+			h, port = p, "22"
+		}
+		if k := (hostPort{h, port}); !slices.Contains(seen, k) {
+			seen = append(seen, k)
+			db.plain[k] = append(db.plain[k], key)
+		}
+	}
+	return true
+}
+
+// check is knownhosts' answer for key offered by addr ("host:port").
+func (db *knownDB) check(addr string, remote net.Addr, key ssh.PublicKey) error {
+	if _, cert := key.(*ssh.Certificate); !cert && db.plain != nil {
+		if h, p, err := net.SplitHostPort(addr); err == nil {
+			blob := key.Marshal()
+			for _, k := range db.plain[hostPort{h, p}] {
+				if bytes.Equal(k.Marshal(), blob) {
+					return nil
+				}
+			}
+		}
+	}
+	return db.cb(addr, remote, key)
+}
+
+// known are the keys known_hosts holds for addr, in the files' order.
+func (db *knownDB) known(addr string) []ssh.PublicKey {
+	if db.plain != nil && !db.general {
+		if h, p, err := net.SplitHostPort(addr); err == nil {
+			return db.plain[hostPort{h, p}]
+		}
+	}
+	var ke *knownhosts.KeyError
+	if err := db.cb(addr, fakeAddr(addr), probeKey); !errors.As(err, &ke) {
+		return nil
+	}
+	keys := make([]ssh.PublicKey, len(ke.Want))
+	for i, w := range ke.Want {
+		keys[i] = w.Key
+	}
+	return keys
 }
 
 // knownAlgorithms returns the key algorithms known_hosts holds for addr, so
 // the server is asked for a key type we can verify (as ssh does) instead of
 // offering another type and looking "changed".
 func (k *hostKeyChecker) knownAlgorithms(addr string) []string {
-	if k.cb == nil {
-		return nil
-	}
-	var ke *knownhosts.KeyError
-	if err := k.cb(addr, fakeAddr(addr), probeKey); !errors.As(err, &ke) {
+	if k.db == nil {
 		return nil
 	}
 	var algos []string
 	seen := map[string]bool{}
-	for _, w := range ke.Want {
-		for _, a := range algorithmsFor(w.Key.Type()) {
+	for _, w := range k.db.known(addr) {
+		for _, a := range algorithmsFor(w.Type()) {
 			if !seen[a] {
 				seen[a] = true
 				algos = append(algos, a)
@@ -161,8 +288,8 @@ func (k *hostKeyChecker) check(addr string, remote net.Addr, key ssh.PublicKey) 
 	fp := ssh.FingerprintSHA256(key)
 	name := knownhosts.Normalize(addr)
 	var err error = &knownhosts.KeyError{}
-	if k.cb != nil {
-		err = k.cb(addr, remote, key)
+	if k.db != nil {
+		err = k.db.check(addr, remote, key)
 	}
 	if err == nil {
 		return nil

@@ -103,6 +103,17 @@ func (s *Snapshot) WriteDir(dir string) error {
 func (s *Snapshot) WriteTarGz(w io.Writer) error {
 	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
+	if err := s.writeEntries(tw); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return gz.Close()
+}
+
+// writeEntries writes the manifest, then the data in key order.
+func (s *Snapshot) writeEntries(tw *tar.Writer) error {
 	m, err := s.manifestJSON()
 	if err != nil {
 		return err
@@ -126,10 +137,7 @@ func (s *Snapshot) WriteTarGz(w io.Writer) error {
 			return err
 		}
 	}
-	if err := tw.Close(); err != nil {
-		return err
-	}
-	return gz.Close()
+	return nil
 }
 
 // Read loads a snapshot from a directory or a .tar.gz archive. Errors wrap

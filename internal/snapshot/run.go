@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // Node is one node's capture for Run: its snapshot, or why there is none.
@@ -26,13 +27,20 @@ type RunOptions struct {
 	Force   bool
 	// Capture captures the nodes (this machine, or every host over the
 	// command's runner), anonymized when asked. It is handed in: capture
-	// and acquire build on this package.
-	Capture func(ctx context.Context) ([]Node, error)
+	// and acquire build on this package. With PerHost, write is set: a
+	// node handed to it is written at once (Wrote or Failed hear it) and
+	// can be released; the nodes Capture returns are written after.
+	Capture func(ctx context.Context, write WriteFunc) ([]Node, error)
 	// Wrote hears each snapshot written, with its Summary; Failed each
 	// node that was not, with why.
 	Wrote  func(path, summary string)
 	Failed func(host string, err error)
 }
+
+// WriteFunc writes one node's snapshot into the output directory and
+// says where; ok is false where it was not written. It may be called from
+// several goroutines.
+type WriteFunc func(n Node) (w Written, ok bool)
 
 // Run is the snapshot command's pipeline: the target checked (a snapshot
 // is replaced only with Force, a directory that holds anything else never
@@ -50,9 +58,28 @@ func Run(ctx context.Context, o RunOptions) (failed int, err error) {
 	} else if err := CheckTarget(o.Output, o.Force); err != nil {
 		return 0, err
 	}
-	nodes, err := o.Capture(ctx)
+	var write WriteFunc
+	var mu sync.Mutex // the callbacks and the count, for writes from many workers
+	if o.PerHost {
+		if err := os.MkdirAll(o.Output, 0o700); err != nil {
+			return 0, err
+		}
+		write = func(n Node) (Written, bool) {
+			w, summary, err := writeNode(n, o)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				failed++
+				o.Failed(n.Host, err)
+				return w, false
+			}
+			o.Wrote(w.Path, summary)
+			return w, true
+		}
+	}
+	nodes, err := o.Capture(ctx, write)
 	if err != nil {
-		return 0, err
+		return failed, err
 	}
 	if !o.PerHost {
 		if len(nodes) != 1 || nodes[0].Snap == nil {
@@ -64,35 +91,29 @@ func Run(ctx context.Context, o RunOptions) (failed int, err error) {
 		o.Wrote(o.Output, nodes[0].Snap.Summary())
 		return 0, nil
 	}
-	if err := os.MkdirAll(o.Output, 0o700); err != nil {
-		return 0, err
-	}
 	for _, n := range nodes {
-		if err := writeNode(n, o); err != nil {
-			failed++
-			o.Failed(n.Host, err)
-		}
+		write(n)
 	}
 	return failed, nil
 }
 
 // writeNode writes one node's archive into the Output directory.
-func writeNode(n Node, o RunOptions) error {
+func writeNode(n Node, o RunOptions) (Written, string, error) {
 	if n.Err != nil || n.Snap == nil {
 		if n.Err == nil {
-			return errors.New("no evidence")
+			return Written{}, "", errors.New("no evidence")
 		}
-		return n.Err
+		return Written{}, "", n.Err
 	}
 	dst := filepath.Join(o.Output, SafeName(n.Snap.Manifest.Host)+".tar.gz")
 	if err := CheckTarget(dst, o.Force); err != nil {
-		return err
+		return Written{}, "", err
 	}
-	if err := n.Snap.Write(dst); err != nil {
-		return err
+	w, err := n.Snap.WriteArchive(dst)
+	if err != nil {
+		return Written{}, "", err
 	}
-	o.Wrote(dst, n.Snap.Summary())
-	return nil
+	return w, n.Snap.Summary(), nil
 }
 
 // CheckTarget refuses to overwrite a snapshot without force, and to write

@@ -104,14 +104,44 @@ func New(host string) *Snapshot {
 }
 
 // FileKey is the storage key of the absolute path p.
-func FileKey(p string) string { return "files/" + strings.TrimPrefix(path.Clean("/"+p), "/") }
+func FileKey(p string) string { return "files/" + Abs(p)[1:] }
+
+// Abs is path.Clean("/" + p), without its byte-by-byte copy where p is
+// already a clean absolute path (every name a capture records).
+func Abs(p string) string {
+	if isCleanAbs(p) {
+		return p
+	}
+	return path.Clean("/" + p)
+}
+
+// isCleanAbs says path.Clean(p) == p for p starting with "/".
+func isCleanAbs(p string) bool {
+	if p == "/" {
+		return true
+	}
+	if !strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
+		return false
+	}
+	for i := 0; i < len(p); {
+		j := strings.IndexByte(p[i+1:], '/') + i + 1 // the next separator, or i when none
+		if j == i {
+			j = len(p)
+		}
+		if e := p[i+1 : j]; e == "" || e == "." || e == ".." {
+			return false
+		}
+		i = j
+	}
+	return true
+}
 
 // CmdKey is the storage key of a command's stream ("stdout" or "stderr").
 func CmdKey(id, stream string) string { return "cmds/" + id + "." + stream }
 
 // AddFile records a file that was read.
 func (s *Snapshot) AddFile(p string, data []byte) {
-	p = path.Clean("/" + p)
+	p = Abs(p)
 	if data == nil {
 		data = []byte{}
 	}
@@ -121,13 +151,13 @@ func (s *Snapshot) AddFile(p string, data []byte) {
 
 // AddLink records a symlink and its target.
 func (s *Snapshot) AddLink(p, target string) {
-	s.Manifest.Items = append(s.Manifest.Items, Item{Kind: KindLink, Name: path.Clean("/" + p), Status: StatusOK, Target: target})
+	s.Manifest.Items = append(s.Manifest.Items, Item{Kind: KindLink, Name: Abs(p), Status: StatusOK, Target: target})
 }
 
 // AddMissing records an item that could not be captured, with its status and error text.
 func (s *Snapshot) AddMissing(kind, name, status, errText string) {
 	if kind != KindCmd {
-		name = path.Clean("/" + name)
+		name = Abs(name)
 	}
 	s.Manifest.Items = append(s.Manifest.Items, Item{Kind: kind, Name: name, Status: status, Error: errText})
 }
@@ -153,7 +183,7 @@ func (s *Snapshot) AddCmd(it Item, stdout, stderr []byte) {
 // Item returns the manifest entry of the given kind and name.
 func (s *Snapshot) Item(kind, name string) (Item, bool) {
 	if kind != KindCmd {
-		name = path.Clean("/" + name)
+		name = Abs(name)
 	}
 	if i := s.itemIndex(kind, name); i >= 0 {
 		return s.Manifest.Items[i], true
@@ -210,7 +240,7 @@ func (s *Snapshot) Stderr(id string) []byte { return s.Data[CmdKey(id, "stderr")
 
 // List returns the captured paths (files and links) directly under dir, sorted.
 func (s *Snapshot) List(dir string) []string {
-	dir = path.Clean("/" + dir)
+	dir = Abs(dir)
 	if dir != "/" {
 		dir += "/"
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path"
 	"path/filepath"
@@ -248,5 +249,25 @@ func TestDirectorySnapshotFollowsNothing(t *testing.T) {
 	}
 	if _, err := Read(fifo); err == nil || !strings.Contains(err.Error(), "neither a directory nor a regular file") {
 		t.Errorf("FIFO as a snapshot: %v", err)
+	}
+}
+
+// TestAbsIsClean: Abs is path.Clean("/" + p) for any p made of path
+// pieces, the clean ones returned as they are.
+func TestAbsIsClean(t *testing.T) {
+	pieces := []string{"/", "a", "b", ".", "..", "//", "sys", "/.", "/..", "./", "../"}
+	r := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 50000; i++ {
+		var b strings.Builder
+		for n := r.IntN(7); n > 0; n-- {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		p := b.String()
+		if got, want := Abs(p), path.Clean("/"+p); got != want {
+			t.Fatalf("Abs(%q) = %q, want %q", p, got, want)
+		}
+		if isCleanAbs(p) != (path.Clean(p) == p && strings.HasPrefix(p, "/")) {
+			t.Fatalf("isCleanAbs(%q) = %v", p, isCleanAbs(p))
+		}
 	}
 }
