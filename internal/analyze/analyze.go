@@ -200,7 +200,7 @@ func parseTextInto(p *Parsed, src *pasteReader, sample []byte, br *bufio.Reader,
 			return fmt.Errorf("%s: %w", format, err)
 		}
 		l := &o.Log
-		if len(o.Tables) == 0 && l.InfoLines == 0 && l.Version == "" && l.WarnCount == 0 && l.AttnCount == 0 && len(l.Diag) == 0 && !p.Input.errorLines && !separateTests(o.Launch) {
+		if len(o.Tables) == 0 && l.InfoLines == 0 && l.Version == "" && l.WarnCount == 0 && l.AttnCount == 0 && len(l.Diag) == 0 && !p.Input.errorLines && !separateTests(o.Launch) && o.Launch.CompiledNCCL == "" {
 			if o.Unparsed > 0 {
 				return fmt.Errorf("%s: %d table rows could not be read and no complete row was found", format, o.Unparsed)
 			}

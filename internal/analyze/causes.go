@@ -35,6 +35,7 @@ const (
 	weightP2PSHMDisabled = 1.05
 	weightGraphFile      = 1.05
 	weightIBNoDevice     = 1.0
+	weightNCCLOne        = 1.1
 )
 
 // startupCauses reads causes from NCCL's startup lines: interfaces in its
@@ -240,6 +241,27 @@ func separateTests(l results.NCCLLaunch) bool {
 		return true
 	}
 	return l.StrayFooters > 1 && l.StrayMax <= 1.5*l.StrayMin
+}
+
+// launchCauses reads causes from how nccl-tests was built and started.
+func (a *analysis) launchCauses(o *results.NCCLOutput) {
+	a.separateTestsCause(o)
+	a.ncclOneCause(o.Launch.CompiledNCCL)
+}
+
+// ncclOneCause: nccl-tests built against NCCL 1 ("# NCCL Tests compiled
+// with NCCL 1.0"). NCCL 1 supports the GPUs of a single node only and
+// predates every GPU architecture sold today; NCCL 2 brought inter-node
+// communication.
+func (a *analysis) ncclOneCause(v string) {
+	if !strings.HasPrefix(v, "1.") && v != "1" {
+		return
+	}
+	a.cause(weightNCCLOne, report.Fail, "nccl.too-old",
+		"the test runs on NCCL "+v+": NCCL 1 supports the GPUs of one node only, has no network transport and predates current GPUs; its collectives fail or hang where NCCL 2 runs",
+		"nccl-tests header: NCCL Tests compiled with NCCL "+v,
+		"install a current NCCL 2 release ("+sparkNCCLRelease()+") and rebuild nccl-tests against it (make NCCL_HOME=…)",
+		"https://github.com/NVIDIA/nccl/blob/v1.3.0-1/README.md; https://github.com/NVIDIA/nccl/issues/33")
 }
 
 // separateTestsCause flags nccl-tests run once per process (built without

@@ -183,3 +183,35 @@ func TestIBRequestedNoDevice(t *testing.T) {
 		}
 	}
 }
+
+// nccl-tests built against NCCL 1 is named behind any prefix and on any
+// GPU count, with the failure it ends in or none; an NCCL 2 header is not.
+func TestNCCLOneHeader(t *testing.T) {
+	for g := 1; g <= 8; g++ {
+		for _, pre := range launchPrefixes {
+			for v, fire := range map[string]bool{"1.0": true, "1.3": true, "2.3": false} {
+				lines := []string{
+					fmt.Sprintf("nThread 1 nGpus %d minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 validation: 1", g),
+					"# NCCL Tests compiled with NCCL " + v,
+					"# Using devices",
+				}
+				for d := range g {
+					lines = append(lines, fmt.Sprintf("#   Rank  %d on     node03 device  %d [0x00] Tesla P100-PCIE-16GB", d, d))
+				}
+				if g%2 == 0 {
+					lines = append(lines, "NCCL failure all_reduce.cu:95 'unhandled cuda error'")
+				}
+				a := Reader("n.txt", bytes.NewReader(withPrefix(lines, pre)), Options{})
+				got := false
+				for _, f := range a.Flags {
+					if f.ID == "nccl.too-old" && f.Severity == report.Fail {
+						got = true
+					}
+				}
+				if got != fire {
+					t.Errorf("NCCL %s, %d GPUs, prefix %q: fired %v (%+v)", v, g, pre, got, a.Flags)
+				}
+			}
+		}
+	}
+}

@@ -39,6 +39,9 @@ type NCCLLaunch struct {
 	// device line, up to 2: an MPI-launched test prints one.
 	RankZeroHosts int    `json:"rank_zero_hosts,omitempty"`
 	rankZeroHost  string // the first such host
+	// CompiledNCCL is the NCCL release an old nccl-tests header names
+	// ("# NCCL Tests compiled with NCCL 1.0").
+	CompiledNCCL string `json:"compiled_nccl,omitempty"`
 }
 
 // maxTables bounds how many tables one input keeps.
@@ -218,11 +221,16 @@ func (p *ncclParser) comment(t []byte) {
 	// every case below starts with one of these bytes; most comment lines
 	// (rules, column units, "Using devices") start with none
 	switch body[0] {
-	case 'n', 's', 'C', 'R', 'O', 'A':
+	case 'n', 's', 'C', 'R', 'O', 'A', 'N':
 	default:
 		return
 	}
 	switch {
+	case bytes.HasPrefix(body, []byte("NCCL Tests compiled with NCCL ")):
+		// nccl-tests of the NCCL 1 era: "# NCCL Tests compiled with NCCL 1.0"
+		if v := bytes.TrimSpace(body[len("NCCL Tests compiled with NCCL "):]); len(v) > 0 && len(v) < 16 {
+			p.out.Launch.CompiledNCCL = string(v)
+		}
 	case bytes.HasPrefix(body, []byte("nccl-tests version ")):
 		p.closeTable()
 		p.newMeta()
