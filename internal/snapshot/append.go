@@ -32,22 +32,7 @@ func (s *Snapshot) WriteArchive(dst string) (Written, error) {
 	if err != nil {
 		return Written{}, err
 	}
-	gz := gzip.NewWriter(f)
-	tw := tar.NewWriter(gz)
-	err = s.writeEntries(tw)
-	if err == nil {
-		err = tw.Flush()
-	}
-	if err == nil {
-		err = gz.Close()
-	}
-	var end int64
-	if err == nil {
-		end, err = f.Seek(0, io.SeekCurrent)
-	}
-	if err == nil {
-		err = writeEnd(f)
-	}
+	end, err := s.writeMember(f)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -55,6 +40,28 @@ func (s *Snapshot) WriteArchive(dst string) (Written, error) {
 		return Written{}, fmt.Errorf("write %s: %w", dst, err)
 	}
 	return Written{Path: dst, End: end}, nil
+}
+
+// writeMember writes s's entries as one gzip member at f's offset, then
+// the tar's end as a member of its own; it returns where that end starts.
+func (s *Snapshot) writeMember(f *os.File) (int64, error) {
+	gz := gzip.NewWriter(f)
+	tw := tar.NewWriter(gz)
+	err := s.writeEntries(tw)
+	if err == nil {
+		err = tw.Flush()
+	}
+	if err == nil {
+		err = gz.Close()
+	}
+	if err != nil {
+		return 0, err
+	}
+	end, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return 0, err
+	}
+	return end, writeEnd(f)
 }
 
 // writeEnd writes the tar's end as a gzip member of its own.
@@ -86,22 +93,7 @@ func AppendCmd(w Written, it Item, stdout []byte) (Written, error) {
 	if _, err := f.Seek(w.End, io.SeekStart); err != nil {
 		return w, err
 	}
-	gz := gzip.NewWriter(f)
-	tw := tar.NewWriter(gz)
-	err = s.writeEntries(tw)
-	if err == nil {
-		err = tw.Flush()
-	}
-	if err == nil {
-		err = gz.Close()
-	}
-	end := w.End
-	if err == nil {
-		end, err = f.Seek(0, io.SeekCurrent)
-	}
-	if err == nil {
-		err = writeEnd(f)
-	}
+	end, err := s.writeMember(f)
 	if err != nil {
 		return w, fmt.Errorf("write %s: %w", w.Path, err)
 	}
