@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"maps"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -36,6 +37,7 @@ const (
 	weightGraphFile      = 1.05
 	weightIBNoDevice     = 1.0
 	weightNCCLOne        = 1.1
+	weightSocketSpread   = 1.05
 )
 
 // startupCauses reads causes from NCCL's startup lines: interfaces in its
@@ -60,8 +62,59 @@ func (a *analysis) startupCauses(l *results.NCCLLog) {
 	inter := net > 0 || l.NNodes > 1 || len(l.Hosts) > 1
 	if ifs := socketInterfaces(l); inter && len(ifs) > 0 {
 		a.unroutableInterfaces(ifs)
+	} else if inter {
+		a.socketSpread(l)
 	}
 	a.peerOtherNetwork(l)
+}
+
+// minSpreadIfs is the number of socket devices from which NCCL's spread
+// over interfaces is read as unfiltered: a GPU node has one or two
+// Ethernet ports that reach the other nodes, while a container host adds
+// a bridge per network and a veth per container.
+const minSpreadIfs = 3
+
+// socketSpread: channel lines "via NET/Socket/<n>" name three or more
+// socket devices, and NCCL's socket transport has one
+// device per interface ncclFindInterfaces returns. With NCCL_SOCKET_IFNAME
+// unset that is every interface that is up except docker*, lo and virbr*
+// (src/misc/socket.cc), so bridges (br-*), veths and ports that reach no
+// other node are striped in and connections over them fail or hang.
+// Against: NCCL_SOCKET_IFNAME set (the user chose the list), fewer than
+// three devices, the socket list itself printed (unroutableInterfaces
+// judges the names then).
+func (a *analysis) socketSpread(l *results.NCCLLog) {
+	if strings.TrimSpace(l.Env["NCCL_SOCKET_IFNAME"]) != "" {
+		return
+	}
+	devs := map[int64]bool{}
+	for t := range l.Transports {
+		rest, ok := strings.CutPrefix(t, "NET/Socket/")
+		if !ok {
+			continue
+		}
+		end := 0
+		for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+			end++
+		}
+		var n int64
+		if _, err := fmt.Sscan(rest[:end], &n); end > 0 && err == nil {
+			devs[n] = true
+		}
+	}
+	if len(devs) < minSpreadIfs {
+		return
+	}
+	idx := slices.Sorted(maps.Keys(devs))
+	var names []string
+	for _, n := range idx {
+		names = append(names, fmt.Sprintf("NET/Socket/%d", n))
+	}
+	a.cause(weightSocketSpread, report.Fail, "nccl.socket-many-ifs",
+		fmt.Sprintf("NCCL's socket transport uses %d interfaces: with NCCL_SOCKET_IFNAME unset it takes every interface that is up except docker*, lo and virbr*, so container bridges (br-*), veths and ports that reach no other node are included, and connections over them fail or hang", len(devs)),
+		"channel connections via "+strings.Join(names, ", ")+"; NCCL_SOCKET_IFNAME not set in the lines read",
+		"set NCCL_SOCKET_IFNAME to the interface that routes between the nodes (ip -br addr on each node) on every node, or exclude the virtual ones (^docker,lo,veth,br-)",
+		"https://github.com/NVIDIA/nccl/issues/697; NVIDIA/nccl src/transport/net_socket.cc and src/misc/socket.cc @5067397c (one socket device per interface ncclFindInterfaces returns)")
 }
 
 // p2pSHMDisabled ranks NCCL_P2P_DISABLE=1 with NCCL_SHM_DISABLE=1 above

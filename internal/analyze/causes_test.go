@@ -277,3 +277,67 @@ func TestSparkAllReduceJudged(t *testing.T) {
 		}
 	}
 }
+
+// spreadJob is a job whose channel lines go over NCCL's socket devices
+// 0..devs-1 with no socket list printed (the format of field case 69,
+// NVIDIA/nccl#697: "[send] via NET/Socket/3"), the ranks spread over
+// hosts, env lines first.
+func spreadJob(ranks, hosts, devs int, env []string) []string {
+	var lines []string
+	for r := range ranks {
+		host := fmt.Sprintf("dgxa%d:%d:%d [%d]", 100+r%hosts, 1050+r, 1315+r, r/hosts)
+		for _, e := range env {
+			lines = append(lines, host+" NCCL INFO "+e)
+		}
+		for c := range 2 * devs {
+			lines = append(lines, fmt.Sprintf("%s NCCL INFO Channel %02d/0 : %d[90000] -> %d[1000] [send] via NET/Socket/%d", host, c, r, (r+1)%ranks, c%devs))
+		}
+	}
+	return lines
+}
+
+// Any rank count over one or more hosts, any prefix: channels over three
+// or more socket devices with NCCL_SOCKET_IFNAME unset are named first,
+// above the TCP fallback; one or two devices, or the variable set, are
+// not a cause.
+func TestSocketSpreadAnyRanksAnyPrefix(t *testing.T) {
+	r := rand.New(rand.NewSource(3613))
+	for _, p := range causePrefixes(r) {
+		for ranks := 2; ranks <= 9; ranks += 3 {
+			for hosts := 1; hosts <= min(ranks, 3); hosts++ {
+				for devs := 1; devs <= 8; devs++ {
+					a := analyseText(prefixed(p, spreadJob(ranks, hosts, devs, nil)))
+					f := flagOf(a, "nccl.socket-many-ifs")
+					if devs < minSpreadIfs {
+						if f != nil {
+							t.Errorf("prefix %q, %d ranks on %d hosts, %d devices: flagged %s", p, ranks, hosts, devs, f.Evidence)
+						}
+						continue
+					}
+					if got := firstFail(a); got != "nccl.socket-many-ifs" {
+						t.Errorf("prefix %q, %d ranks on %d hosts, %d devices: first fail %q (flags %v)", p, ranks, hosts, devs, got, a.Flags)
+					}
+					if f != nil && !strings.Contains(f.Evidence, fmt.Sprintf("NET/Socket/%d", devs-1)) {
+						t.Errorf("evidence %q does not name device %d", f.Evidence, devs-1)
+					}
+				}
+				set := spreadJob(ranks, hosts, 8, []string{"NCCL_SOCKET_IFNAME set by environment to bond0"})
+				if f := flagOf(analyseText(prefixed(p, set)), "nccl.socket-many-ifs"); f != nil {
+					t.Errorf("prefix %q: flagged a job with NCCL_SOCKET_IFNAME set: %s", p, f.Evidence)
+				}
+			}
+		}
+	}
+}
+
+// The socket list printed: the interfaces' names decide
+// (nccl.socket-unroutable-if), not the count of devices.
+func TestSocketSpreadNotWithList(t *testing.T) {
+	lines := socketJob(4, 2, "[0]ens5:172.31.0.137<0> [1]ens6:172.31.1.137<0> [2]ens7:172.31.2.137<0>")
+	for r := range 4 {
+		lines = append(lines, fmt.Sprintf("ip-172-31-0-137:%d:1 [0] NCCL INFO Channel 01 : %d[1e0] -> %d[1e0] [send] via NET/Socket/%d", 14605+r, r, (r+1)%4, r%3))
+	}
+	if f := flagOf(analyseText(prefixed("", lines)), "nccl.socket-many-ifs"); f != nil {
+		t.Errorf("flagged a job whose socket list names three routable interfaces: %s", f.Evidence)
+	}
+}
