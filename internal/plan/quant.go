@@ -26,6 +26,14 @@ type Stored struct {
 	Source string  `json:"source"`
 }
 
+// rule says how the stored precision was worked out from its source.
+func (s Stored) rule() string {
+	if strings.HasSuffix(s.Source, "quantized_layers") {
+		return "each listed projection at its algorithm's size, each left out in 16 bits"
+	}
+	return "every quantised linear weight at the config's width with its scales and zero points, attention it leaves unconverted in 16 bits"
+}
+
 // layerKind is one layer's mixer ('*' attention, 'M' Mamba-2, 'L' linear
 // attention, 0 none) and feed-forward block ('-' dense, 'E' experts, 0 none).
 type layerKind struct{ mixer, ffn byte }

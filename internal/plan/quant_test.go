@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/expect"
 )
 
 // nemotronSuperNVFP4 is the NVFP4 checkpoint's config, its quantization_config
@@ -354,4 +356,35 @@ func TestQuantizationFieldsNamed(t *testing.T) {
 			t.Errorf("%s: stored %+v, unread %q; want %+v", q, m.Stored, m.Unread, want)
 		}
 	}
+}
+
+// TestStoredPrecisionReported: the plan says which bytes it priced a
+// checkpoint at and how they were worked out.
+func TestStoredPrecisionReported(t *testing.T) {
+	a, err := DefaultAssumptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := expect.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := PlatformCluster("dgx-spark", 1, a, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := a.Format("int8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Estimate(withQuant(t, "qwen3-1.7b.json", "qwen3-1.7b-gptq-int8"), f, c, Workload{Input: 128, Output: 128, Concurrency: 1, KVDType: "bf16", GPUMemUtil: 0.9, Engine: "vllm"}, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range pl.Assumed {
+		if strings.Contains(n.Unit, "as the checkpoint stores them") && strings.Contains(n.Unit, "1.023") && strings.Contains(n.Source, "with its scales and zero points") {
+			return
+		}
+	}
+	t.Errorf("no stored-precision assumption for the GPTQ-Int8 checkpoint in %+v", pl.Assumed)
 }
