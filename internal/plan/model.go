@@ -243,6 +243,7 @@ func ParseConfig(b []byte, name string) (Model, error) {
 		m.quantRead = true
 		m.exclusions(q, "config.json quantization_config")
 		m.storedPrecision(q, "config.json quantization_config.quantized_layers")
+		m.uniformPrecision(q, "config.json quantization_config")
 	}
 	return m, nil
 }

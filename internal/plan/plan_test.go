@@ -2,6 +2,7 @@ package plan
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"slices"
@@ -284,6 +285,13 @@ func FuzzParseConfig(f *testing.F) {
 			f.Fatal(err)
 		}
 		f.Add(b)
+	}
+	for _, q := range []string{"qwen3-235b-a22b-gptq-int4", "deepseek-v3", "qwen3.6-35b-a3b-awq"} {
+		b, err := os.ReadFile("testdata/quant/" + q + ".quantization_config.json")
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(fmt.Appendf(nil, `{"num_hidden_layers": 4, "hidden_size": 512, "num_attention_heads": 8, "vocab_size": 1000, "intermediate_size": 1024, "quantization_config": %s}`, b))
 	}
 	a, _ := DefaultAssumptions()
 	set, _ := expect.Default()

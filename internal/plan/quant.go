@@ -26,6 +26,14 @@ type Stored struct {
 	Source string  `json:"source"`
 }
 
+// rule says how the stored precision was worked out from its source.
+func (s Stored) rule() string {
+	if strings.HasSuffix(s.Source, "quantized_layers") {
+		return "each listed projection at its algorithm's size, each left out in 16 bits"
+	}
+	return "every quantised linear weight at the config's width with its scales and zero points, attention it leaves unconverted in 16 bits"
+}
+
 // layerKind is one layer's mixer ('*' attention, 'M' Mamba-2, 'L' linear
 // attention, 0 none) and feed-forward block ('-' dense, 'E' experts, 0 none).
 type layerKind struct{ mixer, ffn byte }
@@ -45,6 +53,36 @@ type hfQuantization struct {
 	Ignore              []string              `json:"ignore"`
 	ExcludeModules      []string              `json:"exclude_modules"`
 	QuantizedLayers     map[string]quantLayer `json:"quantized_layers"`
+	// GPTQ, AWQ and AutoRound: the weights' width and the weights per
+	// 16-bit scale (-1: one scale per output channel); AWQ's older names
+	// w_bit and q_group_size too.
+	Bits       int   `json:"bits"`
+	WBit       int   `json:"w_bit"`
+	GroupSize  *int  `json:"group_size"`
+	QGroupSize *int  `json:"q_group_size"`
+	ZeroPoint  *bool `json:"zero_point"`
+	LMHead     *bool `json:"lm_head"`
+	// FP8 with one 32-bit scale per block of weights (DeepSeek's, Qwen's).
+	WeightBlockSize []int `json:"weight_block_size"`
+	// Per-module overrides of the width or group (GPTQModel's dynamic,
+	// AutoRound's extra_config) and a restricted set of quantised modules.
+	Dynamic          map[string]json.RawMessage `json:"dynamic"`
+	ExtraConfig      map[string]json.RawMessage `json:"extra_config"`
+	ModulesInBlock   json.RawMessage            `json:"modules_in_block_to_quantize"`
+	ConfigGroups     map[string]ctGroup         `json:"config_groups"`
+	CompressedFormat string                     `json:"format"`
+}
+
+// ctGroup is one of compressed-tensors' config_groups: the scheme its
+// target modules' weights are stored in.
+type ctGroup struct {
+	Weights *struct {
+		NumBits   int    `json:"num_bits"`
+		Type      string `json:"type"`
+		GroupSize *int   `json:"group_size"`
+		Strategy  string `json:"strategy"`
+		Symmetric *bool  `json:"symmetric"`
+	} `json:"weights"`
 }
 
 // algoBytes is what one weight takes under a ModelOpt quant_algo; false for
@@ -263,4 +301,149 @@ func (m *Model) exclusions(q *hfQuantization, source string) {
 			m.Unread = append(m.Unread, fmt.Sprintf("%s excludes %q (kept unquantised by the checkpoint, priced as --weights)", source, mod))
 		}
 	}
+}
+
+// groupBytes is what one weight takes stored at bits wide with a 16-bit
+// scale per group of group weights, and a zero point of the same width per
+// group where zeros (GPTQ's qzeros, AWQ's zero_point): bits/8 + (2 +
+// bits/8)/group. A group of -1 is one scale per output channel, taken over
+// the model's hidden width.
+func groupBytes(bits, group, hidden int, zeros bool) float64 {
+	g := float64(group)
+	if group <= 0 {
+		g = float64(max(hidden, 16))
+	}
+	b := float64(bits) / 8
+	per := 2.0
+	if zeros {
+		per += b
+	}
+	return b + per/g
+}
+
+// intFormats names the planner's format for an integer weight width.
+var intFormats = map[int]string{4: "int4", 8: "int8"}
+
+// uniformPrecision prices a single-scheme quantisation config from its own
+// fields: GPTQ, AWQ and AutoRound by bits and group_size (scales and zero
+// points included), FP8 by weight_block_size (a 32-bit scale per block),
+// compressed-tensors by its one weight scheme. Every quantised linear
+// layer takes those bytes; attention the config leaves unconverted stays
+// 16-bit. A field that changes the size and is not read (per-module
+// overrides, a width no format has, an unknown quant_method) is named in
+// Unread, and the checkpoint is priced as --weights.
+func (m *Model) uniformPrecision(q *hfQuantization, source string) {
+	if q == nil || len(q.QuantizedLayers) > 0 || m.Stored != nil {
+		return
+	}
+	named := 0
+	name := func(what string) {
+		m.Unread = append(m.Unread, fmt.Sprintf("%s %s (priced as --weights)", source, what))
+		named++
+	}
+	for _, o := range []struct {
+		field string
+		n     int
+	}{{"dynamic", len(q.Dynamic)}, {"extra_config", len(q.ExtraConfig)}} {
+		if o.n > 0 {
+			name(fmt.Sprintf("%s: per-module overrides of %d module(s)", o.field, o.n))
+		}
+	}
+	if len(q.ModulesInBlock) > 0 && string(q.ModulesInBlock) != "null" && string(q.ModulesInBlock) != "[]" {
+		name("modules_in_block_to_quantize: only the listed modules quantised")
+	}
+	if q.LMHead != nil && *q.LMHead {
+		name("lm_head: true (the output layer quantised too)")
+	}
+	var format string
+	var bytes float64
+	method := strings.ToLower(q.QuantMethod)
+	switch method {
+	case "gptq", "awq", "auto-round", "autoround", "intel/auto-round":
+		bits := max(q.Bits, q.WBit)
+		group := 128
+		for _, g := range []*int{q.GroupSize, q.QGroupSize} {
+			if g != nil {
+				group = *g
+			}
+		}
+		f, ok := intFormats[bits]
+		if !ok || (group != -1 && group < 16) {
+			name(fmt.Sprintf("bits %d, group_size %d: no format the planner has", bits, group))
+			return
+		}
+		zeros := method != "awq" || q.ZeroPoint == nil || *q.ZeroPoint
+		format, bytes = f, groupBytes(bits, group, m.Hidden, zeros)
+	case "fp8":
+		format, bytes = "fp8", 1
+		if b := q.WeightBlockSize; len(b) > 0 {
+			n := 1
+			for _, d := range b {
+				n *= max(d, 1)
+			}
+			if len(b) != 2 || n < 16 {
+				name(fmt.Sprintf("weight_block_size %v: not a block of weights", b))
+				return
+			}
+			bytes += 4 / float64(n)
+		}
+	case "compressed-tensors":
+		var ok bool
+		if format, bytes, ok = m.compressedScheme(q.ConfigGroups); !ok {
+			name(fmt.Sprintf("config_groups (format %q): no single weight scheme the planner has", q.CompressedFormat))
+			return
+		}
+	case "", "mxfp4", "modelopt":
+		return // the --weights format's own bytes, or quantized_layers
+	default:
+		name(fmt.Sprintf("quant_method %q", q.QuantMethod))
+		return
+	}
+	if named > 0 {
+		return
+	}
+	st := Stored{Format: format, Mixer: bytes, FFN: bytes, Expert: bytes, Source: source}
+	if m.UnquantizedAttention {
+		st.Mixer = 2
+	}
+	m.Stored = &st
+}
+
+// compressedScheme is the one weight scheme of compressed-tensors'
+// config_groups as a planner format and its bytes per weight: integers by
+// width and group (a zero point where not symmetric), FP8 (per channel or
+// tensor: scales negligible), NVFP4 (4-bit floats, an FP8 scale per 16).
+func (m *Model) compressedScheme(groups map[string]ctGroup) (string, float64, bool) {
+	var format string
+	var bytes float64
+	for _, g := range groups {
+		w := g.Weights
+		if w == nil {
+			return "", 0, false
+		}
+		group := -1
+		if w.GroupSize != nil {
+			group = *w.GroupSize
+		}
+		var f string
+		var b float64
+		switch {
+		case w.Type == "int" && intFormats[w.NumBits] != "" && (group == -1 || group >= 16):
+			f, b = intFormats[w.NumBits], groupBytes(w.NumBits, group, m.Hidden, w.Symmetric != nil && !*w.Symmetric)
+			if w.Strategy == "channel" || w.Strategy == "tensor" {
+				b = groupBytes(w.NumBits, -1, m.Hidden, w.Symmetric != nil && !*w.Symmetric)
+			}
+		case w.Type == "float" && w.NumBits == 8:
+			f, b = "fp8", 1
+		case w.Type == "float" && w.NumBits == 4 && group == 16:
+			f, b = "nvfp4", 0.5625
+		default:
+			return "", 0, false
+		}
+		if format != "" && (f != format || b != bytes) {
+			return "", 0, false
+		}
+		format, bytes = f, b
+	}
+	return format, bytes, format != ""
 }

@@ -2,11 +2,15 @@ package plan
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/expect"
 )
 
 // nemotronSuperNVFP4 is the NVFP4 checkpoint's config, its quantization_config
@@ -205,4 +209,182 @@ func FuzzApplyQuantConfig(f *testing.F) {
 			}
 		}
 	})
+}
+
+// withQuant is the model config file with the quantization_config of
+// testdata/quant/<quant>.quantization_config.json set on it.
+func withQuant(t *testing.T, model, quant string) Model {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/models/" + model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := os.ReadFile("testdata/quant/" + quant + ".quantization_config.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg["quantization_config"] = q
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ParseConfig(b, model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// linearParams is every weight of the decoder's linear layers (all but the
+// embeddings and the output layer), worked out here from the config.
+func linearParams(m Model) float64 {
+	h := float64(m.Hidden)
+	attn := h*float64(m.Heads*m.HeadDim)*2 + 2*h*float64(m.KVHeads*m.HeadDim)
+	ffn := 3 * h * float64(m.Intermediate)
+	return float64(m.Layers) * (attn + ffn)
+}
+
+// TestGroupQuantizedCheckpoints prices GPTQ, AWQ and block-scaled FP8
+// checkpoints by their own quantization_config: bits/8 + (2 + bits/8) /
+// group_size per weight for GPTQ and AWQ (a 16-bit scale and a zero point
+// of the weights' width per group), 1 + 4 / (block rows × columns) for
+// FP8 (a 32-bit scale per block).
+func TestGroupQuantizedCheckpoints(t *testing.T) {
+	for _, tc := range []struct {
+		model, quant, format string
+		bytes                float64
+	}{
+		{"qwen3-235b-a22b.json", "qwen3-235b-a22b-gptq-int4", "int4", 0.5 + 2.5/128},
+		{"qwen3-1.7b.json", "qwen3-1.7b-gptq-int8", "int8", 1 + 3.0/128},
+		{"llama-3.1-8b.json", "zephyr-7b-alpha-awq", "int4", 0.5 + 2.5/128},
+		{"deepseek-v3.json", "deepseek-v3", "fp8", 1 + 4.0/(128*128)},
+		{"qwen3-30b-a3b.json", "qwen3-30b-a3b-fp8", "fp8", 1 + 4.0/(128*128)},
+	} {
+		m := withQuant(t, tc.model, tc.quant)
+		want := Stored{Format: tc.format, Mixer: tc.bytes, FFN: tc.bytes, Expert: tc.bytes, Source: "config.json quantization_config"}
+		if m.Stored == nil || *m.Stored != want || len(m.Unread) != 0 {
+			t.Errorf("%s: stored %+v, unread %q; want %+v", tc.quant, m.Stored, m.Unread, want)
+		}
+	}
+	// GPTQ's 4-bit, group-128 checkpoint is what the int4 format prices.
+	if a, b := weightsGB(t, withQuant(t, "qwen3-235b-a22b.json", "qwen3-235b-a22b-gptq-int4"), "int4"), weightsGB(t, load(t, "qwen3-235b-a22b.json"), "int4"); math.Abs(a/b-1) > 1e-12 {
+		t.Errorf("Qwen3-235B GPTQ-Int4 %.3f GB, the int4 format %.3f GB", a, b)
+	}
+	// An 8-bit GPTQ checkpoint's scales and zero points add 3/128 of a byte to
+	// every linear weight over the int8 format's one byte.
+	m, plain := withQuant(t, "qwen3-1.7b.json", "qwen3-1.7b-gptq-int8"), load(t, "qwen3-1.7b.json")
+	got := weightsGB(t, m, "int8") - weightsGB(t, plain, "int8")
+	if want := linearParams(plain) * 3 / 128 / 1e9; math.Abs(got/want-1) > 1e-9 {
+		t.Errorf("Qwen3-1.7B GPTQ-Int8 adds %.4f GB to int8, want %.4f", got, want)
+	}
+	// Any width the planner has and any group: the bytes are the formula's.
+	for _, bits := range []int{4, 8} {
+		for _, group := range []int{16, 32, 64, 128, 1024, -1} {
+			for _, method := range []string{`"gptq"`, `"awq", "zero_point": false`} {
+				c := fmt.Sprintf(`{"num_hidden_layers": 2, "hidden_size": 2048, "num_attention_heads": 16, "vocab_size": 1000, "intermediate_size": 4096,
+				  "quantization_config": {"quant_method": %s, "bits": %d, "group_size": %d}}`, method, bits, group)
+				m, err := ParseConfig([]byte(c), "cut")
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, b := float64(group), float64(bits)/8
+				if group < 0 {
+					g = 2048
+				}
+				per := 2 + b
+				if strings.Contains(method, "awq") {
+					per = 2
+				}
+				if m.Stored == nil || math.Abs(m.Stored.FFN-(b+per/g)) > 1e-15 || m.Stored.Format != intFormats[bits] {
+					t.Errorf("%s bits %d group %d: stored %+v, want %.6f bytes", method, bits, group, m.Stored, b+per/g)
+				}
+			}
+		}
+	}
+}
+
+// TestQuantizationFieldsNamed: what changes a checkpoint's size and is not
+// read is named, and the checkpoint priced as --weights; what the planner
+// places (attention kept in 16 bits, routers, norms) is not.
+func TestQuantizationFieldsNamed(t *testing.T) {
+	m := withQuant(t, "qwen3.5-35b-a3b.json", "qwen3.6-35b-a3b-awq")
+	if !m.UnquantizedAttention || m.Stored == nil || m.Stored.Mixer != 2 || m.Stored.Expert != 0.5+2.5/128 {
+		t.Errorf("attention unquantised %v, stored %+v", m.UnquantizedAttention, m.Stored)
+	}
+	var names []string
+	for _, u := range m.Unread {
+		if i := strings.Index(u, `excludes "`); i >= 0 {
+			names = append(names, strings.SplitN(u[i+10:], `"`, 2)[0])
+		}
+	}
+	if want := []string{"visual", "linear_attn", "shared_expert", "layers.0.", "mtp"}; !slices.Equal(names, want) {
+		t.Errorf("named %q, want %q", names, want)
+	}
+	base := `{"num_hidden_layers": 2, "hidden_size": 2048, "num_attention_heads": 16, "vocab_size": 1000, "intermediate_size": 4096, "quantization_config": %s}`
+	for q, want := range map[string]string{
+		`{"quant_method": "gptq", "bits": 4, "group_size": 128, "dynamic": {"-:.*mlp.gate": {}, "+:.*down_proj": {"bits": 8}}}`:                      "dynamic: per-module overrides of 2 module(s)",
+		`{"quant_method": "auto-round", "bits": 4, "group_size": 128, "extra_config": {"model.layers.0.mlp.shared_expert.down_proj": {"bits": 16}}}`: "extra_config: per-module overrides of 1 module(s)",
+		`{"quant_method": "gptq", "bits": 3, "group_size": 128}`:                                                                                     "bits 3, group_size 128: no format the planner has",
+		`{"quant_method": "gptq", "bits": 4, "group_size": 128, "lm_head": true}`:                                                                    "lm_head: true",
+		`{"quant_method": "hqq", "nbits": 4, "group_size": 64}`:                                                                                      `quant_method "hqq"`,
+		`{"quant_method": "fp8", "weight_block_size": [1, 1]}`:                                                                                       "weight_block_size [1 1]",
+		`{"quant_method": "compressed-tensors", "format": "pack-quantized", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int", "group_size": 128}}, "group_1": {"weights": {"num_bits": 8, "type": "int", "group_size": 128}}}}`: `config_groups (format "pack-quantized")`,
+	} {
+		m, err := ParseConfig(fmt.Appendf(nil, base, q), "cut")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Stored != nil || len(m.Unread) == 0 || !strings.Contains(strings.Join(m.Unread, "; "), want) {
+			t.Errorf("%s: stored %+v, unread %q; want %q named and nothing stored", q, m.Stored, m.Unread, want)
+		}
+	}
+	// compressed-tensors' one scheme is read: W4A16 in groups of 128, NVFP4.
+	for q, want := range map[string]Stored{
+		`{"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "int", "group_size": 128, "symmetric": true}}}}`: {Format: "int4", Mixer: 0.5 + 2.0/128, FFN: 0.5 + 2.0/128, Expert: 0.5 + 2.0/128},
+		`{"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 4, "type": "float", "group_size": 16}}}}`:                   {Format: "nvfp4", Mixer: 0.5625, FFN: 0.5625, Expert: 0.5625},
+	} {
+		m, err := ParseConfig(fmt.Appendf(nil, base, q), "cut")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.Source = "config.json quantization_config"
+		if m.Stored == nil || *m.Stored != want || len(m.Unread) != 0 {
+			t.Errorf("%s: stored %+v, unread %q; want %+v", q, m.Stored, m.Unread, want)
+		}
+	}
+}
+
+// TestStoredPrecisionReported: the plan says which bytes it priced a
+// checkpoint at and how they were worked out.
+func TestStoredPrecisionReported(t *testing.T) {
+	a, err := DefaultAssumptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := expect.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := PlatformCluster("dgx-spark", 1, a, set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := a.Format("int8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Estimate(withQuant(t, "qwen3-1.7b.json", "qwen3-1.7b-gptq-int8"), f, c, Workload{Input: 128, Output: 128, Concurrency: 1, KVDType: "bf16", GPUMemUtil: 0.9, Engine: "vllm"}, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range pl.Assumed {
+		if strings.Contains(n.Unit, "as the checkpoint stores them") && strings.Contains(n.Unit, "1.023") && strings.Contains(n.Source, "with its scales and zero points") {
+			return
+		}
+	}
+	t.Errorf("no stored-precision assumption for the GPTQ-Int8 checkpoint in %+v", pl.Assumed)
 }
