@@ -482,7 +482,6 @@ func TestFieldMeasurements(t *testing.T) {
 		case sc.excluded == "" && r.Implausible != "":
 			t.Errorf("%s is marked implausible, but the arithmetic allows it", r.ID)
 		}
-		t.Logf("ROW %s %.4g", r.ID, sc.got)
 		t.Logf("%-5s %-40s %-20s predicted %9.2f  measured %9.2f  %+6.1f %%%s", sc.half, r.ID, r.Metric, sc.got, r.Measured, 100*sc.dev, note(sc))
 		if sc.excluded != "" {
 			continue
