@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"fmt"
-	"maps"
 	"net/netip"
 	"regexp"
 	"slices"
@@ -87,28 +86,13 @@ func (a *analysis) socketSpread(l *results.NCCLLog) {
 	if strings.TrimSpace(l.Env["NCCL_SOCKET_IFNAME"]) != "" {
 		return
 	}
-	devs := map[int64]bool{}
-	for t := range l.Transports {
-		rest, ok := strings.CutPrefix(t, "NET/Socket/")
-		if !ok {
-			continue
-		}
-		end := 0
-		for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
-			end++
-		}
-		var n int64
-		if _, err := fmt.Sscan(rest[:end], &n); end > 0 && err == nil {
-			devs[n] = true
-		}
-	}
+	devs := l.NetDevices("Socket")
 	if len(devs) < minSpreadIfs {
 		return
 	}
-	idx := slices.Sorted(maps.Keys(devs))
-	var names []string
-	for _, n := range idx {
-		names = append(names, fmt.Sprintf("NET/Socket/%d", n))
+	names := make([]string, len(devs))
+	for i, n := range devs {
+		names[i] = fmt.Sprintf("NET/Socket/%d", n)
 	}
 	a.cause(weightSocketSpread, report.Fail, "nccl.socket-many-ifs",
 		fmt.Sprintf("NCCL's socket transport uses %d interfaces: with NCCL_SOCKET_IFNAME unset it takes every interface that is up except docker*, lo and virbr*, so container bridges (br-*), veths and ports that reach no other node are included, and connections over them fail or hang", len(devs)),

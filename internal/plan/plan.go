@@ -170,7 +170,7 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 	}
 	if s := e.stored(); s != nil {
 		pl.Assumed = append(pl.Assumed, Number{round(e.weightBytes()/1e9, 2), fmt.Sprintf("GB of weights as the checkpoint stores them: mixers %.3f, dense and shared %.3f, routed experts %.3f bytes per weight", s.Mixer, s.FFN, s.Expert),
-			s.Source + ": " + s.rule()})
+			s.Source + ": " + s.Rule})
 	}
 	if m.MTPLayers > 0 {
 		pl.Assumed = append(pl.Assumed, Number{round(e.p.MTP/1e9, 2), fmt.Sprintf("billion weights in %d multi-token-prediction layer(s), not loaded", m.MTPLayers),

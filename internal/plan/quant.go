@@ -24,15 +24,15 @@ type Stored struct {
 	FFN    float64 `json:"ffn_bytes_per_param"`
 	Expert float64 `json:"expert_bytes_per_param,omitempty"`
 	Source string  `json:"source"`
+	// Rule is how the figures were worked out from Source.
+	Rule string `json:"rule"`
 }
 
-// rule says how the stored precision was worked out from its source.
-func (s Stored) rule() string {
-	if strings.HasSuffix(s.Source, "quantized_layers") {
-		return "each listed projection at its algorithm's size, each left out in 16 bits"
-	}
-	return "every quantised linear weight at the config's width with its scales and zero points, attention it leaves unconverted in 16 bits"
-}
+// The rules by which a checkpoint's stored bytes are worked out.
+const (
+	ruleListed  = "each listed projection at its algorithm's size, each left out in 16 bits"
+	ruleUniform = "every quantised linear weight at the config's width with its scales and zero points, attention it leaves unconverted in 16 bits"
+)
 
 // layerKind is one layer's mixer ('*' attention, 'M' Mamba-2, 'L' linear
 // attention, 0 none) and feed-forward block ('-' dense, 'E' experts, 0 none).
@@ -245,7 +245,7 @@ func (m *Model) storedPrecision(q *hfQuantization, source string) {
 			}
 		}
 	}
-	st := Stored{Format: expertFormat, Source: source}
+	st := Stored{Format: expertFormat, Source: source, Rule: ruleListed}
 	if st.Format == "" {
 		var most float64
 		for name, n := range counts {
@@ -402,7 +402,7 @@ func (m *Model) uniformPrecision(q *hfQuantization, source string) {
 	if named > 0 {
 		return
 	}
-	st := Stored{Format: format, Mixer: bytes, FFN: bytes, Expert: bytes, Source: source}
+	st := Stored{Format: format, Mixer: bytes, FFN: bytes, Expert: bytes, Source: source, Rule: ruleUniform}
 	if m.UnquantizedAttention {
 		st.Mixer = 2
 	}
@@ -422,7 +422,7 @@ func (m *Model) compressedScheme(groups map[string]ctGroup) (string, float64, bo
 			return "", 0, false
 		}
 		group := -1
-		if w.GroupSize != nil {
+		if w.GroupSize != nil && w.Strategy != "channel" && w.Strategy != "tensor" {
 			group = *w.GroupSize
 		}
 		var f string
@@ -430,9 +430,6 @@ func (m *Model) compressedScheme(groups map[string]ctGroup) (string, float64, bo
 		switch {
 		case w.Type == "int" && intFormats[w.NumBits] != "" && (group == -1 || group >= 16):
 			f, b = intFormats[w.NumBits], groupBytes(w.NumBits, group, m.Hidden, w.Symmetric != nil && !*w.Symmetric)
-			if w.Strategy == "channel" || w.Strategy == "tensor" {
-				b = groupBytes(w.NumBits, -1, m.Hidden, w.Symmetric != nil && !*w.Symmetric)
-			}
 		case w.Type == "float" && w.NumBits == 8:
 			f, b = "fp8", 1
 		case w.Type == "float" && w.NumBits == 4 && group == 16:

@@ -64,7 +64,7 @@ func TestMixedPrecisionCheckpoint(t *testing.T) {
 	if err := plain.ApplyQuantConfig(b); err != nil {
 		t.Fatal(err)
 	}
-	if plain.Stored == nil || *plain.Stored != (Stored{Format: s.Format, Mixer: s.Mixer, FFN: s.FFN, Expert: s.Expert, Source: "hf_quant_config.json quantized_layers"}) {
+	if plain.Stored == nil || *plain.Stored != (Stored{Format: s.Format, Mixer: s.Mixer, FFN: s.FFN, Expert: s.Expert, Source: "hf_quant_config.json quantized_layers", Rule: ruleListed}) {
 		t.Errorf("hf_quant_config.json gives %+v, config.json %+v", plain.Stored, s)
 	}
 }
@@ -265,7 +265,7 @@ func TestGroupQuantizedCheckpoints(t *testing.T) {
 		{"qwen3-30b-a3b.json", "qwen3-30b-a3b-fp8", "fp8", 1 + 4.0/(128*128)},
 	} {
 		m := withQuant(t, tc.model, tc.quant)
-		want := Stored{Format: tc.format, Mixer: tc.bytes, FFN: tc.bytes, Expert: tc.bytes, Source: "config.json quantization_config"}
+		want := Stored{Format: tc.format, Mixer: tc.bytes, FFN: tc.bytes, Expert: tc.bytes, Source: "config.json quantization_config", Rule: ruleUniform}
 		if m.Stored == nil || *m.Stored != want || len(m.Unread) != 0 {
 			t.Errorf("%s: stored %+v, unread %q; want %+v", tc.quant, m.Stored, m.Unread, want)
 		}
@@ -351,7 +351,7 @@ func TestQuantizationFieldsNamed(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want.Source = "config.json quantization_config"
+		want.Source, want.Rule = "config.json quantization_config", ruleUniform
 		if m.Stored == nil || *m.Stored != want || len(m.Unread) != 0 {
 			t.Errorf("%s: stored %+v, unread %q; want %+v", q, m.Stored, m.Unread, want)
 		}

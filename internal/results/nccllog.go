@@ -854,11 +854,16 @@ func (l *NCCLLog) SingleNode() (bool, string) {
 
 // NetDevicesUsed lists the NET/IB device indices that carried channels
 // (the n of "NET/IB/n"), sorted.
-func (l *NCCLLog) NetDevicesUsed() []int {
+func (l *NCCLLog) NetDevicesUsed() []int { return l.NetDevices("IB") }
+
+// NetDevices lists the device indices of the net transport of kind (as
+// NetKind names it: "IB", "Socket") that carried channels, the n of
+// "NET/<kind>/n", sorted.
+func (l *NCCLLog) NetDevices(kind string) []int {
 	seen := map[int]bool{}
 	for t := range l.Transports {
 		parts := strings.Split(t, "/")
-		if len(parts) >= 3 && parts[0] == "NET" && NetKind(parts[1]) == "IB" {
+		if len(parts) >= 3 && parts[0] == "NET" && NetKind(parts[1]) == kind {
 			if n, err := strconv.Atoi(parts[2]); err == nil {
 				seen[n] = true
 			}
