@@ -1,0 +1,165 @@
+package analyze
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+)
+
+// The signatures that name a cause from a tool's own message fire on
+// their real lines behind any prefix, rank first in the paste they came
+// from, and leave the lookalike lines of other causes alone.
+func TestToolMessageSignaturesAnyPrefix(t *testing.T) {
+	cases := []struct {
+		line, id string
+		fire     bool
+	}{
+		// field case 119 (esnet/iperf#980)
+		{"iperf3: error - the server is busy running a test. try again later", "error.iperf-server-busy", true},
+		{"iperf3: error - unable to connect to server: Connection refused", "error.iperf-server-busy", false},
+		// field case 120 (jax-ml/jax#18391); the message of openxla/xla's nccl_stub.cc
+		{"external/xla/xla/service/gpu/nccl_utils.cc:133: NCCL operation ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will not work.;      ", "error.nccl-library-missing", true},
+		{"external/xla/xla/service/gpu/nccl_utils.cc:133: NCCL operation ncclCommInitRank(&comm) failed: unhandled system error", "error.nccl-library-missing", false},
+		// field case 114 (vllm-project/vllm#1726): INT_MIN is NCCL_CONFIG_UNDEF_INT
+		{"Invalid config blocking attribute value -2147483648", "error.nccl-config-undef-rejected", true},
+		{"node01:1297:1297 [0] init.cc:1270 NCCL WARN Invalid config blocking attribute value 2", "error.nccl-config-undef-rejected", false},
+		// field case 110 (NVIDIA/TensorRT-LLM#1131)
+		{"Failed, NCCL error /home/qiaoxj/TensorRT-LLM/cpp/tensorrt_llm/plugins/ncclPlugin/allreducePlugin.cpp:183 'unknown result code'", "error.nccl-unknown-result-code", true},
+		{"Failed, NCCL error /home/jenkins/agent/workspace/LLM/main/L0_Test-x86_64/tensorrt_llm/cpp/tensorrt_llm/thop/allreduceOp.cpp:308 'unhandled cuda error (run with NCCL_DEBUG=INFO for details)'", "error.nccl-unknown-result-code", false},
+		// field case 71 (NVIDIA/nccl#1637), NCCL 2.25's INFO line; 2.26 to
+		// 2.29.3 and 2.29.7 on print it as a WARN (src/enqueue.cc formats)
+		{"localhost:11344:11344 [1] NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856", "error.nccl-kernel-shmem-exceeds", true},
+		{"localhost:11344:11344 [1] enqueue.cc:50 NCCL WARN cudaArch 1200 ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856", "error.nccl-kernel-shmem-exceeds", true},
+		{"localhost:11344:11344 [1] enqueue.cc:81 NCCL WARN cudaArch 1200 dynamic smem 82240 exceeds device/fn maxSharedMem 79856", "error.nccl-kernel-shmem-exceeds", true},
+		{"localhost:11344:11344 [1] NCCL INFO ncclCommInitRank comm 0x397e3800 rank 1 nranks 2 cudaDev 1 busId 2000 - Init START", "error.nccl-kernel-shmem-exceeds", false},
+		// NCCL 2.30's wording of the same-GPU check (src/init.cc v2.30.7-1)
+		{"node01:1297:1297 [0] init.cc:1057 NCCL WARN Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.", "error.duplicate-gpu", true},
+	}
+	r := rand.New(rand.NewSource(36))
+	prefixes := append(causePrefixes(r), launchPrefixes...)
+	for _, c := range cases {
+		for _, pre := range prefixes {
+			a := analyseText(pre + c.line + "\n")
+			if got := hasFlag(a, c.id); got != c.fire {
+				t.Errorf("%q behind %q: %s fired %v, want %v (%+v)", c.line, pre, c.id, got, c.fire, a.Flags)
+			}
+			if c.fire && firstFail(a) != c.id {
+				t.Errorf("%q behind %q: first fail %q, want %s", c.line, pre, firstFail(a), c.id)
+			}
+		}
+	}
+}
+
+// initJob is the "Init START" lines of one communicator of n ranks over
+// hosts pods, rank r on GPU busOf(r) (the format of field case 112,
+// NVIDIA/TensorRT-LLM#9263; NCCL 2.30 puts "[Rank r] <function>" first).
+func initJob(n, hosts int, comm string, v230 bool, busOf func(r int) string) []string {
+	var lines []string
+	for r := range n {
+		h := r % hosts
+		pre := fmt.Sprintf("test-trt-prefill-worker-0-%d:%d:%d [%d] NCCL INFO ", h, 42+r, 982+r, r/hosts)
+		msg := fmt.Sprintf("ncclCommInitRank comm 0x7a12257c%04x rank %d nranks %d cudaDev %d nvmlDev %d busId %s commId %s - Init START", r, r, n, r/hosts, r/hosts, busOf(r), comm)
+		if v230 {
+			msg = fmt.Sprintf("[Rank %d] ncclCommInitRankConfig comm 0x7a12257c%04x rank %d nranks %d cudaDev %d nvmlDev %d busId %s commId %s - Init START", r, r, r, n, r/hosts, r/hosts, busOf(r), comm)
+		}
+		lines = append(lines,
+			pre+"NET/Socket : Using [0]eth0:10.0.133.59<0>",
+			pre+"Using network Socket",
+			pre+msg)
+	}
+	return lines
+}
+
+// Any rank count, any number of hosts, any prefix, both NCCL formats:
+// one GPU per rank says nothing; two ranks of one communicator on one
+// host's GPU are named first; the same bus on other hosts, in another
+// communicator, or with NCCL_MULTI_RANK_GPU_ENABLE=1 is no evidence.
+func TestSharedGPUAnyRanksAnyPrefix(t *testing.T) {
+	r := rand.New(rand.NewSource(112))
+	bus := func(local int) string { return fmt.Sprintf("%x", 0x100000+local*0x10000) }
+	for _, pre := range causePrefixes(r) {
+		for range 4 {
+			hosts := 1 + r.Intn(4)
+			n := hosts + 1 + r.Intn(8)
+			v230 := r.Intn(2) == 0
+			own := func(rank int) string { return bus(rank / hosts) }
+			if hasFlag(analyseText(prefixed(pre, initJob(n, hosts, "0xaa9becea043c4e6c", v230, own))), "nccl.shared-gpu") {
+				t.Fatalf("%d ranks on %d hosts, one GPU each, behind %q: flagged", n, hosts, pre)
+			}
+			// rank b shares rank a's GPU: same host (a ≡ b mod hosts)
+			a := r.Intn(n - hosts)
+			b := a + hosts*(1+r.Intn((n-1-a)/hosts))
+			shared := func(rank int) string {
+				if rank == b {
+					return own(a)
+				}
+				return own(rank)
+			}
+			lines := initJob(n, hosts, "0xaa9becea043c4e6c", v230, shared)
+			res := analyseText(prefixed(pre, lines))
+			if f := firstFail(res); f != "nccl.shared-gpu" {
+				t.Fatalf("ranks %d and %d of %d on one GPU (%d hosts) behind %q: first %q (%+v)", a, b, n, hosts, pre, f, res.Flags)
+			}
+			if m := flagOf(res, "nccl.shared-gpu").Message; !strings.Contains(m, fmt.Sprintf("ranks %d and %d ", a, b)) {
+				t.Errorf("message names other ranks: %s", m)
+			}
+			env := append([]string{"test-trt-prefill-worker-0-0:42:42 [0] NCCL INFO NCCL_MULTI_RANK_GPU_ENABLE set by environment to 1"}, lines...)
+			if hasFlag(analyseText(prefixed(pre, env)), "nccl.shared-gpu") {
+				t.Errorf("NCCL_MULTI_RANK_GPU_ENABLE=1 behind %q still flagged", pre)
+			}
+			// the same bus ids on every host, one rank per GPU, and two
+			// communicators that each use the GPU once
+			same := func(rank int) string { return bus(rank / hosts) }
+			two := append(initJob(n, hosts, "0x1111111111111111", v230, same), initJob(n, hosts, "0x2222222222222222", v230, same)...)
+			if hasFlag(analyseText(prefixed(pre, two)), "nccl.shared-gpu") {
+				t.Fatalf("two communicators, one GPU per rank, behind %q: flagged", pre)
+			}
+		}
+	}
+}
+
+// ipoibJob is NET/IB's device line with its out-of-band interface for
+// every rank and, when failed, NCCL's error-return traces out of the
+// bootstrap (the format of field case 87, NVIDIA/nccl#1000).
+func ipoibJob(n int, oob string, failed bool, env []string) []string {
+	var lines []string
+	for r := range n {
+		pre := fmt.Sprintf("dso-s1-r1-a100-%02d:%d:%d [%d] NCCL INFO ", r/8+3, 2328+r, 2666+r, r%8)
+		for _, e := range env {
+			lines = append(lines, pre+e)
+		}
+		lines = append(lines,
+			pre+"NET/IB : Using [0]mlx5_0:1/IB/SHARP [1]mlx5_1:1/IB/SHARP [2]mlx5_8:1/RoCE [RO]; OOB "+fmt.Sprintf(oob, r/8+103),
+			pre+"Using network IBext")
+	}
+	if failed {
+		pre := fmt.Sprintf("dso-s1-r1-a100-03:%d:2658 [2] NCCL INFO ", 2330)
+		lines = append(lines, pre+"misc/socket.cc:567 -> 2", pre+"misc/socket.cc:618 -> 2", pre+"bootstrap.cc:270 -> 2")
+	}
+	return lines
+}
+
+// Any rank count, any prefix: a bootstrap that failed over an ib*
+// interface NCCL chose itself is named; one the user chose
+// (NCCL_SOCKET_IFNAME), an Ethernet interface, or no failure is not.
+func TestBootstrapIPoIBAnyRanksAnyPrefix(t *testing.T) {
+	r := rand.New(rand.NewSource(87))
+	for _, pre := range causePrefixes(r) {
+		n := 1 + r.Intn(24)
+		res := analyseText(prefixed(pre, ipoibJob(n, "ibp75s0:192.168.0.%d<0>", true, nil)))
+		if f := firstFail(res); f != "nccl.bootstrap-ipoib-auto" {
+			t.Fatalf("%d ranks behind %q: first %q (%+v)", n, pre, f, res.Flags)
+		}
+		for what, lines := range map[string][]string{
+			"no failure":           ipoibJob(n, "ibp75s0:192.168.0.%d<0>", false, nil),
+			"ethernet":             ipoibJob(n, "enp226s0:10.10.0.%d<0>", true, nil),
+			"NCCL_SOCKET_IFNAME":   ipoibJob(n, "ibp75s0:192.168.0.%d<0>", true, []string{"NCCL_SOCKET_IFNAME set by environment to ibp75s0"}),
+			"NCCL_SOCKET_IFNAME=^": ipoibJob(n, "ib0:192.168.0.%d<0>", true, []string{"NCCL_SOCKET_IFNAME set by environment to ^docker,lo"}),
+		} {
+			if hasFlag(analyseText(prefixed(pre, lines)), "nccl.bootstrap-ipoib-auto") {
+				t.Errorf("%s, %d ranks behind %q: flagged", what, n, pre)
+			}
+		}
+	}
+}
