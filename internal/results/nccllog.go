@@ -219,37 +219,60 @@ func (l *NCCLLog) Observe(line []byte) bool {
 	return false
 }
 
-// tagAt is bytes.Index(line, tagNCCL). Where the line opens with the host
-// of the line before in NCCL's own "host:pid:tid [dev] NCCL " (most lines
-// of a log) the tag is found there without a search, and same is true: no
-// "NCCL " can stand earlier, as the host has no blank and the rest is
-// digits, ':', '[' and ']'.
+// tagAt is bytes.Index(line, tagNCCL). On a line that opens with NCCL's
+// own "host:pid:tid [dev] NCCL " (most lines of a log) the tag is found by
+// reading that shape in one pass, without a search, and same tells whether
+// the host is the one of the line before: no "NCCL " can stand earlier, as
+// the host has no blank and the rest is digits, ':', '[' and ']'.
 func (l *NCCLLog) tagAt(line []byte) (i int, same bool) {
-	n := len(l.lastHost)
-	if n == 0 || len(line) <= n || line[n] != ':' || string(line[:n]) != string(l.lastHost) {
-		return bytes.Index(line, tagNCCL), false
+	if h, i := ownTag(line); i > 0 {
+		return i, string(line[:h]) == string(l.lastHost)
 	}
-	j := skipDigits(line, n+1)
-	if j == n+1 || j >= len(line) || line[j] != ':' {
-		return bytes.Index(line, tagNCCL), false
-	}
-	k := skipDigits(line, j+1)
-	if k == j+1 || k+1 >= len(line) || line[k] != ' ' || line[k+1] != '[' {
-		return bytes.Index(line, tagNCCL), false
-	}
-	m := skipDigits(line, k+2)
-	if m == k+2 || m+1 >= len(line) || line[m] != ']' || line[m+1] != ' ' || !bytes.HasPrefix(line[m+2:], tagNCCL) {
-		return bytes.Index(line, tagNCCL), false
-	}
-	return m + 2, true
+	return bytes.Index(line, tagNCCL), false
 }
 
-// skipDigits is the index of the first byte from i on that is not a digit.
-func skipDigits(b []byte, i int) int {
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+// ownTag reads "host:pid:tid [dev] NCCL " at the start of line: the end of
+// the host and the start of the tag, or tag -1 when the line opens
+// otherwise.
+func ownTag(line []byte) (hostEnd, tag int) {
+	n := len(line)
+	// the host: no blank, up to the first ':' (a loop: a host is short,
+	// and a call to IndexByte costs more than reading it)
+	c := 0
+	for c < n && c < 256 && line[c] != ':' {
+		if line[c] == ' ' {
+			return 0, -1
+		}
+		c++
+	}
+	if c == 0 || c >= n || line[c] != ':' {
+		return 0, -1
+	}
+	i := c + 1
+	// line[i]-'0' <= 9 (a byte, so no negative): a digit
+	for i < n && line[i]-'0' <= 9 {
 		i++
 	}
-	return i
+	if i == c+1 || i >= n || line[i] != ':' {
+		return 0, -1
+	}
+	i++
+	s := i
+	for i < n && line[i]-'0' <= 9 {
+		i++
+	}
+	if i == s || i+1 >= n || line[i] != ' ' || line[i+1] != '[' {
+		return 0, -1
+	}
+	i += 2
+	s = i
+	for i < n && line[i]-'0' <= 9 {
+		i++
+	}
+	if i == s || i+6 >= n || line[i] != ']' || line[i+1] != ' ' || string(line[i+2:i+7]) != "NCCL " {
+		return 0, -1
+	}
+	return c, i + 2
 }
 
 // diag reads "[OK] message" after "host:pid NCCL DIAG ".

@@ -8,10 +8,11 @@ import (
 
 // tagAt finds the tag where bytes.Index does, on lines that open with the
 // host of the line before or nearly so: cut fields, letters among the
-// digits, a second tag, a host that differs by a byte.
+// digits, a second tag, a host that differs by a byte, a blank in it; and
+// it says same only of a line that opens with that host and a ':'.
 func TestTagAtIsIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(36, 3))
-	parts := []string{"spark-1", ":", "123", "4", " ", "[", "0", "]", "NCCL ", "INFO ", "WARN ", "x", "NCCL", "file.cc:12 ", "spark-12"}
+	parts := []string{"spark-1", ":", "123", "4", " ", "[", "0", "]", "NCCL ", "INFO ", "WARN ", "x", "NCCL", "file.cc:12 ", "spark-12", "a b"}
 	same := 0
 	for range 20000 {
 		var l NCCLLog
@@ -29,6 +30,9 @@ func TestTagAtIsIndex(t *testing.T) {
 		}
 		if ok {
 			same++
+			if !bytes.HasPrefix(line, []byte("spark-1:")) {
+				t.Fatalf("%q: same host as spark-1", line)
+			}
 		}
 	}
 	if same < 300 {
