@@ -39,6 +39,7 @@ type fieldRow struct {
 	Implausible  string  `yaml:"implausible"`
 	KnownMiss    string  `yaml:"known_miss"`
 	Unmodelled   string  `yaml:"unmodelled"`
+	Prompts      []int   `yaml:"prompts"`
 	Source       string  `yaml:"source"`
 }
 
@@ -168,9 +169,30 @@ func predictWith(r fieldRow, a Assumptions) (float64, error) {
 	case "ttft_ms":
 		return o.TTFTms, nil
 	case "prefill_tokens_per_s":
+		if len(r.Prompts) > 0 {
+			return promptsRate(r, a)
+		}
 		return float64(r.Input) / (o.TTFTms / 1e3), nil
 	}
 	return 0, fmt.Errorf("unknown metric %q", r.Metric)
+}
+
+// promptsRate is a prompt rate measured over several requests one at a
+// time, as all their prompt tokens over their summed prompt times: each
+// prompt (r.Prompts, the lengths the source's harness sent) priced alone.
+func promptsRate(r fieldRow, a Assumptions) (float64, error) {
+	var tokens, took float64
+	for _, n := range r.Prompts {
+		one := r
+		one.Input, one.Prompts = n, nil
+		e, tp, err := rowEstimator(one, a)
+		if err != nil {
+			return 0, err
+		}
+		tokens += float64(n)
+		took += e.ttft(tp, 1)
+	}
+	return tokens / took, nil
 }
 
 // depthPrefill is the seconds a prompt of r.Input tokens takes after
