@@ -575,7 +575,7 @@ func TestFieldTable(t *testing.T) {
 			if strings.HasPrefix(src, "http") {
 				src = "[" + r.SourceID + "](" + src + ")"
 			} else {
-				src = r.Source
+				src, _, _ = strings.Cut(r.Source, " (")
 			}
 			in := fmt.Sprint(r.Input)
 			if r.Depth > 0 {
