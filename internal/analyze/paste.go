@@ -106,8 +106,8 @@ func (p *pasteReader) next() {
 		p.err = err
 		return
 	}
-	// IndexByte is vectorised; LastIndexByte is not, and most lines have no '\r'
-	if bytes.IndexByte(line, '\r') >= 0 {
+	// most lines have no '\r', which the line reader tells without a search
+	if p.lr.HasCR() {
 		i := bytes.LastIndexByte(line, '\r')
 		// a terminal shows what was drawn last
 		line = line[i+1:]

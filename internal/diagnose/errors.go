@@ -93,6 +93,7 @@ func NewErrorMatcher(sigs []expect.Signature) *ErrorMatcher {
 		}
 		m.filterOf = append(m.filterOf, rows)
 	}
+	m.lits.index()
 	m.found = make([]bool, len(m.lits.lits))
 	m.byLit = make([][]sigPattern, len(m.lits.lits))
 	m.seen = make([]int, len(sigs))
@@ -110,13 +111,18 @@ func NewErrorMatcher(sigs []expect.Signature) *ErrorMatcher {
 }
 
 // litIndex finds which of many literals a line contains in one pass over
-// the line: each position's two bytes are looked up in a table of two
-// bytes each literal holds, and only those literals are compared there.
-// Each literal is keyed by its least common pair of bytes (a log line is
-// mostly lower-case letters and spaces), so that few positions of a line
-// ask for a comparison.
+// the line: a position's two bytes are looked up in a table of pairs of
+// bytes the literals hold, and only the literals keyed by that pair are
+// compared there. Each literal is keyed by step consecutive pairs, so that
+// one of them stands at a multiple of step wherever the literal stands in a
+// line: the scan looks at every step-th position only. The pairs chosen are
+// the literal's least common run (a log line is mostly lower-case letters
+// and spaces), so that few positions ask for a comparison.
 type litIndex struct {
 	lits [][]byte
+	// step is how far apart the positions looked at are: the shortest
+	// literal's pairs, at most maxStep
+	step int
 	// first[b0<<8|b1] is 1 + the index in lists of the literals keyed by
 	// b0 b1, 0 when none is
 	first []uint16
@@ -125,6 +131,10 @@ type litIndex struct {
 	// in the first-level cache where first's 128 KiB does not
 	pairs *[1024]uint64
 }
+
+// maxStep bounds the step: each literal adds that many keys, and more keys
+// ask for more comparisons.
+const maxStep = 2
 
 // keyedLit is literal id, keyed by its bytes at off and off+1.
 type keyedLit struct{ id, off int }
@@ -144,35 +154,53 @@ func byteCost(c byte) int {
 	return 1
 }
 
-func (x *litIndex) add(l []byte) {
-	if x.first == nil {
-		x.first = make([]uint16, 1<<16)
-		x.pairs = new([1024]uint64)
+// add appends literal l (two bytes or more); index must be called after
+// the last one.
+func (x *litIndex) add(l []byte) { x.lits = append(x.lits, l) }
+
+// index keys every literal.
+func (x *litIndex) index() {
+	x.first = make([]uint16, 1<<16)
+	x.pairs = new([1024]uint64)
+	x.lists = x.lists[:0]
+	x.step = maxStep
+	for _, l := range x.lits {
+		x.step = min(x.step, len(l)-1)
 	}
-	off, best := 0, 1<<30
-	for o := 0; o+1 < len(l); o++ {
-		k := int(l[o])<<8 | int(l[o+1])
-		cost := byteCost(l[o]) + byteCost(l[o+1])
-		if e := x.first[k]; e != 0 {
-			cost += len(x.lists[e-1]) // a pair other literals are keyed by already
+	if len(x.lits) == 0 || x.step < 1 {
+		x.step = 1
+	}
+	for id, l := range x.lits {
+		off, best := 0, 1<<30
+		for o := 0; o+x.step < len(l); o++ {
+			cost := 0
+			for k := o; k < o+x.step; k++ {
+				cost += byteCost(l[k]) + byteCost(l[k+1])
+				if e := x.first[pairKey(l, k)]; e != 0 {
+					cost += len(x.lists[e-1]) // a pair other literals are keyed by already
+				}
+			}
+			if cost < best {
+				off, best = o, cost
+			}
 		}
-		if cost < best {
-			off, best = o, cost
+		for k := off; k < off+x.step; k++ {
+			key := pairKey(l, k)
+			x.pairs[key>>6] |= 1 << (key & 63)
+			if x.first[key] == 0 {
+				x.lists = append(x.lists, nil)
+				x.first[key] = uint16(len(x.lists))
+			}
+			x.lists[x.first[key]-1] = append(x.lists[x.first[key]-1], keyedLit{id, k})
 		}
 	}
-	k := int(l[off])<<8 | int(l[off+1])
-	x.pairs[k>>6] |= 1 << (k & 63)
-	if x.first[k] == 0 {
-		x.lists = append(x.lists, nil)
-		x.first[k] = uint16(len(x.lists))
-	}
-	x.lists[x.first[k]-1] = append(x.lists[x.first[k]-1], keyedLit{len(x.lits), off})
-	x.lits = append(x.lits, l)
 }
 
+// pairKey is the key of l's bytes at o and o+1.
+func pairKey(l []byte, o int) int { return int(l[o])<<8 | int(l[o+1]) }
+
 // scan sets found[i] for each literal i the line contains and appends the
-// ids found to ids, in the order found; found is cleared of the ids
-// given first.
+// ids found to ids; found is cleared of the ids given first.
 func (x *litIndex) scan(line []byte, found []bool, ids []int) []int {
 	for _, id := range ids {
 		found[id] = false
@@ -182,7 +210,7 @@ func (x *litIndex) scan(line []byte, found []bool, ids []int) []int {
 		return ids
 	}
 	pairs := x.pairs
-	for i := 0; i+1 < len(line); i++ {
+	for i := 0; i+1 < len(line); i += x.step {
 		k := int(line[i])<<8 | int(line[i+1])
 		if pairs[k>>6]&(1<<(k&63)) == 0 {
 			continue

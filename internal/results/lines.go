@@ -32,6 +32,13 @@ type LineReader struct {
 	// skipped) instead of an error; discarding is set inside such a line.
 	skipLong, discarding bool
 	skipped              int
+	// cr is the offset in buf of the first '\r' at or after the start of
+	// the line last returned (end when none); crKnown is false once a fill
+	// has moved or added to the buffer
+	cr      int
+	crKnown bool
+	// lastCR: the line last returned held a '\r' before its ending
+	lastCR bool
 }
 
 // SkipLongLines makes the reader skip lines over MaxLineBytes (a progress
@@ -64,6 +71,11 @@ type LineSource interface {
 func NewLineReader(r io.Reader) *LineReader {
 	return &LineReader{r: r}
 }
+
+// HasCR reports whether the line last returned by Next holds a '\r' (a
+// terminal redraw) other than the one of a "\r\n" ending. It is told from
+// one search over the buffer, not one per line: most logs have none.
+func (lr *LineReader) HasCR() bool { return lr.lastCR }
 
 // Line returns the number of the line last returned (1-based).
 func (lr *LineReader) Line() int { return lr.n }
@@ -131,6 +143,15 @@ func (lr *LineReader) emit(raw []byte) ([]byte, error) {
 	if len(raw) > MaxLineBytes {
 		return nil, lr.tooLong()
 	}
+	from := lr.start
+	if !lr.crKnown || lr.cr < from {
+		lr.crKnown = true
+		if i := bytes.IndexByte(lr.buf[from:lr.end], '\r'); i >= 0 {
+			lr.cr = from + i
+		} else {
+			lr.cr = lr.end
+		}
+	}
 	lr.start += len(raw)
 	lr.n++
 	lr.read += int64(len(raw))
@@ -141,6 +162,8 @@ func (lr *LineReader) emit(raw []byte) ([]byte, error) {
 	if n := len(line); n > 0 && line[n-1] == '\r' {
 		line = line[:n-1]
 	}
+	// a '\r' before the ending, in this line's bytes
+	lr.lastCR = lr.cr < from+len(line)
 	return line, nil
 }
 
@@ -158,6 +181,7 @@ func (lr *LineReader) fill() {
 		lr.end = copy(lr.buf, lr.buf[lr.start:lr.end])
 		lr.start = 0
 	}
+	lr.crKnown = false
 	if free := len(lr.buf) - lr.end; free < ReadBufferSize && len(lr.buf) < maxBuffer {
 		size := max(minBuffer, min(2*len(lr.buf), maxBuffer))
 		buf := make([]byte, size)

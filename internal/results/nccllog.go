@@ -240,37 +240,60 @@ func (l *NCCLLog) Observe(line []byte) bool {
 	return false
 }
 
-// tagAt is bytes.Index(line, tagNCCL). Where the line opens with the host
-// of the line before in NCCL's own "host:pid:tid [dev] NCCL " (most lines
-// of a log) the tag is found there without a search, and same is true: no
-// "NCCL " can stand earlier, as the host has no blank and the rest is
-// digits, ':', '[' and ']'.
+// tagAt is bytes.Index(line, tagNCCL). On a line that opens with NCCL's
+// own "host:pid:tid [dev] NCCL " (most lines of a log) the tag is found by
+// reading that shape in one pass, without a search, and same tells whether
+// the host is the one of the line before: no "NCCL " can stand earlier, as
+// the host has no blank and the rest is digits, ':', '[' and ']'.
 func (l *NCCLLog) tagAt(line []byte) (i int, same bool) {
-	n := len(l.lastHost)
-	if n == 0 || len(line) <= n || line[n] != ':' || string(line[:n]) != string(l.lastHost) {
-		return bytes.Index(line, tagNCCL), false
+	if h, i := ownTag(line); i > 0 {
+		return i, string(line[:h]) == string(l.lastHost)
 	}
-	j := skipDigits(line, n+1)
-	if j == n+1 || j >= len(line) || line[j] != ':' {
-		return bytes.Index(line, tagNCCL), false
-	}
-	k := skipDigits(line, j+1)
-	if k == j+1 || k+1 >= len(line) || line[k] != ' ' || line[k+1] != '[' {
-		return bytes.Index(line, tagNCCL), false
-	}
-	m := skipDigits(line, k+2)
-	if m == k+2 || m+1 >= len(line) || line[m] != ']' || line[m+1] != ' ' || !bytes.HasPrefix(line[m+2:], tagNCCL) {
-		return bytes.Index(line, tagNCCL), false
-	}
-	return m + 2, true
+	return bytes.Index(line, tagNCCL), false
 }
 
-// skipDigits is the index of the first byte from i on that is not a digit.
-func skipDigits(b []byte, i int) int {
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+// ownTag reads "host:pid:tid [dev] NCCL " at the start of line: the end of
+// the host and the start of the tag, or tag -1 when the line opens
+// otherwise.
+func ownTag(line []byte) (hostEnd, tag int) {
+	n := len(line)
+	// the host: no blank, up to the first ':' (a loop: a host is short,
+	// and a call to IndexByte costs more than reading it)
+	c := 0
+	for c < n && c < 256 && line[c] != ':' {
+		if line[c] == ' ' {
+			return 0, -1
+		}
+		c++
+	}
+	if c == 0 || c >= n || line[c] != ':' {
+		return 0, -1
+	}
+	i := c + 1
+	// line[i]-'0' <= 9 (a byte, so no negative): a digit
+	for i < n && line[i]-'0' <= 9 {
 		i++
 	}
-	return i
+	if i == c+1 || i >= n || line[i] != ':' {
+		return 0, -1
+	}
+	i++
+	s := i
+	for i < n && line[i]-'0' <= 9 {
+		i++
+	}
+	if i == s || i+1 >= n || line[i] != ' ' || line[i+1] != '[' {
+		return 0, -1
+	}
+	i += 2
+	s = i
+	for i < n && line[i]-'0' <= 9 {
+		i++
+	}
+	if i == s || i+6 >= n || line[i] != ']' || line[i+1] != ' ' || string(line[i+2:i+7]) != "NCCL " {
+		return 0, -1
+	}
+	return c, i + 2
 }
 
 // diag reads "[OK] message" after "host:pid NCCL DIAG ".
@@ -308,8 +331,7 @@ func (l *NCCLLog) revision(msg []byte) {
 		return
 	}
 	// most WARN lines name neither: no lower-cased copy for them
-	if !containsAround(msg, "evision", 1) && !containsAround(msg, "EVISION", 1) && !bytes.Contains(msg, []byte("git")) &&
-		!bytes.Contains(msg, []byte("Git")) && !bytes.Contains(msg, []byte("GIT")) {
+	if !mentionsRevision(msg) {
 		return
 	}
 	low := bytes.ToLower(msg)
@@ -319,21 +341,37 @@ func (l *NCCLLog) revision(msg []byte) {
 	}
 }
 
-// containsAround is bytes.Contains(s, word), searched from word[k]: a
-// search that starts from a common byte ('e') stops at every one of them.
-func containsAround(s []byte, word string, k int) bool {
-	for i := k; i < len(s); {
-		j := bytes.IndexByte(s[i:], word[k])
-		if j < 0 {
-			return false
+// mentionsRevision: msg holds "revision" or "git" in any letter case. Each
+// word is looked for from its rarer letter ('v', 'g') with IndexByte, which
+// is vectorised: a byte-by-byte loop costs more on a WARN-heavy log.
+func mentionsRevision(msg []byte) bool {
+	for _, c := range [...]byte{'v', 'V', 'g', 'G'} {
+		for i := 0; i < len(msg); i++ {
+			j := bytes.IndexByte(msg[i:], c)
+			if j < 0 {
+				break
+			}
+			i += j
+			if c|0x20 == 'g' {
+				if i+2 < len(msg) && msg[i+1]|0x20 == 'i' && msg[i+2]|0x20 == 't' {
+					return true
+				}
+			} else if i >= 2 && i+6 <= len(msg) && foldEqual(msg[i-2:i+6], "revision") {
+				return true
+			}
 		}
-		i += j
-		if i-k+len(word) <= len(s) && string(s[i-k:i-k+len(word)]) == word {
-			return true
-		}
-		i++
 	}
 	return false
+}
+
+// foldEqual: b is the lower-case ASCII word w in any letter case.
+func foldEqual(b []byte, w string) bool {
+	for i := range len(w) {
+		if b[i]|0x20 != w[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (l *NCCLLog) host(prefix []byte) {

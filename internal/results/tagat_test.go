@@ -8,10 +8,11 @@ import (
 
 // tagAt finds the tag where bytes.Index does, on lines that open with the
 // host of the line before or nearly so: cut fields, letters among the
-// digits, a second tag, a host that differs by a byte.
+// digits, a second tag, a host that differs by a byte, a blank in it; and
+// it says same only of a line that opens with that host and a ':'.
 func TestTagAtIsIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(36, 3))
-	parts := []string{"spark-1", ":", "123", "4", " ", "[", "0", "]", "NCCL ", "INFO ", "WARN ", "x", "NCCL", "file.cc:12 ", "spark-12"}
+	parts := []string{"spark-1", ":", "123", "4", " ", "[", "0", "]", "NCCL ", "INFO ", "WARN ", "x", "NCCL", "file.cc:12 ", "spark-12", "a b"}
 	same := 0
 	for range 20000 {
 		var l NCCLLog
@@ -29,6 +30,9 @@ func TestTagAtIsIndex(t *testing.T) {
 		}
 		if ok {
 			same++
+			if !bytes.HasPrefix(line, []byte("spark-1:")) {
+				t.Fatalf("%q: same host as spark-1", line)
+			}
 		}
 	}
 	if same < 300 {
@@ -36,20 +40,30 @@ func TestTagAtIsIndex(t *testing.T) {
 	}
 }
 
-// containsAround is bytes.Contains on any line and any anchor byte.
-func TestContainsAround(t *testing.T) {
+// mentionsRevision is "revision" or "git" in the lower-cased line, on any
+// line built from pieces of both words in any letter case.
+func TestMentionsRevision(t *testing.T) {
 	rng := rand.New(rand.NewPCG(36, 4))
+	words := []string{"revision", "REVISION", "Revision", "git", "GIT", "Git", "gIt", "reVISion"}
+	found := 0
 	for range 20000 {
 		var s []byte
 		for range rng.IntN(12) {
-			w := "evision"[rng.IntN(7):]
-			s = append(s, w[:min(len(w), 1+rng.IntN(7))]...)
-			s = append(s, " vx"[rng.IntN(3)])
+			w := words[rng.IntN(len(words))]
+			w = w[rng.IntN(len(w)):]
+			s = append(s, w[:1+rng.IntN(len(w))]...)
+			s = append(s, " vxg"[rng.IntN(4)])
 		}
-		for k := range len("evision") {
-			if got, want := containsAround(s, "evision", k), bytes.Contains(s, []byte("evision")); got != want {
-				t.Fatalf("%q from %d: %v, want %v", s, k, got, want)
-			}
+		low := bytes.ToLower(s)
+		want := bytes.Contains(low, []byte("revision")) || bytes.Contains(low, []byte("git"))
+		if got := mentionsRevision(s); got != want {
+			t.Fatalf("%q: %v, want %v", s, got, want)
 		}
+		if want {
+			found++
+		}
+	}
+	if found < 2000 || found > 18000 {
+		t.Fatalf("%d of 20000 lines name a revision: the property tests too little of one side", found)
 	}
 }
