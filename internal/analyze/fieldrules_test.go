@@ -33,6 +33,15 @@ func TestToolMessageSignaturesAnyPrefix(t *testing.T) {
 		{"localhost:11344:11344 [1] enqueue.cc:50 NCCL WARN cudaArch 1200 ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856", "error.nccl-kernel-shmem-exceeds", true},
 		{"localhost:11344:11344 [1] enqueue.cc:81 NCCL WARN cudaArch 1200 dynamic smem 82240 exceeds device/fn maxSharedMem 79856", "error.nccl-kernel-shmem-exceeds", true},
 		{"localhost:11344:11344 [1] NCCL INFO ncclCommInitRank comm 0x397e3800 rank 1 nranks 2 cudaDev 1 busId 2000 - Init START", "error.nccl-kernel-shmem-exceeds", false},
+		// field case 131 (hkproj/pytorch-transformer-distributed#1); NCCL
+		// 2.7's and 2.12's wording of the same WARN; iperf3's and other
+		// errnos are another signature's
+		{"socketStartConnect: Connect to 192.168.19.14<52822> failed : No route to host", "error.socket-no-route", true},
+		{"node01:1297:1310 [0] misc/socket.cc:450 NCCL WARN Net : Connect to 10.1.0.7<41531> failed : No route to host", "error.socket-no-route", true},
+		{"iperf3: error - unable to connect to server: No route to host", "error.socket-no-route", false},
+		{"socketStartConnect: Connect to 192.168.19.14<52822> failed : Connection refused", "error.socket-no-route", false},
+		// field case 135 (a blog's quote of NCCL's duplicate-GPU WARN without its prefix)
+		{"Error: rank 27 and rank 19 both on CUDA device 53000 (PCI 53:00.0)", "error.duplicate-gpu", true},
 		// NCCL 2.30's wording of the same-GPU check (src/init.cc v2.30.7-1)
 		{"node01:1297:1297 [0] init.cc:1057 NCCL WARN Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.", "error.duplicate-gpu", true},
 	}
