@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
@@ -39,6 +40,7 @@ const (
 	weightSocketSpread   = 1.05
 	weightSharedGPU      = 1.15
 	weightBootstrapIPoIB = 1.0
+	weightAllGather4G    = 1.1
 )
 
 // startupCauses reads causes from NCCL's startup lines: interfaces in its
@@ -288,6 +290,63 @@ func separateTests(l results.NCCLLaunch) bool {
 func (a *analysis) launchCauses(o *results.NCCLOutput) {
 	a.separateTestsCause(o)
 	a.ncclOneCause(o.Launch.CompiledNCCL)
+	a.allGatherOver4G(o)
+}
+
+// allGather4GFix is the first NCCL release with commit c38f174 ("Fix
+// Allgather operations above 4G with multiple GPUs per process").
+const allGather4GFix = "2.6.4"
+
+// allGatherOver4G: all_gather with several GPUs per process returns
+// wrong data from 4 GiB on in NCCL before 2.6.4 (the direct offsets of
+// its low-level primitives were 32-bit). For: an all_gather table whose
+// wrong elements all sit at sizes of 4 GiB or more, none below, and more
+// than one GPU per process (the header's nGpus or the command's -g).
+// Against: one GPU per process or not told, wrong elements below 4 GiB
+// (another cause), an NCCL release with the fix.
+func (a *analysis) allGatherOver4G(o *results.NCCLOutput) {
+	const four = int64(1) << 32
+	for _, t := range o.Tables {
+		if t.Collective != "all_gather" || t.NGpus < 2 {
+			continue
+		}
+		v := t.NCCLVersion
+		if v == "" {
+			v = o.Log.Version
+		}
+		if v != "" && expect.VersionAtLeast(v, allGather4GFix) {
+			continue
+		}
+		var bad []string
+		below := false
+		for _, r := range t.Rows {
+			var w int64
+			for _, e := range []*int64{r.OOP.WrongErrs, r.IP.WrongErrs} {
+				if e != nil && *e > 0 {
+					w += *e
+				}
+			}
+			switch {
+			case w > 0 && r.SizeBytes >= four:
+				bad = append(bad, fmt.Sprintf("%d wrong at %d bytes", w, r.SizeBytes))
+			case w > 0:
+				below = true
+			}
+		}
+		if len(bad) == 0 || below {
+			continue
+		}
+		ver := "the NCCL release is not in the lines read; this applies if it is older than " + allGather4GFix
+		if v != "" {
+			ver = "NCCL " + v
+		}
+		a.cause(weightAllGather4G, report.Fail, "nccl.too-old",
+			fmt.Sprintf("all_gather from 4 GiB on with %d GPUs per process returns wrong data in NCCL before %s (32-bit offsets between the GPUs of one process): an NCCL bug, not the hardware", t.NGpus, allGather4GFix),
+			strings.Join(bad, "; ")+fmt.Sprintf("; none below 4 GiB; %d GPUs per process; ", t.NGpus)+ver,
+			"install NCCL "+allGather4GFix+" or later ("+sparkNCCLRelease()+" on DGX Spark) and rebuild nccl-tests against it, or run one GPU per process (mpirun -np <GPUs> with -g 1)",
+			"NVIDIA/nccl commit c38f174 (\"Fix Allgather operations above 4G with multiple GPUs per process\", src/collectives/device/primitives.h), first in tag v2.6.4-1")
+		return
+	}
 }
 
 // ncclOneCause: nccl-tests built against NCCL 1 ("# NCCL Tests compiled

@@ -172,3 +172,68 @@ func TestBootstrapIPoIBAnyRanksAnyPrefix(t *testing.T) {
 		}
 	}
 }
+
+// allGatherTable is an all_gather_perf paste in the format of field case
+// 126 (NVIDIA/nccl-tests#37): the command, optionally the header with
+// nGpus and the NCCL version, and one row per size with its wrong count.
+func allGatherTable(gpus int, header bool, version string, sizes []int64, wrong map[int64]int) []string {
+	lines := []string{fmt.Sprintf("all_gather_perf -g %d -b %d -e %d -f 2", gpus, sizes[0], sizes[len(sizes)-1])}
+	if header {
+		lines = append(lines, fmt.Sprintf("# nThread 1 nGpus %d minBytes %d maxBytes %d step: 2(factor) warmup iters: 5 iters: 20 validation: 1", gpus, sizes[0], sizes[len(sizes)-1]))
+	}
+	if version != "" {
+		lines = append(lines, "NCCL version "+version+"+cuda10.1")
+	}
+	lines = append(lines,
+		"                                             out-of-place                       in-place",
+		"       size         count    type     time   algbw   busbw  error     time   algbw   busbw  error",
+		"        (B)    (elements)             (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)")
+	bad := 0
+	for _, s := range sizes {
+		w := wrong[s]
+		bad += 2 * w
+		lines = append(lines, fmt.Sprintf("  %10d  %12d   float  %7d  129.05  129.05  %d  %7d  128.84  128.84  %d", s, s/4/int64(gpus), s/33000000+1, w, s/33000000+1, w))
+	}
+	if bad > 0 {
+		lines = append(lines, fmt.Sprintf(" Out of bounds values : %d FAILED", bad))
+	} else {
+		lines = append(lines, " Out of bounds values : 0 OK")
+	}
+	return append(lines, " Avg bus bandwidth    : 128.942")
+}
+
+// Any number of GPUs per process, any sizes around 4 GiB, any prefix:
+// wrong elements only from 4 GiB on with several GPUs per process name
+// NCCL's fixed all_gather bug; one GPU per process, wrong elements below
+// 4 GiB, or NCCL 2.6.4 and later do not.
+func TestAllGatherOver4GAnyGPUsAnyPrefix(t *testing.T) {
+	r := rand.New(rand.NewSource(126))
+	const four = int64(1) << 32
+	for _, pre := range causePrefixes(r) {
+		gpus := 2 + r.Intn(15)
+		var sizes []int64
+		for s := four >> uint(1+r.Intn(4)); s <= four<<uint(r.Intn(2)); s *= 2 {
+			sizes = append(sizes, s)
+		}
+		header := r.Intn(2) == 0
+		over := map[int64]int{four: 1 + r.Intn(3)}
+		res := analyseText(prefixed(pre, allGatherTable(gpus, header, "", sizes, over)))
+		if f := firstFail(res); f != "nccl.too-old" {
+			t.Fatalf("%d GPUs per process, sizes %v, behind %q: first %q (%+v)", gpus, sizes, pre, f, res.Flags)
+		}
+		for what, lines := range map[string][]string{
+			"one GPU per process": allGatherTable(1, header, "", sizes, over),
+			"wrong below 4 GiB":   allGatherTable(gpus, header, "", sizes, map[int64]int{four: 1, sizes[0]: 2}),
+			"NCCL 2.6.4":          allGatherTable(gpus, header, "2.6.4", sizes, over),
+			"NCCL 2.7.8":          allGatherTable(gpus, header, "2.7.8", sizes, over),
+			"no wrong elements":   allGatherTable(gpus, header, "", sizes, nil),
+		} {
+			if f := flagOf(analyseText(prefixed(pre, lines)), "nccl.too-old"); f != nil {
+				t.Errorf("%s, behind %q: flagged %s", what, pre, f.Message)
+			}
+		}
+		if f := flagOf(analyseText(prefixed(pre, allGatherTable(gpus, header, "2.5.6", sizes, over))), "nccl.too-old"); f == nil || !strings.Contains(f.Evidence, "NCCL 2.5.6") {
+			t.Errorf("NCCL 2.5.6 behind %q: %+v", pre, f)
+		}
+	}
+}
