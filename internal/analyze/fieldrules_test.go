@@ -42,6 +42,14 @@ func TestToolMessageSignaturesAnyPrefix(t *testing.T) {
 		{"socketStartConnect: Connect to 192.168.19.14<52822> failed : Connection refused", "error.socket-no-route", false},
 		// field case 135 (a blog's quote of NCCL's duplicate-GPU WARN without its prefix)
 		{"Error: rank 27 and rank 19 both on CUDA device 53000 (PCI 53:00.0)", "error.duplicate-gpu", true},
+		// field case 117 (vllm-project/vllm#58179) and NCCL 2.27's wording;
+		// without a variable set the same WARN is an internal error
+		{"No algorithm/protocol nor symKernelId available for function Broadcast with datatype ncclInt8. NCCL_ALGO was set to allreduce:tree. NCCL_PROTO was set to Simple.", "error.nccl-algo-env-excludes", true},
+		{"node01:1297:1297 [0] enqueue.cc:1828 NCCL WARN Error : no algorithm/protocol available for function AllGather with datatype ncclBfloat16. NCCL_PROTO was set to LL.", "error.nccl-algo-env-excludes", true},
+		{"node01:1297:1297 [0] enqueue.cc:2063 NCCL WARN No algorithm/protocol available for function AllGather with datatype ncclBfloat16.", "error.nccl-algo-env-excludes", false},
+		{"NCCL_ALGO was set to allreduce:tree. NCCL_PROTO was set to Simple.", "error.nccl-algo-env-excludes", true},
+		{"node01:1297:1297 [0] NCCL INFO NCCL_ALGO set by environment to allreduce:tree", "error.nccl-algo-env-excludes", false},
+		{"node01:1297:1297 [0] enqueue.cc:1182 NCCL WARN Error : no algorithm/protocol available", "error.nccl-algo-env-excludes", false},
 		// NCCL 2.30's wording of the same-GPU check (src/init.cc v2.30.7-1)
 		{"node01:1297:1297 [0] init.cc:1057 NCCL WARN Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.", "error.duplicate-gpu", true},
 	}
