@@ -50,6 +50,13 @@ func TestToolMessageSignaturesAnyPrefix(t *testing.T) {
 		{"NCCL_ALGO was set to allreduce:tree. NCCL_PROTO was set to Simple.", "error.nccl-algo-env-excludes", true},
 		{"node01:1297:1297 [0] NCCL INFO NCCL_ALGO set by environment to allreduce:tree", "error.nccl-algo-env-excludes", false},
 		{"node01:1297:1297 [0] enqueue.cc:1182 NCCL WARN Error : no algorithm/protocol available", "error.nccl-algo-env-excludes", false},
+		// NCCL's own wording (src/transport/net_socket.cc, net_ib); a
+		// socket error of another kind is not a size mismatch
+		{"node02:2211:2290 [1] transport/net_socket.cc:636 NCCL WARN NET/Socket : peer 10.0.0.12<40671> message truncated : receiving 1048576 bytes instead of 524288. If you believe your socket network is in a healthy state, there may be a mismatch in collective sizes or environment settings (e.g. NCCL_PROTO, NCCL_ALGO) between ranks", "error.socket-message-truncated", true},
+		{"node02:2211:2290 [1] transport/net_socket.cc:640 NCCL WARN NET/Socket : peer 10.0.0.12<40671> closed connection", "error.socket-message-truncated", false},
+		{"node02:2211:2290 [1] transport/net_ib/connect.cc:987 NCCL WARN NET/IB : Attempted to connect incompatible devices: [1]mlx5_1:1/RoCE and [0]mlx5_0:1/IB. Try selecting NICs of only one link type using NCCL_IB_HCA", "error.ib-incompatible-devices", true},
+		{"node02:2211:2290 [1] transport/net_ib.cc:533 NCCL WARN NET/IB : Trying to merge multiple devices together with different link_layer properties mlx5_0 -> 1, mlx5_1 -> 2. Try only selecting NICs with one type of link using NCCL_IB_HCA", "error.ib-incompatible-devices", true},
+		{"node02:2211:2211 [1] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.0.0.12<0>", "error.ib-incompatible-devices", false},
 		// NCCL 2.30's wording of the same-GPU check (src/init.cc v2.30.7-1)
 		{"node01:1297:1297 [0] init.cc:1057 NCCL WARN Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.", "error.duplicate-gpu", true},
 	}
