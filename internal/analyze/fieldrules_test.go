@@ -252,3 +252,61 @@ func TestAllGatherOver4GAnyGPUsAnyPrefix(t *testing.T) {
 		}
 	}
 }
+
+// gdrJob is the NET channel lines of a ring over hosts nodes with perNode
+// ranks each (the format of field case 11, NVIDIA/nccl#897, with NCCL's
+// "host:pid:tid [dev] NCCL INFO Channel" prefix): each rank prints its
+// send to the next rank and its receive from the one before, with
+// "/GDRDMA" where gdrOn(host, send) says so.
+func gdrJob(hosts, perNode int, gdrOn func(h int, send bool) bool) []string {
+	n := hosts * perNode
+	var lines []string
+	for r := range n {
+		h := r / perNode
+		pre := fmt.Sprintf("gpu-node-%02d:%d:%d [%d] NCCL INFO ", h, 3100+r, 3200+r, r%perNode)
+		next, prev := (r+1)%n, (r+n-1)%n
+		if next/perNode != h {
+			suffix := ""
+			if gdrOn(h, true) {
+				suffix = "/GDRDMA"
+			}
+			lines = append(lines, fmt.Sprintf("%sChannel 00/0 : %d[%x] -> %d[%x] [send] via NET/IB/%d%s", pre, r, 0x1a000+r%perNode, next, 0x1a000+next%perNode, r%perNode, suffix))
+		}
+		if prev/perNode != h {
+			suffix := ""
+			if gdrOn(h, false) {
+				suffix = "/GDRDMA"
+			}
+			lines = append(lines, fmt.Sprintf("%sChannel 00/0 : %d[%x] -> %d[%x] [receive] via NET/IB/%d%s", pre, prev, 0x1a000+prev%perNode, r, 0x1a000+r%perNode, r%perNode, suffix))
+		}
+	}
+	return lines
+}
+
+// Any number of hosts and ranks, any prefix: hosts whose every NET
+// receive goes without GPUDirect RDMA while others use it are named; GDR
+// everywhere, GDR read alone off on a host, or NCCL_NET_GDR_LEVEL set
+// are no evidence.
+func TestGDRSomeHostsAnyRanksAnyPrefix(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	for _, pre := range causePrefixes(r) {
+		hosts := 2 + r.Intn(5)
+		perNode := 1 + r.Intn(8)
+		bad := r.Intn(hosts)
+		res := analyseText(prefixed(pre, gdrJob(hosts, perNode, func(h int, _ bool) bool { return h != bad })))
+		f := flagOf(res, "nccl.gdr-off")
+		if f == nil || !strings.Contains(f.Message, fmt.Sprintf("off on gpu-node-%02d while", bad)) {
+			t.Fatalf("%d hosts × %d ranks, host %d without GDR, behind %q: %+v", hosts, perNode, bad, pre, res.Flags)
+		}
+		for what, lines := range map[string][]string{
+			"GDR everywhere":           gdrJob(hosts, perNode, func(int, bool) bool { return true }),
+			"GDR read off on one host": gdrJob(hosts, perNode, func(h int, send bool) bool { return h != bad || !send }),
+			"NCCL_NET_GDR_LEVEL": append([]string{"gpu-node-00:3100:3100 [0] NCCL INFO NCCL_NET_GDR_LEVEL set by environment to LOC"},
+				gdrJob(hosts, perNode, func(h int, _ bool) bool { return h != bad })...),
+		} {
+			if f := flagOf(analyseText(prefixed(pre, lines)), "nccl.gdr-off"); f != nil {
+				t.Errorf("%s, %d hosts × %d ranks, behind %q: %s", what, hosts, perNode, pre, f.Message)
+			}
+		}
+	}
+}

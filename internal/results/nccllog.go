@@ -79,7 +79,10 @@ type NCCLLog struct {
 
 	hostSet map[string]struct{}
 	// gpuRank is the first rank seen per host, commId and busId
-	gpuRank   map[string]int
+	gpuRank map[string]int
+	// netGDR counts, per host that printed them, NET channel connections
+	// with GPUDirect RDMA and receive connections without it
+	netGDR    []hostGDR
 	lastHost  []byte
 	transport map[string]*int64
 	scratch   [][]byte
@@ -595,11 +598,65 @@ func (l *NCCLLog) netNote(msg []byte) {
 	}
 }
 
+// hostGDR is what one host's NET channel lines say of GPUDirect RDMA.
+type hostGDR struct {
+	host       string
+	gdr, plain int64 // connections via .../GDRDMA; receive connections without
+}
+
+// netGDRLine counts a NET channel line of the current host: NCCL prints a
+// "[receive]" line on the receiving rank and a "[send]" line on the
+// sender, each with "/GDRDMA" where that rank's NIC reaches its GPU's
+// memory (src/transport/net.cc).
+func (l *NCCLLog) netGDRLine(msg []byte, t []byte) {
+	if len(l.lastHost) == 0 || !bytes.HasPrefix(t, []byte("NET/")) {
+		return
+	}
+	gdr := bytes.Contains(t, []byte("/GDRDMA"))
+	if !gdr && index(msg, "[receive]") < 0 {
+		return // a send without GDR may be GDR read alone turned off
+	}
+	var h *hostGDR
+	for i := range l.netGDR {
+		if l.netGDR[i].host == string(l.lastHost) {
+			h = &l.netGDR[i]
+			break
+		}
+	}
+	if h == nil {
+		if len(l.netGDR) >= maxListed {
+			return
+		}
+		l.netGDR = append(l.netGDR, hostGDR{host: string(l.lastHost)})
+		h = &l.netGDR[len(l.netGDR)-1]
+	}
+	if gdr {
+		h.gdr++
+	} else {
+		h.plain++
+	}
+}
+
+// GDRHosts lists the hosts whose NET channel lines use GPUDirect RDMA,
+// and those whose receive connections all go without it.
+func (l *NCCLLog) GDRHosts() (on, off []string) {
+	for _, h := range l.netGDR {
+		switch {
+		case h.gdr > 0:
+			on = append(on, h.host)
+		case h.plain > 0:
+			off = append(off, h.host)
+		}
+	}
+	return on, off
+}
+
 // channel handles "Channel 00/16 : 0 1" and
 // "Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0".
 func (l *NCCLLog) channel(msg []byte) {
 	if j := index(msg, " via "); j >= 0 {
 		t := bytes.TrimSpace(msg[j+5:])
+		l.netGDRLine(msg, t)
 		if n := l.transport[string(t)]; n != nil {
 			*n++
 			return
