@@ -37,8 +37,9 @@ func TestBatch12Signatures(t *testing.T) {
 }
 
 // Batch 16's signatures: a socket connect with no route, an OFI
-// registration refused with EINVAL, and NCCL's duplicate-GPU words with a
-// paste's own lead. Look-alikes (a refused connection, another error code,
+// registration refused with EINVAL, NCCL's duplicate-GPU words with a
+// paste's own lead, and a graph fallback to a network device id the
+// topology lacks. Look-alikes (a refused connection, another error code,
 // other ranks' words) do not fire them.
 func TestBatch16Signatures(t *testing.T) {
 	cases := []struct {
@@ -58,6 +59,9 @@ func TestBatch16Signatures(t *testing.T) {
 		{"Error: rank 27 and rank 19 both on CUDA device 53000 (PCI 53:00.0)", "error.duplicate-gpu", true},
 		{"gpu7:2211:2211 [3] init.cc:904 NCCL WARN Duplicate GPU detected : rank 3 and rank 1 both on CUDA device 4f000", "error.duplicate-gpu", true},
 		{"rank 3 and rank 1 both on CUDA devices 0 and 1", "error.duplicate-gpu", false},
+		{"graph/topo.h:230 NCCL WARN Could not find NET with id 0", "error.net-id-not-found", true},
+		{"gpu3:3021:3300 [1] graph/topo.h:234 NCCL WARN Could not find NET with id 1a", "error.net-id-not-found", true},
+		{"gpu3:3021:3300 [1] graph/topo.h:212 NCCL WARN Could not find GPU in topology with rank 3", "error.net-id-not-found", false},
 	}
 	for _, c := range cases {
 		for _, pre := range launchPrefixes {
