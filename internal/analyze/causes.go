@@ -448,10 +448,17 @@ func (a *analysis) ibRequestedNoDevice(l *results.NCCLLog) {
 // GPU/Partition"), so the job stops or hangs there even where that WARN
 // line was not kept. Against: NCCL_MULTI_RANK_GPU_ENABLE=1 (NCCL 2.30
 // and later run several ranks on one GPU when asked), the WARN line
-// itself (error.duplicate-gpu says it), lines without a host.
+// itself (error.duplicate-gpu says it), lines without a host or with the
+// host name localhost, which many machines share.
 func (a *analysis) sharedGPU(l *results.NCCLLog) {
 	g := l.SharedGPU
 	if g == nil || strings.TrimSpace(l.Env["NCCL_MULTI_RANK_GPU_ENABLE"]) == "1" {
+		return
+	}
+	// NCCL tells hosts apart by a hash of the host name and the boot id
+	// (src/misc/utils.cc getHostHash): machines that all call themselves
+	// localhost are still different
+	if h := strings.ToLower(g.Host); h == "localhost" || strings.HasPrefix(h, "localhost.") {
 		return
 	}
 	for _, w := range l.Warnings {

@@ -128,6 +128,10 @@ func TestSharedGPUAnyRanksAnyPrefix(t *testing.T) {
 			if m := flagOf(res, "nccl.shared-gpu").Message; !strings.Contains(m, fmt.Sprintf("ranks %d and %d ", a, b)) {
 				t.Errorf("message names other ranks: %s", m)
 			}
+			local := strings.ReplaceAll(strings.Join(lines, "\n"), "test-trt-prefill-worker-0-0:", "localhost:")
+			if hosts == 1 && hasFlag(analyseText(prefixed(pre, strings.Split(local, "\n"))), "nccl.shared-gpu") {
+				t.Errorf("host localhost behind %q: flagged (NCCL's host hash adds the boot id)", pre)
+			}
 			env := append([]string{"test-trt-prefill-worker-0-0:42:42 [0] NCCL INFO NCCL_MULTI_RANK_GPU_ENABLE set by environment to 1"}, lines...)
 			if hasFlag(analyseText(prefixed(pre, env)), "nccl.shared-gpu") {
 				t.Errorf("NCCL_MULTI_RANK_GPU_ENABLE=1 behind %q still flagged", pre)
