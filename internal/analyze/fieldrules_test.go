@@ -57,6 +57,13 @@ func TestToolMessageSignaturesAnyPrefix(t *testing.T) {
 		{"node02:2211:2290 [1] transport/net_ib/connect.cc:987 NCCL WARN NET/IB : Attempted to connect incompatible devices: [1]mlx5_1:1/RoCE and [0]mlx5_0:1/IB. Try selecting NICs of only one link type using NCCL_IB_HCA", "error.ib-incompatible-devices", true},
 		{"node02:2211:2290 [1] transport/net_ib.cc:533 NCCL WARN NET/IB : Trying to merge multiple devices together with different link_layer properties mlx5_0 -> 1, mlx5_1 -> 2. Try only selecting NICs with one type of link using NCCL_IB_HCA", "error.ib-incompatible-devices", true},
 		{"node02:2211:2211 [1] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/RoCE [RO]; OOB eth0:10.0.0.12<0>", "error.ib-incompatible-devices", false},
+		// NCCL's RAS and bootstrap root in their own words (src/ras/ras.cc,
+		// src/bootstrap.cc); the RAS INFO line that precedes them is not one
+		{"gpu-a:4711:4790 [0] ras/ras.cc:415 NCCL WARN NCCL version mismatch with remote peer 10.0.0.7<53111> (local: 2.30.7, remote 2.28.9)", "error.nccl-version-mismatch-peer", true},
+		{"gpu-a:4711:4790 [0] NCCL INFO RAS handling connInit from 10.0.0.7<53111> (version 2.28.9, listeningAddr 10.0.0.7<28028>, peersHash 0x1, deadPeersHash 0x0)", "error.nccl-version-mismatch-peer", false},
+		{"gpu-a:4711:4800 [0] bootstrap.cc:140 NCCL WARN Bootstrap Root : mismatch in rank count from procs 16 : 8", "error.bootstrap-rank-count-mismatch", true},
+		{"gpu-a:4711:4800 [0] bootstrap.cc:312 NCCL WARN Bootstrap Root : mismatch in info from procs, nranks 16 vs 8, nroots 1 vs 1, iroot 0 vs 0", "error.bootstrap-rank-count-mismatch", true},
+		{"gpu-a:4711:4800 [0] bootstrap.cc:145 NCCL WARN Bootstrap Root : rank 3 of 16 ranks has already checked in", "error.bootstrap-rank-count-mismatch", false},
 		// NCCL 2.30's wording of the same-GPU check (src/init.cc v2.30.7-1)
 		{"node01:1297:1297 [0] init.cc:1057 NCCL WARN Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.", "error.duplicate-gpu", true},
 	}
