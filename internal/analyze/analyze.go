@@ -162,13 +162,16 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 	if isFramed {
 		textIn = newVerbatimReader(br)
 	}
+	var src *pasteReader
 	observe := func(line []byte) {
-		m.Observe(line)
+		// the parsers hand on only the lines worth the catalogue's time:
+		// the line reader's count is the line's number in the input
+		m.ObserveAt(src.lr.Line(), line)
 		if !p.Input.errorLines && m.Found() {
 			p.Input.errorLines = true
 		}
 	}
-	src := newPasteReader(textIn, &p.Input.pasteStats, observe)
+	src = newPasteReader(textIn, &p.Input.pasteStats, observe)
 	err = parseTextInto(&p, src, sample, br, isFramed)
 	p.Errors = m.Hits()
 	if err != nil && len(p.Errors) > 0 && p.Format != FormatErrors {

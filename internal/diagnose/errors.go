@@ -292,9 +292,15 @@ var candidateKeys = [][]byte{[]byte("WARN"), []byte("ATTN"), []byte("rror"), []b
 	[]byte("Segmentation"), []byte("SIGSEGV"), []byte("libibverbs"), []byte("UNDELIVERABLE"), []byte("ranks have different"),
 	[]byte("onnect")}
 
-// Observe matches one line against every signature.
-func (m *ErrorMatcher) Observe(line []byte) {
-	m.line++
+// Observe matches the next line against every signature; its number is
+// one more than the line observed before.
+func (m *ErrorMatcher) Observe(line []byte) { m.ObserveAt(m.line+1, line) }
+
+// ObserveAt matches line number n of the input against every signature: a
+// caller that hands on only some lines says where each stands, so that a
+// hit's Line is the input's. n must grow from call to call.
+func (m *ErrorMatcher) ObserveAt(n int, line []byte) {
+	m.line = n
 	if len(line) < 8 || !candidate(line, m.allLit) {
 		return
 	}
