@@ -35,3 +35,40 @@ func TestBatch12Signatures(t *testing.T) {
 		}
 	}
 }
+
+// Batch 16's signatures: a socket connect with no route, an OFI
+// registration refused with EINVAL, NCCL's duplicate-GPU words with a
+// paste's own lead, and a graph fallback to a network device id the
+// topology lacks. Look-alikes (a refused connection, another error code,
+// other ranks' words) do not fire them.
+func TestBatch16Signatures(t *testing.T) {
+	cases := []struct {
+		line, id string
+		fire     bool
+	}{
+		// a real traceback's line, and NCCL 2.30's two forms (src/os/linux.cc)
+		{"socketStartConnect: Connect to 192.168.19.14<52822> failed : No route to host", "error.socket-no-route", true},
+		{"node1:11:12 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<39881> failed : Network is unreachable", "error.socket-no-route", true},
+		{"node1:11:12 [0] os/linux.cc:328 NCCL WARN ncclOsSocketPollConnect to 10.0.0.2<39881> failed with error No route to host", "error.socket-no-route", true},
+		{"node1:11:12 [0] os/linux.cc:287 NCCL WARN ncclSocketConnect: connect to 10.0.0.2<39881> returned No route to host, exceeded error retry count after 35 attempts", "error.socket-no-route", true},
+		{"socketStartConnect: Connect to 192.168.19.14<52822> failed : Connection refused", "error.socket-no-route", false},
+		{"ibv_modify_qp failed with 101 Network is unreachable", "error.socket-no-route", false},
+		{"register_rail_mr_buffer:617 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 4. RC: -22, Error: Invalid argument", "error.ofi-register-mr-einval", true},
+		{"register_mr_buffers:544 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 0. RC: -22, Error: Invalid argument", "error.ofi-register-mr-einval", true},
+		{"register_mr_buffers:544 NCCL WARN NET/OFI Unable to register memory (type = 2) for device 0. RC: -12, Error: Cannot allocate memory", "error.ofi-register-mr-einval", false},
+		{"Error: rank 27 and rank 19 both on CUDA device 53000 (PCI 53:00.0)", "error.duplicate-gpu", true},
+		{"gpu7:2211:2211 [3] init.cc:904 NCCL WARN Duplicate GPU detected : rank 3 and rank 1 both on CUDA device 4f000", "error.duplicate-gpu", true},
+		{"rank 3 and rank 1 both on CUDA devices 0 and 1", "error.duplicate-gpu", false},
+		{"graph/topo.h:230 NCCL WARN Could not find NET with id 0", "error.net-id-not-found", true},
+		{"gpu3:3021:3300 [1] graph/topo.h:234 NCCL WARN Could not find NET with id 1a", "error.net-id-not-found", true},
+		{"gpu3:3021:3300 [1] graph/topo.h:212 NCCL WARN Could not find GPU in topology with rank 3", "error.net-id-not-found", false},
+	}
+	for _, c := range cases {
+		for _, pre := range launchPrefixes {
+			a := Reader("s.txt", bytes.NewReader([]byte(pre+c.line+"\n")), Options{})
+			if got := hasFlag(a, c.id); got != c.fire {
+				t.Errorf("%q behind %q: %s fired %v, want %v (%+v)", c.line, pre, c.id, got, c.fire, a.Flags)
+			}
+		}
+	}
+}
