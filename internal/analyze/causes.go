@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/expect"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
@@ -37,6 +38,9 @@ const (
 	weightIBNoDevice     = 1.0
 	weightNCCLOne        = 1.1
 	weightSocketSpread   = 1.05
+	weightSharedGPU      = 1.15
+	weightBootstrapIPoIB = 1.0
+	weightAllGather4G    = 1.1
 )
 
 // startupCauses reads causes from NCCL's startup lines: interfaces in its
@@ -45,6 +49,8 @@ const (
 func (a *analysis) startupCauses(l *results.NCCLLog) {
 	a.graphFileSet(l)
 	a.ibRequestedNoDevice(l)
+	a.sharedGPU(l)
+	a.bootstrapIPoIB(l)
 	kinds, _ := l.TransportKinds()
 	net := int64(0)
 	for k, n := range kinds {
@@ -284,6 +290,63 @@ func separateTests(l results.NCCLLaunch) bool {
 func (a *analysis) launchCauses(o *results.NCCLOutput) {
 	a.separateTestsCause(o)
 	a.ncclOneCause(o.Launch.CompiledNCCL)
+	a.allGatherOver4G(o)
+}
+
+// allGather4GFix is the first NCCL release with commit c38f174 ("Fix
+// Allgather operations above 4G with multiple GPUs per process").
+const allGather4GFix = "2.6.4"
+
+// allGatherOver4G: all_gather with several GPUs per process returns
+// wrong data from 4 GiB on in NCCL before 2.6.4 (the direct offsets of
+// its low-level primitives were 32-bit). For: an all_gather table whose
+// wrong elements all sit at sizes of 4 GiB or more, none below, and more
+// than one GPU per process (the header's nGpus or the command's -g).
+// Against: one GPU per process or not told, wrong elements below 4 GiB
+// (another cause), an NCCL release with the fix.
+func (a *analysis) allGatherOver4G(o *results.NCCLOutput) {
+	const four = int64(1) << 32
+	for _, t := range o.Tables {
+		if t.Collective != "all_gather" || t.NGpus < 2 {
+			continue
+		}
+		v := t.NCCLVersion
+		if v == "" {
+			v = o.Log.Version
+		}
+		if v != "" && expect.VersionAtLeast(v, allGather4GFix) {
+			continue
+		}
+		var bad []string
+		below := false
+		for _, r := range t.Rows {
+			var w int64
+			for _, e := range []*int64{r.OOP.WrongErrs, r.IP.WrongErrs} {
+				if e != nil && *e > 0 {
+					w += *e
+				}
+			}
+			switch {
+			case w > 0 && r.SizeBytes >= four:
+				bad = append(bad, fmt.Sprintf("%d wrong at %d bytes", w, r.SizeBytes))
+			case w > 0:
+				below = true
+			}
+		}
+		if len(bad) == 0 || below {
+			continue
+		}
+		ver := "the NCCL release is not in the lines read; this applies if it is older than " + allGather4GFix
+		if v != "" {
+			ver = "NCCL " + v
+		}
+		a.cause(weightAllGather4G, report.Fail, "nccl.too-old",
+			fmt.Sprintf("all_gather from 4 GiB on with %d GPUs per process returns wrong data in NCCL before %s (32-bit offsets between the GPUs of one process): an NCCL bug, not the hardware", t.NGpus, allGather4GFix),
+			strings.Join(bad, "; ")+fmt.Sprintf("; none below 4 GiB; %d GPUs per process; ", t.NGpus)+ver,
+			"install NCCL "+allGather4GFix+" or later ("+sparkNCCLRelease()+" on DGX Spark) and rebuild nccl-tests against it, or run one GPU per process (mpirun -np <GPUs> with -g 1)",
+			"NVIDIA/nccl commit c38f174 (\"Fix Allgather operations above 4G with multiple GPUs per process\", src/collectives/device/primitives.h), first in tag v2.6.4-1")
+		return
+	}
 }
 
 // ncclOneCause: nccl-tests built against NCCL 1 ("# NCCL Tests compiled
@@ -376,4 +439,66 @@ func (a *analysis) ibRequestedNoDevice(l *results.NCCLLog) {
 		"\"NET/IB : No device found\" with "+strings.Join(set, " "),
 		"make the RDMA devices visible to the process (containers: --device=/dev/infiniband --cap-add=IPC_LOCK, or the RDMA device plugin in Kubernetes; hosts: the RDMA driver and rdma-core) and check ibv_devinfo where the job runs",
 		"https://github.com/pytorch/pytorch/issues/111424; https://github.com/microsoft/pai/pull/2657")
+}
+
+// sharedGPU: two ranks of one communicator print "Init START" with one
+// host and one busId. NCCL compares every pair of ranks' hostHash and
+// busId after its first all-gather and fails init with "Duplicate GPU
+// detected" (NCCL 2.30: "Multiple Ranks are using the same
+// GPU/Partition"), so the job stops or hangs there even where that WARN
+// line was not kept. Against: NCCL_MULTI_RANK_GPU_ENABLE=1 (NCCL 2.30
+// and later run several ranks on one GPU when asked), the WARN line
+// itself (error.duplicate-gpu says it), lines without a host or with the
+// host name localhost, which many machines share.
+func (a *analysis) sharedGPU(l *results.NCCLLog) {
+	g := l.SharedGPU
+	if g == nil || strings.TrimSpace(l.Env["NCCL_MULTI_RANK_GPU_ENABLE"]) == "1" {
+		return
+	}
+	// NCCL tells hosts apart by a hash of the host name and the boot id
+	// (src/misc/utils.cc getHostHash): machines that all call themselves
+	// localhost are still different
+	if h := strings.ToLower(g.Host); h == "localhost" || strings.HasPrefix(h, "localhost.") {
+		return
+	}
+	for _, w := range l.Warnings {
+		if strings.Contains(w, "Duplicate GPU detected") || strings.Contains(w, "Multiple Ranks are using the same GPU") {
+			return
+		}
+	}
+	a.cause(weightSharedGPU, report.Fail, "nccl.shared-gpu",
+		fmt.Sprintf("ranks %d and %d of one communicator start on the same GPU (host %s, busId %s): NCCL refuses two ranks on one GPU (Duplicate GPU detected) and init fails", g.Ranks[0], g.Ranks[1], g.Host, g.BusID),
+		fmt.Sprintf("'Init START' lines of ranks %d and %d with commId %s on %s both name busId %s; %s", g.Ranks[0], g.Ranks[1], g.CommID, g.Host, g.BusID, g.Line),
+		"start one rank per GPU and select the device from the local rank (torch.cuda.set_device(local_rank), CUDA_VISIBLE_DEVICES per worker); in a container or pod, give each worker its own GPU",
+		"NVIDIA/nccl src/init.cc v2.18.6-1 (WARN \"Duplicate GPU detected\" when two ranks share hostHash and busId) and v2.30.7-1 (\"Multiple Ranks are using the same GPU/Partition\", unless NCCL_MULTI_RANK_GPU_ENABLE=1)")
+}
+
+// bootstrapIPoIB: NCCL's bootstrap failed ("bootstrap.cc:N -> code", its
+// error-return trace) over an IPoIB interface (ib*) NCCL picked by
+// itself. With NCCL_SOCKET_IFNAME unset, ncclFindInterfaces takes
+// interfaces named ib* before any other (then the NCCL_COMM_ID subnet,
+// then anything but docker and lo), and NET/IB's out-of-band interface is
+// the same choice; an IPoIB interface that does not route between the
+// ranks (another partition, no address inside a container, not up on
+// every node) stops the bootstrap. Against: NCCL_SOCKET_IFNAME set (the
+// user chose), no failed bootstrap trace, a bootstrap interface not
+// named ib*.
+func (a *analysis) bootstrapIPoIB(l *results.NCCLLog) {
+	if l.BootstrapFail == "" || strings.TrimSpace(l.Env["NCCL_SOCKET_IFNAME"]) != "" {
+		return
+	}
+	ifs := socketInterfaces(&results.NCCLLog{Bootstrap: l.Bootstrap})
+	ev := "Bootstrap : Using "
+	if len(ifs) == 0 {
+		ifs, ev = socketInterfaces(&results.NCCLLog{Bootstrap: l.OOB}), "NET/IB OOB "
+	}
+	if len(ifs) == 0 || !strings.HasPrefix(ifs[0].name, "ib") {
+		return
+	}
+	ib := ifs[0].name + ":" + ifs[0].addr
+	a.cause(weightBootstrapIPoIB, report.Fail, "nccl.bootstrap-ipoib-auto",
+		"NCCL's bootstrap failed over "+ifs[0].name+", an IPoIB interface NCCL picked by itself: with NCCL_SOCKET_IFNAME unset it takes ib* interfaces first, and one that does not route between the ranks stops the bootstrap",
+		ev+ib+"; NCCL_SOCKET_IFNAME not set in the lines read; "+l.BootstrapFail,
+		"set NCCL_SOCKET_IFNAME to the Ethernet interface that routes between the nodes (ip -br addr on each node) on every rank, or make the IPoIB interface reachable from every rank (ping its address from each node)",
+		"NVIDIA/nccl src/misc/socket.cc v2.18.6-1 and v2.30.7-1 (ncclFindInterfaces: unset NCCL_SOCKET_IFNAME tries the \"ib\" prefix first); src/include/checks.h (the \"file:line -> code\" trace of a failed call)")
 }

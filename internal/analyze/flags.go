@@ -273,7 +273,10 @@ func (a *analysis) gdr(l *results.NCCLLog, usesIB, multi, gdr bool) {
 	spark := a.res.Platform == "dgx-spark"
 	disabled := len(l.GDRDisabledHCAs) > 0
 	ringOff := l.RingGDR != nil && *l.RingGDR == 0
+	on, off := l.GDRHosts()
 	switch {
+	case gdr && len(on) > 0 && len(off) > 0 && !spark && strings.TrimSpace(l.Env["NCCL_NET_GDR_LEVEL"]) == "":
+		a.gdrSomeHosts(on, off)
 	case gdr:
 		return // a channel via NET/IB/…/GDRDMA: in use
 	case spark && (usesIB && multi || disabled):
@@ -287,6 +290,29 @@ func (a *analysis) gdr(l *results.NCCLLog, usesIB, multi, gdr bool) {
 			"load nvidia-peermem (modprobe nvidia-peermem; check /sys/kernel/mm/memory_peers/nv_mem/version) or use a dma-buf capable driver and kernel; NCCL 2.22.3 and older look only for nv_peer_mem, so use a newer NCCL where nvidia-peermem replaced it",
 			"NCCL GDRDMA transport; https://github.com/NVIDIA/nccl/issues/1676")
 	}
+}
+
+// gdrSomeHosts: GPUDirect RDMA is in use on some hosts and not on
+// others. A receive connection needs only GDR write, which NCCL turns on
+// wherever the NIC and the GPU support peer memory within
+// NCCL_NET_GDR_LEVEL (src/graph/paths.cc ncclTopoCheckGdr, read=0; sends
+// also need GDR read), so a host whose every NET receive goes without it
+// while other hosts' connections use it lacks peer memory (nvidia-peermem
+// not loaded) or places its NICs farther from its GPUs.
+func (a *analysis) gdrSomeHosts(on, off []string) {
+	a.flag(report.Warn, "nccl.gdr-off",
+		fmt.Sprintf("GPUDirect RDMA is off on %s while %s use%s it: NIC traffic there is staged through host memory", listHosts(off), listHosts(on), map[bool]string{true: "s", false: ""}[len(on) == 1]),
+		"channels via NET/…/GDRDMA from "+listHosts(on)+"; every NET receive channel of "+listHosts(off)+" without GDRDMA",
+		"on "+listHosts(off)+": load nvidia-peermem (modprobe nvidia-peermem; check /sys/kernel/mm/memory_peers/nv_mem/version) or use a dma-buf capable driver and kernel, and compare nvidia-smi topo -m with a host that uses GPUDirect RDMA",
+		"NVIDIA/nccl src/transport/net.cc and src/graph/paths.cc v2.18.6-1 (ncclTopoCheckGdr: receives with read=0, sends with read=1); https://github.com/NVIDIA/nccl/issues/1676")
+}
+
+// listHosts names up to four hosts and counts the rest.
+func listHosts(h []string) string {
+	if len(h) <= 4 {
+		return strings.Join(h, ", ")
+	}
+	return strings.Join(h[:4], ", ") + fmt.Sprintf(" and %d more", len(h)-4)
 }
 
 func (a *analysis) flag(sev report.Severity, id, msg, ev, fix, src string) {

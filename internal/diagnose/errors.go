@@ -242,9 +242,12 @@ func candidate(line []byte, literals bool) bool {
 		rest := line[i+5:]
 		if bytes.HasPrefix(rest, []byte("INFO ")) {
 			// the INFO lines that carry an error start so: "Failed to open
-			// libibverbs.so", "Call to connect returned Connection refused"
+			// libibverbs.so", "Call to connect returned Connection refused";
+			// NCCL 2.25 tells kernels that do not fit the GPU in an INFO line
+			// ("ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856")
 			rest = rest[5:]
-			return bytes.HasPrefix(rest, []byte("Failed")) || bytes.HasPrefix(rest, []byte("Call to")) || bytes.HasPrefix(rest, []byte("NET/Plugin"))
+			return bytes.HasPrefix(rest, []byte("Failed")) || bytes.HasPrefix(rest, []byte("Call to")) || bytes.HasPrefix(rest, []byte("NET/Plugin")) ||
+				bytes.HasPrefix(rest, []byte("ncclMaxSharedMem"))
 		}
 		if bytes.HasPrefix(rest, []byte("WARN ")) || bytes.HasPrefix(rest, []byte("ATTN ")) || bytes.HasPrefix(rest, []byte("error")) {
 			return true

@@ -26,6 +26,8 @@ func FuzzParseNCCLTests(f *testing.F) {
 
 func FuzzNCCLLogObserve(f *testing.F) {
 	seedAll(f, "nccl-logs")
+	f.Add(sharedGPULog)
+	f.Add(bootstrapFailLog)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var l NCCLLog
 		for _, line := range bytes.Split(b, []byte("\n")) {

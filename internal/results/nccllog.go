@@ -70,8 +70,19 @@ type NCCLLog struct {
 	// RevisionMismatch is the WARN/ATTN line saying that ranks run
 	// different NCCL builds (NCCL >= 2.32 reports it at init).
 	RevisionMismatch string `json:"revision_mismatch,omitempty"`
+	// SharedGPU is the first pair of ranks of one communicator whose
+	// "Init START" lines name one host and one busId: two ranks on one GPU.
+	SharedGPU *NCCLSharedGPU `json:"shared_gpu,omitempty"`
+	// BootstrapFail is the first of NCCL's error-return traces from its
+	// bootstrap ("bootstrap.cc:270 -> 2"): the bootstrap failed.
+	BootstrapFail string `json:"bootstrap_fail,omitempty"`
 
-	hostSet   map[string]struct{}
+	hostSet map[string]struct{}
+	// gpuRank is the first rank seen per host, commId and busId
+	gpuRank map[string]int
+	// netGDR counts, per host that printed them, NET channel connections
+	// with GPUDirect RDMA and receive connections without it
+	netGDR    []hostGDR
 	lastHost  []byte
 	transport map[string]*int64
 	scratch   [][]byte
@@ -118,6 +129,16 @@ type NCCLDiag struct {
 	Host    string `json:"host,omitempty"`
 	Level   string `json:"level"` // OK, INFO, WARN...
 	Message string `json:"message"`
+}
+
+// NCCLSharedGPU is two ranks of one communicator on one host's GPU.
+type NCCLSharedGPU struct {
+	Host   string `json:"host"`
+	CommID string `json:"comm_id"`
+	BusID  string `json:"bus_id"`
+	Ranks  [2]int `json:"ranks"`
+	// Line is the second rank's "Init START" message.
+	Line string `json:"line"`
 }
 
 // NCCLNetDevice is one network device NCCL uses.
@@ -183,6 +204,9 @@ func (l *NCCLLog) Observe(line []byte) bool {
 				l.quietInfo = !bytes.HasPrefix(msg, []byte("Call to"))
 			case 'N':
 				l.quietInfo = !bytes.HasPrefix(msg, []byte("NET/Plugin"))
+			case 'n':
+				// NCCL 2.25: kernels that do not fit the GPU's shared memory
+				l.quietInfo = !bytes.HasPrefix(msg, []byte("ncclMaxSharedMem"))
 			}
 		}
 		l.info(msg)
@@ -516,6 +540,22 @@ func (l *NCCLLog) info(msg []byte) {
 				l.Bootstrap = l.str(bytes.TrimSpace(u))
 			}
 		}
+	case 'b':
+		// NCCLCHECK's trace of a failed call: "bootstrap.cc:270 -> 2"
+		if l.BootstrapFail == "" && bytes.HasPrefix(msg, []byte("bootstrap.cc:")) {
+			if j := index(msg, " -> "); j > 0 && len(msg) > j+4 && msg[j+4] >= '1' && msg[j+4] <= '9' {
+				l.BootstrapFail = strings.ToValidUTF8(string(bytes.TrimSpace(msg)), "?")
+			}
+		}
+	case '[':
+		// NCCL >= 2.30: "[Rank 0] ncclCommInitRankConfig comm 0x... rank 0 nranks 2 ... - Init START"
+		if bytes.HasPrefix(msg, []byte("[Rank ")) {
+			if j := index(msg, "] "); j > 0 {
+				if k := index(msg[j:], " comm 0x"); k >= 0 {
+					l.comm(msg[j+k+1:])
+				}
+			}
+		}
 	case 'c':
 		switch {
 		case bytes.HasPrefix(msg, []byte("cudaDriverVersion ")):
@@ -558,11 +598,65 @@ func (l *NCCLLog) netNote(msg []byte) {
 	}
 }
 
+// hostGDR is what one host's NET channel lines say of GPUDirect RDMA.
+type hostGDR struct {
+	host       string
+	gdr, plain int64 // connections via .../GDRDMA; receive connections without
+}
+
+// netGDRLine counts a NET channel line of the current host: NCCL prints a
+// "[receive]" line on the receiving rank and a "[send]" line on the
+// sender, each with "/GDRDMA" where that rank's NIC reaches its GPU's
+// memory (src/transport/net.cc).
+func (l *NCCLLog) netGDRLine(msg []byte, t []byte) {
+	if len(l.lastHost) == 0 || !bytes.HasPrefix(t, []byte("NET/")) {
+		return
+	}
+	gdr := bytes.Contains(t, []byte("/GDRDMA"))
+	if !gdr && index(msg, "[receive]") < 0 {
+		return // a send without GDR may be GDR read alone turned off
+	}
+	var h *hostGDR
+	for i := range l.netGDR {
+		if l.netGDR[i].host == string(l.lastHost) {
+			h = &l.netGDR[i]
+			break
+		}
+	}
+	if h == nil {
+		if len(l.netGDR) >= maxListed {
+			return
+		}
+		l.netGDR = append(l.netGDR, hostGDR{host: string(l.lastHost)})
+		h = &l.netGDR[len(l.netGDR)-1]
+	}
+	if gdr {
+		h.gdr++
+	} else {
+		h.plain++
+	}
+}
+
+// GDRHosts lists the hosts whose NET channel lines use GPUDirect RDMA,
+// and those whose receive connections all go without it.
+func (l *NCCLLog) GDRHosts() (on, off []string) {
+	for _, h := range l.netGDR {
+		switch {
+		case h.gdr > 0:
+			on = append(on, h.host)
+		case h.plain > 0:
+			off = append(off, h.host)
+		}
+	}
+	return on, off
+}
+
 // channel handles "Channel 00/16 : 0 1" and
 // "Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0".
 func (l *NCCLLog) channel(msg []byte) {
 	if j := index(msg, " via "); j >= 0 {
 		t := bytes.TrimSpace(msg[j+5:])
+		l.netGDRLine(msg, t)
 		if n := l.transport[string(t)]; n != nil {
 			*n++
 			return
@@ -746,6 +840,56 @@ func (l *NCCLLog) comm(msg []byte) {
 	if n, ok := intAfter(msg, " localRanks "); ok {
 		l.LocalRanks = n
 	}
+	if index(msg, " commId 0x") >= 0 {
+		l.initRank(msg)
+	}
+}
+
+// initRank reads a rank's GPU from "comm 0x... rank 1 nranks 2 cudaDev 0
+// nvmlDev 0 busId 100000 commId 0x... - Init START" (init.cc) and keeps
+// the first two ranks of one communicator that name one host and one
+// busId: NCCL refuses them ("Duplicate GPU detected", hostHash and busId
+// equal). Lines without a host are passed over.
+func (l *NCCLLog) initRank(msg []byte) {
+	if l.SharedGPU != nil || len(l.lastHost) == 0 {
+		return
+	}
+	rank, ok := intAfter(msg, " rank ")
+	bus, comm := wordAfter(msg, " busId "), wordAfter(msg, " commId ")
+	if !ok || bus == nil || comm == nil {
+		return
+	}
+	key := string(l.lastHost) + " " + string(comm) + " " + string(bus)
+	if first, seen := l.gpuRank[key]; seen {
+		if first != rank {
+			l.SharedGPU = &NCCLSharedGPU{Host: string(l.lastHost), CommID: string(comm), BusID: string(bus), Ranks: [2]int{first, rank},
+				Line: strings.ToValidUTF8(string(bytes.TrimSpace(msg)), "?")}
+		}
+		return
+	}
+	if l.gpuRank == nil {
+		l.gpuRank = map[string]int{}
+	}
+	if len(l.gpuRank) < maxKeys {
+		l.gpuRank[key] = rank
+	}
+}
+
+// wordAfter is the run of non-blank bytes that follows key in msg, nil
+// when key is absent or nothing follows it.
+func wordAfter(msg []byte, key string) []byte {
+	j := index(msg, key)
+	if j < 0 {
+		return nil
+	}
+	w := msg[j+len(key):]
+	if e := bytes.IndexAny(w, " \t"); e >= 0 {
+		w = w[:e]
+	}
+	if len(w) == 0 {
+		return nil
+	}
+	return w
 }
 
 // intAfter reads the integer that follows key in msg.

@@ -210,6 +210,16 @@ func (p *ncclParser) commandLine(t []byte) {
 			p.newMeta()
 		}
 		p.meta.Collective = name
+		// the GPUs each process drives: "-g 8" or "--ngpus 8" (nccl-tests'
+		// own options); the header's "nGpus" replaces it where printed
+		p.fields = appendFields(p.fields[:0], t[i:])
+		for k := 1; k+1 < len(p.fields); k++ {
+			if f := string(p.fields[k]); f == "-g" || f == "--ngpus" {
+				if g := atoi(p.fields[k+1]); g > 0 {
+					p.meta.NGpus = g
+				}
+			}
+		}
 	}
 }
 
