@@ -2,6 +2,9 @@ package analyze
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -69,6 +72,55 @@ func TestBatch16Signatures(t *testing.T) {
 			if got := hasFlag(a, c.id); got != c.fire {
 				t.Errorf("%q behind %q: %s fired %v, want %v (%+v)", c.line, pre, c.id, got, c.fire, a.Flags)
 			}
+		}
+	}
+}
+
+// Batch 17's signatures: NCCL giving up on CollNet for the point-to-point
+// network, and iperf3 UDP datagrams that carried no sequence number. Any
+// host, pid, rank, device, stream or repeat count fires them; CollNet lines
+// that succeed and out-of-order datagrams with a real sequence do not.
+func TestBatch17Signatures(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 3617))
+	for i := 0; i < 40; i++ {
+		host := fmt.Sprintf("node-%d", r.IntN(500))
+		pid, dev, sp := r.IntN(4_000_000)+1, r.IntN(8), r.IntN(60)+3
+		line := fmt.Sprintf("%s:%d:%d [%d] transport.cc:%d NCCL WARN Cannot initialize CollNet, using point-to-point network instead", host, pid, pid+r.IntN(500), dev, 300+r.IntN(200))
+		var paste strings.Builder
+		for n := r.IntN(5) + 1; n > 0; n-- {
+			paste.WriteString(line + "\n")
+		}
+		checkFlag(t, paste.String(), "error.collnet-init-failed", true)
+		var udp strings.Builder
+		for n := r.IntN(30) + 1; n > 0; n-- {
+			got := r.IntN(1000) + 1
+			if r.IntN(2) == 0 {
+				fmt.Fprintf(&udp, "iperf3: OUT OF ORDER - incoming packet = 0 and received packet = %d AND SP = %d\n", got, sp)
+			} else {
+				fmt.Fprintf(&udp, "OUT OF ORDER - received packet 0 but expected sequence %d on stream %d\n", got, sp)
+			}
+		}
+		checkFlag(t, udp.String(), "error.iperf-udp-len-too-small", true)
+		seq := r.IntN(100000) + 1
+		checkFlag(t, fmt.Sprintf("iperf3: OUT OF ORDER - incoming packet = %d and received packet = %d AND SP = %d\n", seq, seq+r.IntN(9)+1, sp), "error.iperf-udp-len-too-small", false)
+		checkFlag(t, fmt.Sprintf("OUT OF ORDER - received packet %d but expected sequence %d on stream %d\n", seq, seq+1, sp), "error.iperf-udp-len-too-small", false)
+		checkFlag(t, fmt.Sprintf("iperf3: OUT OF ORDER - incoming packet = 0%d and received packet = 1 AND SP = %d\n", seq, sp), "error.iperf-udp-len-too-small", false)
+		checkFlag(t, fmt.Sprintf("%s:%d:%d [%d] NCCL INFO CollNet %d/%d channels", host, pid, pid, dev, r.IntN(16)+1, r.IntN(16)+1), "error.collnet-init-failed", false)
+	}
+}
+
+func checkFlag(t *testing.T, paste, id string, fire bool) {
+	t.Helper()
+	for _, pre := range launchPrefixes {
+		var b strings.Builder
+		for _, l := range strings.SplitAfter(paste, "\n") {
+			if l != "" {
+				b.WriteString(pre + l)
+			}
+		}
+		a := Reader("s.txt", strings.NewReader(b.String()), Options{})
+		if got := hasFlag(a, id); got != fire {
+			t.Errorf("%q behind %q: %s fired %v, want %v (%+v)", paste, pre, id, got, fire, a.Flags)
 		}
 	}
 }
