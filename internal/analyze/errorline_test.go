@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"bytes"
-	"fmt"
 	"math/rand/v2"
 	"testing"
 )
@@ -47,6 +46,6 @@ func TestErrorLineIsInputLine(t *testing.T) {
 		}
 	}
 	if checked < 100 {
-		t.Fatal(fmt.Sprintf("only %d error lines checked", checked))
+		t.Fatalf("only %d error lines checked", checked)
 	}
 }

@@ -124,3 +124,21 @@ func checkFlag(t *testing.T, paste, id string, fire bool) {
 		}
 	}
 }
+
+// NCCL's graph-capture query failing on an old driver fires from
+// enqueue.cc in either CUDACHECK form, behind any tag; the same CUDA error
+// from another file, or another CUDA error from enqueue.cc, does not.
+func TestGraphCaptureOldDriverSignature(t *testing.T) {
+	r := rand.New(rand.NewPCG(496, 802))
+	for i := 0; i < 30; i++ {
+		head := fmt.Sprintf("%x:%d:%d [%d]", r.Uint32(), r.IntN(90000)+1, r.IntN(90000)+1, r.IntN(16))
+		code := ""
+		if r.IntN(2) == 0 {
+			code = " 36"
+		}
+		line := fmt.Sprintf("%s enqueue.cc:%d NCCL WARN Cuda failure%s 'API call is not supported in the installed CUDA driver'\n", head, 700+r.IntN(400), code)
+		checkFlag(t, line, "error.nccl-graph-capture-old-driver", true)
+		checkFlag(t, strings.Replace(line, "enqueue.cc", "init.cc", 1), "error.nccl-graph-capture-old-driver", false)
+		checkFlag(t, fmt.Sprintf("%s enqueue.cc:%d NCCL WARN Cuda failure 'invalid device ordinal'\n", head, 700+r.IntN(400)), "error.nccl-graph-capture-old-driver", false)
+	}
+}
