@@ -376,6 +376,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	a.input(p)
 	if p.Iperf3Text != nil {
 		a.iperfText = p.Iperf3Text.RateFrom
+		a.udpFragmented(p.Iperf3Text)
 	}
 	switch {
 	case p.RAS != nil:

@@ -204,6 +204,31 @@ func (a *analysis) iperf3(r *results.Iperf3Result) {
 	a.res.Items = append(a.res.Items, it)
 }
 
+// udpPayload1500 is the largest UDP payload one 1500-byte IPv4 packet
+// carries (1500 - 20 IP - 8 UDP); a larger datagram is sent in fragments.
+const udpPayload1500 = 1472
+
+// udpFragmented flags an iperf3 UDP test whose datagrams exceed what one
+// 1500-byte packet carries while the receiver lost a tenth or more of them,
+// or got none in an interval after the first arrived: the kernel sends each
+// datagram as IP fragments, and one lost or dropped fragment loses the
+// datagram. With jumbo frames end to end nothing is fragmented, so the flag
+// says how to tell.
+func (a *analysis) udpFragmented(how *results.Iperf3Text) {
+	if how.DatagramBytes <= udpPayload1500 || how.UDPTotal == 0 {
+		return
+	}
+	lossy := how.UDPLost*10 >= how.UDPTotal
+	if !lossy && how.UDPEmptyIntervals == 0 {
+		return
+	}
+	a.flag(report.Warn, "iperf3.udp-fragmented",
+		fmt.Sprintf("iperf3 sent UDP datagrams of about %d bytes, more than the %d a 1500-byte packet carries: each is sent as IP fragments, and losing one fragment loses the datagram", how.DatagramBytes, udpPayload1500),
+		fmt.Sprintf("interval transfer over datagrams ≈ %d bytes each; receiver lost %d of %d datagrams, %d interval%s with none after the first arrived", how.DatagramBytes, how.UDPLost, how.UDPTotal, how.UDPEmptyIntervals, plural(how.UDPEmptyIntervals)),
+		"run the UDP test again with a send size below the path MTU (iperf3 -u -l 1400 on a 1500-byte MTU, or -l 8948 only where jumbo frames of 9000 run end to end); if the loss goes away, it was fragmentation (iperf3 before 3.1.5 sent 8 KB datagrams by default)",
+		"https://github.com/esnet/iperf/blob/master/src/iperf_client_api.c (warns \"UDP block size %d exceeds TCP MSS %d, may result in fragmentation / drops\"); https://github.com/esnet/iperf/issues/496 (the former 8 KB default UDP send size fragmented on non-jumbo Ethernet); https://github.com/esnet/iperf/issues/861")
+}
+
 // tcpProbe judges sparkrig's own TCP probe like iperf3: throughput against
 // the TCP expectation and the wire; round trips are reported, not judged.
 func (a *analysis) tcpProbe(rs []results.TCPProbeResult) {

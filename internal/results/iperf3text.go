@@ -12,6 +12,17 @@ import (
 // line: the mean of the interval rates).
 type Iperf3Text struct {
 	RateFrom string `json:"rate_from"`
+	// DatagramBytes is the largest UDP datagram payload an interval line
+	// shows (its transfer over its datagrams; 0 when no UDP interval line
+	// counts datagrams). The transfer is printed to three digits, so this is
+	// an estimate within about 1 %.
+	DatagramBytes int `json:"datagram_bytes,omitempty"`
+	// UDPLost and UDPTotal sum the receiver's Lost/Total over its interval
+	// lines; UDPEmptyIntervals counts receiver intervals with no datagram
+	// after one had arrived.
+	UDPLost           int64 `json:"udp_lost,omitempty"`
+	UDPTotal          int64 `json:"udp_total,omitempty"`
+	UDPEmptyIntervals int   `json:"udp_empty_intervals,omitempty"`
 }
 
 // ParseIperf3Text reads iperf3's text output (what people paste: the
@@ -21,7 +32,7 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 	var how Iperf3Text
 	lr := NewLineReader(r)
 	streams := map[string]bool{}
-	summary := false
+	summary, datagrams := false, false
 	var sumIntervals, oneIntervals []float64
 	var recv, sent *float64
 	for {
@@ -65,9 +76,15 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 			if bytes.Contains(rest, []byte("Jitter")) || bytes.Contains(rest, []byte("Lost/Total")) {
 				res.Protocol = "UDP"
 			}
+			if bytes.Contains(rest, []byte("Total Datagrams")) {
+				datagrams = true
+			}
 			rate, ok := iperfRate(rest)
 			if !ok || id == "ID" {
 				continue
+			}
+			if (datagrams || res.Protocol == "UDP") && id != "SUM" && intervalLine(rest) && !bytes.HasSuffix(rest, []byte("sender")) && !bytes.HasSuffix(rest, []byte("receiver")) {
+				how.udpInterval(rest)
 			}
 			switch {
 			case bytes.HasSuffix(rest, []byte("receiver")):
@@ -118,6 +135,56 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 		res.ReceivedGbps, how.RateFrom = s/float64(len(ivals)), "intervals"
 	}
 	return res, how, nil
+}
+
+// udpInterval reads a UDP interval line's datagram columns: the sender's
+// "<transfer> <unit> <rate> <unit> <datagrams>" or the receiver's
+// "<transfer> <unit> <rate> <unit> <jitter> ms <lost>/<total> (<p>%)".
+func (how *Iperf3Text) udpInterval(rest []byte) {
+	f := bytes.Fields(rest)
+	if len(f) < 7 {
+		return
+	}
+	v, err := strconv.ParseFloat(string(f[2]), 64)
+	mult, unit := 0.0, string(f[3])
+	switch unit {
+	case "Bytes":
+		mult = 1
+	case "KBytes":
+		mult = 1 << 10
+	case "MBytes":
+		mult = 1 << 20
+	case "GBytes":
+		mult = 1 << 30
+	}
+	if err != nil || mult == 0 || v < 0 || v != v {
+		return
+	}
+	var got int64
+	switch {
+	case len(f) >= 9 && string(f[7]) == "ms":
+		lost, total, ok := bytes.Cut(f[8], []byte("/"))
+		l, e1 := strconv.ParseInt(string(lost), 10, 64)
+		t, e2 := strconv.ParseInt(string(total), 10, 64)
+		if !ok || e1 != nil || e2 != nil || l < 0 || t < l || t > 1<<40 {
+			return
+		}
+		if t == 0 && how.UDPTotal > 0 {
+			how.UDPEmptyIntervals++
+		}
+		how.UDPLost += l
+		how.UDPTotal += t
+		got = t - l
+	case len(f) == 7:
+		n, err := strconv.ParseInt(string(f[6]), 10, 64)
+		if err != nil || n < 0 {
+			return
+		}
+		got = n
+	}
+	if got > 0 && v*mult/float64(got) < 1<<17 {
+		how.DatagramBytes = max(how.DatagramBytes, int(v*mult/float64(got)+0.5))
+	}
 }
 
 // intervalLine: "0.00-1.00   sec" follows the tag of an interval line.
