@@ -166,7 +166,7 @@ func (how *Iperf3Text) udpInterval(rest []byte) {
 		lost, total, ok := bytes.Cut(f[8], []byte("/"))
 		l, e1 := strconv.ParseInt(string(lost), 10, 64)
 		t, e2 := strconv.ParseInt(string(total), 10, 64)
-		if !ok || e1 != nil || e2 != nil || l < 0 || t < l || t > 1<<40 {
+		if !ok || e1 != nil || e2 != nil || l < 0 || t < l || t > 1<<40 || how.UDPTotal > 1<<60 {
 			return
 		}
 		if t == 0 && how.UDPTotal > 0 {

@@ -170,9 +170,12 @@ func TestParseIperf3TextParallel(t *testing.T) {
 
 func FuzzParseIperf3Text(f *testing.F) {
 	seedAll(f, "iperf3-text")
+	// SOURCE: https://github.com/esnet/iperf/issues/905 (server side of a UDP test, iperf 3.1.3)
+	f.Add([]byte("[ ID] Interval           Transfer     Bandwidth       Jitter    Lost/Total Datagrams\n[  5]   0.00-1.00   sec  64.0 KBytes   524 Kbits/sec  2.111 ms  11/19 (58%)  \n[  5]   1.00-2.00   sec  0.00 Bytes  0.00 bits/sec  2.111 ms  0/0 (0%)     <<<<\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, how, _ := ParseIperf3Text(bytes.NewReader(b))
-		if r.ReceivedGbps < 0 || r.Intervals < 0 || how.RateFrom == "" && r.ReceivedGbps != 0 {
+		if r.ReceivedGbps < 0 || r.Intervals < 0 || how.RateFrom == "" && r.ReceivedGbps != 0 ||
+			how.DatagramBytes < 0 || how.UDPLost < 0 || how.UDPLost > how.UDPTotal || how.UDPEmptyIntervals < 0 {
 			t.Fatalf("%+v %+v", r, how)
 		}
 	})
