@@ -377,6 +377,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	if p.Iperf3Text != nil {
 		a.iperfText = p.Iperf3Text.RateFrom
 		a.udpFragmented(p.Iperf3Text)
+		a.udpSentUncounted(p.Iperf3Text)
 	}
 	switch {
 	case p.RAS != nil:

@@ -229,6 +229,22 @@ func (a *analysis) udpFragmented(how *results.Iperf3Text) {
 		"https://github.com/esnet/iperf/blob/master/src/iperf_client_api.c (warns \"UDP block size %d exceeds TCP MSS %d, may result in fragmentation / drops\"); https://github.com/esnet/iperf/issues/496 (the former 8 KB default UDP send size fragmented on non-jumbo Ethernet); https://github.com/esnet/iperf/issues/861")
 }
 
+// udpSentUncounted flags an iperf3 UDP client whose summary counts fewer
+// datagrams ("Sent N datagrams") than its own intervals sent, by more than a
+// tenth: iperf3 before 3.2 puts there the receiver's count (its highest
+// sequence number seen), so datagrams after the last one received are
+// counted neither sent nor lost and the loss figure understates.
+func (a *analysis) udpSentUncounted(how *results.Iperf3Text) {
+	if how.UDPSentLines == 0 || how.UDPSent == 0 || (how.UDPSent-how.UDPSentSummary)*10 <= how.UDPSent {
+		return
+	}
+	a.flag(report.Warn, "iperf3.udp-loss-uncounted",
+		fmt.Sprintf("the client's intervals sent %d UDP datagrams but its summary counts %d: the loss figure covers only the datagrams up to the last one the receiver saw, not the %d after it", how.UDPSent, how.UDPSentSummary, how.UDPSent-how.UDPSentSummary),
+		fmt.Sprintf("interval Total Datagrams sum to %d; 'Sent %d datagrams' in the summary", how.UDPSent, how.UDPSentSummary),
+		"read loss from the receiver's side with iperf3 3.2 or later (its summary gives the sender's and the receiver's counts separately), and send more than a handful of datagrams (-t of several seconds rather than a -k of a few) so the test does not end while datagrams are in flight",
+		"https://github.com/esnet/iperf/blob/3.1/src/iperf_api.c (get_results: the sender's packet_count and cnt_error are replaced by the receiver's; iperf_print_results prints it as \"Sent %d datagrams\"); https://github.com/esnet/iperf/issues/698 (loss is counted from gaps in the sequence numbers; -k bounds only the sender)")
+}
+
 // tcpProbe judges sparkrig's own TCP probe like iperf3: throughput against
 // the TCP expectation and the wire; round trips are reported, not judged.
 func (a *analysis) tcpProbe(rs []results.TCPProbeResult) {

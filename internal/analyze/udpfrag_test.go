@@ -79,3 +79,65 @@ func TestUDPFragmentedFlag(t *testing.T) {
 		check(udpServerPaste(r, streams, intervals, small, 10+r.IntN(80), 1), false)
 	}
 }
+
+// udpClientPaste writes an iperf 3.1 UDP client's text: streams ×
+// intervals, then each stream's summary with "Sent N datagrams", where N is
+// what the receiver reported back (summaryShare of what the intervals sent).
+func udpClientPaste(r *rand.Rand, streams, intervals int, summaryShare float64) string {
+	var b strings.Builder
+	b.WriteString("Connecting to host 10.0.0.2, port 5201\n")
+	for s := 0; s < streams; s++ {
+		fmt.Fprintf(&b, "[%3d] local 10.0.0.1 port %d connected to 10.0.0.2 port 5201\n", 4+s, 50000+s)
+	}
+	b.WriteString("[ ID] Interval           Transfer     Bandwidth       Total Datagrams\n")
+	sent := make([]int, streams)
+	for i := 0; i < intervals; i++ {
+		sum := 0
+		for s := 0; s < streams; s++ {
+			n := r.IntN(900) + 10
+			sent[s] += n
+			sum += n
+			fmt.Fprintf(&b, "[%3d]  %2d.00-%d.00   sec  %s  %.2f Mbits/sec  %d\n", 4+s, i, i+1, iperfBytes(float64(n*1448)), float64(n*1448*8)/1e6, n)
+		}
+		if streams > 1 {
+			fmt.Fprintf(&b, "[SUM]  %2d.00-%d.00   sec  %s  %.2f Mbits/sec  %d\n", i, i+1, iperfBytes(float64(sum*1448)), float64(sum*1448*8)/1e6, sum)
+			b.WriteString("- - - - - - - - - - - - - - - - - - - - - - - - -\n")
+		}
+	}
+	b.WriteString("- - - - - - - - - - - - - - - - - - - - - - - - -\n")
+	b.WriteString("[ ID] Interval           Transfer     Bandwidth       Jitter    Lost/Total Datagrams\n")
+	for s := 0; s < streams; s++ {
+		got := int(float64(sent[s]) * summaryShare)
+		fmt.Fprintf(&b, "[%3d]   0.00-%d.00  sec  %s  1.00 Mbits/sec  0.020 ms  0/%d (0%%)\n", 4+s, intervals, iperfBytes(float64(got*1448)), got)
+		fmt.Fprintf(&b, "[%3d] Sent %d datagrams\n", 4+s, got)
+	}
+	return b.String()
+}
+
+// A client whose summary counts far fewer datagrams than its intervals sent
+// is flagged for any stream and interval count; one that counts them all,
+// or all but a few in flight, is not, nor is iperf 3.2's summary (a
+// sender's and a receiver's line, no "Sent N datagrams").
+func TestUDPLossUncountedFlag(t *testing.T) {
+	r := rand.New(rand.NewPCG(698, 31))
+	check := func(paste string, fire bool) {
+		t.Helper()
+		a := Reader("s.txt", strings.NewReader(paste), Options{})
+		if got := hasFlag(a, "iperf3.udp-loss-uncounted"); got != fire {
+			t.Errorf("fired %v, want %v:\n%s\n%+v", got, fire, paste, a.Flags)
+		}
+	}
+	for i := 0; i < 30; i++ {
+		streams, intervals := r.IntN(3)+1, r.IntN(10)+1
+		check(udpClientPaste(r, streams, intervals, 0.85*r.Float64()), true)
+		check(udpClientPaste(r, streams, intervals, 0.95+0.05*r.Float64()), false)
+		paste := udpClientPaste(r, streams, intervals, 0.5)
+		var v32 strings.Builder
+		for _, l := range strings.SplitAfter(paste, "\n") {
+			if !strings.Contains(l, " Sent ") {
+				v32.WriteString(l)
+			}
+		}
+		check(v32.String(), false)
+	}
+}

@@ -23,6 +23,12 @@ type Iperf3Text struct {
 	UDPLost           int64 `json:"udp_lost,omitempty"`
 	UDPTotal          int64 `json:"udp_total,omitempty"`
 	UDPEmptyIntervals int   `json:"udp_empty_intervals,omitempty"`
+	// UDPSent sums a UDP sender's interval "Total Datagrams"; UDPSentSummary
+	// sums the summary's "Sent N datagrams" lines (iperf3 before 3.2 prints
+	// there the count the receiver reported back).
+	UDPSent        int64 `json:"udp_sent,omitempty"`
+	UDPSentSummary int64 `json:"udp_sent_summary,omitempty"`
+	UDPSentLines   int   `json:"udp_sent_lines,omitempty"`
 }
 
 // ParseIperf3Text reads iperf3's text output (what people paste: the
@@ -33,6 +39,7 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 	lr := NewLineReader(r)
 	streams := map[string]bool{}
 	summary, datagrams := false, false
+	var udpEnds map[string]float64 // each stream's last interval end
 	var sumIntervals, oneIntervals []float64
 	var recv, sent *float64
 	for {
@@ -79,12 +86,22 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 			if bytes.Contains(rest, []byte("Total Datagrams")) {
 				datagrams = true
 			}
+			if f := bytes.Fields(rest); id != "SUM" && len(f) == 3 && string(f[0]) == "Sent" && string(f[2]) == "datagrams" {
+				if n, err := strconv.ParseInt(string(f[1]), 10, 64); err == nil && n >= 0 && n < 1<<40 && how.UDPSentSummary < 1<<60 {
+					how.UDPSentSummary += n
+					how.UDPSentLines++
+				}
+				continue
+			}
 			rate, ok := iperfRate(rest)
 			if !ok || id == "ID" {
 				continue
 			}
 			if (datagrams || res.Protocol == "UDP") && id != "SUM" && intervalLine(rest) && !bytes.HasSuffix(rest, []byte("sender")) && !bytes.HasSuffix(rest, []byte("receiver")) {
-				how.udpInterval(rest)
+				if udpEnds == nil {
+					udpEnds = map[string]float64{}
+				}
+				how.udpInterval(id, rest, udpEnds)
 			}
 			switch {
 			case bytes.HasSuffix(rest, []byte("receiver")):
@@ -140,10 +157,25 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 // udpInterval reads a UDP interval line's datagram columns: the sender's
 // "<transfer> <unit> <rate> <unit> <datagrams>" or the receiver's
 // "<transfer> <unit> <rate> <unit> <jitter> ms <lost>/<total> (<p>%)".
-func (how *Iperf3Text) udpInterval(rest []byte) {
+// A line whose interval starts before its stream's last interval ended is
+// a summary (iperf 3.1 prints the receiver's summary without "receiver"):
+// its datagrams were counted already.
+func (how *Iperf3Text) udpInterval(id string, rest []byte, ends map[string]float64) {
 	f := bytes.Fields(rest)
 	if len(f) < 7 {
 		return
+	}
+	from, to, _ := bytes.Cut(f[0], []byte("-"))
+	start, e1 := strconv.ParseFloat(string(from), 64)
+	end, e2 := strconv.ParseFloat(string(to), 64)
+	if e1 != nil || e2 != nil {
+		return
+	}
+	if last, ok := ends[id]; ok && start < last {
+		return
+	}
+	if _, ok := ends[id]; ok || len(ends) < 1024 {
+		ends[id] = end
 	}
 	v, err := strconv.ParseFloat(string(f[2]), 64)
 	mult, unit := 0.0, string(f[3])
@@ -177,9 +209,10 @@ func (how *Iperf3Text) udpInterval(rest []byte) {
 		got = t - l
 	case len(f) == 7:
 		n, err := strconv.ParseInt(string(f[6]), 10, 64)
-		if err != nil || n < 0 {
+		if err != nil || n < 0 || n > 1<<40 || how.UDPSent > 1<<60 {
 			return
 		}
+		how.UDPSent += n
 		got = n
 	}
 	if got > 0 && v*mult/float64(got) < 1<<17 {

@@ -24,9 +24,13 @@ func TestIperf3TextUDPDatagrams(t *testing.T) {
 [  4] local x.x.230.164 port 53812 connected to x.x.79.106 port 5201
 [ ID] Interval           Transfer     Bandwidth       Total Datagrams
 [  4]   0.00-0.10   sec  14.1 KBytes  1.16 Mbits/sec  10
+- - - - - - - - - - - - - - - - - - - - - - - - -
+[ ID] Interval           Transfer     Bandwidth       Jitter    Lost/Total Datagrams
+[  4]   0.00-0.10   sec  14.1 KBytes  1.16 Mbits/sec  28487.952 ms  0/1 (0%)
+[  4] Sent 1 datagrams
 `
 	_, how, err = ParseIperf3Text(strings.NewReader(client))
-	if err != nil || how.DatagramBytes != 1444 || how.UDPTotal != 0 {
+	if err != nil || how.DatagramBytes != 1444 || how.UDPSent != 10 || how.UDPSentSummary != 1 || how.UDPSentLines != 1 {
 		t.Errorf("client: %+v %v", how, err)
 	}
 	tcp := `[  5]   0.00-1.00   sec  4.19 GBytes  36.0 Gbits/sec  328   1.36 MBytes
