@@ -124,8 +124,11 @@ func (s *Server) auditPage(ctx context.Context) ([]byte, string, error) {
 	defer cancel()
 	done := make(chan auditResult, 1)
 	go func() {
-		defer s.running.Store(false)
-		done <- s.audit(ctx)
+		res := s.audit(ctx)
+		// cleared before the result is handed over: the next Once may
+		// start as soon as this one returns
+		s.running.Store(false)
+		done <- res
 	}()
 	select {
 	case res := <-done:
