@@ -1,7 +1,6 @@
 package analyze
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -30,12 +29,7 @@ func TestBatch12Signatures(t *testing.T) {
 		{"node013:37715:38896 [0] NCCL INFO NET/IB : No device found.", "error.ib-open-device-failed", false},
 	}
 	for _, c := range cases {
-		for _, pre := range launchPrefixes {
-			a := Reader("s.txt", bytes.NewReader([]byte(pre+c.line+"\n")), Options{})
-			if got := hasFlag(a, c.id); got != c.fire {
-				t.Errorf("%q behind %q: %s fired %v, want %v (%+v)", c.line, pre, c.id, got, c.fire, a.Flags)
-			}
-		}
+		checkFlag(t, c.line, c.id, c.fire)
 	}
 }
 
@@ -67,12 +61,7 @@ func TestBatch16Signatures(t *testing.T) {
 		{"gpu3:3021:3300 [1] graph/topo.h:212 NCCL WARN Could not find GPU in topology with rank 3", "error.net-id-not-found", false},
 	}
 	for _, c := range cases {
-		for _, pre := range launchPrefixes {
-			a := Reader("s.txt", bytes.NewReader([]byte(pre+c.line+"\n")), Options{})
-			if got := hasFlag(a, c.id); got != c.fire {
-				t.Errorf("%q behind %q: %s fired %v, want %v (%+v)", c.line, pre, c.id, got, c.fire, a.Flags)
-			}
-		}
+		checkFlag(t, c.line, c.id, c.fire)
 	}
 }
 
