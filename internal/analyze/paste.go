@@ -84,12 +84,26 @@ func (p *pasteReader) Read(b []byte) (int, error) {
 // until the next call.
 func (p *pasteReader) Next() ([]byte, error) {
 	for {
-		if p.next(); p.cur != nil {
-			p.n++
-			return p.cur, nil
+		line, err := p.lr.Next()
+		if n := p.lr.Skipped(); n != p.skipped {
+			p.skipped = n
+			p.stats.LongLines = p.longBefore + n
 		}
-		if p.err != nil {
-			return nil, p.err
+		if err != nil {
+			p.err = err
+			return nil, err
+		}
+		// most lines of a log: a host name first, nothing to undo and no
+		// one to show them to
+		// (normaliseLine's own first case, without its call)
+		if len(line) > 1 && line[0] >= 'a' && line[0] <= 'z' && !(line[0] == 'n' && (line[1] == 'T' || line[1] == 'c') || line[0] == 's' && line[1] == 'i') &&
+			len(p.stats.prefix) == 0 && p.observe == nil && !p.lr.HasCR() {
+			p.n++
+			return line, nil
+		}
+		if clean := p.normal(line); clean != nil {
+			p.n++
+			return clean, nil
 		}
 	}
 }
@@ -110,6 +124,11 @@ func (p *pasteReader) next() {
 		p.err = err
 		return
 	}
+	p.cur = p.normal(line)
+}
+
+// normal is a line's normalised form, nil when it is skipped.
+func (p *pasteReader) normal(line []byte) []byte {
 	// most lines have no '\r', which the line reader tells without a search
 	if p.lr.HasCR() {
 		i := bytes.LastIndexByte(line, '\r')
@@ -119,12 +138,12 @@ func (p *pasteReader) next() {
 	}
 	clean := normaliseLine(line, p.stats)
 	if clean == nil {
-		return
+		return nil
 	}
 	if p.observe != nil {
 		p.observe(clean)
 	}
-	p.cur = clean
+	return clean
 }
 
 // normaliseLine removes what display and transport put around a line of

@@ -96,6 +96,8 @@ type NCCLLog struct {
 	// opens are the last openings ownTag read (tagAt)
 	opens              [8]opening
 	nextOpen, lastOpen int
+	// hostGen counts the changes to lastHost
+	hostGen int
 	// quietInfo is set when the line last observed was an INFO line that
 	// reports no failure
 	quietInfo bool
@@ -180,7 +182,7 @@ var (
 // whether it was an NCCL log line.
 func (l *NCCLLog) Observe(line []byte) bool {
 	l.quietInfo = false
-	i, same := l.tagAt(line)
+	i, o := l.tagAt(line)
 	if i < 0 {
 		if bytes.Contains(line, []byte("NCCL_")) && bytes.Contains(line, []byte("=")) {
 			l.commandEnv(line)
@@ -192,9 +194,7 @@ func (l *NCCLLog) Observe(line []byte) bool {
 	// rest starts with "NCCL ": compare the word after it by hand
 	case len(rest) >= len(tagInfo) && rest[5] == 'I' && rest[6] == 'N' && rest[7] == 'F' && rest[8] == 'O' && rest[9] == ' ':
 		l.InfoLines++
-		if !same {
-			l.host(line[:i])
-		}
+		l.hostOf(o, line[:i])
 		msg := rest[len(tagInfo):]
 		// the few INFO messages that report a failure (a net plugin that
 		// does not load says so in an INFO line)
@@ -247,60 +247,84 @@ func (l *NCCLLog) Observe(line []byte) bool {
 	return false
 }
 
-// tagAt is bytes.Index(line, tagNCCL). On a line that opens with NCCL's
-// own "host:pid:tid [dev] NCCL " (most lines of a log) the tag is found by
-// reading that shape in one pass, without a search, and same tells whether
-// the host is the one of the line before: no "NCCL " can stand earlier, as
-// the host has no blank and the rest is digits, ':', '[' and ']'.
+// tagAt is bytes.Index(line, tagNCCL), and the opening the line starts
+// with where it opens with NCCL's own "host:pid:tid [dev] NCCL " (most
+// lines of a log): no "NCCL " can stand earlier, as the host has no blank
+// and the rest is digits, ':', '[' and ']'.
 //
 // A log's lines come from a few processes and threads, each opening its
-// lines with the same "host:pid:tid [dev] NCCL ": the last few such
-// openings are kept, and a line that starts with one of them is told by
-// one comparison instead of a reading byte by byte (ownTag reads nothing
-// past the tag, so the answer is the same).
-func (l *NCCLLog) tagAt(line []byte) (i int, same bool) {
+// lines alike: the last few openings are kept, and a line that starts
+// with one of them is told by comparing words instead of reading it byte
+// by byte (ownTag reads nothing past the tag, so the answer is the same).
+func (l *NCCLLog) tagAt(line []byte) (int, *opening) {
 	if o := &l.opens[l.lastOpen]; o.match(line) {
-		return len(o.b) - len(tagNCCL), string(line[:o.host]) == string(l.lastHost)
+		return len(o.b) - len(tagNCCL), o
 	}
 	for k := range l.opens {
 		if o := &l.opens[k]; o.match(line) {
 			l.lastOpen = k
-			return len(o.b) - len(tagNCCL), string(line[:o.host]) == string(l.lastHost)
+			return len(o.b) - len(tagNCCL), o
 		}
 	}
 	if h, i := ownTag(line); i > 0 {
-		if end := i + len(tagNCCL); end <= maxOpening {
-			o := &l.opens[l.nextOpen]
-			o.b, o.host = append(o.b[:0], line[:end]...), h
-			o.head, o.tail = binary.LittleEndian.Uint64(o.b), binary.LittleEndian.Uint64(o.b[end-13:])
-			l.lastOpen = l.nextOpen
-			l.nextOpen = (l.nextOpen + 1) % len(l.opens)
+		end := i + len(tagNCCL)
+		if end > maxOpening {
+			return i, nil
 		}
-		return i, string(line[:h]) == string(l.lastHost)
+		k := l.nextOpen
+		l.nextOpen = (k + 1) % len(l.opens)
+		l.lastOpen = k
+		o := &l.opens[k]
+		*o = opening{b: append(o.b[:0], line[:end]...), host: h, hostGen: -1}
+		o.head = binary.LittleEndian.Uint64(o.b)
+		return i, o
 	}
-	return bytes.Index(line, tagNCCL), false
-}
-
-// match: line opens with o. The first and the last eight bytes before the
-// tag are compared first, as words: the openings of a log differ there
-// (the host, the thread), and a comparison of the whole costs a call.
-func (o *opening) match(line []byte) bool {
-	n := len(o.b)
-	return n > 0 && len(line) >= n && binary.LittleEndian.Uint64(line) == o.head &&
-		binary.LittleEndian.Uint64(line[n-13:]) == o.tail && string(line[:n]) == string(o.b)
+	return bytes.Index(line, tagNCCL), nil
 }
 
 // maxOpening bounds a kept "host:pid:tid [dev] NCCL " opening.
 const maxOpening = 128
 
-// opening is one "host:pid:tid [dev] NCCL " a line opened with, and the
-// end of its host.
+// opening is one "host:pid:tid [dev] NCCL " a line opened with.
 type opening struct {
-	b    []byte
+	b []byte
+	// host is where the host ends in b
 	host int
-	// head and tail are b's first eight bytes and the eight before its
-	// "NCCL " (an opening has at least 15: "h:1:1 [0] NCCL ")
-	head, tail uint64
+	// hostGen is the NCCLLog's hostGen when lastHost was last made this
+	// opening's host; hosted: host() has read this host once
+	hostGen int
+	hosted  bool
+	// head is b's first eight bytes
+	head uint64
+}
+
+// match: line opens with o. The first eight bytes, kept as a word, are
+// compared first: the openings of a log most often differ there (the host).
+func (o *opening) match(line []byte) bool {
+	n := len(o.b)
+	return n >= 8 && len(line) >= n && binary.LittleEndian.Uint64(line) == o.head && string(line[:n]) == string(o.b)
+}
+
+// hostOf makes lastHost the host of a line that opens with o (nil where it
+// opens otherwise) and prefix before its tag: what host(prefix) does, told
+// without reading the prefix again once host has read o's host (after
+// which host(prefix) only sets lastHost: the host is listed or the list is
+// full).
+func (l *NCCLLog) hostOf(o *opening, prefix []byte) {
+	switch {
+	case o == nil:
+		l.host(prefix)
+	case o.hostGen == l.hostGen:
+	case o.hosted:
+		l.lastHost = append(l.lastHost[:0], o.b[:o.host]...)
+		l.hostGen++
+		o.hostGen = l.hostGen
+	default:
+		l.host(prefix)
+		// NCCLOrigin reads a host after a '|' or a tab: the shortcut
+		// only where host() took the opening's own
+		o.hosted, o.hostGen = string(l.lastHost) == string(o.b[:o.host]), l.hostGen
+	}
 }
 
 // ownTag reads "host:pid:tid [dev] NCCL " at the start of line: the end of
@@ -436,6 +460,7 @@ func (l *NCCLLog) host(prefix []byte) {
 	for _, h := range l.Hosts[:min(len(l.Hosts), 16)] {
 		if len(prefix) > len(h) && prefix[len(h)] == ':' && string(prefix[:len(h)]) == h {
 			l.lastHost = append(l.lastHost[:0], h...)
+			l.hostGen++
 			return
 		}
 	}
@@ -444,6 +469,7 @@ func (l *NCCLLog) host(prefix []byte) {
 		return
 	}
 	l.lastHost = append(l.lastHost[:0], h...)
+	l.hostGen++
 	if len(l.Hosts) <= 16 {
 		for _, x := range l.Hosts {
 			if x == string(h) {

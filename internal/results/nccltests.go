@@ -79,6 +79,8 @@ type ncclParser struct {
 	// is reused rather than one allocated per table.
 	spare NCCLTable
 	seen  func([]byte)
+	// lr is the source of the lines, asked for a table's line number
+	lr LineSource
 	// wrapped is a row cut short, kept one line in case its rest follows
 	wrapped []byte
 	joined  []byte // scratch
@@ -141,7 +143,7 @@ func ParseNCCLTestsLines(lr LineSource) (NCCLOutput, error) {
 // to seen, except NCCL INFO lines that report no failure (the bulk of a
 // log), so that a second reader (analyze's error catalogue) costs little.
 func ParseNCCLTestsLinesSeen(lr LineSource, seen func([]byte)) (NCCLOutput, error) {
-	p := &ncclParser{seen: seen}
+	p := &ncclParser{seen: seen, lr: lr}
 	var err error
 	for {
 		var line []byte
@@ -149,8 +151,13 @@ func ParseNCCLTestsLinesSeen(lr LineSource, seen func([]byte)) (NCCLOutput, erro
 		if err != nil {
 			break
 		}
-		p.out.Lines = lr.Line()
-		p.line(StripLauncherPrefix(line))
+		// most lines open with a letter (a host) or '#': no launcher tag
+		if len(line) > 0 {
+			if c := line[0]; c == '[' || c == ' ' || c >= '0' && c <= '9' {
+				line = StripLauncherPrefix(line)
+			}
+		}
+		p.line(line)
 	}
 	p.finish()
 	p.out.Lines = lr.Line()
@@ -358,7 +365,7 @@ func (p *ncclParser) openTable() {
 	if t.Tool == "" {
 		t.Tool = "nccl-tests"
 	}
-	t.Line = p.out.Lines
+	t.Line = p.lr.Line()
 	if len(p.out.Tables) >= maxTables {
 		t.Devices = append(p.spare.Devices[:0], p.meta.Devices...)
 		p.spare = t
