@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"bytes"
+	"hash/maphash"
 	"sort"
 	"strings"
 
@@ -44,6 +45,28 @@ type ErrorMatcher struct {
 	// filterOf[i][j][k] is the index in lits of signature i's pattern
 	// j's filter literal k, -1 for one too short to index
 	filterOf [][][]int
+	// memo holds the answers for lines read lately: a log repeats its
+	// error lines (every rank, every retry), and a line matches the same
+	// signatures every time. recording collects the current line's.
+	memo      *[memoSlots]memoSlot
+	seed      maphash.Seed
+	recording []int
+	noMemo    bool // tests: every line matched afresh
+}
+
+// memoSlots lines are remembered, each up to maxMemoLine bytes: 256 KiB
+// at most, whatever the input.
+const (
+	memoSlots   = 1024
+	maxMemoLine = 256
+)
+
+// memoSlot is one line read before and the signatures it matched, in the
+// order they matched.
+type memoSlot struct {
+	line []byte
+	hits []int
+	ok   bool
 }
 
 // minIndexed is the shortest prefilter literal the scan looks for.
@@ -304,6 +327,30 @@ func (m *ErrorMatcher) ObserveAt(n int, line []byte) {
 	if len(line) < 8 || !candidate(line, m.allLit) {
 		return
 	}
+	if len(line) > maxMemoLine || m.noMemo {
+		m.observe(line)
+		return
+	}
+	if m.memo == nil {
+		m.memo = new([memoSlots]memoSlot)
+		m.seed = maphash.MakeSeed()
+	}
+	slot := &m.memo[maphash.Bytes(m.seed, line)&(memoSlots-1)]
+	if slot.ok && string(slot.line) == string(line) {
+		for _, i := range slot.hits {
+			m.hit(i, line)
+		}
+		return
+	}
+	m.recording = m.recording[:0]
+	m.observe(line)
+	slot.line = append(slot.line[:0], line...)
+	slot.hits = append(slot.hits[:0], m.recording...)
+	slot.ok = true
+}
+
+// observe matches a line that passed candidate.
+func (m *ErrorMatcher) observe(line []byte) {
 	m.foundIDs = m.lits.scan(line, m.found, m.foundIDs)
 	if !m.allLit {
 		m.observeAll(line)
@@ -356,6 +403,7 @@ func (m *ErrorMatcher) matches(i, j int, line []byte) bool {
 // hit counts signature i on the current line, once.
 func (m *ErrorMatcher) hit(i int, line []byte) {
 	m.seen[i] = m.line
+	m.recording = append(m.recording, i)
 	h := m.hits[i]
 	if h == nil {
 		first := line

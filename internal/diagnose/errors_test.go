@@ -71,3 +71,47 @@ func TestErrorMatcherCountsOnceALine(t *testing.T) {
 		t.Fatalf("%+v", hits)
 	}
 }
+
+// A line read before gets the answer it got then: over lines made of the
+// catalogue's literals, repeated in any order, some longer than a kept
+// line, the hits are those of a matcher that matches every line afresh.
+func TestErrorMatcherMemoIsFresh(t *testing.T) {
+	sigs, err := expect.Signatures()
+	if err != nil {
+		t.Fatal(err)
+	}
+	memo, fresh := NewErrorMatcher(sigs), NewErrorMatcher(sigs)
+	fresh.noMemo = true
+	x := &memo.lits
+	rng := rand.New(rand.NewPCG(36, 7))
+	var pool [][]byte
+	for range 300 {
+		line := []byte("n1:1:2 [0] NCCL WARN ")
+		for range 1 + rng.IntN(4) {
+			l := x.lits[rng.IntN(len(x.lits))]
+			line = append(append(line, "ab :("[rng.IntN(6):]...), l...)
+		}
+		if rng.IntN(10) == 0 {
+			line = append(line, bytes.Repeat([]byte(" x"), maxMemoLine)...)
+		}
+		pool = append(pool, line)
+	}
+	for range 20000 {
+		line := pool[rng.IntN(len(pool))]
+		memo.Observe(line)
+		fresh.Observe(line)
+	}
+	got, want := memo.Hits(), fresh.Hits()
+	if len(want) < 20 {
+		t.Fatalf("%d signatures hit: the lines test too little", len(want))
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d signatures hit, afresh %d", len(got), len(want))
+	}
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.Signature.ID != w.Signature.ID || g.Count != w.Count || g.First != w.First || g.Line != w.Line || g.Score != w.Score {
+			t.Fatalf("hit %d: %s ×%d line %d, afresh %s ×%d line %d", i, g.Signature.ID, g.Count, g.Line, w.Signature.ID, w.Count, w.Line)
+		}
+	}
+}
