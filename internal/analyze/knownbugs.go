@@ -131,6 +131,6 @@ func (a *analysis) asyncAddrCopy(c cudaFacts, logVersion string) {
 	a.cause(weightNCCLBugFix, report.Fail, "nccl.too-old",
 		fmt.Sprintf("NCCL %s has a bug fixed in %s: connection setup read a peer address with an asynchronous copy and used it before the copy completed, so setup fails at random with the CUDA error invalid argument", v, asyncAddrFixed),
 		fmt.Sprintf("NCCL version %s; %d Cuda failure invalid-argument line%s, %s", v, c.invalidArg, plural(c.invalidArg), where),
-		"install NCCL "+asyncAddrFixed+" or later ("+sparkNCCLRelease()+" on DGX Spark), or a framework build that bundles one (pip nvidia-nccl-cu12), and check the version printed by NCCL_DEBUG=INFO on every rank",
+		"install NCCL "+asyncAddrFixed+" or later ("+sparkNCCLRelease()+"), or a framework build that bundles one (pip nvidia-nccl-cu12), and check the version printed by NCCL_DEBUG=INFO on every rank",
 		"https://github.com/NVIDIA/nccl/issues/957; NVIDIA/nccl commit 4365458 (\"Fix cudaMemcpyAsync bug\", src/transport.cc), first in tag v2.18.6-1; src/transport.cc v2.18.1-1 to v2.18.5-1 lines 153-154")
 }
