@@ -283,7 +283,7 @@ func (a *analysis) peerOtherNetwork(l *results.NCCLLog) {
 // (the same single-node test run once per process). Against: one footer,
 // footers of tables of their own, footers far apart (different tests).
 func separateTests(l results.NCCLLaunch) bool {
-	if l.RankZeroHosts > 1 {
+	if l.RankZeroHosts > 1 || l.StackedHeaders > 0 {
 		return true
 	}
 	return l.StrayFooters > 1 && l.StrayMax <= 1.5*l.StrayMin
@@ -383,11 +383,13 @@ func (a *analysis) separateTestsCause(o *results.NCCLOutput) {
 	switch {
 	case l.RankZeroHosts > 1:
 		ev = `"Rank 0" device lines from two hosts in one header`
+	case l.StackedHeaders > 0:
+		ev = fmt.Sprintf("%d nccl-tests headers (# nThread …) printed one after another with no device line or table between: one per process, while a test built with MPI=1 prints its header on rank 0 only", l.StackedHeaders+1)
 	default:
 		ev = fmt.Sprintf("%d 'Avg bus bandwidth' footers without a table between them (%.4g to %.4g GB/s)", l.StrayFooters, l.StrayMin, l.StrayMax)
 	}
 	a.flag(report.Fail, "nccl-tests.not-built-with-mpi", "each process ran a test of its own, so nothing was measured between them: nccl-tests built without MPI=1, started by mpirun or srun",
-		ev, "rebuild nccl-tests with MPI=1 (make clean; make MPI=1 MPI_HOME=…) and run it again", "https://github.com/NVIDIA/nccl-tests/issues/27")
+		ev, "rebuild nccl-tests with MPI=1 (make clean; make MPI=1 MPI_HOME=…) and run it again", "https://github.com/NVIDIA/nccl-tests/issues/27; NVIDIA/nccl-tests src/common.cu v2.19.6 (without MPI_SUPPORT every process has proc 0, is_main_proc) and src/util.cu (PRINT: if (is_main_thread) printf)")
 }
 
 // graphFileSet: NCCL_GRAPH_FILE set by the environment forces NCCL's

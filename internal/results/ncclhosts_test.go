@@ -1,6 +1,9 @@
 package results
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The INFO lines of NCCL before 2.3 (no NCCL word in the prefix), as
 // NVIDIA/nccl#187 quotes them, are read behind any tag; lines of other
@@ -77,3 +80,24 @@ learngpu060:3728590:3730442 [3] INFO Ring 00 : 3[3] -> 7[7] via P2P/IPC
 learngpu060:3728594:3730443 [7] INFO Ring 00 : 7[7] -> 4[4] via P2P/IPC
 learngpu060:3728593:3730444 [6] INFO Ring 00 : 6[6] -> 10[2] via P2P/IPC
 `)
+
+// Headers with nothing but comment lines between them are stacked; a
+// device line, a table or any other line between them ends the run.
+func TestStackedHeaders(t *testing.T) {
+	const h = "# nThread 1 nGpus 8 minBytes 1073741824 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n"
+	for in, want := range map[string]int{
+		h + h:     1,
+		h + h + h: 2,
+		h:         0,
+		h + "#  Rank  0 Group  0 Pid    798 on       hw14 device  0 [0x0f] NVIDIA H800\n" + h: 0,
+		h + "hw14: Test CUDA failure common.cu:892 'out of memory'\n" + h:                     0,
+	} {
+		o, err := ParseNCCLTests(strings.NewReader(in))
+		if err != nil && want > 0 {
+			t.Fatal(err)
+		}
+		if o.Launch.StackedHeaders != want {
+			t.Errorf("%q: %d stacked, want %d", in, o.Launch.StackedHeaders, want)
+		}
+	}
+}
