@@ -83,7 +83,11 @@ type NCCLLog struct {
 	gpuRank map[string]int
 	// netGDR counts, per host that printed them, NET channel connections
 	// with GPUDirect RDMA and receive connections without it
-	netGDR    []hostGDR
+	netGDR []hostGDR
+	// hostGPU is, per host, which rank its P2P and SHM lines put on which GPU
+	hostGPU []hostGPUs
+	// cur is the prefix of the INFO line being read ("host:pid:tid [dev] ")
+	cur       []byte
 	lastHost  []byte
 	transport map[string]*int64
 	scratch   [][]byte
@@ -184,6 +188,14 @@ func (l *NCCLLog) Observe(line []byte) bool {
 	l.quietInfo = false
 	i, o := l.tagAt(line)
 	if i < 0 {
+		if p, m := PreTagInfo(line); m > 0 {
+			l.InfoLines++
+			l.host(line[:p])
+			l.quietInfo = true
+			l.cur = line[:p]
+			l.info(line[m:])
+			return true
+		}
 		if bytes.Contains(line, []byte("NCCL_")) && bytes.Contains(line, []byte("=")) {
 			l.commandEnv(line)
 		}
@@ -213,6 +225,7 @@ func (l *NCCLLog) Observe(line []byte) bool {
 				l.quietInfo = !bytes.HasPrefix(msg, []byte("ncclMaxSharedMem"))
 			}
 		}
+		l.cur = line[:i]
 		l.info(msg)
 		return true
 	case bytes.HasPrefix(rest, tagWarn):
@@ -575,6 +588,11 @@ func (l *NCCLLog) info(msg []byte) {
 		case bytes.HasPrefix(msg, []byte("Could not enable P2P")):
 			l.P2PRefused++
 		}
+	case 'R':
+		// NCCL before 2.5: "Ring 00 : 6[6] -> 10[2] via P2P/IPC"
+		if bytes.HasPrefix(msg, []byte("Ring ")) && index(msg, " via ") > 0 {
+			l.channel(msg)
+		}
 	case 'N':
 		switch {
 		case len(msg) > 5 && msg[1] == 'E' && msg[3] == '/':
@@ -731,6 +749,7 @@ func (l *NCCLLog) channel(msg []byte) {
 	if j := index(msg, " via "); j >= 0 {
 		t := bytes.TrimSpace(msg[j+5:])
 		l.netGDRLine(msg, t)
+		l.intraHostLine(msg, t)
 		if n := l.transport[string(t)]; n != nil {
 			*n++
 			return

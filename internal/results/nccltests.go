@@ -42,6 +42,12 @@ type NCCLLaunch struct {
 	// CompiledNCCL is the NCCL release an old nccl-tests header names
 	// ("# NCCL Tests compiled with NCCL 1.0").
 	CompiledNCCL string `json:"compiled_nccl,omitempty"`
+	// StackedHeaders counts "# nThread" headers read right after another,
+	// with nothing but comment lines between (no device line, no table):
+	// nccl-tests prints its header on the main process only (PRINT is
+	// "if (is_main_thread) printf", src/common.h), and every process of a
+	// build without MPI=1 is its own main process.
+	StackedHeaders int `json:"stacked_headers,omitempty"`
 }
 
 // maxTables bounds how many tables one input keeps.
@@ -65,12 +71,15 @@ var defaultColumns = []int{colSize, colCount, colType, colRedop, colRoot,
 	colTime, colAlgBW, colBusBW, colWrong, colTime, colAlgBW, colBusBW, colWrong}
 
 type ncclParser struct {
-	fields  [][]byte // reused between lines
-	out     NCCLOutput
-	cur     *NCCLTable
-	cols    []int
-	meta    NCCLTable // header fields waiting for their table
-	hasMeta bool
+	// bareHeader: the last "# nThread" header has had nothing after it
+	// but comment lines
+	bareHeader bool
+	fields     [][]byte // reused between lines
+	out        NCCLOutput
+	cur        *NCCLTable
+	cols       []int
+	meta       NCCLTable // header fields waiting for their table
+	hasMeta    bool
 	// header is the column header p.cols was read from: a log repeats it
 	header []byte
 	name   []byte // scratch for a device name
@@ -179,6 +188,9 @@ func (p *ncclParser) line(line []byte) {
 	if len(p.wrapped) > 0 && p.unwrap(t) {
 		return
 	}
+	if t[0] != '#' {
+		p.bareHeader = false
+	}
 	switch {
 	case t[0] == '#':
 		p.comment(t)
@@ -280,6 +292,10 @@ func (p *ncclParser) comment(t []byte) {
 		}
 		p.meta.Collective = CanonicalCollective(string(bytes.TrimSpace(body[len("Collective test starting:"):])))
 	case bytes.HasPrefix(body, []byte("nThread ")):
+		if p.bareHeader {
+			p.out.Launch.StackedHeaders++
+		}
+		p.bareHeader = true
 		if p.cur != nil && len(p.cur.Rows) > 0 || !p.hasMeta {
 			p.closeTable()
 			if !p.hasMeta {
@@ -298,6 +314,7 @@ func (p *ncclParser) comment(t []byte) {
 		}
 	case bytes.HasPrefix(body, []byte("Rank ")):
 		if d, ok := p.deviceLine(body); ok {
+			p.bareHeader = false
 			p.out.Launch.rankZero(d)
 			if !p.hasMeta {
 				p.closeTable()
@@ -308,6 +325,7 @@ func (p *ncclParser) comment(t []byte) {
 			}
 		}
 	case isColumnHeader(body):
+		p.bareHeader = false
 		p.closeTable()
 		if p.cols == nil || !bytes.Equal(body, p.header) {
 			p.cols = columnsOf(body)
