@@ -187,6 +187,44 @@ var (
 func (l *NCCLLog) Observe(line []byte) bool {
 	l.quietInfo = false
 	i, o := l.tagAt(line)
+	// an INFO line, most of a log, in a function small enough to keep its
+	// values in registers; the rest in observe
+	if i >= 0 && len(line)-i >= len(tagInfo) && string(line[i+len(tagNCCL):i+len(tagInfo)]) == "INFO " {
+		l.InfoLines++
+		l.hostOf(o, line[:i])
+		msg := line[i+len(tagInfo):]
+		l.quietInfo = quietInfo(msg)
+		l.cur = line[:i]
+		l.info(msg)
+		return true
+	}
+	return l.observe(line, i)
+}
+
+// quietInfo: an INFO message that reports no failure. The few that do
+// (a net plugin that does not load says so in an INFO line) are told by
+// their first byte first: a comparison costs a call.
+func quietInfo(msg []byte) bool {
+	if len(msg) == 0 {
+		return true
+	}
+	switch msg[0] {
+	case 'F':
+		return !bytes.HasPrefix(msg, []byte("Failed"))
+	case 'C':
+		return !bytes.HasPrefix(msg, []byte("Call to"))
+	case 'N':
+		return !bytes.HasPrefix(msg, []byte("NET/Plugin"))
+	case 'n':
+		// NCCL 2.25: kernels that do not fit the GPU's shared memory
+		return !bytes.HasPrefix(msg, []byte("ncclMaxSharedMem"))
+	}
+	return true
+}
+
+// observe reads a line that is not an INFO line of NCCL's own opening; i
+// is where its "NCCL " stands (-1 when nowhere).
+func (l *NCCLLog) observe(line []byte, i int) bool {
 	if i < 0 {
 		if p, m := PreTagInfo(line); m > 0 {
 			l.InfoLines++
@@ -204,30 +242,6 @@ func (l *NCCLLog) Observe(line []byte) bool {
 	rest := line[i:]
 	switch {
 	// rest starts with "NCCL ": compare the word after it by hand
-	case len(rest) >= len(tagInfo) && rest[5] == 'I' && rest[6] == 'N' && rest[7] == 'F' && rest[8] == 'O' && rest[9] == ' ':
-		l.InfoLines++
-		l.hostOf(o, line[:i])
-		msg := rest[len(tagInfo):]
-		// the few INFO messages that report a failure (a net plugin that
-		// does not load says so in an INFO line)
-		l.quietInfo = true
-		if len(msg) > 0 {
-			// told by the first byte: a comparison costs a call
-			switch msg[0] {
-			case 'F':
-				l.quietInfo = !bytes.HasPrefix(msg, []byte("Failed"))
-			case 'C':
-				l.quietInfo = !bytes.HasPrefix(msg, []byte("Call to"))
-			case 'N':
-				l.quietInfo = !bytes.HasPrefix(msg, []byte("NET/Plugin"))
-			case 'n':
-				// NCCL 2.25: kernels that do not fit the GPU's shared memory
-				l.quietInfo = !bytes.HasPrefix(msg, []byte("ncclMaxSharedMem"))
-			}
-		}
-		l.cur = line[:i]
-		l.info(msg)
-		return true
 	case bytes.HasPrefix(rest, tagWarn):
 		l.host(line[:i])
 		l.WarnCount++
