@@ -596,8 +596,11 @@ func (l *NCCLLog) info(msg []byte) {
 		case bytes.HasPrefix(msg, []byte("Channel ")):
 			l.channel(msg)
 		case bytes.HasPrefix(msg, []byte("Connected all rings")):
-			if n, ok := intAfter(msg, " GDR "); ok {
-				l.RingGDR = &n
+			// every rank and communicator prints it: a new value only
+			// where it changed, not one allocated per line
+			if n, ok := intAfter(msg, " GDR "); ok && (l.RingGDR == nil || *l.RingGDR != n) {
+				v := n
+				l.RingGDR = &v
 			}
 		case bytes.HasPrefix(msg, []byte("Could not enable P2P")):
 			l.P2PRefused++
