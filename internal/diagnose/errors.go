@@ -327,6 +327,8 @@ func (m *ErrorMatcher) ObserveAt(n int, line []byte) {
 	if len(line) < 8 || !candidate(line, m.allLit) {
 		return
 	}
+	// the hits of this line alone
+	m.recording = m.recording[:0]
 	if len(line) > maxMemoLine || m.noMemo {
 		m.observe(line)
 		return
@@ -342,7 +344,6 @@ func (m *ErrorMatcher) ObserveAt(n int, line []byte) {
 		}
 		return
 	}
-	m.recording = m.recording[:0]
 	m.observe(line)
 	slot.line = append(slot.line[:0], line...)
 	slot.hits = append(slot.hits[:0], m.recording...)
