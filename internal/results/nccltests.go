@@ -89,7 +89,8 @@ type ncclParser struct {
 	spare NCCLTable
 	seen  func([]byte)
 	// lr is the source of the lines, asked for a table's line number
-	lr LineSource
+	lr   LineSource
+	memo headerMemo
 	// wrapped is a row cut short, kept one line in case its rest follows
 	wrapped []byte
 	joined  []byte // scratch
@@ -263,13 +264,21 @@ func (p *ncclParser) comment(t []byte) {
 	case bytes.HasPrefix(body, []byte("nccl-tests version ")):
 		p.closeTable()
 		p.newMeta()
-		p.fields = appendFields(p.fields[:0], body)
-		f := p.fields
-		p.meta.ToolVersion = string(f[2])
-		for _, kv := range f[3:] {
-			if v, ok := bytes.CutPrefix(kv, []byte("nccl-library=")); ok {
-				p.meta.NCCLVersion = NCCLVersionString(atoi(v))
+		v, ok := p.memo.version.get(body)
+		if !ok {
+			p.fields = appendFields(p.fields[:0], body)
+			f := p.fields
+			v.tool = string(f[2])
+			for _, kv := range f[3:] {
+				if lib, ok := bytes.CutPrefix(kv, []byte("nccl-library=")); ok {
+					v.nccl, v.hasNCCL = NCCLVersionString(atoi(lib)), true
+				}
 			}
+			p.memo.version.put(body, v)
+		}
+		p.meta.ToolVersion = v.tool
+		if v.hasNCCL {
+			p.meta.NCCLVersion = v.nccl
 		}
 	case bytes.HasPrefix(body, []byte("sparkrig ")) && bytes.Contains(body, []byte(" bench gpu collective")):
 		// sparkrig bench gpu prints nccl-tests' layout under its own first line.
@@ -290,7 +299,12 @@ func (p *ncclParser) comment(t []byte) {
 		if !p.hasMeta {
 			p.newMeta()
 		}
-		p.meta.Collective = CanonicalCollective(string(bytes.TrimSpace(body[len("Collective test starting:"):])))
+		c, ok := p.memo.collective.get(body)
+		if !ok {
+			c = CanonicalCollective(string(bytes.TrimSpace(body[len("Collective test starting:"):])))
+			p.memo.collective.put(body, c)
+		}
+		p.meta.Collective = c
 	case bytes.HasPrefix(body, []byte("nThread ")):
 		if p.bareHeader {
 			p.out.Launch.StackedHeaders++
@@ -302,15 +316,16 @@ func (p *ncclParser) comment(t []byte) {
 				p.newMeta()
 			}
 		}
-		p.fields = appendFields(p.fields[:0], body)
-		f := p.fields
-		for i := 0; i+1 < len(f); i++ {
-			switch string(f[i]) {
-			case "nThread":
-				p.meta.NThreads = atoi(f[i+1])
-			case "nGpus":
-				p.meta.NGpus = atoi(f[i+1])
-			}
+		h, ok := p.memo.threads.get(body)
+		if !ok {
+			h = p.readThreads(body)
+			p.memo.threads.put(body, h)
+		}
+		if h.hasThreads {
+			p.meta.NThreads = h.threads
+		}
+		if h.hasGpus {
+			p.meta.NGpus = h.gpus
 		}
 	case bytes.HasPrefix(body, []byte("Rank ")):
 		if d, ok := p.deviceLine(body); ok {
@@ -596,7 +611,89 @@ func columnsOf(body []byte) []int {
 
 // deviceLine reads "Rank  0 Group  0 Pid 1935208 on spark device  0 [000f:01:00] NVIDIA GB10"
 // (the "#" already removed); older versions print "[0x35]" and no Group.
+// deviceLine reads "Rank  0 Group  0 Pid  23491 on spark-fb97 device  0
+// [000f:01:00] NVIDIA GB10", or says the line is not one; the lines of
+// the last few tests are remembered (every test prints its own).
 func (p *ncclParser) deviceLine(body []byte) (NCCLDevice, bool) {
+	if r, ok := p.memo.devices.get(body); ok {
+		return r.d, r.ok
+	}
+	d, ok := p.readDevice(body)
+	p.memo.devices.put(body, deviceRead{d, ok})
+	return d, ok
+}
+
+// readThreads reads the "nThread 1 nGpus 1 minBytes ..." header line.
+func (p *ncclParser) readThreads(body []byte) threadsRead {
+	var h threadsRead
+	p.fields = appendFields(p.fields[:0], body)
+	f := p.fields
+	for i := 0; i+1 < len(f); i++ {
+		switch string(f[i]) {
+		case "nThread":
+			h.threads, h.hasThreads = atoi(f[i+1]), true
+		case "nGpus":
+			h.gpus, h.hasGpus = atoi(f[i+1]), true
+		}
+	}
+	return h
+}
+
+// headerMemo is what the header lines of the last few tests were read
+// as: a log of many tests repeats them, and a line read before needs no
+// second reading.
+type headerMemo struct {
+	version    recentRead[versionRead]
+	collective recentRead[string]
+	threads    recentRead[threadsRead]
+	devices    recentRead[deviceRead]
+}
+
+type versionRead struct {
+	tool, nccl string
+	hasNCCL    bool
+}
+
+type threadsRead struct {
+	threads, gpus       int
+	hasThreads, hasGpus bool
+}
+
+type deviceRead struct {
+	d  NCCLDevice
+	ok bool
+}
+
+// recentRead remembers what the last few lines of one kind (each up to
+// maxRemembered bytes) were read as.
+type recentRead[T any] struct {
+	lines [4][]byte
+	vals  [4]T
+	next  int
+}
+
+const maxRemembered = 512
+
+func (r *recentRead[T]) get(line []byte) (T, bool) {
+	for i := range r.lines {
+		if r.lines[i] != nil && string(r.lines[i]) == string(line) {
+			return r.vals[i], true
+		}
+	}
+	var zero T
+	return zero, false
+}
+
+func (r *recentRead[T]) put(line []byte, v T) {
+	if len(line) == 0 || len(line) > maxRemembered {
+		return
+	}
+	r.lines[r.next] = append(r.lines[r.next][:0], line...)
+	r.vals[r.next] = v
+	r.next = (r.next + 1) % len(r.lines)
+}
+
+func (p *ncclParser) readDevice(body []byte) (NCCLDevice, bool) {
 	var d NCCLDevice
 	p.fields = fieldsInto(p.fields[:0], body)
 	f := p.fields
