@@ -381,6 +381,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 		a.iperfText = p.Iperf3Text.RateFrom
 		a.udpFragmented(p.Iperf3Text)
 		a.udpSentUncounted(p.Iperf3Text)
+		a.udpImpossibleCounts(p.Iperf3Text)
 	}
 	switch {
 	case p.RAS != nil:

@@ -245,6 +245,32 @@ func (a *analysis) udpSentUncounted(how *results.Iperf3Text) {
 		"https://github.com/esnet/iperf/blob/3.1/src/iperf_api.c (get_results: the sender's packet_count and cnt_error are replaced by the receiver's; iperf_print_results prints it as \"Sent %d datagrams\"); https://github.com/esnet/iperf/issues/698 (loss is counted from gaps in the sequence numbers; -k bounds only the sender)")
 }
 
+// udpImpossibleCounts flags iperf3 UDP lines whose Lost/Total no network
+// gives. A negative Lost is the 32-bit sequence counter each test packet
+// carries by default wrapping after 2^32 datagrams (a long or fast test):
+// the receiver counts loss from the gaps in the sequence
+// (src/iperf_udp.c), and --udp-counters-64bit makes the counter 64-bit.
+// More lost than the Total, with a Total of 0 or more, is a value printed
+// wrong: iperf3 3.14 on 32-bit CPUs passed a literal 0 where the format
+// reads 64 bits (fixed in 3.15). Either way the loss figure is the
+// tool's, not the network's.
+func (a *analysis) udpImpossibleCounts(how *results.Iperf3Text) {
+	switch {
+	case how.UDPNegativeLost > 0:
+		a.flag(report.Warn, "iperf3.udp-counter-overflow",
+			"iperf3 printed a negative number of lost UDP datagrams: the 32-bit sequence counter in its test packets wrapped after 2^32 datagrams, so from then on the loss and total it reports are meaningless, not a measure of the network",
+			fmt.Sprintf("%d UDP line%s with a negative Lost, first: %s", how.UDPNegativeLost, plural(how.UDPNegativeLost), how.UDPOddLine),
+			"run long or fast UDP tests with --udp-counters-64bit on client and server (iperf3 3.1 or later on both), or shorten the test (-t) so fewer than 2^32 datagrams are sent",
+			"https://github.com/esnet/iperf/issues/1892; https://github.com/esnet/iperf/blob/3.21/src/iperf_udp.c (iperf_udp_recv: a 32-bit pcount unless udp_counters_64bit; loss from the gaps in it); https://github.com/esnet/iperf/blob/3.21/src/iperf3.1 (--udp-counters-64bit: help prevent counter overflows during long or high-bitrate UDP tests)")
+	case how.UDPLostOverTotal > 0:
+		a.flag(report.Warn, "iperf3.udp-report-garbled",
+			"iperf3 printed more lost UDP datagrams than it counted in total: a value printed wrong by iperf3 itself (3.14 on 32-bit CPUs printed the sender summary this way), not loss on the network; the receiver line holds the real count",
+			fmt.Sprintf("%d UDP line%s with Lost above Total, first: %s", how.UDPLostOverTotal, plural(how.UDPLostOverTotal), how.UDPOddLine),
+			"read loss from the receiver line, and use iperf3 3.15 or later (the sender summary of UDP tests is printed right on 32-bit CPUs from then on)",
+			"https://github.com/esnet/iperf/issues/1554; https://github.com/esnet/iperf/pull/1556 (commit 424009cc, Fix #1554: pass 0 in UDP output as int64_t for 32bits CPUs, src/iperf_api.c iperf_print_results), first in tag 3.15")
+	}
+}
+
 // tcpProbe judges sparkrig's own TCP probe like iperf3: throughput against
 // the TCP expectation and the wire; round trips are reported, not judged.
 func (a *analysis) tcpProbe(rs []results.TCPProbeResult) {

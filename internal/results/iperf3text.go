@@ -29,6 +29,44 @@ type Iperf3Text struct {
 	UDPSent        int64 `json:"udp_sent,omitempty"`
 	UDPSentSummary int64 `json:"udp_sent_summary,omitempty"`
 	UDPSentLines   int   `json:"udp_sent_lines,omitempty"`
+	// UDPNegativeLost counts UDP lines whose Lost is negative and
+	// UDPLostOverTotal those whose Lost exceeds a non-negative Total:
+	// counts no network gives (a counter that wrapped, a value printed
+	// wrong); UDPOddLine is the first such line.
+	UDPNegativeLost  int    `json:"udp_negative_lost,omitempty"`
+	UDPLostOverTotal int    `json:"udp_lost_over_total,omitempty"`
+	UDPOddLine       string `json:"udp_odd_line,omitempty"`
+}
+
+// udpCounts reads "<jitter> ms <lost>/<total>" of a UDP line and counts
+// the impossible ones.
+func (how *Iperf3Text) udpCounts(line, rest []byte) {
+	f := bytes.Fields(rest)
+	for i := 0; i+1 < len(f); i++ {
+		if string(f[i]) != "ms" {
+			continue
+		}
+		lost, total, ok := bytes.Cut(f[i+1], []byte("/"))
+		l, e1 := strconv.ParseInt(string(lost), 10, 64)
+		t, e2 := strconv.ParseInt(string(total), 10, 64)
+		if !ok || e1 != nil || e2 != nil {
+			return
+		}
+		switch {
+		case l < 0:
+			how.UDPNegativeLost++
+		case t >= 0 && l > t:
+			how.UDPLostOverTotal++
+		default:
+			return
+		}
+		if how.UDPOddLine == "" {
+			b := bytes.TrimSpace(line)
+			b = b[:min(len(b), 200)]
+			how.UDPOddLine = string(bytes.ToValidUTF8(b, []byte("?")))
+		}
+		return
+	}
 }
 
 // ParseIperf3Text reads iperf3's text output (what people paste: the
@@ -97,6 +135,8 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 			if !ok || id == "ID" {
 				continue
 			}
+			// only a UDP line has "<jitter> ms <lost>/<total>", header or not
+			how.udpCounts(t, rest)
 			if (datagrams || res.Protocol == "UDP") && id != "SUM" && intervalLine(rest) && !bytes.HasSuffix(rest, []byte("sender")) && !bytes.HasSuffix(rest, []byte("receiver")) {
 				if udpEnds == nil {
 					udpEnds = map[string]float64{}
