@@ -404,6 +404,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 		logVersion = p.NCCL.Log.Version
 	}
 	a.asyncAddrCopy(p.cuda, logVersion)
+	a.memPoolUnsupported(p.cuda, logVersion)
 	a.errors(p.Errors)
 	if len(p.kept) > 0 {
 		a.res.Flags = append(append([]report.AnalysisFlag(nil), p.kept...), a.res.Flags...)
