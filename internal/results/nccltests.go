@@ -39,6 +39,14 @@ type NCCLLaunch struct {
 	// device line, up to 2: an MPI-launched test prints one.
 	RankZeroHosts int    `json:"rank_zero_hosts,omitempty"`
 	rankZeroHost  string // the first such host
+	// RankZeroProcs counts the distinct processes (host and pid) that
+	// printed a "Rank 0" device line before a table, up to 2.
+	RankZeroProcs int `json:"rank_zero_procs,omitempty"`
+	rankZeroPID   int
+	// Headers is the most "# nThread ..." header lines, all the same, read
+	// one after another before any device line or table: one per process
+	// that started a test of its own at the same time.
+	Headers int `json:"headers,omitempty"`
 	// CompiledNCCL is the NCCL release an old nccl-tests header names
 	// ("# NCCL Tests compiled with NCCL 1.0").
 	CompiledNCCL string `json:"compiled_nccl,omitempty"`
@@ -79,6 +87,10 @@ type ncclParser struct {
 	// is reused rather than one allocated per table.
 	spare NCCLTable
 	seen  func([]byte)
+	// headerRun counts identical "# nThread" lines since the last device
+	// line or table; lastHeader is the line
+	headerRun  int
+	lastHeader []byte
 	// wrapped is a row cut short, kept one line in case its rest follows
 	wrapped []byte
 	joined  []byte // scratch
@@ -279,6 +291,13 @@ func (p *ncclParser) comment(t []byte) {
 				p.newMeta()
 			}
 		}
+		if p.headerRun > 0 && bytes.Equal(body, p.lastHeader) {
+			p.headerRun++
+			p.out.Launch.Headers = max(p.out.Launch.Headers, p.headerRun)
+		} else if len(body) <= 512 {
+			p.headerRun, p.lastHeader = 1, append(p.lastHeader[:0], body...)
+			p.out.Launch.Headers = max(p.out.Launch.Headers, 1)
+		}
 		p.fields = appendFields(p.fields[:0], body)
 		f := p.fields
 		for i := 0; i+1 < len(f); i++ {
@@ -291,6 +310,7 @@ func (p *ncclParser) comment(t []byte) {
 		}
 	case bytes.HasPrefix(body, []byte("Rank ")):
 		if d, ok := p.deviceLine(body); ok {
+			p.headerRun = 0
 			p.out.Launch.rankZero(d)
 			if !p.hasMeta {
 				p.closeTable()
@@ -369,9 +389,13 @@ func (p *ncclParser) openTable() {
 	}
 	p.hasMeta = false
 	p.meta = NCCLTable{Devices: p.meta.Devices[:0]}
+	p.headerRun = 0
 	if p.out.Launch.RankZeroHosts < 2 {
 		// a later "Rank 0" on another host belongs to another run
 		p.out.Launch.RankZeroHosts, p.out.Launch.rankZeroHost = 0, ""
+	}
+	if p.out.Launch.RankZeroProcs < 2 {
+		p.out.Launch.RankZeroProcs, p.out.Launch.rankZeroPID = 0, 0
 	}
 }
 
@@ -839,8 +863,16 @@ func atoi(b []byte) int {
 	return n
 }
 
-// rankZero notes a "Rank 0" device line's host.
+// rankZero notes a "Rank 0" device line's host and process.
 func (l *NCCLLaunch) rankZero(d NCCLDevice) {
+	if d.Rank == 0 && d.PID > 0 && l.RankZeroProcs < 2 {
+		switch {
+		case l.RankZeroProcs == 0:
+			l.RankZeroProcs, l.rankZeroPID = 1, d.PID
+		case d.PID != l.rankZeroPID:
+			l.RankZeroProcs = 2
+		}
+	}
 	if d.Rank != 0 || d.Host == "" || l.RankZeroHosts >= 2 {
 		return
 	}
