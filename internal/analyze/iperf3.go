@@ -188,7 +188,7 @@ func (a *analysis) udpWrap(how *results.Iperf3Text, o *results.UDPOddCount, line
 	if old || version == "" && count > 0 && count < udpWrap31*3/2 {
 		limit, bits = udpWrap31, "2^31"
 	}
-	ev := []string{line, fmt.Sprintf("%d datagrams taken back from the loss while the sequence number moved %d", -o.Lost, o.Total)}
+	ev := []string{line, fmt.Sprintf("%d datagrams taken back from the loss while the sequence number moved %d", uint64(-o.Lost), o.Total)}
 	if how.UDPZeroTotalBytes > 0 {
 		ev = append(ev, fmt.Sprintf("%d line%s moved data and counted no datagram", how.UDPZeroTotalBytes, plural(how.UDPZeroTotalBytes)))
 	}

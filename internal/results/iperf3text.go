@@ -159,7 +159,14 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 					label = "receiver"
 				}
 				c := udpLine{id: id, rest: rest, label: label, lost: lost, total: total, unsigned: unsigned}
-				if how.udpCount(c, udpEnds[id]) && label == "receiver" {
+				valid := how.udpCount(c, udpEnds[id])
+				if valid && label == "sender" && id != "SUM" && total > 0 {
+					// the sender summary: its transfer over its datagrams
+					if moved, ok := transferBytes(bytes.Fields(rest)[2], bytes.Fields(rest)[3]); ok && moved/float64(total) < 1<<17 {
+						how.DatagramBytes = max(how.DatagramBytes, int(moved/float64(total)+0.5))
+					}
+				}
+				if valid && label == "receiver" {
 					if id == "SUM" && !recvSum {
 						recvSum, how.UDPRecvLost, how.UDPRecvTotal, how.UDPRecvLines = true, lost, total, 1
 					} else if id != "SUM" && !recvSum && how.UDPRecvTotal < 1<<60 && total < 1<<60 {
@@ -320,7 +327,7 @@ func (how *Iperf3Text) udpCount(c udpLine, st *udpStream) bool {
 	if c.total == 0 && moved > 0 {
 		how.UDPZeroTotalBytes++
 	}
-	if c.lost >= 0 && c.lost <= c.total || c.lost < 0 && -c.lost <= c.total {
+	if c.total >= 0 && c.lost <= c.total && c.lost >= -c.total {
 		if c.lost < 0 {
 			how.UDPLateLines++
 		}

@@ -291,6 +291,10 @@ func (p *ncclParser) comment(t []byte) {
 				p.newMeta()
 			}
 		}
+		if p.headerRun == 0 && p.out.Launch.RankZeroProcs < 2 {
+			// a header after device lines starts a run again
+			p.out.Launch.RankZeroProcs, p.out.Launch.rankZeroPID = 0, 0
+		}
 		if p.headerRun > 0 && bytes.Equal(body, p.lastHeader) {
 			p.headerRun++
 			p.out.Launch.Headers = max(p.out.Launch.Headers, p.headerRun)
