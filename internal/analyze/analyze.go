@@ -58,6 +58,8 @@ type Parsed struct {
 	// kept are error-signature flags of an earlier analysis (a sparkrig
 	// report document), whose lines are gone.
 	kept []report.AnalysisFlag
+	// cuda is what the error lines say of CUDA failures and the release
+	cuda cudaFacts
 }
 
 // inputStats is what reading a pasted text had to undo.
@@ -167,6 +169,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 		// the parsers hand on only the lines worth the catalogue's time:
 		// the line reader's count is the line's number in the input
 		m.ObserveAt(src.lr.Line(), line)
+		p.cuda.observe(line)
 		if !p.Input.errorLines && m.Found() {
 			p.Input.errorLines = true
 		}
@@ -177,7 +180,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 	if err != nil && len(p.Errors) > 0 && p.Format != FormatErrors {
 		// the output stopped before its results (a waived test, a tool
 		// that failed): its error lines are what it says
-		p = Parsed{Format: FormatErrors, Detection: p.Detection, Input: p.Input, Errors: p.Errors}
+		p = Parsed{Format: FormatErrors, Detection: p.Detection, Input: p.Input, Errors: p.Errors, cuda: p.cuda}
 		err = nil
 	}
 	if err == nil && p.Format == FormatErrors && len(p.Errors) == 0 {
@@ -398,6 +401,11 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	case p.Format == FormatErrors:
 		a.res.Measured = "error lines"
 	}
+	logVersion := ""
+	if p.NCCL != nil {
+		logVersion = p.NCCL.Log.Version
+	}
+	a.asyncAddrCopy(p.cuda, logVersion)
 	a.errors(p.Errors)
 	if len(p.kept) > 0 {
 		a.res.Flags = append(append([]report.AnalysisFlag(nil), p.kept...), a.res.Flags...)

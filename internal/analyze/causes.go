@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/expect"
+	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
@@ -41,6 +42,7 @@ const (
 	weightSharedGPU      = 1.15
 	weightBootstrapIPoIB = 1.0
 	weightAllGather4G    = 1.1
+	weightHostClash      = 1.1
 )
 
 // startupCauses reads causes from NCCL's startup lines: interfaces in its
@@ -51,6 +53,7 @@ func (a *analysis) startupCauses(l *results.NCCLLog) {
 	a.ibRequestedNoDevice(l)
 	a.sharedGPU(l)
 	a.bootstrapIPoIB(l)
+	a.hostHashClash(l)
 	kinds, _ := l.TransportKinds()
 	net := int64(0)
 	for k, n := range kinds {
@@ -274,16 +277,16 @@ func (a *analysis) peerOtherNetwork(l *results.NCCLLog) {
 }
 
 // separateTests: the headers and footers show several processes that each
-// ran a test of their own. For: "Rank 0" printed by two hosts or two
-// processes in one header block (an MPI-launched test prints its header
-// and its rank list once, from rank 0), the same "# nThread" header
-// printed twice before any device line (processes starting a test each),
-// or two or more footers with no table between them whose values agree
-// within half (the same single-node test run once per process). Against:
-// one footer, footers of tables of their own, footers far apart
-// (different tests), a header repeated after device lines (a run again).
+// ran a test of their own. For: "Rank 0" printed by two hosts in one
+// header block (an MPI-launched test prints its header and its rank list
+// once, from rank 0), "# nThread" headers printed one after another with
+// only comment lines between (processes starting a test each), or two or
+// more footers with no table between them whose values agree within half
+// (the same single-node test run once per process). Against: one footer,
+// footers of tables of their own, footers far apart (different tests), a
+// header repeated after device lines (a run again).
 func separateTests(l results.NCCLLaunch) bool {
-	if l.RankZeroHosts > 1 || l.RankZeroProcs > 1 || l.Headers > 1 {
+	if l.RankZeroHosts > 1 || l.StackedHeaders > 0 {
 		return true
 	}
 	return l.StrayFooters > 1 && l.StrayMax <= 1.5*l.StrayMin
@@ -383,16 +386,14 @@ func (a *analysis) separateTestsCause(o *results.NCCLOutput) {
 	switch {
 	case l.RankZeroHosts > 1:
 		ev = `"Rank 0" device lines from two hosts in one header`
-	case l.RankZeroProcs > 1:
-		ev = `"Rank 0" device lines from two processes (two pids) in one header`
-	case l.Headers > 1:
-		ev = fmt.Sprintf(`the same "# nThread" header printed %d times before any device line: one per process`, l.Headers)
+	case l.StackedHeaders > 0:
+		ev = fmt.Sprintf("%d nccl-tests headers (# nThread …) printed one after another with no device line or table between: one per process, while a test built with MPI=1 prints its header on rank 0 only", l.StackedHeaders+1)
 	default:
 		ev = fmt.Sprintf("%d 'Avg bus bandwidth' footers without a table between them (%.4g to %.4g GB/s)", l.StrayFooters, l.StrayMin, l.StrayMax)
 	}
 	a.flag(report.Fail, "nccl-tests.not-built-with-mpi", "each process ran a test of its own, so nothing was measured between them: nccl-tests built without MPI=1, started by mpirun or srun",
 		ev, "check with ldd all_reduce_perf | grep mpi (no libmpi: built without MPI), then rebuild nccl-tests with MPI=1 (make clean; make MPI=1 MPI_HOME=…) against the MPI that mpirun belongs to and run it again",
-		"https://github.com/NVIDIA/nccl-tests/issues/27; https://github.com/NVIDIA/nccl-tests/issues/213 (two headers for one mpirun -np 2: each process ran its own test; the ldd check)")
+		"https://github.com/NVIDIA/nccl-tests/issues/27; https://github.com/NVIDIA/nccl-tests/issues/213 (two headers for one mpirun -np 2: each process ran its own test; the ldd check); NVIDIA/nccl-tests src/common.cu v2.19.6 (without MPI_SUPPORT every process has proc 0, is_main_proc) and src/util.cu (PRINT: if (is_main_thread) printf)")
 }
 
 // graphFileSet: NCCL_GRAPH_FILE set by the environment forces NCCL's
@@ -509,4 +510,46 @@ func (a *analysis) bootstrapIPoIB(l *results.NCCLLog) {
 		ev+ib+"; NCCL_SOCKET_IFNAME not set in the lines read; "+l.BootstrapFail,
 		"set NCCL_SOCKET_IFNAME to the Ethernet interface that routes between the nodes (ip -br addr on each node) on every rank, or make the IPoIB interface reachable from every rank (ping its address from each node)",
 		"NVIDIA/nccl src/misc/socket.cc v2.18.6-1 and v2.30.7-1 (ncclFindInterfaces: unset NCCL_SOCKET_IFNAME tries the \"ib\" prefix first); src/include/checks.h (the \"file:line -> code\" trace of a failed call)")
+}
+
+// hostHashFull is the first NCCL release that tells hosts apart by their
+// full name (before it, the name up to the first dot); 2.5 adds the boot
+// id and NCCL_HOSTID.
+const hostHashFull = "2.4.6"
+
+// hostHashClash: on one host of the lines, the P2P and SHM connections
+// put two ranks on one GPU, while the host names two GPUs or more and no
+// rank on two. NCCL uses P2P and SHM only between ranks of equal host hash
+// (src/transport/p2p.cu, shm.cu), and before 2.4.6 that hash is the host
+// name up to its first dot (getHostName cuts there; the log prefix is cut
+// the same way), so machines named gpu1.a and gpu1.b are one host to it:
+// ranks of the second machine reuse the first one's GPU numbers and NCCL
+// tries CUDA IPC between the machines, which fails. Against: a release of
+// 2.4.6 or later printed (a duplicate then stops init: error.duplicate-gpu),
+// a rank on two GPUs (several communicators, numbered each their own way),
+// a host whose lines name one GPU (one GPU visible per process), NCCL's
+// own Duplicate GPU WARN.
+func (a *analysis) hostHashClash(l *results.NCCLLog) {
+	c := l.HostClash()
+	if c == nil {
+		return
+	}
+	v := leadingVersion([]byte(l.Version))
+	if v != "" && facts.CompareVersions(v, hostHashFull) >= 0 {
+		return
+	}
+	for _, w := range l.Warnings {
+		if strings.Contains(w, "Duplicate GPU detected") || strings.Contains(w, "Multiple Ranks are using the same GPU") {
+			return
+		}
+	}
+	ver := "the NCCL release is not in the lines read (this applies before " + hostHashFull + ")"
+	if v != "" {
+		ver = "NCCL " + v
+	}
+	a.cause(weightHostClash, report.Fail, "nccl.host-hash-collision",
+		fmt.Sprintf("the P2P and SHM connections NCCL made put ranks %d and %d on GPU %s of host %s; NCCL uses P2P and SHM only between ranks it takes for one host: two machines whose names agree up to the first dot, which NCCL before %s takes for one host, so it tries CUDA IPC between machines and fails (unhandled cuda error); or two ranks started on one GPU", c.Ranks[0], c.Ranks[1], c.GPU, c.Host, hostHashFull),
+		fmt.Sprintf("%s; %s", c.Line, ver),
+		"give every node a host name that differs before the first dot (hostnamectl set-hostname), or install NCCL "+hostHashFull+" or later ("+sparkNCCLRelease()+"), which tells hosts apart by the full name and, from 2.5, the boot id; if two ranks share a GPU, start one rank per GPU",
+		"https://github.com/NVIDIA/nccl/issues/187; https://github.com/NVIDIA/nccl/pull/198; NVIDIA/nccl src/misc/utils.cu v2.3.7-1 and v2.4.2-1 (getHostHash: the host name cut at the first dot), src/misc/utils.cc v2.4.6-1 (the full name) and v2.5.6-1 (boot_id, NCCL_HOSTID); src/transport/p2p.cu and shm.cu v2.4.2-1 (P2P and SHM only between equal hostHash)")
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/expect"
+	"github.com/sparkrig/sparkrig/internal/results"
 )
 
 // Input formats.
@@ -214,6 +215,8 @@ func lineShape(t []byte) (shape, bool) {
 		case bytes.HasPrefix(rest, []byte("version ")) && i == 0 && len(rest) > 8 && rest[8] >= '0' && rest[8] <= '9':
 			return shNCCLVersion, true
 		}
+	} else if _, m := results.PreTagInfo(t); m > 0 {
+		return shNCCLLog, true
 	}
 	switch t[0] {
 	case '#':

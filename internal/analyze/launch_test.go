@@ -215,3 +215,37 @@ func TestNCCLOneHeader(t *testing.T) {
 		}
 	}
 }
+
+// Headers of several processes printed one after another before any
+// device line (field case 158: two 8-GPU processes of one mpirun on one
+// host) are read as nccl-tests run once per process, for any process and
+// GPU count, behind any prefix; a rerun after a failed start (an error
+// line between the headers) and a header alone do not.
+func TestStackedHeadersAnyProcessCount(t *testing.T) {
+	r := rand.New(rand.NewPCG(158, 3618))
+	header := func(gpus int) []string {
+		return []string{fmt.Sprintf("# nThread 1 nGpus %d minBytes 1073741824 maxBytes 8589934592 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0", gpus), "#", "# Using devices"}
+	}
+	for range 20 {
+		procs, gpus := 2+r.IntN(7), 1+r.IntN(8)
+		var lines []string
+		for range procs {
+			lines = append(lines, header(gpus)...)
+		}
+		for g := range gpus {
+			lines = append(lines, fmt.Sprintf("#  Rank %2d Group  0 Pid %6d on       hw14 device  %d [0x%02x] NVIDIA H800", g, 798, g, 0x0f+g))
+		}
+		for _, pre := range append(append([]string{}, launchPrefixes...), realPrefixes...) {
+			a := Reader("s.txt", bytes.NewReader(withPrefix(lines, pre)), Options{})
+			if firstFail(a) != "nccl-tests.not-built-with-mpi" {
+				t.Errorf("%d processes × %d GPUs, prefix %q: %+v", procs, gpus, pre, a.Flags)
+			}
+			rerun := append(append(header(gpus), "hw14: Test CUDA failure common.cu:892 'out of memory'"), header(gpus)...)
+			for name, l := range map[string][]string{"rerun": rerun, "one header": header(gpus)} {
+				if a := Reader(name+".txt", bytes.NewReader(withPrefix(l, pre)), Options{}); hasFlag(a, "nccl-tests.not-built-with-mpi") {
+					t.Errorf("%s, prefix %q: fired: %+v", name, pre, a.Flags)
+				}
+			}
+		}
+	}
+}

@@ -36,9 +36,10 @@ type pasteStats struct {
 // pasteReader passes on normalised lines, each ending in '\n'.
 type pasteReader struct {
 	lr *results.LineReader
-	// longBefore counts the over-long lines skipped before this reader
-	longBefore int
-	stats      *pasteStats
+	// longBefore counts the over-long lines skipped before this reader,
+	// skipped those the line reader skipped so far
+	longBefore, skipped int
+	stats               *pasteStats
 	// observe, when set, sees each normalised line (without its '\n')
 	observe func([]byte)
 	out     []byte // pending output: a part of buf
@@ -101,7 +102,10 @@ func (p *pasteReader) Line() int { return p.n }
 func (p *pasteReader) next() {
 	p.cur = nil
 	line, err := p.lr.Next()
-	p.stats.LongLines = p.longBefore + p.lr.Skipped()
+	if n := p.lr.Skipped(); n != p.skipped {
+		p.skipped = n
+		p.stats.LongLines = p.longBefore + n
+	}
 	if err != nil {
 		p.err = err
 		return

@@ -131,3 +131,54 @@ func TestGraphCaptureOldDriverSignature(t *testing.T) {
 		checkFlag(t, fmt.Sprintf("%s enqueue.cc:%d NCCL WARN Cuda failure 'invalid device ordinal'\n", head, 700+r.IntN(400)), "error.nccl-graph-capture-old-driver", false)
 	}
 }
+
+// NCCL's NVLS multicast setup failing in transport/nvls.cc with the CUDA
+// errors a stale fabric gives (invalid argument, 401 illegal state, 999
+// unknown error; with or without the code, as NCCL's CUDACHECK forms print
+// it), and NCCL 2.27's own bind message, fire nvls-fabric-stale above the
+// generic CUDA failure, behind any tag and for any rank or line number. The
+// same errors from another file, and other CUDA errors in nvls.cc (out of
+// memory, not supported), do not.
+func TestNVLSFabricSignature(t *testing.T) {
+	r := rand.New(rand.NewPCG(125, 133))
+	errs := []string{"1 'invalid argument'", "'invalid argument'", "999 'unknown error'", "'unknown error'",
+		"401 'the operation cannot be performed in the present state'"}
+	for i := 0; i < 30; i++ {
+		head := fmt.Sprintf("%s%d:%d:%d [%d]", []string{"gpu", "node", "h200-"}[r.IntN(3)], r.IntN(500), r.IntN(4_000_000)+1, r.IntN(4_000_000)+1, r.IntN(8))
+		e := errs[r.IntN(len(errs))]
+		line := fmt.Sprintf("%s transport/nvls.cc:%d NCCL WARN Cuda failure %s\n", head, 100+r.IntN(600), e)
+		checkFlag(t, line, "error.nvls-fabric-stale", true)
+		checkFirst(t, line+fmt.Sprintf("%s NCCL INFO transport/nvls.cc:%d -> 1\n", head, 300+r.IntN(200)), "error.nvls-fabric-stale")
+		checkFlag(t, strings.Replace(line, "transport/nvls.cc", "transport/p2p.cc", 1), "error.nvls-fabric-stale", false)
+		checkFlag(t, fmt.Sprintf("%s transport/nvls.cc:%d NCCL WARN Cuda failure 2 'out of memory'\n", head, 100+r.IntN(600)), "error.nvls-fabric-stale", false)
+		checkFlag(t, fmt.Sprintf("%s transport/nvls.cc:%d NCCL WARN Cuda failure 801 'operation not supported'\n", head, 100+r.IntN(600)), "error.nvls-fabric-stale", false)
+		bind := fmt.Sprintf("%s transport/nvls.cc:%d NCCL WARN Failed to bind NVLink SHARP (NVLS) Multicast memory of size %d : CUDA error %d '%s'.\n", head, 280+r.IntN(100), 1<<(20+r.IntN(6)), []int{1, 401, 999}[r.IntN(3)], "x")
+		checkFirst(t, bind, "error.nvls-fabric-stale")
+	}
+	// the NVLS lines of a healthy start, in the formats of NCCL 2.23's
+	// transport/nvls.cc (lines 171 and 281)
+	for _, l := range []string{
+		"node1:11:12 [0] NCCL INFO NVLS multicast support is available on dev 0\n",
+		"node1:11:12 [3] NCCL INFO NVLS multicast support is not available on dev 3\n",
+		"node1:11:12 [0] NCCL INFO NVLS comm 0x55d0c8a1b2c0 headRank 0 nHeads 8 buffSize 1048576 nvlsPerRankSize 201326592 nvlsTotalSize 1610612736\n",
+	} {
+		checkFlag(t, l, "error.nvls-fabric-stale", false)
+	}
+}
+
+// checkFirst: behind every prefix, the paste ranks id first.
+func checkFirst(t *testing.T, paste, id string) {
+	t.Helper()
+	for _, pre := range launchPrefixes {
+		var b strings.Builder
+		for _, l := range strings.SplitAfter(paste, "\n") {
+			if l != "" {
+				b.WriteString(pre + l)
+			}
+		}
+		a := Reader("s.txt", strings.NewReader(b.String()), Options{})
+		if got := topCause(a); got != id {
+			t.Errorf("%q behind %q: first %q, want %s (%+v)", paste, pre, got, id, a.Flags)
+		}
+	}
+}

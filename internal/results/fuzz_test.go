@@ -28,6 +28,7 @@ func FuzzNCCLLogObserve(f *testing.F) {
 	seedAll(f, "nccl-logs")
 	f.Add(sharedGPULog)
 	f.Add(bootstrapFailLog)
+	f.Add(preTagLog)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var l NCCLLog
 		for _, line := range bytes.Split(b, []byte("\n")) {
@@ -35,6 +36,7 @@ func FuzzNCCLLogObserve(f *testing.F) {
 		}
 		l.TransportKinds()
 		l.NetDevicesUsed()
+		l.HostClash()
 	})
 }
 

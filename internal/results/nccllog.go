@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"encoding/binary"
 	"slices"
 	"sort"
 	"strconv"
@@ -82,7 +83,11 @@ type NCCLLog struct {
 	gpuRank map[string]int
 	// netGDR counts, per host that printed them, NET channel connections
 	// with GPUDirect RDMA and receive connections without it
-	netGDR    []hostGDR
+	netGDR []hostGDR
+	// hostGPU is, per host, which rank its P2P and SHM lines put on which GPU
+	hostGPU []hostGPUs
+	// cur is the prefix of the INFO line being read ("host:pid:tid [dev] ")
+	cur       []byte
 	lastHost  []byte
 	transport map[string]*int64
 	scratch   [][]byte
@@ -92,6 +97,9 @@ type NCCLLog struct {
 	ibGen, usingGen int
 	usingDevs       []byte
 	strs            recentStrings
+	// opens are the last openings ownTag read (tagAt)
+	opens              [8]opening
+	nextOpen, lastOpen int
 	// quietInfo is set when the line last observed was an INFO line that
 	// reports no failure
 	quietInfo bool
@@ -178,6 +186,14 @@ func (l *NCCLLog) Observe(line []byte) bool {
 	l.quietInfo = false
 	i, same := l.tagAt(line)
 	if i < 0 {
+		if p, m := PreTagInfo(line); m > 0 {
+			l.InfoLines++
+			l.host(line[:p])
+			l.quietInfo = true
+			l.cur = line[:p]
+			l.info(line[m:])
+			return true
+		}
 		if bytes.Contains(line, []byte("NCCL_")) && bytes.Contains(line, []byte("=")) {
 			l.commandEnv(line)
 		}
@@ -209,6 +225,7 @@ func (l *NCCLLog) Observe(line []byte) bool {
 				l.quietInfo = !bytes.HasPrefix(msg, []byte("ncclMaxSharedMem"))
 			}
 		}
+		l.cur = line[:i]
 		l.info(msg)
 		return true
 	case bytes.HasPrefix(rest, tagWarn):
@@ -248,11 +265,55 @@ func (l *NCCLLog) Observe(line []byte) bool {
 // reading that shape in one pass, without a search, and same tells whether
 // the host is the one of the line before: no "NCCL " can stand earlier, as
 // the host has no blank and the rest is digits, ':', '[' and ']'.
+//
+// A log's lines come from a few processes and threads, each opening its
+// lines with the same "host:pid:tid [dev] NCCL ": the last few such
+// openings are kept, and a line that starts with one of them is told by
+// one comparison instead of a reading byte by byte (ownTag reads nothing
+// past the tag, so the answer is the same).
 func (l *NCCLLog) tagAt(line []byte) (i int, same bool) {
+	if o := &l.opens[l.lastOpen]; o.match(line) {
+		return len(o.b) - len(tagNCCL), string(line[:o.host]) == string(l.lastHost)
+	}
+	for k := range l.opens {
+		if o := &l.opens[k]; o.match(line) {
+			l.lastOpen = k
+			return len(o.b) - len(tagNCCL), string(line[:o.host]) == string(l.lastHost)
+		}
+	}
 	if h, i := ownTag(line); i > 0 {
+		if end := i + len(tagNCCL); end <= maxOpening {
+			o := &l.opens[l.nextOpen]
+			o.b, o.host = append(o.b[:0], line[:end]...), h
+			o.head, o.tail = binary.LittleEndian.Uint64(o.b), binary.LittleEndian.Uint64(o.b[end-13:])
+			l.lastOpen = l.nextOpen
+			l.nextOpen = (l.nextOpen + 1) % len(l.opens)
+		}
 		return i, string(line[:h]) == string(l.lastHost)
 	}
 	return bytes.Index(line, tagNCCL), false
+}
+
+// match: line opens with o. The first and the last eight bytes before the
+// tag are compared first, as words: the openings of a log differ there
+// (the host, the thread), and a comparison of the whole costs a call.
+func (o *opening) match(line []byte) bool {
+	n := len(o.b)
+	return n > 0 && len(line) >= n && binary.LittleEndian.Uint64(line) == o.head &&
+		binary.LittleEndian.Uint64(line[n-13:]) == o.tail && string(line[:n]) == string(o.b)
+}
+
+// maxOpening bounds a kept "host:pid:tid [dev] NCCL " opening.
+const maxOpening = 128
+
+// opening is one "host:pid:tid [dev] NCCL " a line opened with, and the
+// end of its host.
+type opening struct {
+	b    []byte
+	host int
+	// head and tail are b's first eight bytes and the eight before its
+	// "NCCL " (an opening has at least 15: "h:1:1 [0] NCCL ")
+	head, tail uint64
 }
 
 // ownTag reads "host:pid:tid [dev] NCCL " at the start of line: the end of
@@ -501,6 +562,11 @@ func (l *NCCLLog) info(msg []byte) {
 		case bytes.HasPrefix(msg, []byte("Could not enable P2P")):
 			l.P2PRefused++
 		}
+	case 'R':
+		// NCCL before 2.5: "Ring 00 : 6[6] -> 10[2] via P2P/IPC"
+		if bytes.HasPrefix(msg, []byte("Ring ")) && index(msg, " via ") > 0 {
+			l.channel(msg)
+		}
 	case 'N':
 		switch {
 		case len(msg) > 5 && msg[1] == 'E' && msg[3] == '/':
@@ -657,6 +723,7 @@ func (l *NCCLLog) channel(msg []byte) {
 	if j := index(msg, " via "); j >= 0 {
 		t := bytes.TrimSpace(msg[j+5:])
 		l.netGDRLine(msg, t)
+		l.intraHostLine(msg, t)
 		if n := l.transport[string(t)]; n != nil {
 			*n++
 			return
@@ -1120,9 +1187,12 @@ func index(s []byte, key string) int {
 	if n >= window {
 		return bytes.Index(s, []byte(key))
 	}
+	// the key's bytes on the stack, converted once
+	var kb [window]byte
+	k := kb[:copy(kb[:], key)]
 	for off := 0; len(s)-off >= n; off += window - n + 1 {
 		end := min(off+window, len(s))
-		if j := bytes.Index(s[off:end], []byte(key)); j >= 0 {
+		if j := bytes.Index(s[off:end], k); j >= 0 {
 			return off + j
 		}
 		if end == len(s) {

@@ -39,17 +39,15 @@ type NCCLLaunch struct {
 	// device line, up to 2: an MPI-launched test prints one.
 	RankZeroHosts int    `json:"rank_zero_hosts,omitempty"`
 	rankZeroHost  string // the first such host
-	// RankZeroProcs counts the distinct processes (host and pid) that
-	// printed a "Rank 0" device line before a table, up to 2.
-	RankZeroProcs int `json:"rank_zero_procs,omitempty"`
-	rankZeroPID   int
-	// Headers is the most "# nThread ..." header lines, all the same, read
-	// one after another before any device line or table: one per process
-	// that started a test of its own at the same time.
-	Headers int `json:"headers,omitempty"`
 	// CompiledNCCL is the NCCL release an old nccl-tests header names
 	// ("# NCCL Tests compiled with NCCL 1.0").
 	CompiledNCCL string `json:"compiled_nccl,omitempty"`
+	// StackedHeaders counts "# nThread" headers read right after another,
+	// with nothing but comment lines between (no device line, no table):
+	// nccl-tests prints its header on the main process only (PRINT is
+	// "if (is_main_thread) printf", src/common.h), and every process of a
+	// build without MPI=1 is its own main process.
+	StackedHeaders int `json:"stacked_headers,omitempty"`
 }
 
 // maxTables bounds how many tables one input keeps.
@@ -73,12 +71,15 @@ var defaultColumns = []int{colSize, colCount, colType, colRedop, colRoot,
 	colTime, colAlgBW, colBusBW, colWrong, colTime, colAlgBW, colBusBW, colWrong}
 
 type ncclParser struct {
-	fields  [][]byte // reused between lines
-	out     NCCLOutput
-	cur     *NCCLTable
-	cols    []int
-	meta    NCCLTable // header fields waiting for their table
-	hasMeta bool
+	// bareHeader: the last "# nThread" header has had nothing after it
+	// but comment lines
+	bareHeader bool
+	fields     [][]byte // reused between lines
+	out        NCCLOutput
+	cur        *NCCLTable
+	cols       []int
+	meta       NCCLTable // header fields waiting for their table
+	hasMeta    bool
 	// header is the column header p.cols was read from: a log repeats it
 	header []byte
 	name   []byte // scratch for a device name
@@ -87,10 +88,6 @@ type ncclParser struct {
 	// is reused rather than one allocated per table.
 	spare NCCLTable
 	seen  func([]byte)
-	// headerRun counts identical "# nThread" lines since the last device
-	// line or table; lastHeader is the line
-	headerRun  int
-	lastHeader []byte
 	// wrapped is a row cut short, kept one line in case its rest follows
 	wrapped []byte
 	joined  []byte // scratch
@@ -183,6 +180,9 @@ func (p *ncclParser) line(line []byte) {
 	}
 	if len(p.wrapped) > 0 && p.unwrap(t) {
 		return
+	}
+	if t[0] != '#' {
+		p.bareHeader = false
 	}
 	switch {
 	case t[0] == '#':
@@ -285,22 +285,15 @@ func (p *ncclParser) comment(t []byte) {
 		}
 		p.meta.Collective = CanonicalCollective(string(bytes.TrimSpace(body[len("Collective test starting:"):])))
 	case bytes.HasPrefix(body, []byte("nThread ")):
+		if p.bareHeader {
+			p.out.Launch.StackedHeaders++
+		}
+		p.bareHeader = true
 		if p.cur != nil && len(p.cur.Rows) > 0 || !p.hasMeta {
 			p.closeTable()
 			if !p.hasMeta {
 				p.newMeta()
 			}
-		}
-		if p.headerRun == 0 && p.out.Launch.RankZeroProcs < 2 {
-			// a header after device lines starts a run again
-			p.out.Launch.RankZeroProcs, p.out.Launch.rankZeroPID = 0, 0
-		}
-		if p.headerRun > 0 && bytes.Equal(body, p.lastHeader) {
-			p.headerRun++
-			p.out.Launch.Headers = max(p.out.Launch.Headers, p.headerRun)
-		} else if len(body) <= 512 {
-			p.headerRun, p.lastHeader = 1, append(p.lastHeader[:0], body...)
-			p.out.Launch.Headers = max(p.out.Launch.Headers, 1)
 		}
 		p.fields = appendFields(p.fields[:0], body)
 		f := p.fields
@@ -314,7 +307,7 @@ func (p *ncclParser) comment(t []byte) {
 		}
 	case bytes.HasPrefix(body, []byte("Rank ")):
 		if d, ok := p.deviceLine(body); ok {
-			p.headerRun = 0
+			p.bareHeader = false
 			p.out.Launch.rankZero(d)
 			if !p.hasMeta {
 				p.closeTable()
@@ -325,6 +318,7 @@ func (p *ncclParser) comment(t []byte) {
 			}
 		}
 	case isColumnHeader(body):
+		p.bareHeader = false
 		p.closeTable()
 		if p.cols == nil || !bytes.Equal(body, p.header) {
 			p.cols = columnsOf(body)
@@ -393,13 +387,9 @@ func (p *ncclParser) openTable() {
 	}
 	p.hasMeta = false
 	p.meta = NCCLTable{Devices: p.meta.Devices[:0]}
-	p.headerRun = 0
 	if p.out.Launch.RankZeroHosts < 2 {
 		// a later "Rank 0" on another host belongs to another run
 		p.out.Launch.RankZeroHosts, p.out.Launch.rankZeroHost = 0, ""
-	}
-	if p.out.Launch.RankZeroProcs < 2 {
-		p.out.Launch.RankZeroProcs, p.out.Launch.rankZeroPID = 0, 0
 	}
 }
 
@@ -867,16 +857,8 @@ func atoi(b []byte) int {
 	return n
 }
 
-// rankZero notes a "Rank 0" device line's host and process.
+// rankZero notes a "Rank 0" device line's host.
 func (l *NCCLLaunch) rankZero(d NCCLDevice) {
-	if d.Rank == 0 && d.PID > 0 && l.RankZeroProcs < 2 {
-		switch {
-		case l.RankZeroProcs == 0:
-			l.RankZeroProcs, l.rankZeroPID = 1, d.PID
-		case d.PID != l.rankZeroPID:
-			l.RankZeroProcs = 2
-		}
-	}
 	if d.Rank != 0 || d.Host == "" || l.RankZeroHosts >= 2 {
 		return
 	}
