@@ -107,27 +107,51 @@ func TestUDPCounterWrapFlag(t *testing.T) {
 	}
 }
 
-// The 3.14 report bug on 32-bit CPUs prints the sender line's count as
-// the next count shifted 32 bits: N × 2^32 over 0, for any N up to the
-// largest that fits, with or without the receiver line and version.
+// The 3.14 report bug on 32-bit CPUs prints a sender line's count as the
+// next count shifted 32 bits: N × 2^32 over 0, for any N up to the
+// largest that fits, any stream count ([SUM] lines too), with or without
+// the receiver lines and version; the same stream's receiver line is
+// named as evidence.
 func TestUDPReport32Flag(t *testing.T) {
 	r := rand.New(rand.NewPCG(1554, 1556))
-	for _, n := range []int64{1, 4, 1 << 20, int64(r.IntN(1 << 30)), 1<<31 - 1} {
+	for _, n := range []int64{1, 4, 1 << 20, int64(r.IntN(1 << 30)), 1<<31 - 1, 1 + int64(r.IntN(1000))} {
 		version := []string{"", "3.14", "3.16"}[r.IntN(3)]
+		streams := 1 + r.IntN(4)
+		recv := r.IntN(3) > 0
 		var b strings.Builder
 		if version != "" {
 			b.WriteString("iperf " + version + " (cJSON 1.7.15)\n")
 		}
 		b.WriteString("[ ID] Interval           Transfer     Bitrate         Jitter    Lost/Total Datagrams\n")
-		fmt.Fprintf(&b, "[  5]   0.00-10.00  sec   %s  1.05 Mbits/sec  0.000 ms  %d/0 (-2.5e-39%%)\n", iperfBytes(float64(n*1400)), n<<32)
-		if r.IntN(3) > 0 {
-			fmt.Fprintf(&b, "[  5]   0.00-10.00  sec   %s  1.05 Mbits/sec  0.005 ms  0/%d (0%%)  receiver\n", iperfBytes(float64(n*1400)), n)
+		ids := []string{}
+		for s := range streams {
+			ids = append(ids, fmt.Sprintf("%3d", 5+2*s))
+		}
+		if streams > 1 {
+			ids = append(ids, "SUM")
+		}
+		for i, id := range ids {
+			c := n + int64(i)
+			if id == "SUM" {
+				c = int64(streams) * n
+			}
+			c = min(c, 1<<31-1-int64(i)) // the counts fit 31 bits here
+			fmt.Fprintf(&b, "[%s]   0.00-10.00  sec   %s  1.05 Mbits/sec  0.000 ms  %d/0 (-2.5e-39%%)\n", id, iperfBytes(float64(c*1400)), c<<32)
+			if recv {
+				fmt.Fprintf(&b, "[%s]   0.00-10.00  sec   %s  1.05 Mbits/sec  0.005 ms  0/%d (0%%)  receiver\n", id, iperfBytes(float64(c*1400)), c)
+			}
 		}
 		paste := prefixLines(b.String(), anyPrefix(r))
 		a := Reader("r.txt", strings.NewReader(paste), Options{})
-		ids, _ := udpFlags(a)
-		if !ids["iperf3.udp-report-32bit"] || len(ids) != 1 {
-			t.Errorf("N=%d: %v\n%s", n, ids, paste)
+		got, _ := udpFlags(a)
+		if !got["iperf3.udp-report-32bit"] || len(got) != 1 {
+			t.Errorf("N=%d: %v\n%s", n, got, paste)
+			continue
+		}
+		for _, f := range a.Flags {
+			if f.ID == "iperf3.udp-report-32bit" && recv != strings.Contains(f.Evidence, fmt.Sprintf("same stream counts %d datagrams, the same", n)) {
+				t.Errorf("N=%d: evidence %q", n, f.Evidence)
+			}
 		}
 	}
 }

@@ -72,6 +72,10 @@ type UDPOddCount struct {
 	FirstStart    float64 `json:"first_start_s"`
 	// Intervals counts the stream's interval lines before this one.
 	Intervals int `json:"intervals"`
+	// ReceiverTotal is the Total of the same stream's receiver summary
+	// line read after this one, when ReceiverSeen.
+	ReceiverTotal int64 `json:"receiver_total,omitempty"`
+	ReceiverSeen  bool  `json:"receiver_seen,omitempty"`
 }
 
 // ParseIperf3Text reads iperf3's text output (what people paste: the
@@ -159,6 +163,9 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 					label = "receiver"
 				}
 				c := udpLine{id: id, rest: rest, label: label, lost: lost, total: total, unsigned: unsigned}
+				if o := how.UDPOdd; o != nil && label == "receiver" && o.Label != "receiver" && o.Stream == id && !o.ReceiverSeen {
+					o.ReceiverTotal, o.ReceiverSeen = total, true
+				}
 				valid := how.udpCount(c, udpEnds[id])
 				if valid && label == "sender" && id != "SUM" && total > 0 {
 					// the sender summary: its transfer over its datagrams
