@@ -219,3 +219,46 @@ func TestUDPHostOverrunFlag(t *testing.T) {
 		check(udpClientSummary(streams, gbps, 6+r.IntN(90), 1500+r.IntN(60000), ""), false)
 	}
 }
+
+// Only lines after the wrap: the shape alone names the wrap, and the
+// evidence says the count so far is not in the text.
+func TestUDPCounterWrapWithoutCount(t *testing.T) {
+	r := rand.New(rand.NewPCG(5040, 5041))
+	for range 10 {
+		paste := udpWrapPaste(r, "", 1+r.IntN(3), int64(100_000+r.IntN(1_000_000)), 16, 7000, 7000, 1+r.IntN(3), r.IntN(2) == 0)
+		a := Reader("n.txt", strings.NewReader(paste), Options{})
+		ok := false
+		for _, f := range a.Flags {
+			ok = ok || f.ID == "iperf3.udp-counter-wrap" && strings.Contains(f.Evidence, "not in the text")
+		}
+		if !ok || topCause(a) != "iperf3.udp-counter-wrap" {
+			t.Errorf("%+v\n%s", a.Flags, paste)
+		}
+	}
+}
+
+// Healthy UDP runs (any streams, rates up to 100 Gb/s, datagrams that fit
+// a packet, loss under 5 %, late datagrams given back now and then)
+// raise no warning, behind any prefix.
+func TestUDPHealthyNoAlarm(t *testing.T) {
+	r := rand.New(rand.NewPCG(168, 828))
+	for range 30 {
+		streams := 1 + r.IntN(4)
+		rate := int64(1000 + r.IntN(8_000_000))
+		first := r.IntN(100)
+		last := first + 2 + r.IntN(30)
+		// the wrap lies past the last line written
+		paste := udpWrapPaste(r, []string{"", "3.9", "3.17"}[r.IntN(3)], streams, rate, 16+r.IntN(1456), first, 1<<20, last-1<<20, false)
+		if r.IntN(2) == 0 {
+			paste += "[  5]  99.00-100.00 sec  1.00 MBytes  8.39 Mbits/sec  0.004 ms  -3/750 (-0.4%)\n"
+		}
+		if r.IntN(2) == 0 {
+			paste += udpClientSummary(streams, float64(rate)*1400*8/1e9, r.IntN(5), 1400, "")
+		}
+		p := anyPrefix(r)
+		a := Reader("h.txt", strings.NewReader(prefixLines(paste, p)), Options{})
+		if ids, warn := udpFlags(a); warn || a.Data.Iperf3 == nil || a.Data.Iperf3.Protocol != "UDP" {
+			t.Errorf("prefix %q: %v %+v\n%.3000s", p, ids, a.Flags, paste)
+		}
+	}
+}
