@@ -379,9 +379,11 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	a.input(p)
 	if p.Iperf3Text != nil {
 		a.iperfText = p.Iperf3Text.RateFrom
-		a.udpFragmented(p.Iperf3Text)
-		a.udpSentUncounted(p.Iperf3Text)
-		a.udpImpossibleCounts(p.Iperf3Text)
+		r := p.Iperf3
+		if r == nil {
+			r = &results.Iperf3Result{}
+		}
+		a.udpRules(p.Iperf3Text, r)
 	}
 	switch {
 	case p.RAS != nil:

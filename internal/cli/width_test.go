@@ -65,7 +65,7 @@ func TestEveryOutputFitsTheWidth(t *testing.T) {
 	}
 	for _, d := range dirs {
 		if filepath.Base(d) == "golden" {
-			continue // recorded analyses (testdata/golden), not an output
+			continue // the recorded analyses, not an output
 		}
 		files, _ := filepath.Glob(filepath.Join(d, "*"))
 		args := []string{"analyze"}
