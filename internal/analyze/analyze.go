@@ -379,8 +379,11 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	a.input(p)
 	if p.Iperf3Text != nil {
 		a.iperfText = p.Iperf3Text.RateFrom
-		a.udpFragmented(p.Iperf3Text)
-		a.udpSentUncounted(p.Iperf3Text)
+		r := p.Iperf3
+		if r == nil {
+			r = &results.Iperf3Result{}
+		}
+		a.udpRules(p.Iperf3Text, r)
 	}
 	switch {
 	case p.RAS != nil:
@@ -403,6 +406,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 		logVersion = p.NCCL.Log.Version
 	}
 	a.asyncAddrCopy(p.cuda, logVersion)
+	a.memPoolUnsupported(p.cuda, logVersion)
 	a.errors(p.Errors)
 	if len(p.kept) > 0 {
 		a.res.Flags = append(append([]report.AnalysisFlag(nil), p.kept...), a.res.Flags...)

@@ -278,10 +278,13 @@ func (a *analysis) peerOtherNetwork(l *results.NCCLLog) {
 
 // separateTests: the headers and footers show several processes that each
 // ran a test of their own. For: "Rank 0" printed by two hosts in one
-// header block (an MPI-launched test has one rank 0), or two or more
-// footers with no table between them whose values agree within half
+// header block (an MPI-launched test prints its header and its rank list
+// once, from rank 0), "# nThread" headers printed one after another with
+// only comment lines between (processes starting a test each), or two or
+// more footers with no table between them whose values agree within half
 // (the same single-node test run once per process). Against: one footer,
-// footers of tables of their own, footers far apart (different tests).
+// footers of tables of their own, footers far apart (different tests), a
+// header repeated after device lines (a run again).
 func separateTests(l results.NCCLLaunch) bool {
 	if l.RankZeroHosts > 1 || l.StackedHeaders > 0 {
 		return true
@@ -389,7 +392,8 @@ func (a *analysis) separateTestsCause(o *results.NCCLOutput) {
 		ev = fmt.Sprintf("%d 'Avg bus bandwidth' footers without a table between them (%.4g to %.4g GB/s)", l.StrayFooters, l.StrayMin, l.StrayMax)
 	}
 	a.flag(report.Fail, "nccl-tests.not-built-with-mpi", "each process ran a test of its own, so nothing was measured between them: nccl-tests built without MPI=1, started by mpirun or srun",
-		ev, "rebuild nccl-tests with MPI=1 (make clean; make MPI=1 MPI_HOME=…) and run it again", "https://github.com/NVIDIA/nccl-tests/issues/27; NVIDIA/nccl-tests src/common.cu v2.19.6 (without MPI_SUPPORT every process has proc 0, is_main_proc) and src/util.cu (PRINT: if (is_main_thread) printf)")
+		ev, "check with ldd all_reduce_perf | grep mpi (no libmpi: built without MPI), then rebuild nccl-tests with MPI=1 (make clean; make MPI=1 MPI_HOME=…) against the MPI that mpirun belongs to and run it again",
+		"https://github.com/NVIDIA/nccl-tests/issues/27; https://github.com/NVIDIA/nccl-tests/issues/213 (two headers for one mpirun -np 2: each process ran its own test; the ldd check); NVIDIA/nccl-tests src/common.cu v2.19.6 (without MPI_SUPPORT every process has proc 0, is_main_proc) and src/util.cu (PRINT: if (is_main_thread) printf)")
 }
 
 // graphFileSet: NCCL_GRAPH_FILE set by the environment forces NCCL's

@@ -21,6 +21,9 @@ type cudaFacts struct {
 	// framework quoting NCCL's last error)
 	invalidArg int
 	files      []string
+	// notSupported are the "file:line" of "Cuda failure … 'operation not
+	// supported'" lines ("init.cc:426"), "" for one without
+	notSupported []string
 }
 
 const maxCUDAFiles = 8
@@ -29,6 +32,8 @@ var (
 	litInvalidArg  = []byte("invalid argument")
 	litCudaFailure = []byte("Cuda failure")
 	litNCCLVersion = []byte("NCCL version ")
+	// CUDA error 801, cudaErrorNotSupported
+	litNotSupported = []byte("'operation not supported'")
 )
 
 // observe reads one line the error catalogue reads.
@@ -38,11 +43,22 @@ func (c *cudaFacts) observe(line []byte) {
 			c.version = leadingVersion(line[j+len(litNCCLVersion):])
 		}
 	}
-	if !bytes.Contains(line, litInvalidArg) {
+	inv, nsup := bytes.Contains(line, litInvalidArg), bytes.Contains(line, litNotSupported)
+	if !inv && !nsup {
 		return
 	}
 	j := bytes.Index(line, litCudaFailure)
 	if j < 0 {
+		return
+	}
+	if nsup && len(c.notSupported) < maxCUDAFiles {
+		f, n := sourceLineBefore(line[:j])
+		if f != "" {
+			f = fmt.Sprintf("%s:%d", f, n)
+		}
+		c.notSupported = append(c.notSupported, f)
+	}
+	if !inv {
 		return
 	}
 	c.invalidArg++
@@ -69,6 +85,12 @@ func leadingVersion(b []byte) string {
 // a message, its directory dropped ("transport.cc" of
 // "transport.cc:154"); "" when the line names none.
 func sourceFileBefore(b []byte) string {
+	f, _ := sourceLineBefore(b)
+	return f
+}
+
+// sourceLineBefore is sourceFileBefore with the line number.
+func sourceLineBefore(b []byte) (string, int) {
 	b = bytes.TrimSpace(b)
 	b = bytes.TrimSuffix(b, []byte("NCCL WARN"))
 	b = bytes.TrimSpace(b)
@@ -77,16 +99,83 @@ func sourceFileBefore(b []byte) string {
 	}
 	colon := bytes.LastIndexByte(b, ':')
 	if colon <= 0 || !digits(b[colon+1:]) {
-		return ""
+		return "", 0
 	}
+	n, ok := leadingIntOf(b[colon+1:])
 	f := b[:colon]
 	if k := bytes.LastIndexByte(f, '/'); k >= 0 {
 		f = f[k+1:]
 	}
-	if !bytes.HasSuffix(f, []byte(".cc")) && !bytes.HasSuffix(f, []byte(".cu")) && !bytes.HasSuffix(f, []byte(".h")) {
-		return ""
+	if !ok || !bytes.HasSuffix(f, []byte(".cc")) && !bytes.HasSuffix(f, []byte(".cu")) && !bytes.HasSuffix(f, []byte(".h")) {
+		return "", 0
 	}
-	return string(f)
+	return string(f), n
+}
+
+// leadingIntOf reads a short decimal number.
+func leadingIntOf(b []byte) (int, bool) {
+	if len(b) == 0 || len(b) > 6 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// memPoolLine is the line of init.cc that calls cudaMemPoolCreate in each
+// NCCL release that does (2.23 and later; src/init.cc at each tag).
+var memPoolLine = map[string]int{
+	"2.23.4": 417, "2.24.3": 420, "2.25.1": 423,
+	"2.26.2": 416, "2.26.3": 416, "2.26.5": 416, "2.26.6": 416,
+	"2.27.3": 426, "2.27.5": 426, "2.27.6": 426, "2.27.7": 426,
+	"2.28.3": 471, "2.28.7": 491, "2.28.9": 491,
+	"2.29.2": 519, "2.29.3": 519, "2.29.7": 536,
+	"2.30.3": 557, "2.30.4": 557, "2.30.7": 564,
+}
+
+// memPoolOnly are the lines of init.cc where, in every release from 2.23
+// to 2.30.7, the only CUDA call is cudaMemPoolCreate: read without a
+// release, a failure there is that call (417 and 471 hold another CUDA
+// call in some release).
+var memPoolOnly = map[int]bool{416: true, 420: true, 423: true, 426: true, 491: true, 519: true, 536: true, 557: true, 564: true}
+
+// memPoolUnsupported: NCCL's cudaMemPoolCreate at init failed with
+// 'operation not supported' (CUDA error 801): the GPU offers no
+// stream-ordered memory pools, as a vGPU without unified memory
+// (VMware with UVM not enabled) or a fractional vGPU instance, and NCCL
+// 2.23 and later create one for every communicator. For: the WARN line
+// from init.cc at that release's cudaMemPoolCreate line, or, with no
+// release in the text, at a line where no release has another CUDA call.
+// Against: another file, line or CUDA error, a release whose line differs
+// or that the table does not hold.
+func (a *analysis) memPoolUnsupported(c cudaFacts, logVersion string) {
+	v := logVersion
+	if v == "" {
+		v = c.version
+	}
+	v = leadingVersion([]byte(v))
+	for _, fl := range c.notSupported {
+		f, ln, _ := strings.Cut(fl, ":")
+		n, ok := leadingIntOf([]byte(ln))
+		if f != "init.cc" || !ok {
+			continue
+		}
+		if want, known := memPoolLine[v]; v != "" && (!known || want != n) || v == "" && !memPoolOnly[n] {
+			continue
+		}
+		rel := "no NCCL release in the lines read; in every release from 2.23 to 2.30.7 that line of init.cc calls only cudaMemPoolCreate"
+		if v != "" {
+			rel = fmt.Sprintf("NCCL %s calls cudaMemPoolCreate at init.cc:%d", v, n)
+		}
+		a.cause(weightNCCLBugFix, report.Fail, "nccl.mempool-unsupported",
+			"NCCL could not create its CUDA memory pool (cudaMemPoolCreate: operation not supported): this GPU offers no stream-ordered memory pools, as on a vGPU without unified memory (VMware with UVM not enabled) or a fractional vGPU instance, and NCCL 2.23 and later create one for every communicator",
+			fmt.Sprintf("Cuda failure operation not supported at %s; %s", fl, rel),
+			"enable unified memory for the vGPU (VMware: pciPassthruN.cfg.enable_uvm = 1 for each vGPU) or use a GPU or vGPU profile with memory pool support (cudaDeviceGetAttribute cudaDevAttrMemoryPoolsSupported is 1); NCCL before 2.23 does not create the pool",
+			"https://github.com/NVIDIA/nccl/issues/2101; https://github.com/meta-pytorch/torchtune/issues/2556; https://github.com/AcademySoftwareFoundation/openvdb/issues/2255 (vGPU without memory pools: 801 operation not supported); NVIDIA/nccl src/init.cc v2.23.4-1 to v2.30.7-1 (CUDACHECK(cudaMemPoolCreate) in commAlloc; none before 2.23)")
+		return
+	}
 }
 
 // NCCL 2.18.1 to 2.18.5 read a peer's device address with an

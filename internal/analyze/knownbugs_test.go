@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math/rand"
+	"slices"
 	"testing"
 )
 
@@ -85,6 +86,65 @@ func TestSourceFileBefore(t *testing.T) {
 	} {
 		if got := sourceFileBefore([]byte(in)); got != want {
 			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+}
+
+// memPoolLog is ranks failing NCCL's memory pool creation in the format of
+// field case 142 (NVIDIA/nccl#2101): the WARN from init.cc and NCCL's
+// error-return trace, with the banner of version when one is given.
+func memPoolLog(ranks int, version string, line int, cudaErr string) []string {
+	var out []string
+	if version != "" {
+		out = append(out, "NCCL version "+version+"+cuda12.8")
+	}
+	for r := range ranks {
+		head := fmt.Sprintf("pod-%d:%d:%d [%d]", r/8, 500+r, 500+r, r%8)
+		out = append(out,
+			fmt.Sprintf("%s init.cc:%d NCCL WARN Cuda failure %s", head, line, cudaErr),
+			fmt.Sprintf("%s NCCL INFO init.cc:1437 -> 1", head))
+	}
+	return out
+}
+
+// cudaMemPoolCreate refused with 'operation not supported' is named for
+// every release's line of it (with the release printed, or without where
+// the line holds no other CUDA call in any release), any rank count,
+// either CUDACHECK form, behind any prefix; another line, file, error or
+// a release the table does not hold is not.
+func TestMemPoolUnsupportedAnyRanksAnyPrefix(t *testing.T) {
+	r := rand.New(rand.NewSource(2101))
+	versions := make([]string, 0, len(memPoolLine))
+	for v := range memPoolLine {
+		versions = append(versions, v)
+	}
+	slices.Sort(versions)
+	for _, pre := range causePrefixes(r) {
+		n := 1 + r.Intn(16)
+		v := versions[r.Intn(len(versions))]
+		line := memPoolLine[v]
+		e := []string{"'operation not supported'", "801 'operation not supported'"}[r.Intn(2)]
+		fire := map[string][]string{"release " + v: memPoolLog(n, v, line, e)}
+		if memPoolOnly[line] {
+			fire["no release"] = memPoolLog(n, "", line, e)
+		}
+		for what, lines := range fire {
+			if f := firstFail(analyseText(prefixed(pre, lines))); f != "nccl.mempool-unsupported" {
+				t.Errorf("%s, line %d, %d ranks behind %q: first %q", what, line, n, pre, f)
+			}
+		}
+		for what, lines := range map[string][]string{
+			"another line":      memPoolLog(n, v, line+1, e),
+			"417, no release":   memPoolLog(n, "", 417, e),
+			"2.22.3":            memPoolLog(n, "2.22.3", 426, e),
+			"2.31.0":            memPoolLog(n, "2.31.0", 564, e),
+			"out of memory":     memPoolLog(n, v, line, "2 'out of memory'"),
+			"enqueue.cc":        {fmt.Sprintf("pod:1:1 [0] enqueue.cc:%d NCCL WARN Cuda failure %s", line, e)},
+			"release, 426 else": memPoolLog(n, "2.30.7", 426, e),
+		} {
+			if res := analyseText(prefixed(pre, lines)); hasFlag(res, "nccl.mempool-unsupported") {
+				t.Errorf("%s behind %q: flagged (%+v)", what, pre, res.Flags)
+			}
 		}
 	}
 }

@@ -162,10 +162,16 @@ func (a *analysis) iperf3(r *results.Iperf3Result) {
 		a.res.Error = "iperf3 reported an error: " + r.Error
 		return
 	}
-	a.res.Measured = fmt.Sprintf("iperf3 %s %s, %d stream%s", r.Protocol, r.Role, r.Streams, plural(r.Streams))
-	it := report.AnalysisItem{Subject: fmt.Sprintf("iperf3 %s to %s", r.Protocol, r.Remote), Metric: "received", Value: round3(r.ReceivedGbps), Unit: "Gb/s", Verdict: report.VerdictNone}
-	if r.Role == "server" {
-		it.Subject = fmt.Sprintf("iperf3 %s from %s (server side)", r.Protocol, r.Remote)
+	a.res.Measured = strings.TrimSpace("iperf3 " + r.Protocol + " " + r.Role)
+	if r.Streams > 0 {
+		a.res.Measured += fmt.Sprintf(", %d stream%s", r.Streams, plural(r.Streams))
+	}
+	it := report.AnalysisItem{Subject: "iperf3 " + r.Protocol, Metric: "received", Value: round3(r.ReceivedGbps), Unit: "Gb/s", Verdict: report.VerdictNone}
+	switch {
+	case r.Role == "server":
+		it.Subject = strings.TrimSpace(fmt.Sprintf("iperf3 %s from %s", r.Protocol, r.Remote)) + " (server side)"
+	case r.Remote != "":
+		it.Subject = fmt.Sprintf("iperf3 %s to %s", r.Protocol, r.Remote)
 	}
 	it.Summary = fmt.Sprintf("sent %.3f Gb/s, received %.3f Gb/s; %d intervals (%d omitted) from %.3f to %.3f Gb/s", r.SentGbps, r.ReceivedGbps,
 		r.Intervals, r.OmittedIntervals, r.MinIntervalGbps, r.MaxIntervalGbps)
@@ -192,7 +198,7 @@ func (a *analysis) iperf3(r *results.Iperf3Result) {
 	if w, ok := a.set.Wire(a.res.Platform, "network"); ok {
 		a.wire(&it, r.ReceivedGbps/8, &w)
 	}
-	it.Notes = append(it.Notes, "TCP goes through the kernel network stack; NCCL and perftest use RDMA and reach more on the same link")
+	it.Notes = append(it.Notes, r.Protocol+" goes through the kernel network stack; NCCL and perftest use RDMA and reach more on the same link")
 	switch a.iperfText {
 	case "sender":
 		it.Notes = append(it.Notes, "text output without the receiver's summary line: the sender's rate is judged")
@@ -202,47 +208,6 @@ func (a *analysis) iperf3(r *results.Iperf3Result) {
 	it.Causes = diagnose.Causes(diagnose.Input{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.TCPBW,
 		Ratio: ratioOf(it), Verdict: it.Verdict})
 	a.res.Items = append(a.res.Items, it)
-}
-
-// udpPayload1500 is the largest UDP payload one 1500-byte IPv4 packet
-// carries (1500 - 20 IP - 8 UDP); a larger datagram is sent in fragments.
-const udpPayload1500 = 1472
-
-// udpFragmented flags an iperf3 UDP test whose datagrams exceed what one
-// 1500-byte packet carries while the receiver lost a tenth or more of them,
-// or got none in an interval after the first arrived: the kernel sends each
-// datagram as IP fragments, and one lost or dropped fragment loses the
-// datagram. With jumbo frames end to end nothing is fragmented, so the flag
-// says how to tell.
-func (a *analysis) udpFragmented(how *results.Iperf3Text) {
-	if how.DatagramBytes <= udpPayload1500 || how.UDPTotal == 0 {
-		return
-	}
-	lossy := how.UDPLost*10 >= how.UDPTotal
-	if !lossy && how.UDPEmptyIntervals == 0 {
-		return
-	}
-	a.flag(report.Warn, "iperf3.udp-fragmented",
-		fmt.Sprintf("iperf3 sent UDP datagrams of about %d bytes, more than the %d a 1500-byte packet carries: each is sent as IP fragments, and losing one fragment loses the datagram", how.DatagramBytes, udpPayload1500),
-		fmt.Sprintf("interval transfer over datagrams ≈ %d bytes each; receiver lost %d of %d datagrams, %d interval%s with none after the first arrived", how.DatagramBytes, how.UDPLost, how.UDPTotal, how.UDPEmptyIntervals, plural(how.UDPEmptyIntervals)),
-		"run the UDP test again with a send size below the path MTU (iperf3 -u -l 1400 on a 1500-byte MTU, or -l 8948 only where jumbo frames of 9000 run end to end); if the loss goes away, it was fragmentation (iperf3 before 3.1.5 sent 8 KB datagrams by default)",
-		"https://github.com/esnet/iperf/blob/master/src/iperf_client_api.c (warns \"UDP block size %d exceeds TCP MSS %d, may result in fragmentation / drops\"); https://github.com/esnet/iperf/issues/496 (the former 8 KB default UDP send size fragmented on non-jumbo Ethernet); https://github.com/esnet/iperf/issues/861")
-}
-
-// udpSentUncounted flags an iperf3 UDP client whose summary counts fewer
-// datagrams ("Sent N datagrams") than its own intervals sent, by more than a
-// tenth: iperf3 before 3.2 puts there the receiver's count (its highest
-// sequence number seen), so datagrams after the last one received are
-// counted neither sent nor lost and the loss figure understates.
-func (a *analysis) udpSentUncounted(how *results.Iperf3Text) {
-	if how.UDPSentLines == 0 || how.UDPSent == 0 || (how.UDPSent-how.UDPSentSummary)*10 <= how.UDPSent {
-		return
-	}
-	a.flag(report.Warn, "iperf3.udp-loss-uncounted",
-		fmt.Sprintf("the client's intervals sent %d UDP datagrams but its summary counts %d: the loss figure covers only the datagrams up to the last one the receiver saw, not the %d after it", how.UDPSent, how.UDPSentSummary, how.UDPSent-how.UDPSentSummary),
-		fmt.Sprintf("interval Total Datagrams sum to %d; 'Sent %d datagrams' in the summary", how.UDPSent, how.UDPSentSummary),
-		"read loss from the receiver's side with iperf3 3.2 or later (its summary gives the sender's and the receiver's counts separately), and send more than a handful of datagrams (-t of several seconds rather than a -k of a few) so the test does not end while datagrams are in flight",
-		"https://github.com/esnet/iperf/blob/3.1/src/iperf_api.c (get_results: the sender's packet_count and cnt_error are replaced by the receiver's; iperf_print_results prints it as \"Sent %d datagrams\"); https://github.com/esnet/iperf/issues/698 (loss is counted from gaps in the sequence numbers; -k bounds only the sender)")
 }
 
 // tcpProbe judges sparkrig's own TCP probe like iperf3: throughput against

@@ -182,3 +182,20 @@ func checkFirst(t *testing.T, paste, id string) {
 		}
 	}
 }
+
+// A crash inside ncclShmOpen, as gdb prints where a signal stopped the
+// process (field case 136, NVIDIA/JAX-Toolbox#183: "0x… in func (…) from
+// lib"; the "#N" frames of a backtrace are left to the lines around
+// them), fires the /dev/shm SIGBUS from any library; other NCCL
+// functions and the function named outside a frame do not.
+func TestShmOpenFrameSignature(t *testing.T) {
+	for line, fire := range map[string]bool{
+		"0x00007f6b59544f3b in ncclShmOpen(char*, unsigned long, void**, void**, int, void**) () from /usr/local/lib/python3.10/dist-packages/jaxlib/xla_extension.so": true,
+		"0x00007fd2a1c3e6b1 in ncclShmOpen(char*, unsigned long, void**, void**, int, void**) () from /usr/lib/x86_64-linux-gnu/libnccl.so.2":                          true,
+		"#1 0x00007f6b595436d7 in ncclProxyService(void*) ()":                                false,
+		"#3 0x00007f6b5e83ebb4 in clone () at ../sysdeps/unix/sysv/linux/x86_64/clone.S:100": false,
+		"see ncclShmOpen() in src/misc/shmutils.cc":                                          false,
+	} {
+		checkFlag(t, line+"\n", "error.sigbus-shm", fire)
+	}
+}

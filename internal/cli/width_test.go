@@ -64,6 +64,9 @@ func TestEveryOutputFitsTheWidth(t *testing.T) {
 		}
 	}
 	for _, d := range dirs {
+		if filepath.Base(d) == "golden" {
+			continue // the recorded analyses, not an output
+		}
 		files, _ := filepath.Glob(filepath.Join(d, "*"))
 		args := []string{"analyze"}
 		for _, f := range files {

@@ -29,6 +29,53 @@ type Iperf3Text struct {
 	UDPSent        int64 `json:"udp_sent,omitempty"`
 	UDPSentSummary int64 `json:"udp_sent_summary,omitempty"`
 	UDPSentLines   int   `json:"udp_sent_lines,omitempty"`
+	// UDPRecvLost and UDPRecvTotal are the receiver summary's Lost/Total
+	// (its [SUM] line, else its streams' lines added); UDPRecvLines counts
+	// the lines read for them.
+	UDPRecvLost  int64 `json:"udp_recv_lost,omitempty"`
+	UDPRecvTotal int64 `json:"udp_recv_total,omitempty"`
+	UDPRecvLines int   `json:"udp_recv_lines,omitempty"`
+	// UDPOdd is the first Lost/Total count that cannot be a true count
+	// (negative, or more lost than counted); UDPOddLines counts such lines
+	// and UDPLateLines the interval lines whose loss is negative while
+	// their total is not smaller than it (late datagrams given back).
+	UDPOdd       *UDPOddCount `json:"udp_odd,omitempty"`
+	UDPOddLines  int          `json:"udp_odd_lines,omitempty"`
+	UDPLateLines int          `json:"udp_late_lines,omitempty"`
+	// UDPZeroTotalBytes counts UDP lines that moved data while counting
+	// no datagram (the sequence number did not advance).
+	UDPZeroTotalBytes int `json:"udp_zero_total_bytes,omitempty"`
+	// RateFlag is the -b/--bitrate value of an iperf3 command line in
+	// the text ("0": unlimited), "" when none is shown.
+	RateFlag string `json:"rate_flag,omitempty"`
+}
+
+// UDPOddCount is a UDP Lost/Total count that cannot be true, and what the
+// text says about the stream before it.
+type UDPOddCount struct {
+	Stream  string  `json:"stream"`
+	Start   float64 `json:"start_s"`
+	End     float64 `json:"end_s"`
+	Lost    int64   `json:"lost"`
+	Total   int64   `json:"total"`
+	Bytes   float64 `json:"bytes"`
+	Label   string  `json:"label,omitempty"` // "sender", "receiver" or ""
+	Percent string  `json:"percent,omitempty"`
+	Line    string  `json:"line"`
+	// Unsigned: the count was printed as an unsigned number of 2^63 or
+	// more, the two's complement of the negative Lost holds.
+	Unsigned bool `json:"unsigned,omitempty"`
+	// Before sums the stream's Total over its interval lines before this
+	// one, over BeforeSeconds of intervals starting at FirstStart.
+	Before        int64   `json:"before"`
+	BeforeSeconds float64 `json:"before_s"`
+	FirstStart    float64 `json:"first_start_s"`
+	// Intervals counts the stream's interval lines before this one.
+	Intervals int `json:"intervals"`
+	// ReceiverTotal is the Total of the same stream's receiver summary
+	// line read after this one, when ReceiverSeen.
+	ReceiverTotal int64 `json:"receiver_total,omitempty"`
+	ReceiverSeen  bool  `json:"receiver_seen,omitempty"`
 }
 
 // ParseIperf3Text reads iperf3's text output (what people paste: the
@@ -39,7 +86,8 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 	lr := NewLineReader(r)
 	streams := map[string]bool{}
 	summary, datagrams := false, false
-	var udpEnds map[string]float64 // each stream's last interval end
+	var udpEnds map[string]*udpStream // each stream's intervals so far
+	recvSum := false                  // the receiver's [SUM] summary was read
 	var sumIntervals, oneIntervals []float64
 	var recv, sent *float64
 	for {
@@ -59,14 +107,19 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 			res.Role = "server"
 			res.Remote = string(bytes.TrimSuffix(firstWord(t[len("Accepted connection from "):]), []byte(",")))
 		case bytes.HasPrefix(t, []byte("iperf Version")), bytes.HasPrefix(t, []byte("iperf ")) && bytes.Contains(t, []byte(" 3.")):
-			if f := bytes.Fields(t); len(f) > 1 && res.Version == "" {
-				res.Version = string(f[len(f)-1])
+			// "iperf 3.14 (cJSON 1.7.15)", "iperf Version 3.0.11"
+			for _, w := range bytes.Fields(t)[1:] {
+				if res.Version == "" && len(w) > 1 && len(w) < 32 && w[0] >= '0' && w[0] <= '9' {
+					res.Version = string(w)
+				}
 			}
 		case bytes.HasPrefix(t, []byte("iperf3: error")):
 			res.Error = string(bytes.TrimSpace(t[len("iperf3: error"):]))
 			res.Error = string(bytes.TrimLeft([]byte(res.Error), "- "))
 		case bytes.HasPrefix(t, []byte("- - - -")):
 			summary = true
+		case how.RateFlag == "" && bytes.Contains(t, []byte("iperf3 ")):
+			how.RateFlag = rateFlag(t)
 		case len(t) > 0 && t[0] == '[':
 			j := bytes.IndexByte(t, ']')
 			if j < 0 {
@@ -80,7 +133,9 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 				}
 				continue
 			}
-			if bytes.Contains(rest, []byte("Jitter")) || bytes.Contains(rest, []byte("Lost/Total")) {
+			lost, total, unsigned, counted := udpCountColumns(rest)
+			if counted || bytes.Contains(rest, []byte("Jitter")) || bytes.Contains(rest, []byte("Lost/Total")) {
+				// a receiver line is UDP by its shape, header or not
 				res.Protocol = "UDP"
 			}
 			if bytes.Contains(rest, []byte("Total Datagrams")) {
@@ -97,10 +152,36 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 			if !ok || id == "ID" {
 				continue
 			}
-			if (datagrams || res.Protocol == "UDP") && id != "SUM" && intervalLine(rest) && !bytes.HasSuffix(rest, []byte("sender")) && !bytes.HasSuffix(rest, []byte("receiver")) {
-				if udpEnds == nil {
-					udpEnds = map[string]float64{}
+			if udpEnds == nil && (counted || datagrams || res.Protocol == "UDP") {
+				udpEnds = map[string]*udpStream{}
+			}
+			if counted {
+				label := ""
+				if bytes.HasSuffix(rest, []byte("sender")) {
+					label = "sender"
+				} else if bytes.HasSuffix(rest, []byte("receiver")) {
+					label = "receiver"
 				}
+				c := udpLine{id: id, rest: rest, label: label, lost: lost, total: total, unsigned: unsigned}
+				if o := how.UDPOdd; o != nil && label == "receiver" && o.Label != "receiver" && o.Stream == id && !o.ReceiverSeen {
+					o.ReceiverTotal, o.ReceiverSeen = total, true
+				}
+				valid := how.udpCount(c, udpEnds[id])
+				if valid && label == "sender" && id != "SUM" && total > 0 {
+					// the sender summary: its transfer over its datagrams
+					if moved, ok := transferBytes(bytes.Fields(rest)[2], bytes.Fields(rest)[3]); ok && moved/float64(total) < 1<<17 {
+						how.DatagramBytes = max(how.DatagramBytes, int(moved/float64(total)+0.5))
+					}
+				}
+				if valid && label == "receiver" {
+					if id == "SUM" && !recvSum {
+						recvSum, how.UDPRecvLost, how.UDPRecvTotal, how.UDPRecvLines = true, lost, total, 1
+					} else if id != "SUM" && !recvSum && how.UDPRecvTotal < 1<<60 && total < 1<<60 {
+						how.UDPRecvLost, how.UDPRecvTotal, how.UDPRecvLines = how.UDPRecvLost+lost, how.UDPRecvTotal+total, how.UDPRecvLines+1
+					}
+				}
+			}
+			if (datagrams || res.Protocol == "UDP") && id != "SUM" && intervalLine(rest) && !bytes.HasSuffix(rest, []byte("sender")) && !bytes.HasSuffix(rest, []byte("receiver")) {
 				how.udpInterval(id, rest, udpEnds)
 			}
 			switch {
@@ -160,46 +241,43 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 // A line whose interval starts before its stream's last interval ended is
 // a summary (iperf 3.1 prints the receiver's summary without "receiver"):
 // its datagrams were counted already.
-func (how *Iperf3Text) udpInterval(id string, rest []byte, ends map[string]float64) {
+func (how *Iperf3Text) udpInterval(id string, rest []byte, ends map[string]*udpStream) {
 	f := bytes.Fields(rest)
 	if len(f) < 7 {
 		return
 	}
-	from, to, _ := bytes.Cut(f[0], []byte("-"))
-	start, e1 := strconv.ParseFloat(string(from), 64)
-	end, e2 := strconv.ParseFloat(string(to), 64)
-	if e1 != nil || e2 != nil {
+	start, end, ok := intervalSpan(f[0])
+	if !ok {
 		return
 	}
-	if last, ok := ends[id]; ok && start < last {
+	st := ends[id]
+	if st != nil && start < st.end {
 		return
 	}
-	if _, ok := ends[id]; ok || len(ends) < 1024 {
-		ends[id] = end
+	if st == nil && len(ends) < 1024 {
+		st = &udpStream{first: start}
+		ends[id] = st
 	}
-	v, err := strconv.ParseFloat(string(f[2]), 64)
-	mult, unit := 0.0, string(f[3])
-	switch unit {
-	case "Bytes":
-		mult = 1
-	case "KBytes":
-		mult = 1 << 10
-	case "MBytes":
-		mult = 1 << 20
-	case "GBytes":
-		mult = 1 << 30
+	if st != nil {
+		st.end = end
+		st.n++
 	}
-	if err != nil || mult == 0 || v < 0 || v != v {
+	bytesMoved, ok := transferBytes(f[2], f[3])
+	if !ok {
 		return
 	}
 	var got int64
 	switch {
 	case len(f) >= 9 && string(f[7]) == "ms":
-		lost, total, ok := bytes.Cut(f[8], []byte("/"))
-		l, e1 := strconv.ParseInt(string(lost), 10, 64)
-		t, e2 := strconv.ParseInt(string(total), 10, 64)
-		if !ok || e1 != nil || e2 != nil || l < 0 || t < l || t > 1<<40 || how.UDPTotal > 1<<60 {
+		l, t, _, ok := udpCountColumns(rest)
+		if !ok || l < 0 || t < l || t > 1<<40 || how.UDPTotal > 1<<60 {
+			if ok && st != nil && t >= 0 && t <= 1<<40 {
+				st.count(t, end-start)
+			}
 			return
+		}
+		if st != nil {
+			st.count(t, end-start)
 		}
 		if t == 0 && how.UDPTotal > 0 {
 			how.UDPEmptyIntervals++
@@ -215,9 +293,169 @@ func (how *Iperf3Text) udpInterval(id string, rest []byte, ends map[string]float
 		how.UDPSent += n
 		got = n
 	}
-	if got > 0 && v*mult/float64(got) < 1<<17 {
-		how.DatagramBytes = max(how.DatagramBytes, int(v*mult/float64(got)+0.5))
+	if got > 0 && bytesMoved/float64(got) < 1<<17 {
+		how.DatagramBytes = max(how.DatagramBytes, int(bytesMoved/float64(got)+0.5))
 	}
+}
+
+// udpStream is what a UDP stream's interval lines counted so far: the
+// first interval's start, the last one's end, the datagrams its Total
+// column added up over secs seconds, and its interval lines.
+type udpStream struct {
+	first, end float64
+	total      int64
+	secs       float64
+	n          int
+}
+
+func (st *udpStream) count(t int64, secs float64) {
+	if st.total < 1<<60 {
+		st.total += t
+		st.secs += secs
+	}
+}
+
+// udpLine is one line with a receiver's Lost/Total columns.
+type udpLine struct {
+	id, label   string
+	rest        []byte
+	lost, total int64
+	unsigned    bool
+}
+
+// udpCount judges one Lost/Total count: iperf3 counts a datagram lost
+// when its sequence number skips ahead and gives one back when a late
+// one arrives, never below zero (iperf_udp.c), so an interval's loss is
+// negative only by the late datagrams it got, and never above its total.
+// It reports whether the count can be true.
+func (how *Iperf3Text) udpCount(c udpLine, st *udpStream) bool {
+	f := bytes.Fields(c.rest)
+	moved, _ := transferBytes(f[2], f[3])
+	if c.total == 0 && moved > 0 {
+		how.UDPZeroTotalBytes++
+	}
+	if c.total >= 0 && c.lost <= c.total && c.lost >= -c.total {
+		if c.lost < 0 {
+			how.UDPLateLines++
+		}
+		return c.lost >= 0
+	}
+	how.UDPOddLines++
+	if how.UDPOdd != nil {
+		return false
+	}
+	o := &UDPOddCount{Stream: c.id, Lost: c.lost, Total: c.total, Bytes: moved, Label: c.label, Unsigned: c.unsigned}
+	o.Start, o.End, _ = intervalSpan(f[0])
+	if line := string(bytes.TrimSpace(c.rest)); len(line) <= 160 {
+		o.Line = "[" + c.id + "] " + line
+	}
+	for i, w := range f {
+		if bytes.HasPrefix(w, []byte("(")) && bytes.HasSuffix(w, []byte("%)")) && i > 0 && len(w) < 32 {
+			o.Percent = string(w[1 : len(w)-2])
+			break
+		}
+	}
+	if st != nil {
+		o.Before, o.BeforeSeconds, o.FirstStart, o.Intervals = st.total, st.secs, st.first, st.n
+	}
+	how.UDPOdd = o
+	return false
+}
+
+// udpCountColumns reads "<jitter> ms <lost>/<total> (<p>%)" from a line's
+// columns after its tag. A count printed unsigned at 2^63 or more (iperf3
+// 3.14 to 3.16 print the 64-bit counts with PRIu64) is the negative
+// number of the same bits.
+func udpCountColumns(rest []byte) (lost, total int64, unsigned, ok bool) {
+	f := bytes.Fields(rest)
+	for i := 6; i+1 < len(f) && i < 9; i++ {
+		if string(f[i]) != "ms" {
+			continue
+		}
+		if _, err := strconv.ParseFloat(string(f[i-1]), 64); err != nil {
+			return 0, 0, false, false
+		}
+		l, t, cut := bytes.Cut(f[i+1], []byte("/"))
+		if !cut {
+			return 0, 0, false, false
+		}
+		var u1, u2 bool
+		var e1, e2 error
+		lost, u1, e1 = countInt(l)
+		total, u2, e2 = countInt(t)
+		if e1 != nil || e2 != nil {
+			return 0, 0, false, false
+		}
+		return lost, total, u1 || u2, true
+	}
+	return 0, 0, false, false
+}
+
+func countInt(b []byte) (int64, bool, error) {
+	if n, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+		return n, false, nil
+	}
+	u, err := strconv.ParseUint(string(b), 10, 64)
+	if err != nil || u < 1<<63 {
+		return 0, false, strconv.ErrSyntax
+	}
+	return int64(u), true, nil
+}
+
+// intervalSpan reads "0.00-1.00".
+func intervalSpan(b []byte) (float64, float64, bool) {
+	from, to, _ := bytes.Cut(b, []byte("-"))
+	start, e1 := strconv.ParseFloat(string(from), 64)
+	end, e2 := strconv.ParseFloat(string(to), 64)
+	if e1 != nil || e2 != nil || start != start || end != end {
+		return 0, 0, false
+	}
+	return start, end, true
+}
+
+// transferBytes reads iperf3's transfer column ("12.5 MBytes").
+func transferBytes(num, unit []byte) (float64, bool) {
+	v, err := strconv.ParseFloat(string(num), 64)
+	mult := 0.0
+	switch string(unit) {
+	case "Bytes":
+		mult = 1
+	case "KBytes":
+		mult = 1 << 10
+	case "MBytes":
+		mult = 1 << 20
+	case "GBytes":
+		mult = 1 << 30
+	case "TBytes":
+		mult = 1 << 40
+	}
+	if err != nil || mult == 0 || v < 0 || v != v || v > 1e15 {
+		return 0, false
+	}
+	return v * mult, true
+}
+
+// rateFlag is the -b/--bitrate/--bandwidth value of an iperf3 command
+// line ("0", "10g"), "" when the line sets none.
+func rateFlag(line []byte) string {
+	f := bytes.Fields(line)
+	for i, w := range f {
+		var v []byte
+		switch {
+		case string(w) == "-b" || string(w) == "--bitrate" || string(w) == "--bandwidth":
+			if i+1 < len(f) {
+				v = f[i+1]
+			}
+		case bytes.HasPrefix(w, []byte("-b")) && len(w) > 2 && w[2] >= '0' && w[2] <= '9':
+			v = w[2:]
+		case bytes.HasPrefix(w, []byte("--bitrate=")) || bytes.HasPrefix(w, []byte("--bandwidth=")):
+			_, v, _ = bytes.Cut(w, []byte("="))
+		}
+		if len(v) > 0 && len(v) <= 32 && v[0] >= '0' && v[0] <= '9' {
+			return string(v)
+		}
+	}
+	return ""
 }
 
 // intervalLine: "0.00-1.00   sec" follows the tag of an interval line.

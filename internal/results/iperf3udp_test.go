@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,84 @@ func TestIperf3TextUDPDatagrams(t *testing.T) {
 `
 	if _, how, _ := ParseIperf3Text(strings.NewReader(tcp)); how.DatagramBytes != 0 || how.UDPTotal != 0 {
 		t.Errorf("TCP lines read as UDP: %+v", how)
+	}
+}
+
+// A receiver line is UDP by its columns, and a count no sequence-gap
+// count gives is kept with what the stream counted before it; real
+// pastes from esnet/iperf issues 1554, 1892 and 841.
+func TestIperf3TextUDPCounts(t *testing.T) {
+	r, how, err := ParseIperf3Text(bytes.NewReader(verbatim(t, "iperf3-text/03_udp_summary_32bit_i586_3.14.txt")))
+	o := how.UDPOdd
+	if err != nil || r.Protocol != "UDP" || o == nil || o.Lost != 17179869184 || o.Total != 0 || o.Label != "" || o.Percent != "-2.5e-39" ||
+		o.Bytes != 128*1024 || how.UDPRecvTotal != 4 || how.UDPRecvLost != 0 || how.UDPRecvLines != 1 || how.UDPOddLines != 1 {
+		t.Errorf("3.14 i586: %+v %+v %v", r, how, err)
+	}
+	r, how, err = ParseIperf3Text(bytes.NewReader(verbatim(t, "iperf3-text/04_udp_server_counter_wrap_5040s.txt")))
+	o = how.UDPOdd
+	if err != nil || r.Protocol != "UDP" || o == nil || o.Start != 5040 || o.Lost != -792929 || o.Total != 24122 || o.Before != 853455+853309 ||
+		o.BeforeSeconds != 2 || o.FirstStart != 5038 || o.Intervals != 2 || how.UDPOddLines != 4 || how.UDPZeroTotalBytes != 3 ||
+		how.UDPLost != 33900+31600 || how.UDPTotal != 853455+853309 || how.DatagramBytes != 16 {
+		t.Errorf("wrap: %+v %+v %v", r, how, err)
+	}
+	r, how, err = ParseIperf3Text(bytes.NewReader(verbatim(t, "iperf3-text/05_udp_unlimited_rate_37pct_loss.txt")))
+	if err != nil || r.Protocol != "UDP" || how.UDPOdd != nil || how.UDPRecvLost != 10427939 || how.UDPRecvTotal != 28304262 ||
+		how.UDPSent != 28310420 || how.DatagramBytes != 1460 || r.SentGbps != 5.51 || r.ReceivedGbps != 3.48 {
+		t.Errorf("overrun: %+v %+v %v", r, how, err)
+	}
+}
+
+// Counts at the 64-bit limits: printed unsigned at 2^63 or more (iperf3
+// 3.14 to 3.16) they are the negative number of the same bits; past
+// 2^64, or not numbers, they are not counts at all.
+func TestIperf3TextUDPCountLimits(t *testing.T) {
+	for _, c := range []struct {
+		cols        string
+		lost, total int64
+		unsigned    bool
+		ok          bool
+	}{
+		{"0.001 ms  18446744073708758687/0 (0%)", -792929, 0, true, true},
+		{"0.001 ms  9223372036854775808/0 (0%)", -1 << 63, 0, true, true},
+		{"0.001 ms  9223372036854775807/9223372036854775807 (0%)", 1<<63 - 1, 1<<63 - 1, false, true},
+		{"0.001 ms  -9223372036854775808/1 (0%)", -1 << 63, 1, false, true},
+		{"0.001 ms  18446744073709551616/0 (0%)", 0, 0, false, false},
+		{"0.001 ms  Unknown/44 (0%)", 0, 0, false, false},
+		{"0.001 ms  12 (0%)", 0, 0, false, false},
+	} {
+		line := "[  5]   1.00-2.00   sec  12.5 MBytes   105 Mbits/sec  " + c.cols
+		lost, total, unsigned, ok := udpCountColumns([]byte(line[5:]))
+		if lost != c.lost || total != c.total || unsigned != c.unsigned || ok != c.ok {
+			t.Errorf("%q: %d/%d unsigned %v ok %v", c.cols, lost, total, unsigned, ok)
+		}
+		_, how, err := ParseIperf3Text(strings.NewReader(line + "\n"))
+		if err != nil || how.UDPLost < 0 || how.UDPLost > how.UDPTotal || c.ok && c.lost < 0 && (how.UDPOdd == nil || how.UDPOdd.Lost != c.lost) {
+			t.Errorf("%q: %+v %v", c.cols, how, err)
+		}
+	}
+}
+
+// Lines of TCP never read as UDP, and the -b value and version are read
+// from the command and version lines.
+func TestIperf3TextRateFlagVersion(t *testing.T) {
+	for line, want := range map[string]string{
+		"$ iperf3 -c 10.0.0.2 -u -b 0 -t 60":                 "0",
+		"iperf3 --client 192.168.25.5 --udp -b10g -w2m -l9k": "10g",
+		"iperf3 -c h -u --bitrate=5G":                        "5G",
+		"# iperf3 -c h -u --bandwidth 100M -P 4":             "100M",
+		"iperf3 -c h -u -t 10":                               "",
+	} {
+		if _, how, _ := ParseIperf3Text(strings.NewReader(line + "\n")); how.RateFlag != want {
+			t.Errorf("%q: %q, want %q", line, how.RateFlag, want)
+		}
+	}
+	for line, want := range map[string]string{"iperf 3.14 (cJSON 1.7.15)": "3.14", "iperf 3.1.7": "3.1.7", "iperf Version 3.0.11": "3.0.11"} {
+		if r, _, _ := ParseIperf3Text(strings.NewReader(line + "\n")); r.Version != want {
+			t.Errorf("%q: %q, want %q", line, r.Version, want)
+		}
+	}
+	tcp := "[  5]   0.00-1.00   sec   719 MBytes  6.03 Gbits/sec    0   1.75 MBytes\n[  5]   0.00-10.00  sec  7.03 GBytes  6.04 Gbits/sec    0             sender\n"
+	if r, how, _ := ParseIperf3Text(strings.NewReader(tcp)); r.Protocol != "TCP" || how.UDPOdd != nil || how.UDPRecvLines != 0 {
+		t.Errorf("TCP: %+v %+v", r, how)
 	}
 }

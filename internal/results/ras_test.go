@@ -175,8 +175,12 @@ func FuzzParseIperf3Text(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, how, _ := ParseIperf3Text(bytes.NewReader(b))
 		if r.ReceivedGbps < 0 || r.Intervals < 0 || how.RateFrom == "" && r.ReceivedGbps != 0 ||
-			how.DatagramBytes < 0 || how.UDPLost < 0 || how.UDPLost > how.UDPTotal || how.UDPEmptyIntervals < 0 {
+			how.DatagramBytes < 0 || how.UDPLost < 0 || how.UDPLost > how.UDPTotal || how.UDPEmptyIntervals < 0 ||
+			how.UDPRecvLost < 0 || how.UDPRecvLost > how.UDPRecvTotal || (how.UDPOdd == nil) != (how.UDPOddLines == 0) {
 			t.Fatalf("%+v %+v", r, how)
+		}
+		if o := how.UDPOdd; o != nil && (o.Total >= 0 && o.Lost <= o.Total && o.Lost >= -o.Total || o.Before < 0 || o.Intervals < 0 || len(o.Line) > 200) {
+			t.Fatalf("a count that can be true kept as odd: %+v", o)
 		}
 	})
 }

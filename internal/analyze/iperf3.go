@@ -1,0 +1,274 @@
+package analyze
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/expect"
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/results"
+)
+
+// udpRules reads what an iperf3 text output's UDP columns say about the
+// test itself: datagrams fragmented, counts the tool got wrong, loss the
+// end hosts most likely caused.
+func (a *analysis) udpRules(how *results.Iperf3Text, r *results.Iperf3Result) {
+	a.udpFragmented(how)
+	a.udpSentUncounted(how)
+	a.udpCounts(how, r.Version)
+	a.udpHostOverrun(how, r)
+}
+
+// udpPayload1500 is the largest UDP payload one 1500-byte IPv4 packet
+// carries (1500 - 20 IP - 8 UDP); a larger datagram is sent in fragments.
+const udpPayload1500 = 1472
+
+// udpFragmented flags an iperf3 UDP test whose datagrams exceed what one
+// 1500-byte packet carries while the receiver lost a tenth or more of them,
+// or got none in an interval after the first arrived: the kernel sends each
+// datagram as IP fragments, and one lost or dropped fragment loses the
+// datagram. With jumbo frames end to end nothing is fragmented, so the flag
+// says how to tell.
+func (a *analysis) udpFragmented(how *results.Iperf3Text) {
+	if how.DatagramBytes <= udpPayload1500 || how.UDPTotal == 0 {
+		return
+	}
+	lossy := how.UDPLost*10 >= how.UDPTotal
+	if !lossy && how.UDPEmptyIntervals == 0 {
+		return
+	}
+	a.flag(report.Warn, "iperf3.udp-fragmented",
+		fmt.Sprintf("iperf3 sent UDP datagrams of about %d bytes, more than the %d a 1500-byte packet carries: each is sent as IP fragments, and losing one fragment loses the datagram", how.DatagramBytes, udpPayload1500),
+		fmt.Sprintf("interval transfer over datagrams ≈ %d bytes each; receiver lost %d of %d datagrams, %d interval%s with none after the first arrived", how.DatagramBytes, how.UDPLost, how.UDPTotal, how.UDPEmptyIntervals, plural(how.UDPEmptyIntervals)),
+		"run the UDP test again with a send size below the path MTU (iperf3 -u -l 1400 on a 1500-byte MTU, or -l 8948 only where jumbo frames of 9000 run end to end); if the loss goes away, it was fragmentation (iperf3 before 3.1.5 sent 8 KB datagrams by default)",
+		"https://github.com/esnet/iperf/blob/master/src/iperf_client_api.c (warns \"UDP block size %d exceeds TCP MSS %d, may result in fragmentation / drops\"); https://github.com/esnet/iperf/issues/496 (the former 8 KB default UDP send size fragmented on non-jumbo Ethernet); https://github.com/esnet/iperf/issues/861")
+}
+
+// udpSentUncounted flags an iperf3 UDP client whose summary counts fewer
+// datagrams ("Sent N datagrams") than its own intervals sent, by more than a
+// tenth: iperf3 before 3.2 puts there the receiver's count (its highest
+// sequence number seen), so datagrams after the last one received are
+// counted neither sent nor lost and the loss figure understates.
+func (a *analysis) udpSentUncounted(how *results.Iperf3Text) {
+	if how.UDPSentLines == 0 || how.UDPSent == 0 || (how.UDPSent-how.UDPSentSummary)*10 <= how.UDPSent {
+		return
+	}
+	a.flag(report.Warn, "iperf3.udp-loss-uncounted",
+		fmt.Sprintf("the client's intervals sent %d UDP datagrams but its summary counts %d: the loss figure covers only the datagrams up to the last one the receiver saw, not the %d after it", how.UDPSent, how.UDPSentSummary, how.UDPSent-how.UDPSentSummary),
+		fmt.Sprintf("interval Total Datagrams sum to %d; 'Sent %d datagrams' in the summary", how.UDPSent, how.UDPSentSummary),
+		"read loss from the receiver's side with iperf3 3.2 or later (its summary gives the sender's and the receiver's counts separately), and send more than a handful of datagrams (-t of several seconds rather than a -k of a few) so the test does not end while datagrams are in flight",
+		"https://github.com/esnet/iperf/blob/3.1/src/iperf_api.c (get_results: the sender's packet_count and cnt_error are replaced by the receiver's; iperf_print_results prints it as \"Sent %d datagrams\"); https://github.com/esnet/iperf/issues/698 (loss is counted from gaps in the sequence numbers; -k bounds only the sender)")
+}
+
+// Sequence number limits of iperf3's UDP datagrams: the number is sent in
+// 32 bits unless --udp-counters-64bit, and iperf3 before 3.14 kept it in a
+// signed int, so its count wrapped at 2^31 (iperf_udp.c; esnet/iperf PR
+// 1536 made the counts int64_t in 3.14).
+const (
+	udpWrap31 = int64(1) << 31
+	udpWrap32 = int64(1) << 32
+)
+
+// udpCounts names the cause of a UDP Lost/Total count that cannot be
+// true. iperf3 counts a datagram lost when the sequence number skips
+// ahead, takes one back when a late datagram arrives (never below zero)
+// and counts as the interval total how far the highest sequence number
+// moved (iperf_udp.c), so a true interval loss is at most its total and
+// negative by no more than its total. The shapes it tells apart:
+//   - a loss that is a whole multiple of 2^32 over a smaller total: iperf3
+//     3.14 on a 32-bit CPU passed a 32-bit 0 where it prints a 64-bit
+//     count, so the count printed is the next count shifted 32 bits;
+//   - a loss more negative than its total: the sequence number wrapped,
+//     after 2^32 datagrams (2^31 before 3.14), and every later datagram
+//     counts as late; confirmed by the datagrams counted before it;
+//   - anything else, or a wrap the count so far rules out: a count the
+//     text cannot explain.
+//
+// Negative losses within their totals are late datagrams, said as info.
+func (a *analysis) udpCounts(how *results.Iperf3Text, version string) {
+	o := how.UDPOdd
+	if o == nil {
+		if how.UDPLateLines > 0 {
+			a.flag(report.Info, "iperf3.udp-late-datagrams",
+				fmt.Sprintf("%d UDP interval line%s show a negative loss: datagrams that arrived after a later one were taken back from the loss an earlier interval counted, so the sum over the test is what counts", how.UDPLateLines, plural(how.UDPLateLines)),
+				fmt.Sprintf("%d interval line%s with a negative Lost no larger than its Total", how.UDPLateLines, plural(how.UDPLateLines)),
+				"read the loss from the summary (receiver) line; the out-of-order count iperf3 prints there says how many arrived late",
+				"https://github.com/esnet/iperf/blob/master/src/iperf_udp.c (iperf_udp_recv: a sequence number not above the highest seen counts as out of order and takes one back from the loss count)")
+		}
+		return
+	}
+	line := fmt.Sprintf("%q", o.Line)
+	if o.Line == "" {
+		line = fmt.Sprintf("stream %s, %.2f-%.2f s: %d/%d", o.Stream, o.Start, o.End, o.Lost, o.Total)
+	}
+	more := ""
+	if how.UDPOddLines > 1 {
+		more = fmt.Sprintf("; %d lines with such counts", how.UDPOddLines)
+	}
+	if o.Lost > 0 && o.Lost%udpWrap32 == 0 && o.Total < udpWrap32 {
+		a.udpReport32(how, o, line+more, version)
+		return
+	}
+	count, exact := udpCountBefore(o)
+	if o.Lost < 0 && (count == 0 || count >= udpWrap31*7/10 && count <= udpWrap32*13/10) {
+		a.udpWrap(how, o, line+more, version, count, exact)
+		return
+	}
+	ev := line + more
+	why := "the count cannot be a sequence-gap count, and its shape is neither the 32-bit report bug of iperf3 3.14 nor a counter wrap"
+	if o.Lost < 0 {
+		ev += fmt.Sprintf("; the stream had counted %s datagrams before it, far from the 2^31 or 2^32 at which the sequence number wraps", aboutCount(count, exact))
+		why = "the count went backwards long before the sequence number could wrap; iperf3 documents two other causes, datagrams under the 16 bytes its sequence number needs and -O/--omit in old releases, and the text cannot tell which"
+	}
+	a.flag(report.Warn, "iperf3.udp-count-impossible",
+		fmt.Sprintf("iperf3 printed a UDP Lost/Total no true count gives (%d lost of %d): %s; the loss figure is not a measurement of the network", o.Lost, o.Total, why),
+		ev,
+		"do not read loss from this report: run the UDP test again with iperf3 3.15 or later, --udp-counters-64bit, -l of at least 16 bytes and no -O, and compare the sender datagram count with the receiver Lost/Total",
+		"https://github.com/esnet/iperf/blob/master/src/iperf_udp.c (iperf_udp_recv: loss counted from sequence gaps, a late datagram takes one back, never below zero; the interval total is how far the highest sequence number moved); https://github.com/esnet/iperf/issues/390 (datagrams shorter than the header); https://github.com/esnet/iperf/blob/master/RELNOTES.md (3.1.3: negative loss counters with --udp and --omit fixed, PR 414; 3.14: statistics with --omit fixed, PR 1498)")
+}
+
+// udpCountBefore is the datagrams the stream had counted when its odd
+// line began: exact when its intervals in the text start at 0, else its
+// rate over them times the time elapsed; 0 when the text does not say.
+func udpCountBefore(o *results.UDPOddCount) (int64, bool) {
+	if o.Intervals == 0 || o.BeforeSeconds <= 0 || o.Before <= 0 {
+		return 0, false
+	}
+	if o.FirstStart == 0 {
+		return o.Before + max(o.Total, 0), true
+	}
+	est := float64(o.Before) / o.BeforeSeconds * o.Start
+	if est <= 0 || est > 1e18 {
+		return 0, false
+	}
+	return int64(est) + max(o.Total, 0), false
+}
+
+func aboutCount(n int64, exact bool) string {
+	if exact {
+		return fmt.Sprintf("%d", n)
+	}
+	return fmt.Sprintf("about %.3g", float64(n))
+}
+
+// udpReport32: the 3.14 bug on 32-bit CPUs (esnet/iperf PR 1556).
+func (a *analysis) udpReport32(how *results.Iperf3Text, o *results.UDPOddCount, line, version string) {
+	k := o.Lost / udpWrap32
+	ev := []string{line, fmt.Sprintf("%d = %d × 2^32: a 32-bit 0 and the next 64-bit count read as one number", o.Lost, k)}
+	if o.ReceiverSeen {
+		if o.ReceiverTotal == k {
+			ev = append(ev, fmt.Sprintf("the receiver line of the same stream counts %d datagrams, the same %d", o.ReceiverTotal, k))
+		} else {
+			ev = append(ev, fmt.Sprintf("the receiver line of the same stream counts %d datagrams, not %d (against)", o.ReceiverTotal, k))
+		}
+	}
+	if o.Label == "" {
+		ev = append(ev, "the line lost its sender label (the string argument is read off by one too)")
+	}
+	switch {
+	case version == "":
+		ev = append(ev, "the iperf3 version is not in the text (iperf3 -v tells; the bug is in 3.14 only)")
+	case version == "3.14" || strings.HasPrefix(version, "3.14."):
+		ev = append(ev, "iperf3 "+version+", the release with this bug")
+	default:
+		ev = append(ev, "iperf3 "+version+" (against: the bug is in 3.14 only)")
+	}
+	a.flag(report.Warn, "iperf3.udp-report-32bit",
+		fmt.Sprintf("the UDP summary count %d/%d is garbled output, not loss: iperf3 3.14 on a 32-bit CPU printed the sender line with a 32-bit 0 where a 64-bit count belongs", o.Lost, o.Total),
+		strings.Join(ev, "; "),
+		"read the receiver line, whose count is right, and upgrade iperf3 on the 32-bit host to 3.15 or later, where the sender line prints 0 lost",
+		"https://github.com/esnet/iperf/pull/1556 (src/iperf_api.c iperf_print_results: the sender line passes (int64_t) 0, it passed an int 0); https://github.com/esnet/iperf/blob/master/RELNOTES.md (3.15: garbled output with UDP tests on 32-bit hosts fixed, introduced in 3.14); https://github.com/esnet/iperf/issues/1554")
+}
+
+// udpWrap: the sequence number in the datagrams wrapped (iperf_udp.c;
+// esnet/iperf issue 1892).
+func (a *analysis) udpWrap(how *results.Iperf3Text, o *results.UDPOddCount, line, version string, count int64, exact bool) {
+	limit, bits := udpWrap32, "2^32"
+	old := version != "" && !expect.VersionAtLeast(version, "3.14")
+	if old || version == "" && count > 0 && count < udpWrap31*3/2 {
+		limit, bits = udpWrap31, "2^31"
+	}
+	ev := []string{line, fmt.Sprintf("%d datagrams taken back from the loss while the sequence number moved %d", uint64(-o.Lost), o.Total)}
+	if how.UDPZeroTotalBytes > 0 {
+		ev = append(ev, fmt.Sprintf("%d line%s moved data and counted no datagram", how.UDPZeroTotalBytes, plural(how.UDPZeroTotalBytes)))
+	}
+	if o.Unsigned {
+		ev = append(ev, "the count is printed unsigned (iperf3 3.14 to 3.16): it stands for a negative one")
+	}
+	if count > 0 {
+		ev = append(ev, fmt.Sprintf("the stream had sent %s datagrams by %.0f s, near %s = %d", aboutCount(count, exact), o.Start, bits, limit))
+	} else {
+		ev = append(ev, "the datagrams counted before it are not in the text, so the wrap is the shape alone: the stream rate times the seconds from its start should reach 2^31 or 2^32")
+	}
+	switch {
+	case version == "":
+		ev = append(ev, "iperf3 version not in the text (before 3.14 the count wraps at 2^31, from 3.14 at 2^32)")
+	case old:
+		ev = append(ev, "iperf3 "+version+": counts in a 32-bit int, wrap at 2^31")
+	default:
+		ev = append(ev, "iperf3 "+version+": 64-bit counts, 32-bit sequence number in the datagram, wrap at 2^32")
+	}
+	a.flag(report.Warn, "iperf3.udp-counter-wrap",
+		fmt.Sprintf("the receiver's UDP loss turned negative at %.0f s: the sequence number iperf3 puts in each datagram wrapped after %s datagrams, and from then on every datagram counts as late; a counting artifact of the tool, not loss on the network", o.Start, bits),
+		strings.Join(ev, "; "),
+		"run long or fast UDP tests with --udp-counters-64bit on the client (both ends iperf3 3.1 or later), or keep a test under 2^31 datagrams (a shorter -t, a lower -b, a larger -l); the intervals before the wrap are valid",
+		"https://github.com/esnet/iperf/blob/master/src/iperf_udp.c (iperf_udp_send/iperf_udp_recv: the sequence number is sent in 32 bits unless udp_counters_64bit; a number not above the highest seen counts as out of order); https://github.com/esnet/iperf/pull/1536 (3.14: UDP counts from int to int64_t); https://github.com/esnet/iperf/blob/master/src/iperf3.1 (--udp-counters-64bit); https://github.com/esnet/iperf/issues/1892")
+}
+
+// Where the host-overrun rule speaks: from 1 Gb/s sent (a choice, not a
+// measured limit: below it the rule stays silent rather than guess), and
+// from 5 % lost, well above what a sound path loses (the maintainer
+// reference run in esnet/iperf issue 828 lost 2 % in its first second and
+// under 0.05 % in each later one at 10 Gb/s).
+const (
+	udpOverrunGbps = 1.0
+	udpOverrunLoss = 0.05
+)
+
+// udpHostOverrun: heavy UDP loss at a high send rate. UDP has no flow
+// control: a sender faster than the receiving host drains its socket has
+// its datagrams dropped at the end hosts (the receive buffer first), and
+// iperf3 counts them as lost. For: the loss, the rate, -b 0, datagrams
+// that fit one packet. Against, and never: fragmented datagrams (the
+// fragment rule), counts that cannot be true, a loss too small or a rate
+// too low.
+func (a *analysis) udpHostOverrun(how *results.Iperf3Text, r *results.Iperf3Result) {
+	if how.UDPOdd != nil || how.DatagramBytes > udpPayload1500 {
+		return
+	}
+	lost, total := how.UDPRecvLost, how.UDPRecvTotal
+	if how.UDPRecvLines == 0 {
+		lost, total = how.UDPLost, how.UDPTotal
+	}
+	if total < 1000 || lost < 100 || float64(lost) < udpOverrunLoss*float64(total) {
+		return
+	}
+	share := float64(lost) / float64(total)
+	sent := r.SentGbps
+	if sent <= 0 && share < 1 {
+		sent = r.ReceivedGbps / (1 - share)
+	}
+	if sent < udpOverrunGbps {
+		return
+	}
+	ev := []string{fmt.Sprintf("receiver lost %d of %d datagrams (%.0f %%) sent at %.2f Gb/s, %.2f Gb/s arrived", lost, total, 100*share, sent, r.ReceivedGbps)}
+	switch how.RateFlag {
+	case "":
+	case "0":
+		ev = append(ev, "-b 0: no rate limit, the sender sends as fast as it can")
+	default:
+		ev = append(ev, "-b "+how.RateFlag)
+	}
+	if how.DatagramBytes > 0 {
+		ev = append(ev, fmt.Sprintf("datagrams of about %d bytes fit one 1500-byte packet (not fragmented)", how.DatagramBytes))
+	}
+	if r.Streams > 0 {
+		ev = append(ev, fmt.Sprintf("%d stream%s", r.Streams, plural(r.Streams)))
+	}
+	ev = append(ev, "against: the text cannot show where the datagrams were dropped; a lossy link or a rate policer drops them alike, and the host counters tell")
+	a.flag(report.Warn, "iperf3.udp-host-overrun",
+		fmt.Sprintf("UDP lost %.0f %% of its datagrams at %.2f Gb/s: UDP has no flow control, so a sender faster than the receiving host drains its socket loses datagrams at the end hosts first; a suspect, not proof of a network fault", 100*share, sent),
+		strings.Join(ev, "; "),
+		"on the receiver read nstat -az UdpRcvbufErrors UdpInErrors (netstat -su: receive buffer errors) and ip -s link drops before and after a test; if they grow by about the lost count the host dropped them: pace with -b below the rate that arrived, raise -w (and net.core.rmem_max), or measure the link with TCP",
+		"https://github.com/esnet/iperf/issues/841 (maintainer: -b 0 sends in a tight loop as fast as it can; UDP has no flow control or congestion control); Linux net/ipv4/udp.c (a datagram a full socket receive queue refuses counts UDP_MIB_RCVBUFERRORS, RcvbufErrors in /proc/net/snmp)")
+}
