@@ -433,3 +433,15 @@ func restoreHash(line []byte) []byte {
 	}
 	return nil
 }
+
+// ObserveQuietInfo hands l the quiet NCCL INFO lines at the reader's
+// position (results.LineReader.ObserveQuietInfo) where nothing is to be
+// undone or shown: no prefix on every line, no one observing lines.
+func (p *pasteReader) ObserveQuietInfo(l *results.NCCLLog) int {
+	if len(p.stats.prefix) > 0 || p.observe != nil {
+		return 0
+	}
+	n := p.lr.ObserveQuietInfo(l)
+	p.n += n
+	return n
+}

@@ -329,7 +329,7 @@ type opening struct {
 // compared first: the openings of a log most often differ there (the host).
 func (o *opening) match(line []byte) bool {
 	n := len(o.b)
-	return n >= 8 && len(line) >= n && binary.LittleEndian.Uint64(line) == o.head && string(line[:n]) == string(o.b)
+	return n >= 8 && len(line) >= n && binary.LittleEndian.Uint64(line) == o.head && string(line[8:n]) == string(o.b[8:])
 }
 
 // hostOf makes lastHost the host of a line that opens with o (nil where it
@@ -1272,4 +1272,46 @@ func nthField(s []byte, n int) ([]byte, bool) {
 		}
 		i = j
 	}
+}
+
+// infoWord is "INFO" read as a little-endian word.
+var infoWord = binary.LittleEndian.Uint32([]byte("INFO"))
+
+// ObserveQuietInfo is Observe for a line that opens with one of the
+// openings kept (tagAt) and is an INFO line that reports no failure (most
+// lines of a log), reporting true; for any other line it changes nothing
+// and reports false, leaving the line to Observe. It reads the line
+// exactly as Observe does: the same opening, host and message handlers.
+func (l *NCCLLog) ObserveQuietInfo(line []byte) bool {
+	k := l.lastOpen
+	o := &l.opens[k]
+	if !o.match(line) {
+		o = nil
+		for j := range l.opens {
+			if c := &l.opens[j]; c.match(line) {
+				k, o = j, c
+				break
+			}
+		}
+		if o == nil {
+			return false
+		}
+	}
+	// "INFO " after the opening's "NCCL ", compared as a word and a byte
+	n := len(o.b)
+	if len(line) < n+5 || binary.LittleEndian.Uint32(line[n:]) != infoWord || line[n+4] != ' ' {
+		return false
+	}
+	i := n - len(tagNCCL)
+	msg := line[n+5:]
+	if !quietInfo(msg) {
+		return false
+	}
+	l.lastOpen = k
+	l.InfoLines++
+	l.hostOf(o, line[:i])
+	l.quietInfo = true
+	l.cur = line[:i]
+	l.info(msg)
+	return true
 }

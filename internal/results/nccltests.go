@@ -149,13 +149,29 @@ func ParseNCCLTestsLines(lr LineSource) (NCCLOutput, error) {
 	return ParseNCCLTestsLinesSeen(lr, nil)
 }
 
+// QuietInfoSource is a LineSource that can hand an NCCLLog, in one loop,
+// the NCCL INFO lines at its position that NCCLLog.ObserveQuietInfo reads
+// (LineReader.ObserveQuietInfo), counting them as lines read; it returns
+// how many it handed over.
+type QuietInfoSource interface {
+	ObserveQuietInfo(l *NCCLLog) int
+}
+
 // ParseNCCLTestsLinesSeen is ParseNCCLTestsLines that also hands every line
 // to seen, except NCCL INFO lines that report no failure (the bulk of a
 // log), so that a second reader (analyze's error catalogue) costs little.
 func ParseNCCLTestsLinesSeen(lr LineSource, seen func([]byte)) (NCCLOutput, error) {
 	p := &ncclParser{seen: seen, lr: lr}
+	quiet, _ := lr.(QuietInfoSource)
 	var err error
 	for {
+		// a run of quiet INFO lines read at once: what line() does with
+		// each (no table row, no catalogue line) but end a wrapped row
+		// and a bare header
+		if quiet != nil && quiet.ObserveQuietInfo(&p.out.Log) > 0 {
+			p.wrapped = p.wrapped[:0]
+			p.bareHeader = false
+		}
 		var line []byte
 		line, err = lr.Next()
 		if err != nil {

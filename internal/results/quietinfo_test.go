@@ -1,0 +1,131 @@
+package results
+
+import (
+	"bytes"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"testing/iotest"
+)
+
+// lineOnly hides a source's ObserveQuietInfo: the parser then reads every
+// line through Next and Observe, the full parse the shortcut must match.
+type lineOnly struct{ LineSource }
+
+// sameParse parses b with the quiet-INFO shortcut and without it and
+// fails unless the two outputs (every fact, the log's own state, the
+// line count) and errors are equal. small reads the input a few bytes at
+// a time, so that lines straddle the reader's buffer.
+func sameParse(t *testing.T, b []byte, small bool) {
+	t.Helper()
+	in := func() io.Reader {
+		if small {
+			return iotest.HalfReader(iotest.OneByteReader(bytes.NewReader(b)))
+		}
+		return bytes.NewReader(b)
+	}
+	fast, errFast := ParseNCCLTestsLines(NewLineReader(in()))
+	full, errFull := ParseNCCLTestsLines(lineOnly{NewLineReader(in())})
+	if (errFast == nil) != (errFull == nil) {
+		t.Fatalf("errors differ: %v, full parse %v", errFast, errFull)
+	}
+	// cur points into each reader's buffer: compared by its bytes
+	if string(fast.Log.cur) != string(full.Log.cur) {
+		t.Fatalf("current prefix %q, full parse %q", fast.Log.cur, full.Log.cur)
+	}
+	fast.Log.cur, full.Log.cur = nil, nil
+	if !reflect.DeepEqual(fast, full) {
+		t.Fatalf("the shortcut reads otherwise than the full parse:\n%+v\nfull:\n%+v", fast.Log, full.Log)
+	}
+}
+
+// realLines are the verbatim lines of the NCCL logs and nccl-tests
+// outputs kept in testdata.
+func realLines(t testing.TB) [][]byte {
+	var lines [][]byte
+	for _, d := range []string{"nccl-logs", "nccl-tests"} {
+		names, _ := filepath.Glob(filepath.Join("testdata", d, "*"))
+		for _, n := range names {
+			b, err := os.ReadFile(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := extractVerbatim(b); len(v) > 0 {
+				b = v
+			}
+			lines = append(lines, bytes.SplitAfter(b, []byte("\n"))...)
+		}
+	}
+	return lines
+}
+
+// The shortcut for quiet INFO lines reads every real log as the full
+// parse does, whole and read a byte or two at a time.
+func TestQuietInfoShortcutRealLogs(t *testing.T) {
+	for _, d := range []string{"nccl-logs", "nccl-tests"} {
+		names, _ := filepath.Glob(filepath.Join("testdata", d, "*"))
+		for _, n := range names {
+			b, err := os.ReadFile(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := extractVerbatim(b); len(v) > 0 {
+				b = v
+			}
+			t.Run(filepath.Base(n), func(t *testing.T) {
+				sameParse(t, b, false)
+				sameParse(t, b, true)
+			})
+		}
+	}
+}
+
+// Property: any mix of real lines, in any order, each with any of the
+// prefixes launchers and pastes put in front (or a random one), CRLF or
+// '\r' redraws, cut short or run together, reads the same with the
+// shortcut as without it.
+func TestQuietInfoShortcutProperty(t *testing.T) {
+	lines := realLines(t)
+	prefixes := []string{"", "", "", "[1,0]<stdout>:", "0: ", "  3: ", "2026-03-13T22:26:02Z ", "[rank3]: ",
+		"(RayWorkerWrapper pid=2981, ip=10.0.0.2) ", "svc  | ", "> ", "nThread ", "size ", "\t", "#"}
+	rng := rand.New(rand.NewPCG(36, 2))
+	for iter := range 300 {
+		var b []byte
+		for range 1 + rng.IntN(400) {
+			line := lines[rng.IntN(len(lines))]
+			switch rng.IntN(12) {
+			case 0:
+				b = append(b, prefixes[rng.IntN(len(prefixes))]...)
+			case 1:
+				p := make([]byte, rng.IntN(12))
+				for i := range p {
+					p[i] = byte(rng.IntN(128))
+				}
+				b = append(b, p...)
+			case 2:
+				line = line[:rng.IntN(len(line)+1)]
+			case 3:
+				line = bytes.Replace(line, []byte("\n"), []byte("\r\n"), 1)
+			case 4:
+				if len(line) > 4 {
+					at := rng.IntN(len(line) - 1)
+					line = append(append(append([]byte{}, line[:at]...), '\r'), line[at:]...)
+				}
+			}
+			b = append(b, line...)
+		}
+		sameParse(t, b, iter%4 == 0)
+	}
+}
+
+// FuzzQuietInfoShortcut: any input reads the same with the shortcut for
+// quiet INFO lines as without it.
+func FuzzQuietInfoShortcut(f *testing.F) {
+	seedAll(f, "nccl-logs", "nccl-tests")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sameParse(t, b, false)
+	})
+}
