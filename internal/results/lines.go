@@ -234,46 +234,28 @@ func StripLauncherPrefix(line []byte) []byte {
 }
 
 // ObserveQuietInfo hands l the lines at the reader's position that
-// NCCLLog.ObserveQuietInfo reads (NCCL INFO lines that report no failure,
-// of an opening seen before) and returns how many: one loop over the
-// buffer instead of a call of each reader on the way per line. It stops,
-// leaving the line to Next, at a line that opens with anything but a
-// lower-case letter (a tag or decoration the parsers strip first;
-// "nThread", "nccl-tests", "size": a header whose "#" a paste lost), holds
-// a '\r' before its ending, or has no newline yet.
+// NCCLLog.ObserveQuietLines reads (NCCL INFO lines that report no
+// failure, of an opening seen before) and returns how many: one loop over
+// the buffer instead of a call of each reader on the way per line. The
+// line it stops at is left to Next.
 func (lr *LineReader) ObserveQuietInfo(l *NCCLLog) int {
-	if lr.discarding {
+	if lr.discarding || lr.end-lr.start < 2 {
 		return 0
 	}
-	count := 0
-	for {
-		rest := lr.buf[lr.start:lr.end]
-		if len(rest) < 2 || rest[0]-'a' > 'z'-'a' || rest[0] == 'n' && (rest[1] == 'T' || rest[1] == 'c') || rest[0] == 's' && rest[1] == 'i' {
-			return count
+	if !lr.crKnown || lr.cr < lr.start {
+		lr.crKnown = true
+		if j := bytes.IndexByte(lr.buf[lr.start:lr.end], '\r'); j >= 0 {
+			lr.cr = lr.start + j
+		} else {
+			lr.cr = lr.end
 		}
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 || i+1 > MaxLineBytes {
-			return count
-		}
-		e := i
-		if e > 0 && rest[e-1] == '\r' {
-			e--
-		}
-		if !lr.crKnown || lr.cr < lr.start {
-			lr.crKnown = true
-			if j := bytes.IndexByte(rest, '\r'); j >= 0 {
-				lr.cr = lr.start + j
-			} else {
-				lr.cr = lr.end
-			}
-		}
-		if lr.cr < lr.start+e || !l.ObserveQuietInfo(rest[:e]) {
-			return count
-		}
-		lr.start += i + 1
-		lr.n++
-		lr.read += int64(i + 1)
-		lr.lastCR = false
-		count++
 	}
+	n, lines := l.ObserveQuietLines(lr.buf[lr.start:lr.end], lr.cr-lr.start)
+	if lines > 0 {
+		lr.start += n
+		lr.n += lines
+		lr.read += int64(n)
+		lr.lastCR = false
+	}
+	return lines
 }

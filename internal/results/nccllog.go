@@ -763,7 +763,13 @@ func (l *NCCLLog) GDRHosts() (on, off []string) {
 // channel handles "Channel 00/16 : 0 1" and
 // "Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0".
 func (l *NCCLLog) channel(msg []byte) {
-	if j := index(msg, " via "); j >= 0 {
+	// a ring line ("Channel 00/16 : 0 1") has no 'v': one byte search
+	// tells it from a connection line
+	j := -1
+	if bytes.IndexByte(msg, 'v') >= 0 {
+		j = index(msg, " via ")
+	}
+	if j >= 0 {
 		t := bytes.TrimSpace(msg[j+5:])
 		l.netGDRLine(msg, t)
 		l.intraHostLine(msg, t)
@@ -903,8 +909,12 @@ func (l *NCCLLog) ibSpeed(msg []byte, j int) {
 	speed, _ := leadingInt(msg[j+7:])
 	for i := range l.IBDevices {
 		if l.IBDevices[i].Name == string(name) {
-			l.IBDevices[i].SpeedMbps = speed
-			l.ibGen++
+			// every rank prints the line: a change only where the speed
+			// is new (ibUsing's memo holds while IBDevices is unchanged)
+			if l.IBDevices[i].SpeedMbps != speed {
+				l.IBDevices[i].SpeedMbps = speed
+				l.ibGen++
+			}
 			return
 		}
 	}
@@ -1211,7 +1221,9 @@ func addUnique(list []string, s string) []string {
 }
 
 func leadingInt(b []byte) (int, bool) {
-	b = bytes.TrimLeft(b, " ")
+	for len(b) > 0 && b[0] == ' ' {
+		b = b[1:]
+	}
 	n, i := 0, 0
 	for i < len(b) && b[i] >= '0' && b[i] <= '9' && i < 12 {
 		n = n*10 + int(b[i]-'0')
@@ -1276,6 +1288,36 @@ func nthField(s []byte, n int) ([]byte, bool) {
 
 // infoWord is "INFO" read as a little-endian word.
 var infoWord = binary.LittleEndian.Uint32([]byte("INFO"))
+
+// ObserveQuietLines reads the whole lines at the start of buf that
+// ObserveQuietInfo reads, up to the first it does not, and returns how
+// many bytes and lines it read. It stops at a line that opens with
+// anything but a lower-case letter (a tag or decoration the parsers strip
+// first; "nThread", "nccl-tests", "size": a header whose "#" a paste
+// lost), is over MaxLineBytes, has no newline in buf, or holds a '\r'
+// before its ending at or after offset cr of buf (len(buf) or more when
+// there is none): the lines a reader hands on unchanged.
+func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
+	for {
+		rest := buf[n:]
+		if len(rest) < 2 || rest[0]-'a' > 'z'-'a' || rest[0] == 'n' && (rest[1] == 'T' || rest[1] == 'c') || rest[0] == 's' && rest[1] == 'i' {
+			return n, lines
+		}
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 || i+1 > MaxLineBytes {
+			return n, lines
+		}
+		e := i
+		if e > 0 && rest[e-1] == '\r' {
+			e--
+		}
+		if cr < n+e || !l.ObserveQuietInfo(rest[:e]) {
+			return n, lines
+		}
+		n += i + 1
+		lines++
+	}
+}
 
 // ObserveQuietInfo is Observe for a line that opens with one of the
 // openings kept (tagAt) and is an INFO line that reports no failure (most
