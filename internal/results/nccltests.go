@@ -163,15 +163,19 @@ type QuietInfoSource interface {
 func ParseNCCLTestsLinesSeen(lr LineSource, seen func([]byte)) (NCCLOutput, error) {
 	p := &ncclParser{seen: seen, lr: lr}
 	quiet, _ := lr.(QuietInfoSource)
+	// alarms counts the WARN and ATTN lines read: after one, the next
+	// line is most likely another (a WARN-heavy log), not worth a try
+	alarms := int64(0)
 	var err error
 	for {
 		// a run of quiet INFO lines read at once: what line() does with
 		// each (no table row, no catalogue line) but end a wrapped row
 		// and a bare header
-		if quiet != nil && quiet.ObserveQuietInfo(&p.out.Log) > 0 {
+		if quiet != nil && alarms == p.out.Log.WarnCount+p.out.Log.AttnCount && quiet.ObserveQuietInfo(&p.out.Log) > 0 {
 			p.wrapped = p.wrapped[:0]
 			p.bareHeader = false
 		}
+		alarms = p.out.Log.WarnCount + p.out.Log.AttnCount
 		var line []byte
 		line, err = lr.Next()
 		if err != nil {
