@@ -84,13 +84,8 @@ func (p *pasteReader) Read(b []byte) (int, error) {
 // until the next call.
 func (p *pasteReader) Next() ([]byte, error) {
 	for {
-		line, err := p.lr.Next()
-		if n := p.lr.Skipped(); n != p.skipped {
-			p.skipped = n
-			p.stats.LongLines = p.longBefore + n
-		}
+		line, err := p.raw()
 		if err != nil {
-			p.err = err
 			return nil, err
 		}
 		// most lines of a log: a host name first, nothing to undo and no
@@ -115,6 +110,16 @@ func (p *pasteReader) Line() int { return p.n }
 // the line is skipped or there is none).
 func (p *pasteReader) next() {
 	p.cur = nil
+	line, err := p.raw()
+	if err != nil {
+		return
+	}
+	p.cur = p.normal(line)
+}
+
+// raw reads one line as the file has it, counting over-long lines skipped
+// and keeping the error for Err.
+func (p *pasteReader) raw() ([]byte, error) {
 	line, err := p.lr.Next()
 	if n := p.lr.Skipped(); n != p.skipped {
 		p.skipped = n
@@ -122,9 +127,8 @@ func (p *pasteReader) next() {
 	}
 	if err != nil {
 		p.err = err
-		return
 	}
-	p.cur = p.normal(line)
+	return line, err
 }
 
 // normal is a line's normalised form, nil when it is skipped.

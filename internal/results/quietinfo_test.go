@@ -42,10 +42,16 @@ func sameParse(t *testing.T, b []byte, small bool) {
 	}
 }
 
-// realLines are the verbatim lines of the NCCL logs and nccl-tests
-// outputs kept in testdata.
-func realLines(t testing.TB) [][]byte {
-	var lines [][]byte
+// realLog is one verbatim NCCL log or nccl-tests output kept in testdata.
+type realLog struct {
+	name string
+	text []byte
+}
+
+// realLogs are the verbatim NCCL logs and nccl-tests outputs kept in
+// testdata, in the order of their paths.
+func realLogs(t testing.TB) []realLog {
+	var logs []realLog
 	for _, d := range []string{"nccl-logs", "nccl-tests"} {
 		names, _ := filepath.Glob(filepath.Join("testdata", d, "*"))
 		for _, n := range names {
@@ -56,8 +62,17 @@ func realLines(t testing.TB) [][]byte {
 			if v := extractVerbatim(b); len(v) > 0 {
 				b = v
 			}
-			lines = append(lines, bytes.SplitAfter(b, []byte("\n"))...)
+			logs = append(logs, realLog{n, b})
 		}
+	}
+	return logs
+}
+
+// realLines are the lines of realLogs.
+func realLines(t testing.TB) [][]byte {
+	var lines [][]byte
+	for _, l := range realLogs(t) {
+		lines = append(lines, bytes.SplitAfter(l.text, []byte("\n"))...)
 	}
 	return lines
 }
@@ -65,21 +80,11 @@ func realLines(t testing.TB) [][]byte {
 // The shortcut for quiet INFO lines reads every real log as the full
 // parse does, whole and read a byte or two at a time.
 func TestQuietInfoShortcutRealLogs(t *testing.T) {
-	for _, d := range []string{"nccl-logs", "nccl-tests"} {
-		names, _ := filepath.Glob(filepath.Join("testdata", d, "*"))
-		for _, n := range names {
-			b, err := os.ReadFile(n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v := extractVerbatim(b); len(v) > 0 {
-				b = v
-			}
-			t.Run(filepath.Base(n), func(t *testing.T) {
-				sameParse(t, b, false)
-				sameParse(t, b, true)
-			})
-		}
+	for _, l := range realLogs(t) {
+		t.Run(filepath.Base(l.name), func(t *testing.T) {
+			sameParse(t, l.text, false)
+			sameParse(t, l.text, true)
+		})
 	}
 }
 
