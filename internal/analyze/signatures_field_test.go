@@ -98,16 +98,21 @@ func TestBatch17Signatures(t *testing.T) {
 	}
 }
 
+// behind puts pre in front of every line of paste.
+func behind(pre, paste string) string {
+	var b strings.Builder
+	for _, l := range strings.SplitAfter(paste, "\n") {
+		if l != "" {
+			b.WriteString(pre + l)
+		}
+	}
+	return b.String()
+}
+
 func checkFlag(t *testing.T, paste, id string, fire bool) {
 	t.Helper()
 	for _, pre := range launchPrefixes {
-		var b strings.Builder
-		for _, l := range strings.SplitAfter(paste, "\n") {
-			if l != "" {
-				b.WriteString(pre + l)
-			}
-		}
-		a := Reader("s.txt", strings.NewReader(b.String()), Options{})
+		a := Reader("s.txt", strings.NewReader(behind(pre, paste)), Options{})
 		if got := hasFlag(a, id); got != fire {
 			t.Errorf("%q behind %q: %s fired %v, want %v (%+v)", paste, pre, id, got, fire, a.Flags)
 		}
@@ -170,13 +175,7 @@ func TestNVLSFabricSignature(t *testing.T) {
 func checkFirst(t *testing.T, paste, id string) {
 	t.Helper()
 	for _, pre := range launchPrefixes {
-		var b strings.Builder
-		for _, l := range strings.SplitAfter(paste, "\n") {
-			if l != "" {
-				b.WriteString(pre + l)
-			}
-		}
-		a := Reader("s.txt", strings.NewReader(b.String()), Options{})
+		a := Reader("s.txt", strings.NewReader(behind(pre, paste)), Options{})
 		if got := topCause(a); got != id {
 			t.Errorf("%q behind %q: first %q, want %s (%+v)", paste, pre, got, id, a.Flags)
 		}
