@@ -48,6 +48,15 @@ type Iperf3Text struct {
 	// RateFlag is the -b/--bitrate value of an iperf3 command line in
 	// the text ("0": unlimited), "" when none is shown.
 	RateFlag string `json:"rate_flag,omitempty"`
+	// LenFlag is the -l/--length of an iperf3 command line in the text,
+	// in bytes (the UDP datagram payload), 0 when none is shown.
+	LenFlag int `json:"len_flag,omitempty"`
+	// UDPStuck is the first Lost/Total whose total is 2^31-1 or 2^32-1,
+	// the largest value a 32-bit counter holds; UDPOutOfOrder is the
+	// receiver's "N datagrams received out-of-order" ([SUM], else its
+	// streams' lines added).
+	UDPStuck      *UDPOddCount `json:"udp_stuck,omitempty"`
+	UDPOutOfOrder int64        `json:"udp_out_of_order,omitempty"`
 }
 
 // UDPOddCount is a UDP Lost/Total count that cannot be true, and what the
@@ -76,6 +85,10 @@ type UDPOddCount struct {
 	// line read after this one, when ReceiverSeen.
 	ReceiverTotal int64 `json:"receiver_total,omitempty"`
 	ReceiverSeen  bool  `json:"receiver_seen,omitempty"`
+	// AfterOmitted: every interval line of the stream before this one was
+	// an "(omitted)" warm-up line, whose losses add up to OmittedLost.
+	AfterOmitted bool  `json:"after_omitted,omitempty"`
+	OmittedLost  int64 `json:"omitted_lost,omitempty"`
 }
 
 // ParseIperf3Text reads iperf3's text output (what people paste: the
@@ -88,6 +101,7 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 	summary, datagrams := false, false
 	var udpEnds map[string]*udpStream // each stream's intervals so far
 	recvSum := false                  // the receiver's [SUM] summary was read
+	ooSum := false                    // a [SUM] out-of-order line was read
 	var sumIntervals, oneIntervals []float64
 	var recv, sent *float64
 	for {
@@ -118,8 +132,13 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 			res.Error = string(bytes.TrimLeft([]byte(res.Error), "- "))
 		case bytes.HasPrefix(t, []byte("- - - -")):
 			summary = true
-		case how.RateFlag == "" && bytes.Contains(t, []byte("iperf3 ")):
-			how.RateFlag = rateFlag(t)
+		case (how.RateFlag == "" || how.LenFlag == 0) && bytes.Contains(t, []byte("iperf3 ")) && t[0] != '[':
+			if how.RateFlag == "" {
+				how.RateFlag = rateFlag(t)
+			}
+			if how.LenFlag == 0 {
+				how.LenFlag = lenFlag(t)
+			}
 		case len(t) > 0 && t[0] == '[':
 			j := bytes.IndexByte(t, ']')
 			if j < 0 {
@@ -127,6 +146,15 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 			}
 			id := string(bytes.TrimSpace(t[1:j]))
 			rest := t[j+1:]
+			if n, ok := outOfOrder(rest); ok {
+				switch {
+				case id == "SUM": // a [SUM] line replaces its streams' lines
+					how.UDPOutOfOrder, ooSum = n, true
+				case !ooSum && how.UDPOutOfOrder < 1<<62:
+					how.UDPOutOfOrder += n
+				}
+				continue
+			}
 			if bytes.Contains(rest, []byte(" connected to ")) {
 				if len(streams) < 1024 {
 					streams[id] = true
@@ -278,6 +306,10 @@ func (how *Iperf3Text) udpInterval(id string, rest []byte, ends map[string]*udpS
 		}
 		if st != nil {
 			st.count(t, end-start)
+			if bytes.Contains(rest, []byte("(omitted)")) && st.omittedLost < 1<<60 {
+				st.omitted++
+				st.omittedLost += l
+			}
 		}
 		if t == 0 && how.UDPTotal > 0 {
 			how.UDPEmptyIntervals++
@@ -302,10 +334,12 @@ func (how *Iperf3Text) udpInterval(id string, rest []byte, ends map[string]*udpS
 // first interval's start, the last one's end, the datagrams its Total
 // column added up over secs seconds, and its interval lines.
 type udpStream struct {
-	first, end float64
-	total      int64
-	secs       float64
-	n          int
+	first, end  float64
+	total       int64
+	secs        float64
+	n           int
+	omitted     int   // interval lines marked "(omitted)"
+	omittedLost int64 // the losses they counted
 }
 
 func (st *udpStream) count(t int64, secs float64) {
@@ -334,6 +368,9 @@ func (how *Iperf3Text) udpCount(c udpLine, st *udpStream) bool {
 	if c.total == 0 && moved > 0 {
 		how.UDPZeroTotalBytes++
 	}
+	if (c.total == 1<<31-1 || c.total == 1<<32-1) && how.UDPStuck == nil {
+		how.UDPStuck = oddCount(c, f, moved, st)
+	}
 	if c.total >= 0 && c.lost <= c.total && c.lost >= -c.total {
 		if c.lost < 0 {
 			how.UDPLateLines++
@@ -341,9 +378,15 @@ func (how *Iperf3Text) udpCount(c udpLine, st *udpStream) bool {
 		return c.lost >= 0
 	}
 	how.UDPOddLines++
-	if how.UDPOdd != nil {
-		return false
+	if how.UDPOdd == nil {
+		how.UDPOdd = oddCount(c, f, moved, st)
 	}
+	return false
+}
+
+// oddCount is what the text says about one Lost/Total line and the
+// stream before it.
+func oddCount(c udpLine, f [][]byte, moved float64, st *udpStream) *UDPOddCount {
 	o := &UDPOddCount{Stream: c.id, Lost: c.lost, Total: c.total, Bytes: moved, Label: c.label, Unsigned: c.unsigned}
 	o.Start, o.End, _ = intervalSpan(f[0])
 	if line := string(bytes.TrimSpace(c.rest)); len(line) <= 160 {
@@ -357,9 +400,10 @@ func (how *Iperf3Text) udpCount(c udpLine, st *udpStream) bool {
 	}
 	if st != nil {
 		o.Before, o.BeforeSeconds, o.FirstStart, o.Intervals = st.total, st.secs, st.first, st.n
+		omitted := bytes.Contains(c.rest, []byte("(omitted)"))
+		o.AfterOmitted, o.OmittedLost = st.n > 0 && st.omitted == st.n && !omitted, st.omittedLost
 	}
-	how.UDPOdd = o
-	return false
+	return o
 }
 
 // udpCountColumns reads "<jitter> ms <lost>/<total> (<p>%)" from a line's
@@ -456,6 +500,65 @@ func rateFlag(line []byte) string {
 		}
 	}
 	return ""
+}
+
+// lenFlag is the -l/--length of an iperf3 command line in bytes (K and
+// M are 1024-based, as iperf3's unit_atoi reads them), 0 when the line
+// sets none. getopt_long takes any unambiguous prefix of --length from
+// "--le".
+func lenFlag(line []byte) int {
+	f := bytes.Fields(line)
+	for i, w := range f {
+		var v []byte
+		name, val, eq := bytes.Cut(w, []byte("="))
+		switch {
+		case string(w) == "-l" || len(name) >= 4 && bytes.HasPrefix([]byte("--length"), name) && !eq:
+			if i+1 < len(f) {
+				v = f[i+1]
+			}
+		case len(name) >= 4 && bytes.HasPrefix([]byte("--length"), name) && eq:
+			v = val
+		case bytes.HasPrefix(w, []byte("-l")) && len(w) > 2 && w[2] >= '0' && w[2] <= '9':
+			v = w[2:]
+		}
+		if n := unitInt(v); n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+// unitInt reads "1472", "8K", "1m" as iperf3 does; 0 when it cannot.
+func unitInt(v []byte) int {
+	if len(v) == 0 || len(v) > 16 {
+		return 0
+	}
+	mult := 1
+	switch v[len(v)-1] {
+	case 'k', 'K':
+		mult, v = 1<<10, v[:len(v)-1]
+	case 'm', 'M':
+		mult, v = 1<<20, v[:len(v)-1]
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil || n <= 0 || n > 1<<20 {
+		return 0
+	}
+	return n * mult
+}
+
+// outOfOrder reads a receiver's "0.0-86400.0 sec  N datagrams received
+// out-of-order" line.
+func outOfOrder(rest []byte) (int64, bool) {
+	f := bytes.Fields(rest)
+	if len(f) != 6 || string(f[1]) != "sec" || string(f[3]) != "datagrams" || string(f[5]) != "out-of-order" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(f[2]), 10, 64)
+	if err != nil || n < 0 || n > 1<<62 {
+		return 0, false
+	}
+	return n, true
 }
 
 // intervalLine: "0.00-1.00   sec" follows the tag of an interval line.

@@ -120,3 +120,30 @@ func TestIperf3TextRateFlagVersion(t *testing.T) {
 		t.Errorf("TCP: %+v %+v", r, how)
 	}
 }
+
+// The -l/--length value is read in bytes from the command line, in every
+// spelling getopt_long takes; the out-of-order line is read, a [SUM]
+// line's count winning over its streams'.
+func TestIperf3TextLenFlagOutOfOrder(t *testing.T) {
+	for line, want := range map[string]int{
+		"% iperf3 -c 202.254.1.4 --len 1472 --udp --omit 2":  1472,
+		"iperf3 --client 192.168.25.5 --udp -b10g -w2m -l9k": 9 << 10,
+		"iperf3 -c h -u --length=8948":                       8948,
+		"iperf3 -c h -u -l1400 -t 10":                        1400,
+		"iperf3 -c h -u --leng 2M":                           2 << 20,
+		"iperf3 -c h -u --logfile x -t 10":                   0,
+		"iperf3 -c h -u -l x":                                0,
+	} {
+		if _, how, _ := ParseIperf3Text(strings.NewReader(line + "\n")); how.LenFlag != want {
+			t.Errorf("%q: %d, want %d", line, how.LenFlag, want)
+		}
+	}
+	text := "[  5]  0.0-60.0 sec  7 datagrams received out-of-order\n[  7]  0.0-60.0 sec  5 datagrams received out-of-order\n"
+	if _, how, _ := ParseIperf3Text(strings.NewReader(text)); how.UDPOutOfOrder != 12 {
+		t.Errorf("streams: out of order %d, want 12", how.UDPOutOfOrder)
+	}
+	text += "[SUM]  0.0-60.0 sec  13 datagrams received out-of-order\n"
+	if _, how, _ := ParseIperf3Text(strings.NewReader(text)); how.UDPOutOfOrder != 13 {
+		t.Errorf("[SUM]: out of order %d, want 13", how.UDPOutOfOrder)
+	}
+}
