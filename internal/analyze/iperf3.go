@@ -15,6 +15,7 @@ import (
 func (a *analysis) udpRules(how *results.Iperf3Text, r *results.Iperf3Result) {
 	a.udpFragmented(how)
 	a.udpSentUncounted(how)
+	a.udpStuck(how, r.Version)
 	a.udpCounts(how, r.Version)
 	a.udpHostOverrun(how, r)
 }
@@ -271,4 +272,50 @@ func (a *analysis) udpHostOverrun(how *results.Iperf3Text, r *results.Iperf3Resu
 		strings.Join(ev, "; "),
 		"on the receiver read nstat -az UdpRcvbufErrors UdpInErrors (netstat -su: receive buffer errors) and ip -s link drops before and after a test; if they grow by about the lost count the host dropped them: pace with -b below the rate that arrived, raise -w (and net.core.rmem_max), or measure the link with TCP",
 		"https://github.com/esnet/iperf/issues/841 (maintainer: -b 0 sends in a tight loop as fast as it can; UDP has no flow control or congestion control); Linux net/ipv4/udp.c (a datagram a full socket receive queue refuses counts UDP_MIB_RCVBUFERRORS, RcvbufErrors in /proc/net/snmp)")
+}
+
+// udpStuck: a UDP Lost/Total whose total is the largest value a 32-bit
+// counter holds. iperf3 counts as the total how far the highest sequence
+// number seen moved, and takes a datagram as new only when its number
+// passes the highest plus one (iperf_udp.c iperf_udp_recv). Before 3.14
+// the highest is a signed int: at 2^31-1 "highest + 1" overflows and no
+// later datagram counts as new. From 3.14 the counts are int64, but
+// without --udp-counters-64bit the number in the datagram is 32 bits and
+// restarts at 0 after 2^32-1. Either way the total stops there and every
+// later datagram counts as out of order, each taking one back from the
+// loss: the summary is a counter overflow, not a measurement.
+func (a *analysis) udpStuck(how *results.Iperf3Text, version string) {
+	o := how.UDPStuck
+	if o == nil {
+		return
+	}
+	bits, why := "2^31-1", "iperf3 before 3.14 keeps the highest sequence number in a 32-bit int, and at 2^31-1 the next one overflows"
+	if o.Total == udpWrap32-1 {
+		bits, why = "2^32-1", "the sequence number each datagram carries is 32 bits unless --udp-counters-64bit, and after 2^32-1 it starts again at 0, below the highest seen"
+	}
+	line := fmt.Sprintf("%q", o.Line)
+	if o.Line == "" {
+		line = fmt.Sprintf("stream %s, %.2f-%.2f s: %d/%d", o.Stream, o.Start, o.End, o.Lost, o.Total)
+	}
+	ev := []string{line, fmt.Sprintf("total %d = %s, the largest value of the counter", o.Total, bits)}
+	if how.UDPOutOfOrder > 0 {
+		ev = append(ev, fmt.Sprintf("%d datagrams received out-of-order", how.UDPOutOfOrder))
+	}
+	if o.Before > 0 && o.BeforeSeconds > 0 && o.End > o.Start {
+		if est := float64(o.Before) / o.BeforeSeconds * (o.End - o.Start); est > float64(o.Total) {
+			ev = append(ev, fmt.Sprintf("the stream's intervals counted %d datagrams in %.0f s: about %.3g over the %.0f s the line covers", o.Before, o.BeforeSeconds, est, o.End-o.Start))
+		}
+	}
+	switch {
+	case version == "":
+	case o.Total == udpWrap31-1 && expect.VersionAtLeast(version, "3.14"):
+		ev = append(ev, "iperf3 "+version+" (against: its counts are 64-bit from 3.14)")
+	default:
+		ev = append(ev, "iperf3 "+version)
+	}
+	a.flag(report.Warn, "iperf3.udp-counter-stuck",
+		fmt.Sprintf("the UDP count stopped at %d (%s): %s, so every later datagram counts as out of order and takes one back from the loss; the summary's loss and total are a counter overflow, not a measurement of the network", o.Total, bits, why),
+		strings.Join(ev, "; "),
+		"run long or fast UDP tests with iperf3 3.14 or later and --udp-counters-64bit on the client, or keep a test under 2^31 datagrams (a shorter -t, a lower -b, a larger -l); read loss from the interval lines before the count stopped",
+		"https://github.com/esnet/iperf/blob/3.12/src/iperf_udp.c (iperf_udp_recv: a datagram is new only when its number passes packet_count + 1, an int; else out of order, and the loss count goes down by one); https://github.com/esnet/iperf/pull/1536 (3.14: the UDP counts become int64_t, fixing issue 1534); https://github.com/esnet/iperf/blob/master/src/iperf_udp.c (the number is sent in 32 bits unless udp_counters_64bit)")
 }
