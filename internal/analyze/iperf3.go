@@ -29,18 +29,28 @@ const udpPayload1500 = 1472
 // or got none in an interval after the first arrived: the kernel sends each
 // datagram as IP fragments, and one lost or dropped fragment loses the
 // datagram. With jumbo frames end to end nothing is fragmented, so the flag
-// says how to tell.
+// says how to tell. The size is the command line's -l where the text shows
+// one; else the estimate from the intervals, which rounding and datagrams
+// counted lost but arriving late move by about 1 %, must pass 1472 by more.
 func (a *analysis) udpFragmented(how *results.Iperf3Text) {
-	if how.DatagramBytes <= udpPayload1500 || how.UDPTotal == 0 {
+	size, limit := how.DatagramBytes, udpPayload1500*101/100
+	if how.LenFlag > 0 {
+		size, limit = how.LenFlag, udpPayload1500
+	}
+	if size <= limit || how.UDPTotal == 0 {
 		return
 	}
 	lossy := how.UDPLost*10 >= how.UDPTotal
 	if !lossy && how.UDPEmptyIntervals == 0 {
 		return
 	}
+	sized := fmt.Sprintf("interval transfer over datagrams ≈ %d bytes each", size)
+	if how.LenFlag > 0 {
+		sized = fmt.Sprintf("-l %d on the command line", size)
+	}
 	a.flag(report.Warn, "iperf3.udp-fragmented",
-		fmt.Sprintf("iperf3 sent UDP datagrams of about %d bytes, more than the %d a 1500-byte packet carries: each is sent as IP fragments, and losing one fragment loses the datagram", how.DatagramBytes, udpPayload1500),
-		fmt.Sprintf("interval transfer over datagrams ≈ %d bytes each; receiver lost %d of %d datagrams, %d interval%s with none after the first arrived", how.DatagramBytes, how.UDPLost, how.UDPTotal, how.UDPEmptyIntervals, plural(how.UDPEmptyIntervals)),
+		fmt.Sprintf("iperf3 sent UDP datagrams of about %d bytes, more than the %d a 1500-byte packet carries: each is sent as IP fragments, and losing one fragment loses the datagram", size, udpPayload1500),
+		fmt.Sprintf("%s; receiver lost %d of %d datagrams, %d interval%s with none after the first arrived", sized, how.UDPLost, how.UDPTotal, how.UDPEmptyIntervals, plural(how.UDPEmptyIntervals)),
 		"run the UDP test again with a send size below the path MTU (iperf3 -u -l 1400 on a 1500-byte MTU, or -l 8948 only where jumbo frames of 9000 run end to end); if the loss goes away, it was fragmentation (iperf3 before 3.1.5 sent 8 KB datagrams by default)",
 		"https://github.com/esnet/iperf/blob/master/src/iperf_client_api.c (warns \"UDP block size %d exceeds TCP MSS %d, may result in fragmentation / drops\"); https://github.com/esnet/iperf/issues/496 (the former 8 KB default UDP send size fragmented on non-jumbo Ethernet); https://github.com/esnet/iperf/issues/861")
 }
@@ -117,7 +127,17 @@ func (a *analysis) udpCounts(how *results.Iperf3Text, version string) {
 	}
 	ev := line + more
 	why := "the count cannot be a sequence-gap count, and its shape is neither the 32-bit report bug of iperf3 3.14 nor a counter wrap"
-	if o.Lost < 0 {
+	switch {
+	case o.Lost < 0 && o.AfterOmitted:
+		ev += fmt.Sprintf("; the first interval after %d omitted warm-up interval%s (-O/--omit), which counted %d lost", o.Intervals, plural(o.Intervals), o.OmittedLost)
+		if o.OmittedLost == -o.Lost {
+			ev += ": the negative loss is exactly the warm-up's loss taken back"
+		}
+		why = "it is the first interval after the -O/--omit warm-up, where iperf3 before 3.1.3 took the warm-up's losses back from the first measured interval"
+		if version != "" && expect.VersionAtLeast(version, "3.1.3") {
+			why += " (against: iperf3 " + version + " has that fix)"
+		}
+	case o.Lost < 0:
 		ev += fmt.Sprintf("; the stream had counted %s datagrams before it, far from the 2^31 or 2^32 at which the sequence number wraps", aboutCount(count, exact))
 		why = "the count went backwards long before the sequence number could wrap; iperf3 documents two other causes, datagrams under the 16 bytes its sequence number needs and -O/--omit in old releases, and the text cannot tell which"
 	}
