@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/expect"
@@ -338,4 +339,37 @@ func (a *analysis) udpStuck(how *results.Iperf3Text, version string) {
 		strings.Join(ev, "; "),
 		"run long or fast UDP tests with iperf3 3.14 or later and --udp-counters-64bit on the client, or keep a test under 2^31 datagrams (a shorter -t, a lower -b, a larger -l); read loss from the interval lines before the count stopped",
 		"https://github.com/esnet/iperf/blob/3.12/src/iperf_udp.c (iperf_udp_recv: a datagram is new only when its number passes packet_count + 1, an int; else out of order, and the loss count goes down by one); https://github.com/esnet/iperf/pull/1536 (3.14: the UDP counts become int64_t, fixing issue 1534); https://github.com/esnet/iperf/blob/master/src/iperf_udp.c (the number is sent in 32 bits unless udp_counters_64bit)")
+}
+
+// iperfTCPBlock is iperf3's default TCP read and write size
+// (DEFAULT_TCP_BLKSIZE, src/iperf_api.h).
+const iperfTCPBlock = 128 << 10
+
+// reverseStopped: a reverse TCP test (the server sends) whose data stops
+// for good after a whole number of blocks. The sender stops at a -k
+// (blocks) or -n (bytes) limit, which it meets in whole blocks
+// (iperf_api.c iperf_send), and before 3.12 a server kept the limit of an
+// earlier reverse test for every later test that set none (the client
+// sent -k/-n only when non-zero, the server never cleared them: esnet/iperf
+// issue 1363). Judged only where the printed transfers pin the sum to
+// within a quarter block; a stall of a few segments, or one after
+// gigabytes, is not this.
+func (a *analysis) reverseStopped(how *results.Iperf3Text, r *results.Iperf3Result) {
+	st := how.Stopped
+	if st == nil || !how.Reverse || r.Protocol != "TCP" {
+		return
+	}
+	block, from := float64(iperfTCPBlock), "iperf3's default TCP block of 128 KiB"
+	if how.LenFlag > 0 {
+		block, from = float64(how.LenFlag), fmt.Sprintf("the -l %d on the command line", how.LenFlag)
+	}
+	n := math.Round(st.Bytes / block)
+	if n < 1 || st.Tolerance >= block/4 || math.Abs(st.Bytes-n*block) > st.Tolerance {
+		return
+	}
+	a.flag(report.Warn, "iperf3.reverse-stopped-at-limit",
+		fmt.Sprintf("the server stopped sending after %.0f block%s of %.0f bytes and the %d intervals after moved nothing: a reverse test that ends on a whole number of blocks met a -k/--blockcount or -n/--bytes limit at the server, and iperf3 servers before 3.12 keep such a limit from an earlier reverse test for every later one; a tool state, not the network", n, plural(int(n)), block, st.ZeroIntervals),
+		fmt.Sprintf("reverse mode; %.0f bytes over the first %d interval%s (to within %.0f as printed) = %.0f × %s; then %d intervals of 0 bytes to the end", st.Bytes, st.Intervals, plural(st.Intervals), st.Tolerance, n, from, st.ZeroIntervals),
+		"restart the iperf3 server (a new server holds no limit) and run the test again; upgrade both ends to iperf3 3.12 or later, and give -k/-n to reverse tests only against 3.12 or later servers",
+		"https://github.com/esnet/iperf/issues/1363; https://github.com/esnet/iperf/commit/e4ca82f82938f073945955be88a1c0f3e3efc7f7 (3.12: the server clears -k/-n on every test, the client always sends them); https://github.com/esnet/iperf/blob/3.11/src/iperf_api.c (iperf_send stops at blocks_sent >= blocks); https://github.com/esnet/iperf/blob/3.11/src/iperf_api.h (DEFAULT_TCP_BLKSIZE 128 * 1024)")
 }

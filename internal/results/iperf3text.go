@@ -57,6 +57,50 @@ type Iperf3Text struct {
 	// streams' lines added).
 	UDPStuck      *UDPOddCount `json:"udp_stuck,omitempty"`
 	UDPOutOfOrder int64        `json:"udp_out_of_order,omitempty"`
+	// Reverse: the client's "Reverse mode" line or a -R/--reverse on its
+	// command line (the server sends).
+	Reverse bool `json:"reverse,omitempty"`
+	// Stopped is set when data moved in the first intervals and every
+	// interval after them, two or more, moved none (the [SUM] lines, else
+	// the one stream's).
+	Stopped *Iperf3Stop `json:"stopped,omitempty"`
+}
+
+// Iperf3Stop is what moved before a test's intervals fell to nothing for
+// good: Bytes over Intervals lines, each printed to three digits, so the
+// true sum lies within Tolerance of it; then ZeroIntervals lines of 0.
+type Iperf3Stop struct {
+	Bytes         float64 `json:"bytes"`
+	Tolerance     float64 `json:"tolerance"`
+	Intervals     int     `json:"intervals"`
+	ZeroIntervals int     `json:"zero_intervals"`
+}
+
+// stopShape follows one series of interval lines for Iperf3Stop.
+type stopShape struct {
+	stop    Iperf3Stop
+	resumed bool // data moved again after a zero interval
+}
+
+func (s *stopShape) add(moved, tol float64) {
+	switch {
+	case moved == 0 && s.stop.Bytes > 0:
+		s.stop.ZeroIntervals++
+	case moved > 0 && s.stop.ZeroIntervals > 0:
+		s.resumed = true
+	case moved > 0 && s.stop.Bytes < 1e18:
+		s.stop.Bytes += moved
+		s.stop.Tolerance += tol
+		s.stop.Intervals++
+	}
+}
+
+func (s *stopShape) result() *Iperf3Stop {
+	if s.resumed || s.stop.ZeroIntervals < 2 {
+		return nil
+	}
+	st := s.stop
+	return &st
 }
 
 // UDPOddCount is a UDP Lost/Total count that cannot be true, and what the
@@ -103,6 +147,7 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 	recvSum := false                  // the receiver's [SUM] summary was read
 	ooSum := false                    // a [SUM] out-of-order line was read
 	var sumIntervals, oneIntervals []float64
+	var sumStop, oneStop stopShape
 	var recv, sent *float64
 	for {
 		line, err := lr.Next()
@@ -120,6 +165,8 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 		case bytes.HasPrefix(t, []byte("Accepted connection from ")):
 			res.Role = "server"
 			res.Remote = string(bytes.TrimSuffix(firstWord(t[len("Accepted connection from "):]), []byte(",")))
+		case bytes.HasPrefix(t, []byte("Reverse mode, ")):
+			how.Reverse = true
 		case bytes.HasPrefix(t, []byte("iperf Version")), bytes.HasPrefix(t, []byte("iperf ")) && bytes.Contains(t, []byte(" 3.")):
 			// "iperf 3.14 (cJSON 1.7.15)", "iperf Version 3.0.11"
 			for _, w := range bytes.Fields(t)[1:] {
@@ -138,6 +185,9 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 			}
 			if how.LenFlag == 0 {
 				how.LenFlag = lenFlag(t)
+			}
+			for _, w := range bytes.Fields(t) {
+				how.Reverse = how.Reverse || string(w) == "-R" || string(w) == "--reverse"
 			}
 		case len(t) > 0 && t[0] == '[':
 			j := bytes.IndexByte(t, ']')
@@ -226,10 +276,12 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 				res.OmittedIntervals++
 			case id == "SUM":
 				sumIntervals = append(sumIntervals, rate)
+				sumStop.add(movedTol(rest))
 			default:
 				if len(oneIntervals) < 1<<20 {
 					oneIntervals = append(oneIntervals, rate)
 				}
+				oneStop.add(movedTol(rest))
 			}
 		}
 	}
@@ -239,6 +291,12 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 		ivals = oneIntervals
 	}
 	res.Intervals = len(ivals)
+	switch {
+	case len(sumIntervals) > 0:
+		how.Stopped = sumStop.result()
+	case res.Streams <= 1:
+		how.Stopped = oneStop.result()
+	}
 	for i, v := range ivals {
 		if i == 0 || v < res.MinIntervalGbps {
 			res.MinIntervalGbps = v
@@ -455,6 +513,27 @@ func intervalSpan(b []byte) (float64, float64, bool) {
 		return 0, 0, false
 	}
 	return start, end, true
+}
+
+// movedTol is an interval line's transfer in bytes and half a unit of
+// its last printed digit, how far the true value may lie from it.
+func movedTol(rest []byte) (float64, float64) {
+	f := bytes.Fields(rest)
+	if len(f) < 4 {
+		return 0, 0
+	}
+	moved, ok := transferBytes(f[2], f[3])
+	if !ok {
+		return 0, 0
+	}
+	unit, _ := transferBytes([]byte("1"), f[3])
+	half := 0.5 * unit
+	if _, frac, ok := bytes.Cut(f[2], []byte(".")); ok {
+		for range frac {
+			half /= 10
+		}
+	}
+	return moved, half
 }
 
 // transferBytes reads iperf3's transfer column ("12.5 MBytes").

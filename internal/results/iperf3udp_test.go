@@ -147,3 +147,25 @@ func TestIperf3TextLenFlagOutOfOrder(t *testing.T) {
 		t.Errorf("[SUM]: out of order %d, want 13", how.UDPOutOfOrder)
 	}
 }
+
+// A test whose intervals fall to nothing for good is read with the bytes
+// before (and how far rounding may move them); one that resumes, or ends
+// on a single empty interval, is not; "Reverse mode" and -R are read.
+func TestIperf3TextStopped(t *testing.T) {
+	text := "Reverse mode, remote host h is sending\n[  5]   0.00-1.00   sec   128 KBytes  1.04 Mbits/sec\n[  5]   1.00-2.00   sec  0.00 Bytes  0.00 bits/sec\n[  5]   2.00-3.00   sec  0.00 Bytes  0.00 bits/sec\n"
+	_, how, _ := ParseIperf3Text(strings.NewReader(text))
+	if st := how.Stopped; !how.Reverse || st == nil || st.Bytes != 128<<10 || st.Tolerance != 512 || st.Intervals != 1 || st.ZeroIntervals != 2 {
+		t.Errorf("%v %+v", how.Reverse, how.Stopped)
+	}
+	for _, text := range []string{
+		"[  5]   0.00-1.00   sec   128 KBytes  1.04 Mbits/sec\n[  5]   1.00-2.00   sec  0.00 Bytes  0.00 bits/sec\n",
+		"[  5]   0.00-1.00   sec   128 KBytes  1.04 Mbits/sec\n[  5]   1.00-2.00   sec  0.00 Bytes  0.00 bits/sec\n[  5]   2.00-3.00   sec  0.00 Bytes  0.00 bits/sec\n[  5]   3.00-4.00   sec  1.25 MBytes  10.5 Mbits/sec\n",
+	} {
+		if _, how, _ := ParseIperf3Text(strings.NewReader(text)); how.Stopped != nil || how.Reverse {
+			t.Errorf("%+v\n%s", how.Stopped, text)
+		}
+	}
+	if _, how, _ := ParseIperf3Text(strings.NewReader("$ iperf3 -c h -R -t 10\n")); !how.Reverse {
+		t.Error("-R not read")
+	}
+}
