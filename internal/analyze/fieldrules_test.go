@@ -18,6 +18,12 @@ func TestToolMessageSignaturesAnyPrefix(t *testing.T) {
 		// field case 119 (esnet/iperf#980)
 		{"iperf3: error - the server is busy running a test. try again later", "error.iperf-server-busy", true},
 		{"iperf3: error - unable to connect to server: Connection refused", "error.iperf-server-busy", false},
+		// field case 176 (esnet/iperf#404): the server loop of iperf3 3.0.1
+		// to 3.0.11 and 3.1 to 3.1.2 (src/main.c); a failed test it outlives
+		// is not the exit
+		{"iperf3: too many errors, exiting", "error.iperf3-server-too-many-errors", true},
+		{"iperf3: error - unable to receive cookie at server: Connection reset by peer", "error.iperf3-server-too-many-errors", false},
+		{"iperf3: error - unable to receive cookie at server: Connection reset by peer", "error.iperf-server-unreachable", false},
 		// field case 120 (jax-ml/jax#18391); the message of openxla/xla's nccl_stub.cc
 		{"external/xla/xla/service/gpu/nccl_utils.cc:133: NCCL operation ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will not work.;      ", "error.nccl-library-missing", true},
 		{"external/xla/xla/service/gpu/nccl_utils.cc:133: NCCL operation ncclCommInitRank(&comm) failed: unhandled system error", "error.nccl-library-missing", false},
