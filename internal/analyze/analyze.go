@@ -60,6 +60,8 @@ type Parsed struct {
 	kept []report.AnalysisFlag
 	// cuda is what the error lines say of CUDA failures and the release
 	cuda cudaFacts
+	// iperfCtrl is what the lines say of an iperf3 control connection
+	iperfCtrl iperfCtrlFacts
 }
 
 // inputStats is what reading a pasted text had to undo.
@@ -170,6 +172,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 		// the line reader's count is the line's number in the input
 		m.ObserveAt(src.lr.Line(), line)
 		p.cuda.observe(line)
+		p.iperfCtrl.observe(line)
 		if !p.Input.errorLines && m.Found() {
 			p.Input.errorLines = true
 		}
@@ -180,7 +183,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 	if err != nil && len(p.Errors) > 0 && p.Format != FormatErrors {
 		// the output stopped before its results (a waived test, a tool
 		// that failed): its error lines are what it says
-		p = Parsed{Format: FormatErrors, Detection: p.Detection, Input: p.Input, Errors: p.Errors, cuda: p.cuda}
+		p = Parsed{Format: FormatErrors, Detection: p.Detection, Input: p.Input, Errors: p.Errors, cuda: p.cuda, iperfCtrl: p.iperfCtrl}
 		err = nil
 	}
 	if err == nil && p.Format == FormatErrors && len(p.Errors) == 0 {
@@ -408,6 +411,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	}
 	a.asyncAddrCopy(p.cuda, logVersion)
 	a.memPoolUnsupported(p.cuda, logVersion)
+	a.iperfNoServer(p.iperfCtrl, p.Format == FormatErrors && hasHit(p.Errors, "iperf3-control-closed"))
 	a.errors(p.Errors)
 	if len(p.kept) > 0 {
 		a.res.Flags = append(append([]report.AnalysisFlag(nil), p.kept...), a.res.Flags...)
