@@ -97,7 +97,8 @@ type NCCLLog struct {
 	ibGen, usingGen int
 	usingDevs       []byte
 	strs            recentStrings
-	// opens are the last openings ownTag read (tagAt)
+	// opens are the last openings ownTag read (tagAt); lastOpen is the
+	// one the line last read opened with
 	opens              [8]opening
 	nextOpen, lastOpen int
 	// hostGen counts the changes to lastHost
@@ -203,23 +204,37 @@ func (l *NCCLLog) Observe(line []byte) bool {
 
 // quietInfo: an INFO message that reports no failure. The few that do
 // (a net plugin that does not load says so in an INFO line) are told by
-// their first byte first: a comparison costs a call.
+// their first byte first, and the words compared as constants (loads, not
+// a call).
 func quietInfo(msg []byte) bool {
-	if len(msg) == 0 {
-		return true
-	}
+	return len(msg) == 0 || !alarmFirst[msg[0]] || quietAlarm(msg)
+}
+
+// alarmFirst holds the first bytes of the INFO messages quietAlarm tells.
+var alarmFirst = byteSet("FCNn")
+
+// quietAlarm is quietInfo for a message that starts with a byte of alarmFirst.
+func quietAlarm(msg []byte) bool {
 	switch msg[0] {
 	case 'F':
-		return !bytes.HasPrefix(msg, []byte("Failed"))
+		return len(msg) < 6 || string(msg[:6]) != "Failed"
 	case 'C':
-		return !bytes.HasPrefix(msg, []byte("Call to"))
+		return len(msg) < 7 || string(msg[:7]) != "Call to"
 	case 'N':
-		return !bytes.HasPrefix(msg, []byte("NET/Plugin"))
+		return len(msg) < 10 || string(msg[:10]) != "NET/Plugin"
 	case 'n':
 		// NCCL 2.25: kernels that do not fit the GPU's shared memory
-		return !bytes.HasPrefix(msg, []byte("ncclMaxSharedMem"))
+		return len(msg) < 16 || string(msg[:16]) != "ncclMaxSharedMem"
 	}
 	return true
+}
+
+// byteSet is a lookup table of the bytes of s.
+func byteSet(s string) (set [256]bool) {
+	for i := range len(s) {
+		set[s[i]] = true
+	}
+	return set
 }
 
 // observe reads a line that is not an INFO line of NCCL's own opening; i
@@ -284,14 +299,9 @@ func (l *NCCLLog) observe(line []byte, i int) bool {
 // with one of them is told by comparing words instead of reading it byte
 // by byte (ownTag reads nothing past the tag, so the answer is the same).
 func (l *NCCLLog) tagAt(line []byte) (int, *opening) {
-	if o := &l.opens[l.lastOpen]; o.match(line) {
+	if k, o := l.openingAt(line); o != nil {
+		l.lastOpen = k
 		return len(o.b) - len(tagNCCL), o
-	}
-	for k := range l.opens {
-		if o := &l.opens[k]; o.match(line) {
-			l.lastOpen = k
-			return len(o.b) - len(tagNCCL), o
-		}
 	}
 	if h, i := ownTag(line); i > 0 {
 		end := i + len(tagNCCL)
@@ -303,7 +313,7 @@ func (l *NCCLLog) tagAt(line []byte) (int, *opening) {
 		l.lastOpen = k
 		o := &l.opens[k]
 		*o = opening{b: append(o.b[:0], line[:end]...), host: h, hostGen: -1}
-		o.head = binary.LittleEndian.Uint64(o.b)
+		o.words()
 		return i, o
 	}
 	return bytes.Index(line, tagNCCL), nil
@@ -321,15 +331,50 @@ type opening struct {
 	// opening's host; hosted: host() has read this host once
 	hostGen int
 	hosted  bool
-	// head is b's first eight bytes
-	head uint64
+	// w are b's bytes as little-endian words: w[k] the eight at 8k, and
+	// w[last] the last eight (which may overlap the word before)
+	w    [maxOpening / 8]uint64
+	last int
+	// plain: b opens as a line the paste reader hands on unchanged does
+	// (plainStart), so the lines that open with it may be read in place
+	plain bool
 }
 
-// match: line opens with o. The first eight bytes, kept as a word, are
-// compared first: the openings of a log most often differ there (the host).
+// words fills w from b (at least the 15 bytes of the shortest opening
+// ownTag reads).
+func (o *opening) words() {
+	n := len(o.b)
+	for k := 0; k+8 < n; k += 8 {
+		o.w[k/8] = binary.LittleEndian.Uint64(o.b[k:])
+	}
+	o.last = (n - 1) / 8
+	o.w[o.last] = binary.LittleEndian.Uint64(o.b[n-8:])
+	o.plain = plainStart(o.b)
+}
+
+// plainStart: a line that starts with b (two bytes or more) opens as one
+// the paste reader and the parsers hand on unchanged: a lower-case letter
+// (a host), not "nThread", "nccl-tests" or "size" (a header whose "#" a
+// paste lost).
+func plainStart(b []byte) bool {
+	return len(b) >= 2 && b[0]-'a' <= 'z'-'a' && !(b[0] == 'n' && (b[1] == 'T' || b[1] == 'c') || b[0] == 's' && b[1] == 'i')
+}
+
+// match: line opens with o. The bytes are compared a word at a time:
+// the first (the openings of a log most often differ there, in the
+// host), then the middle ones, then the last, which ends at b's end and
+// may overlap the one before.
 func (o *opening) match(line []byte) bool {
 	n := len(o.b)
-	return n >= 8 && len(line) >= n && binary.LittleEndian.Uint64(line) == o.head && string(line[8:n]) == string(o.b[8:])
+	if n < 8 || len(line) < n || binary.LittleEndian.Uint64(line) != o.w[0] {
+		return false
+	}
+	for k := 8; k+8 < n; k += 8 {
+		if binary.LittleEndian.Uint64(line[k:k+8]) != o.w[(k/8)%len(o.w)] {
+			return false
+		}
+	}
+	return binary.LittleEndian.Uint64(line[n-8:n]) == o.w[o.last%len(o.w)]
 }
 
 // hostOf makes lastHost the host of a line that opens with o (nil where it
@@ -583,6 +628,11 @@ func (l *NCCLLog) setVersion(v []byte) {
 		l.Version = string(l.scratch[0])
 	}
 }
+
+// infoFirst holds the first bytes of the INFO messages info reads (its
+// switch's cases and the digits of its default): a quiet line that
+// starts with another is passed over without a call.
+var infoFirst = byteSet("CRNnUBb[c0123456789")
 
 func (l *NCCLLog) info(msg []byte) {
 	if len(msg) < 2 {
@@ -1286,74 +1336,77 @@ func nthField(s []byte, n int) ([]byte, bool) {
 	}
 }
 
-// infoWord is "INFO" read as a little-endian word.
-var infoWord = binary.LittleEndian.Uint32([]byte("INFO"))
+// clInfoWord is "CL INFO " (the end of an opening's "NCCL " and the
+// level) read as a little-endian word.
+const clInfoWord = 'C' | 'L'<<8 | ' '<<16 | 'I'<<24 | 'N'<<32 | 'F'<<40 | 'O'<<48 | ' '<<56
 
 // ObserveQuietLines reads the whole lines at the start of buf that
-// ObserveQuietInfo reads, up to the first it does not, and returns how
-// many bytes and lines it read. It stops at a line that opens with
-// anything but a lower-case letter (a tag or decoration the parsers strip
-// first; "nThread", "nccl-tests", "size": a header whose "#" a paste
-// lost), is over MaxLineBytes, has no newline in buf, or holds a '\r'
-// before its ending at or after offset cr of buf (len(buf) or more when
-// there is none): the lines a reader hands on unchanged.
+// Observe would read as quiet INFO lines of an opening kept (tagAt), up
+// to the first it would not, and returns how many bytes and lines it
+// read. It reads each exactly as Observe does (the same opening, host and
+// message handlers) without first cutting it out of buf: the opening and
+// "INFO " are compared where the line starts, and the newline is looked
+// for only after them. It stops at a line that does not open plainly
+// (plainStart: a tag or decoration the parsers strip first, or a header
+// whose "#" a paste lost), is over MaxLineBytes, has no newline in buf,
+// or holds a '\r' before its ending at or after offset cr of buf
+// (len(buf) or more when there is none): the lines a reader hands on
+// unchanged.
 func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
-	for {
+	for n < len(buf) {
 		rest := buf[n:]
-		if len(rest) < 2 || rest[0]-'a' > 'z'-'a' || rest[0] == 'n' && (rest[1] == 'T' || rest[1] == 'c') || rest[0] == 's' && rest[1] == 'i' {
-			return n, lines
+		if rest[0]-'a' > 'z'-'a' { // not plain: no opening need be tried
+			break
 		}
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 || i+1 > MaxLineBytes {
-			return n, lines
+		k, o := l.openingAt(rest)
+		if o == nil || !o.plain {
+			break
 		}
-		e := i
-		if e > 0 && rest[e-1] == '\r' {
+		// "INFO " after the opening's "NCCL ": "CL INFO " compared as a word
+		m := len(o.b) + 5
+		if len(rest) < m || binary.LittleEndian.Uint64(rest[m-8:m]) != clInfoWord {
+			break
+		}
+		i := bytes.IndexByte(rest[m:], '\n')
+		if i < 0 || m+i+1 > MaxLineBytes {
+			break
+		}
+		e := m + i
+		if rest[e-1] == '\r' {
 			e--
 		}
-		if cr < n+e || !l.ObserveQuietInfo(rest[:e]) {
-			return n, lines
+		msg := rest[m:e]
+		if cr < n+e || !quietInfo(msg) {
+			break
 		}
-		n += i + 1
+		// Observe's INFO case, the opening known
+		l.lastOpen = k
+		l.InfoLines++
+		if o.hostGen != l.hostGen { // hostOf's first case, without its call
+			l.hostOf(o, rest[:m-len(tagInfo)])
+		}
+		l.quietInfo = true
+		l.cur = rest[:m-len(tagInfo)]
+		if len(msg) >= 2 && infoFirst[msg[0]] {
+			l.info(msg)
+		}
+		n += m + i + 1
 		lines++
 	}
+	return n, lines
 }
 
-// ObserveQuietInfo is Observe for a line that opens with one of the
-// openings kept (tagAt) and is an INFO line that reports no failure (most
-// lines of a log), reporting true; for any other line it changes nothing
-// and reports false, leaving the line to Observe. It reads the line
-// exactly as Observe does: the same opening, host and message handlers.
-func (l *NCCLLog) ObserveQuietInfo(line []byte) bool {
-	k := l.lastOpen
-	o := &l.opens[k]
-	if !o.match(line) {
-		o = nil
-		for j := range l.opens {
-			if c := &l.opens[j]; c.match(line) {
-				k, o = j, c
-				break
-			}
-		}
-		if o == nil {
-			return false
+// openingAt is the opening kept (tagAt) that line starts with, and its
+// index; nil when none. The last one read is tried first.
+func (l *NCCLLog) openingAt(line []byte) (int, *opening) {
+	k := l.lastOpen % len(l.opens)
+	if o := &l.opens[k]; o.match(line) {
+		return k, o
+	}
+	for j := range l.opens {
+		if o := &l.opens[j]; o.match(line) {
+			return j, o
 		}
 	}
-	// "INFO " after the opening's "NCCL ", compared as a word and a byte
-	n := len(o.b)
-	if len(line) < n+5 || binary.LittleEndian.Uint32(line[n:]) != infoWord || line[n+4] != ' ' {
-		return false
-	}
-	i := n - len(tagNCCL)
-	msg := line[n+5:]
-	if !quietInfo(msg) {
-		return false
-	}
-	l.lastOpen = k
-	l.InfoLines++
-	l.hostOf(o, line[:i])
-	l.quietInfo = true
-	l.cur = line[:i]
-	l.info(msg)
-	return true
+	return 0, nil
 }

@@ -150,7 +150,7 @@ func ParseNCCLTestsLines(lr LineSource) (NCCLOutput, error) {
 }
 
 // QuietInfoSource is a LineSource that can hand an NCCLLog, in one loop,
-// the NCCL INFO lines at its position that NCCLLog.ObserveQuietInfo reads
+// the NCCL INFO lines at its position that NCCLLog.ObserveQuietLines reads
 // (LineReader.ObserveQuietInfo), counting them as lines read; it returns
 // how many it handed over.
 type QuietInfoSource interface {
