@@ -814,10 +814,13 @@ func (l *NCCLLog) GDRHosts() (on, off []string) {
 // "Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0".
 func (l *NCCLLog) channel(msg []byte) {
 	// a ring line ("Channel 00/16 : 0 1") has no 'v': one byte search
-	// tells it from a connection line
+	// tells it from a connection line, and " via " cannot start before
+	// the blank in front of the first 'v'
 	j := -1
-	if bytes.IndexByte(msg, 'v') >= 0 {
-		j = index(msg, " via ")
+	if v := bytes.IndexByte(msg, 'v'); v > 0 {
+		if j = index(msg[v-1:], " via "); j >= 0 {
+			j += v - 1
+		}
 	}
 	if j >= 0 {
 		t := bytes.TrimSpace(msg[j+5:])
@@ -868,9 +871,7 @@ func (l *NCCLLog) netIB(msg []byte) {
 			l.ibSpeed(msg, len(msg)-len(rest)+j)
 		}
 	case bytes.HasPrefix(rest, []byte("NCCL Dev ")):
-		if index(rest, " GID ") >= 0 {
-			l.gid(msg)
-		}
+		l.gid(msg)
 	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA Disabled for HCA")):
 		l.GDRDisabledHCAs = addUnique(l.GDRDisabledHCAs, l.str(quoted(msg)))
 	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA Enabled for HCA")):
@@ -974,8 +975,13 @@ func (l *NCCLLog) ibSpeed(msg []byte, j int) {
 	}
 }
 
-// gid parses "NET/IB: NCCL Dev 1 IbDev 1 Port 1 qpn 704 mtu 3 GID 0 (80FE/...)".
+// gid parses "NET/IB: NCCL Dev 1 IbDev 1 Port 1 qpn 704 mtu 3 GID 0 (80FE/...)";
+// a line without " GID " is passed over.
 func (l *NCCLLog) gid(msg []byte) {
+	j := index(msg, " GID ")
+	if j < 0 {
+		return
+	}
 	g := NCCLGID{Dev: -1, GIDIndex: -1}
 	if n, ok := intAfter(msg, " Dev "); ok {
 		g.Dev = n
@@ -983,7 +989,7 @@ func (l *NCCLLog) gid(msg []byte) {
 	if n, ok := intAfter(msg, " mtu "); ok && n >= 1 && n <= 5 {
 		g.MTU = 128 << n
 	}
-	if n, ok := intAfter(msg, " GID "); ok {
+	if n, ok := leadingInt(msg[j+len(" GID "):]); ok {
 		g.GIDIndex = n
 	}
 	for _, old := range l.GIDs {
