@@ -75,3 +75,34 @@ func TestInfoFirstCoversInfo(t *testing.T) {
 	}
 	t.Logf("%d messages passed over", checked)
 }
+
+// commFields reads each key where intAfter and index do, on messages
+// built from the keys, cut keys, blanks, digits, letters and '!' (a
+// blank's byte plus one, the word search's edge case), of every length.
+func TestCommFieldsIsIntAfter(t *testing.T) {
+	keys := []string{" nRanks ", " nranks ", " nNodes ", " localRanks ", " commId 0x"}
+	parts := []string{" ", "  ", "0", "12", "x", "n", "Ranks", "ranks", "0x", "!", "\x00", "\xff", "-", "\t", "comm"}
+	rng := rand.New(rand.NewPCG(36, 8))
+	for range 100000 {
+		var msg []byte
+		for range rng.IntN(20) {
+			if rng.IntN(3) == 0 {
+				k := keys[rng.IntN(len(keys))]
+				msg = append(msg, k[:rng.IntN(len(k)+1)]...)
+			} else {
+				msg = append(msg, parts[rng.IntN(len(parts))]...)
+			}
+		}
+		var f commFields
+		f.read(msg)
+		for k, got := range []keyInt{f.nRanks, f.nranks, f.nNodes, f.localRanks} {
+			n, ok := intAfter(msg, keys[k])
+			if got.seen != (index(msg, keys[k]) >= 0) || got.ok != ok || got.n != n {
+				t.Fatalf("%q in %q: %+v; intAfter says %d %v", keys[k], msg, got, n, ok)
+			}
+		}
+		if f.commID != (index(msg, keys[4]) >= 0) {
+			t.Fatalf("%q in %q: %v", keys[4], msg, f.commID)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"sort"
 	"strconv"
@@ -1005,20 +1006,106 @@ func (l *NCCLLog) gid(msg []byte) {
 // comm parses "comm 0x... rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0"
 // and the older "comm 0x... rank 1 nranks 2 cudaDev 0 busId f5000 - Init COMPLETE".
 func (l *NCCLLog) comm(msg []byte) {
-	if n, ok := intAfter(msg, " nRanks "); ok {
-		l.NRanks = n
-	} else if n, ok := intAfter(msg, " nranks "); ok {
-		l.NRanks = n
+	var f commFields
+	f.read(msg)
+	if f.nRanks.ok {
+		l.NRanks = f.nRanks.n
+	} else if f.nranks.ok {
+		l.NRanks = f.nranks.n
 	}
-	if n, ok := intAfter(msg, " nNodes "); ok {
-		l.NNodes = n
+	if f.nNodes.ok {
+		l.NNodes = f.nNodes.n
 	}
-	if n, ok := intAfter(msg, " localRanks "); ok {
-		l.LocalRanks = n
+	if f.localRanks.ok {
+		l.LocalRanks = f.localRanks.n
 	}
-	if index(msg, " commId 0x") >= 0 {
+	if f.commID {
 		l.initRank(msg)
 	}
+}
+
+// commFields is what comm reads of a message: intAfter of " nRanks ",
+// " nranks ", " nNodes " and " localRanks ", and whether " commId 0x"
+// stands in it.
+type commFields struct {
+	nRanks, nranks, nNodes, localRanks keyInt
+	commID                             bool
+}
+
+// keyInt is intAfter's answer for one key, once the key is seen.
+type keyInt struct {
+	seen, ok bool
+	n        int
+}
+
+// at reads the number after the key's first occurrence.
+func (k *keyInt) at(after []byte) {
+	if !k.seen {
+		k.seen = true
+		k.n, k.ok = leadingInt(after)
+	}
+}
+
+// read finds every key at its first occurrence, as intAfter and index
+// do, in one pass: each key starts with a blank, so only the blanks of
+// msg are tried (found eight bytes at a time), in order, by the byte
+// after them, and the words compared as constants.
+func (f *commFields) read(msg []byte) {
+	for base := 0; base < len(msg); base += 8 {
+		var m uint64
+		if base+8 <= len(msg) {
+			m = zeroBytes(binary.LittleEndian.Uint64(msg[base:base+8]) ^ blanks)
+		} else {
+			for k := base; k < len(msg); k++ {
+				if msg[k] == ' ' {
+					m |= 0x80 << (8 * (k - base))
+				}
+			}
+		}
+		for ; m != 0; m &= m - 1 {
+			f.word(msg[base+bits.TrailingZeros64(m)/8:])
+		}
+	}
+}
+
+// word reads the key, if any, that starts at w's first byte (a blank).
+func (f *commFields) word(w []byte) {
+	if len(w) < 2 {
+		return
+	}
+	switch w[1] {
+	case 'n':
+		switch {
+		case hasPrefix(w, " nRanks "):
+			f.nRanks.at(w[8:])
+		case hasPrefix(w, " nranks "):
+			f.nranks.at(w[8:])
+		case hasPrefix(w, " nNodes "):
+			f.nNodes.at(w[8:])
+		}
+	case 'l':
+		if hasPrefix(w, " localRanks ") {
+			f.localRanks.at(w[12:])
+		}
+	case 'c':
+		f.commID = f.commID || hasPrefix(w, " commId 0x")
+	}
+}
+
+// blanks is the byte ' ' in every byte of a word.
+const blanks = 0x2020202020202020
+
+// zeroBytes has the high bit of each byte of x that is zero set, and no
+// other bit.
+func zeroBytes(x uint64) uint64 {
+	const low7 = 0x7f7f7f7f7f7f7f7f
+	return ^((x&low7 + low7) | x | low7)
+}
+
+// hasPrefix is bytes.HasPrefix for a constant prefix, which the compiler
+// then compares a word at a time.
+func hasPrefix(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
 }
 
 // initRank reads a rank's GPU from "comm 0x... rank 1 nranks 2 cudaDev 0
