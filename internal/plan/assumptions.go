@@ -88,17 +88,21 @@ type Engine struct {
 	PrefillChunk       int      `yaml:"prefill_chunk"`
 	PrefillChunkSource string   `yaml:"prefill_chunk_source"`
 	Decode             []Factor `yaml:"decode"`
-	Prefill            []Factor `yaml:"prefill"`
+	// DecodeMoE, where given, replaces Decode for a mixture-of-experts
+	// model's decode step (its routed experts read by their own kernels).
+	DecodeMoE []Factor `yaml:"decode_moe"`
+	Prefill   []Factor `yaml:"prefill"`
 	// Attention is the share of the measured 16-bit GEMM rate a prefill's
 	// attention score and value products achieve ("*": every weight format),
 	// whatever format the weights are in.
 	Attention []Factor `yaml:"attention"`
 }
 
-// The phases an efficiency applies to: decode, prefill's weight multiplies,
-// and prefill's attention products.
+// The phases an efficiency applies to: decode (a mixture of experts' decode
+// apart), prefill's weight multiplies, and prefill's attention products.
 const (
 	PhaseDecode    = "decode"
+	PhaseDecodeMoE = "decode-moe"
 	PhasePrefill   = "prefill"
 	PhaseAttention = "attention"
 )
@@ -110,6 +114,10 @@ func (e Engine) factors(phase string) []Factor {
 		return e.Prefill
 	case PhaseAttention:
 		return e.Attention
+	case PhaseDecodeMoE:
+		if len(e.DecodeMoE) > 0 {
+			return e.DecodeMoE
+		}
 	}
 	return e.Decode
 }
@@ -160,14 +168,14 @@ func ParseAssumptions(b []byte) (Assumptions, error) {
 		if e.PrefillChunk < 0 || (e.PrefillChunk > 0 && e.PrefillChunkSource == "") {
 			return a, fmt.Errorf("plan assumptions: engine %q: a prefill chunk needs its source", e.Name)
 		}
-		for _, f := range append(slices.Clone(e.Decode), e.Prefill...) {
+		for _, f := range slices.Concat(e.Decode, e.DecodeMoE, e.Prefill) {
 			if f.Value <= 0 || f.Value > 1 || f.Source == "" {
 				return a, fmt.Errorf("plan assumptions: engine %q, format %q: efficiencies must lie in (0, 1] and carry their sources", e.Name, f.Format)
 			}
 		}
 	}
 	for _, e := range a.Engines {
-		for _, ph := range []string{PhaseDecode, PhasePrefill} {
+		for _, ph := range []string{PhaseDecode, PhaseDecodeMoE, PhasePrefill} {
 			if _, err := a.Factor(e.Name, ph, "*"); err != nil {
 				return a, fmt.Errorf("plan assumptions: %w", err)
 			}
@@ -228,7 +236,9 @@ func (a Assumptions) Platform(name string) (PlatformNumbers, bool) {
 
 // Factor is engine's efficiency for phase with weights of format: the
 // format's own figure, else the engine's "*", else the engine it inherits
-// from (its source then says so).
+// from (its source then says so). A mixture of experts' decode takes the
+// engine's decode_moe figures where it has them: the format's (else its
+// decode figure for the format), else decode_moe's "*".
 func (a Assumptions) Factor(engine, phase, format string) (Factor, error) {
 	name := engine
 	var via []string
@@ -237,15 +247,22 @@ func (a Assumptions) Factor(engine, phase, format string) (Factor, error) {
 		if err != nil {
 			return Factor{}, err
 		}
-		list := e.factors(phase)
+		lists := [][]Factor{e.factors(phase)}
+		if phase == PhaseDecodeMoE && len(e.DecodeMoE) > 0 {
+			// The format's own decode figure comes before the catch-all of
+			// mixtures of experts: a format's kernels are its own.
+			lists = append(lists, e.Decode)
+		}
 		for _, want := range []string{format, "*"} {
-			for _, f := range list {
-				if f.Format == want {
-					f.Engine = e.Name
-					if len(via) > 0 {
-						f.Source = strings.Join(via, "; ") + "; " + e.Name + ": " + f.Source
+			for _, list := range lists {
+				for _, f := range list {
+					if f.Format == want {
+						f.Engine = e.Name
+						if len(via) > 0 {
+							f.Source = strings.Join(via, "; ") + "; " + e.Name + ": " + f.Source
+						}
+						return f, nil
 					}
-					return f, nil
 				}
 			}
 		}

@@ -52,7 +52,7 @@ const within = 0.25
 // how far the check half is from the target.
 const target = 0.85
 
-var recorded = map[string][2]int{"fit": {246, 207}, "check": {135, 94}}
+var recorded = map[string][2]int{"fit": {257, 216}, "check": {135, 102}}
 
 func decodeYAML(t *testing.T, file string, v any) {
 	t.Helper()
@@ -248,13 +248,24 @@ func rowEstimator(r fieldRow, a Assumptions) (estimator, int, error) {
 
 // phaseOf is the efficiency a row informs: a prefill after a deep KV cache
 // (llama-bench's @ dD) measures the attention products, another prefill
-// the weight multiplies, anything else decode.
-func phaseOf(r fieldRow) string {
+// the weight multiplies, anything else decode (a mixture of experts' apart
+// where the engine has figures for it).
+func phaseOf(t *testing.T, r fieldRow, a Assumptions) string {
+	t.Helper()
 	switch {
 	case r.Depth > 0:
 		return PhaseAttention
 	case r.Metric == "ttft_ms" || r.Metric == "prefill_tokens_per_s":
 		return PhasePrefill
+	}
+	// A mixture of experts' decode informs the engine's decode_moe figures
+	// where it has them.
+	e, _, err := rowEstimator(r, a)
+	if err != nil {
+		t.Fatalf("%s: %v", r.ID, err)
+	}
+	if e.m.Experts > 0 && len(e.eng.DecodeMoE) > 0 {
+		return PhaseDecodeMoE
 	}
 	return PhaseDecode
 }
@@ -272,6 +283,8 @@ func withFactor(a Assumptions, engine, phase, format string, v float64) Assumpti
 			list = &a.Engines[i].Prefill
 		case PhaseAttention:
 			list = &a.Engines[i].Attention
+		case PhaseDecodeMoE:
+			list = &a.Engines[i].DecodeMoE
 		}
 		*list = slices.DeleteFunc(slices.Clone(*list), func(f Factor) bool { return f.Format == format })
 		*list = append(*list, Factor{Format: format, Value: v, Source: "trial"})
@@ -292,7 +305,7 @@ func needed(t *testing.T, r fieldRow, a Assumptions) (v float64, ok bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ph := phaseOf(r)
+	ph := phaseOf(t, r, a)
 	if ph == PhasePrefill {
 		// A prefill the one read of the weights already predicts within the
 		// tolerance is bound by that read: it says nothing of compute.
@@ -378,14 +391,21 @@ func TestFieldFit(t *testing.T) {
 		}
 		eng, _ := a.Engine(r.Engine)
 		f, _ := a.Format(r.Weights)
-		ph := phaseOf(r)
+		ph := phaseOf(t, r, a)
 		if ph != PhaseAttention { // attention multiplies 16-bit operands, whatever the weights' format
 			need[key{eng.Name, ph, f.Name}] = append(need[key{eng.Name, ph, f.Name}], v)
 		}
-		need[key{eng.Name, ph, "*"}] = append(need[key{eng.Name, ph, "*"}], v)
+		all := ph
+		if ph == PhaseDecodeMoE { // the engine's catch-all covers every model's decode
+			all = PhaseDecode
+		}
+		need[key{eng.Name, all, "*"}] = append(need[key{eng.Name, all, "*"}], v)
 	}
 	for _, e := range a.Engines {
-		for _, ph := range []string{PhaseDecode, PhasePrefill, PhaseAttention} {
+		for _, ph := range []string{PhaseDecode, PhaseDecodeMoE, PhasePrefill, PhaseAttention} {
+			if ph == PhaseDecodeMoE && len(e.DecodeMoE) == 0 {
+				continue // its mixtures of experts inform its decode figures
+			}
 			for _, f := range e.factors(ph) {
 				v, ok := need[key{e.Name, ph, f.Format}]
 				fitted := strings.HasPrefix(f.Source, "fitted")

@@ -157,7 +157,7 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 	pl := &Plan{Model: m, Format: f, Cluster: c, Workload: w, Recommended: -1,
 		TotalParams: e.p.Total(m), ActiveParam: e.p.Active(m), WeightsGB: e.weightBytes() / 1e9,
 		Assumed: []Number{
-			{dec.Value, "of peak memory bandwidth in decode (" + eng.Name + ", " + f.Name + ")", dec.Source},
+			{dec.Value, "of peak memory bandwidth in " + decodeWords(m) + " (" + eng.Name + ", " + f.Name + ")", dec.Source},
 			{pre.Value, "of the format's tensor-core rate in prefill (" + eng.Name + ", " + f.Name + ")", pre.Source},
 			{e.att.Value, "of the 16-bit rate in prefill's attention products (" + eng.Name + ")", e.att.Source},
 			{float64(e.chunk), "prompt tokens per prefill pass, each reading every weight once (" + eng.Name + ")", e.chunkSource()},
@@ -199,6 +199,14 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 	return pl, nil
 }
 
+// decodeWords names the decode whose efficiency a model takes.
+func decodeWords(m Model) string {
+	if m.Experts > 0 {
+		return "a mixture of experts' decode"
+	}
+	return "decode"
+}
+
 // newEstimator resolves the engine's efficiencies for the format.
 func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (estimator, error) {
 	eng, err := a.Engine(w.Engine)
@@ -206,7 +214,11 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 		return estimator{}, err
 	}
 	w.Engine = eng.Name
-	dec, err := a.Factor(eng.Name, PhaseDecode, f.Name)
+	phase := PhaseDecode
+	if m.Experts > 0 {
+		phase = PhaseDecodeMoE
+	}
+	dec, err := a.Factor(eng.Name, phase, f.Name)
 	if err != nil {
 		return estimator{}, err
 	}
