@@ -279,7 +279,7 @@ func (l *NCCLLog) observe(line []byte, i int) bool {
 	case bytes.HasPrefix(rest, tagDiag):
 		l.diag(line[:i], bytes.TrimSpace(rest[len(tagDiag):]))
 		return true
-	case bytes.HasPrefix(rest, []byte("NCCL version ")):
+	case hasPrefix(rest, "NCCL version "):
 		// NCCL <= 2.22 prints the version without the INFO prefix.
 		l.setVersion(rest[len("NCCL version "):])
 		return true
@@ -644,21 +644,21 @@ func (l *NCCLLog) info(msg []byte) {
 	switch msg[0] {
 	case 'C':
 		switch {
-		case bytes.HasPrefix(msg, []byte("Channel ")):
+		case hasPrefix(msg, "Channel "):
 			l.channel(msg)
-		case bytes.HasPrefix(msg, []byte("Connected all rings")):
+		case hasPrefix(msg, "Connected all rings"):
 			// every rank and communicator prints it: a new value only
 			// where it changed, not one allocated per line
 			if n, ok := intAfter(msg, " GDR "); ok && (l.RingGDR == nil || *l.RingGDR != n) {
 				v := n
 				l.RingGDR = &v
 			}
-		case bytes.HasPrefix(msg, []byte("Could not enable P2P")):
+		case hasPrefix(msg, "Could not enable P2P"):
 			l.P2PRefused++
 		}
 	case 'R':
 		// NCCL before 2.5: "Ring 00 : 6[6] -> 10[2] via P2P/IPC"
-		if bytes.HasPrefix(msg, []byte("Ring ")) && index(msg, " via ") > 0 {
+		if hasPrefix(msg, "Ring ") && index(msg, " via ") > 0 {
 			l.channel(msg)
 		}
 	case 'N':
@@ -666,50 +666,50 @@ func (l *NCCLLog) info(msg []byte) {
 		case len(msg) > 5 && msg[1] == 'E' && msg[3] == '/':
 			switch msg[4] {
 			case 'I':
-				if bytes.HasPrefix(msg, []byte("NET/IB")) {
+				if hasPrefix(msg, "NET/IB") {
 					l.netIB(msg)
 				}
 			case 'S':
-				if bytes.HasPrefix(msg, []byte("NET/Socket")) {
+				if hasPrefix(msg, "NET/Socket") {
 					l.netSocket(msg)
 				}
 			case 'P', 'O':
-				if bytes.HasPrefix(msg, []byte("NET/Plugin")) || bytes.HasPrefix(msg, []byte("NET/OFI")) {
+				if hasPrefix(msg, "NET/Plugin") || hasPrefix(msg, "NET/OFI") {
 					l.netNote(msg)
 				}
 			}
-		case bytes.HasPrefix(msg, []byte("NCCL version ")):
+		case hasPrefix(msg, "NCCL version "):
 			l.setVersion(msg[len("NCCL version "):])
-		case bytes.HasPrefix(msg, []byte("NCCL_")):
+		case hasPrefix(msg, "NCCL_"):
 			l.envLine(msg)
 		}
 	case 'n':
 		// NCCL < 2.20: "ncclCommInitRank comm 0x... rank 1 nranks 2 cudaDev 0 ..."
-		if bytes.HasPrefix(msg, []byte("ncclCommInitRank comm 0x")) {
+		if hasPrefix(msg, "ncclCommInitRank comm 0x") {
 			l.comm(msg)
 		}
 	case 'U':
-		if bytes.HasPrefix(msg, []byte("Using network ")) {
+		if hasPrefix(msg, "Using network ") {
 			if v := bytes.TrimSpace(msg[len("Using network "):]); string(v) != l.Network {
 				l.Network = string(v)
 			}
 		}
 	case 'B':
-		if bytes.HasPrefix(msg, []byte("Bootstrap")) {
+		if hasPrefix(msg, "Bootstrap") {
 			if u := afterPrefix(msg, "Using "); u != nil {
 				l.Bootstrap = l.str(bytes.TrimSpace(u))
 			}
 		}
 	case 'b':
 		// NCCLCHECK's trace of a failed call: "bootstrap.cc:270 -> 2"
-		if l.BootstrapFail == "" && bytes.HasPrefix(msg, []byte("bootstrap.cc:")) {
+		if l.BootstrapFail == "" && hasPrefix(msg, "bootstrap.cc:") {
 			if j := index(msg, " -> "); j > 0 && len(msg) > j+4 && msg[j+4] >= '1' && msg[j+4] <= '9' {
 				l.BootstrapFail = strings.ToValidUTF8(string(bytes.TrimSpace(msg)), "?")
 			}
 		}
 	case '[':
 		// NCCL >= 2.30: "[Rank 0] ncclCommInitRankConfig comm 0x... rank 0 nranks 2 ... - Init START"
-		if bytes.HasPrefix(msg, []byte("[Rank ")) {
+		if hasPrefix(msg, "[Rank ") {
 			if j := index(msg, "] "); j > 0 {
 				if k := index(msg[j:], " comm 0x"); k >= 0 {
 					l.comm(msg[j+k+1:])
@@ -718,9 +718,9 @@ func (l *NCCLLog) info(msg []byte) {
 		}
 	case 'c':
 		switch {
-		case bytes.HasPrefix(msg, []byte("cudaDriverVersion ")):
+		case hasPrefix(msg, "cudaDriverVersion "):
 			l.CUDADriver, _ = leadingInt(msg[len("cudaDriverVersion "):])
-		case bytes.HasPrefix(msg, []byte("comm 0x")):
+		case hasPrefix(msg, "comm 0x"):
 			l.comm(msg)
 		}
 	default:
@@ -769,7 +769,7 @@ type hostGDR struct {
 // sender, each with "/GDRDMA" where that rank's NIC reaches its GPU's
 // memory (src/transport/net.cc).
 func (l *NCCLLog) netGDRLine(msg []byte, t []byte) {
-	if len(l.lastHost) == 0 || !bytes.HasPrefix(t, []byte("NET/")) {
+	if len(l.lastHost) == 0 || !hasPrefix(t, "NET/") {
 		return
 	}
 	gdr := bytes.Contains(t, []byte("/GDRDMA"))
@@ -864,23 +864,23 @@ func (l *NCCLLog) netIB(msg []byte) {
 		return // most NET/IB lines: "Made virtual device", "IbDev n Port n qpn"
 	}
 	switch {
-	case bytes.HasPrefix(rest, []byte("Using ")):
+	case hasPrefix(rest, "Using "):
 		l.ibUsing(rest[len("Using "):])
 	case rest[0] == '[':
 		// " speed=" cannot start in the "NET/IB : " before rest
 		if j := index(rest, " speed="); j >= 0 {
 			l.ibSpeed(msg, len(msg)-len(rest)+j)
 		}
-	case bytes.HasPrefix(rest, []byte("NCCL Dev ")):
+	case hasPrefix(rest, "NCCL Dev "):
 		l.gid(msg)
-	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA Disabled for HCA")):
+	case hasPrefix(rest, "GPU Direct RDMA Disabled for HCA"):
 		l.GDRDisabledHCAs = addUnique(l.GDRDisabledHCAs, l.str(quoted(msg)))
-	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA Enabled for HCA")):
+	case hasPrefix(rest, "GPU Direct RDMA Enabled for HCA"):
 		l.GDREnabledHCAs = addUnique(l.GDREnabledHCAs, l.str(quoted(msg)))
-	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA (DMABUF) enabled for HCA")):
+	case hasPrefix(rest, "GPU Direct RDMA (DMABUF) enabled for HCA"):
 		// NCCL >= 2.2x: "GPU Direct RDMA (DMABUF) enabled for HCA 0 'rocep1s0f1'"
 		l.GDREnabledHCAs = addUnique(l.GDREnabledHCAs, l.str(quoted(msg)))
-	case bytes.HasPrefix(rest, []byte("No device found")):
+	case hasPrefix(rest, "No device found"):
 		l.netNote(msg)
 	}
 }
@@ -1102,8 +1102,9 @@ func zeroBytes(x uint64) uint64 {
 	return ^((x&low7 + low7) | x | low7)
 }
 
-// hasPrefix is bytes.HasPrefix for a constant prefix, which the compiler
-// then compares a word at a time.
+// hasPrefix is bytes.HasPrefix for a constant prefix: the compiler
+// compares a short one with a load or two instead of a copy of it made
+// for bytes.HasPrefix and a call of the runtime's comparison.
 func hasPrefix(b []byte, prefix string) bool {
 	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
 }
@@ -1208,7 +1209,7 @@ func (l *NCCLLog) commandEnv(line []byte) {
 	l.scratch = appendFields(l.scratch[:0], line)
 	for _, f := range l.scratch {
 		k, v, ok := bytes.Cut(f, []byte("="))
-		if ok && bytes.HasPrefix(k, []byte("NCCL_")) && len(k) < 64 && isEnvName(k) {
+		if ok && hasPrefix(k, "NCCL_") && len(k) < 64 && isEnvName(k) {
 			l.setEnv(string(k), string(v))
 		}
 	}
