@@ -106,3 +106,34 @@ func TestCommFieldsIsIntAfter(t *testing.T) {
 		}
 	}
 }
+
+// An opening matches a line exactly when the line starts with it: any
+// length ownTag can keep (15 to maxOpening bytes), lines equal to it,
+// longer, shorter, or different in any one byte.
+func TestOpeningMatchIsHasPrefix(t *testing.T) {
+	rng := rand.New(rand.NewPCG(36, 9))
+	var o opening
+	for range 200000 {
+		b := make([]byte, 15+rng.IntN(maxOpening-14))
+		for i := range b {
+			b[i] = byte('0' + rng.IntN(3))
+		}
+		o = opening{b: b}
+		o.words()
+		line := append(append([]byte{}, b...), "INFO x"...)
+		switch rng.IntN(4) {
+		case 0:
+			line[rng.IntN(len(b))] ^= byte(1 + rng.IntN(255))
+		case 1:
+			line = line[:rng.IntN(len(line)+1)]
+		case 2:
+			line[rng.IntN(len(line))] = byte('0' + rng.IntN(3))
+		}
+		if got, want := o.match(line), bytes.HasPrefix(line, b); got != want {
+			t.Fatalf("opening %q (%d bytes), line %q: match %v, HasPrefix %v", b, len(b), line, got, want)
+		}
+	}
+	if (&opening{}).match([]byte("spark-1:1:1 [0] NCCL INFO x")) {
+		t.Fatal("an opening never kept matches a line")
+	}
+}

@@ -370,12 +370,26 @@ func (o *opening) match(line []byte) bool {
 	if n < 8 || len(line) < n || binary.LittleEndian.Uint64(line) != o.w[0] {
 		return false
 	}
-	for k := 8; k+8 < n; k += 8 {
-		if binary.LittleEndian.Uint64(line[k:k+8]) != o.w[(k/8)%len(o.w)] {
+	// the two middle words of an opening of 17 to 32 bytes (most are) at
+	// offsets the compiler knows
+	if n > 16 && binary.LittleEndian.Uint64(line[8:16]) != o.w[1] ||
+		n > 24 && binary.LittleEndian.Uint64(line[16:24]) != o.w[2] ||
+		n > 32 && !o.matchLong(line) {
+		return false
+	}
+	return binary.LittleEndian.Uint64(line[n-8:n]) == o.w[o.last&(len(o.w)-1)]
+}
+
+// matchLong compares the middle words of an opening over 32 bytes from
+// the fourth on (an index masked with len(o.w)-1, a power of two, needs
+// no bounds check).
+func (o *opening) matchLong(line []byte) bool {
+	for j := 3; j < o.last; j++ {
+		if binary.LittleEndian.Uint64(line[8*j:]) != o.w[j&(len(o.w)-1)] {
 			return false
 		}
 	}
-	return binary.LittleEndian.Uint64(line[n-8:n]) == o.w[o.last%len(o.w)]
+	return true
 }
 
 // hostOf makes lastHost the host of a line that opens with o (nil where it
@@ -1493,7 +1507,7 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 // openingAt is the opening kept (tagAt) that line starts with, and its
 // index; nil when none. The last one read is tried first.
 func (l *NCCLLog) openingAt(line []byte) (int, *opening) {
-	k := l.lastOpen % len(l.opens)
+	k := l.lastOpen & (len(l.opens) - 1)
 	if o := &l.opens[k]; o.match(line) {
 		return k, o
 	}
