@@ -384,6 +384,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 			r = &results.Iperf3Result{}
 		}
 		a.udpRules(p.Iperf3Text, r)
+		a.reverseStopped(p.Iperf3Text, r)
 	}
 	switch {
 	case p.RAS != nil:

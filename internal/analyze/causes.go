@@ -51,6 +51,7 @@ const (
 func (a *analysis) startupCauses(l *results.NCCLLog) {
 	a.graphFileSet(l)
 	a.ibRequestedNoDevice(l)
+	a.ofiTCPProvider(l)
 	a.sharedGPU(l)
 	a.bootstrapIPoIB(l)
 	a.hostHashClash(l)
@@ -412,6 +413,80 @@ func (a *analysis) graphFileSet(l *results.NCCLLog) {
 		"NCCL_GRAPH_FILE set by environment to "+v,
 		"unset NCCL_GRAPH_FILE (the job's environment, a container image, /etc/nccl.conf or ~/.nccl.conf); keep NCCL_TOPO_FILE if the platform needs one",
 		"https://github.com/NVIDIA/nccl/issues/1240")
+}
+
+// ofiSocketProviders are the libfabric providers that carry their
+// traffic over the kernel's TCP or UDP sockets ("tcp;ofi_rxm" is tcp with
+// the reliable-datagram utility layered on it).
+var ofiSocketProviders = []string{"tcp", "sockets", "udp"}
+
+// ofiTCPProvider: the OFI net plugin (aws-ofi-nccl) names the libfabric
+// provider it selected ("Selected Provider is tcp (found 1 nics)" to
+// v1.13, "Selected provider is tcp, fabric is …" later). A socket provider
+// means no RDMA provider (EFA, verbs, cxi) answered in this process: the
+// devices are not visible (a container started without them, no driver),
+// and NCCL's network traffic goes over kernel TCP. For: the line; a host
+// name that is a container's ID. Fail when the log shows traffic between
+// nodes, warn otherwise.
+func (a *analysis) ofiTCPProvider(l *results.NCCLLog) {
+	prov, note := "", ""
+	for _, n := range l.NetNotes {
+		_, rest, ok := strings.Cut(strings.ToLower(n), "selected provider is ")
+		if !ok || !strings.HasPrefix(n, "NET/OFI") {
+			continue
+		}
+		name, _, _ := strings.Cut(strings.Fields(rest + " x")[0], ",")
+		base, _, _ := strings.Cut(name, ";")
+		if slices.Contains(ofiSocketProviders, base) {
+			prov, note = name, n
+			break
+		}
+	}
+	if prov == "" {
+		return
+	}
+	ev := []string{fmt.Sprintf("%q", note)}
+	for _, h := range l.Hosts {
+		if containerID(h) {
+			ev = append(ev, "host name "+h+" is a container ID (12 hex digits): a container, which sees only the devices passed to it")
+			break
+		}
+	}
+	kinds, _ := l.TransportKinds()
+	sev, net := report.Warn, int64(0)
+	for k, n := range kinds {
+		if strings.HasPrefix(k, "NET/") {
+			net += n
+		}
+	}
+	if net > 0 || l.NNodes > 1 || len(l.Hosts) > 1 {
+		sev = report.Fail
+		ev = append(ev, "traffic between nodes in the log")
+	}
+	a.flag(sev, "nccl.ofi-tcp-provider",
+		fmt.Sprintf("the OFI net plugin selected libfabric's %s provider: no RDMA provider (EFA, verbs) answered in this process, so NCCL's network traffic goes over kernel sockets at a fraction of the fabric's bandwidth", prov),
+		strings.Join(ev, "; "),
+		"make the RDMA devices visible to the job: fi_info -p efa (or -p verbs) must list them where the job runs; in a container pass them in (docker run --device /dev/infiniband/uverbs0 … for each, or the EFA device plugin on Kubernetes)",
+		"https://github.com/aws/aws-ofi-nccl/blob/v1.12.1-aws/src/nccl_ofi_net.c (\"Selected Provider is %s (found %d nics)\"); https://github.com/aws/aws-ofi-nccl/blob/master/src/platform-aws.cpp (on EC2 the plugin asks for the efa provider; without EFA, TCP); https://github.com/aws/aws-ofi-nccl/issues/803 (EFA devices not passed to the container)")
+}
+
+// containerID: a host name Docker gives a container, the first 12 hex
+// digits of its ID.
+func containerID(h string) bool {
+	if len(h) != 12 {
+		return false
+	}
+	digits := 0
+	for _, c := range h {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c >= 'a' && c <= 'f':
+		default:
+			return false
+		}
+	}
+	return digits > 0 && digits < 12
 }
 
 // ibRequestedNoDevice: the job configured NCCL's RDMA transport (an

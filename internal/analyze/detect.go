@@ -217,6 +217,8 @@ func lineShape(t []byte) (shape, bool) {
 		}
 	} else if _, m := results.PreTagInfo(t); m > 0 {
 		return shNCCLLog, true
+	} else if m, _ := results.BareConnection(t); m >= 0 {
+		return shNCCLLog, true
 	}
 	switch t[0] {
 	case '#':

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/expect"
@@ -15,6 +16,7 @@ import (
 func (a *analysis) udpRules(how *results.Iperf3Text, r *results.Iperf3Result) {
 	a.udpFragmented(how)
 	a.udpSentUncounted(how)
+	a.udpStuck(how, r.Version)
 	a.udpCounts(how, r.Version)
 	a.udpHostOverrun(how, r)
 }
@@ -28,18 +30,28 @@ const udpPayload1500 = 1472
 // or got none in an interval after the first arrived: the kernel sends each
 // datagram as IP fragments, and one lost or dropped fragment loses the
 // datagram. With jumbo frames end to end nothing is fragmented, so the flag
-// says how to tell.
+// says how to tell. The size is the command line's -l where the text shows
+// one; else the estimate from the intervals, which rounding and datagrams
+// counted lost but arriving late move by about 1 %, must pass 1472 by more.
 func (a *analysis) udpFragmented(how *results.Iperf3Text) {
-	if how.DatagramBytes <= udpPayload1500 || how.UDPTotal == 0 {
+	size, limit := how.DatagramBytes, udpPayload1500*101/100
+	if how.LenFlag > 0 {
+		size, limit = how.LenFlag, udpPayload1500
+	}
+	if size <= limit || how.UDPTotal == 0 {
 		return
 	}
 	lossy := how.UDPLost*10 >= how.UDPTotal
 	if !lossy && how.UDPEmptyIntervals == 0 {
 		return
 	}
+	sized := fmt.Sprintf("interval transfer over datagrams ≈ %d bytes each", size)
+	if how.LenFlag > 0 {
+		sized = fmt.Sprintf("-l %d on the command line", size)
+	}
 	a.flag(report.Warn, "iperf3.udp-fragmented",
-		fmt.Sprintf("iperf3 sent UDP datagrams of about %d bytes, more than the %d a 1500-byte packet carries: each is sent as IP fragments, and losing one fragment loses the datagram", how.DatagramBytes, udpPayload1500),
-		fmt.Sprintf("interval transfer over datagrams ≈ %d bytes each; receiver lost %d of %d datagrams, %d interval%s with none after the first arrived", how.DatagramBytes, how.UDPLost, how.UDPTotal, how.UDPEmptyIntervals, plural(how.UDPEmptyIntervals)),
+		fmt.Sprintf("iperf3 sent UDP datagrams of about %d bytes, more than the %d a 1500-byte packet carries: each is sent as IP fragments, and losing one fragment loses the datagram", size, udpPayload1500),
+		fmt.Sprintf("%s; receiver lost %d of %d datagrams, %d interval%s with none after the first arrived", sized, how.UDPLost, how.UDPTotal, how.UDPEmptyIntervals, plural(how.UDPEmptyIntervals)),
 		"run the UDP test again with a send size below the path MTU (iperf3 -u -l 1400 on a 1500-byte MTU, or -l 8948 only where jumbo frames of 9000 run end to end); if the loss goes away, it was fragmentation (iperf3 before 3.1.5 sent 8 KB datagrams by default)",
 		"https://github.com/esnet/iperf/blob/master/src/iperf_client_api.c (warns \"UDP block size %d exceeds TCP MSS %d, may result in fragmentation / drops\"); https://github.com/esnet/iperf/issues/496 (the former 8 KB default UDP send size fragmented on non-jumbo Ethernet); https://github.com/esnet/iperf/issues/861")
 }
@@ -116,7 +128,17 @@ func (a *analysis) udpCounts(how *results.Iperf3Text, version string) {
 	}
 	ev := line + more
 	why := "the count cannot be a sequence-gap count, and its shape is neither the 32-bit report bug of iperf3 3.14 nor a counter wrap"
-	if o.Lost < 0 {
+	switch {
+	case o.Lost < 0 && o.AfterOmitted:
+		ev += fmt.Sprintf("; the first interval after %d omitted warm-up interval%s (-O/--omit), which counted %d lost", o.Intervals, plural(o.Intervals), o.OmittedLost)
+		if o.OmittedLost == -o.Lost {
+			ev += ": the negative loss is exactly the warm-up's loss taken back"
+		}
+		why = "it is the first interval after the -O/--omit warm-up, where iperf3 before 3.1.3 took the warm-up's losses back from the first measured interval"
+		if version != "" && expect.VersionAtLeast(version, "3.1.3") {
+			why += " (against: iperf3 " + version + " has that fix)"
+		}
+	case o.Lost < 0:
 		ev += fmt.Sprintf("; the stream had counted %s datagrams before it, far from the 2^31 or 2^32 at which the sequence number wraps", aboutCount(count, exact))
 		why = "the count went backwards long before the sequence number could wrap; iperf3 documents two other causes, datagrams under the 16 bytes its sequence number needs and -O/--omit in old releases, and the text cannot tell which"
 	}
@@ -271,4 +293,83 @@ func (a *analysis) udpHostOverrun(how *results.Iperf3Text, r *results.Iperf3Resu
 		strings.Join(ev, "; "),
 		"on the receiver read nstat -az UdpRcvbufErrors UdpInErrors (netstat -su: receive buffer errors) and ip -s link drops before and after a test; if they grow by about the lost count the host dropped them: pace with -b below the rate that arrived, raise -w (and net.core.rmem_max), or measure the link with TCP",
 		"https://github.com/esnet/iperf/issues/841 (maintainer: -b 0 sends in a tight loop as fast as it can; UDP has no flow control or congestion control); Linux net/ipv4/udp.c (a datagram a full socket receive queue refuses counts UDP_MIB_RCVBUFERRORS, RcvbufErrors in /proc/net/snmp)")
+}
+
+// udpStuck: a UDP Lost/Total whose total is the largest value a 32-bit
+// counter holds. iperf3 counts as the total how far the highest sequence
+// number seen moved, and takes a datagram as new only when its number
+// passes the highest plus one (iperf_udp.c iperf_udp_recv). Before 3.14
+// the highest is a signed int: at 2^31-1 "highest + 1" overflows and no
+// later datagram counts as new. From 3.14 the counts are int64, but
+// without --udp-counters-64bit the number in the datagram is 32 bits and
+// restarts at 0 after 2^32-1. Either way the total stops there and every
+// later datagram counts as out of order, each taking one back from the
+// loss: the summary is a counter overflow, not a measurement.
+func (a *analysis) udpStuck(how *results.Iperf3Text, version string) {
+	o := how.UDPStuck
+	if o == nil {
+		return
+	}
+	bits, why := "2^31-1", "iperf3 before 3.14 keeps the highest sequence number in a 32-bit int, and at 2^31-1 the next one overflows"
+	if o.Total == udpWrap32-1 {
+		bits, why = "2^32-1", "the sequence number each datagram carries is 32 bits unless --udp-counters-64bit, and after 2^32-1 it starts again at 0, below the highest seen"
+	}
+	line := fmt.Sprintf("%q", o.Line)
+	if o.Line == "" {
+		line = fmt.Sprintf("stream %s, %.2f-%.2f s: %d/%d", o.Stream, o.Start, o.End, o.Lost, o.Total)
+	}
+	ev := []string{line, fmt.Sprintf("total %d = %s, the largest value of the counter", o.Total, bits)}
+	if how.UDPOutOfOrder > 0 {
+		ev = append(ev, fmt.Sprintf("%d datagrams received out-of-order", how.UDPOutOfOrder))
+	}
+	if o.Before > 0 && o.BeforeSeconds > 0 && o.End > o.Start {
+		if est := float64(o.Before) / o.BeforeSeconds * (o.End - o.Start); est > float64(o.Total) {
+			ev = append(ev, fmt.Sprintf("the stream's intervals counted %d datagrams in %.0f s: about %.3g over the %.0f s the line covers", o.Before, o.BeforeSeconds, est, o.End-o.Start))
+		}
+	}
+	switch {
+	case version == "":
+	case o.Total == udpWrap31-1 && expect.VersionAtLeast(version, "3.14"):
+		ev = append(ev, "iperf3 "+version+" (against: its counts are 64-bit from 3.14)")
+	default:
+		ev = append(ev, "iperf3 "+version)
+	}
+	a.flag(report.Warn, "iperf3.udp-counter-stuck",
+		fmt.Sprintf("the UDP count stopped at %d (%s): %s, so every later datagram counts as out of order and takes one back from the loss; the summary's loss and total are a counter overflow, not a measurement of the network", o.Total, bits, why),
+		strings.Join(ev, "; "),
+		"run long or fast UDP tests with iperf3 3.14 or later and --udp-counters-64bit on the client, or keep a test under 2^31 datagrams (a shorter -t, a lower -b, a larger -l); read loss from the interval lines before the count stopped",
+		"https://github.com/esnet/iperf/blob/3.12/src/iperf_udp.c (iperf_udp_recv: a datagram is new only when its number passes packet_count + 1, an int; else out of order, and the loss count goes down by one); https://github.com/esnet/iperf/pull/1536 (3.14: the UDP counts become int64_t, fixing issue 1534); https://github.com/esnet/iperf/blob/master/src/iperf_udp.c (the number is sent in 32 bits unless udp_counters_64bit)")
+}
+
+// iperfTCPBlock is iperf3's default TCP read and write size
+// (DEFAULT_TCP_BLKSIZE, src/iperf_api.h).
+const iperfTCPBlock = 128 << 10
+
+// reverseStopped: a reverse TCP test (the server sends) whose data stops
+// for good after a whole number of blocks. The sender stops at a -k
+// (blocks) or -n (bytes) limit, which it meets in whole blocks
+// (iperf_api.c iperf_send), and before 3.12 a server kept the limit of an
+// earlier reverse test for every later test that set none (the client
+// sent -k/-n only when non-zero, the server never cleared them: esnet/iperf
+// issue 1363). Judged only where the printed transfers pin the sum to
+// within a quarter block; a stall of a few segments, or one after
+// gigabytes, is not this.
+func (a *analysis) reverseStopped(how *results.Iperf3Text, r *results.Iperf3Result) {
+	st := how.Stopped
+	if st == nil || !how.Reverse || r.Protocol != "TCP" {
+		return
+	}
+	block, from := float64(iperfTCPBlock), "iperf3's default TCP block of 128 KiB"
+	if how.LenFlag > 0 {
+		block, from = float64(how.LenFlag), fmt.Sprintf("the -l %d on the command line", how.LenFlag)
+	}
+	n := math.Round(st.Bytes / block)
+	if n < 1 || st.Tolerance >= block/4 || math.Abs(st.Bytes-n*block) > st.Tolerance {
+		return
+	}
+	a.flag(report.Warn, "iperf3.reverse-stopped-at-limit",
+		fmt.Sprintf("the server stopped sending after %.0f block%s of %.0f bytes and the %d intervals after moved nothing: a reverse test that ends on a whole number of blocks met a -k/--blockcount or -n/--bytes limit at the server, and iperf3 servers before 3.12 keep such a limit from an earlier reverse test for every later one; a tool state, not the network", n, plural(int(n)), block, st.ZeroIntervals),
+		fmt.Sprintf("reverse mode; %.0f bytes over the first %d interval%s (to within %.0f as printed) = %.0f × %s; then %d intervals of 0 bytes to the end", st.Bytes, st.Intervals, plural(st.Intervals), st.Tolerance, n, from, st.ZeroIntervals),
+		"restart the iperf3 server (a new server holds no limit) and run the test again; upgrade both ends to iperf3 3.12 or later, and give -k/-n to reverse tests only against 3.12 or later servers",
+		"https://github.com/esnet/iperf/issues/1363; https://github.com/esnet/iperf/commit/e4ca82f82938f073945955be88a1c0f3e3efc7f7 (3.12: the server clears -k/-n on every test, the client always sends them); https://github.com/esnet/iperf/blob/3.11/src/iperf_api.c (iperf_send stops at blocks_sent >= blocks); https://github.com/esnet/iperf/blob/3.11/src/iperf_api.h (DEFAULT_TCP_BLKSIZE 128 * 1024)")
 }

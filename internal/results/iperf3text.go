@@ -48,6 +48,59 @@ type Iperf3Text struct {
 	// RateFlag is the -b/--bitrate value of an iperf3 command line in
 	// the text ("0": unlimited), "" when none is shown.
 	RateFlag string `json:"rate_flag,omitempty"`
+	// LenFlag is the -l/--length of an iperf3 command line in the text,
+	// in bytes (the UDP datagram payload), 0 when none is shown.
+	LenFlag int `json:"len_flag,omitempty"`
+	// UDPStuck is the first Lost/Total whose total is 2^31-1 or 2^32-1,
+	// the largest value a 32-bit counter holds; UDPOutOfOrder is the
+	// receiver's "N datagrams received out-of-order" ([SUM], else its
+	// streams' lines added).
+	UDPStuck      *UDPOddCount `json:"udp_stuck,omitempty"`
+	UDPOutOfOrder int64        `json:"udp_out_of_order,omitempty"`
+	// Reverse: the client's "Reverse mode" line or a -R/--reverse on its
+	// command line (the server sends).
+	Reverse bool `json:"reverse,omitempty"`
+	// Stopped is set when data moved in the first intervals and every
+	// interval after them, two or more, moved none (the [SUM] lines, else
+	// the one stream's).
+	Stopped *Iperf3Stop `json:"stopped,omitempty"`
+}
+
+// Iperf3Stop is what moved before a test's intervals fell to nothing for
+// good: Bytes over Intervals lines, each printed to three digits, so the
+// true sum lies within Tolerance of it; then ZeroIntervals lines of 0.
+type Iperf3Stop struct {
+	Bytes         float64 `json:"bytes"`
+	Tolerance     float64 `json:"tolerance"`
+	Intervals     int     `json:"intervals"`
+	ZeroIntervals int     `json:"zero_intervals"`
+}
+
+// stopShape follows one series of interval lines for Iperf3Stop.
+type stopShape struct {
+	stop    Iperf3Stop
+	resumed bool // data moved again after a zero interval
+}
+
+func (s *stopShape) add(moved, tol float64) {
+	switch {
+	case moved == 0 && s.stop.Bytes > 0:
+		s.stop.ZeroIntervals++
+	case moved > 0 && s.stop.ZeroIntervals > 0:
+		s.resumed = true
+	case moved > 0 && s.stop.Bytes < 1e18:
+		s.stop.Bytes += moved
+		s.stop.Tolerance += tol
+		s.stop.Intervals++
+	}
+}
+
+func (s *stopShape) result() *Iperf3Stop {
+	if s.resumed || s.stop.ZeroIntervals < 2 {
+		return nil
+	}
+	st := s.stop
+	return &st
 }
 
 // UDPOddCount is a UDP Lost/Total count that cannot be true, and what the
@@ -76,6 +129,10 @@ type UDPOddCount struct {
 	// line read after this one, when ReceiverSeen.
 	ReceiverTotal int64 `json:"receiver_total,omitempty"`
 	ReceiverSeen  bool  `json:"receiver_seen,omitempty"`
+	// AfterOmitted: every interval line of the stream before this one was
+	// an "(omitted)" warm-up line, whose losses add up to OmittedLost.
+	AfterOmitted bool  `json:"after_omitted,omitempty"`
+	OmittedLost  int64 `json:"omitted_lost,omitempty"`
 }
 
 // ParseIperf3Text reads iperf3's text output (what people paste: the
@@ -88,7 +145,9 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 	summary, datagrams := false, false
 	var udpEnds map[string]*udpStream // each stream's intervals so far
 	recvSum := false                  // the receiver's [SUM] summary was read
+	ooSum := false                    // a [SUM] out-of-order line was read
 	var sumIntervals, oneIntervals []float64
+	var sumStop, oneStop stopShape
 	var recv, sent *float64
 	for {
 		line, err := lr.Next()
@@ -106,6 +165,8 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 		case bytes.HasPrefix(t, []byte("Accepted connection from ")):
 			res.Role = "server"
 			res.Remote = string(bytes.TrimSuffix(firstWord(t[len("Accepted connection from "):]), []byte(",")))
+		case bytes.HasPrefix(t, []byte("Reverse mode, ")):
+			how.Reverse = true
 		case bytes.HasPrefix(t, []byte("iperf Version")), bytes.HasPrefix(t, []byte("iperf ")) && bytes.Contains(t, []byte(" 3.")):
 			// "iperf 3.14 (cJSON 1.7.15)", "iperf Version 3.0.11"
 			for _, w := range bytes.Fields(t)[1:] {
@@ -118,8 +179,16 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 			res.Error = string(bytes.TrimLeft([]byte(res.Error), "- "))
 		case bytes.HasPrefix(t, []byte("- - - -")):
 			summary = true
-		case how.RateFlag == "" && bytes.Contains(t, []byte("iperf3 ")):
-			how.RateFlag = rateFlag(t)
+		case (how.RateFlag == "" || how.LenFlag == 0) && bytes.Contains(t, []byte("iperf3 ")) && t[0] != '[':
+			if how.RateFlag == "" {
+				how.RateFlag = rateFlag(t)
+			}
+			if how.LenFlag == 0 {
+				how.LenFlag = lenFlag(t)
+			}
+			for _, w := range bytes.Fields(t) {
+				how.Reverse = how.Reverse || string(w) == "-R" || string(w) == "--reverse"
+			}
 		case len(t) > 0 && t[0] == '[':
 			j := bytes.IndexByte(t, ']')
 			if j < 0 {
@@ -127,6 +196,15 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 			}
 			id := string(bytes.TrimSpace(t[1:j]))
 			rest := t[j+1:]
+			if n, ok := outOfOrder(rest); ok {
+				switch {
+				case id == "SUM": // a [SUM] line replaces its streams' lines
+					how.UDPOutOfOrder, ooSum = n, true
+				case !ooSum && how.UDPOutOfOrder < 1<<62:
+					how.UDPOutOfOrder += n
+				}
+				continue
+			}
 			if bytes.Contains(rest, []byte(" connected to ")) {
 				if len(streams) < 1024 {
 					streams[id] = true
@@ -198,10 +276,12 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 				res.OmittedIntervals++
 			case id == "SUM":
 				sumIntervals = append(sumIntervals, rate)
+				sumStop.add(movedTol(rest))
 			default:
 				if len(oneIntervals) < 1<<20 {
 					oneIntervals = append(oneIntervals, rate)
 				}
+				oneStop.add(movedTol(rest))
 			}
 		}
 	}
@@ -211,6 +291,12 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 		ivals = oneIntervals
 	}
 	res.Intervals = len(ivals)
+	switch {
+	case len(sumIntervals) > 0:
+		how.Stopped = sumStop.result()
+	case res.Streams <= 1:
+		how.Stopped = oneStop.result()
+	}
 	for i, v := range ivals {
 		if i == 0 || v < res.MinIntervalGbps {
 			res.MinIntervalGbps = v
@@ -278,6 +364,10 @@ func (how *Iperf3Text) udpInterval(id string, rest []byte, ends map[string]*udpS
 		}
 		if st != nil {
 			st.count(t, end-start)
+			if bytes.Contains(rest, []byte("(omitted)")) && st.omittedLost < 1<<60 {
+				st.omitted++
+				st.omittedLost += l
+			}
 		}
 		if t == 0 && how.UDPTotal > 0 {
 			how.UDPEmptyIntervals++
@@ -302,10 +392,12 @@ func (how *Iperf3Text) udpInterval(id string, rest []byte, ends map[string]*udpS
 // first interval's start, the last one's end, the datagrams its Total
 // column added up over secs seconds, and its interval lines.
 type udpStream struct {
-	first, end float64
-	total      int64
-	secs       float64
-	n          int
+	first, end  float64
+	total       int64
+	secs        float64
+	n           int
+	omitted     int   // interval lines marked "(omitted)"
+	omittedLost int64 // the losses they counted
 }
 
 func (st *udpStream) count(t int64, secs float64) {
@@ -334,6 +426,9 @@ func (how *Iperf3Text) udpCount(c udpLine, st *udpStream) bool {
 	if c.total == 0 && moved > 0 {
 		how.UDPZeroTotalBytes++
 	}
+	if (c.total == 1<<31-1 || c.total == 1<<32-1) && how.UDPStuck == nil {
+		how.UDPStuck = oddCount(c, f, moved, st)
+	}
 	if c.total >= 0 && c.lost <= c.total && c.lost >= -c.total {
 		if c.lost < 0 {
 			how.UDPLateLines++
@@ -341,9 +436,15 @@ func (how *Iperf3Text) udpCount(c udpLine, st *udpStream) bool {
 		return c.lost >= 0
 	}
 	how.UDPOddLines++
-	if how.UDPOdd != nil {
-		return false
+	if how.UDPOdd == nil {
+		how.UDPOdd = oddCount(c, f, moved, st)
 	}
+	return false
+}
+
+// oddCount is what the text says about one Lost/Total line and the
+// stream before it.
+func oddCount(c udpLine, f [][]byte, moved float64, st *udpStream) *UDPOddCount {
 	o := &UDPOddCount{Stream: c.id, Lost: c.lost, Total: c.total, Bytes: moved, Label: c.label, Unsigned: c.unsigned}
 	o.Start, o.End, _ = intervalSpan(f[0])
 	if line := string(bytes.TrimSpace(c.rest)); len(line) <= 160 {
@@ -357,9 +458,10 @@ func (how *Iperf3Text) udpCount(c udpLine, st *udpStream) bool {
 	}
 	if st != nil {
 		o.Before, o.BeforeSeconds, o.FirstStart, o.Intervals = st.total, st.secs, st.first, st.n
+		omitted := bytes.Contains(c.rest, []byte("(omitted)"))
+		o.AfterOmitted, o.OmittedLost = st.n > 0 && st.omitted == st.n && !omitted, st.omittedLost
 	}
-	how.UDPOdd = o
-	return false
+	return o
 }
 
 // udpCountColumns reads "<jitter> ms <lost>/<total> (<p>%)" from a line's
@@ -413,6 +515,27 @@ func intervalSpan(b []byte) (float64, float64, bool) {
 	return start, end, true
 }
 
+// movedTol is an interval line's transfer in bytes and half a unit of
+// its last printed digit, how far the true value may lie from it.
+func movedTol(rest []byte) (float64, float64) {
+	f := bytes.Fields(rest)
+	if len(f) < 4 {
+		return 0, 0
+	}
+	moved, ok := transferBytes(f[2], f[3])
+	if !ok {
+		return 0, 0
+	}
+	unit, _ := transferBytes([]byte("1"), f[3])
+	half := 0.5 * unit
+	if _, frac, ok := bytes.Cut(f[2], []byte(".")); ok {
+		for range frac {
+			half /= 10
+		}
+	}
+	return moved, half
+}
+
 // transferBytes reads iperf3's transfer column ("12.5 MBytes").
 func transferBytes(num, unit []byte) (float64, bool) {
 	v, err := strconv.ParseFloat(string(num), 64)
@@ -456,6 +579,65 @@ func rateFlag(line []byte) string {
 		}
 	}
 	return ""
+}
+
+// lenFlag is the -l/--length of an iperf3 command line in bytes (K and
+// M are 1024-based, as iperf3's unit_atoi reads them), 0 when the line
+// sets none. getopt_long takes any unambiguous prefix of --length from
+// "--le".
+func lenFlag(line []byte) int {
+	f := bytes.Fields(line)
+	for i, w := range f {
+		var v []byte
+		name, val, eq := bytes.Cut(w, []byte("="))
+		switch {
+		case string(w) == "-l" || len(name) >= 4 && bytes.HasPrefix([]byte("--length"), name) && !eq:
+			if i+1 < len(f) {
+				v = f[i+1]
+			}
+		case len(name) >= 4 && bytes.HasPrefix([]byte("--length"), name) && eq:
+			v = val
+		case bytes.HasPrefix(w, []byte("-l")) && len(w) > 2 && w[2] >= '0' && w[2] <= '9':
+			v = w[2:]
+		}
+		if n := unitInt(v); n > 0 {
+			return n
+		}
+	}
+	return 0
+}
+
+// unitInt reads "1472", "8K", "1m" as iperf3 does; 0 when it cannot.
+func unitInt(v []byte) int {
+	if len(v) == 0 || len(v) > 16 {
+		return 0
+	}
+	mult := 1
+	switch v[len(v)-1] {
+	case 'k', 'K':
+		mult, v = 1<<10, v[:len(v)-1]
+	case 'm', 'M':
+		mult, v = 1<<20, v[:len(v)-1]
+	}
+	n, err := strconv.Atoi(string(v))
+	if err != nil || n <= 0 || n > 1<<20 {
+		return 0
+	}
+	return n * mult
+}
+
+// outOfOrder reads a receiver's "0.0-86400.0 sec  N datagrams received
+// out-of-order" line.
+func outOfOrder(rest []byte) (int64, bool) {
+	f := bytes.Fields(rest)
+	if len(f) != 6 || string(f[1]) != "sec" || string(f[3]) != "datagrams" || string(f[5]) != "out-of-order" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(string(f[2]), 10, 64)
+	if err != nil || n < 0 || n > 1<<62 {
+		return 0, false
+	}
+	return n, true
 }
 
 // intervalLine: "0.00-1.00   sec" follows the tag of an interval line.

@@ -120,3 +120,52 @@ func TestIperf3TextRateFlagVersion(t *testing.T) {
 		t.Errorf("TCP: %+v %+v", r, how)
 	}
 }
+
+// The -l/--length value is read in bytes from the command line, in every
+// spelling getopt_long takes; the out-of-order line is read, a [SUM]
+// line's count winning over its streams'.
+func TestIperf3TextLenFlagOutOfOrder(t *testing.T) {
+	for line, want := range map[string]int{
+		"% iperf3 -c 202.254.1.4 --len 1472 --udp --omit 2":  1472,
+		"iperf3 --client 192.168.25.5 --udp -b10g -w2m -l9k": 9 << 10,
+		"iperf3 -c h -u --length=8948":                       8948,
+		"iperf3 -c h -u -l1400 -t 10":                        1400,
+		"iperf3 -c h -u --leng 2M":                           2 << 20,
+		"iperf3 -c h -u --logfile x -t 10":                   0,
+		"iperf3 -c h -u -l x":                                0,
+	} {
+		if _, how, _ := ParseIperf3Text(strings.NewReader(line + "\n")); how.LenFlag != want {
+			t.Errorf("%q: %d, want %d", line, how.LenFlag, want)
+		}
+	}
+	text := "[  5]  0.0-60.0 sec  7 datagrams received out-of-order\n[  7]  0.0-60.0 sec  5 datagrams received out-of-order\n"
+	if _, how, _ := ParseIperf3Text(strings.NewReader(text)); how.UDPOutOfOrder != 12 {
+		t.Errorf("streams: out of order %d, want 12", how.UDPOutOfOrder)
+	}
+	text += "[SUM]  0.0-60.0 sec  13 datagrams received out-of-order\n"
+	if _, how, _ := ParseIperf3Text(strings.NewReader(text)); how.UDPOutOfOrder != 13 {
+		t.Errorf("[SUM]: out of order %d, want 13", how.UDPOutOfOrder)
+	}
+}
+
+// A test whose intervals fall to nothing for good is read with the bytes
+// before (and how far rounding may move them); one that resumes, or ends
+// on a single empty interval, is not; "Reverse mode" and -R are read.
+func TestIperf3TextStopped(t *testing.T) {
+	text := "Reverse mode, remote host h is sending\n[  5]   0.00-1.00   sec   128 KBytes  1.04 Mbits/sec\n[  5]   1.00-2.00   sec  0.00 Bytes  0.00 bits/sec\n[  5]   2.00-3.00   sec  0.00 Bytes  0.00 bits/sec\n"
+	_, how, _ := ParseIperf3Text(strings.NewReader(text))
+	if st := how.Stopped; !how.Reverse || st == nil || st.Bytes != 128<<10 || st.Tolerance != 512 || st.Intervals != 1 || st.ZeroIntervals != 2 {
+		t.Errorf("%v %+v", how.Reverse, how.Stopped)
+	}
+	for _, text := range []string{
+		"[  5]   0.00-1.00   sec   128 KBytes  1.04 Mbits/sec\n[  5]   1.00-2.00   sec  0.00 Bytes  0.00 bits/sec\n",
+		"[  5]   0.00-1.00   sec   128 KBytes  1.04 Mbits/sec\n[  5]   1.00-2.00   sec  0.00 Bytes  0.00 bits/sec\n[  5]   2.00-3.00   sec  0.00 Bytes  0.00 bits/sec\n[  5]   3.00-4.00   sec  1.25 MBytes  10.5 Mbits/sec\n",
+	} {
+		if _, how, _ := ParseIperf3Text(strings.NewReader(text)); how.Stopped != nil || how.Reverse {
+			t.Errorf("%+v\n%s", how.Stopped, text)
+		}
+	}
+	if _, how, _ := ParseIperf3Text(strings.NewReader("$ iperf3 -c h -R -t 10\n")); !how.Reverse {
+		t.Error("-R not read")
+	}
+}

@@ -166,3 +166,45 @@ func (l *NCCLLog) HostClash() *NCCLHostClash {
 	}
 	return nil
 }
+
+// BareConnection reads an NCCL connection message pasted without the
+// log's opening ("9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA",
+// "Channel 00/0 : 0[0] -> 1[0] via P2P/IPC"): it returns where the
+// message starts and the rank that printed it (NCCL prints a connection
+// on the sending rank, a "[receive]" one on the receiving rank), or -1.
+func BareConnection(line []byte) (msg, printer int) {
+	if !bytes.Contains(line, []byte(" via ")) {
+		return -1, -1
+	}
+	start := len(line) - len(bytes.TrimLeft(line, " \t"))
+	t := line[start:]
+	if rest, ok := bytes.CutPrefix(t, []byte("Channel ")); ok {
+		_, after, found := bytes.Cut(rest, []byte(" : "))
+		if !found || len(rest)-len(after) > 12 {
+			return -1, -1
+		}
+		t = after
+	}
+	from, _, t, ok := rankGPU(t)
+	if !ok {
+		return -1, -1
+	}
+	t, ok = bytes.CutPrefix(t, []byte(" -> "))
+	if !ok {
+		return -1, -1
+	}
+	to, _, t, ok := rankGPU(t)
+	if !ok {
+		return -1, -1
+	}
+	printer = from
+	if r, ok := bytes.CutPrefix(t, []byte(" [receive]")); ok {
+		t, printer = r, to
+	} else if r, ok := bytes.CutPrefix(t, []byte(" [send]")); ok {
+		t = r
+	}
+	if !bytes.HasPrefix(t, []byte(" via ")) || len(bytes.TrimSpace(t[len(" via "):])) == 0 {
+		return -1, -1
+	}
+	return start, printer
+}

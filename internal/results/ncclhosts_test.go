@@ -101,3 +101,29 @@ func TestStackedHeaders(t *testing.T) {
 		}
 	}
 }
+
+// Connection messages pasted without NCCL's opening are read with the
+// rank that printed them; other lines with "via" or arrows are not.
+func TestBareConnection(t *testing.T) {
+	for line, want := range map[string][2]int{
+		"9[1a000] -> 2[6b000] [send] via NET/IB/0/GDRDMA":         {0, 9},
+		"9[1a000] -> 2[6b000] [receive] via NET/IB/1":             {0, 2},
+		"  Channel 00/0 : 0[0] -> 1[0] via P2P/IPC":               {2, 0},
+		"Channel 03 : 3[3] -> 0[0] [receive] via NET/Socket/0":    {0, 0},
+		"traffic goes 1[2] -> 3[4] via the switch":                {-1, -1},
+		"2 -> 3 via P2P/IPC":                                      {-1, -1},
+		"data flows via NET/IB/0":                                 {-1, -1},
+		"9[1a000] -> 2[6b000] [send] via ":                        {-1, -1},
+		"Channel 00/0 : 0[0] -> 1[0] : via P2P/IPC":               {-1, -1},
+		"x9[1a000] -> 2[6b000] via NET/IB/0":                      {-1, -1},
+		"Channel 00/0 and many more words : 0[0] -> 1[0] via P2P": {-1, -1},
+	} {
+		m, p := BareConnection([]byte(line))
+		if want[0] >= 0 {
+			want[0] = len(line) - len(strings.TrimLeft(line, " "))
+		}
+		if m != want[0] || m >= 0 && p != want[1] {
+			t.Errorf("%q: %d %d, want %v", line, m, p, want)
+		}
+	}
+}

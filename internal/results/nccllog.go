@@ -104,6 +104,10 @@ type NCCLLog struct {
 	nextOpen, lastOpen int
 	// hostGen counts the changes to lastHost
 	hostGen int
+	// bare is set while a connection message pasted without its opening
+	// is read, bareRank the rank that printed it
+	bare     bool
+	bareRank int
 	// quietInfo is set when the line last observed was an INFO line that
 	// reports no failure
 	quietInfo bool
@@ -248,6 +252,16 @@ func (l *NCCLLog) observe(line []byte, i int) bool {
 			l.quietInfo = true
 			l.cur = line[:p]
 			l.info(line[m:])
+			return true
+		}
+		if m, printer := BareConnection(line); m >= 0 {
+			// a connection message pasted without its opening: its
+			// GPUDirect RDMA is told per printing rank, the host unknown
+			l.InfoLines++
+			l.quietInfo = true
+			l.bare, l.bareRank = true, printer
+			l.channel(line[m:])
+			l.bare = false
 			return true
 		}
 		if bytes.Contains(line, []byte("NCCL_")) && bytes.Contains(line, []byte("=")) {
@@ -781,9 +795,17 @@ type hostGDR struct {
 // netGDRLine counts a NET channel line of the current host: NCCL prints a
 // "[receive]" line on the receiving rank and a "[send]" line on the
 // sender, each with "/GDRDMA" where that rank's NIC reaches its GPU's
-// memory (src/transport/net.cc).
+// memory (src/transport/net.cc). A connection pasted without its opening,
+// in a paste that names no host, counts for the rank that printed it.
 func (l *NCCLLog) netGDRLine(msg []byte, t []byte) {
-	if len(l.lastHost) == 0 || !hasPrefix(t, "NET/") {
+	host := l.lastHost
+	if l.bare {
+		if len(host) > 0 {
+			return // a bare line after host-tagged ones: its host is not known
+		}
+		host = strconv.AppendInt([]byte("rank "), int64(l.bareRank), 10)
+	}
+	if len(host) == 0 || !hasPrefix(t, "NET/") {
 		return
 	}
 	gdr := bytes.Contains(t, []byte("/GDRDMA"))
@@ -792,7 +814,7 @@ func (l *NCCLLog) netGDRLine(msg []byte, t []byte) {
 	}
 	var h *hostGDR
 	for i := range l.netGDR {
-		if l.netGDR[i].host == string(l.lastHost) {
+		if l.netGDR[i].host == string(host) {
 			h = &l.netGDR[i]
 			break
 		}
@@ -801,7 +823,7 @@ func (l *NCCLLog) netGDRLine(msg []byte, t []byte) {
 		if len(l.netGDR) >= maxListed {
 			return
 		}
-		l.netGDR = append(l.netGDR, hostGDR{host: string(l.lastHost)})
+		l.netGDR = append(l.netGDR, hostGDR{host: string(host)})
 		h = &l.netGDR[len(l.netGDR)-1]
 	}
 	if gdr {

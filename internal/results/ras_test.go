@@ -182,5 +182,11 @@ func FuzzParseIperf3Text(f *testing.F) {
 		if o := how.UDPOdd; o != nil && (o.Total >= 0 && o.Lost <= o.Total && o.Lost >= -o.Total || o.Before < 0 || o.Intervals < 0 || len(o.Line) > 200) {
 			t.Fatalf("a count that can be true kept as odd: %+v", o)
 		}
+		if how.LenFlag < 0 || how.UDPOutOfOrder < 0 || how.UDPStuck != nil && how.UDPStuck.Total != 1<<31-1 && how.UDPStuck.Total != 1<<32-1 {
+			t.Fatalf("%+v", how)
+		}
+		if st := how.Stopped; st != nil && (st.Bytes <= 0 || st.Tolerance < 0 || st.Intervals < 1 || st.ZeroIntervals < 2) {
+			t.Fatalf("stopped: %+v", st)
+		}
 	})
 }
