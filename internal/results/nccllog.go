@@ -1527,14 +1527,19 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 }
 
 // openingAt is the opening kept (tagAt) that line starts with, and its
-// index; nil when none. The last one read is tried first.
+// index; nil when none. The last one read is tried first, and an opening
+// is compared whole (a call) only where its first word is the line's.
 func (l *NCCLLog) openingAt(line []byte) (int, *opening) {
+	if len(line) < 8 {
+		return 0, nil
+	}
+	w := binary.LittleEndian.Uint64(line)
 	k := l.lastOpen & (len(l.opens) - 1)
-	if o := &l.opens[k]; o.match(line) {
+	if o := &l.opens[k]; o.w[0] == w && o.match(line) {
 		return k, o
 	}
 	for j := range l.opens {
-		if o := &l.opens[j]; o.match(line) {
+		if o := &l.opens[j]; o.w[0] == w && o.match(line) {
 			return j, o
 		}
 	}
