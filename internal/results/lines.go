@@ -239,7 +239,9 @@ func StripLauncherPrefix(line []byte) []byte {
 // the buffer instead of a call of each reader on the way per line. The
 // line it stops at is left to Next.
 func (lr *LineReader) ObserveQuietInfo(l *NCCLLog) int {
-	if lr.discarding || lr.end-lr.start < 2 {
+	// a line that does not open with a lower-case letter is none
+	// (ObserveQuietLines' first test, without its call)
+	if lr.discarding || lr.end-lr.start < 2 || lr.buf[lr.start]-'a' > 'z'-'a' {
 		return 0
 	}
 	if !lr.crKnown || lr.cr < lr.start {

@@ -53,7 +53,7 @@ type hostGPUs struct {
 // intraHostLine reads "a[x] -> b[y] via P2P/…" or "via SHM/…" of the
 // current host.
 func (l *NCCLLog) intraHostLine(msg, t []byte) {
-	if len(l.lastHost) == 0 || !bytes.HasPrefix(t, []byte("P2P")) && !bytes.HasPrefix(t, []byte("SHM")) {
+	if len(l.lastHost) == 0 || !hasPrefix(t, "P2P") && !hasPrefix(t, "SHM") {
 		return
 	}
 	c := index(msg, " : ")
@@ -61,7 +61,7 @@ func (l *NCCLLog) intraHostLine(msg, t []byte) {
 		return
 	}
 	a, x, rest, ok := rankGPU(msg[c+3:])
-	if !ok || !bytes.HasPrefix(rest, []byte(" -> ")) {
+	if !ok || !hasPrefix(rest, " -> ") {
 		return
 	}
 	b, y, _, ok := rankGPU(rest[4:])

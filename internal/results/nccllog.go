@@ -3,6 +3,7 @@ package results
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"sort"
 	"strconv"
@@ -97,7 +98,8 @@ type NCCLLog struct {
 	ibGen, usingGen int
 	usingDevs       []byte
 	strs            recentStrings
-	// opens are the last openings ownTag read (tagAt)
+	// opens are the last openings ownTag read (tagAt); lastOpen is the
+	// one the line last read opened with
 	opens              [8]opening
 	nextOpen, lastOpen int
 	// hostGen counts the changes to lastHost
@@ -207,23 +209,37 @@ func (l *NCCLLog) Observe(line []byte) bool {
 
 // quietInfo: an INFO message that reports no failure. The few that do
 // (a net plugin that does not load says so in an INFO line) are told by
-// their first byte first: a comparison costs a call.
+// their first byte first, and the words compared as constants (loads, not
+// a call).
 func quietInfo(msg []byte) bool {
-	if len(msg) == 0 {
-		return true
-	}
+	return len(msg) == 0 || !alarmFirst[msg[0]] || quietAlarm(msg)
+}
+
+// alarmFirst holds the first bytes of the INFO messages quietAlarm tells.
+var alarmFirst = byteSet("FCNn")
+
+// quietAlarm is quietInfo for a message that starts with a byte of alarmFirst.
+func quietAlarm(msg []byte) bool {
 	switch msg[0] {
 	case 'F':
-		return !bytes.HasPrefix(msg, []byte("Failed"))
+		return len(msg) < 6 || string(msg[:6]) != "Failed"
 	case 'C':
-		return !bytes.HasPrefix(msg, []byte("Call to"))
+		return len(msg) < 7 || string(msg[:7]) != "Call to"
 	case 'N':
-		return !bytes.HasPrefix(msg, []byte("NET/Plugin"))
+		return len(msg) < 10 || string(msg[:10]) != "NET/Plugin"
 	case 'n':
 		// NCCL 2.25: kernels that do not fit the GPU's shared memory
-		return !bytes.HasPrefix(msg, []byte("ncclMaxSharedMem"))
+		return len(msg) < 16 || string(msg[:16]) != "ncclMaxSharedMem"
 	}
 	return true
+}
+
+// byteSet is a lookup table of the bytes of s.
+func byteSet(s string) (set [256]bool) {
+	for i := range len(s) {
+		set[s[i]] = true
+	}
+	return set
 }
 
 // observe reads a line that is not an INFO line of NCCL's own opening; i
@@ -277,7 +293,7 @@ func (l *NCCLLog) observe(line []byte, i int) bool {
 	case bytes.HasPrefix(rest, tagDiag):
 		l.diag(line[:i], bytes.TrimSpace(rest[len(tagDiag):]))
 		return true
-	case bytes.HasPrefix(rest, []byte("NCCL version ")):
+	case hasPrefix(rest, "NCCL version "):
 		// NCCL <= 2.22 prints the version without the INFO prefix.
 		l.setVersion(rest[len("NCCL version "):])
 		return true
@@ -298,14 +314,9 @@ func (l *NCCLLog) observe(line []byte, i int) bool {
 // with one of them is told by comparing words instead of reading it byte
 // by byte (ownTag reads nothing past the tag, so the answer is the same).
 func (l *NCCLLog) tagAt(line []byte) (int, *opening) {
-	if o := &l.opens[l.lastOpen]; o.match(line) {
+	if k, o := l.openingAt(line); o != nil {
+		l.lastOpen = k
 		return len(o.b) - len(tagNCCL), o
-	}
-	for k := range l.opens {
-		if o := &l.opens[k]; o.match(line) {
-			l.lastOpen = k
-			return len(o.b) - len(tagNCCL), o
-		}
 	}
 	if h, i := ownTag(line); i > 0 {
 		end := i + len(tagNCCL)
@@ -317,7 +328,7 @@ func (l *NCCLLog) tagAt(line []byte) (int, *opening) {
 		l.lastOpen = k
 		o := &l.opens[k]
 		*o = opening{b: append(o.b[:0], line[:end]...), host: h, hostGen: -1}
-		o.head = binary.LittleEndian.Uint64(o.b)
+		o.words()
 		return i, o
 	}
 	return bytes.Index(line, tagNCCL), nil
@@ -335,15 +346,64 @@ type opening struct {
 	// opening's host; hosted: host() has read this host once
 	hostGen int
 	hosted  bool
-	// head is b's first eight bytes
-	head uint64
+	// w are b's bytes as little-endian words: w[k] the eight at 8k, and
+	// w[last] the last eight (which may overlap the word before)
+	w    [maxOpening / 8]uint64
+	last int
+	// plain: b opens as a line the paste reader hands on unchanged does
+	// (plainStart), so the lines that open with it may be read in place
+	plain bool
 }
 
-// match: line opens with o. The first eight bytes, kept as a word, are
-// compared first: the openings of a log most often differ there (the host).
+// words fills w from b (at least the 15 bytes of the shortest opening
+// ownTag reads).
+func (o *opening) words() {
+	n := len(o.b)
+	for k := 0; k+8 < n; k += 8 {
+		o.w[k/8] = binary.LittleEndian.Uint64(o.b[k:])
+	}
+	o.last = (n - 1) / 8
+	o.w[o.last] = binary.LittleEndian.Uint64(o.b[n-8:])
+	o.plain = plainStart(o.b)
+}
+
+// plainStart: a line that starts with b (two bytes or more) opens as one
+// the paste reader and the parsers hand on unchanged: a lower-case letter
+// (a host), not "nThread", "nccl-tests" or "size" (a header whose "#" a
+// paste lost).
+func plainStart(b []byte) bool {
+	return len(b) >= 2 && b[0]-'a' <= 'z'-'a' && !(b[0] == 'n' && (b[1] == 'T' || b[1] == 'c') || b[0] == 's' && b[1] == 'i')
+}
+
+// match: line opens with o. The bytes are compared a word at a time:
+// the first (the openings of a log most often differ there, in the
+// host), then the middle ones, then the last, which ends at b's end and
+// may overlap the one before.
 func (o *opening) match(line []byte) bool {
 	n := len(o.b)
-	return n >= 8 && len(line) >= n && binary.LittleEndian.Uint64(line) == o.head && string(line[8:n]) == string(o.b[8:])
+	if n < 8 || len(line) < n || binary.LittleEndian.Uint64(line) != o.w[0] {
+		return false
+	}
+	// the two middle words of an opening of 17 to 32 bytes (most are) at
+	// offsets the compiler knows
+	if n > 16 && binary.LittleEndian.Uint64(line[8:16]) != o.w[1] ||
+		n > 24 && binary.LittleEndian.Uint64(line[16:24]) != o.w[2] ||
+		n > 32 && !o.matchLong(line) {
+		return false
+	}
+	return binary.LittleEndian.Uint64(line[n-8:n]) == o.w[o.last&(len(o.w)-1)]
+}
+
+// matchLong compares the middle words of an opening over 32 bytes from
+// the fourth on (an index masked with len(o.w)-1, a power of two, needs
+// no bounds check).
+func (o *opening) matchLong(line []byte) bool {
+	for j := 3; j < o.last; j++ {
+		if binary.LittleEndian.Uint64(line[8*j:]) != o.w[j&(len(o.w)-1)] {
+			return false
+		}
+	}
+	return true
 }
 
 // hostOf makes lastHost the host of a line that opens with o (nil where it
@@ -598,6 +658,11 @@ func (l *NCCLLog) setVersion(v []byte) {
 	}
 }
 
+// infoFirst holds the first bytes of the INFO messages info reads (its
+// switch's cases and the digits of its default): a quiet line that
+// starts with another is passed over without a call.
+var infoFirst = byteSet("CRNnUBb[c0123456789")
+
 func (l *NCCLLog) info(msg []byte) {
 	if len(msg) < 2 {
 		return
@@ -607,21 +672,21 @@ func (l *NCCLLog) info(msg []byte) {
 	switch msg[0] {
 	case 'C':
 		switch {
-		case bytes.HasPrefix(msg, []byte("Channel ")):
+		case hasPrefix(msg, "Channel "):
 			l.channel(msg)
-		case bytes.HasPrefix(msg, []byte("Connected all rings")):
+		case hasPrefix(msg, "Connected all rings"):
 			// every rank and communicator prints it: a new value only
 			// where it changed, not one allocated per line
 			if n, ok := intAfter(msg, " GDR "); ok && (l.RingGDR == nil || *l.RingGDR != n) {
 				v := n
 				l.RingGDR = &v
 			}
-		case bytes.HasPrefix(msg, []byte("Could not enable P2P")):
+		case hasPrefix(msg, "Could not enable P2P"):
 			l.P2PRefused++
 		}
 	case 'R':
 		// NCCL before 2.5: "Ring 00 : 6[6] -> 10[2] via P2P/IPC"
-		if bytes.HasPrefix(msg, []byte("Ring ")) && index(msg, " via ") > 0 {
+		if hasPrefix(msg, "Ring ") && index(msg, " via ") > 0 {
 			l.channel(msg)
 		}
 	case 'N':
@@ -629,50 +694,50 @@ func (l *NCCLLog) info(msg []byte) {
 		case len(msg) > 5 && msg[1] == 'E' && msg[3] == '/':
 			switch msg[4] {
 			case 'I':
-				if bytes.HasPrefix(msg, []byte("NET/IB")) {
+				if hasPrefix(msg, "NET/IB") {
 					l.netIB(msg)
 				}
 			case 'S':
-				if bytes.HasPrefix(msg, []byte("NET/Socket")) {
+				if hasPrefix(msg, "NET/Socket") {
 					l.netSocket(msg)
 				}
 			case 'P', 'O':
-				if bytes.HasPrefix(msg, []byte("NET/Plugin")) || bytes.HasPrefix(msg, []byte("NET/OFI")) {
+				if hasPrefix(msg, "NET/Plugin") || hasPrefix(msg, "NET/OFI") {
 					l.netNote(msg)
 				}
 			}
-		case bytes.HasPrefix(msg, []byte("NCCL version ")):
+		case hasPrefix(msg, "NCCL version "):
 			l.setVersion(msg[len("NCCL version "):])
-		case bytes.HasPrefix(msg, []byte("NCCL_")):
+		case hasPrefix(msg, "NCCL_"):
 			l.envLine(msg)
 		}
 	case 'n':
 		// NCCL < 2.20: "ncclCommInitRank comm 0x... rank 1 nranks 2 cudaDev 0 ..."
-		if bytes.HasPrefix(msg, []byte("ncclCommInitRank comm 0x")) {
+		if hasPrefix(msg, "ncclCommInitRank comm 0x") {
 			l.comm(msg)
 		}
 	case 'U':
-		if bytes.HasPrefix(msg, []byte("Using network ")) {
+		if hasPrefix(msg, "Using network ") {
 			if v := bytes.TrimSpace(msg[len("Using network "):]); string(v) != l.Network {
 				l.Network = string(v)
 			}
 		}
 	case 'B':
-		if bytes.HasPrefix(msg, []byte("Bootstrap")) {
+		if hasPrefix(msg, "Bootstrap") {
 			if u := afterPrefix(msg, "Using "); u != nil {
 				l.Bootstrap = l.str(bytes.TrimSpace(u))
 			}
 		}
 	case 'b':
 		// NCCLCHECK's trace of a failed call: "bootstrap.cc:270 -> 2"
-		if l.BootstrapFail == "" && bytes.HasPrefix(msg, []byte("bootstrap.cc:")) {
+		if l.BootstrapFail == "" && hasPrefix(msg, "bootstrap.cc:") {
 			if j := index(msg, " -> "); j > 0 && len(msg) > j+4 && msg[j+4] >= '1' && msg[j+4] <= '9' {
 				l.BootstrapFail = strings.ToValidUTF8(string(bytes.TrimSpace(msg)), "?")
 			}
 		}
 	case '[':
 		// NCCL >= 2.30: "[Rank 0] ncclCommInitRankConfig comm 0x... rank 0 nranks 2 ... - Init START"
-		if bytes.HasPrefix(msg, []byte("[Rank ")) {
+		if hasPrefix(msg, "[Rank ") {
 			if j := index(msg, "] "); j > 0 {
 				if k := index(msg[j:], " comm 0x"); k >= 0 {
 					l.comm(msg[j+k+1:])
@@ -681,9 +746,9 @@ func (l *NCCLLog) info(msg []byte) {
 		}
 	case 'c':
 		switch {
-		case bytes.HasPrefix(msg, []byte("cudaDriverVersion ")):
+		case hasPrefix(msg, "cudaDriverVersion "):
 			l.CUDADriver, _ = leadingInt(msg[len("cudaDriverVersion "):])
-		case bytes.HasPrefix(msg, []byte("comm 0x")):
+		case hasPrefix(msg, "comm 0x"):
 			l.comm(msg)
 		}
 	default:
@@ -740,7 +805,7 @@ func (l *NCCLLog) netGDRLine(msg []byte, t []byte) {
 		}
 		host = strconv.AppendInt([]byte("rank "), int64(l.bareRank), 10)
 	}
-	if len(host) == 0 || !bytes.HasPrefix(t, []byte("NET/")) {
+	if len(host) == 0 || !hasPrefix(t, "NET/") {
 		return
 	}
 	gdr := bytes.Contains(t, []byte("/GDRDMA"))
@@ -786,10 +851,13 @@ func (l *NCCLLog) GDRHosts() (on, off []string) {
 // "Channel 00/0 : 0[0] -> 1[0] [receive] via NET/IB/0".
 func (l *NCCLLog) channel(msg []byte) {
 	// a ring line ("Channel 00/16 : 0 1") has no 'v': one byte search
-	// tells it from a connection line
+	// tells it from a connection line, and " via " cannot start before
+	// the blank in front of the first 'v'
 	j := -1
-	if bytes.IndexByte(msg, 'v') >= 0 {
-		j = index(msg, " via ")
+	if v := bytes.IndexByte(msg, 'v'); v > 0 {
+		if j = index(msg[v-1:], " via "); j >= 0 {
+			j += v - 1
+		}
 	}
 	if j >= 0 {
 		t := bytes.TrimSpace(msg[j+5:])
@@ -832,25 +900,23 @@ func (l *NCCLLog) netIB(msg []byte) {
 		return // most NET/IB lines: "Made virtual device", "IbDev n Port n qpn"
 	}
 	switch {
-	case bytes.HasPrefix(rest, []byte("Using ")):
+	case hasPrefix(rest, "Using "):
 		l.ibUsing(rest[len("Using "):])
 	case rest[0] == '[':
 		// " speed=" cannot start in the "NET/IB : " before rest
 		if j := index(rest, " speed="); j >= 0 {
 			l.ibSpeed(msg, len(msg)-len(rest)+j)
 		}
-	case bytes.HasPrefix(rest, []byte("NCCL Dev ")):
-		if index(rest, " GID ") >= 0 {
-			l.gid(msg)
-		}
-	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA Disabled for HCA")):
+	case hasPrefix(rest, "NCCL Dev "):
+		l.gid(msg)
+	case hasPrefix(rest, "GPU Direct RDMA Disabled for HCA"):
 		l.GDRDisabledHCAs = addUnique(l.GDRDisabledHCAs, l.str(quoted(msg)))
-	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA Enabled for HCA")):
+	case hasPrefix(rest, "GPU Direct RDMA Enabled for HCA"):
 		l.GDREnabledHCAs = addUnique(l.GDREnabledHCAs, l.str(quoted(msg)))
-	case bytes.HasPrefix(rest, []byte("GPU Direct RDMA (DMABUF) enabled for HCA")):
+	case hasPrefix(rest, "GPU Direct RDMA (DMABUF) enabled for HCA"):
 		// NCCL >= 2.2x: "GPU Direct RDMA (DMABUF) enabled for HCA 0 'rocep1s0f1'"
 		l.GDREnabledHCAs = addUnique(l.GDREnabledHCAs, l.str(quoted(msg)))
-	case bytes.HasPrefix(rest, []byte("No device found")):
+	case hasPrefix(rest, "No device found"):
 		l.netNote(msg)
 	}
 }
@@ -946,8 +1012,13 @@ func (l *NCCLLog) ibSpeed(msg []byte, j int) {
 	}
 }
 
-// gid parses "NET/IB: NCCL Dev 1 IbDev 1 Port 1 qpn 704 mtu 3 GID 0 (80FE/...)".
+// gid parses "NET/IB: NCCL Dev 1 IbDev 1 Port 1 qpn 704 mtu 3 GID 0 (80FE/...)";
+// a line without " GID " is passed over.
 func (l *NCCLLog) gid(msg []byte) {
+	j := index(msg, " GID ")
+	if j < 0 {
+		return
+	}
 	g := NCCLGID{Dev: -1, GIDIndex: -1}
 	if n, ok := intAfter(msg, " Dev "); ok {
 		g.Dev = n
@@ -955,7 +1026,7 @@ func (l *NCCLLog) gid(msg []byte) {
 	if n, ok := intAfter(msg, " mtu "); ok && n >= 1 && n <= 5 {
 		g.MTU = 128 << n
 	}
-	if n, ok := intAfter(msg, " GID "); ok {
+	if n, ok := leadingInt(msg[j+len(" GID "):]); ok {
 		g.GIDIndex = n
 	}
 	for _, old := range l.GIDs {
@@ -971,20 +1042,107 @@ func (l *NCCLLog) gid(msg []byte) {
 // comm parses "comm 0x... rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0"
 // and the older "comm 0x... rank 1 nranks 2 cudaDev 0 busId f5000 - Init COMPLETE".
 func (l *NCCLLog) comm(msg []byte) {
-	if n, ok := intAfter(msg, " nRanks "); ok {
-		l.NRanks = n
-	} else if n, ok := intAfter(msg, " nranks "); ok {
-		l.NRanks = n
+	var f commFields
+	f.read(msg)
+	if f.nRanks.ok {
+		l.NRanks = f.nRanks.n
+	} else if f.nranks.ok {
+		l.NRanks = f.nranks.n
 	}
-	if n, ok := intAfter(msg, " nNodes "); ok {
-		l.NNodes = n
+	if f.nNodes.ok {
+		l.NNodes = f.nNodes.n
 	}
-	if n, ok := intAfter(msg, " localRanks "); ok {
-		l.LocalRanks = n
+	if f.localRanks.ok {
+		l.LocalRanks = f.localRanks.n
 	}
-	if index(msg, " commId 0x") >= 0 {
+	if f.commID {
 		l.initRank(msg)
 	}
+}
+
+// commFields is what comm reads of a message: intAfter of " nRanks ",
+// " nranks ", " nNodes " and " localRanks ", and whether " commId 0x"
+// stands in it.
+type commFields struct {
+	nRanks, nranks, nNodes, localRanks keyInt
+	commID                             bool
+}
+
+// keyInt is intAfter's answer for one key, once the key is seen.
+type keyInt struct {
+	seen, ok bool
+	n        int
+}
+
+// at reads the number after the key's first occurrence.
+func (k *keyInt) at(after []byte) {
+	if !k.seen {
+		k.seen = true
+		k.n, k.ok = leadingInt(after)
+	}
+}
+
+// read finds every key at its first occurrence, as intAfter and index
+// do, in one pass: each key starts with a blank, so only the blanks of
+// msg are tried (found eight bytes at a time), in order, by the byte
+// after them, and the words compared as constants.
+func (f *commFields) read(msg []byte) {
+	for base := 0; base < len(msg); base += 8 {
+		var m uint64
+		if base+8 <= len(msg) {
+			m = zeroBytes(binary.LittleEndian.Uint64(msg[base:base+8]) ^ blanks)
+		} else {
+			for k := base; k < len(msg); k++ {
+				if msg[k] == ' ' {
+					m |= 0x80 << (8 * (k - base))
+				}
+			}
+		}
+		for ; m != 0; m &= m - 1 {
+			f.word(msg[base+bits.TrailingZeros64(m)/8:])
+		}
+	}
+}
+
+// word reads the key, if any, that starts at w's first byte (a blank).
+func (f *commFields) word(w []byte) {
+	if len(w) < 2 {
+		return
+	}
+	switch w[1] {
+	case 'n':
+		switch {
+		case hasPrefix(w, " nRanks "):
+			f.nRanks.at(w[8:])
+		case hasPrefix(w, " nranks "):
+			f.nranks.at(w[8:])
+		case hasPrefix(w, " nNodes "):
+			f.nNodes.at(w[8:])
+		}
+	case 'l':
+		if hasPrefix(w, " localRanks ") {
+			f.localRanks.at(w[12:])
+		}
+	case 'c':
+		f.commID = f.commID || hasPrefix(w, " commId 0x")
+	}
+}
+
+// blanks is the byte ' ' in every byte of a word.
+const blanks = 0x2020202020202020
+
+// zeroBytes has the high bit of each byte of x that is zero set, and no
+// other bit.
+func zeroBytes(x uint64) uint64 {
+	const low7 = 0x7f7f7f7f7f7f7f7f
+	return ^((x&low7 + low7) | x | low7)
+}
+
+// hasPrefix is bytes.HasPrefix for a constant prefix: the compiler
+// compares a short one with a load or two instead of a copy of it made
+// for bytes.HasPrefix and a call of the runtime's comparison.
+func hasPrefix(b []byte, prefix string) bool {
+	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
 }
 
 // initRank reads a rank's GPU from "comm 0x... rank 1 nranks 2 cudaDev 0
@@ -1087,7 +1245,7 @@ func (l *NCCLLog) commandEnv(line []byte) {
 	l.scratch = appendFields(l.scratch[:0], line)
 	for _, f := range l.scratch {
 		k, v, ok := bytes.Cut(f, []byte("="))
-		if ok && bytes.HasPrefix(k, []byte("NCCL_")) && len(k) < 64 && isEnvName(k) {
+		if ok && hasPrefix(k, "NCCL_") && len(k) < 64 && isEnvName(k) {
 			l.setEnv(string(k), string(v))
 		}
 	}
@@ -1308,74 +1466,82 @@ func nthField(s []byte, n int) ([]byte, bool) {
 	}
 }
 
-// infoWord is "INFO" read as a little-endian word.
-var infoWord = binary.LittleEndian.Uint32([]byte("INFO"))
+// clInfoWord is "CL INFO " (the end of an opening's "NCCL " and the
+// level) read as a little-endian word.
+const clInfoWord = 'C' | 'L'<<8 | ' '<<16 | 'I'<<24 | 'N'<<32 | 'F'<<40 | 'O'<<48 | ' '<<56
 
 // ObserveQuietLines reads the whole lines at the start of buf that
-// ObserveQuietInfo reads, up to the first it does not, and returns how
-// many bytes and lines it read. It stops at a line that opens with
-// anything but a lower-case letter (a tag or decoration the parsers strip
-// first; "nThread", "nccl-tests", "size": a header whose "#" a paste
-// lost), is over MaxLineBytes, has no newline in buf, or holds a '\r'
-// before its ending at or after offset cr of buf (len(buf) or more when
-// there is none): the lines a reader hands on unchanged.
+// Observe would read as quiet INFO lines of an opening kept (tagAt), up
+// to the first it would not, and returns how many bytes and lines it
+// read. It reads each exactly as Observe does (the same opening, host and
+// message handlers) without first cutting it out of buf: the opening and
+// "INFO " are compared where the line starts, and the newline is looked
+// for only after them. It stops at a line that does not open plainly
+// (plainStart: a tag or decoration the parsers strip first, or a header
+// whose "#" a paste lost), is over MaxLineBytes, has no newline in buf,
+// or holds a '\r' before its ending at or after offset cr of buf
+// (len(buf) or more when there is none): the lines a reader hands on
+// unchanged.
 func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
-	for {
+	for n < len(buf) {
 		rest := buf[n:]
-		if len(rest) < 2 || rest[0]-'a' > 'z'-'a' || rest[0] == 'n' && (rest[1] == 'T' || rest[1] == 'c') || rest[0] == 's' && rest[1] == 'i' {
-			return n, lines
+		if rest[0]-'a' > 'z'-'a' { // not plain: no opening need be tried
+			break
 		}
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 || i+1 > MaxLineBytes {
-			return n, lines
+		k, o := l.openingAt(rest)
+		if o == nil || !o.plain {
+			break
 		}
-		e := i
-		if e > 0 && rest[e-1] == '\r' {
+		// "INFO " after the opening's "NCCL ": "CL INFO " compared as a word
+		m := len(o.b) + 5
+		if len(rest) < m || binary.LittleEndian.Uint64(rest[m-8:m]) != clInfoWord {
+			break
+		}
+		i := bytes.IndexByte(rest[m:], '\n')
+		if i < 0 || m+i+1 > MaxLineBytes {
+			break
+		}
+		e := m + i
+		if rest[e-1] == '\r' {
 			e--
 		}
-		if cr < n+e || !l.ObserveQuietInfo(rest[:e]) {
-			return n, lines
+		msg := rest[m:e]
+		if cr < n+e || !quietInfo(msg) {
+			break
 		}
-		n += i + 1
+		// Observe's INFO case, the opening known
+		l.lastOpen = k
+		l.InfoLines++
+		if o.hostGen != l.hostGen { // hostOf's first case, without its call
+			l.hostOf(o, rest[:m-len(tagInfo)])
+		}
+		l.quietInfo = true
+		l.cur = rest[:m-len(tagInfo)]
+		if len(msg) >= 2 && infoFirst[msg[0]] {
+			l.info(msg)
+		}
+		n += m + i + 1
 		lines++
 	}
+	return n, lines
 }
 
-// ObserveQuietInfo is Observe for a line that opens with one of the
-// openings kept (tagAt) and is an INFO line that reports no failure (most
-// lines of a log), reporting true; for any other line it changes nothing
-// and reports false, leaving the line to Observe. It reads the line
-// exactly as Observe does: the same opening, host and message handlers.
-func (l *NCCLLog) ObserveQuietInfo(line []byte) bool {
-	k := l.lastOpen
-	o := &l.opens[k]
-	if !o.match(line) {
-		o = nil
-		for j := range l.opens {
-			if c := &l.opens[j]; c.match(line) {
-				k, o = j, c
-				break
-			}
-		}
-		if o == nil {
-			return false
+// openingAt is the opening kept (tagAt) that line starts with, and its
+// index; nil when none. The last one read is tried first, and an opening
+// is compared whole (a call) only where its first word is the line's.
+func (l *NCCLLog) openingAt(line []byte) (int, *opening) {
+	if len(line) < 8 {
+		return 0, nil
+	}
+	w := binary.LittleEndian.Uint64(line)
+	k := l.lastOpen & (len(l.opens) - 1)
+	if o := &l.opens[k]; o.w[0] == w && o.match(line) {
+		return k, o
+	}
+	for j := range l.opens {
+		if o := &l.opens[j]; o.w[0] == w && o.match(line) {
+			return j, o
 		}
 	}
-	// "INFO " after the opening's "NCCL ", compared as a word and a byte
-	n := len(o.b)
-	if len(line) < n+5 || binary.LittleEndian.Uint32(line[n:]) != infoWord || line[n+4] != ' ' {
-		return false
-	}
-	i := n - len(tagNCCL)
-	msg := line[n+5:]
-	if !quietInfo(msg) {
-		return false
-	}
-	l.lastOpen = k
-	l.InfoLines++
-	l.hostOf(o, line[:i])
-	l.quietInfo = true
-	l.cur = line[:i]
-	l.info(msg)
-	return true
+	return 0, nil
 }

@@ -150,7 +150,7 @@ func ParseNCCLTestsLines(lr LineSource) (NCCLOutput, error) {
 }
 
 // QuietInfoSource is a LineSource that can hand an NCCLLog, in one loop,
-// the NCCL INFO lines at its position that NCCLLog.ObserveQuietInfo reads
+// the NCCL INFO lines at its position that NCCLLog.ObserveQuietLines reads
 // (LineReader.ObserveQuietInfo), counting them as lines read; it returns
 // how many it handed over.
 type QuietInfoSource interface {
@@ -276,12 +276,12 @@ func (p *ncclParser) comment(t []byte) {
 		return
 	}
 	switch {
-	case bytes.HasPrefix(body, []byte("NCCL Tests compiled with NCCL ")):
+	case hasPrefix(body, "NCCL Tests compiled with NCCL "):
 		// nccl-tests of the NCCL 1 era: "# NCCL Tests compiled with NCCL 1.0"
 		if v := bytes.TrimSpace(body[len("NCCL Tests compiled with NCCL "):]); len(v) > 0 && len(v) < 16 {
 			p.out.Launch.CompiledNCCL = string(v)
 		}
-	case bytes.HasPrefix(body, []byte("nccl-tests version ")):
+	case hasPrefix(body, "nccl-tests version "):
 		p.closeTable()
 		p.newMeta()
 		v, ok := p.memo.version.get(body)
@@ -300,7 +300,7 @@ func (p *ncclParser) comment(t []byte) {
 		if v.hasNCCL {
 			p.meta.NCCLVersion = v.nccl
 		}
-	case bytes.HasPrefix(body, []byte("sparkrig ")) && bytes.Contains(body, []byte(" bench gpu collective")):
+	case hasPrefix(body, "sparkrig ") && bytes.Contains(body, []byte(" bench gpu collective")):
 		// sparkrig bench gpu prints nccl-tests' layout under its own first line.
 		p.closeTable()
 		p.newMeta()
@@ -312,7 +312,7 @@ func (p *ncclParser) comment(t []byte) {
 				p.meta.NCCLVersion = string(v)
 			}
 		}
-	case bytes.HasPrefix(body, []byte("Collective test starting:")):
+	case hasPrefix(body, "Collective test starting:"):
 		if p.cur != nil && len(p.cur.Rows) > 0 {
 			p.closeTable()
 		}
@@ -325,7 +325,7 @@ func (p *ncclParser) comment(t []byte) {
 			p.memo.collective.put(body, c)
 		}
 		p.meta.Collective = c
-	case bytes.HasPrefix(body, []byte("nThread ")):
+	case hasPrefix(body, "nThread "):
 		if p.bareHeader {
 			p.out.Launch.StackedHeaders++
 		}
@@ -347,7 +347,7 @@ func (p *ncclParser) comment(t []byte) {
 		if h.hasGpus {
 			p.meta.NGpus = h.gpus
 		}
-	case bytes.HasPrefix(body, []byte("Rank ")):
+	case hasPrefix(body, "Rank "):
 		if d, ok := p.deviceLine(body); ok {
 			p.bareHeader = false
 			p.out.Launch.rankZero(d)
@@ -367,7 +367,7 @@ func (p *ncclParser) comment(t []byte) {
 			p.header = append(p.header[:0], body...)
 		}
 		p.openTable()
-	case bytes.HasPrefix(body, []byte("Out of bounds values")):
+	case hasPrefix(body, "Out of bounds values"):
 		if p.cur != nil {
 			_, v, _ := bytes.Cut(body, []byte(":"))
 			p.fields = appendFields(p.fields[:0], v)
@@ -377,7 +377,7 @@ func (p *ncclParser) comment(t []byte) {
 				p.cur.OutOfBounds = &n
 			}
 		}
-	case bytes.HasPrefix(body, []byte("Avg bus bandwidth")):
+	case hasPrefix(body, "Avg bus bandwidth"):
 		if p.cur != nil {
 			_, v, _ := bytes.Cut(body, []byte(":"))
 			p.fields = appendFields(p.fields[:0], v)
@@ -398,7 +398,7 @@ func (p *ncclParser) comment(t []byte) {
 				}
 			}
 		}
-	case bytes.HasPrefix(body, []byte("Collective test concluded")):
+	case hasPrefix(body, "Collective test concluded"):
 		if p.cur != nil {
 			p.cur.Complete = true
 		}
@@ -592,7 +592,7 @@ func digitsThenLetters(tok []byte) int {
 }
 
 func isColumnHeader(body []byte) bool {
-	return bytes.HasPrefix(body, []byte("size")) && (bytes.Contains(body, []byte("busbw")) || bytes.Contains(body, []byte("algbw")))
+	return hasPrefix(body, "size") && (bytes.Contains(body, []byte("busbw")) || bytes.Contains(body, []byte("algbw")))
 }
 
 func columnsOf(body []byte) []int {
