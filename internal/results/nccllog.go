@@ -88,8 +88,11 @@ type NCCLLog struct {
 	// hostGPU is, per host, which rank its P2P and SHM lines put on which GPU
 	hostGPU []hostGPUs
 	// cur is the prefix of the INFO line being read ("host:pid:tid [dev] ")
-	cur       []byte
+	cur []byte
+	// lastHost is the host of the line being read: hostBuf, or an
+	// opening's hostCopy (neither written once lastHost names it)
 	lastHost  []byte
+	hostBuf   []byte
 	transport map[string]*int64
 	scratch   [][]byte
 	devs      []NCCLNetDevice // scratch for ibUsing
@@ -346,6 +349,9 @@ type opening struct {
 	// opening's host; hosted: host() has read this host once
 	hostGen int
 	hosted  bool
+	// hostCopy is b's host, made once hosted is set and never written
+	// after: lastHost may name it, so a host switch copies nothing
+	hostCopy []byte
 	// w are b's bytes as little-endian words: w[k] the eight at 8k, and
 	// w[last] the last eight (which may overlap the word before)
 	w    [maxOpening / 8]uint64
@@ -417,7 +423,7 @@ func (l *NCCLLog) hostOf(o *opening, prefix []byte) {
 		l.host(prefix)
 	case o.hostGen == l.hostGen:
 	case o.hosted:
-		l.lastHost = append(l.lastHost[:0], o.b[:o.host]...)
+		l.lastHost = o.hostCopy
 		l.hostGen++
 		o.hostGen = l.hostGen
 	default:
@@ -425,6 +431,9 @@ func (l *NCCLLog) hostOf(o *opening, prefix []byte) {
 		// NCCLOrigin reads a host after a '|' or a tab: the shortcut
 		// only where host() took the opening's own
 		o.hosted, o.hostGen = string(l.lastHost) == string(o.b[:o.host]), l.hostGen
+		if o.hosted && o.hostCopy == nil {
+			o.hostCopy = bytes.Clone(l.lastHost)
+		}
 	}
 }
 
@@ -550,6 +559,13 @@ func foldEqual(b []byte, w string) bool {
 	return true
 }
 
+// setHost makes lastHost a copy of h in hostBuf, never in an opening's
+// hostCopy, which lastHost may have named.
+func (l *NCCLLog) setHost(h []byte) {
+	l.hostBuf = append(l.hostBuf[:0], h...)
+	l.lastHost = l.hostBuf
+}
+
 func (l *NCCLLog) host(prefix []byte) {
 	// "host:pid:tid [dev] " precedes the tag; most lines come from the
 	// host of the line before, which lastHost (no ':' in it) tells at once
@@ -560,7 +576,8 @@ func (l *NCCLLog) host(prefix []byte) {
 	// no need to parse the prefix
 	for _, h := range l.Hosts[:min(len(l.Hosts), 16)] {
 		if len(prefix) > len(h) && prefix[len(h)] == ':' && string(prefix[:len(h)]) == h {
-			l.lastHost = append(l.lastHost[:0], h...)
+			l.hostBuf = append(l.hostBuf[:0], h...)
+			l.lastHost = l.hostBuf
 			l.hostGen++
 			return
 		}
@@ -569,7 +586,7 @@ func (l *NCCLLog) host(prefix []byte) {
 	if !ok || len(h) == 0 || bytes.Equal(h, l.lastHost) {
 		return
 	}
-	l.lastHost = append(l.lastHost[:0], h...)
+	l.setHost(h)
 	l.hostGen++
 	if len(l.Hosts) <= 16 {
 		for _, x := range l.Hosts {

@@ -11,7 +11,8 @@ import (
 // the lines before or nearly so: cut fields, letters among the digits, a
 // second tag, a host that differs by a byte, a blank, a '|' or a tab in
 // it; the opening it names is the one ownTag reads; and hostOf leaves the
-// host where host() alone, called on every line, does.
+// host where host() alone, called on every line, does (lastHost naming a
+// kept opening's hostCopy, which must stay that opening's host).
 func TestTagAtIsIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(36, 3))
 	parts := []string{"spark-1", ":", "123", "4", " ", "[", "0", "]", "NCCL ", "INFO ", "WARN ", "x", "NCCL", "file.cc:12 ", "spark-12", "a b", "a|b", "c\td"}
@@ -45,6 +46,11 @@ func TestTagAtIsIndex(t *testing.T) {
 			ref.host(line[:got])
 			if string(l.lastHost) != string(ref.lastHost) || !slices.Equal(l.Hosts, ref.Hosts) {
 				t.Fatalf("%q: host %q, hosts %q; host() on every line: %q, %q", line, l.lastHost, l.Hosts, ref.lastHost, ref.Hosts)
+			}
+			for i := range l.opens {
+				if k := &l.opens[i]; k.hosted && string(k.hostCopy) != string(k.b[:k.host]) {
+					t.Fatalf("%q: opening %q keeps host %q", line, k.b, k.hostCopy)
+				}
 			}
 		}
 	}
