@@ -179,14 +179,15 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 			res.Error = string(bytes.TrimLeft([]byte(res.Error), "- "))
 		case bytes.HasPrefix(t, []byte("- - - -")):
 			summary = true
-		case (how.RateFlag == "" || how.LenFlag == 0) && bytes.Contains(t, []byte("iperf3 ")) && t[0] != '[':
+		case len(t) > 0 && t[0] != '[' && bytes.Contains(t, []byte("iperf3 ")) && commandArgs(t) != nil:
+			args := commandArgs(t)
 			if how.RateFlag == "" {
-				how.RateFlag = rateFlag(t)
+				how.RateFlag = rateFlag(args)
 			}
 			if how.LenFlag == 0 {
-				how.LenFlag = lenFlag(t)
+				how.LenFlag = lenFlag(args)
 			}
-			for _, w := range bytes.Fields(t) {
+			for _, w := range args {
 				how.Reverse = how.Reverse || string(w) == "-R" || string(w) == "--reverse"
 			}
 		case len(t) > 0 && t[0] == '[':
@@ -558,10 +559,9 @@ func transferBytes(num, unit []byte) (float64, bool) {
 	return v * mult, true
 }
 
-// rateFlag is the -b/--bitrate/--bandwidth value of an iperf3 command
-// line ("0", "10g"), "" when the line sets none.
-func rateFlag(line []byte) string {
-	f := bytes.Fields(line)
+// rateFlag is the -b/--bitrate/--bandwidth value among an iperf3 command
+// line's arguments ("0", "10g"), "" when they set none.
+func rateFlag(f [][]byte) string {
 	for i, w := range f {
 		var v []byte
 		switch {
@@ -581,12 +581,11 @@ func rateFlag(line []byte) string {
 	return ""
 }
 
-// lenFlag is the -l/--length of an iperf3 command line in bytes (K and
-// M are 1024-based, as iperf3's unit_atoi reads them), 0 when the line
-// sets none. getopt_long takes any unambiguous prefix of --length from
-// "--le".
-func lenFlag(line []byte) int {
-	f := bytes.Fields(line)
+// lenFlag is the -l/--length among an iperf3 command line's arguments in
+// bytes (K and M are 1024-based, as iperf3's unit_atoi reads them), 0 when
+// they set none. getopt_long takes any unambiguous prefix of --length
+// from "--le".
+func lenFlag(f [][]byte) int {
 	for i, w := range f {
 		var v []byte
 		name, val, eq := bytes.Cut(w, []byte("="))
@@ -672,6 +671,26 @@ func iperfRate(rest []byte) (float64, bool) {
 		return v * mult, true
 	}
 	return 0, false
+}
+
+// commandArgs is the arguments of an iperf3 command line ("iperf3 -c h -R",
+// "$ sudo /usr/bin/iperf3 -s"): the words after the iperf3 word where only
+// a shell prompt or sudo stands before it; nil for any other line (prose
+// that names iperf3 sets no flag).
+func commandArgs(t []byte) [][]byte {
+	f := bytes.Fields(t)
+	for i, w := range f {
+		if i > 3 {
+			return nil
+		}
+		if string(w) == "iperf3" || bytes.HasSuffix(w, []byte("/iperf3")) {
+			return f[i+1:]
+		}
+		if string(w) != "sudo" && !bytes.ContainsAny(w[len(w)-1:], "$#>%") {
+			return nil
+		}
+	}
+	return nil
 }
 
 func firstWord(b []byte) []byte {

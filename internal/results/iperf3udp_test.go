@@ -169,3 +169,26 @@ func TestIperf3TextStopped(t *testing.T) {
 		t.Error("-R not read")
 	}
 }
+
+// TestCommandArgs: flags are read from command lines only (after a shell
+// prompt or sudo), from every such line, and never from prose that names
+// iperf3.
+func TestCommandArgs(t *testing.T) {
+	for _, c := range []struct {
+		text    string
+		rate    string
+		length  int
+		reverse bool
+	}{
+		{"user@h:~$ iperf3 -c h -u -b 1G -l 1400\n$ iperf3 -c h -u -R\n", "1G", 1400, true},
+		{"# sudo /usr/local/bin/iperf3 -c h --length=8K --reverse\n", "", 8192, true},
+		{"iperf3 -c h -b0\n", "0", 0, false},
+		{"then I ran the iperf3 manual example with -R -b 5G -l 9000\n", "", 0, false},
+		{"Note: iperf3 -R would help\n", "", 0, false},
+	} {
+		_, how, _ := ParseIperf3Text(strings.NewReader(c.text))
+		if how.RateFlag != c.rate || how.LenFlag != c.length || how.Reverse != c.reverse {
+			t.Errorf("%q: rate %q length %d reverse %v, want %q %d %v", c.text, how.RateFlag, how.LenFlag, how.Reverse, c.rate, c.length, c.reverse)
+		}
+	}
+}

@@ -871,9 +871,10 @@ func (l *NCCLLog) channel(msg []byte) {
 	// tells it from a connection line, and " via " cannot start before
 	// the blank in front of the first 'v'
 	j := -1
-	if v := bytes.IndexByte(msg, 'v'); v > 0 {
-		if j = index(msg[v-1:], " via "); j >= 0 {
-			j += v - 1
+	if v := bytes.IndexByte(msg, 'v'); v >= 0 {
+		from := max(v-1, 0)
+		if j = index(msg[from:], " via "); j >= 0 {
+			j += from
 		}
 	}
 	if j >= 0 {
