@@ -24,10 +24,19 @@ var (
 	litIperfAccepted   = []byte("Accepted connection from ")
 	litIperfLocal      = []byte("] local ")
 	litIperfConnected  = []byte(" connected to ")
+	litOnnect          = []byte("onnect")
 )
 
 // observe reads one line of the paste.
 func (c *iperfCtrlFacts) observe(line []byte) {
+	// every line read here but the server's banner says "onnect": one
+	// search passes over the lines of other tools
+	if !bytes.Contains(line, litOnnect) {
+		if bytes.Contains(line, litIperfListening) {
+			c.server = true
+		}
+		return
+	}
 	switch {
 	case bytes.Contains(line, litIperfConnecting), bytes.Contains(line, litIperfCtrlMSS):
 		c.client = true
