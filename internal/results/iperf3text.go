@@ -179,8 +179,8 @@ func ParseIperf3Text(r io.Reader) (Iperf3Result, Iperf3Text, error) {
 			res.Error = string(bytes.TrimLeft([]byte(res.Error), "- "))
 		case bytes.HasPrefix(t, []byte("- - - -")):
 			summary = true
-		case len(t) > 0 && t[0] != '[' && bytes.Contains(t, []byte("iperf3 ")) && commandArgs(t) != nil:
-			args := commandArgs(t)
+		case len(t) > 0 && t[0] != '[' && bytes.Contains(t, []byte("iperf3 ")):
+			args := commandArgs(t) // nil for prose: no flag read
 			if how.RateFlag == "" {
 				how.RateFlag = rateFlag(args)
 			}
