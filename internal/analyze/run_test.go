@@ -59,9 +59,9 @@ func TestRun(t *testing.T) {
 }
 
 // An NCCL remedy on DGX Spark names the release NVIDIA's playbook builds
-// (v2.30.7-1 in nvidia/nccl/README.md), which no known issue rules out.
+// (v2.31.2-1, its setup.sh in 2026-11), which no known issue rules out.
 func TestSparkNCCLRelease(t *testing.T) {
-	if got := sparkNCCLRelease(); got != "v2.30.7-1 for DGX Spark, the release NVIDIA's DGX Spark NCCL playbook builds" {
+	if got := sparkNCCLRelease(); got != "v2.31.2-1 for DGX Spark, the release NVIDIA's DGX Spark NCCL playbook builds" {
 		t.Errorf("got %q", got)
 	}
 }

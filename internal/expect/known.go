@@ -127,11 +127,13 @@ var knownActions = map[string]bool{"": true, "run": true, "configure": true, "up
 // the data file, which the tests read).
 func KnownIssues() ([]KnownIssue, error) { return known() }
 
-// SparkNCCL is the NCCL NVIDIA builds for DGX Spark (sm_121) in its playbook
-// (github.com/NVIDIA/dgx-spark-playbooks nvidia/nccl/README.md and
-// assets/setup.sh: "git clone -b v2.30.7-1", "Use nccl latest version
-// v2.30.7-1"): the version remedies name unless a known issue rules it out.
-const SparkNCCL = "2.30.7"
+// SparkNCCL is the NCCL NVIDIA builds for DGX Spark (sm_121) in its NCCL
+// playbook (build.nvidia.com/playbooks/nccl/two-nodes, its setup.sh builds
+// v2.31.2-1 as of 2026-11; the repository copy of December 2025 said
+// v2.28.9-1, a later one v2.30.7-1; NVIDIA/dgx-spark-playbooks PR #103 ran
+// the playbook's nccl-tests on it: "nccl-library=23102"): the version
+// remedies name unless a known issue rules it out.
+const SparkNCCL = "2.31.2"
 
 // NCCLFor is the NCCL version a remedy may recommend on a machine of arch
 // (uname -m) in a ring of ringNodes nodes (0: not a ring): want, raised past
