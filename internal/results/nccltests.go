@@ -2,11 +2,13 @@ package results
 
 import (
 	"bytes"
+	"encoding/binary"
 	"io"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // NCCLOutput is everything one nccl-tests text output (or NCCL_DEBUG=INFO
@@ -264,12 +266,17 @@ func (p *ncclParser) commandLine(t []byte) {
 }
 
 func (p *ncclParser) comment(t []byte) {
+	// every case below starts with one of commentFirst; most comment
+	// lines (rules, column units, "Using devices") start with none, told
+	// by their first byte after ASCII blanks without trimming the line
+	// (a byte of 0x80 or more may start a Unicode space TrimSpace trims)
+	if commentSkipped(t[1:]) {
+		return
+	}
 	body := bytes.TrimSpace(t[1:])
 	if len(body) == 0 {
 		return
 	}
-	// every case below starts with one of these bytes; most comment lines
-	// (rules, column units, "Using devices") start with none
 	switch body[0] {
 	case 'n', 's', 'C', 'R', 'O', 'A', 'N':
 	default:
@@ -1002,4 +1009,33 @@ func (l *NCCLLaunch) stray(x float64) {
 		l.StrayMax = x
 	}
 	l.StrayFooters++
+}
+
+// commentFirst holds the first bytes of the comment lines comment reads.
+var commentFirst = byteSet("nsCROAN")
+
+// asciiBlank holds the ASCII bytes bytes.TrimSpace trims.
+var asciiBlank = byteSet("\t\n\v\f\r ")
+
+// commentSkipped: bytes.TrimSpace(b) is empty or starts with a byte
+// commentFirst lacks, told without trimming b.
+func commentSkipped(b []byte) bool {
+	c, ok := firstAfterBlanks(b)
+	return !ok || c < utf8.RuneSelf && !commentFirst[c]
+}
+
+// firstAfterBlanks is b's first byte that is not an ASCII blank
+// (asciiBlank), and false when there is none.
+func firstAfterBlanks(b []byte) (byte, bool) {
+	// the column header's lines open with dozens of blanks: eight compared
+	// at a time
+	for len(b) >= 8 && binary.LittleEndian.Uint64(b) == blanks {
+		b = b[8:]
+	}
+	for _, c := range b {
+		if !asciiBlank[c] {
+			return c, true
+		}
+	}
+	return 0, false
 }
