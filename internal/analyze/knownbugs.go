@@ -43,12 +43,14 @@ func (c *cudaFacts) observe(line []byte) {
 			c.version = leadingVersion(line[j+len(litNCCLVersion):])
 		}
 	}
-	inv, nsup := bytes.Contains(line, litInvalidArg), bytes.Contains(line, litNotSupported)
-	if !inv && !nsup {
-		return
-	}
+	// "Cuda failure" first: one search passes over the lines that lack
+	// it (all but a few), where the two for the error's name cost two
 	j := bytes.Index(line, litCudaFailure)
 	if j < 0 {
+		return
+	}
+	inv, nsup := bytes.Contains(line, litInvalidArg), bytes.Contains(line, litNotSupported)
+	if !inv && !nsup {
 		return
 	}
 	if nsup && len(c.notSupported) < maxCUDAFiles {
