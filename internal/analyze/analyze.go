@@ -412,6 +412,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	a.asyncAddrCopy(p.cuda, logVersion)
 	a.memPoolUnsupported(p.cuda, logVersion)
 	a.iperfNoServer(p.iperfCtrl, p.Format == FormatErrors && hasHit(p.Errors, "iperf3-control-closed"))
+	a.iperf2Client(p.iperfCtrl, p.Errors)
 	a.errors(p.Errors)
 	if len(p.kept) > 0 {
 		a.res.Flags = append(append([]report.AnalysisFlag(nil), p.kept...), a.res.Flags...)
