@@ -23,7 +23,6 @@ func (a *analysis) nccl(o *results.NCCLOutput) {
 		a.res.Items = append(a.res.Items, a.ncclItem(&o.Tables[i], log))
 	}
 	a.launchCauses(o)
-	a.p2pStallAfterInit(o)
 	for _, t := range o.Tables {
 		if t.Footers > 1 {
 			a.flag(report.Fail, "nccl-tests.not-built-with-mpi", fmt.Sprintf("%d 'Avg bus bandwidth' footers for one test: each process ran a test of its own, so nothing was measured between them (nccl-tests built without MPI=1, started by mpirun or srun)", t.Footers),

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -15,7 +16,8 @@ const weightP2PStall = 0.6
 // p2pStallAfterInit: on one node, two or more ranks finished NCCL's init
 // ("Init COMPLETE") and the log shows nothing after it but connection
 // lines: no result row, no WARN, no further INFO line (a Destroy, a
-// collective's trace). A job on one node that stops there, GPUs busy, is
+// collective's trace); or nccl-tests printed its column header (which it
+// does once its communicators are up) and no row under it. A job on one node that stops there, GPUs busy, is
 // waiting on its first collective's peer-to-peer traffic; NCCL's
 // troubleshooting guide names PCIe ACS with IO virtualization (VT-d,
 // IOMMU) first: it redirects PCI peer-to-peer traffic to the CPU root
@@ -25,8 +27,7 @@ const weightP2PStall = 0.6
 // per node).
 func (a *analysis) p2pStallAfterInit(o *results.NCCLOutput) {
 	l := &o.Log
-	inits, other := l.AfterInit()
-	if inits == 0 || other != 0 || l.WarnCount > 0 || l.AttnCount > 0 || l.BootstrapFail != "" || a.res.Platform == "dgx-spark" {
+	if l.WarnCount > 0 || l.AttnCount > 0 || l.BootstrapFail != "" || a.res.Platform == "dgx-spark" {
 		return
 	}
 	for _, t := range o.Tables {
@@ -34,8 +35,36 @@ func (a *analysis) p2pStallAfterInit(o *results.NCCLOutput) {
 			return
 		}
 	}
-	if strings.TrimSpace(l.Env["NCCL_P2P_DISABLE"]) == "1" || l.P2PRefused > 0 || len(l.Hosts) != 1 || l.NNodes > 1 || max(l.NRanks, l.LocalRanks) < 2 {
+	if strings.TrimSpace(l.Env["NCCL_P2P_DISABLE"]) == "1" || l.P2PRefused > 0 || l.NNodes > 1 {
 		return
+	}
+	hosts := slices.Clone(l.Hosts)
+	ranks := max(l.NRanks, l.LocalRanks)
+	var ev string
+	inits, other := l.AfterInit()
+	switch nr := o.Launch.NoRows; {
+	case nr != nil:
+		// nccl-tests prints its column header once its communicators are
+		// up: no row under it is a stop at the first size
+		for _, h := range nr.Hosts {
+			if h != "" && !slices.Contains(hosts, h) {
+				hosts = append(hosts, h)
+			}
+		}
+		ranks = max(ranks, nr.Ranks)
+		ev = fmt.Sprintf("nccl-tests printed its column header for %d ranks and no result row under it", nr.Ranks)
+	case inits > 0 && other == 0:
+		ev = fmt.Sprintf("%d 'Init COMPLETE' line%s of a %d-rank communicator", inits, plural(int(inits)), ranks)
+	default:
+		return
+	}
+	if len(hosts) > 1 || ranks < 2 {
+		return
+	}
+	if len(hosts) == 1 {
+		ev += " on one host, " + hosts[0]
+	} else {
+		ev += " in one process"
 	}
 	kinds, _ := l.TransportKinds()
 	p2p, shm := int64(0), int64(0)
@@ -49,7 +78,6 @@ func (a *analysis) p2pStallAfterInit(o *results.NCCLOutput) {
 			shm += n
 		}
 	}
-	ev := fmt.Sprintf("%d 'Init COMPLETE' line%s on one host, %s, of a %d-rank communicator", inits, plural(int(inits)), l.Hosts[0], max(l.NRanks, l.LocalRanks))
 	switch {
 	case p2p > 0:
 		ev += fmt.Sprintf("; %d channel connections via P2P (GPU peer-to-peer over PCIe or NVLink)", p2p)
@@ -58,7 +86,10 @@ func (a *analysis) p2pStallAfterInit(o *results.NCCLOutput) {
 	default:
 		ev += "; no channel line in the paste"
 	}
-	ev += "; after the last Init COMPLETE no NCCL line but connections, no result row, no WARN"
+	if inits > 0 {
+		ev += "; after the last Init COMPLETE no NCCL line but connections"
+	}
+	ev += "; no result row, no WARN or error line"
 	a.cause(weightP2PStall, report.Warn, "nccl.p2p-stall-after-init",
 		"the job finished NCCL's init on one node and the log stops there, with no collective completed: if it hung here with the GPUs busy, the first suspect is PCIe ACS with IO virtualization (VT-d/IOMMU) redirecting GPU peer-to-peer traffic through the CPU root complex (a large slowdown or a hang); else a rank that never reached the first collective, or a paste cut after init",
 		ev,

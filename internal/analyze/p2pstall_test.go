@@ -82,3 +82,55 @@ func TestP2PStallAfterInitAnyRanksAnyPrefix(t *testing.T) {
 		}
 	}
 }
+
+// testsHeader is nccl-tests' header for n ranks over the hosts, with its
+// column header and no row (the format of field case 88; NCCL 1 era:
+// field case 127, "Rank  0 uses device  0" and "bytes N type op").
+func testsHeader(n int, hosts []string, old bool) []string {
+	lines := []string{fmt.Sprintf("# nThread 1 nGpus %d minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0", n/len(hosts)), "#", "# Using devices"}
+	for r := range n {
+		if old {
+			lines = append(lines, fmt.Sprintf("#   Rank %2d uses device %2d [0x%02x] Tesla M40 24GB", r, r, 5+r))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("#  Rank %2d Group  0 Pid %d on %10s device %2d [0x%02x] NVIDIA RTX A6000", r, 3000+r%len(hosts), hosts[r%len(hosts)], r/len(hosts), 1+r))
+	}
+	lines = append(lines, "#", "#                                                              out-of-place                       in-place")
+	if old {
+		return append(lines, "#      bytes             N    type      op     time  algbw  busbw      res     time  algbw  busbw      res")
+	}
+	return append(lines,
+		"#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong",
+		"#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)")
+}
+
+// nccl-tests that printed its column header for two or more GPUs of one
+// host and no row under it stopped at its first size (field case 127):
+// named, behind any prefix, in either header format; not for GPUs on two
+// hosts, nor with a row or an error line after the header.
+func TestP2PStallNCCLTestsAnyRanksAnyPrefix(t *testing.T) {
+	const id = "nccl.p2p-stall-after-init"
+	r := rand.New(rand.NewSource(127))
+	for _, pre := range causePrefixes(r) {
+		for range 4 {
+			n := 2 + r.Intn(15)
+			old := r.Intn(2) == 0
+			one := []string{fmt.Sprintf("node%02d", r.Intn(100))}
+			job := testsHeader(n, one, old)
+			if a := analyseText(prefixed(pre, job)); topCause(a) != id {
+				t.Fatalf("%d ranks (old %v) behind %q: first %q (%+v)\n%s", n, old, pre, topCause(a), a.Flags, prefixed(pre, job))
+			}
+			row := "        1048576        262144     float     sum      -1    30.12   34.81   60.92      0    29.98   34.97   61.20      0"
+			for name, lines := range map[string][]string{
+				"two hosts":     testsHeader(n, []string{"node01", "node02"}, false),
+				"one rank":      testsHeader(1, one, old),
+				"a row":         append(testsHeader(n, one, false), row),
+				"an error line": append(testsHeader(n, one, old), one[0]+": Test NCCL failure common.cu:959 'unhandled system error'"),
+			} {
+				if a := analyseText(prefixed(pre, lines)); hasFlag(a, id) {
+					t.Errorf("%s, %d ranks, behind %q: flagged", name, n, pre)
+				}
+			}
+		}
+	}
+}

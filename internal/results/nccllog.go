@@ -1095,7 +1095,11 @@ func (l *NCCLLog) comm(msg []byte) {
 // initComplete counts a communicator's "... - Init COMPLETE" line (every
 // release from 2.4 ends it so, src/init.cc) and where the log stood then.
 func (l *NCCLLog) initComplete(msg []byte) {
-	if bytes.HasSuffix(bytes.TrimRight(msg, " \r"), []byte("Init COMPLETE")) {
+	e := len(msg)
+	for e > 0 && (msg[e-1] == ' ' || msg[e-1] == '\r') {
+		e--
+	}
+	if e >= len("Init COMPLETE") && string(msg[e-len("Init COMPLETE"):e]) == "Init COMPLETE" {
 		l.initDone++
 		l.infoAtInit, l.connAtInit = l.InfoLines, l.connLines
 	}
