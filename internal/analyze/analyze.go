@@ -209,7 +209,7 @@ func parseTextInto(p *Parsed, src *pasteReader, sample []byte, br *bufio.Reader,
 			return fmt.Errorf("%s: %w", format, err)
 		}
 		l := &o.Log
-		if len(o.Tables) == 0 && l.InfoLines == 0 && l.Version == "" && l.WarnCount == 0 && l.AttnCount == 0 && len(l.Diag) == 0 && !p.Input.errorLines && !separateTests(o.Launch) && o.Launch.CompiledNCCL == "" && o.Launch.NoRows == nil {
+		if len(o.Tables) == 0 && l.InfoLines == 0 && l.Version == "" && l.WarnCount == 0 && l.AttnCount == 0 && len(l.Diag) == 0 && !p.Input.errorLines && !separateTests(o.Launch) && o.Launch.CompiledNCCL == "" && (o.Launch.NoRows == nil || !o.Launch.NoRows.Header) {
 			if o.Unparsed > 0 {
 				return fmt.Errorf("%s: %d table rows could not be read and no complete row was found", format, o.Unparsed)
 			}
@@ -415,6 +415,9 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	a.iperf2Client(p.iperfCtrl, p.Errors)
 	if p.NCCL != nil && len(p.Errors) == 0 {
 		a.p2pStallAfterInit(p.NCCL)
+	}
+	if p.NCCL != nil {
+		a.systemErrorOneNode(p.NCCL, p.Errors)
 	}
 	a.errors(p.Errors)
 	if len(p.kept) > 0 {

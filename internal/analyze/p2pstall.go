@@ -43,7 +43,7 @@ func (a *analysis) p2pStallAfterInit(o *results.NCCLOutput) {
 	var ev string
 	inits, other := l.AfterInit()
 	switch nr := o.Launch.NoRows; {
-	case nr != nil:
+	case nr != nil && nr.Header:
 		// nccl-tests prints its column header once its communicators are
 		// up: no row under it is a stop at the first size
 		for _, h := range nr.Hosts {
@@ -94,5 +94,5 @@ func (a *analysis) p2pStallAfterInit(o *results.NCCLOutput) {
 		"the job finished NCCL's init on one node and the log stops there, with no collective completed: if it hung here with the GPUs busy, the first suspect is PCIe ACS with IO virtualization (VT-d/IOMMU) redirecting GPU peer-to-peer traffic through the CPU root complex (a large slowdown or a hang); else a rank that never reached the first collective, or a paste cut after init",
 		ev,
 		"on bare metal run `sudo lspci -vvv | grep ACSCtl` (every bridge should read SrcValid- … on the GPUs' path) and check the kernel command line for intel_iommu/amd_iommu (iommu=pt or off on bare metal, or ACS off in the BIOS); rerun once with NCCL_P2P_DISABLE=1: if it then completes, the PCIe peer-to-peer path is the cause; p2pBandwidthLatencyTest from cuda-samples shows it directly; in a VM ACS stays on, so use NCCL_P2P_DISABLE=1 or P2P through ATS",
-		"https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs; https://github.com/NVIDIA/nccl/issues/199 and /104 (ACS on, nccl-tests hanging on one node; fixed by disabling ACS); NVIDIA/nccl src/init.cc (\"... - Init COMPLETE\", 2.4 to 2.30)")
+		"https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/troubleshooting.html#pci-access-control-services-acs (as archived for NCCL 2.7.3: IO virtualization (VT-d, IOMMU) can redirect all PCI point-to-point traffic to the CPU root complex, a large slowdown or even a hang; p2pBandwidthLatencyTest checks GPU-to-GPU traffic); https://github.com/NVIDIA/nccl/issues/199 and /104 (ACS on, nccl-tests hanging on one node; fixed by disabling ACS); NVIDIA/nccl src/init.cc (\"... - Init COMPLETE\", 2.4 to 2.30)")
 }

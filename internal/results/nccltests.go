@@ -48,19 +48,22 @@ type NCCLLaunch struct {
 	// "if (is_main_thread) printf", src/common.h), and every process of a
 	// build without MPI=1 is its own main process.
 	StackedHeaders int `json:"stacked_headers,omitempty"`
-	// NoRows is the last table when the input ends after its device lines
-	// and column header with no result row (none unreadable either): the
-	// test stopped before its first size completed, or the paste was cut
-	// there.
+	// NoRows is the last test when the input ends after its device lines
+	// (and column header) with no result row (none unreadable either): the
+	// test stopped during init or before its first size completed, or the
+	// paste was cut there.
 	NoRows *NCCLNoRows `json:"no_rows,omitempty"`
 }
 
-// NCCLNoRows is a test whose column header was printed and no row.
+// NCCLNoRows is a test that listed its devices and printed no row.
 type NCCLNoRows struct {
 	// Ranks counts the device lines above the header; Hosts are their
 	// distinct hosts ("" for a device line without one), at most 4.
 	Ranks int      `json:"ranks"`
 	Hosts []string `json:"hosts"`
+	// Header: the column header was printed (the communicators were up);
+	// without it the output stops after the device lines, during init.
+	Header bool `json:"header"`
 }
 
 // maxTables bounds how many tables one input keeps.
@@ -776,9 +779,17 @@ func (p *ncclParser) readDevice(body []byte) (NCCLDevice, bool) {
 func (p *ncclParser) intern(b []byte) string { return p.strs.get(b) }
 
 func (p *ncclParser) finish() {
-	if c := p.cur; c != nil && len(c.Rows) == 0 && len(c.Devices) > 0 && p.out.Unparsed == 0 {
-		nr := &NCCLNoRows{Ranks: len(c.Devices), Hosts: []string{}}
-		for _, d := range c.Devices {
+	var devs []NCCLDevice
+	header := false
+	switch c := p.cur; {
+	case c != nil && len(c.Rows) == 0 && p.out.Unparsed == 0:
+		devs, header = c.Devices, true
+	case c == nil && p.hasMeta && len(p.out.Tables) == 0:
+		devs = p.meta.Devices // device lines, then no column header
+	}
+	if len(devs) > 0 {
+		nr := &NCCLNoRows{Ranks: len(devs), Hosts: []string{}, Header: header}
+		for _, d := range devs {
 			if !slices.Contains(nr.Hosts, d.Host) && len(nr.Hosts) < 4 {
 				nr.Hosts = append(nr.Hosts, d.Host)
 			}

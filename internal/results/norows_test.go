@@ -20,6 +20,14 @@ func TestNoRowsAfterHeader(t *testing.T) {
 	if nr := o.Launch.NoRows; nr == nil || nr.Ranks != 2 || !slices.Equal(nr.Hosts, []string{"fengyun416", "fengyun"}) {
 		t.Fatalf("%+v", nr)
 	}
+	if !o.Launch.NoRows.Header {
+		t.Error("header not seen")
+	}
+	// device lines and no column header: stopped during init
+	o, _ = ParseNCCLTests(strings.NewReader(strings.Join(strings.Split(modern, "\n")[:2], "\n") + "\nfengyun: Test NCCL failure common.cu:777 'unhandled system error'\n"))
+	if nr := o.Launch.NoRows; nr == nil || nr.Header || nr.Ranks != 2 {
+		t.Fatalf("devices only: %+v", nr)
+	}
 	o, _ = ParseNCCLTests(strings.NewReader(modern + "        1048576        262144     float     sum      -1    30.12   34.81   60.92      0    29.98   34.97   61.20      0\n"))
 	if o.Launch.NoRows != nil || len(o.Tables) != 1 {
 		t.Fatalf("a row: %+v, %d tables", o.Launch.NoRows, len(o.Tables))
