@@ -209,7 +209,7 @@ func parseTextInto(p *Parsed, src *pasteReader, sample []byte, br *bufio.Reader,
 			return fmt.Errorf("%s: %w", format, err)
 		}
 		l := &o.Log
-		if len(o.Tables) == 0 && l.InfoLines == 0 && l.Version == "" && l.WarnCount == 0 && l.AttnCount == 0 && len(l.Diag) == 0 && !p.Input.errorLines && !separateTests(o.Launch) && o.Launch.CompiledNCCL == "" {
+		if len(o.Tables) == 0 && l.InfoLines == 0 && l.Version == "" && l.WarnCount == 0 && l.AttnCount == 0 && len(l.Diag) == 0 && !p.Input.errorLines && !separateTests(o.Launch) && o.Launch.CompiledNCCL == "" && (o.Launch.NoRows == nil || !o.Launch.NoRows.Header) {
 			if o.Unparsed > 0 {
 				return fmt.Errorf("%s: %d table rows could not be read and no complete row was found", format, o.Unparsed)
 			}
@@ -412,6 +412,13 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	a.asyncAddrCopy(p.cuda, logVersion)
 	a.memPoolUnsupported(p.cuda, logVersion)
 	a.iperfNoServer(p.iperfCtrl, p.Format == FormatErrors && hasHit(p.Errors, "iperf3-control-closed"))
+	a.iperf2Client(p.iperfCtrl, p.Errors)
+	if p.NCCL != nil && len(p.Errors) == 0 {
+		a.p2pStallAfterInit(p.NCCL)
+	}
+	if p.NCCL != nil {
+		a.systemErrorOneNode(p.NCCL, p.Errors)
+	}
 	a.errors(p.Errors)
 	if len(p.kept) > 0 {
 		a.res.Flags = append(append([]report.AnalysisFlag(nil), p.kept...), a.res.Flags...)

@@ -15,6 +15,9 @@ type iperfCtrlFacts struct {
 	client, server bool
 	// started: a test stream connected or the server accepted a client
 	started bool
+	// iperf2Client is an iperf2 client's "Client connecting to H, TCP
+	// port N" line, cut to its first 200 bytes
+	iperf2Client string
 }
 
 var (
@@ -25,6 +28,7 @@ var (
 	litIperfLocal      = []byte("] local ")
 	litIperfConnected  = []byte(" connected to ")
 	litOnnect          = []byte("onnect")
+	litIperf2Client    = []byte("Client connecting to ")
 )
 
 // observe reads one line of the paste.
@@ -46,6 +50,8 @@ func (c *iperfCtrlFacts) observe(line []byte) {
 		c.server, c.started = true, true
 	case bytes.Contains(line, litIperfLocal) && bytes.Contains(line, litIperfConnected):
 		c.started = true
+	case c.iperf2Client == "" && bytes.Contains(line, litIperf2Client):
+		c.iperf2Client = string(line[:min(len(line), 200)])
 	}
 }
 

@@ -408,6 +408,8 @@ func hashlessKeys(c byte) []string {
 		return []string{"Rank "}
 	case 's':
 		return []string{"size "}
+	case 'b':
+		return []string{"bytes "}
 	case '(':
 		return []string{"(B) "}
 	case 'O':
@@ -431,7 +433,7 @@ func restoreHash(line []byte) []byte {
 		switch {
 		case k[0] == 'R' && !bytes.Contains(t, []byte(" device ")):
 			return nil
-		case k[0] == 's' && !bytes.Contains(t, []byte("busbw")):
+		case (k[0] == 's' || k[0] == 'b') && !bytes.Contains(t, []byte("busbw")):
 			return nil
 		}
 		return append([]byte("# "), t...)

@@ -92,6 +92,10 @@ type Engine struct {
 	// model's decode step (its routed experts read by their own kernels).
 	DecodeMoE []Factor `yaml:"decode_moe"`
 	Prefill   []Factor `yaml:"prefill"`
+	// PrefillMoE, where given, replaces Prefill for a mixture of experts'
+	// routed-expert multiplies in prefill (grouped per-expert kernels); the
+	// rest of its prefill takes Prefill.
+	PrefillMoE []Factor `yaml:"prefill_moe"`
 	// Attention is the share of the measured 16-bit GEMM rate a prefill's
 	// attention score and value products achieve ("*": every weight format),
 	// whatever format the weights are in.
@@ -101,10 +105,11 @@ type Engine struct {
 // The phases an efficiency applies to: decode (a mixture of experts' decode
 // apart), prefill's weight multiplies, and prefill's attention products.
 const (
-	PhaseDecode    = "decode"
-	PhaseDecodeMoE = "decode-moe"
-	PhasePrefill   = "prefill"
-	PhaseAttention = "attention"
+	PhaseDecode     = "decode"
+	PhaseDecodeMoE  = "decode-moe"
+	PhasePrefill    = "prefill"
+	PhasePrefillMoE = "prefill-moe"
+	PhaseAttention  = "attention"
 )
 
 // factors is the engine's list for phase.
@@ -118,6 +123,11 @@ func (e Engine) factors(phase string) []Factor {
 		if len(e.DecodeMoE) > 0 {
 			return e.DecodeMoE
 		}
+	case PhasePrefillMoE:
+		if len(e.PrefillMoE) > 0 {
+			return e.PrefillMoE
+		}
+		return e.Prefill
 	}
 	return e.Decode
 }
@@ -168,14 +178,14 @@ func ParseAssumptions(b []byte) (Assumptions, error) {
 		if e.PrefillChunk < 0 || (e.PrefillChunk > 0 && e.PrefillChunkSource == "") {
 			return a, fmt.Errorf("plan assumptions: engine %q: a prefill chunk needs its source", e.Name)
 		}
-		for _, f := range slices.Concat(e.Decode, e.DecodeMoE, e.Prefill) {
+		for _, f := range slices.Concat(e.Decode, e.DecodeMoE, e.Prefill, e.PrefillMoE) {
 			if f.Value <= 0 || f.Value > 1 || f.Source == "" {
 				return a, fmt.Errorf("plan assumptions: engine %q, format %q: efficiencies must lie in (0, 1] and carry their sources", e.Name, f.Format)
 			}
 		}
 	}
 	for _, e := range a.Engines {
-		for _, ph := range []string{PhaseDecode, PhaseDecodeMoE, PhasePrefill} {
+		for _, ph := range []string{PhaseDecode, PhaseDecodeMoE, PhasePrefill, PhasePrefillMoE} {
 			if _, err := a.Factor(e.Name, ph, "*"); err != nil {
 				return a, fmt.Errorf("plan assumptions: %w", err)
 			}
@@ -238,7 +248,9 @@ func (a Assumptions) Platform(name string) (PlatformNumbers, bool) {
 // format's own figure, else the engine's "*", else the engine it inherits
 // from (its source then says so). A mixture of experts' decode takes the
 // engine's decode_moe figures where it has them: the format's (else its
-// decode figure for the format), else decode_moe's "*".
+// decode figure for the format), else decode_moe's "*". Its routed experts'
+// prefill multiplies take the engine's prefill_moe figures where it has them
+// (the format's, else prefill_moe's "*"), else its prefill figures.
 func (a Assumptions) Factor(engine, phase, format string) (Factor, error) {
 	name := engine
 	var via []string

@@ -165,6 +165,9 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 			{f.BytesPerParam, "bytes per weight (" + f.Name + ")", f.Source},
 			{e.headBytes(), "bytes per lm_head weight", e.headSource()},
 		}}
+	if m.Experts > 0 && e.preMoE != pre {
+		pl.Assumed = append(pl.Assumed, Number{e.preMoE.Value, "of the format's tensor-core rate in prefill's routed-expert multiplies (" + eng.Name + ", " + f.Name + ")", e.preMoE.Source})
+	}
 	if r := w.Requant; r.Attention || r.LMHead {
 		pl.Assumed = append(pl.Assumed, Number{r.Format.BytesPerParam, "bytes per re-quantised weight (" + r.String() + ")", r.Format.Source})
 	}
@@ -226,6 +229,10 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 	if err != nil {
 		return estimator{}, err
 	}
+	preMoE, err := a.Factor(eng.Name, PhasePrefillMoE, f.Name)
+	if err != nil {
+		return estimator{}, err
+	}
 	att, err := a.Factor(eng.Name, PhaseAttention, f.Name)
 	if err != nil {
 		return estimator{}, err
@@ -234,7 +241,7 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 	if err != nil {
 		return estimator{}, err
 	}
-	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, pre: pre, att: att,
+	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, pre: pre, preMoE: preMoE, att: att,
 		chunk: cmp.Or(w.PrefillChunk, a.prefillChunk(eng.Name))}, nil
 }
 
@@ -261,9 +268,10 @@ type estimator struct {
 	eng Engine
 	kvb float64
 	// dec and pre are the engine's decode and prefill efficiencies for the
-	// format, att its attention products' share of the 16-bit rate.
-	dec, pre, att Factor
-	chunk         int
+	// format, preMoE its routed experts' prefill multiplies', att its
+	// attention products' share of the 16-bit rate.
+	dec, pre, preMoE, att Factor
+	chunk                 int
 }
 
 func (e estimator) chunkSource() string {
@@ -626,9 +634,11 @@ func (e estimator) prefillPass(tp, start, n int, last bool) (compute, memory, ex
 	// Attention's score and value products run on 16-bit operands whatever
 	// the weights' format: only the weight multiplies use its rate.
 	attn := e.attentionFLOPs(float64(start), float64(n)) / (e.c.BF16TFLOPS.Value * 1e12 * e.att.Value)
-	compute = (flops/(e.computeRate()*e.pre.Value) + attn) / float64(tp)
+	// The routed experts' multiplies run in the engine's grouped per-expert
+	// kernels, at their own share of the rate (preMoE).
 	expertFLOPs := 2 * e.p.Expert * float64(e.m.ExpertsPerToken*e.m.MoELayers) * float64(n)
-	expertCompute = expertFLOPs / (e.computeRate() * e.pre.Value) / float64(tp)
+	expertCompute = expertFLOPs / (e.computeRate() * e.preMoE.Value) / float64(tp)
+	compute = ((flops-expertFLOPs)/(e.computeRate()*e.pre.Value)+attn)/float64(tp) + expertCompute
 	expertMemory = e.expertsPerNode(tp, n) * e.p.Expert * float64(e.m.MoELayers) * e.expertBytes() / e.bandwidth()
 	memory = (e.denseBytes()/float64(tp)+e.kvSeq(tp, float64(start)))/e.bandwidth() + expertMemory
 	return compute, memory, expertCompute, expertMemory

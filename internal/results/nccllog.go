@@ -114,6 +114,10 @@ type NCCLLog struct {
 	// quietInfo is set when the line last observed was an INFO line that
 	// reports no failure
 	quietInfo bool
+	// initDone counts "Init COMPLETE" lines; infoAtInit and connAtInit are
+	// InfoLines and connLines at the last one, connLines the channel and
+	// "Connected all" lines read
+	initDone, infoAtInit, connAtInit, connLines int64
 }
 
 // QuietInfo reports whether the line last observed was an NCCL INFO line
@@ -263,6 +267,7 @@ func (l *NCCLLog) observe(line []byte, i int) bool {
 			l.InfoLines++
 			l.quietInfo = true
 			l.bare, l.bareRank = true, printer
+			l.connLines++
 			l.channel(line[m:])
 			l.bare = false
 			return true
@@ -690,8 +695,13 @@ func (l *NCCLLog) info(msg []byte) {
 	case 'C':
 		switch {
 		case hasPrefix(msg, "Channel "):
+			l.connLines++
 			l.channel(msg)
-		case hasPrefix(msg, "Connected all rings"):
+		case hasPrefix(msg, "Connected all"):
+			l.connLines++
+			if !hasPrefix(msg, "Connected all rings") {
+				break
+			}
 			// every rank and communicator prints it: a new value only
 			// where it changed, not one allocated per line
 			if n, ok := intAfter(msg, " GDR "); ok && (l.RingGDR == nil || *l.RingGDR != n) {
@@ -704,6 +714,7 @@ func (l *NCCLLog) info(msg []byte) {
 	case 'R':
 		// NCCL before 2.5: "Ring 00 : 6[6] -> 10[2] via P2P/IPC"
 		if hasPrefix(msg, "Ring ") && index(msg, " via ") > 0 {
+			l.connLines++
 			l.channel(msg)
 		}
 	case 'N':
@@ -732,6 +743,8 @@ func (l *NCCLLog) info(msg []byte) {
 		// NCCL < 2.20: "ncclCommInitRank comm 0x... rank 1 nranks 2 cudaDev 0 ..."
 		if hasPrefix(msg, "ncclCommInitRank comm 0x") {
 			l.comm(msg)
+		} else if hasPrefix(msg, "ncclComm") {
+			l.initComplete(msg) // ncclCommSplit, ncclCommInitRankConfig, ncclCommInitAll
 		}
 	case 'U':
 		if hasPrefix(msg, "Using network ") {
@@ -1060,6 +1073,7 @@ func (l *NCCLLog) gid(msg []byte) {
 // comm parses "comm 0x... rank 0 nRanks 2 nNodes 2 localRanks 1 localRank 0 MNNVL 0"
 // and the older "comm 0x... rank 1 nranks 2 cudaDev 0 busId f5000 - Init COMPLETE".
 func (l *NCCLLog) comm(msg []byte) {
+	l.initComplete(msg)
 	var f commFields
 	f.read(msg)
 	if f.nRanks.ok {
@@ -1076,6 +1090,30 @@ func (l *NCCLLog) comm(msg []byte) {
 	if f.commID {
 		l.initRank(msg)
 	}
+}
+
+// initComplete counts a communicator's "... - Init COMPLETE" line (every
+// release from 2.4 ends it so, src/init.cc) and where the log stood then.
+func (l *NCCLLog) initComplete(msg []byte) {
+	e := len(msg)
+	for e > 0 && (msg[e-1] == ' ' || msg[e-1] == '\r') {
+		e--
+	}
+	if e >= len("Init COMPLETE") && string(msg[e-len("Init COMPLETE"):e]) == "Init COMPLETE" {
+		l.initDone++
+		l.infoAtInit, l.connAtInit = l.InfoLines, l.connLines
+	}
+}
+
+// AfterInit says how many "Init COMPLETE" lines the log holds and how
+// many NCCL INFO lines came after the last one that are not connection
+// lines (channels, "Connected all rings/trees": NCCL 2.22 and later
+// connect at the first collective).
+func (l *NCCLLog) AfterInit() (inits, other int64) {
+	if l.initDone == 0 {
+		return 0, 0
+	}
+	return l.initDone, (l.InfoLines - l.infoAtInit) - (l.connLines - l.connAtInit)
 }
 
 // commFields is what comm reads of a message: intAfter of " nRanks ",

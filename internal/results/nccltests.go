@@ -50,6 +50,22 @@ type NCCLLaunch struct {
 	// "if (is_main_thread) printf", src/common.h), and every process of a
 	// build without MPI=1 is its own main process.
 	StackedHeaders int `json:"stacked_headers,omitempty"`
+	// NoRows is the last test when the input ends after its device lines
+	// (and column header) with no result row (none unreadable either): the
+	// test stopped during init or before its first size completed, or the
+	// paste was cut there.
+	NoRows *NCCLNoRows `json:"no_rows,omitempty"`
+}
+
+// NCCLNoRows is a test that listed its devices and printed no row.
+type NCCLNoRows struct {
+	// Ranks counts the device lines above the header; Hosts are their
+	// distinct hosts ("" for a device line without one), at most 4.
+	Ranks int      `json:"ranks"`
+	Hosts []string `json:"hosts"`
+	// Header: the column header was printed (the communicators were up);
+	// without it the output stops after the device lines, during init.
+	Header bool `json:"header"`
 }
 
 // maxTables bounds how many tables one input keeps.
@@ -278,7 +294,7 @@ func (p *ncclParser) comment(t []byte) {
 		return
 	}
 	switch body[0] {
-	case 'n', 's', 'C', 'R', 'O', 'A', 'N':
+	case 'n', 's', 'b', 'C', 'R', 'O', 'A', 'N':
 	default:
 		return
 	}
@@ -599,7 +615,8 @@ func digitsThenLetters(tok []byte) int {
 }
 
 func isColumnHeader(body []byte) bool {
-	return hasPrefix(body, "size") && (bytes.Contains(body, []byte("busbw")) || bytes.Contains(body, []byte("algbw")))
+	// NCCL 1 era: "bytes N type op time algbw busbw res ..."
+	return (hasPrefix(body, "size") || hasPrefix(body, "bytes ")) && (bytes.Contains(body, []byte("busbw")) || bytes.Contains(body, []byte("algbw")))
 }
 
 func columnsOf(body []byte) []int {
@@ -607,13 +624,13 @@ func columnsOf(body []byte) []int {
 	for _, f := range bytes.Fields(body) {
 		c := colSkip
 		switch string(f) {
-		case "size":
+		case "size", "bytes":
 			c = colSize
-		case "count":
+		case "count", "N":
 			c = colCount
 		case "type":
 			c = colType
-		case "redop":
+		case "redop", "op":
 			c = colRedop
 		case "root":
 			c = colRoot
@@ -743,6 +760,10 @@ func (p *ncclParser) readDevice(body []byte) (NCCLDevice, bool) {
 			}
 		}
 	}
+	// nccl-tests of the NCCL 1 era: "Rank  0 uses device  0 [0x05] Tesla M40 24GB"
+	if on < 0 && dev > 0 && string(f[dev-1]) == "uses" {
+		on = dev
+	}
 	if on < 0 || dev < 0 {
 		return d, false
 	}
@@ -765,6 +786,23 @@ func (p *ncclParser) readDevice(body []byte) (NCCLDevice, bool) {
 func (p *ncclParser) intern(b []byte) string { return p.strs.get(b) }
 
 func (p *ncclParser) finish() {
+	var devs []NCCLDevice
+	header := false
+	switch c := p.cur; {
+	case c != nil && len(c.Rows) == 0 && p.out.Unparsed == 0:
+		devs, header = c.Devices, true
+	case c == nil && p.hasMeta && len(p.out.Tables) == 0:
+		devs = p.meta.Devices // device lines, then no column header
+	}
+	if len(devs) > 0 {
+		nr := &NCCLNoRows{Ranks: len(devs), Hosts: []string{}, Header: header}
+		for _, d := range devs {
+			if !slices.Contains(nr.Hosts, d.Host) && len(nr.Hosts) < 4 {
+				nr.Hosts = append(nr.Hosts, d.Host)
+			}
+		}
+		p.out.Launch.NoRows = nr
+	}
 	p.closeTable()
 	p.out.Log.Finish()
 	for i := range p.out.Tables {
