@@ -290,12 +290,7 @@ func (p *ncclParser) comment(t []byte) {
 		return
 	}
 	body := bytes.TrimSpace(t[1:])
-	if len(body) == 0 {
-		return
-	}
-	switch body[0] {
-	case 'n', 's', 'b', 'C', 'R', 'O', 'A', 'N':
-	default:
+	if len(body) == 0 || !commentFirst[body[0]] {
 		return
 	}
 	switch {
@@ -1049,8 +1044,9 @@ func (l *NCCLLaunch) stray(x float64) {
 	l.StrayFooters++
 }
 
-// commentFirst holds the first bytes of the comment lines comment reads.
-var commentFirst = byteSet("nsCROAN")
+// commentFirst holds the first bytes of the comment lines comment reads
+// (its cases' prefixes, and the column header's "size" and "bytes").
+var commentFirst = byteSet("nsbCROAN")
 
 // asciiBlank holds the ASCII bytes bytes.TrimSpace trims.
 var asciiBlank = byteSet("\t\n\v\f\r ")
