@@ -23,6 +23,9 @@ func textDefaults(opt Options) Options {
 // vlen is the number of terminal columns s takes: its runes, less the colour
 // sequences (esc "[…m") that take none.
 func vlen(s string) int {
+	if !strings.Contains(s, colourOpen) {
+		return utf8.RuneCountInString(s)
+	}
 	n := 0
 	for i, ok := nextColumn(s, 0); ok; i, ok = nextColumn(s, i) {
 		n++
@@ -30,11 +33,15 @@ func vlen(s string) int {
 	return n
 }
 
+// colourOpen starts a colour sequence; made once, as esc is known only at
+// run time.
+var colourOpen = esc + "["
+
 // nextColumn steps over the colour sequences at s[i:] and the rune after
 // them: it returns where the next column starts, and false when only
 // colour sequences (or nothing) were left.
 func nextColumn(s string, i int) (int, bool) {
-	for strings.HasPrefix(s[i:], esc+"[") {
+	for strings.HasPrefix(s[i:], colourOpen) {
 		j := strings.IndexByte(s[i:], 'm')
 		if j < 0 {
 			break
@@ -98,26 +105,35 @@ func wrapWords(para string, width int) []string {
 // next line.
 func pack(units []string, sep string, width int, split func(string) []string) []string {
 	var out []string
-	line := ""
+	var line strings.Builder
+	lineLen := 0 // the columns line takes
 	for _, u := range units {
-		if vlen(u) > width {
-			if line != "" {
-				out = append(out, line)
+		n := vlen(u)
+		if n > width {
+			if line.Len() > 0 {
+				out = append(out, line.String())
 			}
 			pieces := split(u)
-			out, u, line = append(out, pieces[:len(pieces)-1]...), pieces[len(pieces)-1], ""
+			out, u = append(out, pieces[:len(pieces)-1]...), pieces[len(pieces)-1]
+			line.Reset()
+			n = vlen(u)
 		}
 		switch {
-		case line == "":
-			line = u
-		case vlen(line)+len(sep)+vlen(u) <= width:
-			line += sep + u
+		case line.Len() == 0:
+			line.WriteString(u)
+			lineLen = n
+		case lineLen+len(sep)+n <= width:
+			line.WriteString(sep)
+			line.WriteString(u)
+			lineLen += len(sep) + n
 		default:
-			out = append(out, line)
-			line = u
+			out = append(out, line.String())
+			line.Reset()
+			line.WriteString(u)
+			lineLen = n
 		}
 	}
-	return append(out, line)
+	return append(out, line.String())
 }
 
 // cut splits s after n visible columns.

@@ -1,6 +1,8 @@
 package render
 
 import (
+	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,5 +145,52 @@ func TestWrapShellTakesAnApostropheForProse(t *testing.T) {
 	got := wrapShell(cmd, 30)
 	if got[0] != "echo \\" || got[1] != "'a b c d e f g h i j k l m n o p q r s t u v w x y z' \\" {
 		t.Errorf("a quoted word was split: %q", got)
+	}
+}
+
+// packByJoining is pack as first written: the line rebuilt and measured
+// again for every unit. pack counts the columns as it goes; both must lay
+// out the same lines.
+func packByJoining(units []string, sep string, width int, split func(string) []string) []string {
+	var out []string
+	line := ""
+	for _, u := range units {
+		if vlen(u) > width {
+			if line != "" {
+				out = append(out, line)
+			}
+			pieces := split(u)
+			out, u, line = append(out, pieces[:len(pieces)-1]...), pieces[len(pieces)-1], ""
+		}
+		switch {
+		case line == "":
+			line = u
+		case vlen(line)+len(sep)+vlen(u) <= width:
+			line += sep + u
+		default:
+			out = append(out, line)
+			line = u
+		}
+	}
+	return append(out, line)
+}
+
+func TestPackCountsColumnsAsItGoes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 2026))
+	words := []string{"a", "busbw", "21.99", "GB/s", "ConnectX-7", "µs", "≥", "https://github.com/NVIDIA/nccl/issues/1234",
+		colourOpen + "33m" + "warn" + esc + "[0m", "αβγδεζηθικλμνξοπρστυφχψω", strings.Repeat("x", 130), ""}
+	for i := 0; i < 2000; i++ {
+		var units []string
+		for n := rng.IntN(40); n > 0; n-- {
+			units = append(units, words[rng.IntN(len(words))])
+		}
+		width := 10 + rng.IntN(120)
+		split := func(w string) []string { return wrapWords(w, width) }
+		for _, sep := range []string{" ", "  "} {
+			got, want := pack(units, sep, width, split), packByJoining(units, sep, width, split)
+			if !slices.Equal(got, want) {
+				t.Fatalf("width %d sep %q units %q:\n got %q\nwant %q", width, sep, units, got, want)
+			}
+		}
 	}
 }
