@@ -46,6 +46,13 @@ func TestToolMessageSignaturesAnyPrefix(t *testing.T) {
 		{"node01:1297:1310 [0] misc/socket.cc:450 NCCL WARN Net : Connect to 10.1.0.7<41531> failed : No route to host", "error.socket-no-route", true},
 		{"iperf3: error - unable to connect to server: No route to host", "error.socket-no-route", false},
 		{"socketStartConnect: Connect to 192.168.19.14<52822> failed : Connection refused", "error.socket-no-route", false},
+		// field case 181 (NCCL 2.4's bare WARN, src/misc/ibvwrap.cc
+		// IBV_PTR_CHECK; NCCL's troubleshooting page: memlock); an errno
+		// other than ENOMEM after it is another cause
+		{"ibvwrap.c: 106 NCCL WARN Call to ibv_reg_mr failed", "error.ib-resource-enomem", true},
+		{"node01:1297:1310 [0] misc/ibvwrap.cc:152 NCCL WARN Call to ibv_create_qp failed", "error.ib-resource-enomem", true},
+		{"node01:1297:1310 [0] misc/ibvwrap.cc:215 NCCL WARN Call to ibv_reg_mr failed with error Bad address", "error.ib-resource-enomem", false},
+		{"node01:1297:1310 [0] misc/ibvwrap.cc:215 NCCL WARN Call to ibv_reg_mr failed (file a.c)", "error.ib-resource-enomem", false},
 		// field case 135 (a blog's quote of NCCL's duplicate-GPU WARN without its prefix)
 		{"Error: rank 27 and rank 19 both on CUDA device 53000 (PCI 53:00.0)", "error.duplicate-gpu", true},
 		// field case 117 (vllm-project/vllm#58179) and NCCL 2.27's wording;
