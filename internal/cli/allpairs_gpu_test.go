@@ -97,7 +97,7 @@ func TestNCCLPairOnTwoGPUsStandIn(t *testing.T) {
 	ap, _ := res.Report(allpairs.AllPairs, allpairs.ToolTCP, "")
 	ap.NCCL, _ = coll.Report(hosts, nil)
 	var text bytes.Buffer
-	writeQualify(&Env{Stdout: &text, Getenv: func(string) string { return "" }}, "", "text", &report.Report{AllPairs: ap})
+	writeRendered(&Env{Stdout: &text, Getenv: func(string) string { return "" }}, "", "text", &report.Report{AllPairs: ap})
 	t.Logf("\n%s", text.String())
 	r := coll.Results[0]
 	// one pair has no other to be judged against: measured, not judged

@@ -118,7 +118,7 @@ func TestRigAllPairs(t *testing.T) {
 	code, rep, errOut := rigQualify(t, r, "--test-time", "2s", "--subnet", "10.77.0.0/24")
 	t.Logf("qualify --all-pairs of 8 nodes at 2 s a test: %s wall (%s)", time.Since(start).Round(10*time.Millisecond), strings.TrimSpace(errOut))
 	var text bytes.Buffer
-	writeQualify(&Env{Stdout: &text, Getenv: func(string) string { return "" }}, "", "text", rep)
+	writeRendered(&Env{Stdout: &text, Getenv: func(string) string { return "" }}, "", "text", rep)
 	t.Logf("\n%s", text.String())
 	want := []string{
 		"cable node-6 tx confirmed",
@@ -334,7 +334,7 @@ func TestRigQualifyRingRDMA(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	var first bytes.Buffer
-	writeQualify(&Env{Stdout: &first, Getenv: func(string) string { return "" }}, "", "text", rep)
+	writeRendered(&Env{Stdout: &first, Getenv: func(string) string { return "" }}, "", "text", rep)
 	t.Logf("\n%s", first.String())
 	ap := rep.AllPairs
 	want := "spark-01↔spark-02 ib_write_bw moved\nspark-03↔spark-04 ib_write_bw\nspark-02↔spark-03 ib_write_bw\nspark-01↔spark-04 ib_write_bw" // even phase, then odd
@@ -383,7 +383,7 @@ func TestRigQualifyRingRDMA(t *testing.T) {
 		}
 	}
 	var text bytes.Buffer
-	writeQualify(&Env{Stdout: &text, Getenv: func(string) string { return "" }}, "", "text", rep)
+	writeRendered(&Env{Stdout: &text, Getenv: func(string) string { return "" }}, "", "text", rep)
 	t.Logf("\n%s", text.String())
 	if !strings.Contains(text.String(), "spark-03 ↔ spark-04: sparkrig TCP probe") {
 		t.Errorf("text does not show the pair's tool:\n%s", text.String())

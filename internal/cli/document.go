@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+
 	"github.com/sparkrig/sparkrig/internal/render"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
@@ -19,4 +21,18 @@ func writeDocument(env *Env, r *report.Report, format string) error {
 		r.Status = r.Overall()
 	}
 	return render.Write(env.Stdout, r, format, textOptions(env))
+}
+
+// writeRendered renders a report into output (a file, or stdout when empty
+// or "-"), without colour when it goes to a file.
+func writeRendered(env *Env, output, format string, rep *report.Report) error {
+	var buf bytes.Buffer
+	opt := textOptions(env)
+	if output != "" {
+		opt.Color = false
+	}
+	if err := render.Write(&buf, rep, format, opt); err != nil {
+		return err
+	}
+	return writeOut(env, output, buf.Bytes())
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/netip"
@@ -15,7 +14,6 @@ import (
 	"github.com/sparkrig/sparkrig/internal/bench"
 	"github.com/sparkrig/sparkrig/internal/qualify"
 	"github.com/sparkrig/sparkrig/internal/render"
-	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
 )
 
@@ -133,7 +131,7 @@ func runQualify(ctx context.Context, env *Env, o *qualifyOptions) error {
 	if rep == nil {
 		return exitf(ExitUnknown, "qualify: %v", runErr)
 	}
-	if err := writeQualify(env, o.output, o.format, rep); err != nil {
+	if err := writeRendered(env, o.output, o.format, rep); err != nil {
 		return exitf(ExitUnknown, "qualify: %v", err)
 	}
 	if runErr != nil {
@@ -168,18 +166,6 @@ func qualifyOpts(o *qualifyOptions) (qualify.Options, error) {
 		}
 	}
 	return opts, nil
-}
-
-func writeQualify(env *Env, output, format string, rep *report.Report) error {
-	var buf bytes.Buffer
-	opt := textOptions(env)
-	if output != "" {
-		opt.Color = false
-	}
-	if err := render.Write(&buf, rep, format, opt); err != nil {
-		return err
-	}
-	return writeOut(env, output, buf.Bytes())
 }
 
 // writeOut writes to the named file (mode 644, replaced whole) or stdout.

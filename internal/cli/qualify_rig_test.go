@@ -12,7 +12,7 @@ import (
 // rigText is a report as qualify writes it for a terminal.
 func rigText(rep *report.Report) string {
 	var text bytes.Buffer
-	writeQualify(&Env{Stdout: &text, Getenv: func(string) string { return "" }}, "", "text", rep)
+	writeRendered(&Env{Stdout: &text, Getenv: func(string) string { return "" }}, "", "text", rep)
 	return text.String()
 }
 

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"strings"
@@ -9,8 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sparkrig/sparkrig/internal/render"
-	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/runner"
 	"github.com/sparkrig/sparkrig/internal/sanitize"
 	"github.com/sparkrig/sparkrig/internal/triage"
@@ -96,20 +93,8 @@ func runTriage(ctx context.Context, env *Env, o *triageOptions) error {
 			fmt.Fprintf(env.Stderr, "sparkrig: triage: %s: %s\n", sanitize.Line(n.Host), sanitize.Line(n.Error))
 		}
 	}
-	if err := writeTriage(env, o.output, o.format, rep); err != nil {
+	if err := writeRendered(env, o.output, o.format, rep); err != nil {
 		return exitf(ExitUnknown, "triage: %v", err)
 	}
 	return statusError(exitFor(rep.Status))
-}
-
-func writeTriage(env *Env, output, format string, rep *report.Report) error {
-	var buf bytes.Buffer
-	opt := textOptions(env)
-	if output != "" {
-		opt.Color = false
-	}
-	if err := render.Write(&buf, rep, format, opt); err != nil {
-		return err
-	}
-	return writeOut(env, output, buf.Bytes())
 }

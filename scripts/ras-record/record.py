@@ -1,8 +1,10 @@
 # Records NCCL RAS sessions (raw protocol exchanges), ncclras output where
 # installed, nvidia-smi samples and /proc/<pid>/maps for a healthy job, a
 # job with one rank stopped (SIGSTOP) and a job with one rank killed.
-import os, sys, time, socket, subprocess, json, shutil, struct, signal, glob
+import os, sys, time, subprocess, json, struct, signal, glob
 import psutil
+
+import rasclient
 
 OUT = sys.argv[1]
 os.makedirs(OUT, exist_ok=True)
@@ -23,75 +25,19 @@ def save(name, data):
         f.write(data)
 
 
-def ras_session(name, cmds, port=28028, timeout=20):
-    """Runs one client session: handshake, cmds, then reads to EOF.
-    The transcript keeps every byte: '> ' lines sent, '< ' raw reply."""
-    tr = []
+def ras_session(name, cmds):
     t0 = time.time()
-    try:
-        s = socket.create_connection(("127.0.0.1", port), timeout=5)
-    except Exception as e:
-        tr.append(f"# connect: {e!r}\n".encode())
-        save(name, b"".join(tr))
-        log(name, "connect failed", e)
-        return
-    s.settimeout(timeout)
-
-    def send(line):
-        tr.append(b"> " + line.encode())
-        s.sendall(line.encode())
-
-    def readline():
-        buf = b""
-        while not buf.endswith(b"\n"):
-            c = s.recv(4096)
-            if not c:
-                break
-            buf += c
-        tr.append(b"< " + buf + (b"" if buf.endswith(b"\n") else b"\n# (no newline)\n"))
-        return buf
-
-    try:
-        send("CLIENT PROTOCOL 2\n")
-        readline()
-        for c in cmds[:-1]:
-            send(c + "\n")
-            readline()
-        send(cmds[-1] + "\n")
-        body = b""
-        while True:
-            c = s.recv(65536)
-            if not c:
-                break
-            body += c
-        tr.append(b"<<< reply to " + cmds[-1].encode() + b" until EOF (" + str(len(body)).encode() + b" bytes)\n")
-        tr.append(body)
-    except Exception as e:
-        tr.append(f"\n# error after {time.time()-t0:.1f}s: {e!r}\n".encode())
-    finally:
-        s.close()
-    tr.append(f"\n# session took {time.time()-t0:.2f}s\n".encode())
-    save(name, b"".join(tr))
+    save(name, rasclient.transcript(cmds))
     log(name, f"{time.time()-t0:.1f}s")
 
 
-NCCLRAS = shutil.which("ncclras")
-if not NCCLRAS:
-    for p in glob.glob("/usr/**/ncclras", recursive=True) + glob.glob("/opt/**/ncclras", recursive=True):
-        NCCLRAS = p
-        break
+NCCLRAS = rasclient.find_ncclras()
 log("ncclras:", NCCLRAS)
 
 
 def ncclras(name, args):
-    if not NCCLRAS:
-        return
-    try:
-        r = subprocess.run([NCCLRAS] + args, capture_output=True, timeout=25)
-    except subprocess.TimeoutExpired as e:
-        save(name, (e.stdout or b"") + b"\n# timed out after 25 s\n")
-        return
-    save(name, r.stdout + b"\n# stderr:\n" + r.stderr + f"\n# exit {r.returncode}\n".encode())
+    if NCCLRAS:
+        save(name, rasclient.ncclras_output(NCCLRAS, args))
 
 
 def smi(name):

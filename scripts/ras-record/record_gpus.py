@@ -10,14 +10,16 @@
 # VERBOSE STATUS after SET FORMAT json) of two samples, `ncclras -v` where
 # installed, nvidia-smi, the ranks' logs and meta.json (pids by rank, the
 # rank behind, which process held the RAS client port).
-import os, sys, time, socket, subprocess, json, shutil, signal, glob
+import os, sys, time, subprocess, json, signal
 import psutil
+
+import rasclient
 
 OUT = sys.argv[1]
 os.makedirs(OUT, exist_ok=True)
 HERE = os.path.dirname(os.path.abspath(__file__))
 LOG = open(os.path.join(OUT, "record.log"), "a")
-PORT = 28028
+PORT = rasclient.PORT
 
 
 def log(*a):
@@ -34,59 +36,11 @@ def save(path, data):
         f.write(data)
 
 
-def ras_session(path, cmds, timeout=12):
-    """One client session: handshake, cmds, then the last reply to EOF.
-    '> ' lines were sent, '< ' lines are raw replies, every byte kept."""
-    tr = []
-    t0 = time.time()
-    try:
-        s = socket.create_connection(("127.0.0.1", PORT), timeout=5)
-    except Exception as e:
-        save(path, f"# connect: {e!r}\n".encode())
-        return
-    s.settimeout(timeout)
-
-    def send(line):
-        tr.append(b"> " + line.encode() + b"\n")
-        s.sendall(line.encode() + b"\n")
-
-    def readline():
-        buf = b""
-        while not buf.endswith(b"\n"):
-            c = s.recv(4096)
-            if not c:
-                break
-            buf += c
-        tr.append(b"< " + buf + (b"" if buf.endswith(b"\n") else b"\n# (no newline)\n"))
-
-    try:
-        send("CLIENT PROTOCOL 2")
-        readline()
-        for c in cmds[:-1]:
-            send(c)
-            readline()
-        send(cmds[-1])
-        body = b""
-        while True:
-            c = s.recv(65536)
-            if not c:
-                break
-            body += c
-        tr.append(b"<<< reply to " + cmds[-1].encode() + b" until EOF (" + str(len(body)).encode() + b" bytes)\n")
-        tr.append(body)
-    except Exception as e:
-        tr.append(f"\n# error after {time.time()-t0:.1f}s: {e!r}\n".encode())
-    finally:
-        s.close()
-    tr.append(f"\n# session took {time.time()-t0:.2f}s\n".encode())
-    save(path, b"".join(tr))
+def ras_session(path, cmds):
+    save(path, rasclient.transcript(cmds, PORT, timeout=12))
 
 
-NCCLRAS = shutil.which("ncclras")
-if not NCCLRAS:
-    for p in glob.glob("/usr/**/ncclras", recursive=True) + glob.glob("/opt/**/ncclras", recursive=True):
-        NCCLRAS = p
-        break
+NCCLRAS = rasclient.find_ncclras()
 
 
 def sample(d, tag):
@@ -95,11 +49,7 @@ def sample(d, tag):
     ras_session(os.path.join(d, f"{tag}.verbose.txt"), ["VERBOSE STATUS"])
     ras_session(os.path.join(d, f"{tag}.json.txt"), ["SET FORMAT json", "VERBOSE STATUS"])
     if NCCLRAS:
-        try:
-            r = subprocess.run([NCCLRAS, "-v"], capture_output=True, timeout=25)
-            save(os.path.join(d, f"{tag}.ncclras-v.txt"), r.stdout + b"\n# stderr:\n" + r.stderr + f"\n# exit {r.returncode}\n".encode())
-        except subprocess.TimeoutExpired as e:
-            save(os.path.join(d, f"{tag}.ncclras-v.txt"), (e.stdout or b"") + b"\n# timed out after 25 s\n")
+        save(os.path.join(d, f"{tag}.ncclras-v.txt"), rasclient.ncclras_output(NCCLRAS, ["-v"]))
     r = subprocess.run(["nvidia-smi", "--query-gpu=index,uuid,utilization.gpu,power.draw,clocks.sm,clocks.mem,temperature.gpu",
                         "--format=csv"], capture_output=True, timeout=30)
     r2 = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv"],
