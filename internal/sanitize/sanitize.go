@@ -199,6 +199,17 @@ func JSON(b []byte) []byte {
 	out := make([]byte, 0, len(b)+64)
 	out = append(out, b[:i]...)
 	for i < len(b) {
+		// a run of ASCII that Unsafe passes is copied as one: a document
+		// with one non-ASCII rune near its top is otherwise decoded rune
+		// by rune to its end
+		j := i
+		for j < len(b) && asciiSafe[b[j]] {
+			j++
+		}
+		out = append(out, b[i:j]...)
+		if i = j; i == len(b) {
+			break
+		}
 		r, n := utf8.DecodeRune(b[i:])
 		if !Unsafe(r) || r == utf8.RuneError && n == 1 {
 			out = append(out, b[i:i+n]...)
@@ -212,3 +223,11 @@ func JSON(b []byte) []byte {
 	}
 	return out
 }
+
+// asciiSafe holds the ASCII bytes Unsafe passes: printable ones, '\n' and '\t'.
+var asciiSafe = func() (t [256]bool) {
+	for c := range 0x80 {
+		t[c] = !Unsafe(rune(c))
+	}
+	return t
+}()

@@ -1,0 +1,61 @@
+package sanitize
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// jsonByRune is JSON as it was before runs of safe ASCII were copied
+// whole: every rune after the first byte of 0x7f or more decoded and
+// judged on its own.
+func jsonByRune(b []byte) []byte {
+	i := 0
+	for i < len(b) && b[i] < 0x7f {
+		i++
+	}
+	if i == len(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+64)
+	out = append(out, b[:i]...)
+	for i < len(b) {
+		r, n := utf8.DecodeRune(b[i:])
+		if !Unsafe(r) || r == utf8.RuneError && n == 1 {
+			out = append(out, b[i:i+n]...)
+		} else if r > 0xffff {
+			r1, r2 := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+		} else {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+		i += n
+	}
+	return out
+}
+
+// TestJSONRunsAsByRune: copying runs of safe ASCII whole gives the very
+// bytes the rune-by-rune escaping gave, for random bytes drawn from
+// ASCII (controls included), C1, bidi, private use, invalid UTF-8 and
+// plain non-ASCII text, in any order.
+func TestJSONRunsAsByRune(t *testing.T) {
+	pieces := []string{"a", " ", "\n", "\t", "\r", "\x00", "\x1b", "\x7f", "{", "\"", "\\", "≥", "é", "漢",
+		"\u009b", "\u202e", "\u200b", "\u2028", "\ufeff", "\u061c", "\U000f0001", "\ue000", "\xff", "\xc3", "\xe2\x89"}
+	rng := rand.New(rand.NewPCG(36, 1))
+	for n := range 20000 {
+		var b []byte
+		for range rng.IntN(40) {
+			if rng.IntN(3) == 0 {
+				b = append(b, byte(rng.IntN(256)))
+			} else {
+				b = append(b, pieces[rng.IntN(len(pieces))]...)
+			}
+		}
+		if got, want := JSON(bytes.Clone(b)), jsonByRune(b); !bytes.Equal(got, want) {
+			t.Fatalf("case %d %q: got %q, want %q", n, b, got, want)
+		}
+	}
+}
