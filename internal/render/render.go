@@ -4,7 +4,6 @@
 package render
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -49,22 +48,19 @@ func Write(w io.Writer, r *report.Report, format string, opt Options) error {
 // JSON writes doc as one indented JSON document: a *report.Report, or a
 // type that embeds one and keeps more beside it (a bench run's record keeps
 // its raw outputs), so every document opens with the same envelope. It
-// indents the compact encoding in one buffer sized for it: json.Encoder's
-// SetIndent grows its buffer step by step, which costs more than the
-// encoding on a large report. Every rune a terminal could act on is
+// indents the compact encoding in one buffer sized for it (indentJSON):
+// json.Encoder's SetIndent grows its buffer step by step, and json.Indent
+// validates every byte again, which cost more than the encoding on a large
+// report. Every rune a terminal could act on is
 // escaped (sanitize.JSON): the values decode unchanged.
 func JSON(w io.Writer, doc any) error {
 	b, err := json.Marshal(doc)
 	if err != nil {
 		return err
 	}
-	var out bytes.Buffer
-	out.Grow(2*len(b) + 1)
-	if err := json.Indent(&out, b, "", "  "); err != nil {
-		return err
-	}
-	out.WriteByte('\n')
-	_, err = w.Write(sanitize.JSON(out.Bytes()))
+	out := indentJSON(make([]byte, 0, 2*len(b)+1), b)
+	out = append(out, '\n')
+	_, err = w.Write(sanitize.JSON(out))
 	return err
 }
 
