@@ -1155,10 +1155,18 @@ func (f *commFields) read(msg []byte) {
 			}
 		}
 		for ; m != 0; m &= m - 1 {
-			f.word(msg[base+bits.TrailingZeros64(m)/8:])
+			// only a blank before 'n', 'l' or 'c' can start a key: the
+			// others (most) are passed over without a call
+			k := base + bits.TrailingZeros64(m)/8
+			if k+1 < len(msg) && keyStart[msg[k+1]] {
+				f.word(msg[k:])
+			}
 		}
 	}
 }
+
+// keyStart holds the bytes that follow the blank of a key word reads.
+var keyStart = byteSet("nlc")
 
 // word reads the key, if any, that starts at w's first byte (a blank).
 func (f *commFields) word(w []byte) {
