@@ -1204,9 +1204,12 @@ func zeroBytes(x uint64) uint64 {
 
 // hasPrefix is bytes.HasPrefix for a constant prefix: the compiler
 // compares a short one with a load or two instead of a copy of it made
-// for bytes.HasPrefix and a call of the runtime's comparison.
+// for bytes.HasPrefix and a call of the runtime's comparison. A prefix
+// over 16 bytes is still compared with a call: its last byte is compared
+// first, which tells most messages that do not start with it.
 func hasPrefix(b []byte, prefix string) bool {
-	return len(b) >= len(prefix) && string(b[:len(prefix)]) == prefix
+	n := len(prefix)
+	return len(b) >= n && (n <= 16 || b[n-1] == prefix[n-1]) && string(b[:n]) == prefix
 }
 
 // initRank reads a rank's GPU from "comm 0x... rank 1 nranks 2 cudaDev 0
