@@ -2,6 +2,7 @@ package sanitize
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -43,7 +44,8 @@ func jsonByRune(b []byte) []byte {
 // plain non-ASCII text, in any order.
 func TestJSONRunsAsByRune(t *testing.T) {
 	pieces := []string{"a", " ", "\n", "\t", "\r", "\x00", "\x1b", "\x7f", "{", "\"", "\\", "≥", "é", "漢",
-		"\u009b", "\u202e", "\u200b", "\u2028", "\ufeff", "\u061c", "\U000f0001", "\ue000", "\xff", "\xc3", "\xe2\x89"}
+		"\u009b", "\u202e", "\u200b", "\u2028", "\ufeff", "\u061c", "\U000f0001", "\ue000", "\xff", "\xc3", "\xe2\x89",
+		"abcdefghijklmnopq", "  \"key\": \"value\",\n    "}
 	rng := rand.New(rand.NewPCG(36, 1))
 	for n := range 20000 {
 		var b []byte
@@ -56,6 +58,42 @@ func TestJSONRunsAsByRune(t *testing.T) {
 		}
 		if got, want := JSON(bytes.Clone(b)), jsonByRune(b); !bytes.Equal(got, want) {
 			t.Fatalf("case %d %q: got %q, want %q", n, b, got, want)
+		}
+	}
+}
+
+// TestPrintable8: the word test passes exactly the words whose eight
+// bytes are all 0x20 to 0x7e: every byte value at every position of a
+// printable word, and random words.
+func TestPrintable8(t *testing.T) {
+	want := func(w []byte) bool {
+		for _, c := range w {
+			if c < 0x20 || c > 0x7e {
+				return false
+			}
+		}
+		return true
+	}
+	w := []byte("abcdefgh")
+	for p := range 8 {
+		for v := range 256 {
+			x := bytes.Clone(w)
+			x[p] = byte(v)
+			if got := printable8(binary.LittleEndian.Uint64(x)); got != want(x) {
+				t.Fatalf("%q: printable8 %v", x, got)
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(36, 3))
+	for range 200000 {
+		x := binary.LittleEndian.AppendUint64(nil, rng.Uint64())
+		for k := range x {
+			if rng.IntN(2) == 0 {
+				x[k] = byte(0x1e + rng.IntN(0x64)) // near the bounds
+			}
+		}
+		if got := printable8(binary.LittleEndian.Uint64(x)); got != want(x) {
+			t.Fatalf("%q: printable8 %v", x, got)
 		}
 	}
 }

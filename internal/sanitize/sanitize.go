@@ -18,6 +18,7 @@ package sanitize
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"strings"
@@ -203,8 +204,19 @@ func JSON(b []byte) []byte {
 		// with one non-ASCII rune near its top is otherwise decoded rune
 		// by rune to its end
 		j := i
-		for j < len(b) && asciiSafe[b[j]] {
-			j++
+		for {
+			// eight printable ASCII bytes at a time; a word the test
+			// refuses (one with a '\n' or '\t' in it) byte by byte
+			for j+8 <= len(b) && printable8(binary.LittleEndian.Uint64(b[j:])) {
+				j += 8
+			}
+			k := min(j+8, len(b))
+			for j < k && asciiSafe[b[j]] {
+				j++
+			}
+			if j < k || j == len(b) {
+				break
+			}
 		}
 		out = append(out, b[i:j]...)
 		if i = j; i == len(b) {
@@ -222,6 +234,17 @@ func JSON(b []byte) []byte {
 		i += n
 	}
 	return out
+}
+
+// printable8: every byte of x is printable ASCII, 0x20 to 0x7e: none has
+// its high bit set, none is below 0x20, none is 0x7f, each told for the
+// eight bytes at once.
+func printable8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	low := (x - 0x20*ones) &^ x
+	y := x ^ 0x7f*ones
+	del := (y - ones) &^ y
+	return (x|low|del)&highs == 0
 }
 
 // asciiSafe holds the ASCII bytes Unsafe passes: printable ones, '\n' and '\t'.
