@@ -18,6 +18,7 @@ import (
 var docSignatureIDs = []string{
 	"error.nccl-invalid-usage", "error.roce-gid-index-wrong", "error.shm-removed-by-systemd", "error.fd-limit",
 	"error.mpi-pmix-gds-lock", "error.ucx-net-device-unavailable", "error.ucx-no-am-transport", "error.mnnvl-imex-not-working",
+	"error.nvlink-p2p-disabled",
 }
 
 // ncclPrefix is NCCL's line prefix for a rank: "host:pid:tid [dev]".
@@ -103,6 +104,15 @@ var docSignatureCases = []docSignatureCase{
 			return []string{p + fmt.Sprintf(" mnnvl.cc:69 NCCL WARN MNNVL (cliqueSize %d) is available but not supported on this system. Check the IMEX configuration.", n)}
 		}
 	}},
+	{"error.nvlink-p2p-disabled", func(r *rand.Rand, host string, rank, dev int) []string {
+		// src/graph/paths.cc v2.12 to v2.30, then the error trace
+		p := ncclPrefix(host, rank, dev)
+		a, b := dev, (dev+1+r.Intn(7))%8
+		return []string{
+			p + fmt.Sprintf(" graph/paths.cc:%d NCCL WARN P2P is disabled between NVLINK connected GPUs %d and %d. This should not be the case given their connectivity, and is probably due to a hardware issue. If you still want to proceed, you can set NCCL_IGNORE_DISABLED_P2P=1.", 300+r.Intn(100), a, b),
+			p + fmt.Sprintf(" NCCL INFO graph/paths.cc:%d -> 1", 600+r.Intn(100)),
+		}
+	}},
 }
 
 // jobWith is a job of n ranks over the hosts whose bad ranks print the
@@ -175,6 +185,7 @@ func TestDocSignaturesDoNotFire(t *testing.T) {
 		"NCCL 2.27's unlink INFO":         {[]string{p + " NCCL INFO unlink shared memory /dev/shm/nccl-3fa1b2 failed, error: No such file or directory (2)"}, "error.shm-removed-by-systemd", ""},
 		"another PMIx error":              {[]string{"[node001:4242] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2795"}, "error.mpi-pmix-gds-lock", ""},
 		"another UCX warning":             {[]string{"[1732800000.123456] [node001:4242:0]          parser.c:1918 UCX  WARN  unused env variable: UCX_HOME (set UCX_WARN_UNUSED_ENV_VARS=n to suppress this warning)"}, "error.ucx-net-device-unavailable", ""},
+		"P2P off between PCIe GPUs":       {[]string{p + " NCCL INFO P2P is disabled between connected GPUs 1 and 0. You can repress this message with NCCL_IGNORE_DISABLED_P2P=1."}, "error.nvlink-p2p-disabled", ""},
 		"MNNVL in use":                    {append(startup("node001", 0, 0, 0, "2.27.7"), p+" NCCL INFO MNNVL 1 cliqueId 7f cliqueSize 4 cliqueRank 0 nvlDomainSize 4"), "error.mnnvl-imex-not-working", ""},
 	} {
 		a := analyseText(prefixed("", tc.lines))
