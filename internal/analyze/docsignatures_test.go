@@ -18,7 +18,7 @@ import (
 var docSignatureIDs = []string{
 	"error.nccl-invalid-usage", "error.roce-gid-index-wrong", "error.shm-removed-by-systemd", "error.fd-limit",
 	"error.mpi-pmix-gds-lock", "error.ucx-net-device-unavailable", "error.ucx-no-am-transport", "error.mnnvl-imex-not-working",
-	"error.nvlink-p2p-disabled",
+	"error.nvlink-p2p-disabled", "error.socket-connect-failed",
 }
 
 // ncclPrefix is NCCL's line prefix for a rank: "host:pid:tid [dev]".
@@ -113,6 +113,20 @@ var docSignatureCases = []docSignatureCase{
 			p + fmt.Sprintf(" NCCL INFO graph/paths.cc:%d -> 1", 600+r.Intn(100)),
 		}
 	}},
+	{"error.socket-connect-failed", func(r *rand.Rand, host string, rank, dev int) []string {
+		p := ncclPrefix(host, rank, dev)
+		peer := fmt.Sprintf("10.20.%d.%d<%d>", r.Intn(8), 10+r.Intn(8), 30000+r.Intn(30000))
+		switch r.Intn(4) {
+		case 0: // v2.12 socket.cc
+			return []string{p + " misc/socket.cc:456 NCCL WARN Net : Connect to " + peer + " failed : Connection refused"}
+		case 1: // v2.17 to v2.19 socket.cc, after the retries
+			return []string{p + fmt.Sprintf(" misc/socket.cc:%d NCCL WARN socket%sConnect: exceeded %s (%d)", 460+r.Intn(60), []string{"Start", "Poll"}[r.Intn(2)], []string{"retries", "timeouts"}[r.Intn(2)], 20+r.Intn(100))}
+		case 2: // the same, with the connect error of v2.17 to v2.19
+			return []string{p + " misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to " + peer + " failed : Connection timed out"}
+		default: // v2.27 and later
+			return []string{p + fmt.Sprintf(" misc/socket.cc:288 NCCL WARN ncclSocketConnect: connect to %s returned %s, exceeded error retry count after %d attempts", peer, []string{"Connection refused", "Connection timed out"}[r.Intn(2)], 35)}
+		}
+	}},
 }
 
 // jobWith is a job of n ranks over the hosts whose bad ranks print the
@@ -186,6 +200,8 @@ func TestDocSignaturesDoNotFire(t *testing.T) {
 		"another PMIx error":              {[]string{"[node001:4242] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2795"}, "error.mpi-pmix-gds-lock", ""},
 		"another UCX warning":             {[]string{"[1732800000.123456] [node001:4242:0]          parser.c:1918 UCX  WARN  unused env variable: UCX_HOME (set UCX_WARN_UNUSED_ENV_VARS=n to suppress this warning)"}, "error.ucx-net-device-unavailable", ""},
 		"P2P off between PCIe GPUs":       {[]string{p + " NCCL INFO P2P is disabled between connected GPUs 1 and 0. You can repress this message with NCCL_IGNORE_DISABLED_P2P=1."}, "error.nvlink-p2p-disabled", ""},
+		"a retried connect that went on":  {[]string{p + " NCCL INFO ncclSocketConnect: connect to 10.20.1.11<40123> returned Connection refused, retrying (1/34) after sleep for 100 msec"}, "error.socket-connect-failed", ""},
+		"a container bridge peer":         {append(startup("node001", 0, 0, 0, "2.18.6"), p+" misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 172.17.0.2<40123> failed : Connection refused"), "", "nccl.peer-other-network"},
 		"MNNVL in use":                    {append(startup("node001", 0, 0, 0, "2.27.7"), p+" NCCL INFO MNNVL 1 cliqueId 7f cliqueSize 4 cliqueRank 0 nvlDomainSize 4"), "error.mnnvl-imex-not-working", ""},
 	} {
 		a := analyseText(prefixed("", tc.lines))
