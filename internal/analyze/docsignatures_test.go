@@ -18,7 +18,7 @@ import (
 var docSignatureIDs = []string{
 	"error.nccl-invalid-usage", "error.roce-gid-index-wrong", "error.shm-removed-by-systemd", "error.fd-limit",
 	"error.mpi-pmix-gds-lock", "error.ucx-net-device-unavailable", "error.ucx-no-am-transport", "error.mnnvl-imex-not-working",
-	"error.nvlink-p2p-disabled", "error.socket-connect-failed",
+	"error.nvlink-p2p-disabled", "error.socket-connect-failed", "error.topo-sys-pci-path-missing",
 }
 
 // ncclPrefix is NCCL's line prefix for a rank: "host:pid:tid [dev]".
@@ -127,6 +127,15 @@ var docSignatureCases = []docSignatureCase{
 			return []string{p + fmt.Sprintf(" misc/socket.cc:288 NCCL WARN ncclSocketConnect: connect to %s returned %s, exceeded error retry count after %d attempts", peer, []string{"Connection refused", "Connection timed out"}[r.Intn(2)], 35)}
 		}
 	}},
+	{"error.topo-sys-pci-path-missing", func(r *rand.Rand, host string, rank, dev int) []string {
+		// src/graph/xml.cc getPciPath, then the error trace
+		p := ncclPrefix(host, rank, dev)
+		bus := fmt.Sprintf("%04x:%02x", r.Intn(2), r.Intn(256))
+		return []string{
+			p + fmt.Sprintf(" graph/xml.cc:%d NCCL WARN Could not find real path of /sys/class/pci_bus/%s/../../%s:%02x.0", 400+r.Intn(300), bus, bus, r.Intn(32)),
+			p + fmt.Sprintf(" NCCL INFO graph/xml.cc:%d -> 2", 600+r.Intn(100)),
+		}
+	}},
 }
 
 // jobWith is a job of n ranks over the hosts whose bad ranks print the
@@ -194,15 +203,16 @@ func TestDocSignaturesDoNotFire(t *testing.T) {
 		"nccl-tests' own NCCL failure": {[]string{"node001: Test NCCL failure common.cu:959 'invalid usage (run with NCCL_DEBUG=WARN for details)'"}, "error.nccl-invalid-usage", ""},
 		"two ranks on one GPU": {[]string{p + " init.cc:872 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000",
 			"torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, invalid usage (run with NCCL_DEBUG=WARN for details), NCCL version 2.19.3"}, "", "error.duplicate-gpu"},
-		"QP timeout":                      {[]string{p + " misc/ibvwrap.cc:301 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_0:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:10.0.0.1, remote GID ::ffff:10.0.0.2"}, "error.roce-gid-index-wrong", "error.ib-qp-timeout"},
-		"another call's invalid argument": {[]string{p + " misc/ibvwrap.cc:190 NCCL WARN Call to ibv_reg_mr failed with error Invalid argument"}, "error.roce-gid-index-wrong", ""},
-		"NCCL 2.27's unlink INFO":         {[]string{p + " NCCL INFO unlink shared memory /dev/shm/nccl-3fa1b2 failed, error: No such file or directory (2)"}, "error.shm-removed-by-systemd", ""},
-		"another PMIx error":              {[]string{"[node001:4242] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2795"}, "error.mpi-pmix-gds-lock", ""},
-		"another UCX warning":             {[]string{"[1732800000.123456] [node001:4242:0]          parser.c:1918 UCX  WARN  unused env variable: UCX_HOME (set UCX_WARN_UNUSED_ENV_VARS=n to suppress this warning)"}, "error.ucx-net-device-unavailable", ""},
-		"P2P off between PCIe GPUs":       {[]string{p + " NCCL INFO P2P is disabled between connected GPUs 1 and 0. You can repress this message with NCCL_IGNORE_DISABLED_P2P=1."}, "error.nvlink-p2p-disabled", ""},
-		"a retried connect that went on":  {[]string{p + " NCCL INFO ncclSocketConnect: connect to 10.20.1.11<40123> returned Connection refused, retrying (1/34) after sleep for 100 msec"}, "error.socket-connect-failed", ""},
-		"a container bridge peer":         {append(startup("node001", 0, 0, 0, "2.18.6"), p+" misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 172.17.0.2<40123> failed : Connection refused"), "", "nccl.peer-other-network"},
-		"MNNVL in use":                    {append(startup("node001", 0, 0, 0, "2.27.7"), p+" NCCL INFO MNNVL 1 cliqueId 7f cliqueSize 4 cliqueRank 0 nvlDomainSize 4"), "error.mnnvl-imex-not-working", ""},
+		"QP timeout":                            {[]string{p + " misc/ibvwrap.cc:301 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_0:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:10.0.0.1, remote GID ::ffff:10.0.0.2"}, "error.roce-gid-index-wrong", "error.ib-qp-timeout"},
+		"another call's invalid argument":       {[]string{p + " misc/ibvwrap.cc:190 NCCL WARN Call to ibv_reg_mr failed with error Invalid argument"}, "error.roce-gid-index-wrong", ""},
+		"NCCL 2.27's unlink INFO":               {[]string{p + " NCCL INFO unlink shared memory /dev/shm/nccl-3fa1b2 failed, error: No such file or directory (2)"}, "error.shm-removed-by-systemd", ""},
+		"another PMIx error":                    {[]string{"[node001:4242] PMIX ERROR: UNREACHABLE in file server/pmix_server.c at line 2795"}, "error.mpi-pmix-gds-lock", ""},
+		"another UCX warning":                   {[]string{"[1732800000.123456] [node001:4242:0]          parser.c:1918 UCX  WARN  unused env variable: UCX_HOME (set UCX_WARN_UNUSED_ENV_VARS=n to suppress this warning)"}, "error.ucx-net-device-unavailable", ""},
+		"P2P off between PCIe GPUs":             {[]string{p + " NCCL INFO P2P is disabled between connected GPUs 1 and 0. You can repress this message with NCCL_IGNORE_DISABLED_P2P=1."}, "error.nvlink-p2p-disabled", ""},
+		"a retried connect that went on":        {[]string{p + " NCCL INFO ncclSocketConnect: connect to 10.20.1.11<40123> returned Connection refused, retrying (1/34) after sleep for 100 msec"}, "error.socket-connect-failed", ""},
+		"a container bridge peer":               {append(startup("node001", 0, 0, 0, "2.18.6"), p+" misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 172.17.0.2<40123> failed : Connection refused"), "", "nccl.peer-other-network"},
+		"a soft-RoCE device without a PCI path": {[]string{p + " transport/net_ib.cc:115 NCCL WARN Could not find real path of rxe0 (/sys/class/infiniband/rxe0/device)"}, "error.topo-sys-pci-path-missing", ""},
+		"MNNVL in use":                          {append(startup("node001", 0, 0, 0, "2.27.7"), p+" NCCL INFO MNNVL 1 cliqueId 7f cliqueSize 4 cliqueRank 0 nvlDomainSize 4"), "error.mnnvl-imex-not-working", ""},
 	} {
 		a := analyseText(prefixed("", tc.lines))
 		if tc.not != "" && hasFlag(a, tc.not) {
