@@ -136,6 +136,16 @@ var docSignatureCases = []docSignatureCase{
 			p + fmt.Sprintf(" NCCL INFO graph/xml.cc:%d -> 2", 600+r.Intn(100)),
 		}
 	}},
+	{"error.ras-dead", func(r *rand.Rand, host string, rank, dev int) []string {
+		// ncclras -m (NCCL 2.29 and later), src/ras/client_support.cc
+		// "[%s] %s: %s %s": the peer as a process, or as an address with
+		// rasnet.cc's details
+		ts := fmt.Sprintf("[2025-12-19 13:%02d:%02d] ", r.Intn(60), r.Intn(60))
+		if r.Intn(2) == 0 {
+			return []string{ts + fmt.Sprintf("PEER_DEAD: Process %d on node 10.20.%d.10 managing GPU %d", 40000+rank, r.Intn(8), dev)}
+		}
+		return []string{ts + fmt.Sprintf("PEER_TIMEOUT_DEAD: 10.20.%d.10<%d> peer failed to respond for %ds, declaring dead", r.Intn(8), 28028+r.Intn(1000), 60+r.Intn(30))}
+	}},
 }
 
 // jobWith is a job of n ranks over the hosts whose bad ranks print the
@@ -212,6 +222,7 @@ func TestDocSignaturesDoNotFire(t *testing.T) {
 		"a retried connect that went on":        {[]string{p + " NCCL INFO ncclSocketConnect: connect to 10.20.1.11<40123> returned Connection refused, retrying (1/34) after sleep for 100 msec"}, "error.socket-connect-failed", ""},
 		"a container bridge peer":               {append(startup("node001", 0, 0, 0, "2.18.6"), p+" misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 172.17.0.2<40123> failed : Connection refused"), "", "nccl.peer-other-network"},
 		"a soft-RoCE device without a PCI path": {[]string{p + " transport/net_ib.cc:115 NCCL WARN Could not find real path of rxe0 (/sys/class/infiniband/rxe0/device)"}, "error.topo-sys-pci-path-missing", ""},
+		"a RAS peer joining":                    {[]string{"[2025-12-19 13:07:07] PEER_NEW: Process 1524345 on node 172.16.64.245 managing GPU 1"}, "error.ras-dead", ""},
 		"MNNVL in use":                          {append(startup("node001", 0, 0, 0, "2.27.7"), p+" NCCL INFO MNNVL 1 cliqueId 7f cliqueSize 4 cliqueRank 0 nvlDomainSize 4"), "error.mnnvl-imex-not-working", ""},
 	} {
 		a := analyseText(prefixed("", tc.lines))
