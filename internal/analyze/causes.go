@@ -55,6 +55,7 @@ func (a *analysis) startupCauses(l *results.NCCLLog) {
 	a.sharedGPU(l)
 	a.bootstrapIPoIB(l)
 	a.hostHashClash(l)
+	a.ibGIDIndex(l)
 	kinds, _ := l.TransportKinds()
 	net := int64(0)
 	for k, n := range kinds {
