@@ -167,10 +167,17 @@ func jobWith(r *rand.Rand, c docSignatureCase, n, hosts int, bad []int) []string
 // Any rank count, any host count, any share of failing ranks, any prefix
 // (real ones and random ones): the documented line ranks its cause first.
 func TestDocSignaturesAnyRanksAnyPrefix(t *testing.T) {
-	r := rand.New(rand.NewSource(2307))
-	for _, c := range docSignatureCases {
+	firstAnyRanksAnyPrefix(t, rand.New(rand.NewSource(2307)), docSignatureCases, 3)
+}
+
+// firstAnyRanksAnyPrefix checks, reps times for each case and prefix, that
+// a job of random rank and host counts with a random share of ranks
+// printing the case's line ranks the case's cause first.
+func firstAnyRanksAnyPrefix(t *testing.T, r *rand.Rand, cases []docSignatureCase, reps int) {
+	t.Helper()
+	for _, c := range cases {
 		for _, pre := range causePrefixes(r) {
-			for range 3 {
+			for range reps {
 				hosts := 1 + r.Intn(8)
 				n := hosts * (1 + r.Intn(8))
 				k := 1 + r.Intn(n)

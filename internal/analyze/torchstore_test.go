@@ -6,7 +6,6 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -71,23 +70,7 @@ var torchCases = []docSignatureCase{torchStoreCase, torchPortInUseCase, torchWat
 // Any rank count, host count, share of failing ranks and prefix: the
 // documented line ranks its cause first.
 func TestTorchStoreAnyRanksAnyPrefix(t *testing.T) {
-	r := rand.New(rand.NewSource(3601))
-	for _, c := range torchCases {
-		for _, pre := range causePrefixes(r) {
-			for range 4 {
-				hosts := 1 + r.Intn(8)
-				n := hosts * (1 + r.Intn(8))
-				k := 1 + r.Intn(n)
-				bad := r.Perm(n)[:k]
-				slices.Sort(bad)
-				text := prefixed(pre, jobWith(r, c, n, hosts, bad))
-				a := analyseText(text)
-				if got := topCause(a); got != c.id {
-					t.Fatalf("%s: %d ranks on %d hosts, %d failing, behind %q: first %q (%s)\n%s", c.id, n, hosts, k, pre, got, flagIDs(a), text)
-				}
-			}
-		}
-	}
+	firstAnyRanksAnyPrefix(t, rand.New(rand.NewSource(3601)), torchCases, 4)
 }
 
 // The lines alone (a traceback's tail) are read as error lines and name it.
