@@ -56,8 +56,9 @@ func ibConnFailure(warnings []string) string {
 // that choice (nccl.ib-gid-index-set); before 2.21 the index is 0 unless
 // set, on RoCE the link-local RoCE v1 entry (nccl.ib-gid-index-default).
 // Against: no release in the lines (the default is unknown), no failure,
-// devices all on an InfiniBand link layer, an index other than 0 in use
-// before 2.21 (the GID lines show it), the variable unset from 2.21.
+// no RoCE device in the lines (the link layer unseen, or InfiniBand), an
+// index other than 0 in use before 2.21 (the GID lines show it), the
+// variable unset from 2.21.
 func (a *analysis) ibGIDIndex(l *results.NCCLLog) {
 	v := leadingVersion([]byte(l.Version))
 	if v == "" {
@@ -67,7 +68,7 @@ func (a *analysis) ibGIDIndex(l *results.NCCLLog) {
 	if fail == "" {
 		return
 	}
-	roce := len(l.IBDevices) == 0
+	roce := false
 	for _, d := range l.IBDevices {
 		if d.Link == "RoCE" {
 			roce = true

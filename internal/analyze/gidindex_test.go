@@ -48,8 +48,8 @@ func gidJob(r *rand.Rand, version, gid, link string, n, hosts int, bad []int, gi
 // Any rank and host count, any share of failing ranks, any prefix: NCCL
 // before 2.21 with NCCL_IB_GID_INDEX unset names the default index 0, and
 // 2.21 or later with it set names the override, ranked above the failure
-// they explain; the other combinations, no release, no failure, an
-// InfiniBand link layer or an index other than 0 in use raise neither.
+// they explain; the other combinations, no release, no failure, no
+// device line (the link layer unseen), an InfiniBand link layer or an index other than 0 in use raise neither.
 func TestIBGIDIndexAnyRanksAnyPrefix(t *testing.T) {
 	r := rand.New(rand.NewSource(221))
 	old := []string{"2.7.8", "2.12.12", "2.18.3", "2.20.5"}
@@ -74,7 +74,9 @@ func TestIBGIDIndexAnyRanksAnyPrefix(t *testing.T) {
 			}
 			noVersion := gidJob(r, vo, "", "RoCE", n, hosts, bad, -1)
 			noVersion = slices.DeleteFunc(noVersion, func(s string) bool { return strings.Contains(s, "NCCL version") })
+			noDevices := slices.DeleteFunc(gidJob(r, vo, "", "RoCE", n, hosts, bad, -1), func(s string) bool { return strings.Contains(s, "NET/IB : Using") })
 			for name, job := range map[string][]string{
+				"link layer not in the lines":      noDevices,
 				"2.21 or later, unset":             gidJob(r, va, "", "RoCE", n, hosts, bad, -1),
 				"2.21 or later, set to -1":         gidJob(r, va, "-1", "RoCE", n, hosts, bad, -1),
 				"before 2.21, set":                 gidJob(r, vo, gid, "RoCE", n, hosts, bad, -1),
