@@ -418,7 +418,9 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	}
 	if p.NCCL != nil {
 		a.systemErrorOneNode(p.NCCL, p.Errors)
+		a.efaNoGDR(p.NCCL, p.Errors)
 	}
+	a.testSizeOOM(p.cuda)
 	a.errors(p.Errors)
 	if len(p.kept) > 0 {
 		a.res.Flags = append(append([]report.AnalysisFlag(nil), p.kept...), a.res.Flags...)
