@@ -419,6 +419,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	if p.NCCL != nil {
 		a.systemErrorOneNode(p.NCCL, p.Errors)
 		a.efaNoGDR(p.NCCL, p.Errors)
+		a.debugEnvSet(p.NCCL, p.Errors)
 	}
 	a.testSizeOOM(p.cuda)
 	a.errors(p.Errors)
