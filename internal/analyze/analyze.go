@@ -418,9 +418,12 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	}
 	hits := p.Errors
 	if p.NCCL != nil {
-		a.systemErrorOneNode(p.NCCL, hits)
 		hits = a.rdmaUnneededOneNode(p.NCCL, hits)
+		a.systemErrorOneNode(p.NCCL, hits)
+		a.efaNoGDR(p.NCCL, hits)
+		a.debugEnvSet(p.NCCL, hits)
 	}
+	a.testSizeOOM(p.cuda)
 	a.errors(hits)
 	if len(p.kept) > 0 {
 		a.res.Flags = append(append([]report.AnalysisFlag(nil), p.kept...), a.res.Flags...)

@@ -24,14 +24,25 @@ type cudaFacts struct {
 	// notSupported are the "file:line" of "Cuda failure … 'operation not
 	// supported'" lines ("init.cc:426"), "" for one without
 	notSupported []string
+	// testFailure is the first line of nccl-tests' own error macros
+	// ("host: Test NCCL failure alltoall.cu:62 '…'", "Test CUDA failure")
+	// and oom the first CUDA out-of-memory line, each cut to maxFactLine
+	testFailure, oom string
 }
+
+// maxFactLine bounds a line kept as evidence.
+const maxFactLine = 300
 
 const maxCUDAFiles = 8
 
 var (
-	litInvalidArg  = []byte("invalid argument")
-	litCudaFailure = []byte("Cuda failure")
-	litNCCLVersion = []byte("NCCL version ")
+	litTestNCCLFailure = []byte("Test NCCL failure ")
+	litTestCUDAFailure = []byte("Test CUDA failure ")
+	litOutOfMemory     = []byte("out of memory")
+	litCUDACalloc      = []byte("Failed to CUDA calloc")
+	litInvalidArg      = []byte("invalid argument")
+	litCudaFailure     = []byte("Cuda failure")
+	litNCCLVersion     = []byte("NCCL version ")
 	// CUDA error 801, cudaErrorNotSupported
 	litNotSupported = []byte("'operation not supported'")
 )
@@ -43,6 +54,7 @@ func (c *cudaFacts) observe(line []byte) {
 			c.version = leadingVersion(line[j+len(litNCCLVersion):])
 		}
 	}
+	c.observeTest(line)
 	// "Cuda failure" first: one search passes over the lines that lack
 	// it (all but a few), where the two for the error's name cost two
 	j := bytes.Index(line, litCudaFailure)
@@ -67,6 +79,32 @@ func (c *cudaFacts) observe(line []byte) {
 	if len(c.files) < maxCUDAFiles {
 		c.files = append(c.files, sourceFileBefore(line[:j]))
 	}
+}
+
+// observeTest keeps the first nccl-tests failure line and the first CUDA
+// out-of-memory line: CUDA's name for cudaErrorMemoryAllocation ("out of
+// memory") in a CUDA failure NCCL or nccl-tests prints, or NCCL's own
+// "Failed to CUDA calloc".
+func (c *cudaFacts) observeTest(line []byte) {
+	test := bytes.Contains(line, litTestNCCLFailure) || bytes.Contains(line, litTestCUDAFailure)
+	if test && c.testFailure == "" {
+		c.testFailure = factLine(line)
+	}
+	if c.oom != "" {
+		return
+	}
+	if bytes.Contains(line, litCUDACalloc) || bytes.Contains(line, litOutOfMemory) && (test || bytes.Contains(line, litCudaFailure)) {
+		c.oom = factLine(line)
+	}
+}
+
+// factLine is a line kept as evidence: trimmed, cut to maxFactLine bytes.
+func factLine(line []byte) string {
+	t := bytes.TrimSpace(line)
+	if len(t) > maxFactLine {
+		t = t[:maxFactLine]
+	}
+	return string(t)
 }
 
 // leadingVersion is the dotted release at the start of b ("2.18.1" of
