@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -14,7 +15,7 @@ var testOps = []string{"all_reduce", "all_gather", "alltoall", "broadcast", "red
 // (nccl-tests src/common.h: "%s: Test CUDA failure %s:%d '%s'" and
 // "%s: Test NCCL failure %s:%d '%s / %s'"; NCCL src/include/cudawrap.h
 // "Cuda failure %d '%s'" from 2.19, checks.h "Cuda failure '%s'" before,
-// "Failed to CUDA calloc" of alloc.h).
+// then "Failed to CUDA calloc" of alloc.h in some releases).
 func testOOMLines(r *rand.Rand, host string, rank, dev int) []string {
 	op := testOps[r.Intn(len(testOps))]
 	failure := fmt.Sprintf("%s: Test NCCL failure %s.cu:%d 'unhandled cuda error (run with NCCL_DEBUG=INFO for details) / '", host, op, 50+r.Intn(60))
@@ -27,8 +28,9 @@ func testOOMLines(r *rand.Rand, host string, rank, dev int) []string {
 			fmt.Sprintf(" .. %s pid %d: Test failure common.cu:%d", host, 400+r.Intn(90000), 300+r.Intn(800))}
 	case 2:
 		return []string{failure, p + fmt.Sprintf(" transport/p2p.cc:%d NCCL WARN Cuda failure 'out of memory'", 100+r.Intn(800))}
-	default:
-		return []string{p + fmt.Sprintf(" include/alloc.h:%d NCCL WARN Failed to CUDA calloc %d bytes", 40+r.Intn(200), 1<<(20+r.Intn(10))), failure}
+	default: // NCCL's allocation helper after the CUDA failure it checks
+		return []string{p + fmt.Sprintf(" include/alloc.h:%d NCCL WARN Cuda failure 'out of memory'", 40+r.Intn(200)),
+			p + fmt.Sprintf(" include/alloc.h:%d NCCL WARN Failed to CUDA calloc %d bytes", 40+r.Intn(200), 1<<(20+r.Intn(10))), failure}
 	}
 }
 
@@ -77,6 +79,37 @@ func TestTestSizeOOMDoesNotFire(t *testing.T) {
 		}
 		if c.first != "" && topCause(a) != c.first {
 			t.Errorf("%s: first %q, want %q (%s)", name, topCause(a), c.first, flagIDs(a))
+		}
+	}
+}
+
+// The nccl-tests header's largest size and the GPU's name join the
+// evidence, and a GPU whose memory is less than the test's buffers is
+// said to be.
+func TestTestSizeOOMHeaderEvidence(t *testing.T) {
+	r := rand.New(rand.NewSource(692))
+	for _, pre := range causePrefixes(r) {
+		gb := []int{16, 24, 40, 80}[r.Intn(4)]
+		maxBytes := int64(1) << (33 + r.Intn(3))
+		lines := append([]string{
+			fmt.Sprintf("# nThread 1 nGpus 1 minBytes 8 maxBytes %d step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0", maxBytes),
+			"#",
+			"# Using devices",
+			fmt.Sprintf("#  Rank  0 Group  0 Pid    411 on multi-node-alltoall-perf-worker-0 device  0 [0x10] NVIDIA A100-SXM4-%dGB", gb),
+		}, testOOMLines(r, "multi-node-alltoall-perf-worker-0", 0, 0)...)
+		a := analyseText(prefixed(pre, lines))
+		var ev string
+		for _, f := range a.Flags {
+			if f.ID == "nccl-tests.size-exceeds-gpu-memory" {
+				ev = f.Evidence
+			}
+		}
+		want := fmt.Sprintf("header maxBytes %d", maxBytes)
+		if !strings.Contains(ev, want) || !strings.Contains(ev, fmt.Sprintf("A100-SXM4-%dGB", gb)) {
+			t.Errorf("behind %q: evidence %q lacks %q or the GPU (%s)", pre, ev, want, flagIDs(a))
+		}
+		if less := 3*maxBytes > int64(gb)<<30; less != strings.Contains(ev, "less than the test's buffers") {
+			t.Errorf("%d GB, maxBytes %d behind %q: evidence %q", gb, maxBytes, pre, ev)
 		}
 	}
 }
