@@ -252,6 +252,11 @@ func quietAlarm(msg []byte) bool {
 // v2.27.3-1, src/os/linux.cc v2.30.7-1). The address it names can tell
 // why the connection fails.
 func connectRetry(msg []byte) bool {
+	// only the socket functions print it: a word compare keeps the other
+	// INFO lines starting with n or s (ncclCommInitRank, ...) cheap
+	if !(len(msg) > 6 && string(msg[:6]) == "socket" || len(msg) > 10 && string(msg[:10]) == "ncclSocket") {
+		return false
+	}
 	head := msg[:min(len(msg), 48)]
 	return bytes.Contains(head, []byte(": connect to "))
 }
