@@ -315,6 +315,7 @@ func parseJSON(p Parsed, data []byte) (Parsed, error) {
 			return p, err
 		}
 		p.Iperf3 = &r
+		p.Errors = iperf3JSONErrors(data, r.Error)
 		return p, nil
 	}
 	if p.Format == FormatSparkrigJSON {
@@ -425,6 +426,11 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	}
 	a.testSizeOOM(p.cuda)
 	a.errors(hits)
+	if r := p.Iperf3; r != nil && a.res.Error != "" && iperf3ErrorKnown(hits, r.Error) {
+		// the signature names the cause of the error iperf3 reported
+		a.note("%s", a.res.Error)
+		a.res.Error = ""
+	}
 	if len(p.kept) > 0 {
 		a.res.Flags = append(append([]report.AnalysisFlag(nil), p.kept...), a.res.Flags...)
 		if a.res.Measured == "" {

@@ -1,0 +1,199 @@
+package analyze
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+)
+
+// iperf3ErrorCases are iperf3's own errors (esnet/iperf 3.21,
+// src/iperf_error.c): iperf_strerror's text, with ": " and strerror(errno)
+// where the error adds it (perr), as the -J document's "error" holds them.
+var iperf3ErrorCases = []struct {
+	id   string
+	msgs []string
+}{
+	{"error.iperf3-listen-port-in-use", []string{"unable to start listener for connections: Address already in use"}},
+	// 3.14 and later, and 3.13 and before
+	{"error.iperf3-unknown-control-message", []string{"received an unknown control message (ensure other side is iperf3 and not iperf)", "received an unknown control message"}},
+	{"error.iperf3-udp-stream-no-reply", []string{"unable to read from stream socket: Resource temporarily unavailable"}},
+	{"error.iperf3-peer-terminated", []string{"the server has terminated", "the client has terminated"}},
+	{"error.iperf3-socket-buffer-capped", []string{"socket buffer size not set correctly"}},
+	{"error.iperf3-congestion-unsupported", []string{"unable to set TCP_CONGESTION: Supplied congestion control algorithm not supported on this host"}},
+	{"error.iperf3-idle-timeout", []string{"idle timeout for receiving data"}},
+	{"error.iperf3-server-limit-refused", []string{"total required bandwidth is larger than server limit", "client's requested duration exceeds the server's maximum permitted limit"}},
+	{"error.iperf3-no-cookie", []string{"unable to receive cookie at server: Connection reset by peer", "unable to receive cookie at server: Resource temporarily unavailable"}},
+}
+
+// toolCases are the tools' failure lines, each built from the tool's
+// format string, with the lines that follow it in the same output.
+var toolCases = []struct {
+	id    string
+	lines func(r *rand.Rand) []string
+}{
+	// iperf3 src/main.c: iperf_errexit(test, "error - %s", ...), printed
+	// by iperf_err as "iperf3: %s"; a signal: "interrupt - %s by signal
+	// %s(%d)" (src/iperf_api.c iperf_got_sigend)
+	{"error.iperf3-peer-terminated", func(r *rand.Rand) []string {
+		if r.Intn(2) == 0 {
+			return []string{"iperf3: interrupt - the client has terminated by signal Interrupt(2)"}
+		}
+		return []string{fmt.Sprintf("[  5]   %d.00-%d.00   sec  1.09 GBytes  9.37 Gbits/sec    0   3.04 MBytes", 3, 4), "iperf3: error - the server has terminated"}
+	}},
+	// iperf3 src/iperf_server_api.c: the server's warning, then the error
+	{"error.iperf3-congestion-unsupported", func(r *rand.Rand) []string {
+		return []string{"warning: TCP congestion control algorithm not supported", "iperf3: error - unable to set TCP_CONGESTION: Supplied congestion control algorithm not supported on this host"}
+	}},
+	// nccl-tests v2.19.6 src/util.cu writeDeviceReport, then the
+	// TESTCHECK trail (src/common.h " .. %s pid %d: Test failure %s:%d")
+	{"error.nccl-tests-too-few-gpus", func(r *rand.Rand) []string {
+		g := 2 << r.Intn(3)
+		host := fmt.Sprintf("node%02d", r.Intn(64))
+		if r.Intn(2) == 0 {
+			return []string{fmt.Sprintf("Invalid number of GPUs: %d requested but only %d were found.", 2*g, g), "Please check the number of processes and GPUs per process.",
+				fmt.Sprintf(" .. %s pid %d: Test failure common.cu:%d", host, 1000+r.Intn(60000), 1000+r.Intn(400))}
+		}
+		// before v2.17.2: CUDACHECK(cudaGetDeviceProperties) fails
+		return []string{fmt.Sprintf("%s: Test CUDA failure common.cu:%d 'invalid device ordinal'", host, 800+r.Intn(400)),
+			fmt.Sprintf(" .. %s pid %d: Test failure common.cu:%d", host, 1000+r.Intn(60000), 800+r.Intn(400))}
+	}},
+	// nccl-tests v2.19.6 src/common.h NCCLCHECK (NCCL 2.13 and later:
+	// "'%s / %s'" with ncclGetLastError), NCCL's ncclGetErrorString
+	// (src/init.cc v2.30.7-1)
+	{"error.nccl-tests-nccl-call-failed", func(r *rand.Rand) []string {
+		res := []string{"invalid argument (run with NCCL_DEBUG=WARN for details)", "invalid usage (run with NCCL_DEBUG=WARN for details)",
+			"internal error - please report this issue to the NCCL developers", "timeout"}[r.Intn(4)]
+		host := fmt.Sprintf("gpu-%d", r.Intn(100))
+		line := fmt.Sprintf("%s: Test NCCL failure common.cu:%d '%s / '", host, 900+r.Intn(400), res)
+		if r.Intn(3) == 0 { // before NCCL 2.13
+			line = fmt.Sprintf("%s: Test NCCL failure common.cu:%d '%s'", host, 900+r.Intn(400), res)
+		}
+		return []string{line, fmt.Sprintf(" .. %s pid %d: Test failure common.cu:%d", host, 1000+r.Intn(60000), 1000+r.Intn(400))}
+	}},
+	// rdma-core v64.0 providers/mlx5/cq.c: PFX "%s: got completion with
+	// error:" and dump_cqe's four lines; the syndrome and vendor syndrome
+	// are bytes 55 and 54 (struct mlx5_err_cqe)
+	{"error.mlx5-error-cqe", func(r *rand.Rand) []string {
+		synd := []int{0x01, 0x02, 0x04, 0x10, 0x11, 0x12, 0x13, 0x14, 0x16, 0x22}[r.Intn(10)]
+		out := []string{fmt.Sprintf("mlx5: spark-%04x: got completion with error:", r.Intn(1<<16)), "00000000 00000000 00000000 00000000", "00000000 00000000 00000000 00000000",
+			fmt.Sprintf("%08x 00000000 00000000 00000000", r.Intn(8))}
+		return append(out, fmt.Sprintf("00000000 0000%02x%02x %08x %04x%02xd2", 0x80+r.Intn(0x40), synd, 0x08000000|r.Intn(1<<24), r.Intn(1<<16), r.Intn(256)))
+	}},
+	// NCCL's completion warnings: v2.30.7-1 src/transport/net_ib/p2p.cc
+	// ("status=%s(%d)", ibvWcStatusStr's name) and v2.18.3-1
+	// src/transport/net_ib.cc ("with error %d, opcode %d, ..."); rdma-core's
+	// ibv_wc_status_str (libibverbs/enum_strs.c) as other tools print it
+	{"error.ib-wc-remote-access", func(r *rand.Rand) []string {
+		return wcLine(r, 10, "IBV_WC_REM_ACCESS_ERR", "remote access error")
+	}},
+	{"error.ib-wc-remote-op", func(r *rand.Rand) []string {
+		return wcLine(r, 11, "IBV_WC_REM_OP_ERR", "remote operation error")
+	}},
+	{"error.ib-wc-rnr-retry", func(r *rand.Rand) []string {
+		return wcLine(r, 13, "IBV_WC_RNR_RETRY_EXC_ERR", "RNR retry counter exceeded")
+	}},
+}
+
+// wcLine is a completion error of status n as NCCL (two releases) or a
+// program printing ibv_wc_status_str reports it.
+func wcLine(r *rand.Rand, n int, name, str string) []string {
+	peer := fmt.Sprintf("10.%d.%d.%d<%d>", r.Intn(256), r.Intn(256), 1+r.Intn(254), 1024+r.Intn(60000))
+	switch r.Intn(3) {
+	case 0:
+		return []string{fmt.Sprintf("node1:%d:%d [0] NCCL WARN NET/IB: Got completion from peer %s with status=%s(%d) opcode=IBV_WC_RDMA_WRITE(1) vendor_err=%d  localGid ::ffff:10.0.0.1 remoteGids ::ffff:10.0.0.2 hca rocep1s0f1", 4000+r.Intn(1000), 4100+r.Intn(1000), peer, name, n, 128+r.Intn(32))}
+	case 1:
+		return []string{fmt.Sprintf("node1:%d:%d [0] transport/net_ib.cc:1295 NCCL WARN NET/IB : Got completion from peer %s with error %d, opcode %d, len %d, vendor err %d (Recv)", 4000+r.Intn(1000), 4100+r.Intn(1000), peer, n, r.Intn(4), r.Intn(1<<20), 128+r.Intn(32))}
+	default:
+		return []string{fmt.Sprintf("work completion failed: %s (status %d)", str, n)}
+	}
+}
+
+// iperf3's errors, as the line iperf3 prints ("iperf3: error - %s"), name
+// their cause first behind any prefix.
+func TestIperf3ErrorsAnyPrefix(t *testing.T) {
+	r := rand.New(rand.NewSource(321))
+	for _, c := range iperf3ErrorCases {
+		for _, msg := range c.msgs {
+			for _, pre := range causePrefixes(r) {
+				lines := []string{"iperf3: error - " + msg}
+				if a := analyseText(prefixed(pre, lines)); topCause(a) != c.id {
+					t.Errorf("%s behind %q: first %q (%s)", c.id, pre, topCause(a), flagIDs(a))
+				}
+			}
+		}
+	}
+}
+
+// Each tool line names its cause first behind any prefix, with the lines
+// that follow it.
+func TestToolMessagesAnyPrefix(t *testing.T) {
+	r := rand.New(rand.NewSource(64))
+	for _, c := range toolCases {
+		for _, pre := range causePrefixes(r) {
+			for range 3 {
+				lines := c.lines(r)
+				if a := analyseText(prefixed(pre, lines)); topCause(a) != c.id {
+					t.Errorf("%s behind %q: first %q (%s)\n%s", c.id, pre, topCause(a), flagIDs(a), prefixed(pre, lines))
+				}
+			}
+		}
+	}
+}
+
+// Lines that share words with the new signatures but say something else
+// raise none of them.
+func TestToolSignaturesDoNotFire(t *testing.T) {
+	for _, line := range []string{
+		// iperf3's own healthy lines
+		"Server listening on 5201 (test #1)",
+		"Accepted connection from 10.0.0.1, port 50000",
+		// perftest's flushed completions and NCCL's retry-exceeded line keep their own signatures
+		" Failed status 5: wr_id 0 syndrom 0xf9",
+		"NET/IB: Got completion from peer 10.0.0.2<1234> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_SEND(0) vendor_err=129 hca rocep1s0f1",
+		// a status of two digits is not one of one digit, nor the reverse
+		"NET/IB : Got completion from peer 10.0.0.2<1234> with error 1, opcode 0, len 0, vendor err 0 (Recv)",
+		"NET/IB : Got completion from peer 10.0.0.2<1234> with error 110, opcode 0, len 0, vendor err 0 (Recv)",
+		// nccl-tests healthy header
+		"#  Rank  0 Group  0 Pid  12345 on   spark-1 device  0 [000f:01:00] NVIDIA GB10",
+	} {
+		a := analyseText(line + "\n")
+		for _, c := range toolCases {
+			if hasFlag(a, c.id) {
+				t.Errorf("%q raised %s", line, c.id)
+			}
+		}
+		for _, c := range iperf3ErrorCases {
+			if hasFlag(a, c.id) {
+				t.Errorf("%q raised %s", line, c.id)
+			}
+		}
+	}
+}
+
+// No fixture raises the new signatures but those that print the messages.
+func TestToolSignaturesNothingNewOnFixtures(t *testing.T) {
+	ids := map[string]bool{}
+	for _, c := range iperf3ErrorCases {
+		ids[c.id] = true
+	}
+	for _, c := range toolCases {
+		ids[c.id] = true
+	}
+	var list []string
+	for id := range ids {
+		list = append(list, id)
+	}
+	noneRaisedOnFixtures(t, list, toolCarriers)
+}
+
+// toolCarriers are the fixtures that print one of the messages.
+var toolCarriers = map[string]bool{
+	// an iperf3 3.0 server behind Azure's TCP probes: "unable to receive cookie at server"
+	"field/train/176_iperf3_server_exits_stray_tcp_probes_azure.txt": true,
+	"field-cases/176_iperf3_server_exits_stray_tcp_probes_azure.txt": true,
+	// mpirun slots times -g above the GPUs: "Test CUDA failure common.cu:1030 invalid device ordinal"
+	"field/train/212_mpirun_slots_times_g_exceeds_gpus_invalid_device_ordinal.txt": true,
+	// "Test NCCL failure common.cu:959 'internal error - please report this issue to the NCCL developers / '"
+	"field/train/88_a6000_two_hosts_ifname_differs_per_node.txt": true,
+	// the -J document of a refused connection: iperf-server-unreachable only
+}
