@@ -62,6 +62,8 @@ type Parsed struct {
 	cuda cudaFacts
 	// iperfCtrl is what the lines say of an iperf3 control connection
 	iperfCtrl iperfCtrlFacts
+	// mlx5 is libmlx5's first error completion dump
+	mlx5 mlx5Dump
 }
 
 // inputStats is what reading a pasted text had to undo.
@@ -173,6 +175,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 		m.ObserveAt(src.lr.Line(), line)
 		p.cuda.observe(line)
 		p.iperfCtrl.observe(line)
+		p.mlx5.observe(src.lr.Line(), line)
 		if !p.Input.errorLines && m.Found() {
 			p.Input.errorLines = true
 		}
@@ -183,7 +186,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 	if err != nil && len(p.Errors) > 0 && p.Format != FormatErrors {
 		// the output stopped before its results (a waived test, a tool
 		// that failed): its error lines are what it says
-		p = Parsed{Format: FormatErrors, Detection: p.Detection, Input: p.Input, Errors: p.Errors, cuda: p.cuda, iperfCtrl: p.iperfCtrl}
+		p = Parsed{Format: FormatErrors, Detection: p.Detection, Input: p.Input, Errors: p.Errors, cuda: p.cuda, iperfCtrl: p.iperfCtrl, mlx5: p.mlx5}
 		err = nil
 	}
 	if err == nil && p.Format == FormatErrors && len(p.Errors) == 0 {
@@ -425,6 +428,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 		a.debugEnvSet(p.NCCL, hits)
 	}
 	a.testSizeOOM(p.cuda)
+	a.mlx5Syndrome(p.mlx5)
 	a.errors(hits)
 	if r := p.Iperf3; r != nil && a.res.Error != "" && iperf3ErrorKnown(hits, r.Error) {
 		// the signature names the cause of the error iperf3 reported

@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -71,13 +72,9 @@ var toolCases = []struct {
 		return []string{line, fmt.Sprintf(" .. %s pid %d: Test failure common.cu:%d", host, 1000+r.Intn(60000), 1000+r.Intn(400))}
 	}},
 	// rdma-core v64.0 providers/mlx5/cq.c: PFX "%s: got completion with
-	// error:" and dump_cqe's four lines; the syndrome and vendor syndrome
-	// are bytes 55 and 54 (struct mlx5_err_cqe)
+	// error:", and a paste cut inside dump_cqe's four lines
 	{"error.mlx5-error-cqe", func(r *rand.Rand) []string {
-		synd := []int{0x01, 0x02, 0x04, 0x10, 0x11, 0x12, 0x13, 0x14, 0x16, 0x22}[r.Intn(10)]
-		out := []string{fmt.Sprintf("mlx5: spark-%04x: got completion with error:", r.Intn(1<<16)), "00000000 00000000 00000000 00000000", "00000000 00000000 00000000 00000000",
-			fmt.Sprintf("%08x 00000000 00000000 00000000", r.Intn(8))}
-		return append(out, fmt.Sprintf("00000000 0000%02x%02x %08x %04x%02xd2", 0x80+r.Intn(0x40), synd, 0x08000000|r.Intn(1<<24), r.Intn(1<<16), r.Intn(256)))
+		return mlx5DumpLines(r, 0x13)[:1+r.Intn(4)]
 	}},
 	// NCCL's completion warnings: v2.30.7-1 src/transport/net_ib/p2p.cc
 	// ("status=%s(%d)", ibvWcStatusStr's name) and v2.18.3-1
@@ -172,7 +169,7 @@ func TestToolSignaturesDoNotFire(t *testing.T) {
 
 // No fixture raises the new signatures but those that print the messages.
 func TestToolSignaturesNothingNewOnFixtures(t *testing.T) {
-	ids := map[string]bool{}
+	ids := map[string]bool{"mlx5.cqe-syndrome": true}
 	for _, c := range iperf3ErrorCases {
 		ids[c.id] = true
 	}
@@ -196,4 +193,58 @@ var toolCarriers = map[string]bool{
 	// "Test NCCL failure common.cu:959 'internal error - please report this issue to the NCCL developers / '"
 	"field/train/88_a6000_two_hosts_ifname_differs_per_node.txt": true,
 	// the -J document of a refused connection: iperf-server-unreachable only
+}
+
+// mlx5DumpLines is libmlx5's dump of an error completion of syndrome
+// synd (rdma-core v64.0 providers/mlx5/cq.c: PFX "%s: got completion with
+// error:" and dump_cqe's four lines of "%08x %08x %08x %08x"; the vendor
+// syndrome and syndrome are bytes 54 and 55, struct mlx5_err_cqe), the
+// opcode nibble of the last byte 0xd (requester) or 0xe (responder).
+func mlx5DumpLines(r *rand.Rand, synd int) []string {
+	return []string{fmt.Sprintf("mlx5: spark-%04x: got completion with error:", r.Intn(1<<16)), "00000000 00000000 00000000 00000000", "00000000 00000000 00000000 00000000",
+		fmt.Sprintf("%08x 00000000 00000000 00000000", r.Intn(8)),
+		fmt.Sprintf("00000000 0000%02x%02x %08x %04x%02x%x2", 0x80+r.Intn(0x40), synd, 0x08000000|r.Intn(1<<24), r.Intn(1<<16), r.Intn(256), 0xd+r.Intn(2))}
+}
+
+// A whole dump names the status its syndrome maps to, first, behind any
+// prefix; with the status's signature's meaning where there is one.
+func TestMlx5DumpSyndromeAnyPrefix(t *testing.T) {
+	r := rand.New(rand.NewSource(64))
+	for synd, s := range mlx5Syndromes {
+		for _, pre := range causePrefixes(r) {
+			a := analyseText(prefixed(pre, mlx5DumpLines(r, synd)))
+			if topCause(a) != "mlx5.cqe-syndrome" {
+				t.Fatalf("0x%02x behind %q: first %q (%s)", synd, pre, topCause(a), flagIDs(a))
+			}
+			msg := a.Flags[0].Message
+			if !strings.Contains(msg, fmt.Sprintf("syndrome 0x%02x", synd)) || !strings.Contains(msg, fmt.Sprintf("%s, %s (completion status %d)", s.text, s.status, s.num)) {
+				t.Errorf("0x%02x: %s", synd, msg)
+			}
+			if sig := signatureByID(s.sig); sig != nil && a.Flags[0].Fix != sig.Fix {
+				t.Errorf("0x%02x: fix %q, not %s's", synd, a.Flags[0].Fix, s.sig)
+			}
+		}
+	}
+	// a syndrome mlx5_handle_error_cqe does not name is a general error
+	a := analyseText(prefixed("", mlx5DumpLines(r, 0x30)))
+	if topCause(a) != "mlx5.cqe-syndrome" || !strings.Contains(a.Flags[0].Message, "general error, IBV_WC_GENERAL_ERR (completion status 21)") {
+		t.Errorf("0x30: %s", a.Flags[0].Message)
+	}
+}
+
+// Hex words that are not a dump after its header decode nothing: the
+// header's signature stands alone.
+func TestMlx5DumpCutOrAbsent(t *testing.T) {
+	r := rand.New(rand.NewSource(65))
+	full := mlx5DumpLines(r, 0x13)
+	for name, lines := range map[string][]string{
+		"cut after three rows": full[:4],
+		"a line inside":        append(append(append([]string{}, full[:3]...), "Failed to create MR"), full[3:]...),
+		"words without header": full[1:],
+	} {
+		a := analyseText(prefixed("", lines))
+		if hasFlag(a, "mlx5.cqe-syndrome") {
+			t.Errorf("%s: decoded (%s)", name, flagIDs(a))
+		}
+	}
 }
