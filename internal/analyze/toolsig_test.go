@@ -76,6 +76,23 @@ var toolCases = []struct {
 	{"error.mlx5-error-cqe", func(r *rand.Rand) []string {
 		return mlx5DumpLines(r, 0x13)[:1+r.Intn(4)]
 	}},
+	// nvbandwidth v0.8 nvbandwidth.cpp runTestcase and output.cpp
+	// (Output::addTestcase: status ": " msg; a waived test's message is
+	// empty), after the version and device lines it prints first
+	{"error.nvbandwidth-waived-status", func(r *rand.Rand) []string {
+		out := []string{"nvbandwidth Version: v0.8", "Built from Git version: v0.8", "", "CUDA Runtime Version: 13000", "CUDA Driver Version: 13000",
+			"Driver Version: 580.95.05", "", "Device 0: NVIDIA GB10 (0000000f:01:00)", ""}
+		for range 1 + r.Intn(6) {
+			out = append(out, "Waived: ")
+		}
+		return append(out, "", "NOTE: The reported results may not reflect the full capabilities of the platform.")
+	}},
+	{"error.nvbandwidth-testcase-not-found", func(r *rand.Rand) []string {
+		if r.Intn(2) == 0 {
+			return []string{"nvbandwidth Version: v0.8", "ERROR: Testcase " + []string{"device_to_device_memcpy_ce", "h2d_ce", "host_to_device_memcpy"}[r.Intn(3)] + " not found!"}
+		}
+		return []string{"nvbandwidth Version: v0.8", fmt.Sprintf("ERROR: Testcase index %d out of bound!", 44+r.Intn(100))}
+	}},
 	// NCCL's completion warnings: v2.30.7-1 src/transport/net_ib/p2p.cc
 	// ("status=%s(%d)", ibvWcStatusStr's name) and v2.18.3-1
 	// src/transport/net_ib.cc ("with error %d, opcode %d, ..."); rdma-core's
@@ -150,6 +167,9 @@ func TestToolSignaturesDoNotFire(t *testing.T) {
 		// a status of two digits is not one of one digit, nor the reverse
 		"NET/IB : Got completion from peer 10.0.0.2<1234> with error 1, opcode 0, len 0, vendor err 0 (Recv)",
 		"NET/IB : Got completion from peer 10.0.0.2<1234> with error 110, opcode 0, len 0, vendor err 0 (Recv)",
+		// nvbandwidth's own healthy lines, and a "Waived" that is not its status line
+		"Running device_to_device_memcpy_read_ce.",
+		"Waived: 2 of 20 tests",
 		// nccl-tests healthy header
 		"#  Rank  0 Group  0 Pid  12345 on   spark-1 device  0 [000f:01:00] NVIDIA GB10",
 	} {
