@@ -357,13 +357,21 @@ func TestIperf3JSONErrorsNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range iperf3ErrorCases {
-		for _, msg := range c.msgs {
+		for i, msg := range c.msgs {
+			if i%2 == 1 { // iperf_err's own text: "error - %s" (src/iperf_error.c, src/main.c)
+				msg = "error - " + msg
+			}
 			doc := bytes.Replace(raw, []byte("unable to connect to server: Connection refused"), []byte(msg), 1)
 			a := Reader("err.json", bytes.NewReader(doc), Options{})
 			if got := topCause(a); got != c.id || a.Status != report.VerdictCritical && a.Status != report.VerdictWarning {
 				t.Errorf("%q: first %q, status %s (%s)", msg, got, a.Status, flagIDs(a))
 			}
 		}
+	}
+	// the refused connection with iperf_err's "error - " kept
+	doc := bytes.Replace(raw, []byte(`"unable to connect`), []byte(`"error - unable to connect`), 1)
+	if a := Reader("err.json", bytes.NewReader(doc), Options{}); topCause(a) != "error.iperf-server-unreachable" {
+		t.Errorf("error - unable to connect: first %q (%s)", topCause(a), flagIDs(a))
 	}
 }
 

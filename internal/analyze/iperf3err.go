@@ -10,8 +10,7 @@ import (
 
 // iperf3JSONErrors matches the error an iperf3 -J document reports against
 // the signatures, as the line iperf3 prints for it without -J ("iperf3:
-// error - %s", src/main.c): the document's "error" holds iperf_strerror's
-// text alone. A hit's evidence is the document's own line.
+// error - %s", src/main.c). A hit's evidence is the document's own line.
 func iperf3JSONErrors(data []byte, msg string) []diagnose.ErrorHit {
 	if msg == "" {
 		return nil
@@ -30,7 +29,9 @@ func iperf3JSONErrors(data []byte, msg string) []diagnose.ErrorHit {
 		raw = string(bytes.TrimSpace(data[i : i+end]))
 	}
 	m := diagnose.NewErrorMatcher(sigs)
-	m.ObserveAt(line, []byte("iperf3: error - "+msg))
+	// iperf_err puts its whole text in "error" ("error - %s" for most),
+	// the client's failure iperf_strerror's alone
+	m.ObserveAt(line, []byte("iperf3: error - "+strings.TrimPrefix(msg, "error - ")))
 	hits := m.Hits()
 	for i := range hits {
 		hits[i].First = raw
