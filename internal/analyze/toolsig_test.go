@@ -93,6 +93,25 @@ var toolCases = []struct {
 		}
 		return []string{"nvbandwidth Version: v0.8", fmt.Sprintf("ERROR: Testcase index %d out of bound!", 44+r.Intn(100))}
 	}},
+	// rdma-core v64.0 libibverbs/init.c check_memlock_limit (PFX
+	// "libibverbs: "), then a registration failing (perftest's line)
+	{"error.ibverbs-memlock-tiny", func(r *rand.Rand) []string {
+		return []string{fmt.Sprintf("libibverbs: Warning: RLIMIT_MEMLOCK is %d bytes.", []int{0, 8192, 16384, 32768}[r.Intn(4)]),
+			"    This will severely limit memory registrations.", "Couldn't allocate MR", "Failed to create MR"}
+	}},
+	// libibverbs/dynamic_driver.c load_driver, VERBS_PROVIDER_SUFFIX
+	// "-rdmav<PABI>.so", dlerror's text
+	{"error.ibverbs-provider-load-failed", func(r *rand.Rand) []string {
+		so := fmt.Sprintf("libmlx5-rdmav%d.so", []int{25, 34, 50, 64}[r.Intn(4)])
+		return []string{fmt.Sprintf("libibverbs: Warning: couldn't load driver '%s': %s: cannot open shared object file: No such file or directory", so, so)}
+	}},
+	// libibverbs/init.c check_abi_version and match_device
+	{"error.ibverbs-kernel-abi-mismatch", func(r *rand.Rand) []string {
+		if r.Intn(2) == 0 {
+			return []string{fmt.Sprintf("libibverbs: Fatal: kernel ABI version %d doesn't match library version %d.", 7+r.Intn(2), 6)}
+		}
+		return []string{fmt.Sprintf("libibverbs: Warning: Driver mlx5 does not support the kernel ABI of %d (supports 1 to 1) for device /sys/class/infiniband/mlx5_%d", 2+r.Intn(3), r.Intn(8))}
+	}},
 	// NCCL's completion warnings: v2.30.7-1 src/transport/net_ib/p2p.cc
 	// ("status=%s(%d)", ibvWcStatusStr's name) and v2.18.3-1
 	// src/transport/net_ib.cc ("with error %d, opcode %d, ..."); rdma-core's
