@@ -112,6 +112,23 @@ var toolCases = []struct {
 		}
 		return []string{fmt.Sprintf("libibverbs: Warning: Driver mlx5 does not support the kernel ABI of %d (supports 1 to 1) for device /sys/class/infiniband/mlx5_%d", 2+r.Intn(3), r.Intn(8))}
 	}},
+	// the loader's message for a program linked with NCCL (the DGX Spark
+	// playbooks' troubleshooting table), then mpirun's
+	{"error.libnccl-not-found-on-node", func(r *rand.Rand) []string {
+		prog := []string{"all_reduce_perf", "all_gather_perf", "sendrecv_perf", "./build/all_reduce_perf"}[r.Intn(4)]
+		lib := []string{"libnccl.so.2", "libnccl.so"}[r.Intn(2)]
+		return []string{prog + ": error while loading shared libraries: " + lib + ": cannot open shared object file: No such file or directory",
+			"Primary job  terminated normally, but 1 process returned", "a non-zero exit code. Per user-direction, the job has been aborted."}
+	}},
+	// NCCL src/include/checks.h SYSCHECK's WARN, and PyTorch's "Last
+	// error:" line that repeats it
+	{"error.nccl-socket-not-a-socket", func(r *rand.Rand) []string {
+		call := []string{"shutdown", "getsockname", "setsockopt", "bind"}[r.Intn(4)]
+		if r.Intn(2) == 0 {
+			return []string{fmt.Sprintf("spark-%d:%d:%d [0] misc/socket.cc:%d NCCL WARN Call to %s failed: Socket operation on non-socket", r.Intn(9), 1000+r.Intn(9000), 1000+r.Intn(9000), 80+r.Intn(100), call)}
+		}
+		return []string{"Last error:", fmt.Sprintf("Call to %s failed: Socket operation on non-socket", call)}
+	}},
 	// NCCL's completion warnings: v2.30.7-1 src/transport/net_ib/p2p.cc
 	// ("status=%s(%d)", ibvWcStatusStr's name) and v2.18.3-1
 	// src/transport/net_ib.cc ("with error %d, opcode %d, ..."); rdma-core's
