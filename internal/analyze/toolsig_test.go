@@ -203,6 +203,8 @@ func TestToolSignaturesDoNotFire(t *testing.T) {
 		// a status of two digits is not one of one digit, nor the reverse
 		"NET/IB : Got completion from peer 10.0.0.2<1234> with error 1, opcode 0, len 0, vendor err 0 (Recv)",
 		"NET/IB : Got completion from peer 10.0.0.2<1234> with error 110, opcode 0, len 0, vendor err 0 (Recv)",
+		// prose about a server, not iperf3's message
+		"the server has terminated the session after 300 s of inactivity",
 		// nvbandwidth's own healthy lines, and a "Waived" that is not its status line
 		"Running device_to_device_memcpy_read_ce.",
 		"Waived: 2 of 20 tests",
