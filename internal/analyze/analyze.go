@@ -64,6 +64,8 @@ type Parsed struct {
 	iperfCtrl iperfCtrlFacts
 	// mlx5 is libmlx5's first error completion dump
 	mlx5 mlx5Dump
+	// iperfStream holds the error events of an iperf3 --json-stream output
+	iperfStream iperf3StreamErrors
 }
 
 // inputStats is what reading a pasted text had to undo.
@@ -172,7 +174,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 	observe := func(line []byte) {
 		// the parsers hand on only the lines worth the catalogue's time:
 		// the line reader's count is the line's number in the input
-		m.ObserveAt(src.lr.Line(), line)
+		m.ObserveAt(src.lr.Line(), p.iperfStream.translate(src.lr.Line(), line))
 		p.cuda.observe(line)
 		p.iperfCtrl.observe(line)
 		p.mlx5.observe(src.lr.Line(), line)
@@ -182,7 +184,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 	}
 	src = newPasteReader(textIn, &p.Input.pasteStats, observe)
 	err = parseTextInto(&p, src, sample, br, isFramed)
-	p.Errors = m.Hits()
+	p.Errors = p.iperfStream.restore(m.Hits())
 	if err != nil && len(p.Errors) > 0 && p.Format != FormatErrors {
 		// the output stopped before its results (a waived test, a tool
 		// that failed): its error lines are what it says

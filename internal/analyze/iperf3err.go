@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/diagnose"
@@ -51,4 +52,64 @@ func iperf3ErrorKnown(hits []diagnose.ErrorHit, msg string) bool {
 		}
 	}
 	return false
+}
+
+// iperf3StreamErrors are the error events of an iperf3 --json-stream
+// output in a paste ({"event":"error","data":"..."}: the -J document's
+// "error", src/iperf_api.c iperf_json_finish), each read by the signatures
+// as the line iperf3 prints without -J; raw keeps the event lines by
+// number, so that a hit's evidence is the paste's own line.
+type iperf3StreamErrors struct {
+	raw map[int]string
+}
+
+var litStreamError = []byte(`{"event":"error"`)
+
+// maxStreamErrors bounds the event lines kept: the first are evidence
+// enough.
+const maxStreamErrors = 16
+
+// iperf3StreamErrorLine is the line iperf3 prints for an error event
+// without --json-stream, false for any other line.
+func iperf3StreamErrorLine(line []byte) ([]byte, bool) {
+	// the event stands at the line's start, or behind a prefix the paste
+	// reader does not know
+	i := bytes.Index(line, litStreamError)
+	if i < 0 {
+		return nil, false
+	}
+	var ev struct {
+		Event string `json:"event"`
+		Data  string `json:"data"`
+	}
+	if json.Unmarshal(line[i:], &ev) != nil || ev.Event != "error" || ev.Data == "" {
+		return nil, false
+	}
+	return []byte("iperf3: error - " + strings.TrimPrefix(ev.Data, "error - ")), true
+}
+
+// translate returns the line the signatures read for line number n.
+func (s *iperf3StreamErrors) translate(n int, line []byte) []byte {
+	ev, ok := iperf3StreamErrorLine(line)
+	if !ok {
+		return line
+	}
+	if s.raw == nil {
+		s.raw = map[int]string{}
+	}
+	if len(s.raw) < maxStreamErrors {
+		s.raw[n] = string(line[:min(len(line), 400)])
+	}
+	return ev
+}
+
+// restore puts the event lines back as the evidence of the hits they
+// gave.
+func (s *iperf3StreamErrors) restore(hits []diagnose.ErrorHit) []diagnose.ErrorHit {
+	for i := range hits {
+		if raw, ok := s.raw[hits[i].Line]; ok {
+			hits[i].First = strings.ToValidUTF8(raw, "?")
+		}
+	}
+	return hits
 }

@@ -306,3 +306,39 @@ func TestMlx5DumpCutOrAbsent(t *testing.T) {
 		}
 	}
 }
+
+// An iperf3 --json-stream error event ({"event":"error","data":...},
+// esnet/iperf 3.21 src/iperf_api.c: the -J document's "error") names its
+// cause as the line iperf3 prints without it does, behind any prefix, the
+// event line itself the evidence.
+func TestIperf3StreamErrorEventsAnyPrefix(t *testing.T) {
+	r := rand.New(rand.NewSource(3210))
+	cases := append([]struct {
+		id   string
+		msgs []string
+	}{{"error.iperf-server-unreachable", []string{
+		"unable to connect to server - server may have stopped running or use a different port, firewall issue, etc.: Connection refused",
+		"unable to connect to server: No route to host"}}}, iperf3ErrorCases...)
+	for _, c := range cases {
+		for i, msg := range c.msgs {
+			if i%2 == 1 {
+				msg = "error - " + msg // iperf_err's text
+			}
+			ev := `{"event":"error","data":"` + strings.ReplaceAll(msg, `"`, `\"`) + `"}`
+			for _, pre := range causePrefixes(r) {
+				a := analyseText(prefixed(pre, []string{ev, `{"event":"end","data":{}}`}))
+				if topCause(a) != c.id {
+					t.Errorf("%s behind %q: first %q (%s)", c.id, pre, topCause(a), flagIDs(a))
+					continue
+				}
+				if want := "line 1: " + strings.TrimSpace(pre+ev); a.Flags[0].Evidence != want && a.Flags[0].Evidence != "line 1: "+ev {
+					t.Errorf("%s behind %q: evidence %q, want %q", c.id, pre, a.Flags[0].Evidence, want)
+				}
+			}
+		}
+	}
+	// other events are not errors
+	if a := analyseText(`{"event":"interval","data":{"sum":{"bits_per_second":9.4e9}}}` + "\n"); len(a.Flags) > 0 {
+		t.Errorf("interval event: %s", flagIDs(a))
+	}
+}
