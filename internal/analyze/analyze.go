@@ -62,6 +62,10 @@ type Parsed struct {
 	cuda cudaFacts
 	// iperfCtrl is what the lines say of an iperf3 control connection
 	iperfCtrl iperfCtrlFacts
+	// mlx5 is libmlx5's first error completion dump
+	mlx5 mlx5Dump
+	// iperfStream holds the error events of an iperf3 --json-stream output
+	iperfStream iperf3StreamErrors
 }
 
 // inputStats is what reading a pasted text had to undo.
@@ -170,20 +174,21 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 	observe := func(line []byte) {
 		// the parsers hand on only the lines worth the catalogue's time:
 		// the line reader's count is the line's number in the input
-		m.ObserveAt(src.lr.Line(), line)
+		m.ObserveAt(src.lr.Line(), p.iperfStream.translate(src.lr.Line(), line))
 		p.cuda.observe(line)
 		p.iperfCtrl.observe(line)
+		p.mlx5.observe(src.lr.Line(), line)
 		if !p.Input.errorLines && m.Found() {
 			p.Input.errorLines = true
 		}
 	}
 	src = newPasteReader(textIn, &p.Input.pasteStats, observe)
 	err = parseTextInto(&p, src, sample, br, isFramed)
-	p.Errors = m.Hits()
+	p.Errors = p.iperfStream.restore(m.Hits())
 	if err != nil && len(p.Errors) > 0 && p.Format != FormatErrors {
 		// the output stopped before its results (a waived test, a tool
 		// that failed): its error lines are what it says
-		p = Parsed{Format: FormatErrors, Detection: p.Detection, Input: p.Input, Errors: p.Errors, cuda: p.cuda, iperfCtrl: p.iperfCtrl}
+		p = Parsed{Format: FormatErrors, Detection: p.Detection, Input: p.Input, Errors: p.Errors, cuda: p.cuda, iperfCtrl: p.iperfCtrl, mlx5: p.mlx5}
 		err = nil
 	}
 	if err == nil && p.Format == FormatErrors && len(p.Errors) == 0 {
@@ -315,6 +320,7 @@ func parseJSON(p Parsed, data []byte) (Parsed, error) {
 			return p, err
 		}
 		p.Iperf3 = &r
+		p.Errors = iperf3JSONErrors(data, r.Error)
 		return p, nil
 	}
 	if p.Format == FormatSparkrigJSON {
@@ -424,7 +430,13 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 		a.debugEnvSet(p.NCCL, hits)
 	}
 	a.testSizeOOM(p.cuda)
+	a.mlx5Syndrome(p.mlx5)
 	a.errors(hits)
+	if r := p.Iperf3; r != nil && a.res.Error != "" && iperf3ErrorKnown(hits, r.Error) {
+		// the signature names the cause of the error iperf3 reported
+		a.note("%s", a.res.Error)
+		a.res.Error = ""
+	}
 	if len(p.kept) > 0 {
 		a.res.Flags = append(append([]report.AnalysisFlag(nil), p.kept...), a.res.Flags...)
 		if a.res.Measured == "" {

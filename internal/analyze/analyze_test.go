@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -316,13 +317,61 @@ func TestSparkrigBenchGPUDocument(t *testing.T) {
 	}
 }
 
+// The error an iperf3 -J document reports is read as the line iperf3
+// prints for it: a signature that names its cause makes the file CRITICAL
+// (nothing was measured, and why is known), the error kept as a note.
 func TestIperf3ReportedError(t *testing.T) {
 	a := analyseFixture(t, "iperf3/02_iperf3-3.12_client_connection-refused.json", Options{Platform: "dgx-spark"})
-	if a.Format != FormatIperf3 || a.Status != report.VerdictUnknown || len(a.Items) != 0 {
-		t.Fatalf("format %s status %s items %d", a.Format, a.Status, len(a.Items))
+	if a.Format != FormatIperf3 || a.Status != report.VerdictCritical || len(a.Items) != 0 || a.Error != "" {
+		t.Fatalf("format %s status %s items %d error %q", a.Format, a.Status, len(a.Items), a.Error)
 	}
-	if a.Error != "iperf3 reported an error: unable to connect to server: Connection refused" || a.Measured != "iperf3 client" {
-		t.Errorf("error %q measured %q", a.Error, a.Measured)
+	if len(a.Flags) == 0 || a.Flags[0].ID != "error.iperf-server-unreachable" || a.Flags[0].Evidence != "line 10: \"error\":\t\"unable to connect to server: Connection refused\"" {
+		t.Errorf("flags %s", flagIDs(a))
+	}
+	if !slices.Contains(a.Notes, "iperf3 reported an error: unable to connect to server: Connection refused") || a.Measured != "iperf3 client" {
+		t.Errorf("notes %q measured %q", a.Notes, a.Measured)
+	}
+}
+
+// An iperf3 -J error no signature names leaves the file unknown, the error
+// said.
+func TestIperf3ReportedErrorUnknown(t *testing.T) {
+	raw, err := os.ReadFile("testdata/iperf3/02_iperf3-3.12_client_connection-refused.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// IEAFFINITY's text and strerror(EINVAL) (esnet/iperf 3.21 src/iperf_error.c)
+	doc := bytes.Replace(raw, []byte("unable to connect to server: Connection refused"), []byte("unable to set CPU affinity: Invalid argument"), 1)
+	a := Reader("affinity.json", bytes.NewReader(doc), Options{Platform: "dgx-spark"})
+	if a.Status != report.VerdictUnknown || len(a.Flags) != 0 || a.Error != "iperf3 reported an error: unable to set CPU affinity: Invalid argument" {
+		t.Errorf("status %s flags %s error %q", a.Status, flagIDs(a), a.Error)
+	}
+}
+
+// Each of iperf3's own errors in an -J document names its cause, the
+// message built from the tool's format (iperf_strerror's text, ": " and
+// strerror where it adds one).
+func TestIperf3JSONErrorsNamed(t *testing.T) {
+	raw, err := os.ReadFile("testdata/iperf3/02_iperf3-3.12_client_connection-refused.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range iperf3ErrorCases {
+		for i, msg := range c.msgs {
+			if i%2 == 1 { // iperf_err's own text: "error - %s" (src/iperf_error.c, src/main.c)
+				msg = "error - " + msg
+			}
+			doc := bytes.Replace(raw, []byte("unable to connect to server: Connection refused"), []byte(msg), 1)
+			a := Reader("err.json", bytes.NewReader(doc), Options{})
+			if got := topCause(a); got != c.id || a.Status != report.VerdictCritical && a.Status != report.VerdictWarning {
+				t.Errorf("%q: first %q, status %s (%s)", msg, got, a.Status, flagIDs(a))
+			}
+		}
+	}
+	// the refused connection with iperf_err's "error - " kept
+	doc := bytes.Replace(raw, []byte(`"unable to connect`), []byte(`"error - unable to connect`), 1)
+	if a := Reader("err.json", bytes.NewReader(doc), Options{}); topCause(a) != "error.iperf-server-unreachable" {
+		t.Errorf("error - unable to connect: first %q (%s)", topCause(a), flagIDs(a))
 	}
 }
 

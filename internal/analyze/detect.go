@@ -73,7 +73,11 @@ func DetectEvidence(sample []byte) (Detection, error) {
 		if f := detectJSON(t); f != "" {
 			return Detection{Format: f, Evidence: "JSON document", Sure: "high"}, nil
 		}
-		return Detection{}, ErrJSON
+		// an iperf3 --json-stream output that reports an error: its
+		// events are read line by line, the error event as an error line
+		if !bytes.Contains(t, litStreamError) {
+			return Detection{}, ErrJSON
+		}
 	}
 	var sc scorer
 	st := pasteStats{prefix: docPrefix(sample)}
@@ -342,6 +346,9 @@ func errorShape(t []byte) bool {
 		if bytes.Contains(t, k) {
 			return true
 		}
+	}
+	if ev, ok := iperf3StreamErrorLine(t); ok {
+		return signatureLine(ev)
 	}
 	return signatureLine(t)
 }

@@ -21,11 +21,6 @@ var frameworkHostCases = []docSignatureCase{
 		return []string{p + fmt.Sprintf(" misc/nvmlwrap.cc:%d NCCL WARN nvmlDeviceGetHandleByPciBusId() failed: Not Found", 150+r.Intn(60)),
 			p + " NCCL INFO graph/xml.cc:761 -> 2", p + " NCCL INFO init.cc:881 -> 2"}
 	}},
-	{"error.nccl-tests-device-ordinal", func(r *rand.Rand, host string, rank, dev int) []string {
-		// nccl-tests' CUDACHECK, quoted since 2.13 and bare before
-		msg := []string{"'invalid device ordinal'", "invalid device ordinal"}[r.Intn(2)]
-		return []string{fmt.Sprintf("%s: Test CUDA failure common.cu:%d %s", host, 900+r.Intn(700), msg), fmt.Sprintf(" .. %s pid %d: Test failure common.cu:%d", host, 1000+r.Intn(9000), 900+r.Intn(600))}
-	}},
 	{"error.torch-store-host-unresolvable", func(r *rand.Rand, host string, rank, dev int) []string {
 		fam := []string{"IPv4 ", ""}[r.Intn(2)]
 		gai := []string{"-2 - Name or service not known", "-3 - Temporary failure in name resolution"}[r.Intn(2)]
@@ -63,10 +58,9 @@ func TestFrameworkHostMessagesMustNotFire(t *testing.T) {
 
 // No other fixture raises them.
 func TestFrameworkHostMessagesNothingNewOnFixtures(t *testing.T) {
-	noneRaisedOnFixtures(t, []string{"error.gloo-ifname-not-found", "error.nvml-gpu-not-visible", "error.torch-store-host-unresolvable", "error.nccl-tests-device-ordinal"}, map[string]bool{
-		"field/train/188_slurm_per_task_gpu_bind_nvml_handle_not_found.txt":            true,
-		"field/train/193_vllm_gloo_ifname_nccl_exclusion_syntax.txt":                   true,
-		"field/train/212_mpirun_slots_times_g_exceeds_gpus_invalid_device_ordinal.txt": true,
+	noneRaisedOnFixtures(t, []string{"error.gloo-ifname-not-found", "error.nvml-gpu-not-visible", "error.torch-store-host-unresolvable"}, map[string]bool{
+		"field/train/188_slurm_per_task_gpu_bind_nvml_handle_not_found.txt": true,
+		"field/train/193_vllm_gloo_ifname_nccl_exclusion_syntax.txt":        true,
 		"field/CATEGORIES.md": true, // quotes the NVML message in a slug's definition
 	})
 }
