@@ -117,7 +117,12 @@ func (s *Signature) Meaning(platform string) string {
 	return s.MeaningServer
 }
 
-var signatures = sync.OnceValues(func() ([]Signature, error) { return ParseSignatures(signatureData) })
+var signatures = sync.OnceValues(func() ([]Signature, error) {
+	if fresh(signatureData, signaturesGenLen, signaturesGenCRC) {
+		return checkSignatures(generatedSignatures())
+	}
+	return ParseSignatures(signatureData)
+})
 
 // Signatures returns the embedded error signatures (an error is a defect of
 // the data file, which the tests read).
@@ -125,15 +130,30 @@ func Signatures() ([]Signature, error) { return signatures() }
 
 // ParseSignatures reads a signature catalogue and checks every entry.
 func ParseSignatures(data []byte) ([]Signature, error) {
+	sigs, err := decodeSignatures(data)
+	if err != nil {
+		return nil, err
+	}
+	return checkSignatures(sigs)
+}
+
+// decodeSignatures reads a signature catalogue's entries as written.
+func decodeSignatures(data []byte) ([]Signature, error) {
 	var doc struct {
 		Signatures []Signature `yaml:"signatures"`
 	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("signatures.yaml: %w", err)
 	}
+	return doc.Signatures, nil
+}
+
+// checkSignatures checks every entry as written and compiles its
+// patterns.
+func checkSignatures(sigs []Signature) ([]Signature, error) {
 	seen := map[string]bool{}
-	for i := range doc.Signatures {
-		s := &doc.Signatures[i]
+	for i := range sigs {
+		s := &sigs[i]
 		if s.ID == "" || s.Title == "" || len(s.Match) == 0 || s.MeaningSpark == "" || s.MeaningServer == "" || s.Fix == "" ||
 			len(s.Sources) == 0 || s.Weight <= 0 || (s.Severity != "warn" && s.Severity != "fail") {
 			return nil, fmt.Errorf("signatures.yaml: entry %d (%q) lacks an id, title, match, meaning, fix, source, weight or severity", i, s.ID)
@@ -161,5 +181,5 @@ func ParseSignatures(data []byte) ([]Signature, error) {
 			s.AllLits = append(s.AllLits, all)
 		}
 	}
-	return doc.Signatures, nil
+	return sigs, nil
 }
