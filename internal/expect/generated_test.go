@@ -48,6 +48,17 @@ func TestGeneratedCatalogues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// every pattern compiled, as the file's are
+	for _, c := range [][]Signature{sigs, parsed} {
+		for i := range c {
+			for j, re := range c[i].Res {
+				re.get()
+				if a := c[i].plans[j].anchored; a != nil {
+					a.get()
+				}
+			}
+		}
+	}
 	if !reflect.DeepEqual(sigs, parsed) {
 		t.Error("the generated signatures differ from signatures.yaml read")
 	}

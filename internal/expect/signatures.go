@@ -27,8 +27,8 @@ type Signature struct {
 	Sources       []string `yaml:"sources" json:"sources"`
 	// Res is Match compiled; Lits[i] is a literal every match of Res[i]
 	// contains ("" when none could be told), a cheap test before the regexp.
-	Res  []*regexp.Regexp `yaml:"-" json:"-"`
-	Lits [][]byte         `yaml:"-" json:"-"`
+	Res  []*Regexp `yaml:"-" json:"-"`
+	Lits [][]byte  `yaml:"-" json:"-"`
 	// AllLits[i] are all the literals of 3 bytes or more every match of
 	// Res[i] contains: a line without one of them is not tried.
 	AllLits [][][]byte `yaml:"-" json:"-"`
@@ -119,7 +119,9 @@ func (s *Signature) Meaning(platform string) string {
 
 var signatures = sync.OnceValues(func() ([]Signature, error) {
 	if fresh(signatureData, signaturesGenLen, signaturesGenCRC) {
-		return checkSignatures(generatedSignatures())
+		// compiled when the values were written: the patterns are
+		// compiled when first tried
+		return checkSignatures(generatedSignatures(), false)
 	}
 	return ParseSignatures(signatureData)
 })
@@ -134,7 +136,7 @@ func ParseSignatures(data []byte) ([]Signature, error) {
 	if err != nil {
 		return nil, err
 	}
-	return checkSignatures(sigs)
+	return checkSignatures(sigs, true)
 }
 
 // decodeSignatures reads a signature catalogue's entries as written.
@@ -148,9 +150,10 @@ func decodeSignatures(data []byte) ([]Signature, error) {
 	return doc.Signatures, nil
 }
 
-// checkSignatures checks every entry as written and compiles its
-// patterns.
-func checkSignatures(sigs []Signature) ([]Signature, error) {
+// checkSignatures checks every entry as written and plans its patterns;
+// compile says whether they are compiled now (each is an error when it
+// does not compile) or when first tried.
+func checkSignatures(sigs []Signature, compile bool) ([]Signature, error) {
 	seen := map[string]bool{}
 	for i := range sigs {
 		s := &sigs[i]
@@ -163,12 +166,15 @@ func checkSignatures(sigs []Signature) ([]Signature, error) {
 		}
 		seen[s.ID] = true
 		for _, m := range s.Match {
-			re, err := regexp.Compile(m)
-			if err != nil {
-				return nil, fmt.Errorf("signatures.yaml: %s: %w", s.ID, err)
+			var re *regexp.Regexp
+			if compile {
+				var err error
+				if re, err = regexp.Compile(m); err != nil {
+					return nil, fmt.Errorf("signatures.yaml: %s: %w", s.ID, err)
+				}
 			}
-			s.Res = append(s.Res, re)
-			s.plans = append(s.plans, planOf(m))
+			s.Res = append(s.Res, lazyRegexp(m, re))
+			s.plans = append(s.plans, planOf(m, compile))
 			var lit []byte
 			if l := requiredLiteral(m); l != "" {
 				lit = []byte(l)
