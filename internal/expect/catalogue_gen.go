@@ -29,6 +29,65 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/nccl/issues/769",
 				"https://github.com/uccl-project/uccl/issues/641",
 			},
+			Lits: [][]byte{
+				[]byte("ibv_modify_qp failed with "),
+				[]byte("Failed to modify QP to RTR: Connection timed out"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("ibv_modify_qp failed with "),
+				},
+				[][]byte{
+					[]byte("Failed to modify QP to RTR: Connection timed out"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("ibv_modify_qp failed with "),
+					anchored: lazyRegexp("^(?:ibv_modify_qp failed with (error )?(110|Connection timed out))", nil),
+					filter: prefilter{
+						op: pfAny,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with error 110"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with error Connection timed out"),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with 110"),
+								k:   2,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with Connection timed out"),
+								k:   3,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("ibv_modify_qp failed with error 110"),
+						[]byte("ibv_modify_qp failed with error Connection timed out"),
+						[]byte("ibv_modify_qp failed with 110"),
+						[]byte("ibv_modify_qp failed with Connection timed out"),
+					},
+				},
+				{
+					prefix:  []byte("Failed to modify QP to RTR: Connection timed out"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Failed to modify QP to RTR: Connection timed out"),
+					},
+					lits: [][]byte{
+						[]byte("Failed to modify QP to RTR: Connection timed out"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "ib-qp-unreachable",
@@ -44,6 +103,50 @@ func generatedSignatures() []Signature {
 			Fix:           "give each RoCE netdev an address on the subnet of the peer it faces and check `ip route get <peer>` from that netdev",
 			Sources: []string{
 				"https://github.com/NVIDIA/nccl-tests/issues/185",
+			},
+			Lits: [][]byte{
+				[]byte("ibv_modify_qp failed with "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("ibv_modify_qp failed with "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("ibv_modify_qp failed with "),
+					anchored: lazyRegexp("^(?:ibv_modify_qp failed with (error )?(101|Network is unreachable))", nil),
+					filter: prefilter{
+						op: pfAny,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with error 101"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with error Network is unreachable"),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with 101"),
+								k:   2,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with Network is unreachable"),
+								k:   3,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("ibv_modify_qp failed with error 101"),
+						[]byte("ibv_modify_qp failed with error Network is unreachable"),
+						[]byte("ibv_modify_qp failed with 101"),
+						[]byte("ibv_modify_qp failed with Network is unreachable"),
+					},
+				},
 			},
 		},
 		{
@@ -61,6 +164,62 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"https://github.com/NVIDIA/nccl/issues/925",
 				"https://github.com/microsoft/mscclpp/issues/431",
+			},
+			Lits: [][]byte{
+				[]byte("ibv_modify_qp failed "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("ibv_modify_qp failed "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("ibv_modify_qp failed "),
+					anchored: lazyRegexp("^(?:ibv_modify_qp failed (with (error )?|\\(errno )(19|No such device))", nil),
+					filter: prefilter{
+						op: pfAny,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with error 19"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with error No such device"),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with 19"),
+								k:   2,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with No such device"),
+								k:   3,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed (errno 19"),
+								k:   4,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed (errno No such device"),
+								k:   5,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("ibv_modify_qp failed with error 19"),
+						[]byte("ibv_modify_qp failed with error No such device"),
+						[]byte("ibv_modify_qp failed with 19"),
+						[]byte("ibv_modify_qp failed with No such device"),
+						[]byte("ibv_modify_qp failed (errno 19"),
+						[]byte("ibv_modify_qp failed (errno No such device"),
+					},
+				},
 			},
 		},
 		{
@@ -81,6 +240,96 @@ func generatedSignatures() []Signature {
 				"https://github.com/kvcache-ai/Mooncake/issues/1592",
 				"https://github.com/NVIDIA/nccl/pull/1587",
 			},
+			Lits: [][]byte{
+				[]byte("Failed to query GID "),
+				[]byte("No suitable GID found"),
+				[]byte("ibv_modify_qp failed with "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Failed to query GID "),
+					[]byte("No data available"),
+				},
+				[][]byte{
+					[]byte("No suitable GID found"),
+				},
+				[][]byte{
+					[]byte("ibv_modify_qp failed with "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix: []byte("Failed to query GID "),
+					glob: [][]byte{
+						[]byte("Failed to query GID "),
+						[]byte("No data available"),
+					},
+					anchored: lazyRegexp("^(?:Failed to query GID .*No data available)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Failed to query GID "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("No data available"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Failed to query GID "),
+						[]byte("No data available"),
+					},
+				},
+				{
+					prefix:  []byte("No suitable GID found"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("No suitable GID found"),
+					},
+					lits: [][]byte{
+						[]byte("No suitable GID found"),
+					},
+				},
+				{
+					prefix:   []byte("ibv_modify_qp failed with "),
+					anchored: lazyRegexp("^(?:ibv_modify_qp failed with (error )?(61|No data available))", nil),
+					filter: prefilter{
+						op: pfAny,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with error 61"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with error No data available"),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with 61"),
+								k:   2,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("ibv_modify_qp failed with No data available"),
+								k:   3,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("ibv_modify_qp failed with error 61"),
+						[]byte("ibv_modify_qp failed with error No data available"),
+						[]byte("ibv_modify_qp failed with 61"),
+						[]byte("ibv_modify_qp failed with No data available"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "ib-gid-change",
@@ -97,6 +346,27 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"https://github.com/NVIDIA/nccl/issues/1819",
 				"https://github.com/NVIDIA/nccl/issues/2157",
+			},
+			Lits: [][]byte{
+				[]byte("GID table chang"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("GID table chang"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("GID table chang"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("GID table chang"),
+					},
+					lits: [][]byte{
+						[]byte("GID table chang"),
+					},
+				},
 			},
 		},
 		{
@@ -123,6 +393,182 @@ func generatedSignatures() []Signature {
 				"https://github.com/zrlio/softiwarp/issues/27",
 				"NVIDIA/nccl src/transport/net_ib/common.h @5067397c (printIbWcStatusHint)",
 			},
+			Lits: [][]byte{
+				[]byte("Got completion from peer "),
+				[]byte(": Got completion with error 12"),
+				[]byte("IBV_WC_RETRY_EXC_ERR"),
+				[]byte("transport retry counter exceeded"),
+				[]byte("Failed status 12:"),
+				[]byte("completion with status"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Got completion from peer "),
+					[]byte(" with "),
+				},
+				[][]byte{
+					[]byte("NET/IB"),
+					[]byte(": Got completion with error 12"),
+				},
+				[][]byte{
+					[]byte("IBV_WC_RETRY_EXC_ERR"),
+				},
+				[][]byte{
+					[]byte("transport retry counter exceeded"),
+				},
+				[][]byte{
+					[]byte("Failed status 12:"),
+				},
+				[][]byte{
+					[]byte("completion with status"),
+					[]byte(" 0xc"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("Got completion from peer "),
+					anchored: lazyRegexp("^(?:Got completion from peer \\S+ with (status=12\\b|status=[^(]*\\(12\\)|error 12\\b))", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Got completion from peer "),
+							},
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op: pfAll,
+										subs: []prefilter{
+											{
+												op:  pfLit,
+												lit: []byte(" with "),
+												k:   1,
+											},
+											{
+												op: pfAny,
+												subs: []prefilter{
+													{
+														op:  pfLit,
+														lit: []byte("status=12"),
+														k:   2,
+													},
+													{
+														op: pfAll,
+														subs: []prefilter{
+															{
+																op:  pfLit,
+																lit: []byte("status="),
+																k:   3,
+															},
+															{
+																op:  pfLit,
+																lit: []byte("(12)"),
+																k:   4,
+															},
+														},
+													},
+												},
+											},
+										},
+									},
+									{
+										op:  pfLit,
+										lit: []byte(" with error 12"),
+										k:   5,
+									},
+								},
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Got completion from peer "),
+						[]byte(" with "),
+						[]byte("status=12"),
+						[]byte("status="),
+						[]byte("(12)"),
+						[]byte(" with error 12"),
+					},
+				},
+				{
+					prefix:   []byte("NET/IB"),
+					anchored: lazyRegexp("^(?:NET/IB ?: Got completion with error 12\\b)", nil),
+					filter: prefilter{
+						op: pfAny,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("NET/IB : Got completion with error 12"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("NET/IB: Got completion with error 12"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NET/IB : Got completion with error 12"),
+						[]byte("NET/IB: Got completion with error 12"),
+					},
+				},
+				{
+					prefix:  []byte("IBV_WC_RETRY_EXC_ERR"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("IBV_WC_RETRY_EXC_ERR"),
+					},
+					lits: [][]byte{
+						[]byte("IBV_WC_RETRY_EXC_ERR"),
+					},
+				},
+				{
+					prefix:  []byte("transport retry counter exceeded"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("transport retry counter exceeded"),
+					},
+					lits: [][]byte{
+						[]byte("transport retry counter exceeded"),
+					},
+				},
+				{
+					prefix:  []byte("Failed status 12:"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Failed status 12:"),
+					},
+					lits: [][]byte{
+						[]byte("Failed status 12:"),
+					},
+				},
+				{
+					prefix:   []byte("completion with status"),
+					anchored: lazyRegexp("^(?:completion with status:? 0xc\\b)", nil),
+					filter: prefilter{
+						op: pfAny,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("completion with status: 0xc"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("completion with status 0xc"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("completion with status: 0xc"),
+						[]byte("completion with status 0xc"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "ib-wc-local-protection",
@@ -146,6 +592,155 @@ func generatedSignatures() []Signature {
 				"NVIDIA/nccl src/transport/net_ib/common.h @5067397c (printIbWcStatusHint)",
 				"docs/dgx-spark.md (GPUDirect RDMA is not available on GB10)",
 			},
+			Lits: [][]byte{
+				[]byte("Got completion from peer "),
+				[]byte(": Got completion with error 4"),
+				[]byte("IBV_WC_LOC_PROT_ERR"),
+				[]byte("local protection error"),
+				[]byte("Failed status 4:"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Got completion from peer "),
+					[]byte(" with "),
+				},
+				[][]byte{
+					[]byte("NET/IB"),
+					[]byte(": Got completion with error 4"),
+				},
+				[][]byte{
+					[]byte("IBV_WC_LOC_PROT_ERR"),
+				},
+				[][]byte{
+					[]byte("local protection error"),
+				},
+				[][]byte{
+					[]byte("Failed status 4:"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("Got completion from peer "),
+					anchored: lazyRegexp("^(?:Got completion from peer \\S+ with (status=4\\b|status=[^(]*\\(4\\)|error 4\\b))", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Got completion from peer "),
+							},
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op: pfAll,
+										subs: []prefilter{
+											{
+												op:  pfLit,
+												lit: []byte(" with "),
+												k:   1,
+											},
+											{
+												op: pfAny,
+												subs: []prefilter{
+													{
+														op:  pfLit,
+														lit: []byte("status=4"),
+														k:   2,
+													},
+													{
+														op: pfAll,
+														subs: []prefilter{
+															{
+																op:  pfLit,
+																lit: []byte("status="),
+																k:   3,
+															},
+															{
+																op:  pfLit,
+																lit: []byte("(4)"),
+																k:   4,
+															},
+														},
+													},
+												},
+											},
+										},
+									},
+									{
+										op:  pfLit,
+										lit: []byte(" with error 4"),
+										k:   5,
+									},
+								},
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Got completion from peer "),
+						[]byte(" with "),
+						[]byte("status=4"),
+						[]byte("status="),
+						[]byte("(4)"),
+						[]byte(" with error 4"),
+					},
+				},
+				{
+					prefix:   []byte("NET/IB"),
+					anchored: lazyRegexp("^(?:NET/IB ?: Got completion with error 4\\b)", nil),
+					filter: prefilter{
+						op: pfAny,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("NET/IB : Got completion with error 4"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("NET/IB: Got completion with error 4"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NET/IB : Got completion with error 4"),
+						[]byte("NET/IB: Got completion with error 4"),
+					},
+				},
+				{
+					prefix:  []byte("IBV_WC_LOC_PROT_ERR"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("IBV_WC_LOC_PROT_ERR"),
+					},
+					lits: [][]byte{
+						[]byte("IBV_WC_LOC_PROT_ERR"),
+					},
+				},
+				{
+					prefix:  []byte("local protection error"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("local protection error"),
+					},
+					lits: [][]byte{
+						[]byte("local protection error"),
+					},
+				},
+				{
+					prefix:  []byte("Failed status 4:"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Failed status 4:"),
+					},
+					lits: [][]byte{
+						[]byte("Failed status 4:"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "ib-wc-remote-invalid",
@@ -162,6 +757,98 @@ func generatedSignatures() []Signature {
 			Fix:           "run the same NCCL and net plugin on every node; compare the internal IB transport of NCCL with the vendor plugin",
 			Sources: []string{
 				"https://github.com/NVIDIA/nccl/issues/1710",
+			},
+			Lits: [][]byte{
+				[]byte("Got completion from peer "),
+				[]byte("IBV_WC_REM_INV_REQ_ERR"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Got completion from peer "),
+					[]byte(" with "),
+				},
+				[][]byte{
+					[]byte("IBV_WC_REM_INV_REQ_ERR"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("Got completion from peer "),
+					anchored: lazyRegexp("^(?:Got completion from peer \\S+ with (status=9\\b|status=[^(]*\\(9\\)|error 9\\b))", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Got completion from peer "),
+							},
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op: pfAll,
+										subs: []prefilter{
+											{
+												op:  pfLit,
+												lit: []byte(" with "),
+												k:   1,
+											},
+											{
+												op: pfAny,
+												subs: []prefilter{
+													{
+														op:  pfLit,
+														lit: []byte("status=9"),
+														k:   2,
+													},
+													{
+														op: pfAll,
+														subs: []prefilter{
+															{
+																op:  pfLit,
+																lit: []byte("status="),
+																k:   3,
+															},
+															{
+																op:  pfLit,
+																lit: []byte("(9)"),
+																k:   4,
+															},
+														},
+													},
+												},
+											},
+										},
+									},
+									{
+										op:  pfLit,
+										lit: []byte(" with error 9"),
+										k:   5,
+									},
+								},
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Got completion from peer "),
+						[]byte(" with "),
+						[]byte("status=9"),
+						[]byte("status="),
+						[]byte("(9)"),
+						[]byte(" with error 9"),
+					},
+				},
+				{
+					prefix:  []byte("IBV_WC_REM_INV_REQ_ERR"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("IBV_WC_REM_INV_REQ_ERR"),
+					},
+					lits: [][]byte{
+						[]byte("IBV_WC_REM_INV_REQ_ERR"),
+					},
+				},
 			},
 		},
 		{
@@ -182,6 +869,113 @@ func generatedSignatures() []Signature {
 				"https://github.com/deepseek-ai/DeepEP/issues/106",
 				"NVIDIA/nccl src/transport/net_ib/common.h @5067397c (printIbWcStatusHint)",
 			},
+			Lits: [][]byte{
+				[]byte("Got completion from peer "),
+				[]byte("IBV_WC_WR_FLUSH_ERR"),
+				[]byte("Failed status 5:"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Got completion from peer "),
+					[]byte(" with "),
+				},
+				[][]byte{
+					[]byte("IBV_WC_WR_FLUSH_ERR"),
+				},
+				[][]byte{
+					[]byte("Failed status 5:"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("Got completion from peer "),
+					anchored: lazyRegexp("^(?:Got completion from peer \\S+ with (status=5\\b|status=[^(]*\\(5\\)|error 5\\b))", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Got completion from peer "),
+							},
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op: pfAll,
+										subs: []prefilter{
+											{
+												op:  pfLit,
+												lit: []byte(" with "),
+												k:   1,
+											},
+											{
+												op: pfAny,
+												subs: []prefilter{
+													{
+														op:  pfLit,
+														lit: []byte("status=5"),
+														k:   2,
+													},
+													{
+														op: pfAll,
+														subs: []prefilter{
+															{
+																op:  pfLit,
+																lit: []byte("status="),
+																k:   3,
+															},
+															{
+																op:  pfLit,
+																lit: []byte("(5)"),
+																k:   4,
+															},
+														},
+													},
+												},
+											},
+										},
+									},
+									{
+										op:  pfLit,
+										lit: []byte(" with error 5"),
+										k:   5,
+									},
+								},
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Got completion from peer "),
+						[]byte(" with "),
+						[]byte("status=5"),
+						[]byte("status="),
+						[]byte("(5)"),
+						[]byte(" with error 5"),
+					},
+				},
+				{
+					prefix:  []byte("IBV_WC_WR_FLUSH_ERR"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("IBV_WC_WR_FLUSH_ERR"),
+					},
+					lits: [][]byte{
+						[]byte("IBV_WC_WR_FLUSH_ERR"),
+					},
+				},
+				{
+					prefix:  []byte("Failed status 5:"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Failed status 5:"),
+					},
+					lits: [][]byte{
+						[]byte("Failed status 5:"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "ib-async-access-violation",
@@ -198,6 +992,27 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"https://github.com/NVIDIA/nccl/issues/1710",
 			},
+			Lits: [][]byte{
+				[]byte("local access violation work queue error"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("local access violation work queue error"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("local access violation work queue error"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("local access violation work queue error"),
+					},
+					lits: [][]byte{
+						[]byte("local access violation work queue error"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "ib-port-error",
@@ -213,6 +1028,51 @@ func generatedSignatures() []Signature {
 			Fix:           "reseat or replace the cable, then watch the error counters of the port (ethtool -S, ibqueryerrors) while rerunning",
 			Sources: []string{
 				"https://github.com/NVIDIA/nccl/issues/905",
+			},
+			Lits: [][]byte{
+				[]byte("Got async event"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Got async event"),
+					[]byte("port error"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("Got async event"),
+					anchored: lazyRegexp("^(?:Got async event ?: ?port error)", nil),
+					filter: prefilter{
+						op: pfAny,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Got async event : port error"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("Got async event :port error"),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("Got async event: port error"),
+								k:   2,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("Got async event:port error"),
+								k:   3,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Got async event : port error"),
+						[]byte("Got async event :port error"),
+						[]byte("Got async event: port error"),
+						[]byte("Got async event:port error"),
+					},
+				},
 			},
 		},
 		{
@@ -235,6 +1095,143 @@ func generatedSignatures() []Signature {
 				"https://github.com/deepseek-ai/DeepEP/issues/143",
 				"NVIDIA/nccl docs/userguide/source/troubleshooting/networking_troubleshooting.rst v2.30.7-1 (\"NCCL WARN Call to ibv_create_qp failed\" or \"Call to ibv_reg_mr failed\": the library could not register enough pinned memory; the solution is memlock unlimited in /etc/security/limits.conf, checked with ulimit -l); older NCCL prints them with no error after them: NVIDIA/nccl src/misc/ibvwrap.cc v2.4.8-1 (wrap_ibv_reg_mr through IBV_PTR_CHECK, WARN(\"Call to \" name \" failed\")), where v2.18.1-1 adds \"with error %s\"",
 			},
+			Lits: [][]byte{
+				[]byte(" failed with "),
+				[]byte("Ib failure: Cannot allocate memory"),
+				[]byte("Call to ibv_"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("ibv_"),
+					[]byte(" failed with "),
+				},
+				[][]byte{
+					[]byte("Ib failure: Cannot allocate memory"),
+				},
+				[][]byte{
+					[]byte("Call to ibv_"),
+					[]byte(" failed"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("ibv_"),
+					anchored: lazyRegexp("^(?:ibv_(reg_mr\\w*|create_cq|create_qp|alloc_pd)\\w* failed with (error )?(12\\b|Cannot allocate memory))", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op: pfAll,
+										subs: []prefilter{
+											{
+												op:  pfLit,
+												lit: []byte("ibv_"),
+											},
+											{
+												op:  pfLit,
+												lit: []byte("reg_mr"),
+												k:   1,
+											},
+										},
+									},
+									{
+										op: pfAny,
+										subs: []prefilter{
+											{
+												op:  pfLit,
+												lit: []byte("ibv_create_cq"),
+												k:   2,
+											},
+											{
+												op:  pfLit,
+												lit: []byte("ibv_create_qp"),
+												k:   3,
+											},
+										},
+									},
+									{
+										op:  pfLit,
+										lit: []byte("ibv_alloc_pd"),
+										k:   4,
+									},
+								},
+							},
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte(" failed with error 12"),
+										k:   5,
+									},
+									{
+										op:  pfLit,
+										lit: []byte(" failed with error Cannot allocate memory"),
+										k:   6,
+									},
+									{
+										op:  pfLit,
+										lit: []byte(" failed with 12"),
+										k:   7,
+									},
+									{
+										op:  pfLit,
+										lit: []byte(" failed with Cannot allocate memory"),
+										k:   8,
+									},
+								},
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("ibv_"),
+						[]byte("reg_mr"),
+						[]byte("ibv_create_cq"),
+						[]byte("ibv_create_qp"),
+						[]byte("ibv_alloc_pd"),
+						[]byte(" failed with error 12"),
+						[]byte(" failed with error Cannot allocate memory"),
+						[]byte(" failed with 12"),
+						[]byte(" failed with Cannot allocate memory"),
+					},
+				},
+				{
+					prefix:  []byte("Ib failure: Cannot allocate memory"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Ib failure: Cannot allocate memory"),
+					},
+					lits: [][]byte{
+						[]byte("Ib failure: Cannot allocate memory"),
+					},
+				},
+				{
+					prefix:   []byte("Call to ibv_"),
+					anchored: lazyRegexp("^(?:Call to ibv_(reg_mr|create_qp) failed\\s*$)", nil),
+					filter: prefilter{
+						op: pfAny,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Call to ibv_reg_mr failed"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("Call to ibv_create_qp failed"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Call to ibv_reg_mr failed"),
+						[]byte("Call to ibv_create_qp failed"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "ibverbs-missing",
@@ -254,6 +1251,68 @@ func generatedSignatures() []Signature {
 				"https://github.com/InternLM/lmdeploy/issues/3286",
 				"https://github.com/horovod/horovod/issues/3333",
 				"https://github.com/horovod/horovod/issues/1117",
+			},
+			Lits: [][]byte{
+				[]byte("Failed to open libibverbs"),
+				[]byte("libibverbs: Warning: couldn't "),
+				[]byte("Warning: no userspace device-specific driver found for"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Failed to open libibverbs"),
+				},
+				[][]byte{
+					[]byte("libibverbs: Warning: couldn't "),
+				},
+				[][]byte{
+					[]byte("Warning: no userspace device-specific driver found for"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Failed to open libibverbs.so"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Failed to open libibverbs.so"),
+					},
+					lits: [][]byte{
+						[]byte("Failed to open libibverbs.so"),
+					},
+				},
+				{
+					prefix:   []byte("libibverbs: Warning: couldn't "),
+					anchored: lazyRegexp("^(?:libibverbs: Warning: couldn't (stat|open))", nil),
+					filter: prefilter{
+						op: pfAny,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("libibverbs: Warning: couldn't stat"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("libibverbs: Warning: couldn't open"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("libibverbs: Warning: couldn't stat"),
+						[]byte("libibverbs: Warning: couldn't open"),
+					},
+				},
+				{
+					prefix:  []byte("Warning: no userspace device-specific driver found for"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Warning: no userspace device-specific driver found for"),
+					},
+					lits: [][]byte{
+						[]byte("Warning: no userspace device-specific driver found for"),
+					},
+				},
 			},
 		},
 		{
@@ -275,6 +1334,91 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/nccl-tests/issues/162",
 				"https://github.com/NVIDIA/nccl/issues/975",
 			},
+			Lits: [][]byte{
+				[]byte(" failed : Software caused connection abort"),
+				[]byte("Call to connect returned Connection refused"),
+				[]byte("t connect to "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("socketStartConnect: Connect to "),
+					[]byte(" failed : Software caused connection abort"),
+				},
+				[][]byte{
+					[]byte("Call to connect returned Connection refused"),
+				},
+				[][]byte{
+					[]byte("Couldn"),
+					[]byte("t connect to "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix: []byte("socketStartConnect: Connect to "),
+					glob: [][]byte{
+						[]byte("socketStartConnect: Connect to "),
+						[]byte(" failed : Software caused connection abort"),
+					},
+					anchored: lazyRegexp("^(?:socketStartConnect: Connect to .* failed : Software caused connection abort)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("socketStartConnect: Connect to "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" failed : Software caused connection abort"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("socketStartConnect: Connect to "),
+						[]byte(" failed : Software caused connection abort"),
+					},
+				},
+				{
+					prefix:  []byte("Call to connect returned Connection refused"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Call to connect returned Connection refused"),
+					},
+					lits: [][]byte{
+						[]byte("Call to connect returned Connection refused"),
+					},
+				},
+				{
+					prefix:   []byte("Couldn"),
+					anchored: lazyRegexp("^(?:Couldn.t connect to .*:\\d+)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Couldn"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("t connect to "),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte(":"),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Couldn"),
+						[]byte("t connect to "),
+						[]byte(":"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "socket-no-route",
@@ -291,6 +1435,97 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"NVIDIA/nccl src/misc/socket.cc (v2.18.1-1 line 480): WARN(\"socketStartConnect: Connect to %s failed : %s\", ..., strerror(errno)); src/os/linux.cc (v2.30.7-1): \"ncclOsSocketPollConnect to %s failed with error %s\", strerror(errno)); a connect that fails with EHOSTUNREACH is retried, then \"%s: connect to %s returned %s, exceeded error retry count after %d attempts\"",
 				"NVIDIA/nccl docs/userguide/source/env.rst: NCCL_SOCKET_IFNAME specifies which IP interfaces to use for communication",
+			},
+			Lits: [][]byte{
+				[]byte("onnect to "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("onnect to "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("onnect to "),
+							},
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op: pfAll,
+										subs: []prefilter{
+											{
+												op:  pfLit,
+												lit: []byte(" "),
+												k:   1,
+											},
+											{
+												op: pfAny,
+												subs: []prefilter{
+													{
+														op: pfAll,
+														subs: []prefilter{
+															{
+																op:  pfLit,
+																lit: []byte("failed"),
+																k:   2,
+															},
+															{
+																op:  pfLit,
+																lit: []byte(":"),
+																k:   3,
+															},
+														},
+													},
+													{
+														op:  pfLit,
+														lit: []byte("failed with error "),
+														k:   4,
+													},
+												},
+											},
+										},
+									},
+									{
+										op:  pfLit,
+										lit: []byte(" returned "),
+										k:   5,
+									},
+								},
+							},
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte("No route to host"),
+										k:   6,
+									},
+									{
+										op:  pfLit,
+										lit: []byte("Network is unreachable"),
+										k:   7,
+									},
+								},
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("onnect to "),
+						[]byte(" "),
+						[]byte("failed"),
+						[]byte(":"),
+						[]byte("failed with error "),
+						[]byte(" returned "),
+						[]byte("No route to host"),
+						[]byte("Network is unreachable"),
+					},
+				},
 			},
 		},
 		{
@@ -312,6 +1547,80 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/nccl/issues/795",
 				"https://github.com/NVIDIA/nccl/issues/1235",
 			},
+			Lits: [][]byte{
+				[]byte("Connection closed by remote peer"),
+				[]byte("Call to recv from "),
+				[]byte("Socket recv failed while polling"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Connection closed by remote peer"),
+				},
+				[][]byte{
+					[]byte("Call to recv from "),
+					[]byte(" failed : "),
+				},
+				[][]byte{
+					[]byte("Socket recv failed while polling"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Connection closed by remote peer"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Connection closed by remote peer"),
+					},
+					lits: [][]byte{
+						[]byte("Connection closed by remote peer"),
+					},
+				},
+				{
+					prefix:   []byte("Call to recv from "),
+					anchored: lazyRegexp("^(?:Call to recv from .* failed : (Broken pipe|Connection reset by peer))", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Call to recv from "),
+							},
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte(" failed : Broken pipe"),
+										k:   1,
+									},
+									{
+										op:  pfLit,
+										lit: []byte(" failed : Connection reset by peer"),
+										k:   2,
+									},
+								},
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Call to recv from "),
+						[]byte(" failed : Broken pipe"),
+						[]byte(" failed : Connection reset by peer"),
+					},
+				},
+				{
+					prefix:  []byte("Socket recv failed while polling"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Socket recv failed while polling"),
+					},
+					lits: [][]byte{
+						[]byte("Socket recv failed while polling"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "nccl-remote-error",
@@ -330,6 +1639,42 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/nccl/issues/2076",
 				"https://github.com/tatsu-lab/stanford_alpaca/issues/207",
 			},
+			Lits: [][]byte{
+				[]byte("remote process exited or there was a network error"),
+				[]byte("ncclRemoteError"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("remote process exited or there was a network error"),
+				},
+				[][]byte{
+					[]byte("ncclRemoteError"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("remote process exited or there was a network error"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("remote process exited or there was a network error"),
+					},
+					lits: [][]byte{
+						[]byte("remote process exited or there was a network error"),
+					},
+				},
+				{
+					prefix:  []byte("ncclRemoteError"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("ncclRemoteError"),
+					},
+					lits: [][]byte{
+						[]byte("ncclRemoteError"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "nccl-system-error",
@@ -346,6 +1691,42 @@ func generatedSignatures() []Signature {
 			Fix:           "read the first NCCL WARN line of the failing rank (NCCL_DEBUG=INFO)",
 			Sources: []string{
 				"https://github.com/NVIDIA/nccl/issues/975",
+			},
+			Lits: [][]byte{
+				[]byte("ncclSystemError"),
+				[]byte("unhandled system error"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("ncclSystemError"),
+				},
+				[][]byte{
+					[]byte("unhandled system error"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("ncclSystemError"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("ncclSystemError"),
+					},
+					lits: [][]byte{
+						[]byte("ncclSystemError"),
+					},
+				},
+				{
+					prefix:  []byte("unhandled system error"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("unhandled system error"),
+					},
+					lits: [][]byte{
+						[]byte("unhandled system error"),
+					},
+				},
 			},
 		},
 		{
@@ -364,6 +1745,42 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"https://github.com/NVIDIA/nccl-tests/issues/166",
 				"https://github.com/pytorch/ci-infra/pull/490",
+			},
+			Lits: [][]byte{
+				[]byte("Error while creating shared memory segment"),
+				[]byte("failed to extend /dev/shm/"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Error while creating shared memory segment"),
+				},
+				[][]byte{
+					[]byte("failed to extend /dev/shm/"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Error while creating shared memory segment"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Error while creating shared memory segment"),
+					},
+					lits: [][]byte{
+						[]byte("Error while creating shared memory segment"),
+					},
+				},
+				{
+					prefix:  []byte("failed to extend /dev/shm/"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("failed to extend /dev/shm/"),
+					},
+					lits: [][]byte{
+						[]byte("failed to extend /dev/shm/"),
+					},
+				},
 			},
 		},
 		{
@@ -385,6 +1802,69 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/TensorRT-LLM/issues/1670",
 				"https://github.com/PKU-YuanGroup/Open-Sora-Plan/issues/386",
 			},
+			Lits: [][]byte{
+				[]byte("Cuda failure "),
+				[]byte("Failed to CUDA calloc"),
+				[]byte("CUDA out of memory"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Cuda failure "),
+					[]byte("out of memory"),
+				},
+				[][]byte{
+					[]byte("Failed to CUDA calloc"),
+				},
+				[][]byte{
+					[]byte("CUDA out of memory"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("Cuda failure "),
+					anchored: lazyRegexp("^(?:Cuda failure '?out of memory)", nil),
+					filter: prefilter{
+						op: pfAny,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Cuda failure 'out of memory"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("Cuda failure out of memory"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Cuda failure 'out of memory"),
+						[]byte("Cuda failure out of memory"),
+					},
+				},
+				{
+					prefix:  []byte("Failed to CUDA calloc"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Failed to CUDA calloc"),
+					},
+					lits: [][]byte{
+						[]byte("Failed to CUDA calloc"),
+					},
+				},
+				{
+					prefix:  []byte("CUDA out of memory"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("CUDA out of memory"),
+					},
+					lits: [][]byte{
+						[]byte("CUDA out of memory"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "cuda-failure",
@@ -405,6 +1885,68 @@ func generatedSignatures() []Signature {
 				"https://github.com/facebookresearch/metaseq/issues/90",
 				"docs/dgx-spark.md (GB10 is sm_121)",
 			},
+			Lits: [][]byte{
+				[]byte("Cuda failure"),
+				[]byte("unhandled cuda error"),
+				[]byte("ncclUnhandledCudaError"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Cuda failure"),
+				},
+				[][]byte{
+					[]byte("unhandled cuda error"),
+				},
+				[][]byte{
+					[]byte("ncclUnhandledCudaError"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("Cuda failure"),
+					anchored: lazyRegexp("^(?:Cuda failure( \\d+)? ')", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Cuda failure"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" '"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Cuda failure"),
+						[]byte(" '"),
+					},
+				},
+				{
+					prefix:  []byte("unhandled cuda error"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("unhandled cuda error"),
+					},
+					lits: [][]byte{
+						[]byte("unhandled cuda error"),
+					},
+				},
+				{
+					prefix:  []byte("ncclUnhandledCudaError"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("ncclUnhandledCudaError"),
+					},
+					lits: [][]byte{
+						[]byte("ncclUnhandledCudaError"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "torch-watchdog-timeout",
@@ -422,6 +1964,54 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"https://github.com/NVIDIA/nccl/issues/1730",
 				"https://github.com/NVIDIA/nccl/issues/2353",
+			},
+			Lits: [][]byte{
+				[]byte("Watchdog caught collective operation timeout"),
+				[]byte(" milliseconds before timing out"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Watchdog caught collective operation timeout"),
+				},
+				[][]byte{
+					[]byte("ran for "),
+					[]byte(" milliseconds before timing out"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Watchdog caught collective operation timeout"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Watchdog caught collective operation timeout"),
+					},
+					lits: [][]byte{
+						[]byte("Watchdog caught collective operation timeout"),
+					},
+				},
+				{
+					prefix:   []byte("ran for "),
+					anchored: lazyRegexp("^(?:ran for \\d+ milliseconds before timing out)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("ran for "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" milliseconds before timing out"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("ran for "),
+						[]byte(" milliseconds before timing out"),
+					},
+				},
 			},
 		},
 		{
@@ -445,6 +2035,128 @@ func generatedSignatures() []Signature {
 				"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/TCPStore.cpp (rank 0's store waiting for the others: DistStoreError \"Timed out after {} seconds waiting for clients. {}/{} clients joined.\")",
 				"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (broadcastUniqueNCCLID: \"[rank] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '…', but store->get('…') got error: …. This may indicate a possible application crash on rank 0 or a network set up issue.\")",
 			},
+			Lits: [][]byte{
+				[]byte("The client socket has timed out after "),
+				[]byte("via c10d key-value store by key '"),
+				[]byte("The client socket has failed to connect to any network address of "),
+				[]byte(" seconds waiting for clients"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("The client socket has timed out after "),
+					[]byte(" while trying to connect to "),
+				},
+				[][]byte{
+					[]byte("via c10d key-value store by key '"),
+					[]byte("', but store->get"),
+					[]byte(" got error"),
+				},
+				[][]byte{
+					[]byte("The client socket has failed to connect to any network address of "),
+				},
+				[][]byte{
+					[]byte("Timed out after "),
+					[]byte(" seconds waiting for clients"),
+					[]byte(" clients joined"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("The client socket has timed out after "),
+					anchored: lazyRegexp("^(?:The client socket has timed out after \\S+ while trying to connect to \\()", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("The client socket has timed out after "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" while trying to connect to ("),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("The client socket has timed out after "),
+						[]byte(" while trying to connect to ("),
+					},
+				},
+				{
+					prefix:   []byte("via c10d key-value store by key '"),
+					anchored: lazyRegexp("^(?:via c10d key-value store by key '[^']*', but store->get\\('[^']*'\\) got error)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("via c10d key-value store by key '"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("', but store->get('"),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("') got error"),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("via c10d key-value store by key '"),
+						[]byte("', but store->get('"),
+						[]byte("') got error"),
+					},
+				},
+				{
+					prefix:  []byte("The client socket has failed to connect to any network address of ("),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("The client socket has failed to connect to any network address of ("),
+					},
+					lits: [][]byte{
+						[]byte("The client socket has failed to connect to any network address of ("),
+					},
+				},
+				{
+					prefix:   []byte("Timed out after "),
+					anchored: lazyRegexp("^(?:Timed out after \\d+ seconds waiting for clients\\. \\d+/\\d+ clients joined)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Timed out after "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" seconds waiting for clients. "),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("/"),
+								k:   2,
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" clients joined"),
+								k:   3,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Timed out after "),
+						[]byte(" seconds waiting for clients. "),
+						[]byte("/"),
+						[]byte(" clients joined"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "torch-store-port-in-use",
@@ -461,6 +2173,60 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketListenOp: \"The server socket has failed to bind to {} {}.\" for each address, then \"The server socket has failed to listen on any local network address.\")",
 				"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/TCPStoreLibUvBackend.cpp (the libuv store's listen failure: \"The server socket has failed to listen on any local network address. port: {}, useIpv6: {}, code: {}, name: {}, message: {}\")",
+			},
+			Lits: [][]byte{
+				[]byte("The server socket has failed to "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("The server socket has failed to "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("The server socket has failed to "),
+					anchored: lazyRegexp("^(?:The server socket has failed to (listen on any local network address|bind to).*(errno: 98 - Address already in use|EADDRINUSE))", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte("The server socket has failed to listen on any local network address"),
+									},
+									{
+										op:  pfLit,
+										lit: []byte("The server socket has failed to bind to"),
+										k:   1,
+									},
+								},
+							},
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte("errno: 98 - Address already in use"),
+										k:   2,
+									},
+									{
+										op:  pfLit,
+										lit: []byte("EADDRINUSE"),
+										k:   3,
+									},
+								},
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("The server socket has failed to listen on any local network address"),
+						[]byte("The server socket has failed to bind to"),
+						[]byte("errno: 98 - Address already in use"),
+						[]byte("EADDRINUSE"),
+					},
+				},
 			},
 		},
 		{
@@ -479,6 +2245,54 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (HeartbeatMonitor: \"Heartbeat monitor timed out! Process will be terminated after dumping debug info.\" then \"ProcessGroupNCCL's watchdog got stuck for {} seconds without making progress in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API hang blocking the watchdog ... increase the timeout (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC) ... or disable the heartbeat monitor (TORCH_NCCL_ENABLE_MONITORING=0)\")",
 			},
+			Lits: [][]byte{
+				[]byte("Heartbeat monitor timed out! Process will be terminated"),
+				[]byte(" seconds without making progress in monitoring enqueued collectives"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Heartbeat monitor timed out! Process will be terminated"),
+				},
+				[][]byte{
+					[]byte("watchdog got stuck for "),
+					[]byte(" seconds without making progress in monitoring enqueued collectives"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Heartbeat monitor timed out! Process will be terminated"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Heartbeat monitor timed out! Process will be terminated"),
+					},
+					lits: [][]byte{
+						[]byte("Heartbeat monitor timed out! Process will be terminated"),
+					},
+				},
+				{
+					prefix:   []byte("watchdog got stuck for "),
+					anchored: lazyRegexp("^(?:watchdog got stuck for \\d+ seconds without making progress in monitoring enqueued collectives)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("watchdog got stuck for "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" seconds without making progress in monitoring enqueued collectives"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("watchdog got stuck for "),
+						[]byte(" seconds without making progress in monitoring enqueued collectives"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "process-segfault",
@@ -495,6 +2309,43 @@ func generatedSignatures() []Signature {
 			Fix:           "rerun without the NCCL variables set last and with a current NCCL; report the backtrace",
 			Sources: []string{
 				"https://github.com/NVIDIA/nccl/issues/1538",
+			},
+			Lits: [][]byte{
+				[]byte("Segmentation fault"),
+				[]byte("SIGSEGV"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Caught signal 11 "),
+					[]byte("Segmentation fault"),
+				},
+				[][]byte{
+					[]byte("SIGSEGV"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Caught signal 11 (Segmentation fault"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Caught signal 11 (Segmentation fault"),
+					},
+					lits: [][]byte{
+						[]byte("Caught signal 11 (Segmentation fault"),
+					},
+				},
+				{
+					prefix:  []byte("SIGSEGV"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("SIGSEGV"),
+					},
+					lits: [][]byte{
+						[]byte("SIGSEGV"),
+					},
+				},
 			},
 		},
 		{
@@ -515,6 +2366,58 @@ func generatedSignatures() []Signature {
 				"https://github.com/aws/aws-ofi-nccl/issues/156",
 				"https://github.com/awsdocs/amazon-ec2-user-guide/blob/master/doc_source/efa-start.md (Step 1, Prepare an EFA-enabled security group)",
 			},
+			Lits: [][]byte{
+				[]byte("completed with error"),
+				[]byte("UNDELIVERABLE"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("NET/OFI "),
+					[]byte("completed with error"),
+				},
+				[][]byte{
+					[]byte("UNDELIVERABLE"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix: []byte("NET/OFI "),
+					glob: [][]byte{
+						[]byte("NET/OFI "),
+						[]byte("completed with error"),
+					},
+					anchored: lazyRegexp("^(?:NET/OFI .*completed with error)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("NET/OFI "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("completed with error"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NET/OFI "),
+						[]byte("completed with error"),
+					},
+				},
+				{
+					prefix:  []byte("UNDELIVERABLE"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("UNDELIVERABLE"),
+					},
+					lits: [][]byte{
+						[]byte("UNDELIVERABLE"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "ras-missing-rank",
@@ -532,6 +2435,42 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"NVIDIA/nccl docs/userguide/source/troubleshooting/ras.rst",
 				"https://github.com/NVIDIA/nccl/issues/1762",
+			},
+			Lits: [][]byte{
+				[]byte("Missing communicator data from "),
+				[]byte("The missing rank"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Missing communicator data from "),
+				},
+				[][]byte{
+					[]byte("The missing rank"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("Missing communicator data from "),
+					anchored: lazyRegexp("^(?:Missing communicator data from \\d+)", nil),
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Missing communicator data from "),
+					},
+					lits: [][]byte{
+						[]byte("Missing communicator data from "),
+					},
+				},
+				{
+					prefix:  []byte("The missing rank"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("The missing rank"),
+					},
+					lits: [][]byte{
+						[]byte("The missing rank"),
+					},
+				},
 			},
 		},
 		{
@@ -554,6 +2493,87 @@ func generatedSignatures() []Signature {
 				"NVIDIA/nccl docs/userguide/source/troubleshooting/ras.rst v2.30.7-1 (Monitoring Mode, from NCCL 2.29: ncclras -m prints events such as \"[2025-12-19 13:07:07] PEER_DEAD: Process 1524345 on node 172.16.64.245 managing GPU 1\", or with JSON output \"event\": \"PEER_DEAD\"); NVIDIA/nccl src/ras/client_support.cc (\"[%s] %s: %s %s\" of time, event and peer) and src/ras/rasnet.cc (PEER_TIMEOUT_DEAD: \"peer failed to respond for %lds, declaring dead\")",
 				"NVIDIA/nccl docs/userguide/source/troubleshooting/ras.rst",
 			},
+			Lits: [][]byte{
+				[]byte("considered dead"),
+				[]byte("PEER_DEAD: "),
+				[]byte("PEER_TIMEOUT_DEAD: "),
+				[]byte("\"event\": \"PEER_DEAD\""),
+				[]byte("\"event\": \"PEER_TIMEOUT_DEAD\""),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("considered dead"),
+				},
+				[][]byte{
+					[]byte("PEER_DEAD: "),
+				},
+				[][]byte{
+					[]byte("PEER_TIMEOUT_DEAD: "),
+				},
+				[][]byte{
+					[]byte("\"event\": \"PEER_DEAD\""),
+				},
+				[][]byte{
+					[]byte("\"event\": \"PEER_TIMEOUT_DEAD\""),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("considered dead"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("considered dead"),
+					},
+					lits: [][]byte{
+						[]byte("considered dead"),
+					},
+				},
+				{
+					prefix:  []byte("PEER_DEAD: "),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("PEER_DEAD: "),
+					},
+					lits: [][]byte{
+						[]byte("PEER_DEAD: "),
+					},
+				},
+				{
+					prefix:  []byte("PEER_TIMEOUT_DEAD: "),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("PEER_TIMEOUT_DEAD: "),
+					},
+					lits: [][]byte{
+						[]byte("PEER_TIMEOUT_DEAD: "),
+					},
+				},
+				{
+					prefix:  []byte("\"event\": \"PEER_DEAD\""),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("\"event\": \"PEER_DEAD\""),
+					},
+					lits: [][]byte{
+						[]byte("\"event\": \"PEER_DEAD\""),
+					},
+				},
+				{
+					prefix:  []byte("\"event\": \"PEER_TIMEOUT_DEAD\""),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("\"event\": \"PEER_TIMEOUT_DEAD\""),
+					},
+					lits: [][]byte{
+						[]byte("\"event\": \"PEER_TIMEOUT_DEAD\""),
+					},
+				},
+			},
 		},
 		{
 			ID:    "ras-mismatch",
@@ -570,6 +2590,27 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"NVIDIA/nccl docs/userguide/source/troubleshooting/ras.rst",
 				"https://github.com/NVIDIA/nccl/issues/1911",
+			},
+			Lits: [][]byte{
+				[]byte("Communicator ranks have different"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Communicator ranks have different"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Communicator ranks have different"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Communicator ranks have different"),
+					},
+					lits: [][]byte{
+						[]byte("Communicator ranks have different"),
+					},
+				},
 			},
 		},
 		{
@@ -591,6 +2632,61 @@ func generatedSignatures() []Signature {
 				"NVIDIA/nccl src/init.cc (v2.18.1-1 to v2.29.7-1): WARN(\"Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx\")",
 				"NVIDIA/nccl src/init.cc v2.30.7-1 (the check of two ranks sharing hostHash and GPU, as \"Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.\")",
 			},
+			Lits: [][]byte{
+				[]byte(" both on CUDA device "),
+				[]byte("Multiple Ranks are using the same GPU/Partition"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("rank "),
+					[]byte(" and rank "),
+					[]byte(" both on CUDA device "),
+				},
+				[][]byte{
+					[]byte("Multiple Ranks are using the same GPU/Partition"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("rank "),
+					anchored: lazyRegexp("^(?:rank \\d+ and rank \\d+ both on CUDA device [0-9a-fA-F]+\\b)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("rank "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" and rank "),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" both on CUDA device "),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("rank "),
+						[]byte(" and rank "),
+						[]byte(" both on CUDA device "),
+					},
+				},
+				{
+					prefix:  []byte("Multiple Ranks are using the same GPU/Partition"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Multiple Ranks are using the same GPU/Partition"),
+					},
+					lits: [][]byte{
+						[]byte("Multiple Ranks are using the same GPU/Partition"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "nccl-not-built-for-gpu-arch",
@@ -607,6 +2703,44 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"https://github.com/NVIDIA/nccl/issues/444",
 				"https://github.com/NVIDIA/nccl/issues/1372",
+			},
+			Lits: [][]byte{
+				[]byte("Cuda failure '"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Cuda failure '"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("Cuda failure '"),
+					anchored: lazyRegexp("^(?:Cuda failure '(invalid device function|named symbol not found|no kernel image is available for execution on the device)')", nil),
+					filter: prefilter{
+						op: pfAny,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Cuda failure 'invalid device function'"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("Cuda failure 'named symbol not found'"),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("Cuda failure 'no kernel image is available for execution on the device'"),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Cuda failure 'invalid device function'"),
+						[]byte("Cuda failure 'named symbol not found'"),
+						[]byte("Cuda failure 'no kernel image is available for execution on the device'"),
+					},
+				},
 			},
 		},
 		{
@@ -625,6 +2759,39 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/nccl/blob/master/src/misc/strongstream.cc",
 				"https://github.com/vllm-project/vllm/issues/3069",
 			},
+			Lits: [][]byte{
+				[]byte("NCCL cannot be captured in a graph if either it wasn"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("NCCL cannot be captured in a graph if either it wasn"),
+					[]byte("t built with CUDA runtime >= 11"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("NCCL cannot be captured in a graph if either it wasn"),
+					anchored: lazyRegexp("^(?:NCCL cannot be captured in a graph if either it wasn.t built with CUDA runtime >= 11\\.3)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("NCCL cannot be captured in a graph if either it wasn"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("t built with CUDA runtime >= 11.3"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NCCL cannot be captured in a graph if either it wasn"),
+						[]byte("t built with CUDA runtime >= 11.3"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "nccl-algo-env-excludes",
@@ -642,6 +2809,107 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"NVIDIA/nccl src/enqueue.cc v2.27.3-1 to v2.30.7-1 (WARN \"no algorithm/protocol available for function %s with datatype %s.%s%s\" naming \" NCCL_ALGO was set to %s.\" and \" NCCL_PROTO was set to %s.\"; ncclInvalidUsage when either is set, ncclInternalError otherwise); \"was set to\" is printed by this WARN only (NCCL's environment lines read \"set by environment to\"), so a paste that wraps the WARN before it still shows it",
 			},
+			Lits: [][]byte{
+				[]byte("available for function "),
+				[]byte(" was set to "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("o algorithm/protocol "),
+					[]byte("available for function "),
+					[]byte("NCCL_"),
+					[]byte(" was set to"),
+				},
+				[][]byte{
+					[]byte("NCCL_"),
+					[]byte(" was set to "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("o algorithm/protocol "),
+					anchored: lazyRegexp("^(?:o algorithm/protocol (nor symKernelId )?available for function \\w+ .*NCCL_(ALGO|PROTO) was set to)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte("o algorithm/protocol nor symKernelId available for function "),
+									},
+									{
+										op:  pfLit,
+										lit: []byte("o algorithm/protocol available for function "),
+										k:   1,
+									},
+								},
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" "),
+								k:   2,
+							},
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte("NCCL_ALGO was set to"),
+										k:   3,
+									},
+									{
+										op:  pfLit,
+										lit: []byte("NCCL_PROTO was set to"),
+										k:   4,
+									},
+								},
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("o algorithm/protocol nor symKernelId available for function "),
+						[]byte("o algorithm/protocol available for function "),
+						[]byte(" "),
+						[]byte("NCCL_ALGO was set to"),
+						[]byte("NCCL_PROTO was set to"),
+					},
+				},
+				{
+					prefix:   []byte("NCCL_"),
+					anchored: lazyRegexp("^(?:NCCL_(ALGO|PROTO) was set to \\S+\\.)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte("NCCL_ALGO was set to "),
+									},
+									{
+										op:  pfLit,
+										lit: []byte("NCCL_PROTO was set to "),
+										k:   1,
+									},
+								},
+							},
+							{
+								op:  pfLit,
+								lit: []byte("."),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NCCL_ALGO was set to "),
+						[]byte("NCCL_PROTO was set to "),
+						[]byte("."),
+					},
+				},
+			},
 		},
 		{
 			ID:    "socket-message-truncated",
@@ -657,6 +2925,46 @@ func generatedSignatures() []Signature {
 			Fix:           "start every rank with the same environment, arguments and NCCL release (compare env | grep NCCL_ and the NCCL version line on each node)",
 			Sources: []string{
 				"NVIDIA/nccl src/transport/net_socket.cc v2.18.6-1 to v2.30.7-1 (WARN \"NET/Socket : peer %s message truncated : receiving %d bytes instead of %d\", which itself names a mismatch in collective sizes or environment settings such as NCCL_PROTO and NCCL_ALGO between ranks)",
+			},
+			Lits: [][]byte{
+				[]byte(" message truncated : receiving "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("NET/Socket : peer "),
+					[]byte(" message truncated : receiving "),
+					[]byte(" bytes instead of "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("NET/Socket : peer "),
+					anchored: lazyRegexp("^(?:NET/Socket : peer \\S+ message truncated : receiving \\d+ bytes instead of \\d+)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("NET/Socket : peer "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" message truncated : receiving "),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" bytes instead of "),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NET/Socket : peer "),
+						[]byte(" message truncated : receiving "),
+						[]byte(" bytes instead of "),
+					},
+				},
 			},
 		},
 		{
@@ -676,6 +2984,113 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"NVIDIA/nccl src/transport/net_ib.cc v2.24.3-1 to v2.25.1-1 (WARN \"Trying to merge multiple devices together with different link_layer properties ... Try only selecting NICs with one type of link using NCCL_IB_HCA\", \"Can't connect net devices with different link_layer\") and src/transport/net_ib/connect.cc, init.cc v2.30.7-1 (\"Attempted to connect incompatible devices\", \"Remote %s device is incompatible with the local\", \"Attempted to merge incompatible devices\", ncclInternalError)",
 			},
+			Lits: [][]byte{
+				[]byte("NET/IB : "),
+				[]byte("NET/IB : Trying to merge multiple devices together with different link_layer properties"),
+				[]byte("t connect net devices with different link_layer"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("NET/IB : "),
+				},
+				[][]byte{
+					[]byte("NET/IB : Trying to merge multiple devices together with different link_layer properties"),
+				},
+				[][]byte{
+					[]byte("NET/IB : Can"),
+					[]byte("t connect net devices with different link_layer"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("NET/IB : "),
+					anchored: lazyRegexp("^(?:NET/IB : (Attempted to (connect|merge) incompatible devices|Remote \\S+ device is incompatible with the local))", nil),
+					filter: prefilter{
+						op: pfAny,
+						subs: []prefilter{
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte("NET/IB : Attempted to connect incompatible devices"),
+									},
+									{
+										op:  pfLit,
+										lit: []byte("NET/IB : Attempted to merge incompatible devices"),
+										k:   1,
+									},
+								},
+							},
+							{
+								op: pfAll,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte("NET/IB : "),
+										k:   2,
+									},
+									{
+										op: pfAll,
+										subs: []prefilter{
+											{
+												op:  pfLit,
+												lit: []byte("Remote "),
+												k:   3,
+											},
+											{
+												op:  pfLit,
+												lit: []byte(" device is incompatible with the local"),
+												k:   4,
+											},
+										},
+									},
+								},
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NET/IB : Attempted to connect incompatible devices"),
+						[]byte("NET/IB : Attempted to merge incompatible devices"),
+						[]byte("NET/IB : "),
+						[]byte("Remote "),
+						[]byte(" device is incompatible with the local"),
+					},
+				},
+				{
+					prefix:  []byte("NET/IB : Trying to merge multiple devices together with different link_layer properties"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("NET/IB : Trying to merge multiple devices together with different link_layer properties"),
+					},
+					lits: [][]byte{
+						[]byte("NET/IB : Trying to merge multiple devices together with different link_layer properties"),
+					},
+				},
+				{
+					prefix:   []byte("NET/IB : Can"),
+					anchored: lazyRegexp("^(?:NET/IB : Can.t connect net devices with different link_layer)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("NET/IB : Can"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("t connect net devices with different link_layer"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NET/IB : Can"),
+						[]byte("t connect net devices with different link_layer"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "nccl-version-mismatch-peer",
@@ -692,6 +3107,27 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"NVIDIA/nccl src/ras/ras.cc v2.24.3-1 to v2.30.7-1 (WARN \"NCCL version mismatch with remote peer %s (local: %s, remote %s)\" when the peer's NCCL_VERSION_CODE differs; the connection is refused with ncclInvalidUsage)",
 			},
+			Lits: [][]byte{
+				[]byte("NCCL version mismatch with remote peer"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("NCCL version mismatch with remote peer"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("NCCL version mismatch with remote peer"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("NCCL version mismatch with remote peer"),
+					},
+					lits: [][]byte{
+						[]byte("NCCL version mismatch with remote peer"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "bootstrap-rank-count-mismatch",
@@ -707,6 +3143,39 @@ func generatedSignatures() []Signature {
 			Fix:           "start every rank with the same world size and rendezvous settings (compare WORLD_SIZE, --nnodes/--nproc-per-node or the hostfile on each node) and give each job its own rendezvous port (MASTER_PORT, NCCL_COMM_ID)",
 			Sources: []string{
 				"NVIDIA/nccl src/bootstrap.cc v2.18.6-1 to v2.22.3-1 (WARN \"Bootstrap Root : mismatch in rank count from procs %d : %d\" when a process reports another nranks) and v2.24.3-1 to v2.30.7-1 (\"Bootstrap Root : mismatch in info from procs, nranks %d vs %d, nroots %d vs %d, iroot %d vs %d\")",
+			},
+			Lits: [][]byte{
+				[]byte("Bootstrap Root : mismatch in "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Bootstrap Root : mismatch in "),
+					[]byte(" from procs"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("Bootstrap Root : mismatch in "),
+					anchored: lazyRegexp("^(?:Bootstrap Root : mismatch in (rank count|info) from procs)", nil),
+					filter: prefilter{
+						op: pfAny,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Bootstrap Root : mismatch in rank count from procs"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("Bootstrap Root : mismatch in info from procs"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Bootstrap Root : mismatch in rank count from procs"),
+						[]byte("Bootstrap Root : mismatch in info from procs"),
+					},
+				},
 			},
 		},
 		{
@@ -725,6 +3194,28 @@ func generatedSignatures() []Signature {
 				"https://github.com/esnet/iperf/blob/master/src/iperf_server_api.c (iperf_accept: while a test runs, a further control connection is answered ACCESS_DENIED and closed)",
 				"https://github.com/esnet/iperf/blob/master/src/iperf_error.c (IEACCESSDENIED, which the client sets on ACCESS_DENIED: \"the server is busy running a test. try again later\")",
 			},
+			Lits: [][]byte{
+				[]byte("the server is busy running a test"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("the server is busy running a test"),
+					[]byte(" try again later"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("the server is busy running a test. try again later"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("the server is busy running a test. try again later"),
+					},
+					lits: [][]byte{
+						[]byte("the server is busy running a test. try again later"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "iperf3-control-closed",
@@ -741,6 +3232,27 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"https://github.com/esnet/iperf/blob/master/src/iperf_client_api.c (iperf_handle_message_client: a read of 0 bytes on the control socket sets IECTRLCLOSE; the server's iperf_server_api.c sets it the same way when the client closes)",
 				"https://github.com/esnet/iperf/blob/master/src/iperf_error.c (IECTRLCLOSE: \"control socket has closed unexpectedly\")",
+			},
+			Lits: [][]byte{
+				[]byte("iperf3: error - control socket has closed unexpectedly"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("iperf3: error - control socket has closed unexpectedly"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("iperf3: error - control socket has closed unexpectedly"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("iperf3: error - control socket has closed unexpectedly"),
+					},
+					lits: [][]byte{
+						[]byte("iperf3: error - control socket has closed unexpectedly"),
+					},
+				},
 			},
 		},
 		{
@@ -762,6 +3274,27 @@ func generatedSignatures() []Signature {
 				"https://github.com/esnet/iperf/issues/407 (Cannot allocate memory: the server reading data that is not iperf3's on its control connection, a port another service's clients still used)",
 				"https://github.com/esnet/iperf/issues/1808 (iperf3 3.18 at both ends: the length arrived, the 124 bytes of JSON did not before the read timed out)",
 			},
+			Lits: [][]byte{
+				[]byte("unable to receive parameters from client"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("unable to receive parameters from client"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("unable to receive parameters from client"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("unable to receive parameters from client"),
+					},
+					lits: [][]byte{
+						[]byte("unable to receive parameters from client"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "iperf3-json-length-read",
@@ -778,6 +3311,42 @@ func generatedSignatures() []Signature {
 			Fix:           "see the 'unable to receive parameters from client' line that follows it",
 			Sources: []string{
 				"https://github.com/esnet/iperf/blob/3.19/src/iperf_api.c (JSON_read: \"JSON data length overflow - %d bytes JSON size is not allowed\" from 3.18; \"JSON size of data read does not correspond to offered length\", with \" - expected %d bytes but received %d; errno=%d\" from 3.19)",
+			},
+			Lits: [][]byte{
+				[]byte("JSON size of data read does not correspond to offered length"),
+				[]byte("JSON data length overflow"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("JSON size of data read does not correspond to offered length"),
+				},
+				[][]byte{
+					[]byte("JSON data length overflow"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("JSON size of data read does not correspond to offered length"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("JSON size of data read does not correspond to offered length"),
+					},
+					lits: [][]byte{
+						[]byte("JSON size of data read does not correspond to offered length"),
+					},
+				},
+				{
+					prefix:  []byte("JSON data length overflow"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("JSON data length overflow"),
+					},
+					lits: [][]byte{
+						[]byte("JSON data length overflow"),
+					},
+				},
 			},
 		},
 		{
@@ -796,6 +3365,27 @@ func generatedSignatures() []Signature {
 				"https://github.com/esnet/iperf/blob/3.1.2/src/main.c (run: the server loop counts consecutive iperf_run_server failures and calls iperf_errexit \"too many errors, exiting\" at five; the line is in main.c from 3.0.1 to 3.0.11 and 3.1 to 3.1.2, not in 3.0.12 or 3.1.3, whose loop exits only on a fatal error)",
 				"https://github.com/esnet/iperf/issues/404 (a server behind Azure's TCP probes exits with \"too many errors, exiting\" after \"unable to receive cookie at server\" errors; the maintainer: fixed as a side-effect of the security fixes in iperf-3.1.3 and iperf-3.0.12)",
 			},
+			Lits: [][]byte{
+				[]byte("too many errors, exiting"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("too many errors, exiting"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("too many errors, exiting"),
+					anchored: lazyRegexp("^(?:too many errors, exiting$)", nil),
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("too many errors, exiting"),
+					},
+					lits: [][]byte{
+						[]byte("too many errors, exiting"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "nccl-library-missing",
@@ -811,6 +3401,27 @@ func generatedSignatures() []Signature {
 			Fix:           "install NCCL for the CUDA major in use (pip install nvidia-nccl-cu12, or the libnccl2 package) or the framework's variant that bundles it (JAX's cuda12 pip extra), and check that the loader finds libnccl.so.2 (ldconfig -p | grep nccl, LD_LIBRARY_PATH)",
 			Sources: []string{
 				"https://github.com/openxla/xla/blob/80c095fc2f5ba8b1e8c8b7df79c0be532416dd69/xla/tsl/cuda/nccl_stub.cc (when libnccl does not load, ncclGetErrorString returns \"Unable to load NCCL library. Multi-GPU collectives will not work.\" and every other NCCL symbol returns ncclSystemError)",
+			},
+			Lits: [][]byte{
+				[]byte("Unable to load NCCL library"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Unable to load NCCL library"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Unable to load NCCL library"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Unable to load NCCL library"),
+					},
+					lits: [][]byte{
+						[]byte("Unable to load NCCL library"),
+					},
+				},
 			},
 		},
 		{
@@ -829,6 +3440,27 @@ func generatedSignatures() []Signature {
 				"NVIDIA/nccl src/init.cc v2.14.3-1 to v2.16.5-1 (ncclCommInitRankConfig: WARN \"Invalid config blocking attribute value %d\" unless blocking is 0 or 1)",
 				"NVIDIA/nccl src/nccl.h.in v2.17.1-1 (NCCL_CONFIG_UNDEF_INT is INT_MIN and NCCL_CONFIG_INITIALIZER sets blocking to it; init.cc accepts it from 2.17.1 on)",
 			},
+			Lits: [][]byte{
+				[]byte("Invalid config blocking attribute value -2147483648"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Invalid config blocking attribute value -2147483648"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Invalid config blocking attribute value -2147483648"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Invalid config blocking attribute value -2147483648"),
+					},
+					lits: [][]byte{
+						[]byte("Invalid config blocking attribute value -2147483648"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "nccl-unknown-result-code",
@@ -844,6 +3476,43 @@ func generatedSignatures() []Signature {
 			Fix:           "make the process load the NCCL the program was built for: list the NCCL libraries (pip list | grep nccl; ldconfig -p | grep nccl; cat /proc/<pid>/maps | grep nccl), keep one, and rebuild or reinstall the program against it",
 			Sources: []string{
 				"NVIDIA/nccl src/init.cc v2.14.3-1 to v2.30.7-1 (ncclGetErrorString: a case for every ncclResult_t value of src/nccl.h.in, \"unknown result code\" only for a value outside it)",
+			},
+			Lits: [][]byte{
+				[]byte("unknown result code"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("NCCL"),
+					[]byte("unknown result code"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix: []byte("NCCL"),
+					glob: [][]byte{
+						[]byte("NCCL"),
+						[]byte("unknown result code"),
+					},
+					anchored: lazyRegexp("^(?:NCCL.*unknown result code)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("NCCL"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("unknown result code"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NCCL"),
+						[]byte("unknown result code"),
+					},
+				},
 			},
 		},
 		{
@@ -861,6 +3530,47 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"NVIDIA/nccl src/enqueue.cc v2.25.1-1 (INFO \"ncclMaxSharedMem %d exceeds device/fn maxSharedMem %zu\", then lowers the kernels' dynamic shared memory) and v2.26.2-1 to v2.29.3-1 (WARN with cudaArch, ncclSystemError), v2.29.7-1 to v2.30.7-1 (\"dynamic smem %d exceeds device/fn maxSharedMem\")",
 				"NVIDIA/nccl src/include/device.h v2.26.2-1 (ncclCollUnroll 6 instead of 8 for cudaArch 1200, shrinking ncclShmemDynamicSize to fit compute capability 12.0)",
+			},
+			Lits: [][]byte{
+				[]byte(" exceeds device/fn maxSharedMem"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte(" exceeds device/fn maxSharedMem"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte("ncclMaxSharedMem "),
+									},
+									{
+										op:  pfLit,
+										lit: []byte("dynamic smem "),
+										k:   1,
+									},
+								},
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" exceeds device/fn maxSharedMem"),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("ncclMaxSharedMem "),
+						[]byte("dynamic smem "),
+						[]byte(" exceeds device/fn maxSharedMem"),
+					},
+				},
 			},
 		},
 		{
@@ -881,6 +3591,28 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/nccl-tests/issues/287",
 				"https://github.com/NVIDIA/TensorRT-LLM/issues/4238",
 			},
+			Lits: [][]byte{
+				[]byte("cc:1500 NCCL WARN Cuda failure 1 "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("enqueue"),
+					[]byte("cc:1500 NCCL WARN Cuda failure 1 "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("enqueue.cc:1500 NCCL WARN Cuda failure 1 "),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("enqueue.cc:1500 NCCL WARN Cuda failure 1 "),
+					},
+					lits: [][]byte{
+						[]byte("enqueue.cc:1500 NCCL WARN Cuda failure 1 "),
+					},
+				},
+			},
 		},
 		{
 			ID:    "iperf-server-unreachable",
@@ -898,6 +3630,42 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"https://github.com/esnet/iperf/issues/1751",
 				"https://github.com/R0GGER/public-iperf3-servers/issues/24",
+			},
+			Lits: [][]byte{
+				[]byte("iperf3: error - unable to connect to server"),
+				[]byte("iperf3: error - unable to send control message"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("iperf3: error - unable to connect to server"),
+				},
+				[][]byte{
+					[]byte("iperf3: error - unable to send control message"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("iperf3: error - unable to connect to server"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("iperf3: error - unable to connect to server"),
+					},
+					lits: [][]byte{
+						[]byte("iperf3: error - unable to connect to server"),
+					},
+				},
+				{
+					prefix:  []byte("iperf3: error - unable to send control message"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("iperf3: error - unable to send control message"),
+					},
+					lits: [][]byte{
+						[]byte("iperf3: error - unable to send control message"),
+					},
+				},
 			},
 		},
 		{
@@ -917,6 +3685,42 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/nccl-tests/issues/14",
 				"NVIDIA/nccl src/bootstrap.cc (WARN \"Bootstrap : no socket interface found\")",
 			},
+			Lits: [][]byte{
+				[]byte("Socket creation failed : Address family not supported by protocol"),
+				[]byte("NET/Socket : No usable listening interface found"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Socket creation failed : Address family not supported by protocol"),
+				},
+				[][]byte{
+					[]byte("NET/Socket : No usable listening interface found"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Socket creation failed : Address family not supported by protocol"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Socket creation failed : Address family not supported by protocol"),
+					},
+					lits: [][]byte{
+						[]byte("Socket creation failed : Address family not supported by protocol"),
+					},
+				},
+				{
+					prefix:  []byte("NET/Socket : No usable listening interface found"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("NET/Socket : No usable listening interface found"),
+					},
+					lits: [][]byte{
+						[]byte("NET/Socket : No usable listening interface found"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "roce-gid-zero",
@@ -933,6 +3737,27 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"https://github.com/Mellanox/k8s-rdma-shared-dev-plugin/issues/72",
 			},
+			Lits: [][]byte{
+				[]byte("GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"),
+					},
+					lits: [][]byte{
+						[]byte("GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "ofi-enomem",
@@ -948,6 +3773,29 @@ func generatedSignatures() []Signature {
 			Fix:           "raise the locked-memory limit to unlimited (ulimit -l unlimited; docker --ulimit memlock=-1; the pod's or Slurm's memlock limit)",
 			Sources: []string{
 				"https://github.com/awslabs/awsome-distributed-ai/issues/647",
+			},
+			Lits: [][]byte{
+				[]byte(" Cannot allocate memory"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Libfabric error: "),
+					[]byte("-12"),
+					[]byte(" Cannot allocate memory"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Libfabric error: (-12) Cannot allocate memory"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Libfabric error: (-12) Cannot allocate memory"),
+					},
+					lits: [][]byte{
+						[]byte("Libfabric error: (-12) Cannot allocate memory"),
+					},
+				},
 			},
 		},
 		{
@@ -966,6 +3814,47 @@ func generatedSignatures() []Signature {
 				"https://github.com/ofiwg/libfabric/pull/9459",
 				"https://github.com/awslabs/awsome-distributed-ai/issues/278",
 				"https://github.com/awslabs/awsome-distributed-ai/pull/257",
+			},
+			Lits: [][]byte{
+				[]byte("NET/OFI Unable to register memory "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("NET/OFI Unable to register memory "),
+					[]byte("type = "),
+					[]byte(" for device "),
+					[]byte(" RC: -22"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("NET/OFI Unable to register memory (type = "),
+					anchored: lazyRegexp("^(?:NET/OFI Unable to register memory \\(type = \\d+\\) for device \\d+\\. RC: -22)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("NET/OFI Unable to register memory (type = "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(") for device "),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte(". RC: -22"),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NET/OFI Unable to register memory (type = "),
+						[]byte(") for device "),
+						[]byte(". RC: -22"),
+					},
+				},
 			},
 		},
 		{
@@ -987,6 +3876,43 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/JAX-Toolbox/issues/183",
 				"NVIDIA/nccl src/misc/shmutils.cc v2.16.2-1 to v2.18.6-1 (ncclShmOpen - ftruncate, mmap, then a write to the mapping) and v2.12.7-1, v2.19.3-1 (posix_fallocate, which fails cleanly)",
 			},
+			Lits: [][]byte{
+				[]byte("Caught signal 7 "),
+				[]byte("in ncclShmOpen"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Caught signal 7 "),
+					[]byte("Bus error"),
+				},
+				[][]byte{
+					[]byte("in ncclShmOpen"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Caught signal 7 (Bus error"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Caught signal 7 (Bus error"),
+					},
+					lits: [][]byte{
+						[]byte("Caught signal 7 (Bus error"),
+					},
+				},
+				{
+					prefix:  []byte("in ncclShmOpen("),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("in ncclShmOpen("),
+					},
+					lits: [][]byte{
+						[]byte("in ncclShmOpen("),
+					},
+				},
+			},
 		},
 		{
 			ID:    "socket-ifname-not-found",
@@ -1005,6 +3931,67 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/nccl/issues/1837",
 				"https://github.com/EvolvingLMMs-Lab/open-r1-multimodal/issues/7",
 				"NVIDIA/nccl src/misc/socket.cc @5067397c (ncclFindInterfaces: a user-set NCCL_SOCKET_IFNAME is find-or-fail; unset, NCCL falls back to docker, then lo, so 'Bootstrap : no socket interface found' follows a filter that matched nothing)",
+			},
+			Lits: [][]byte{
+				[]byte("ncclSocketInit: connecting to address "),
+				[]byte("Bootstrap : no socket interface found"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("ncclSocketInit: connecting to address "),
+					[]byte("with family "),
+					[]byte(" is neither AF_INET"),
+				},
+				[][]byte{
+					[]byte("Bootstrap : no socket interface found"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("ncclSocketInit: connecting to address"),
+					anchored: lazyRegexp("^(?:ncclSocketInit: connecting to address +with family \\d+ is neither AF_INET)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("ncclSocketInit: connecting to address"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" "),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("with family "),
+								k:   2,
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" is neither AF_INET"),
+								k:   3,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("ncclSocketInit: connecting to address"),
+						[]byte(" "),
+						[]byte("with family "),
+						[]byte(" is neither AF_INET"),
+					},
+				},
+				{
+					prefix:  []byte("Bootstrap : no socket interface found"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Bootstrap : no socket interface found"),
+					},
+					lits: [][]byte{
+						[]byte("Bootstrap : no socket interface found"),
+					},
+				},
 			},
 		},
 		{
@@ -1025,6 +4012,110 @@ func generatedSignatures() []Signature {
 				"https://github.com/awslabs/awsome-distributed-ai/issues/292",
 				"https://github.com/NVIDIA/nccl/issues/229",
 			},
+			Lits: [][]byte{
+				[]byte("' not found"),
+				[]byte("undefined symbol"),
+				[]byte("NET/OFI Could not find any optimal provider"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("NET/Plugin"),
+					[]byte("version `"),
+					[]byte("' not found"),
+				},
+				[][]byte{
+					[]byte("NET/Plugin"),
+					[]byte("undefined symbol"),
+				},
+				[][]byte{
+					[]byte("NET/OFI Could not find any optimal provider"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("NET/Plugin"),
+					anchored: lazyRegexp("^(?:NET/Plugin ?: .*version `[^`']+' not found)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte("NET/Plugin : "),
+									},
+									{
+										op:  pfLit,
+										lit: []byte("NET/Plugin: "),
+										k:   1,
+									},
+								},
+							},
+							{
+								op:  pfLit,
+								lit: []byte("version `"),
+								k:   2,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("' not found"),
+								k:   3,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NET/Plugin : "),
+						[]byte("NET/Plugin: "),
+						[]byte("version `"),
+						[]byte("' not found"),
+					},
+				},
+				{
+					prefix:   []byte("NET/Plugin"),
+					anchored: lazyRegexp("^(?:NET/Plugin ?: .*undefined symbol)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte("NET/Plugin : "),
+									},
+									{
+										op:  pfLit,
+										lit: []byte("NET/Plugin: "),
+										k:   1,
+									},
+								},
+							},
+							{
+								op:  pfLit,
+								lit: []byte("undefined symbol"),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NET/Plugin : "),
+						[]byte("NET/Plugin: "),
+						[]byte("undefined symbol"),
+					},
+				},
+				{
+					prefix:  []byte("NET/OFI Could not find any optimal provider"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("NET/OFI Could not find any optimal provider"),
+					},
+					lits: [][]byte{
+						[]byte("NET/OFI Could not find any optimal provider"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "nvbandwidth-waived",
@@ -1041,6 +4132,36 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"https://github.com/NVIDIA/nvbandwidth/issues/13",
 			},
+			Lits: [][]byte{
+				[]byte("Waiving "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Waiving "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Waiving "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("."),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Waiving "),
+						[]byte("."),
+					},
+				},
+			},
 		},
 		{
 			ID:    "socket-loopback",
@@ -1056,6 +4177,57 @@ func generatedSignatures() []Signature {
 			Fix:           "set NCCL_SOCKET_IFNAME to the interface that routes between the nodes (and map the host name to that address, not 127.0.1.1, in /etc/hosts)",
 			Sources: []string{
 				"https://github.com/awslabs/awsome-distributed-ai/issues/192",
+			},
+			Lits: [][]byte{
+				[]byte("Connect to 127"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Connect to 127"),
+					[]byte("> failed"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("Connect to 127."),
+					anchored: lazyRegexp("^(?:Connect to 127\\.\\d+\\.\\d+\\.\\d+<\\d+> failed)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Connect to 127."),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("."),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("."),
+								k:   2,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("<"),
+								k:   3,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("> failed"),
+								k:   4,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Connect to 127."),
+						[]byte("."),
+						[]byte("."),
+						[]byte("<"),
+						[]byte("> failed"),
+					},
+				},
 			},
 		},
 		{
@@ -1074,6 +4246,46 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"https://github.com/aws-samples/aws-do-eks/pull/50",
 			},
+			Lits: [][]byte{
+				[]byte("Unable to resolve hostname to a "),
+				[]byte("remote="),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Unable to resolve hostname to a "),
+					[]byte("local"),
+					[]byte(" address"),
+					[]byte(" Using the loopback"),
+				},
+				[][]byte{
+					[]byte("remote="),
+					[]byte("127"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Unable to resolve hostname to a (local) address. Using the loopback"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Unable to resolve hostname to a (local) address. Using the loopback"),
+					},
+					lits: [][]byte{
+						[]byte("Unable to resolve hostname to a (local) address. Using the loopback"),
+					},
+				},
+				{
+					prefix:   []byte("remote=[127.0.0.1]:"),
+					anchored: lazyRegexp("^(?:remote=\\[127\\.0\\.0\\.1\\]:\\d+)", nil),
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("remote=[127.0.0.1]:"),
+					},
+					lits: [][]byte{
+						[]byte("remote=[127.0.0.1]:"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "p2p-peer-access-unsupported",
@@ -1089,6 +4301,28 @@ func generatedSignatures() []Signature {
 			Fix:           "nothing to fix for correctness; for speed check nvidia-smi topo -m and the ACS/IOMMU settings",
 			Sources: []string{
 				"https://github.com/NVIDIA/nccl/issues/258",
+			},
+			Lits: [][]byte{
+				[]byte("cudaDeviceEnablePeerAccess returned "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("cudaDeviceEnablePeerAccess returned "),
+					[]byte("0x2c0"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("cudaDeviceEnablePeerAccess returned (0x2c0)"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("cudaDeviceEnablePeerAccess returned (0x2c0)"),
+					},
+					lits: [][]byte{
+						[]byte("cudaDeviceEnablePeerAccess returned (0x2c0)"),
+					},
+				},
 			},
 		},
 		{
@@ -1106,6 +4340,39 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"https://github.com/NVIDIA/nccl/issues/969",
 			},
+			Lits: [][]byte{
+				[]byte("collective mismatch error, local size "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("collective mismatch error, local size "),
+					[]byte(" remote size "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("collective mismatch error, local size "),
+					anchored: lazyRegexp("^(?:collective mismatch error, local size \\d+ remote size \\d+)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("collective mismatch error, local size "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" remote size "),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("collective mismatch error, local size "),
+						[]byte(" remote size "),
+					},
+				},
+			},
 		},
 		{
 			ID:    "net-id-not-found",
@@ -1122,6 +4389,27 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"NVIDIA/nccl src/graph/topo.h (v2.21.5-1 to v2.30.7-1): WARN(\"Could not find NET with id %lx\")",
 				"https://github.com/NVIDIA/nccl/issues/1748",
+			},
+			Lits: [][]byte{
+				[]byte("Could not find NET with id "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Could not find NET with id "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("Could not find NET with id "),
+					anchored: lazyRegexp("^(?:Could not find NET with id \\d+)", nil),
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Could not find NET with id "),
+					},
+					lits: [][]byte{
+						[]byte("Could not find NET with id "),
+					},
+				},
 			},
 		},
 		{
@@ -1141,6 +4429,46 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/nccl/issues/1726",
 				"https://github.com/LargeWorldModel/LWM/issues/42",
 			},
+			Lits: [][]byte{
+				[]byte("Attribute "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Attribute "),
+					[]byte(" of node "),
+					[]byte(" not found"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("Attribute "),
+					anchored: lazyRegexp("^(?:Attribute \\w+ of node \\w+ not found)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Attribute "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" of node "),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" not found"),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Attribute "),
+						[]byte(" of node "),
+						[]byte(" not found"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "xla-nccl-failure",
@@ -1159,6 +4487,45 @@ func generatedSignatures() []Signature {
 				"https://github.com/jax-ml/jax/issues/17399",
 				"https://github.com/openxla/xla/pull/7201",
 			},
+			Lits: [][]byte{
+				[]byte("NCCL operation "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("NCCL operation "),
+					[]byte(" failed: "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("NCCL operation "),
+					anchored: lazyRegexp("^(?:NCCL operation \\w+\\(.*\\) failed: )", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("NCCL operation "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("("),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte(") failed: "),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NCCL operation "),
+						[]byte("("),
+						[]byte(") failed: "),
+					},
+				},
+			},
 		},
 		{
 			ID:    "ofi-no-device",
@@ -1174,6 +4541,28 @@ func generatedSignatures() []Signature {
 			Fix:           "pass the RDMA devices into the container (--device=/dev/infiniband/…, the EFA or RDMA device plugin on Kubernetes) and check fi_info -p efa inside it",
 			Sources: []string{
 				"https://github.com/aws/aws-ofi-nccl/issues/1020",
+			},
+			Lits: [][]byte{
+				[]byte(" call failed: No data available"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("OFI fi_getinfo"),
+					[]byte(" call failed: No data available"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("OFI fi_getinfo() call failed: No data available"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("OFI fi_getinfo() call failed: No data available"),
+					},
+					lits: [][]byte{
+						[]byte("OFI fi_getinfo() call failed: No data available"),
+					},
+				},
 			},
 		},
 		{
@@ -1196,6 +4585,181 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/nccl-tests/issues/264",
 				"https://github.com/dstackai/dstack/issues/2348",
 				"https://github.com/NVIDIA/gpu-operator/issues/544",
+			},
+			Lits: [][]byte{
+				[]byte("system not yet initiali"),
+				[]byte("cudaErrorSystemNotReady"),
+				[]byte("nv-fabricmanager "),
+				[]byte("fabric manager NVIDIA GPU driver interface version "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("system not yet initiali"),
+				},
+				[][]byte{
+					[]byte("cudaErrorSystemNotReady"),
+				},
+				[][]byte{
+					[]byte("nv-fabricmanager "),
+					[]byte("status="),
+					[]byte("/FAILURE"),
+				},
+				[][]byte{
+					[]byte("fabric manager NVIDIA GPU driver interface version "),
+					[]byte(" match"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("system not yet initiali"),
+					anchored: lazyRegexp("^(?:system not yet initiali[sz]ed)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("system not yet initiali"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("ed"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("system not yet initiali"),
+						[]byte("ed"),
+					},
+				},
+				{
+					prefix:  []byte("cudaErrorSystemNotReady"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("cudaErrorSystemNotReady"),
+					},
+					lits: [][]byte{
+						[]byte("cudaErrorSystemNotReady"),
+					},
+				},
+				{
+					prefix:   []byte("nv-fabricmanager "),
+					anchored: lazyRegexp("^(?:nv-fabricmanager .*status=\\d+/FAILURE)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("nv-fabricmanager "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("status="),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("/FAILURE"),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("nv-fabricmanager "),
+						[]byte("status="),
+						[]byte("/FAILURE"),
+					},
+				},
+				{
+					prefix:   []byte("fabric manager NVIDIA GPU driver interface version "),
+					anchored: lazyRegexp("^(?:fabric manager NVIDIA GPU driver interface version \\S+ (don.t|doesn.t) match)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("fabric manager NVIDIA GPU driver interface version "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" "),
+								k:   1,
+							},
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op: pfAll,
+										subs: []prefilter{
+											{
+												op:  pfLit,
+												lit: []byte("do"),
+												k:   2,
+											},
+											{
+												op: pfAll,
+												subs: []prefilter{
+													{
+														op:  pfLit,
+														lit: []byte("n"),
+														k:   3,
+													},
+													{
+														op:  pfLit,
+														lit: []byte("t"),
+														k:   4,
+													},
+												},
+											},
+										},
+									},
+									{
+										op: pfAll,
+										subs: []prefilter{
+											{
+												op:  pfLit,
+												lit: []byte("do"),
+												k:   5,
+											},
+											{
+												op: pfAll,
+												subs: []prefilter{
+													{
+														op:  pfLit,
+														lit: []byte("esn"),
+														k:   6,
+													},
+													{
+														op:  pfLit,
+														lit: []byte("t"),
+														k:   7,
+													},
+												},
+											},
+										},
+									},
+								},
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" match"),
+								k:   8,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("fabric manager NVIDIA GPU driver interface version "),
+						[]byte(" "),
+						[]byte("do"),
+						[]byte("n"),
+						[]byte("t"),
+						[]byte("do"),
+						[]byte("esn"),
+						[]byte("t"),
+						[]byte(" match"),
+					},
+				},
 			},
 		},
 		{
@@ -1222,6 +4786,109 @@ func generatedSignatures() []Signature {
 				"NVIDIA/nccl src/transport/nvls.cc @v2.23.4-1 (line 223 cuMulticastAddDevice) and @v2.30.7-1 (the cuMulticastBindMem WARN naming the Fabric Manager)",
 				"https://github.com/NVIDIA/cuda-python/blob/main/cuda_core/cuda/core/experimental/_utils/driver_cu_result_explanations.py (CUresult 1, 401, 999)",
 			},
+			Lits: [][]byte{
+				[]byte(" NCCL WARN Cuda failure "),
+				[]byte(" NCCL WARN Cuda failure "),
+				[]byte("Failed to bind NVLink SHARP "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("nvls"),
+					[]byte("cc:"),
+					[]byte(" NCCL WARN Cuda failure "),
+					[]byte("invalid argument"),
+				},
+				[][]byte{
+					[]byte("nvls"),
+					[]byte("cc:"),
+					[]byte(" NCCL WARN Cuda failure "),
+				},
+				[][]byte{
+					[]byte("Failed to bind NVLink SHARP "),
+					[]byte("NVLS"),
+					[]byte(" Multicast memory"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("nvls.cc:"),
+					anchored: lazyRegexp("^(?:nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.invalid argument.)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("nvls.cc:"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" NCCL WARN Cuda failure "),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("invalid argument"),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("nvls.cc:"),
+						[]byte(" NCCL WARN Cuda failure "),
+						[]byte("invalid argument"),
+					},
+				},
+				{
+					prefix:   []byte("nvls.cc:"),
+					anchored: lazyRegexp("^(?:nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.(unknown error|the operation cannot be performed in the present state))", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("nvls.cc:"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" NCCL WARN Cuda failure "),
+								k:   1,
+							},
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte("unknown error"),
+										k:   2,
+									},
+									{
+										op:  pfLit,
+										lit: []byte("the operation cannot be performed in the present state"),
+										k:   3,
+									},
+								},
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("nvls.cc:"),
+						[]byte(" NCCL WARN Cuda failure "),
+						[]byte("unknown error"),
+						[]byte("the operation cannot be performed in the present state"),
+					},
+				},
+				{
+					prefix:  []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory"),
+					},
+					lits: [][]byte{
+						[]byte("Failed to bind NVLink SHARP (NVLS) Multicast memory"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "nccl-1x",
@@ -1240,6 +4907,43 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/nccl/blob/v1.3.0-1/src/core.h",
 				"https://github.com/NVIDIA/nccl/blob/v2.3.5-5/src/include/debug.h",
 				"https://github.com/NVIDIA/nccl/issues/33",
+			},
+			Lits: [][]byte{
+				[]byte("WARN src/"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("WARN src/"),
+					[]byte("cu:"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("WARN src/"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(".cu:"),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" "),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("WARN src/"),
+						[]byte(".cu:"),
+						[]byte(" "),
+					},
+				},
 			},
 		},
 		{
@@ -1260,6 +4964,43 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/nccl/blob/v2.19.3-1/src/init.cc",
 				"https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/transport/net_ib/gdr.cc",
 			},
+			Lits: [][]byte{
+				[]byte("Call to ibv_reg_dmabuf_mr failed"),
+				[]byte("ibv_reg_dmabuf_mr"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Call to ibv_reg_dmabuf_mr failed"),
+				},
+				[][]byte{
+					[]byte("ibv_reg_dmabuf_mr"),
+					[]byte(" failed"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Call to ibv_reg_dmabuf_mr failed"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Call to ibv_reg_dmabuf_mr failed"),
+					},
+					lits: [][]byte{
+						[]byte("Call to ibv_reg_dmabuf_mr failed"),
+					},
+				},
+				{
+					prefix:  []byte("ibv_reg_dmabuf_mr() failed"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("ibv_reg_dmabuf_mr() failed"),
+					},
+					lits: [][]byte{
+						[]byte("ibv_reg_dmabuf_mr() failed"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "ib-open-device-failed",
@@ -1279,6 +5020,54 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/nccl/blob/v2.19.3-1/src/misc/ibvwrap.cc",
 				"https://github.com/microsoft/pai/pull/2657",
 			},
+			Lits: [][]byte{
+				[]byte("Call to ibv_open_device failed"),
+				[]byte(": Unable to open device "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Call to ibv_open_device failed"),
+				},
+				[][]byte{
+					[]byte("NET/IB"),
+					[]byte(": Unable to open device "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Call to ibv_open_device failed"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Call to ibv_open_device failed"),
+					},
+					lits: [][]byte{
+						[]byte("Call to ibv_open_device failed"),
+					},
+				},
+				{
+					prefix:   []byte("NET/IB"),
+					anchored: lazyRegexp("^(?:NET/IB ?: Unable to open device )", nil),
+					filter: prefilter{
+						op: pfAny,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("NET/IB : Unable to open device "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("NET/IB: Unable to open device "),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NET/IB : Unable to open device "),
+						[]byte("NET/IB: Unable to open device "),
+					},
+				},
+			},
 		},
 		{
 			ID:    "collnet-init-failed",
@@ -1296,6 +5085,27 @@ func generatedSignatures() []Signature {
 				"NVIDIA/nccl src/transport.cc v2.18.1-1 to v2.30.7-1 (ncclTransportCollNetCheck: when any local rank's CollNet setup failed, local rank 0 WARNs \"Cannot initialize CollNet, using point-to-point network instead\")",
 				"NVIDIA/nccl src/transport/coll_net.cc v2.30.7-1 (ncclCollNetSetup: on that failure frees the CollNet resources and sets config.collnetEnable = 0; src/init.cc ignores its result, so the communicator carries on without CollNet)",
 				"NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (NCCL_COLLNET_ENABLE: default 0, set to 1 to use the CollNet plugin)",
+			},
+			Lits: [][]byte{
+				[]byte("Cannot initialize CollNet, using point-to-point network instead"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Cannot initialize CollNet, using point-to-point network instead"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Cannot initialize CollNet, using point-to-point network instead"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Cannot initialize CollNet, using point-to-point network instead"),
+					},
+					lits: [][]byte{
+						[]byte("Cannot initialize CollNet, using point-to-point network instead"),
+					},
+				},
 			},
 		},
 		{
@@ -1317,6 +5127,42 @@ func generatedSignatures() []Signature {
 				"https://github.com/esnet/iperf/blob/master/src/iperf_udp.c (the same rule, printed as \"OUT OF ORDER - received packet %PRIu64 but expected sequence %PRIu64 on stream %d\")",
 				"https://github.com/esnet/iperf/commit/03224c9f (MIN_UDP_BLOCKSIZE (4 + 4 + 8): a smaller UDP send size is refused, \"block size invalid\")",
 			},
+			Lits: [][]byte{
+				[]byte("OUT OF ORDER - incoming packet = 0 and received packet = "),
+				[]byte("OUT OF ORDER - received packet 0 but expected sequence "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("OUT OF ORDER - incoming packet = 0 and received packet = "),
+				},
+				[][]byte{
+					[]byte("OUT OF ORDER - received packet 0 but expected sequence "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("OUT OF ORDER - incoming packet = 0 and received packet = "),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("OUT OF ORDER - incoming packet = 0 and received packet = "),
+					},
+					lits: [][]byte{
+						[]byte("OUT OF ORDER - incoming packet = 0 and received packet = "),
+					},
+				},
+				{
+					prefix:  []byte("OUT OF ORDER - received packet 0 but expected sequence "),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("OUT OF ORDER - received packet 0 but expected sequence "),
+					},
+					lits: [][]byte{
+						[]byte("OUT OF ORDER - received packet 0 but expected sequence "),
+					},
+				},
+			},
 		},
 		{
 			ID:    "nccl-graph-capture-old-driver",
@@ -1334,6 +5180,47 @@ func generatedSignatures() []Signature {
 				"https://github.com/NVIDIA/nccl/issues/496",
 				"NVIDIA/nccl src/enqueue.cc v2.9.6-1 and v2.9.8-1 (ncclGetCudaGraph, when CUDART_VERSION >= 11030: CUDACHECK(cudaStreamGetCaptureInfo_v2(...)) at line 802 with no driver check)",
 				"NVIDIA/nccl src/enqueue.cc v2.9.9-1 (ncclGetCudaGraph: if comm->driverVersion < 11030 only cudaStreamIsCapturing is called, and a capture WARNs \"The installed CUDA driver is older than the minimum version (R465) required for NCCL's CUDA Graphs support\")",
+			},
+			Lits: [][]byte{
+				[]byte(" 'API call is not supported in the installed CUDA driver'"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("enqueue"),
+					[]byte("cc:"),
+					[]byte(" NCCL WARN Cuda failure"),
+					[]byte(" 'API call is not supported in the installed CUDA driver'"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("enqueue.cc:"),
+					anchored: lazyRegexp("^(?:enqueue\\.cc:\\d+ NCCL WARN Cuda failure( \\d+)? 'API call is not supported in the installed CUDA driver')", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("enqueue.cc:"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" NCCL WARN Cuda failure"),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" 'API call is not supported in the installed CUDA driver'"),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("enqueue.cc:"),
+						[]byte(" NCCL WARN Cuda failure"),
+						[]byte(" 'API call is not supported in the installed CUDA driver'"),
+					},
+				},
 			},
 		},
 		{
@@ -1359,6 +5246,194 @@ func generatedSignatures() []Signature {
 				"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (Errors: ncclInvalidArgument and ncclInvalidUsage indicate there was a programming error in the application using NCCL; NCCL_DEBUG=WARN prints an explicit warning message before returning the error)",
 				"NVIDIA/nccl src/nccl.h.in v2.30.7-1 (ncclInvalidArgument = 4, ncclInvalidUsage = 5) and src/init.cc (ncclGetErrorString: \"invalid argument (run with NCCL_DEBUG=WARN for details)\", \"invalid usage (…)\")",
 			},
+			Lits: [][]byte{
+				[]byte("ncclInvalidUsage"),
+				[]byte("ncclInvalidArgument"),
+				[]byte("NCCL Error 4: invalid argument"),
+				[]byte("NCCL Error 5: invalid usage"),
+				[]byte(", invalid usage, NCCL version"),
+				[]byte("run with NCCL_DEBUG=WARN for details"),
+				[]byte(", invalid argument, NCCL version"),
+				[]byte("run with NCCL_DEBUG=WARN for details"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("ncclInvalidUsage"),
+				},
+				[][]byte{
+					[]byte("ncclInvalidArgument"),
+				},
+				[][]byte{
+					[]byte("NCCL Error 4: invalid argument"),
+				},
+				[][]byte{
+					[]byte("NCCL Error 5: invalid usage"),
+				},
+				[][]byte{
+					[]byte("NCCL error in: "),
+					[]byte(", invalid usage, NCCL version"),
+				},
+				[][]byte{
+					[]byte("NCCL error in: "),
+					[]byte(", invalid usage "),
+					[]byte("run with NCCL_DEBUG=WARN for details"),
+				},
+				[][]byte{
+					[]byte("NCCL error in: "),
+					[]byte(", invalid argument, NCCL version"),
+				},
+				[][]byte{
+					[]byte("NCCL error in: "),
+					[]byte(", invalid argument "),
+					[]byte("run with NCCL_DEBUG=WARN for details"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("ncclInvalidUsage"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("ncclInvalidUsage"),
+					},
+					lits: [][]byte{
+						[]byte("ncclInvalidUsage"),
+					},
+				},
+				{
+					prefix:  []byte("ncclInvalidArgument"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("ncclInvalidArgument"),
+					},
+					lits: [][]byte{
+						[]byte("ncclInvalidArgument"),
+					},
+				},
+				{
+					prefix:  []byte("NCCL Error 4: invalid argument"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("NCCL Error 4: invalid argument"),
+					},
+					lits: [][]byte{
+						[]byte("NCCL Error 4: invalid argument"),
+					},
+				},
+				{
+					prefix:  []byte("NCCL Error 5: invalid usage"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("NCCL Error 5: invalid usage"),
+					},
+					lits: [][]byte{
+						[]byte("NCCL Error 5: invalid usage"),
+					},
+				},
+				{
+					prefix:   []byte("NCCL error in: "),
+					anchored: lazyRegexp("^(?:NCCL error in: \\S+, invalid usage, NCCL version)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("NCCL error in: "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(", invalid usage, NCCL version"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NCCL error in: "),
+						[]byte(", invalid usage, NCCL version"),
+					},
+				},
+				{
+					prefix:   []byte("NCCL error in: "),
+					anchored: lazyRegexp("^(?:NCCL error in: \\S+, invalid usage .run with NCCL_DEBUG=WARN for details)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("NCCL error in: "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(", invalid usage "),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("run with NCCL_DEBUG=WARN for details"),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NCCL error in: "),
+						[]byte(", invalid usage "),
+						[]byte("run with NCCL_DEBUG=WARN for details"),
+					},
+				},
+				{
+					prefix:   []byte("NCCL error in: "),
+					anchored: lazyRegexp("^(?:NCCL error in: \\S+, invalid argument, NCCL version)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("NCCL error in: "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(", invalid argument, NCCL version"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NCCL error in: "),
+						[]byte(", invalid argument, NCCL version"),
+					},
+				},
+				{
+					prefix:   []byte("NCCL error in: "),
+					anchored: lazyRegexp("^(?:NCCL error in: \\S+, invalid argument .run with NCCL_DEBUG=WARN for details)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("NCCL error in: "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(", invalid argument "),
+								k:   1,
+							},
+							{
+								op:  pfLit,
+								lit: []byte("run with NCCL_DEBUG=WARN for details"),
+								k:   2,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("NCCL error in: "),
+						[]byte(", invalid argument "),
+						[]byte("run with NCCL_DEBUG=WARN for details"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "roce-gid-index-wrong",
@@ -1377,6 +5452,42 @@ func generatedSignatures() []Signature {
 				"NVIDIA/nccl docs/userguide/source/troubleshooting/networking_troubleshooting.rst v2.30.7-1 (RoCE, Troubleshooting NCCL errors: the incorrect GID index selected for RoCE v2 NICs gives \"NCCL WARN Call to ibv_modify_qp failed with error Invalid argument\"; with NCCL 2.21 and later the GID index is selected dynamically and NCCL_IB_GID_INDEX should not be set)",
 				"NVIDIA/nccl src/misc/ibvwrap.cc v2.18.6-1 (\"Call to \" name \" failed with error %s\") and v2.27.7-1 (\"Call to ibv_modify_qp failed with %d %s, %s\")",
 			},
+			Lits: [][]byte{
+				[]byte("ibv_modify_qp failed with error Invalid argument"),
+				[]byte("ibv_modify_qp failed with 22 Invalid argument"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("ibv_modify_qp failed with error Invalid argument"),
+				},
+				[][]byte{
+					[]byte("ibv_modify_qp failed with 22 Invalid argument"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("ibv_modify_qp failed with error Invalid argument"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("ibv_modify_qp failed with error Invalid argument"),
+					},
+					lits: [][]byte{
+						[]byte("ibv_modify_qp failed with error Invalid argument"),
+					},
+				},
+				{
+					prefix:  []byte("ibv_modify_qp failed with 22 Invalid argument"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("ibv_modify_qp failed with 22 Invalid argument"),
+					},
+					lits: [][]byte{
+						[]byte("ibv_modify_qp failed with 22 Invalid argument"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "shm-removed-by-systemd",
@@ -1393,6 +5504,39 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (Shared memory, Systemd: systemd may remove files in shared memory of a user it does not see logged in, so NCCL crashes during init with \"NCCL WARN unlink shared memory /dev/shm/nccl-d5rTd0 failed, error: No such file or directory\"; set RemoveIPC=no)",
 				"NVIDIA/nccl src/misc/shmutils.cc v2.18.6-1 and v2.27.7-1 (WARN \"unlink shared memory %s failed, error: %s\")",
+			},
+			Lits: [][]byte{
+				[]byte(" failed, error: No such file or directory"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("WARN unlink shared memory "),
+					[]byte(" failed, error: No such file or directory"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("WARN unlink shared memory "),
+					anchored: lazyRegexp("^(?:WARN unlink shared memory \\S+ failed, error: No such file or directory)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("WARN unlink shared memory "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" failed, error: No such file or directory"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("WARN unlink shared memory "),
+						[]byte(" failed, error: No such file or directory"),
+					},
+				},
 			},
 		},
 		{
@@ -1411,6 +5555,27 @@ func generatedSignatures() []Signature {
 				"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (File Descriptors: NCCL uses a considerable number of file descriptors at scale; the system-wide fs.file-max and the per-process ulimit -n, raised with a nofile line under /etc/security/limits.d/)",
 				"NVIDIA/nccl src/misc/socket.cc v2.18.6-1 (WARN \"ncclSocketInit: Socket creation failed : %s\" with strerror(errno))",
 			},
+			Lits: [][]byte{
+				[]byte("Too many open files"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Too many open files"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Too many open files"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Too many open files"),
+					},
+					lits: [][]byte{
+						[]byte("Too many open files"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "mpi-pmix-gds-lock",
@@ -1427,6 +5592,43 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (MPI, PMIx Data Store selection: an error similar to \"PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c\"; force another GDS component with export PMIX_MCA_gds=hash)",
 			},
+			Lits: [][]byte{
+				[]byte("gds_ds12_lock_pthread"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("PMIX ERROR: "),
+					[]byte("gds_ds12_lock_pthread"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix: []byte("PMIX ERROR: "),
+					glob: [][]byte{
+						[]byte("PMIX ERROR: "),
+						[]byte("gds_ds12_lock_pthread.c"),
+					},
+					anchored: lazyRegexp("^(?:PMIX ERROR: .*gds_ds12_lock_pthread\\.c)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("PMIX ERROR: "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("gds_ds12_lock_pthread.c"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("PMIX ERROR: "),
+						[]byte("gds_ds12_lock_pthread.c"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "ucx-net-device-unavailable",
@@ -1442,6 +5644,39 @@ func generatedSignatures() []Signature {
 			Fix:           "set UCX_NET_DEVICES to one of the devices the message lists (the same on every node), or unset it",
 			Sources: []string{
 				"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (MPI, UCX and HPC-X considerations: \"UCX WARN network device 'XXX' is not available, please use one or more of: YYY\"; set UCX_NET_DEVICES=YYY)",
+			},
+			Lits: [][]byte{
+				[]byte("' is not available, please use one or more of"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("network device '"),
+					[]byte("' is not available, please use one or more of"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("network device '"),
+					anchored: lazyRegexp("^(?:network device '[^']*' is not available, please use one or more of)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("network device '"),
+							},
+							{
+								op:  pfLit,
+								lit: []byte("' is not available, please use one or more of"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("network device '"),
+						[]byte("' is not available, please use one or more of"),
+					},
+				},
 			},
 		},
 		{
@@ -1460,6 +5695,42 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (MPI, UCX and HPC-X considerations: \"UCX ERROR no active messages transport to <no debug data>: Unsupported operation\" and \"Error: Failed to resolve UCX endpoint\"; try UCX_TLS=self,sm,tcp, or disable UCX components)",
 			},
+			Lits: [][]byte{
+				[]byte("no active messages transport to "),
+				[]byte("Failed to resolve UCX endpoint"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("no active messages transport to "),
+				},
+				[][]byte{
+					[]byte("Failed to resolve UCX endpoint"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("no active messages transport to "),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("no active messages transport to "),
+					},
+					lits: [][]byte{
+						[]byte("no active messages transport to "),
+					},
+				},
+				{
+					prefix:  []byte("Failed to resolve UCX endpoint"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Failed to resolve UCX endpoint"),
+					},
+					lits: [][]byte{
+						[]byte("Failed to resolve UCX endpoint"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "mnnvl-imex-not-working",
@@ -1477,6 +5748,51 @@ func generatedSignatures() []Signature {
 				"NVIDIA/nccl src/mnnvl.cc v2.27.7-1 and v2.30.7-1 (WARN \"MNNVL (cliqueSize %d) is available but not working on this system. Check the IMEX channel configuration (/dev/nvidia-caps-imex-channels)\" when a FABRIC handle cannot be allocated, and \"... Check the IMEX configuration (nvidia-imex-ctl -N)\" when it cannot be exported or imported; ncclSystemError) and v2.25.1-1 (\"... is available but not supported on this system. Check the IMEX configuration.\")",
 				"NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (NCCL_MNNVL_ENABLE, since 2.21: MNNVL requires a fully configured and operational IMEX domain for all the nodes that form the NVLink domain)",
 			},
+			Lits: [][]byte{
+				[]byte("is available but not "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("MNNVL "),
+					[]byte("is available but not "),
+					[]byte(" on this system"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("MNNVL "),
+					anchored: lazyRegexp("^(?:MNNVL (\\(cliqueSize \\d+\\) )?is available but not (working|supported) on this system)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("MNNVL "),
+							},
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte("is available but not working on this system"),
+										k:   1,
+									},
+									{
+										op:  pfLit,
+										lit: []byte("is available but not supported on this system"),
+										k:   2,
+									},
+								},
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("MNNVL "),
+						[]byte("is available but not working on this system"),
+						[]byte("is available but not supported on this system"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "nvlink-p2p-disabled",
@@ -1493,6 +5809,39 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"NVIDIA/nccl src/graph/paths.cc v2.12.12-1 to v2.30.7-1 (WARN \"P2P is disabled between NVLINK connected GPUs %d and %d. This should not be the case given their connectivity, and is probably due to a hardware issue. If you still want to proceed, you can set NCCL_IGNORE_DISABLED_P2P=1.\" when a path of type NVLink has no CUDA peer access; returns ncclUnhandledCudaError)",
 				"NVIDIA/nccl docs/userguide/source/troubleshooting/gpu_troubleshooting.rst v2.30.7-1 (GPU-to-GPU communication: NCCL favors peer-to-peer when CUDA reports the GPUs can access each other's memory; nvidia-smi topo -p2p n prints the NVLink P2P status between GPU pairs)",
+			},
+			Lits: [][]byte{
+				[]byte("P2P is disabled between NVLINK connected GPUs "),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("P2P is disabled between NVLINK connected GPUs "),
+					[]byte(" and "),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("P2P is disabled between NVLINK connected GPUs "),
+					anchored: lazyRegexp("^(?:P2P is disabled between NVLINK connected GPUs \\d+ and \\d+)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("P2P is disabled between NVLINK connected GPUs "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" and "),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("P2P is disabled between NVLINK connected GPUs "),
+						[]byte(" and "),
+					},
+				},
 			},
 		},
 		{
@@ -1515,6 +5864,146 @@ func generatedSignatures() []Signature {
 				"NVIDIA/nccl docs/userguide/source/troubleshooting/networking_troubleshooting.rst v2.30.7-1 (IP network interfaces: interfaces that are UP but cannot communicate between nodes make NCCL fail during init or hang, see NCCL_SOCKET_IFNAME; IP ports: NCCL opens TCP ports between processes, restrict them with net.ipv4.ip_local_port_range to open a firewall range)",
 				"NVIDIA/nccl src/misc/socket.cc v2.12.12-1 (WARN \"Net : Connect to %s failed : %s\"), v2.17.1-1 to v2.19.3-1 (\"socketStartConnect: exceeded retries (%d)\" for refused connections, \"exceeded timeouts (%d)\" for timed-out ones, also from socketPollConnect) and v2.27.7-1 (\"%s: connect to %s returned %s, exceeded error retry count after %d attempts\")",
 			},
+			Lits: [][]byte{
+				[]byte(" failed : Connection refused"),
+				[]byte(" failed : Connection timed out"),
+				[]byte("Connect: exceeded "),
+				[]byte("returned Connection refused, exceeded error retry count"),
+				[]byte("returned Connection timed out, exceeded error retry count"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Connect to "),
+					[]byte(" failed : Connection refused"),
+				},
+				[][]byte{
+					[]byte("Connect to "),
+					[]byte(" failed : Connection timed out"),
+				},
+				[][]byte{
+					[]byte("socket"),
+					[]byte("Connect: exceeded "),
+				},
+				[][]byte{
+					[]byte("returned Connection refused, exceeded error retry count"),
+				},
+				[][]byte{
+					[]byte("returned Connection timed out, exceeded error retry count"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:   []byte("Connect to "),
+					anchored: lazyRegexp("^(?:Connect to \\S+ failed : Connection refused)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Connect to "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" failed : Connection refused"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Connect to "),
+						[]byte(" failed : Connection refused"),
+					},
+				},
+				{
+					prefix:   []byte("Connect to "),
+					anchored: lazyRegexp("^(?:Connect to \\S+ failed : Connection timed out)", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op:  pfLit,
+								lit: []byte("Connect to "),
+							},
+							{
+								op:  pfLit,
+								lit: []byte(" failed : Connection timed out"),
+								k:   1,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("Connect to "),
+						[]byte(" failed : Connection timed out"),
+					},
+				},
+				{
+					prefix:   []byte("socket"),
+					anchored: lazyRegexp("^(?:socket(Start|Poll)Connect: exceeded (retries|timeouts) \\(\\d+\\))", nil),
+					filter: prefilter{
+						op: pfAll,
+						subs: []prefilter{
+							{
+								op: pfAny,
+								subs: []prefilter{
+									{
+										op:  pfLit,
+										lit: []byte("socketStartConnect: exceeded retries ("),
+									},
+									{
+										op:  pfLit,
+										lit: []byte("socketStartConnect: exceeded timeouts ("),
+										k:   1,
+									},
+									{
+										op:  pfLit,
+										lit: []byte("socketPollConnect: exceeded retries ("),
+										k:   2,
+									},
+									{
+										op:  pfLit,
+										lit: []byte("socketPollConnect: exceeded timeouts ("),
+										k:   3,
+									},
+								},
+							},
+							{
+								op:  pfLit,
+								lit: []byte(")"),
+								k:   4,
+							},
+						},
+					},
+					lits: [][]byte{
+						[]byte("socketStartConnect: exceeded retries ("),
+						[]byte("socketStartConnect: exceeded timeouts ("),
+						[]byte("socketPollConnect: exceeded retries ("),
+						[]byte("socketPollConnect: exceeded timeouts ("),
+						[]byte(")"),
+					},
+				},
+				{
+					prefix:  []byte("returned Connection refused, exceeded error retry count"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("returned Connection refused, exceeded error retry count"),
+					},
+					lits: [][]byte{
+						[]byte("returned Connection refused, exceeded error retry count"),
+					},
+				},
+				{
+					prefix:  []byte("returned Connection timed out, exceeded error retry count"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("returned Connection timed out, exceeded error retry count"),
+					},
+					lits: [][]byte{
+						[]byte("returned Connection timed out, exceeded error retry count"),
+					},
+				},
+			},
 		},
 		{
 			ID:    "topo-sys-pci-path-missing",
@@ -1531,6 +6020,27 @@ func generatedSignatures() []Signature {
 			Sources: []string{
 				"NVIDIA/nccl docs/userguide/source/troubleshooting/gpu_troubleshooting.rst v2.30.7-1 (Topology detection: NCCL relies on /sys to discover the PCI topology of GPUs and network cards; inside a virtual machine or container make sure /sys is properly mounted)",
 				"NVIDIA/nccl src/graph/xml.cc v2.12.12-1 to v2.30.7-1 (getPciPath: realpath of \"/sys/class/pci_bus/0000:00/../../0000:00:00.0\" filled with the device's bus id; WARN \"Could not find real path of %s\" and ncclSystemError when it does not exist)",
+			},
+			Lits: [][]byte{
+				[]byte("Could not find real path of /sys/class/pci_bus/"),
+			},
+			AllLits: [][][]byte{
+				[][]byte{
+					[]byte("Could not find real path of /sys/class/pci_bus/"),
+				},
+			},
+			plans: []matchPlan{
+				{
+					prefix:  []byte("Could not find real path of /sys/class/pci_bus/"),
+					literal: true,
+					filter: prefilter{
+						op:  pfLit,
+						lit: []byte("Could not find real path of /sys/class/pci_bus/"),
+					},
+					lits: [][]byte{
+						[]byte("Could not find real path of /sys/class/pci_bus/"),
+					},
+				},
 			},
 		},
 	}

@@ -91,7 +91,7 @@ func TestGeneratedNotFresh(t *testing.T) {
 
 // generatedSource is catalogue_gen.go as the data files make it.
 func generatedSource() ([]byte, error) {
-	sigs, err := decodeSignatures(signatureData)
+	sigs, err := ParseSignatures(signatureData)
 	if err != nil {
 		return nil, err
 	}
@@ -111,10 +111,21 @@ func generatedSource() ([]byte, error) {
 	return format.Source(b.Bytes())
 }
 
-// goLiteral writes v as a Go expression of this package: zero fields and
-// fields the YAML does not set left out, the elements of a slice of
-// structs without their type.
+// goLiteral writes v as a Go expression of this package: zero fields
+// left out, the elements of a slice of structs without their type, a
+// pattern as compiled when first tried.
 func goLiteral(b *bytes.Buffer, v reflect.Value) {
+	switch {
+	case v.Kind() == reflect.Slice && v.IsNil():
+		b.WriteString("nil")
+		return
+	case v.Type() == reflect.TypeFor[[]byte]():
+		b.WriteString("[]byte(" + strconv.Quote(string(v.Bytes())) + ")")
+		return
+	case v.Type() == reflect.TypeFor[*Regexp]():
+		b.WriteString("lazyRegexp(" + strconv.Quote(v.Elem().FieldByName("src").String()) + ", nil)")
+		return
+	}
 	switch v.Kind() {
 	case reflect.String:
 		b.WriteString(strconv.Quote(v.String()))
@@ -122,10 +133,16 @@ func goLiteral(b *bytes.Buffer, v reflect.Value) {
 		b.WriteString(strconv.FormatBool(v.Bool()))
 	case reflect.Int, reflect.Int64:
 		b.WriteString(strconv.FormatInt(v.Int(), 10))
+	case reflect.Uint8:
+		if v.Type() == reflect.TypeFor[pfOp]() {
+			b.WriteString([]string{pfTrue: "pfTrue", pfLit: "pfLit", pfAll: "pfAll", pfAny: "pfAny"}[v.Uint()])
+			break
+		}
+		b.WriteString(strconv.FormatUint(v.Uint(), 10))
 	case reflect.Float64:
 		b.WriteString(strconv.FormatFloat(v.Float(), 'g', -1, 64))
 	case reflect.Slice:
-		b.WriteString(strings.ReplaceAll(v.Type().String(), "expect.", "") + "{\n")
+		b.WriteString(typeName(v.Type()) + "{\n")
 		for i := 0; i < v.Len(); i++ {
 			e := v.Index(i)
 			if e.Kind() == reflect.Struct {
@@ -137,20 +154,27 @@ func goLiteral(b *bytes.Buffer, v reflect.Value) {
 		}
 		b.WriteString("}")
 	case reflect.Struct:
-		b.WriteString(strings.ReplaceAll(v.Type().String(), "expect.", ""))
+		b.WriteString(typeName(v.Type()))
 		structFields(b, v)
 	default:
 		panic("catalogue_gen.go: no literal for " + v.Type().String())
 	}
 }
 
-// structFields writes {Field: value, ...} of a struct's set fields.
+// typeName is t as this package spells it.
+func typeName(t reflect.Type) string {
+	return strings.ReplaceAll(strings.ReplaceAll(t.String(), "expect.", ""), "uint8", "byte")
+}
+
+// structFields writes {Field: value, ...} of a struct's set fields; a
+// signature's patterns are compiled (Res) as it is read, the rest of what
+// it derives from them (Lits, AllLits, plans) is written.
 func structFields(b *bytes.Buffer, v reflect.Value) {
 	b.WriteString("{\n")
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if !f.IsExported() || f.Tag.Get("yaml") == "-" || v.Field(i).IsZero() {
+		if f.Type == reflect.TypeFor[[]*Regexp]() || v.Field(i).IsZero() {
 			continue
 		}
 		b.WriteString(f.Name + ": ")

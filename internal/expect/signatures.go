@@ -119,9 +119,7 @@ func (s *Signature) Meaning(platform string) string {
 
 var signatures = sync.OnceValues(func() ([]Signature, error) {
 	if fresh(signatureData, signaturesGenLen, signaturesGenCRC) {
-		// compiled when the values were written: the patterns are
-		// compiled when first tried
-		return checkSignatures(generatedSignatures(), false)
+		return checkSignatures(generatedSignatures())
 	}
 	return ParseSignatures(signatureData)
 })
@@ -136,7 +134,7 @@ func ParseSignatures(data []byte) ([]Signature, error) {
 	if err != nil {
 		return nil, err
 	}
-	return checkSignatures(sigs, true)
+	return checkSignatures(sigs)
 }
 
 // decodeSignatures reads a signature catalogue's entries as written.
@@ -150,10 +148,12 @@ func decodeSignatures(data []byte) ([]Signature, error) {
 	return doc.Signatures, nil
 }
 
-// checkSignatures checks every entry as written and plans its patterns;
-// compile says whether they are compiled now (each is an error when it
-// does not compile) or when first tried.
-func checkSignatures(sigs []Signature, compile bool) ([]Signature, error) {
+// checkSignatures checks every entry as written, and compiles and plans
+// its patterns (each is an error when it does not compile); an entry
+// planned already (compiled in, where the patterns were compiled and
+// planned when the values were written) has them compiled when first
+// tried.
+func checkSignatures(sigs []Signature) ([]Signature, error) {
 	seen := map[string]bool{}
 	for i := range sigs {
 		s := &sigs[i]
@@ -165,16 +165,19 @@ func checkSignatures(sigs []Signature, compile bool) ([]Signature, error) {
 			return nil, fmt.Errorf("signatures.yaml: %s: duplicate id", s.ID)
 		}
 		seen[s.ID] = true
+		if s.plans != nil {
+			for _, m := range s.Match {
+				s.Res = append(s.Res, lazyRegexp(m, nil))
+			}
+			continue
+		}
 		for _, m := range s.Match {
-			var re *regexp.Regexp
-			if compile {
-				var err error
-				if re, err = regexp.Compile(m); err != nil {
-					return nil, fmt.Errorf("signatures.yaml: %s: %w", s.ID, err)
-				}
+			re, err := regexp.Compile(m)
+			if err != nil {
+				return nil, fmt.Errorf("signatures.yaml: %s: %w", s.ID, err)
 			}
 			s.Res = append(s.Res, lazyRegexp(m, re))
-			s.plans = append(s.plans, planOf(m, compile))
+			s.plans = append(s.plans, planOf(m, true))
 			var lit []byte
 			if l := requiredLiteral(m); l != "" {
 				lit = []byte(l)
