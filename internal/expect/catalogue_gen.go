@@ -9,6365 +9,6361 @@ const (
 	expectationsGenCRC = 0xd9d56b76
 )
 
-func generatedSignatures() []Signature {
-	return []Signature{
-		{
-			ID:    "ib-qp-timeout",
-			Title: "RDMA connection setup timed out (ibv_modify_qp to RTR: errno 110)",
-			Kind:  "ibverbs",
-			Match: []string{
-				"ibv_modify_qp failed with (error )?(110|Connection timed out)",
-				"Failed to modify QP to RTR: Connection timed out",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "the two ConnectX-7 ports cannot reach each other over RoCE: the cable joins a different port or twin than NCCL_IB_HCA names (in a ring, the HCA pairing is wrong), or the twins' addresses are not on the subnet of the peer they face, or a link-local GID (index 0/1) is used",
-			MeaningServer: "the NICs are unable to communicate: on a rail-optimised fabric only NICs of the same index reach each other (NCCL_CROSS_NIC=0 keeps traffic on its rail), or the GID index chosen is a link-local IPv6 GID that is not routed (use the RoCE v2 IPv4 GID, often index 3)",
-			Fix:           "check which NIC faces which (ibdev2netdev, LLDP or a ping per rail), set NCCL_CROSS_NIC=0 on rail fabrics, and use the RoCE v2 IPv4 GID (leave NCCL_IB_GID_INDEX unset on NCCL >= 2.21 or point it at the IPv4 entry of show_gids)",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/2013",
-				"https://github.com/NVIDIA/nccl/issues/769",
-				"https://github.com/uccl-project/uccl/issues/641",
-			},
-			Lits: [][]byte{
+var generatedSignatures = []Signature{
+	{
+		ID:    "ib-qp-timeout",
+		Title: "RDMA connection setup timed out (ibv_modify_qp to RTR: errno 110)",
+		Kind:  "ibverbs",
+		Match: []string{
+			"ibv_modify_qp failed with (error )?(110|Connection timed out)",
+			"Failed to modify QP to RTR: Connection timed out",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "the two ConnectX-7 ports cannot reach each other over RoCE: the cable joins a different port or twin than NCCL_IB_HCA names (in a ring, the HCA pairing is wrong), or the twins' addresses are not on the subnet of the peer they face, or a link-local GID (index 0/1) is used",
+		MeaningServer: "the NICs are unable to communicate: on a rail-optimised fabric only NICs of the same index reach each other (NCCL_CROSS_NIC=0 keeps traffic on its rail), or the GID index chosen is a link-local IPv6 GID that is not routed (use the RoCE v2 IPv4 GID, often index 3)",
+		Fix:           "check which NIC faces which (ibdev2netdev, LLDP or a ping per rail), set NCCL_CROSS_NIC=0 on rail fabrics, and use the RoCE v2 IPv4 GID (leave NCCL_IB_GID_INDEX unset on NCCL >= 2.21 or point it at the IPv4 entry of show_gids)",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/2013",
+			"https://github.com/NVIDIA/nccl/issues/769",
+			"https://github.com/uccl-project/uccl/issues/641",
+		},
+		Lits: [][]byte{
+			[]byte("ibv_modify_qp failed with "),
+			[]byte("Failed to modify QP to RTR: Connection timed out"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("ibv_modify_qp failed with "),
+			},
+			[][]byte{
 				[]byte("Failed to modify QP to RTR: Connection timed out"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("ibv_modify_qp failed with "),
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("ibv_modify_qp failed with "),
+				anchored: lazyRegexp("^(?:ibv_modify_qp failed with (error )?(110|Connection timed out))", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with error 110"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with error Connection timed out"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with 110"),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with Connection timed out"),
+							k:   3,
+						},
+					},
 				},
-				[][]byte{
+				lits: [][]byte{
+					[]byte("ibv_modify_qp failed with error 110"),
+					[]byte("ibv_modify_qp failed with error Connection timed out"),
+					[]byte("ibv_modify_qp failed with 110"),
+					[]byte("ibv_modify_qp failed with Connection timed out"),
+				},
+			},
+			{
+				prefix:  []byte("Failed to modify QP to RTR: Connection timed out"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Failed to modify QP to RTR: Connection timed out"),
+				},
+				lits: [][]byte{
 					[]byte("Failed to modify QP to RTR: Connection timed out"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("ibv_modify_qp failed with "),
-					anchored: lazyRegexp("^(?:ibv_modify_qp failed with (error )?(110|Connection timed out))", nil),
-					filter: prefilter{
-						op: pfAny,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with error 110"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with error Connection timed out"),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with 110"),
-								k:   2,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with Connection timed out"),
-								k:   3,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("ibv_modify_qp failed with error 110"),
-						[]byte("ibv_modify_qp failed with error Connection timed out"),
-						[]byte("ibv_modify_qp failed with 110"),
-						[]byte("ibv_modify_qp failed with Connection timed out"),
-					},
-				},
-				{
-					prefix:  []byte("Failed to modify QP to RTR: Connection timed out"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Failed to modify QP to RTR: Connection timed out"),
-					},
-					lits: [][]byte{
-						[]byte("Failed to modify QP to RTR: Connection timed out"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "ib-qp-unreachable",
-			Title: "RDMA connection setup found no route (ibv_modify_qp: Network is unreachable)",
-			Kind:  "ibverbs",
-			Match: []string{
-				"ibv_modify_qp failed with (error )?(101|Network is unreachable)",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "the RoCE netdev has no route to the peer's address: the twin is unaddressed or on another subnet",
-			MeaningServer: "the RoCE GID's address has no route to the peer (subnet or VLAN mismatch between the rails)",
-			Fix:           "give each RoCE netdev an address on the subnet of the peer it faces and check `ip route get <peer>` from that netdev",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl-tests/issues/185",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ib-qp-unreachable",
+		Title: "RDMA connection setup found no route (ibv_modify_qp: Network is unreachable)",
+		Kind:  "ibverbs",
+		Match: []string{
+			"ibv_modify_qp failed with (error )?(101|Network is unreachable)",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "the RoCE netdev has no route to the peer's address: the twin is unaddressed or on another subnet",
+		MeaningServer: "the RoCE GID's address has no route to the peer (subnet or VLAN mismatch between the rails)",
+		Fix:           "give each RoCE netdev an address on the subnet of the peer it faces and check `ip route get <peer>` from that netdev",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl-tests/issues/185",
+		},
+		Lits: [][]byte{
+			[]byte("ibv_modify_qp failed with "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("ibv_modify_qp failed with "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("ibv_modify_qp failed with "),
-				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("ibv_modify_qp failed with "),
-					anchored: lazyRegexp("^(?:ibv_modify_qp failed with (error )?(101|Network is unreachable))", nil),
-					filter: prefilter{
-						op: pfAny,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with error 101"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with error Network is unreachable"),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with 101"),
-								k:   2,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with Network is unreachable"),
-								k:   3,
-							},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("ibv_modify_qp failed with "),
+				anchored: lazyRegexp("^(?:ibv_modify_qp failed with (error )?(101|Network is unreachable))", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with error 101"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with error Network is unreachable"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with 101"),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with Network is unreachable"),
+							k:   3,
 						},
 					},
-					lits: [][]byte{
-						[]byte("ibv_modify_qp failed with error 101"),
-						[]byte("ibv_modify_qp failed with error Network is unreachable"),
-						[]byte("ibv_modify_qp failed with 101"),
-						[]byte("ibv_modify_qp failed with Network is unreachable"),
-					},
+				},
+				lits: [][]byte{
+					[]byte("ibv_modify_qp failed with error 101"),
+					[]byte("ibv_modify_qp failed with error Network is unreachable"),
+					[]byte("ibv_modify_qp failed with 101"),
+					[]byte("ibv_modify_qp failed with Network is unreachable"),
 				},
 			},
 		},
-		{
-			ID:    "ib-qp-nodev",
-			Title: "RDMA connection setup failed: No such device (ibv_modify_qp errno 19)",
-			Kind:  "ibverbs",
-			Match: []string{
-				"ibv_modify_qp failed (with (error )?|\\(errno )(19|No such device)",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "the GID entry NCCL picked does not exist on that device (no address on the twin, or NCCL_IB_GID_INDEX set to an empty slot)",
-			MeaningServer: "the GID index points at an entry that is not populated on this port, common in containers whose netdev has no address",
-			Fix:           "list the GID table (show_gids or /sys/class/infiniband/<dev>/ports/1/gids) and use an index that holds the RoCE v2 address",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/925",
-				"https://github.com/microsoft/mscclpp/issues/431",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ib-qp-nodev",
+		Title: "RDMA connection setup failed: No such device (ibv_modify_qp errno 19)",
+		Kind:  "ibverbs",
+		Match: []string{
+			"ibv_modify_qp failed (with (error )?|\\(errno )(19|No such device)",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "the GID entry NCCL picked does not exist on that device (no address on the twin, or NCCL_IB_GID_INDEX set to an empty slot)",
+		MeaningServer: "the GID index points at an entry that is not populated on this port, common in containers whose netdev has no address",
+		Fix:           "list the GID table (show_gids or /sys/class/infiniband/<dev>/ports/1/gids) and use an index that holds the RoCE v2 address",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/925",
+			"https://github.com/microsoft/mscclpp/issues/431",
+		},
+		Lits: [][]byte{
+			[]byte("ibv_modify_qp failed "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("ibv_modify_qp failed "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("ibv_modify_qp failed "),
-				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("ibv_modify_qp failed "),
-					anchored: lazyRegexp("^(?:ibv_modify_qp failed (with (error )?|\\(errno )(19|No such device))", nil),
-					filter: prefilter{
-						op: pfAny,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with error 19"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with error No such device"),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with 19"),
-								k:   2,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with No such device"),
-								k:   3,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed (errno 19"),
-								k:   4,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed (errno No such device"),
-								k:   5,
-							},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("ibv_modify_qp failed "),
+				anchored: lazyRegexp("^(?:ibv_modify_qp failed (with (error )?|\\(errno )(19|No such device))", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with error 19"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with error No such device"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with 19"),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with No such device"),
+							k:   3,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed (errno 19"),
+							k:   4,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed (errno No such device"),
+							k:   5,
 						},
 					},
-					lits: [][]byte{
-						[]byte("ibv_modify_qp failed with error 19"),
-						[]byte("ibv_modify_qp failed with error No such device"),
-						[]byte("ibv_modify_qp failed with 19"),
-						[]byte("ibv_modify_qp failed with No such device"),
-						[]byte("ibv_modify_qp failed (errno 19"),
-						[]byte("ibv_modify_qp failed (errno No such device"),
-					},
+				},
+				lits: [][]byte{
+					[]byte("ibv_modify_qp failed with error 19"),
+					[]byte("ibv_modify_qp failed with error No such device"),
+					[]byte("ibv_modify_qp failed with 19"),
+					[]byte("ibv_modify_qp failed with No such device"),
+					[]byte("ibv_modify_qp failed (errno 19"),
+					[]byte("ibv_modify_qp failed (errno No such device"),
 				},
 			},
 		},
-		{
-			ID:    "ib-gid-missing",
-			Title: "a RoCE GID could not be read (No data available, errno 61)",
-			Kind:  "ibverbs",
-			Match: []string{
-				"Failed to query GID .*No data available",
-				"No suitable GID found",
-				"ibv_modify_qp failed with (error )?(61|No data available)",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "the GID table of the RoCE device has no entry at that index: the twin lost its address or the GID was pinned to an index that moved",
-			MeaningServer: "the GID index is empty on this port; GIDs follow the IP addresses configured on the netdev",
-			Fix:           "give the netdev its IPv4 address back, then pick the index of its RoCE v2 GID (show_gids); do not pin an index that differs between nodes",
-			Sources: []string{
-				"https://github.com/kvcache-ai/Mooncake/issues/1592",
-				"https://github.com/NVIDIA/nccl/pull/1587",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ib-gid-missing",
+		Title: "a RoCE GID could not be read (No data available, errno 61)",
+		Kind:  "ibverbs",
+		Match: []string{
+			"Failed to query GID .*No data available",
+			"No suitable GID found",
+			"ibv_modify_qp failed with (error )?(61|No data available)",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "the GID table of the RoCE device has no entry at that index: the twin lost its address or the GID was pinned to an index that moved",
+		MeaningServer: "the GID index is empty on this port; GIDs follow the IP addresses configured on the netdev",
+		Fix:           "give the netdev its IPv4 address back, then pick the index of its RoCE v2 GID (show_gids); do not pin an index that differs between nodes",
+		Sources: []string{
+			"https://github.com/kvcache-ai/Mooncake/issues/1592",
+			"https://github.com/NVIDIA/nccl/pull/1587",
+		},
+		Lits: [][]byte{
+			[]byte("Failed to query GID "),
+			[]byte("No suitable GID found"),
+			[]byte("ibv_modify_qp failed with "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Failed to query GID "),
+				[]byte("No data available"),
+			},
+			[][]byte{
 				[]byte("No suitable GID found"),
+			},
+			[][]byte{
 				[]byte("ibv_modify_qp failed with "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix: []byte("Failed to query GID "),
+				glob: [][]byte{
 					[]byte("Failed to query GID "),
 					[]byte("No data available"),
 				},
-				[][]byte{
-					[]byte("No suitable GID found"),
+				anchored: lazyRegexp("^(?:Failed to query GID .*No data available)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Failed to query GID "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("No data available"),
+							k:   1,
+						},
+					},
 				},
-				[][]byte{
-					[]byte("ibv_modify_qp failed with "),
+				lits: [][]byte{
+					[]byte("Failed to query GID "),
+					[]byte("No data available"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix: []byte("Failed to query GID "),
-					glob: [][]byte{
-						[]byte("Failed to query GID "),
-						[]byte("No data available"),
-					},
-					anchored: lazyRegexp("^(?:Failed to query GID .*No data available)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Failed to query GID "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("No data available"),
-								k:   1,
-							},
+			{
+				prefix:  []byte("No suitable GID found"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("No suitable GID found"),
+				},
+				lits: [][]byte{
+					[]byte("No suitable GID found"),
+				},
+			},
+			{
+				prefix:   []byte("ibv_modify_qp failed with "),
+				anchored: lazyRegexp("^(?:ibv_modify_qp failed with (error )?(61|No data available))", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with error 61"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with error No data available"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with 61"),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ibv_modify_qp failed with No data available"),
+							k:   3,
 						},
 					},
-					lits: [][]byte{
-						[]byte("Failed to query GID "),
-						[]byte("No data available"),
-					},
 				},
-				{
-					prefix:  []byte("No suitable GID found"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("No suitable GID found"),
-					},
-					lits: [][]byte{
-						[]byte("No suitable GID found"),
-					},
-				},
-				{
-					prefix:   []byte("ibv_modify_qp failed with "),
-					anchored: lazyRegexp("^(?:ibv_modify_qp failed with (error )?(61|No data available))", nil),
-					filter: prefilter{
-						op: pfAny,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with error 61"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with error No data available"),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with 61"),
-								k:   2,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("ibv_modify_qp failed with No data available"),
-								k:   3,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("ibv_modify_qp failed with error 61"),
-						[]byte("ibv_modify_qp failed with error No data available"),
-						[]byte("ibv_modify_qp failed with 61"),
-						[]byte("ibv_modify_qp failed with No data available"),
-					},
+				lits: [][]byte{
+					[]byte("ibv_modify_qp failed with error 61"),
+					[]byte("ibv_modify_qp failed with error No data available"),
+					[]byte("ibv_modify_qp failed with 61"),
+					[]byte("ibv_modify_qp failed with No data available"),
 				},
 			},
 		},
-		{
-			ID:    "ib-gid-change",
-			Title: "the RoCE GID table changed under a running job",
-			Kind:  "ibverbs",
-			Match: []string{
-				"GID table chang",
-			},
-			Weight:        0.9,
-			Severity:      "warn",
-			MeaningSpark:  "an address on a ConnectX-7 twin changed (NetworkManager, DHCP, a link flap) and the GID NCCL cached is stale",
-			MeaningServer: "an IP address change reassigned the GID table; NCCL before 2.31 keeps the stale GID",
-			Fix:           "keep the RoCE addresses static (netplan, no DHCP on the RDMA netdevs) and use NCCL >= 2.31, which refreshes GIDs on the event",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/1819",
-				"https://github.com/NVIDIA/nccl/issues/2157",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ib-gid-change",
+		Title: "the RoCE GID table changed under a running job",
+		Kind:  "ibverbs",
+		Match: []string{
+			"GID table chang",
+		},
+		Weight:        0.9,
+		Severity:      "warn",
+		MeaningSpark:  "an address on a ConnectX-7 twin changed (NetworkManager, DHCP, a link flap) and the GID NCCL cached is stale",
+		MeaningServer: "an IP address change reassigned the GID table; NCCL before 2.31 keeps the stale GID",
+		Fix:           "keep the RoCE addresses static (netplan, no DHCP on the RDMA netdevs) and use NCCL >= 2.31, which refreshes GIDs on the event",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/1819",
+			"https://github.com/NVIDIA/nccl/issues/2157",
+		},
+		Lits: [][]byte{
+			[]byte("GID table chang"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("GID table chang"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("GID table chang"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("GID table chang"),
+				},
+				lits: [][]byte{
 					[]byte("GID table chang"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("GID table chang"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("GID table chang"),
-					},
-					lits: [][]byte{
-						[]byte("GID table chang"),
-					},
-				},
+		},
+	},
+	{
+		ID:    "ib-wc-retry-exceeded",
+		Title: "RDMA transport retries exhausted (completion status 12, IBV_WC_RETRY_EXC_ERR)",
+		Kind:  "ibverbs",
+		Match: []string{
+			"Got completion from peer \\S+ with (status=12\\b|status=[^(]*\\(12\\)|error 12\\b)",
+			"NET/IB ?: Got completion with error 12\\b",
+			"IBV_WC_RETRY_EXC_ERR",
+			"transport retry counter exceeded",
+			"Failed status 12:",
+			"completion with status:? 0xc\\b",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "the peer stopped acknowledging RDMA packets: the cable or the peer went away, or the MTU differs between the two ends",
+		MeaningServer: "the remote side never acknowledged: a down or flapping link, a crashed peer, a lossy RoCE fabric (PFC/ECN) or an MTU mismatch; NCCL's own hint: often NCCL_IB_TIMEOUT set too short (default 20, about 30 s)",
+		Fix:           "check the link on both ends (ethtool, `ip link`, the port error counters) and that the MTU is the same on both, then rerun ib_write_bw between the pair",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/1405",
+			"https://github.com/NVIDIA/nccl/issues/1664",
+			"https://github.com/NVIDIA/nccl/issues/426",
+			"https://github.com/zrlio/softiwarp/issues/27",
+			"NVIDIA/nccl src/transport/net_ib/common.h @5067397c (printIbWcStatusHint)",
+		},
+		Lits: [][]byte{
+			[]byte("Got completion from peer "),
+			[]byte(": Got completion with error 12"),
+			[]byte("IBV_WC_RETRY_EXC_ERR"),
+			[]byte("transport retry counter exceeded"),
+			[]byte("Failed status 12:"),
+			[]byte("completion with status"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Got completion from peer "),
+				[]byte(" with "),
+			},
+			[][]byte{
+				[]byte("NET/IB"),
+				[]byte(": Got completion with error 12"),
+			},
+			[][]byte{
+				[]byte("IBV_WC_RETRY_EXC_ERR"),
+			},
+			[][]byte{
+				[]byte("transport retry counter exceeded"),
+			},
+			[][]byte{
+				[]byte("Failed status 12:"),
+			},
+			[][]byte{
+				[]byte("completion with status"),
+				[]byte(" 0xc"),
 			},
 		},
-		{
-			ID:    "ib-wc-retry-exceeded",
-			Title: "RDMA transport retries exhausted (completion status 12, IBV_WC_RETRY_EXC_ERR)",
-			Kind:  "ibverbs",
-			Match: []string{
-				"Got completion from peer \\S+ with (status=12\\b|status=[^(]*\\(12\\)|error 12\\b)",
-				"NET/IB ?: Got completion with error 12\\b",
-				"IBV_WC_RETRY_EXC_ERR",
-				"transport retry counter exceeded",
-				"Failed status 12:",
-				"completion with status:? 0xc\\b",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "the peer stopped acknowledging RDMA packets: the cable or the peer went away, or the MTU differs between the two ends",
-			MeaningServer: "the remote side never acknowledged: a down or flapping link, a crashed peer, a lossy RoCE fabric (PFC/ECN) or an MTU mismatch; NCCL's own hint: often NCCL_IB_TIMEOUT set too short (default 20, about 30 s)",
-			Fix:           "check the link on both ends (ethtool, `ip link`, the port error counters) and that the MTU is the same on both, then rerun ib_write_bw between the pair",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/1405",
-				"https://github.com/NVIDIA/nccl/issues/1664",
-				"https://github.com/NVIDIA/nccl/issues/426",
-				"https://github.com/zrlio/softiwarp/issues/27",
-				"NVIDIA/nccl src/transport/net_ib/common.h @5067397c (printIbWcStatusHint)",
-			},
-			Lits: [][]byte{
-				[]byte("Got completion from peer "),
-				[]byte(": Got completion with error 12"),
-				[]byte("IBV_WC_RETRY_EXC_ERR"),
-				[]byte("transport retry counter exceeded"),
-				[]byte("Failed status 12:"),
-				[]byte("completion with status"),
-			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("Got completion from peer "),
-					[]byte(" with "),
-				},
-				[][]byte{
-					[]byte("NET/IB"),
-					[]byte(": Got completion with error 12"),
-				},
-				[][]byte{
-					[]byte("IBV_WC_RETRY_EXC_ERR"),
-				},
-				[][]byte{
-					[]byte("transport retry counter exceeded"),
-				},
-				[][]byte{
-					[]byte("Failed status 12:"),
-				},
-				[][]byte{
-					[]byte("completion with status"),
-					[]byte(" 0xc"),
-				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("Got completion from peer "),
-					anchored: lazyRegexp("^(?:Got completion from peer \\S+ with (status=12\\b|status=[^(]*\\(12\\)|error 12\\b))", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Got completion from peer "),
-							},
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op: pfAll,
-										subs: []prefilter{
-											{
-												op:  pfLit,
-												lit: []byte(" with "),
-												k:   1,
-											},
-											{
-												op: pfAny,
-												subs: []prefilter{
-													{
-														op:  pfLit,
-														lit: []byte("status=12"),
-														k:   2,
-													},
-													{
-														op: pfAll,
-														subs: []prefilter{
-															{
-																op:  pfLit,
-																lit: []byte("status="),
-																k:   3,
-															},
-															{
-																op:  pfLit,
-																lit: []byte("(12)"),
-																k:   4,
-															},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Got completion from peer "),
+				anchored: lazyRegexp("^(?:Got completion from peer \\S+ with (status=12\\b|status=[^(]*\\(12\\)|error 12\\b))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Got completion from peer "),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(" with "),
+											k:   1,
+										},
+										{
+											op: pfAny,
+											subs: []prefilter{
+												{
+													op:  pfLit,
+													lit: []byte("status=12"),
+													k:   2,
+												},
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("status="),
+															k:   3,
+														},
+														{
+															op:  pfLit,
+															lit: []byte("(12)"),
+															k:   4,
 														},
 													},
 												},
 											},
 										},
 									},
-									{
-										op:  pfLit,
-										lit: []byte(" with error 12"),
-										k:   5,
-									},
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" with error 12"),
+									k:   5,
 								},
 							},
 						},
 					},
-					lits: [][]byte{
-						[]byte("Got completion from peer "),
-						[]byte(" with "),
-						[]byte("status=12"),
-						[]byte("status="),
-						[]byte("(12)"),
-						[]byte(" with error 12"),
-					},
 				},
-				{
-					prefix:   []byte("NET/IB"),
-					anchored: lazyRegexp("^(?:NET/IB ?: Got completion with error 12\\b)", nil),
-					filter: prefilter{
-						op: pfAny,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("NET/IB : Got completion with error 12"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("NET/IB: Got completion with error 12"),
-								k:   1,
-							},
+				lits: [][]byte{
+					[]byte("Got completion from peer "),
+					[]byte(" with "),
+					[]byte("status=12"),
+					[]byte("status="),
+					[]byte("(12)"),
+					[]byte(" with error 12"),
+				},
+			},
+			{
+				prefix:   []byte("NET/IB"),
+				anchored: lazyRegexp("^(?:NET/IB ?: Got completion with error 12\\b)", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NET/IB : Got completion with error 12"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("NET/IB: Got completion with error 12"),
+							k:   1,
 						},
 					},
-					lits: [][]byte{
-						[]byte("NET/IB : Got completion with error 12"),
-						[]byte("NET/IB: Got completion with error 12"),
-					},
 				},
-				{
-					prefix:  []byte("IBV_WC_RETRY_EXC_ERR"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("IBV_WC_RETRY_EXC_ERR"),
-					},
-					lits: [][]byte{
-						[]byte("IBV_WC_RETRY_EXC_ERR"),
-					},
+				lits: [][]byte{
+					[]byte("NET/IB : Got completion with error 12"),
+					[]byte("NET/IB: Got completion with error 12"),
 				},
-				{
-					prefix:  []byte("transport retry counter exceeded"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("transport retry counter exceeded"),
-					},
-					lits: [][]byte{
-						[]byte("transport retry counter exceeded"),
-					},
+			},
+			{
+				prefix:  []byte("IBV_WC_RETRY_EXC_ERR"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("IBV_WC_RETRY_EXC_ERR"),
 				},
-				{
-					prefix:  []byte("Failed status 12:"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Failed status 12:"),
-					},
-					lits: [][]byte{
-						[]byte("Failed status 12:"),
-					},
+				lits: [][]byte{
+					[]byte("IBV_WC_RETRY_EXC_ERR"),
 				},
-				{
-					prefix:   []byte("completion with status"),
-					anchored: lazyRegexp("^(?:completion with status:? 0xc\\b)", nil),
-					filter: prefilter{
-						op: pfAny,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("completion with status: 0xc"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("completion with status 0xc"),
-								k:   1,
-							},
+			},
+			{
+				prefix:  []byte("transport retry counter exceeded"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("transport retry counter exceeded"),
+				},
+				lits: [][]byte{
+					[]byte("transport retry counter exceeded"),
+				},
+			},
+			{
+				prefix:  []byte("Failed status 12:"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Failed status 12:"),
+				},
+				lits: [][]byte{
+					[]byte("Failed status 12:"),
+				},
+			},
+			{
+				prefix:   []byte("completion with status"),
+				anchored: lazyRegexp("^(?:completion with status:? 0xc\\b)", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("completion with status: 0xc"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("completion with status 0xc"),
+							k:   1,
 						},
 					},
-					lits: [][]byte{
-						[]byte("completion with status: 0xc"),
-						[]byte("completion with status 0xc"),
-					},
+				},
+				lits: [][]byte{
+					[]byte("completion with status: 0xc"),
+					[]byte("completion with status 0xc"),
 				},
 			},
 		},
-		{
-			ID:    "ib-wc-local-protection",
-			Title: "RDMA local protection error (completion status 4, IBV_WC_LOC_PROT_ERR)",
-			Kind:  "ibverbs",
-			Match: []string{
-				"Got completion from peer \\S+ with (status=4\\b|status=[^(]*\\(4\\)|error 4\\b)",
-				"NET/IB ?: Got completion with error 4\\b",
-				"IBV_WC_LOC_PROT_ERR",
-				"local protection error",
-				"Failed status 4:",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "a work request used memory the NIC may not access: a registration problem (GB10 has no GPUDirect RDMA, so GPU memory must not be registered directly)",
-			MeaningServer: "a work request referenced memory outside its registration: NCCL's own hint is PCIe ACS enabled, which breaks GPUDirect RDMA; or GPUDirect RDMA not usable (nvidia_peermem or dma-buf), or a BIOS/IOMMU setting that breaks peer mappings",
-			Fix:           "check nvidia_peermem / dma-buf support and the IOMMU/ACS settings; compare with a run without GPUDirect (NCCL_NET_GDR_LEVEL=LOC)",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl-tests/issues/252",
-				"https://github.com/linux-rdma/perftest/issues/173",
-				"NVIDIA/nccl src/transport/net_ib/common.h @5067397c (printIbWcStatusHint)",
-				"docs/dgx-spark.md (GPUDirect RDMA is not available on GB10)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ib-wc-local-protection",
+		Title: "RDMA local protection error (completion status 4, IBV_WC_LOC_PROT_ERR)",
+		Kind:  "ibverbs",
+		Match: []string{
+			"Got completion from peer \\S+ with (status=4\\b|status=[^(]*\\(4\\)|error 4\\b)",
+			"NET/IB ?: Got completion with error 4\\b",
+			"IBV_WC_LOC_PROT_ERR",
+			"local protection error",
+			"Failed status 4:",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "a work request used memory the NIC may not access: a registration problem (GB10 has no GPUDirect RDMA, so GPU memory must not be registered directly)",
+		MeaningServer: "a work request referenced memory outside its registration: NCCL's own hint is PCIe ACS enabled, which breaks GPUDirect RDMA; or GPUDirect RDMA not usable (nvidia_peermem or dma-buf), or a BIOS/IOMMU setting that breaks peer mappings",
+		Fix:           "check nvidia_peermem / dma-buf support and the IOMMU/ACS settings; compare with a run without GPUDirect (NCCL_NET_GDR_LEVEL=LOC)",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl-tests/issues/252",
+			"https://github.com/linux-rdma/perftest/issues/173",
+			"NVIDIA/nccl src/transport/net_ib/common.h @5067397c (printIbWcStatusHint)",
+			"docs/dgx-spark.md (GPUDirect RDMA is not available on GB10)",
+		},
+		Lits: [][]byte{
+			[]byte("Got completion from peer "),
+			[]byte(": Got completion with error 4"),
+			[]byte("IBV_WC_LOC_PROT_ERR"),
+			[]byte("local protection error"),
+			[]byte("Failed status 4:"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Got completion from peer "),
+				[]byte(" with "),
+			},
+			[][]byte{
+				[]byte("NET/IB"),
 				[]byte(": Got completion with error 4"),
+			},
+			[][]byte{
 				[]byte("IBV_WC_LOC_PROT_ERR"),
+			},
+			[][]byte{
 				[]byte("local protection error"),
+			},
+			[][]byte{
 				[]byte("Failed status 4:"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Got completion from peer "),
+				anchored: lazyRegexp("^(?:Got completion from peer \\S+ with (status=4\\b|status=[^(]*\\(4\\)|error 4\\b))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Got completion from peer "),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(" with "),
+											k:   1,
+										},
+										{
+											op: pfAny,
+											subs: []prefilter{
+												{
+													op:  pfLit,
+													lit: []byte("status=4"),
+													k:   2,
+												},
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("status="),
+															k:   3,
+														},
+														{
+															op:  pfLit,
+															lit: []byte("(4)"),
+															k:   4,
+														},
+													},
+												},
+											},
+										},
+									},
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" with error 4"),
+									k:   5,
+								},
+							},
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("Got completion from peer "),
 					[]byte(" with "),
+					[]byte("status=4"),
+					[]byte("status="),
+					[]byte("(4)"),
+					[]byte(" with error 4"),
 				},
-				[][]byte{
-					[]byte("NET/IB"),
-					[]byte(": Got completion with error 4"),
+			},
+			{
+				prefix:   []byte("NET/IB"),
+				anchored: lazyRegexp("^(?:NET/IB ?: Got completion with error 4\\b)", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NET/IB : Got completion with error 4"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("NET/IB: Got completion with error 4"),
+							k:   1,
+						},
+					},
 				},
-				[][]byte{
+				lits: [][]byte{
+					[]byte("NET/IB : Got completion with error 4"),
+					[]byte("NET/IB: Got completion with error 4"),
+				},
+			},
+			{
+				prefix:  []byte("IBV_WC_LOC_PROT_ERR"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("IBV_WC_LOC_PROT_ERR"),
+				},
+				lits: [][]byte{
 					[]byte("IBV_WC_LOC_PROT_ERR"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("local protection error"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("local protection error"),
+				},
+				lits: [][]byte{
 					[]byte("local protection error"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("Failed status 4:"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Failed status 4:"),
+				},
+				lits: [][]byte{
 					[]byte("Failed status 4:"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("Got completion from peer "),
-					anchored: lazyRegexp("^(?:Got completion from peer \\S+ with (status=4\\b|status=[^(]*\\(4\\)|error 4\\b))", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Got completion from peer "),
-							},
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op: pfAll,
-										subs: []prefilter{
-											{
-												op:  pfLit,
-												lit: []byte(" with "),
-												k:   1,
-											},
-											{
-												op: pfAny,
-												subs: []prefilter{
-													{
-														op:  pfLit,
-														lit: []byte("status=4"),
-														k:   2,
-													},
-													{
-														op: pfAll,
-														subs: []prefilter{
-															{
-																op:  pfLit,
-																lit: []byte("status="),
-																k:   3,
-															},
-															{
-																op:  pfLit,
-																lit: []byte("(4)"),
-																k:   4,
-															},
+		},
+	},
+	{
+		ID:    "ib-wc-remote-invalid",
+		Title: "RDMA remote invalid request (completion status 9, IBV_WC_REM_INV_REQ_ERR)",
+		Kind:  "ibverbs",
+		Match: []string{
+			"Got completion from peer \\S+ with (status=9\\b|status=[^(]*\\(9\\)|error 9\\b)",
+			"IBV_WC_REM_INV_REQ_ERR",
+		},
+		Weight:        0.9,
+		Severity:      "fail",
+		MeaningSpark:  "the peer rejected the request: the two ends disagree about the connection (different NCCL builds or plugins on the two nodes)",
+		MeaningServer: "the responder found the request invalid: mismatched NCCL net plugins or versions between the ends, or an access-violation on the peer",
+		Fix:           "run the same NCCL and net plugin on every node; compare the internal IB transport of NCCL with the vendor plugin",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/1710",
+		},
+		Lits: [][]byte{
+			[]byte("Got completion from peer "),
+			[]byte("IBV_WC_REM_INV_REQ_ERR"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Got completion from peer "),
+				[]byte(" with "),
+			},
+			[][]byte{
+				[]byte("IBV_WC_REM_INV_REQ_ERR"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Got completion from peer "),
+				anchored: lazyRegexp("^(?:Got completion from peer \\S+ with (status=9\\b|status=[^(]*\\(9\\)|error 9\\b))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Got completion from peer "),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(" with "),
+											k:   1,
+										},
+										{
+											op: pfAny,
+											subs: []prefilter{
+												{
+													op:  pfLit,
+													lit: []byte("status=9"),
+													k:   2,
+												},
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("status="),
+															k:   3,
+														},
+														{
+															op:  pfLit,
+															lit: []byte("(9)"),
+															k:   4,
 														},
 													},
 												},
 											},
 										},
 									},
-									{
-										op:  pfLit,
-										lit: []byte(" with error 4"),
-										k:   5,
-									},
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" with error 9"),
+									k:   5,
 								},
 							},
 						},
 					},
-					lits: [][]byte{
-						[]byte("Got completion from peer "),
-						[]byte(" with "),
-						[]byte("status=4"),
-						[]byte("status="),
-						[]byte("(4)"),
-						[]byte(" with error 4"),
-					},
 				},
-				{
-					prefix:   []byte("NET/IB"),
-					anchored: lazyRegexp("^(?:NET/IB ?: Got completion with error 4\\b)", nil),
-					filter: prefilter{
-						op: pfAny,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("NET/IB : Got completion with error 4"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("NET/IB: Got completion with error 4"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("NET/IB : Got completion with error 4"),
-						[]byte("NET/IB: Got completion with error 4"),
-					},
-				},
-				{
-					prefix:  []byte("IBV_WC_LOC_PROT_ERR"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("IBV_WC_LOC_PROT_ERR"),
-					},
-					lits: [][]byte{
-						[]byte("IBV_WC_LOC_PROT_ERR"),
-					},
-				},
-				{
-					prefix:  []byte("local protection error"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("local protection error"),
-					},
-					lits: [][]byte{
-						[]byte("local protection error"),
-					},
-				},
-				{
-					prefix:  []byte("Failed status 4:"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Failed status 4:"),
-					},
-					lits: [][]byte{
-						[]byte("Failed status 4:"),
-					},
-				},
-			},
-		},
-		{
-			ID:    "ib-wc-remote-invalid",
-			Title: "RDMA remote invalid request (completion status 9, IBV_WC_REM_INV_REQ_ERR)",
-			Kind:  "ibverbs",
-			Match: []string{
-				"Got completion from peer \\S+ with (status=9\\b|status=[^(]*\\(9\\)|error 9\\b)",
-				"IBV_WC_REM_INV_REQ_ERR",
-			},
-			Weight:        0.9,
-			Severity:      "fail",
-			MeaningSpark:  "the peer rejected the request: the two ends disagree about the connection (different NCCL builds or plugins on the two nodes)",
-			MeaningServer: "the responder found the request invalid: mismatched NCCL net plugins or versions between the ends, or an access-violation on the peer",
-			Fix:           "run the same NCCL and net plugin on every node; compare the internal IB transport of NCCL with the vendor plugin",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/1710",
-			},
-			Lits: [][]byte{
-				[]byte("Got completion from peer "),
-				[]byte("IBV_WC_REM_INV_REQ_ERR"),
-			},
-			AllLits: [][][]byte{
-				[][]byte{
+				lits: [][]byte{
 					[]byte("Got completion from peer "),
 					[]byte(" with "),
+					[]byte("status=9"),
+					[]byte("status="),
+					[]byte("(9)"),
+					[]byte(" with error 9"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("IBV_WC_REM_INV_REQ_ERR"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("IBV_WC_REM_INV_REQ_ERR"),
+				},
+				lits: [][]byte{
 					[]byte("IBV_WC_REM_INV_REQ_ERR"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("Got completion from peer "),
-					anchored: lazyRegexp("^(?:Got completion from peer \\S+ with (status=9\\b|status=[^(]*\\(9\\)|error 9\\b))", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Got completion from peer "),
-							},
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op: pfAll,
-										subs: []prefilter{
-											{
-												op:  pfLit,
-												lit: []byte(" with "),
-												k:   1,
-											},
-											{
-												op: pfAny,
-												subs: []prefilter{
-													{
-														op:  pfLit,
-														lit: []byte("status=9"),
-														k:   2,
-													},
-													{
-														op: pfAll,
-														subs: []prefilter{
-															{
-																op:  pfLit,
-																lit: []byte("status="),
-																k:   3,
-															},
-															{
-																op:  pfLit,
-																lit: []byte("(9)"),
-																k:   4,
-															},
+		},
+	},
+	{
+		ID:    "ib-wc-flushed",
+		Title: "RDMA work flushed (completion status 5, IBV_WC_WR_FLUSH_ERR): a queue pair had already failed",
+		Kind:  "ibverbs",
+		Match: []string{
+			"Got completion from peer \\S+ with (status=5\\b|status=[^(]*\\(5\\)|error 5\\b)",
+			"IBV_WC_WR_FLUSH_ERR",
+			"Failed status 5:",
+		},
+		Weight:        0.4,
+		Severity:      "fail",
+		MeaningSpark:  "an earlier error put the connection in the error state; find the first completion error or the peer that died",
+		MeaningServer: "flushed work requests follow an earlier failure (a peer exiting, a retry-exceeded error); the first error in the log is the cause; NCCL's own hint: NICs of one instance that cannot reach each other",
+		Fix:           "look for the first error of the job (the logs of the other nodes included)",
+		Sources: []string{
+			"https://github.com/deepseek-ai/DeepEP/issues/106",
+			"NVIDIA/nccl src/transport/net_ib/common.h @5067397c (printIbWcStatusHint)",
+		},
+		Lits: [][]byte{
+			[]byte("Got completion from peer "),
+			[]byte("IBV_WC_WR_FLUSH_ERR"),
+			[]byte("Failed status 5:"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Got completion from peer "),
+				[]byte(" with "),
+			},
+			[][]byte{
+				[]byte("IBV_WC_WR_FLUSH_ERR"),
+			},
+			[][]byte{
+				[]byte("Failed status 5:"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Got completion from peer "),
+				anchored: lazyRegexp("^(?:Got completion from peer \\S+ with (status=5\\b|status=[^(]*\\(5\\)|error 5\\b))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Got completion from peer "),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(" with "),
+											k:   1,
+										},
+										{
+											op: pfAny,
+											subs: []prefilter{
+												{
+													op:  pfLit,
+													lit: []byte("status=5"),
+													k:   2,
+												},
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("status="),
+															k:   3,
+														},
+														{
+															op:  pfLit,
+															lit: []byte("(5)"),
+															k:   4,
 														},
 													},
 												},
 											},
 										},
 									},
-									{
-										op:  pfLit,
-										lit: []byte(" with error 9"),
-										k:   5,
-									},
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" with error 5"),
+									k:   5,
 								},
 							},
 						},
 					},
-					lits: [][]byte{
-						[]byte("Got completion from peer "),
-						[]byte(" with "),
-						[]byte("status=9"),
-						[]byte("status="),
-						[]byte("(9)"),
-						[]byte(" with error 9"),
-					},
 				},
-				{
-					prefix:  []byte("IBV_WC_REM_INV_REQ_ERR"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("IBV_WC_REM_INV_REQ_ERR"),
-					},
-					lits: [][]byte{
-						[]byte("IBV_WC_REM_INV_REQ_ERR"),
-					},
-				},
-			},
-		},
-		{
-			ID:    "ib-wc-flushed",
-			Title: "RDMA work flushed (completion status 5, IBV_WC_WR_FLUSH_ERR): a queue pair had already failed",
-			Kind:  "ibverbs",
-			Match: []string{
-				"Got completion from peer \\S+ with (status=5\\b|status=[^(]*\\(5\\)|error 5\\b)",
-				"IBV_WC_WR_FLUSH_ERR",
-				"Failed status 5:",
-			},
-			Weight:        0.4,
-			Severity:      "fail",
-			MeaningSpark:  "an earlier error put the connection in the error state; find the first completion error or the peer that died",
-			MeaningServer: "flushed work requests follow an earlier failure (a peer exiting, a retry-exceeded error); the first error in the log is the cause; NCCL's own hint: NICs of one instance that cannot reach each other",
-			Fix:           "look for the first error of the job (the logs of the other nodes included)",
-			Sources: []string{
-				"https://github.com/deepseek-ai/DeepEP/issues/106",
-				"NVIDIA/nccl src/transport/net_ib/common.h @5067397c (printIbWcStatusHint)",
-			},
-			Lits: [][]byte{
-				[]byte("Got completion from peer "),
-				[]byte("IBV_WC_WR_FLUSH_ERR"),
-				[]byte("Failed status 5:"),
-			},
-			AllLits: [][][]byte{
-				[][]byte{
+				lits: [][]byte{
 					[]byte("Got completion from peer "),
 					[]byte(" with "),
+					[]byte("status=5"),
+					[]byte("status="),
+					[]byte("(5)"),
+					[]byte(" with error 5"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("IBV_WC_WR_FLUSH_ERR"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("IBV_WC_WR_FLUSH_ERR"),
+				},
+				lits: [][]byte{
 					[]byte("IBV_WC_WR_FLUSH_ERR"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("Failed status 5:"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Failed status 5:"),
+				},
+				lits: [][]byte{
 					[]byte("Failed status 5:"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("Got completion from peer "),
-					anchored: lazyRegexp("^(?:Got completion from peer \\S+ with (status=5\\b|status=[^(]*\\(5\\)|error 5\\b))", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Got completion from peer "),
-							},
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op: pfAll,
-										subs: []prefilter{
-											{
-												op:  pfLit,
-												lit: []byte(" with "),
-												k:   1,
-											},
-											{
-												op: pfAny,
-												subs: []prefilter{
-													{
-														op:  pfLit,
-														lit: []byte("status=5"),
-														k:   2,
-													},
-													{
-														op: pfAll,
-														subs: []prefilter{
-															{
-																op:  pfLit,
-																lit: []byte("status="),
-																k:   3,
-															},
-															{
-																op:  pfLit,
-																lit: []byte("(5)"),
-																k:   4,
-															},
-														},
-													},
-												},
-											},
-										},
-									},
-									{
-										op:  pfLit,
-										lit: []byte(" with error 5"),
-										k:   5,
-									},
-								},
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("Got completion from peer "),
-						[]byte(" with "),
-						[]byte("status=5"),
-						[]byte("status="),
-						[]byte("(5)"),
-						[]byte(" with error 5"),
-					},
-				},
-				{
-					prefix:  []byte("IBV_WC_WR_FLUSH_ERR"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("IBV_WC_WR_FLUSH_ERR"),
-					},
-					lits: [][]byte{
-						[]byte("IBV_WC_WR_FLUSH_ERR"),
-					},
-				},
-				{
-					prefix:  []byte("Failed status 5:"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Failed status 5:"),
-					},
-					lits: [][]byte{
-						[]byte("Failed status 5:"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "ib-async-access-violation",
-			Title: "the NIC reported a local access violation on a work queue",
-			Kind:  "ibverbs",
-			Match: []string{
-				"local access violation work queue error",
-			},
-			Weight:        0.9,
-			Severity:      "fail",
-			MeaningSpark:  "a queue pair touched memory it was not allowed to: a registration or plugin problem",
-			MeaningServer: "a work queue touched memory outside its registration; seen with NCCL's internal IB transport where the vendor plugin works",
-			Fix:           "try the vendor net plugin (or the internal one) and the same NCCL on every node; report it with NCCL_DEBUG=INFO",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/1710",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ib-async-access-violation",
+		Title: "the NIC reported a local access violation on a work queue",
+		Kind:  "ibverbs",
+		Match: []string{
+			"local access violation work queue error",
+		},
+		Weight:        0.9,
+		Severity:      "fail",
+		MeaningSpark:  "a queue pair touched memory it was not allowed to: a registration or plugin problem",
+		MeaningServer: "a work queue touched memory outside its registration; seen with NCCL's internal IB transport where the vendor plugin works",
+		Fix:           "try the vendor net plugin (or the internal one) and the same NCCL on every node; report it with NCCL_DEBUG=INFO",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/1710",
+		},
+		Lits: [][]byte{
+			[]byte("local access violation work queue error"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("local access violation work queue error"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("local access violation work queue error"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("local access violation work queue error"),
+				},
+				lits: [][]byte{
 					[]byte("local access violation work queue error"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("local access violation work queue error"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("local access violation work queue error"),
+		},
+	},
+	{
+		ID:    "ib-port-error",
+		Title: "the NIC port went down under the job (async event: port error)",
+		Kind:  "ibverbs",
+		Match: []string{
+			"Got async event ?: ?port error",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "the QSFP link between the Sparks dropped: a loose or failing cable or transceiver",
+		MeaningServer: "a flapping link somewhere in the fabric; the node that reports it is on the bad link",
+		Fix:           "reseat or replace the cable, then watch the error counters of the port (ethtool -S, ibqueryerrors) while rerunning",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/905",
+		},
+		Lits: [][]byte{
+			[]byte("Got async event"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Got async event"),
+				[]byte("port error"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Got async event"),
+				anchored: lazyRegexp("^(?:Got async event ?: ?port error)", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Got async event : port error"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("Got async event :port error"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("Got async event: port error"),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("Got async event:port error"),
+							k:   3,
+						},
 					},
-					lits: [][]byte{
-						[]byte("local access violation work queue error"),
-					},
+				},
+				lits: [][]byte{
+					[]byte("Got async event : port error"),
+					[]byte("Got async event :port error"),
+					[]byte("Got async event: port error"),
+					[]byte("Got async event:port error"),
 				},
 			},
 		},
-		{
-			ID:    "ib-port-error",
-			Title: "the NIC port went down under the job (async event: port error)",
-			Kind:  "ibverbs",
-			Match: []string{
-				"Got async event ?: ?port error",
+	},
+	{
+		ID:    "ib-resource-enomem",
+		Title: "the NIC could not pin or allocate memory (ibv_reg_mr / ibv_create_cq: Cannot allocate memory)",
+		Kind:  "ibverbs",
+		Match: []string{
+			"ibv_(reg_mr\\w*|create_cq|create_qp|alloc_pd)\\w* failed with (error )?(12\\b|Cannot allocate memory)",
+			"Ib failure: Cannot allocate memory",
+			"Call to ibv_(reg_mr|create_qp) failed\\s*$",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "on linux-nvidia 7.0 kernels with kexec handover, KHO scratch memory counted as CMA breaks long-term pinning (CmaFree > CmaTotal); otherwise the locked-memory limit is too low",
+		MeaningServer: "the locked-memory limit (ulimit -l) is too low inside the job, or the NIC ran out of resources for queues",
+		Fix:           "raise memlock to unlimited for the job (limits.conf, the container runtime, and check `ulimit -l` under mpirun); on DGX Spark with kernel 7.0 also boot with kho=off",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl-tests/issues/206",
+			"https://github.com/MiaAI-Lab/DeepSeek-v4-Flash-DSpark-2x-DGX-Spark/issues/259",
+			"https://github.com/deepseek-ai/DeepEP/issues/143",
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/networking_troubleshooting.rst v2.30.7-1 (\"NCCL WARN Call to ibv_create_qp failed\" or \"Call to ibv_reg_mr failed\": the library could not register enough pinned memory; the solution is memlock unlimited in /etc/security/limits.conf, checked with ulimit -l); older NCCL prints them with no error after them: NVIDIA/nccl src/misc/ibvwrap.cc v2.4.8-1 (wrap_ibv_reg_mr through IBV_PTR_CHECK, WARN(\"Call to \" name \" failed\")), where v2.18.1-1 adds \"with error %s\"",
+		},
+		Lits: [][]byte{
+			[]byte(" failed with "),
+			[]byte("Ib failure: Cannot allocate memory"),
+			[]byte("Call to ibv_"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("ibv_"),
+				[]byte(" failed with "),
 			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "the QSFP link between the Sparks dropped: a loose or failing cable or transceiver",
-			MeaningServer: "a flapping link somewhere in the fabric; the node that reports it is on the bad link",
-			Fix:           "reseat or replace the cable, then watch the error counters of the port (ethtool -S, ibqueryerrors) while rerunning",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/905",
+			[][]byte{
+				[]byte("Ib failure: Cannot allocate memory"),
 			},
-			Lits: [][]byte{
-				[]byte("Got async event"),
+			[][]byte{
+				[]byte("Call to ibv_"),
+				[]byte(" failed"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("Got async event"),
-					[]byte("port error"),
-				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("Got async event"),
-					anchored: lazyRegexp("^(?:Got async event ?: ?port error)", nil),
-					filter: prefilter{
-						op: pfAny,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Got async event : port error"),
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("ibv_"),
+				anchored: lazyRegexp("^(?:ibv_(reg_mr\\w*|create_cq|create_qp|alloc_pd)\\w* failed with (error )?(12\\b|Cannot allocate memory))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte("ibv_"),
+										},
+										{
+											op:  pfLit,
+											lit: []byte("reg_mr"),
+											k:   1,
+										},
+									},
+								},
+								{
+									op: pfAny,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte("ibv_create_cq"),
+											k:   2,
+										},
+										{
+											op:  pfLit,
+											lit: []byte("ibv_create_qp"),
+											k:   3,
+										},
+									},
+								},
+								{
+									op:  pfLit,
+									lit: []byte("ibv_alloc_pd"),
+									k:   4,
+								},
 							},
-							{
-								op:  pfLit,
-								lit: []byte("Got async event :port error"),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("Got async event: port error"),
-								k:   2,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("Got async event:port error"),
-								k:   3,
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte(" failed with error 12"),
+									k:   5,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" failed with error Cannot allocate memory"),
+									k:   6,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" failed with 12"),
+									k:   7,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" failed with Cannot allocate memory"),
+									k:   8,
+								},
 							},
 						},
 					},
-					lits: [][]byte{
-						[]byte("Got async event : port error"),
-						[]byte("Got async event :port error"),
-						[]byte("Got async event: port error"),
-						[]byte("Got async event:port error"),
-					},
 				},
-			},
-		},
-		{
-			ID:    "ib-resource-enomem",
-			Title: "the NIC could not pin or allocate memory (ibv_reg_mr / ibv_create_cq: Cannot allocate memory)",
-			Kind:  "ibverbs",
-			Match: []string{
-				"ibv_(reg_mr\\w*|create_cq|create_qp|alloc_pd)\\w* failed with (error )?(12\\b|Cannot allocate memory)",
-				"Ib failure: Cannot allocate memory",
-				"Call to ibv_(reg_mr|create_qp) failed\\s*$",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "on linux-nvidia 7.0 kernels with kexec handover, KHO scratch memory counted as CMA breaks long-term pinning (CmaFree > CmaTotal); otherwise the locked-memory limit is too low",
-			MeaningServer: "the locked-memory limit (ulimit -l) is too low inside the job, or the NIC ran out of resources for queues",
-			Fix:           "raise memlock to unlimited for the job (limits.conf, the container runtime, and check `ulimit -l` under mpirun); on DGX Spark with kernel 7.0 also boot with kho=off",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl-tests/issues/206",
-				"https://github.com/MiaAI-Lab/DeepSeek-v4-Flash-DSpark-2x-DGX-Spark/issues/259",
-				"https://github.com/deepseek-ai/DeepEP/issues/143",
-				"NVIDIA/nccl docs/userguide/source/troubleshooting/networking_troubleshooting.rst v2.30.7-1 (\"NCCL WARN Call to ibv_create_qp failed\" or \"Call to ibv_reg_mr failed\": the library could not register enough pinned memory; the solution is memlock unlimited in /etc/security/limits.conf, checked with ulimit -l); older NCCL prints them with no error after them: NVIDIA/nccl src/misc/ibvwrap.cc v2.4.8-1 (wrap_ibv_reg_mr through IBV_PTR_CHECK, WARN(\"Call to \" name \" failed\")), where v2.18.1-1 adds \"with error %s\"",
-			},
-			Lits: [][]byte{
-				[]byte(" failed with "),
-				[]byte("Ib failure: Cannot allocate memory"),
-				[]byte("Call to ibv_"),
-			},
-			AllLits: [][][]byte{
-				[][]byte{
+				lits: [][]byte{
 					[]byte("ibv_"),
-					[]byte(" failed with "),
+					[]byte("reg_mr"),
+					[]byte("ibv_create_cq"),
+					[]byte("ibv_create_qp"),
+					[]byte("ibv_alloc_pd"),
+					[]byte(" failed with error 12"),
+					[]byte(" failed with error Cannot allocate memory"),
+					[]byte(" failed with 12"),
+					[]byte(" failed with Cannot allocate memory"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("Ib failure: Cannot allocate memory"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Ib failure: Cannot allocate memory"),
+				},
+				lits: [][]byte{
 					[]byte("Ib failure: Cannot allocate memory"),
 				},
-				[][]byte{
-					[]byte("Call to ibv_"),
-					[]byte(" failed"),
-				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("ibv_"),
-					anchored: lazyRegexp("^(?:ibv_(reg_mr\\w*|create_cq|create_qp|alloc_pd)\\w* failed with (error )?(12\\b|Cannot allocate memory))", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op: pfAll,
-										subs: []prefilter{
-											{
-												op:  pfLit,
-												lit: []byte("ibv_"),
-											},
-											{
-												op:  pfLit,
-												lit: []byte("reg_mr"),
-												k:   1,
-											},
-										},
-									},
-									{
-										op: pfAny,
-										subs: []prefilter{
-											{
-												op:  pfLit,
-												lit: []byte("ibv_create_cq"),
-												k:   2,
-											},
-											{
-												op:  pfLit,
-												lit: []byte("ibv_create_qp"),
-												k:   3,
-											},
-										},
-									},
-									{
-										op:  pfLit,
-										lit: []byte("ibv_alloc_pd"),
-										k:   4,
-									},
-								},
-							},
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte(" failed with error 12"),
-										k:   5,
-									},
-									{
-										op:  pfLit,
-										lit: []byte(" failed with error Cannot allocate memory"),
-										k:   6,
-									},
-									{
-										op:  pfLit,
-										lit: []byte(" failed with 12"),
-										k:   7,
-									},
-									{
-										op:  pfLit,
-										lit: []byte(" failed with Cannot allocate memory"),
-										k:   8,
-									},
-								},
-							},
+			{
+				prefix:   []byte("Call to ibv_"),
+				anchored: lazyRegexp("^(?:Call to ibv_(reg_mr|create_qp) failed\\s*$)", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Call to ibv_reg_mr failed"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("Call to ibv_create_qp failed"),
+							k:   1,
 						},
 					},
-					lits: [][]byte{
-						[]byte("ibv_"),
-						[]byte("reg_mr"),
-						[]byte("ibv_create_cq"),
-						[]byte("ibv_create_qp"),
-						[]byte("ibv_alloc_pd"),
-						[]byte(" failed with error 12"),
-						[]byte(" failed with error Cannot allocate memory"),
-						[]byte(" failed with 12"),
-						[]byte(" failed with Cannot allocate memory"),
-					},
 				},
-				{
-					prefix:  []byte("Ib failure: Cannot allocate memory"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Ib failure: Cannot allocate memory"),
-					},
-					lits: [][]byte{
-						[]byte("Ib failure: Cannot allocate memory"),
-					},
-				},
-				{
-					prefix:   []byte("Call to ibv_"),
-					anchored: lazyRegexp("^(?:Call to ibv_(reg_mr|create_qp) failed\\s*$)", nil),
-					filter: prefilter{
-						op: pfAny,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Call to ibv_reg_mr failed"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("Call to ibv_create_qp failed"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("Call to ibv_reg_mr failed"),
-						[]byte("Call to ibv_create_qp failed"),
-					},
+				lits: [][]byte{
+					[]byte("Call to ibv_reg_mr failed"),
+					[]byte("Call to ibv_create_qp failed"),
 				},
 			},
 		},
-		{
-			ID:    "ibverbs-missing",
-			Title: "no RDMA library or device inside the job: NCCL cannot use the NICs",
-			Kind:  "ibverbs",
-			Match: []string{
-				"Failed to open libibverbs\\.so",
-				"libibverbs: Warning: couldn't (stat|open)",
-				"Warning: no userspace device-specific driver found for",
-			},
-			Weight:        0.8,
-			Severity:      "fail",
-			MeaningSpark:  "the container does not see the ConnectX-7 (no /dev/infiniband, no libibverbs): NCCL falls back to TCP on the management port or a twin",
-			MeaningServer: "libibverbs is missing from the image or /sys/class/infiniband and /dev/infiniband are not mapped into the container; NCCL falls back to sockets",
-			Fix:           "install libibverbs (rdma-core) in the image and pass the RDMA devices in (--device=/dev/infiniband, --network=host, or the RDMA device plugin on Kubernetes)",
-			Sources: []string{
-				"https://github.com/InternLM/lmdeploy/issues/3286",
-				"https://github.com/horovod/horovod/issues/3333",
-				"https://github.com/horovod/horovod/issues/1117",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ibverbs-missing",
+		Title: "no RDMA library or device inside the job: NCCL cannot use the NICs",
+		Kind:  "ibverbs",
+		Match: []string{
+			"Failed to open libibverbs\\.so",
+			"libibverbs: Warning: couldn't (stat|open)",
+			"Warning: no userspace device-specific driver found for",
+		},
+		Weight:        0.8,
+		Severity:      "fail",
+		MeaningSpark:  "the container does not see the ConnectX-7 (no /dev/infiniband, no libibverbs): NCCL falls back to TCP on the management port or a twin",
+		MeaningServer: "libibverbs is missing from the image or /sys/class/infiniband and /dev/infiniband are not mapped into the container; NCCL falls back to sockets",
+		Fix:           "install libibverbs (rdma-core) in the image and pass the RDMA devices in (--device=/dev/infiniband, --network=host, or the RDMA device plugin on Kubernetes)",
+		Sources: []string{
+			"https://github.com/InternLM/lmdeploy/issues/3286",
+			"https://github.com/horovod/horovod/issues/3333",
+			"https://github.com/horovod/horovod/issues/1117",
+		},
+		Lits: [][]byte{
+			[]byte("Failed to open libibverbs"),
+			[]byte("libibverbs: Warning: couldn't "),
+			[]byte("Warning: no userspace device-specific driver found for"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Failed to open libibverbs"),
+			},
+			[][]byte{
 				[]byte("libibverbs: Warning: couldn't "),
+			},
+			[][]byte{
 				[]byte("Warning: no userspace device-specific driver found for"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("Failed to open libibverbs"),
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Failed to open libibverbs.so"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Failed to open libibverbs.so"),
 				},
-				[][]byte{
-					[]byte("libibverbs: Warning: couldn't "),
+				lits: [][]byte{
+					[]byte("Failed to open libibverbs.so"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:   []byte("libibverbs: Warning: couldn't "),
+				anchored: lazyRegexp("^(?:libibverbs: Warning: couldn't (stat|open))", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("libibverbs: Warning: couldn't stat"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("libibverbs: Warning: couldn't open"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("libibverbs: Warning: couldn't stat"),
+					[]byte("libibverbs: Warning: couldn't open"),
+				},
+			},
+			{
+				prefix:  []byte("Warning: no userspace device-specific driver found for"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Warning: no userspace device-specific driver found for"),
+				},
+				lits: [][]byte{
 					[]byte("Warning: no userspace device-specific driver found for"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Failed to open libibverbs.so"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Failed to open libibverbs.so"),
-					},
-					lits: [][]byte{
-						[]byte("Failed to open libibverbs.so"),
-					},
-				},
-				{
-					prefix:   []byte("libibverbs: Warning: couldn't "),
-					anchored: lazyRegexp("^(?:libibverbs: Warning: couldn't (stat|open))", nil),
-					filter: prefilter{
-						op: pfAny,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("libibverbs: Warning: couldn't stat"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("libibverbs: Warning: couldn't open"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("libibverbs: Warning: couldn't stat"),
-						[]byte("libibverbs: Warning: couldn't open"),
-					},
-				},
-				{
-					prefix:  []byte("Warning: no userspace device-specific driver found for"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Warning: no userspace device-specific driver found for"),
-					},
-					lits: [][]byte{
-						[]byte("Warning: no userspace device-specific driver found for"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "socket-connect-abort",
-			Title: "a peer's socket could not be reached (socketStartConnect ... Software caused connection abort)",
-			Kind:  "socket",
-			Match: []string{
-				"socketStartConnect: Connect to .* failed : Software caused connection abort",
-				"Call to connect returned Connection refused",
-				"Couldn.t connect to .*:\\d+",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "the peer was not listening on the address NCCL used: NCCL_SOCKET_IFNAME picks an interface (or an IPv6 link-local address) the other Spark cannot reach, or a firewall drops it",
-			MeaningServer: "the connection to a peer's listening socket was refused or aborted: the peer died or is not yet listening, a firewall, or a bootstrap interface that does not route between nodes",
-			Fix:           "set NCCL_SOCKET_IFNAME to an interface with routed IPv4 addresses on every node (not docker0/lo, not link-local), and open the ports between the nodes",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/1515",
-				"https://github.com/NVIDIA/nccl-tests/issues/162",
-				"https://github.com/NVIDIA/nccl/issues/975",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "socket-connect-abort",
+		Title: "a peer's socket could not be reached (socketStartConnect ... Software caused connection abort)",
+		Kind:  "socket",
+		Match: []string{
+			"socketStartConnect: Connect to .* failed : Software caused connection abort",
+			"Call to connect returned Connection refused",
+			"Couldn.t connect to .*:\\d+",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "the peer was not listening on the address NCCL used: NCCL_SOCKET_IFNAME picks an interface (or an IPv6 link-local address) the other Spark cannot reach, or a firewall drops it",
+		MeaningServer: "the connection to a peer's listening socket was refused or aborted: the peer died or is not yet listening, a firewall, or a bootstrap interface that does not route between nodes",
+		Fix:           "set NCCL_SOCKET_IFNAME to an interface with routed IPv4 addresses on every node (not docker0/lo, not link-local), and open the ports between the nodes",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/1515",
+			"https://github.com/NVIDIA/nccl-tests/issues/162",
+			"https://github.com/NVIDIA/nccl/issues/975",
+		},
+		Lits: [][]byte{
+			[]byte(" failed : Software caused connection abort"),
+			[]byte("Call to connect returned Connection refused"),
+			[]byte("t connect to "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("socketStartConnect: Connect to "),
 				[]byte(" failed : Software caused connection abort"),
+			},
+			[][]byte{
 				[]byte("Call to connect returned Connection refused"),
+			},
+			[][]byte{
+				[]byte("Couldn"),
 				[]byte("t connect to "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix: []byte("socketStartConnect: Connect to "),
+				glob: [][]byte{
 					[]byte("socketStartConnect: Connect to "),
 					[]byte(" failed : Software caused connection abort"),
 				},
-				[][]byte{
-					[]byte("Call to connect returned Connection refused"),
+				anchored: lazyRegexp("^(?:socketStartConnect: Connect to .* failed : Software caused connection abort)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("socketStartConnect: Connect to "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" failed : Software caused connection abort"),
+							k:   1,
+						},
+					},
 				},
-				[][]byte{
-					[]byte("Couldn"),
-					[]byte("t connect to "),
+				lits: [][]byte{
+					[]byte("socketStartConnect: Connect to "),
+					[]byte(" failed : Software caused connection abort"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix: []byte("socketStartConnect: Connect to "),
-					glob: [][]byte{
-						[]byte("socketStartConnect: Connect to "),
-						[]byte(" failed : Software caused connection abort"),
-					},
-					anchored: lazyRegexp("^(?:socketStartConnect: Connect to .* failed : Software caused connection abort)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("socketStartConnect: Connect to "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" failed : Software caused connection abort"),
-								k:   1,
-							},
+			{
+				prefix:  []byte("Call to connect returned Connection refused"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Call to connect returned Connection refused"),
+				},
+				lits: [][]byte{
+					[]byte("Call to connect returned Connection refused"),
+				},
+			},
+			{
+				prefix:   []byte("Couldn"),
+				anchored: lazyRegexp("^(?:Couldn.t connect to .*:\\d+)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Couldn"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("t connect to "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(":"),
+							k:   2,
 						},
 					},
-					lits: [][]byte{
-						[]byte("socketStartConnect: Connect to "),
-						[]byte(" failed : Software caused connection abort"),
-					},
 				},
-				{
-					prefix:  []byte("Call to connect returned Connection refused"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Call to connect returned Connection refused"),
-					},
-					lits: [][]byte{
-						[]byte("Call to connect returned Connection refused"),
-					},
-				},
-				{
-					prefix:   []byte("Couldn"),
-					anchored: lazyRegexp("^(?:Couldn.t connect to .*:\\d+)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Couldn"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("t connect to "),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte(":"),
-								k:   2,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("Couldn"),
-						[]byte("t connect to "),
-						[]byte(":"),
-					},
+				lits: [][]byte{
+					[]byte("Couldn"),
+					[]byte("t connect to "),
+					[]byte(":"),
 				},
 			},
 		},
-		{
-			ID:    "socket-no-route",
-			Title: "no route to a peer's socket address (Connect to ... failed : No route to host / Network is unreachable)",
-			Kind:  "socket",
-			Match: []string{
-				"[Cc]onnect to \\S+ (failed\\s*:\\s*|failed with error |returned )(No route to host|Network is unreachable)",
-			},
-			Weight:        1.2,
-			Severity:      "fail",
-			MeaningSpark:  "the address NCCL dialled is not routed from this Spark: the socket interface NCCL picked (or the address a peer advertised) is on a network the two Sparks do not share, such as a QSFP port without an IPv4 address on one end, Wi-Fi, a docker bridge, or another subnet",
-			MeaningServer: "the address NCCL dialled is not routed from this node (EHOSTUNREACH / ENETUNREACH): NCCL's bootstrap or socket interface is on a network the peers do not share, or the peer advertised an address of an interface this node cannot reach",
-			Fix:           "set NCCL_SOCKET_IFNAME to the interface on the network every node shares (the same on all nodes), and check with `ip route get <peer address>` on the failing node that the peer's address goes out of that interface",
-			Sources: []string{
-				"NVIDIA/nccl src/misc/socket.cc (v2.18.1-1 line 480): WARN(\"socketStartConnect: Connect to %s failed : %s\", ..., strerror(errno)); src/os/linux.cc (v2.30.7-1): \"ncclOsSocketPollConnect to %s failed with error %s\", strerror(errno)); a connect that fails with EHOSTUNREACH is retried, then \"%s: connect to %s returned %s, exceeded error retry count after %d attempts\"",
-				"NVIDIA/nccl docs/userguide/source/env.rst: NCCL_SOCKET_IFNAME specifies which IP interfaces to use for communication",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "socket-no-route",
+		Title: "no route to a peer's socket address (Connect to ... failed : No route to host / Network is unreachable)",
+		Kind:  "socket",
+		Match: []string{
+			"[Cc]onnect to \\S+ (failed\\s*:\\s*|failed with error |returned )(No route to host|Network is unreachable)",
+		},
+		Weight:        1.2,
+		Severity:      "fail",
+		MeaningSpark:  "the address NCCL dialled is not routed from this Spark: the socket interface NCCL picked (or the address a peer advertised) is on a network the two Sparks do not share, such as a QSFP port without an IPv4 address on one end, Wi-Fi, a docker bridge, or another subnet",
+		MeaningServer: "the address NCCL dialled is not routed from this node (EHOSTUNREACH / ENETUNREACH): NCCL's bootstrap or socket interface is on a network the peers do not share, or the peer advertised an address of an interface this node cannot reach",
+		Fix:           "set NCCL_SOCKET_IFNAME to the interface on the network every node shares (the same on all nodes), and check with `ip route get <peer address>` on the failing node that the peer's address goes out of that interface",
+		Sources: []string{
+			"NVIDIA/nccl src/misc/socket.cc (v2.18.1-1 line 480): WARN(\"socketStartConnect: Connect to %s failed : %s\", ..., strerror(errno)); src/os/linux.cc (v2.30.7-1): \"ncclOsSocketPollConnect to %s failed with error %s\", strerror(errno)); a connect that fails with EHOSTUNREACH is retried, then \"%s: connect to %s returned %s, exceeded error retry count after %d attempts\"",
+			"NVIDIA/nccl docs/userguide/source/env.rst: NCCL_SOCKET_IFNAME specifies which IP interfaces to use for communication",
+		},
+		Lits: [][]byte{
+			[]byte("onnect to "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("onnect to "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("onnect to "),
-				},
-			},
-			plans: []matchPlan{
-				{
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("onnect to "),
-							},
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op: pfAll,
-										subs: []prefilter{
-											{
-												op:  pfLit,
-												lit: []byte(" "),
-												k:   1,
-											},
-											{
-												op: pfAny,
-												subs: []prefilter{
-													{
-														op: pfAll,
-														subs: []prefilter{
-															{
-																op:  pfLit,
-																lit: []byte("failed"),
-																k:   2,
-															},
-															{
-																op:  pfLit,
-																lit: []byte(":"),
-																k:   3,
-															},
+		},
+		plans: []matchPlan{
+			{
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("onnect to "),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(" "),
+											k:   1,
+										},
+										{
+											op: pfAny,
+											subs: []prefilter{
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("failed"),
+															k:   2,
+														},
+														{
+															op:  pfLit,
+															lit: []byte(":"),
+															k:   3,
 														},
 													},
-													{
-														op:  pfLit,
-														lit: []byte("failed with error "),
-														k:   4,
-													},
+												},
+												{
+													op:  pfLit,
+													lit: []byte("failed with error "),
+													k:   4,
 												},
 											},
 										},
 									},
-									{
-										op:  pfLit,
-										lit: []byte(" returned "),
-										k:   5,
-									},
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" returned "),
+									k:   5,
 								},
 							},
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte("No route to host"),
-										k:   6,
-									},
-									{
-										op:  pfLit,
-										lit: []byte("Network is unreachable"),
-										k:   7,
-									},
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("No route to host"),
+									k:   6,
+								},
+								{
+									op:  pfLit,
+									lit: []byte("Network is unreachable"),
+									k:   7,
 								},
 							},
 						},
 					},
-					lits: [][]byte{
-						[]byte("onnect to "),
-						[]byte(" "),
-						[]byte("failed"),
-						[]byte(":"),
-						[]byte("failed with error "),
-						[]byte(" returned "),
-						[]byte("No route to host"),
-						[]byte("Network is unreachable"),
-					},
+				},
+				lits: [][]byte{
+					[]byte("onnect to "),
+					[]byte(" "),
+					[]byte("failed"),
+					[]byte(":"),
+					[]byte("failed with error "),
+					[]byte(" returned "),
+					[]byte("No route to host"),
+					[]byte("Network is unreachable"),
 				},
 			},
 		},
-		{
-			ID:    "socket-peer-closed",
-			Title: "a peer closed its connection (Connection closed by remote peer / Broken pipe / reset by peer)",
-			Kind:  "socket",
-			Match: []string{
-				"Connection closed by remote peer",
-				"Call to recv from .* failed : (Broken pipe|Connection reset by peer)",
-				"Socket recv failed while polling",
-			},
-			Weight:        0.5,
-			Severity:      "fail",
-			MeaningSpark:  "the other Spark's process ended first (a crash, an out-of-memory kill, a failed init); its own log holds the cause",
-			MeaningServer: "another rank exited or crashed before this one; the first error of the job is on that rank (or, before NCCL 2.27.3, a bootstrap connection closed early)",
-			Fix:           "find the rank that failed first (its log, dmesg for OOM kills and Xid errors); upgrade NCCL below 2.27.3",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/1612",
-				"https://github.com/NVIDIA/nccl/issues/795",
-				"https://github.com/NVIDIA/nccl/issues/1235",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "socket-peer-closed",
+		Title: "a peer closed its connection (Connection closed by remote peer / Broken pipe / reset by peer)",
+		Kind:  "socket",
+		Match: []string{
+			"Connection closed by remote peer",
+			"Call to recv from .* failed : (Broken pipe|Connection reset by peer)",
+			"Socket recv failed while polling",
+		},
+		Weight:        0.5,
+		Severity:      "fail",
+		MeaningSpark:  "the other Spark's process ended first (a crash, an out-of-memory kill, a failed init); its own log holds the cause",
+		MeaningServer: "another rank exited or crashed before this one; the first error of the job is on that rank (or, before NCCL 2.27.3, a bootstrap connection closed early)",
+		Fix:           "find the rank that failed first (its log, dmesg for OOM kills and Xid errors); upgrade NCCL below 2.27.3",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/1612",
+			"https://github.com/NVIDIA/nccl/issues/795",
+			"https://github.com/NVIDIA/nccl/issues/1235",
+		},
+		Lits: [][]byte{
+			[]byte("Connection closed by remote peer"),
+			[]byte("Call to recv from "),
+			[]byte("Socket recv failed while polling"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Connection closed by remote peer"),
+			},
+			[][]byte{
 				[]byte("Call to recv from "),
+				[]byte(" failed : "),
+			},
+			[][]byte{
 				[]byte("Socket recv failed while polling"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Connection closed by remote peer"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Connection closed by remote peer"),
+				},
+				lits: [][]byte{
 					[]byte("Connection closed by remote peer"),
 				},
-				[][]byte{
-					[]byte("Call to recv from "),
-					[]byte(" failed : "),
+			},
+			{
+				prefix:   []byte("Call to recv from "),
+				anchored: lazyRegexp("^(?:Call to recv from .* failed : (Broken pipe|Connection reset by peer))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Call to recv from "),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte(" failed : Broken pipe"),
+									k:   1,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" failed : Connection reset by peer"),
+									k:   2,
+								},
+							},
+						},
+					},
 				},
-				[][]byte{
+				lits: [][]byte{
+					[]byte("Call to recv from "),
+					[]byte(" failed : Broken pipe"),
+					[]byte(" failed : Connection reset by peer"),
+				},
+			},
+			{
+				prefix:  []byte("Socket recv failed while polling"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Socket recv failed while polling"),
+				},
+				lits: [][]byte{
 					[]byte("Socket recv failed while polling"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Connection closed by remote peer"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Connection closed by remote peer"),
-					},
-					lits: [][]byte{
-						[]byte("Connection closed by remote peer"),
-					},
-				},
-				{
-					prefix:   []byte("Call to recv from "),
-					anchored: lazyRegexp("^(?:Call to recv from .* failed : (Broken pipe|Connection reset by peer))", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Call to recv from "),
-							},
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte(" failed : Broken pipe"),
-										k:   1,
-									},
-									{
-										op:  pfLit,
-										lit: []byte(" failed : Connection reset by peer"),
-										k:   2,
-									},
-								},
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("Call to recv from "),
-						[]byte(" failed : Broken pipe"),
-						[]byte(" failed : Connection reset by peer"),
-					},
-				},
-				{
-					prefix:  []byte("Socket recv failed while polling"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Socket recv failed while polling"),
-					},
-					lits: [][]byte{
-						[]byte("Socket recv failed while polling"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "nccl-remote-error",
-			Title: "NCCL reported a remote error (ncclRemoteError: remote process exited or there was a network error)",
-			Kind:  "nccl",
-			Match: []string{
-				"remote process exited or there was a network error",
-				"ncclRemoteError",
-			},
-			Weight:        0.6,
-			Severity:      "fail",
-			MeaningSpark:  "the other Spark's rank failed or the link between the Sparks failed; the \"Last error\" line says which",
-			MeaningServer: "a network error or a rank that exited early; in the thread that established it, some nodes had InfiniBand problems",
-			Fix:           "read the \"Last error\" line of NCCL and the log of the rank that failed first; test the links of the nodes involved (ib_write_bw between pairs)",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/2076",
-				"https://github.com/tatsu-lab/stanford_alpaca/issues/207",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "nccl-remote-error",
+		Title: "NCCL reported a remote error (ncclRemoteError: remote process exited or there was a network error)",
+		Kind:  "nccl",
+		Match: []string{
+			"remote process exited or there was a network error",
+			"ncclRemoteError",
+		},
+		Weight:        0.6,
+		Severity:      "fail",
+		MeaningSpark:  "the other Spark's rank failed or the link between the Sparks failed; the \"Last error\" line says which",
+		MeaningServer: "a network error or a rank that exited early; in the thread that established it, some nodes had InfiniBand problems",
+		Fix:           "read the \"Last error\" line of NCCL and the log of the rank that failed first; test the links of the nodes involved (ib_write_bw between pairs)",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/2076",
+			"https://github.com/tatsu-lab/stanford_alpaca/issues/207",
+		},
+		Lits: [][]byte{
+			[]byte("remote process exited or there was a network error"),
+			[]byte("ncclRemoteError"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("remote process exited or there was a network error"),
+			},
+			[][]byte{
 				[]byte("ncclRemoteError"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("remote process exited or there was a network error"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("remote process exited or there was a network error"),
+				},
+				lits: [][]byte{
 					[]byte("remote process exited or there was a network error"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("ncclRemoteError"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("ncclRemoteError"),
+				},
+				lits: [][]byte{
 					[]byte("ncclRemoteError"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("remote process exited or there was a network error"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("remote process exited or there was a network error"),
-					},
-					lits: [][]byte{
-						[]byte("remote process exited or there was a network error"),
-					},
-				},
-				{
-					prefix:  []byte("ncclRemoteError"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("ncclRemoteError"),
-					},
-					lits: [][]byte{
-						[]byte("ncclRemoteError"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "nccl-system-error",
-			Title: "NCCL hit a system error during bootstrap or setup (ncclSystemError / unhandled system error)",
-			Kind:  "nccl",
-			Match: []string{
-				"ncclSystemError",
-				"unhandled system error",
-			},
-			Weight:        0.5,
-			Severity:      "fail",
-			MeaningSpark:  "a system call failed (socket, shared memory, pinned memory); the WARN lines before it name which",
-			MeaningServer: "a system call or external library failed; the NCCL WARN line before the error trace names it",
-			Fix:           "read the first NCCL WARN line of the failing rank (NCCL_DEBUG=INFO)",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/975",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "nccl-system-error",
+		Title: "NCCL hit a system error during bootstrap or setup (ncclSystemError / unhandled system error)",
+		Kind:  "nccl",
+		Match: []string{
+			"ncclSystemError",
+			"unhandled system error",
+		},
+		Weight:        0.5,
+		Severity:      "fail",
+		MeaningSpark:  "a system call failed (socket, shared memory, pinned memory); the WARN lines before it name which",
+		MeaningServer: "a system call or external library failed; the NCCL WARN line before the error trace names it",
+		Fix:           "read the first NCCL WARN line of the failing rank (NCCL_DEBUG=INFO)",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/975",
+		},
+		Lits: [][]byte{
+			[]byte("ncclSystemError"),
+			[]byte("unhandled system error"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("ncclSystemError"),
+			},
+			[][]byte{
 				[]byte("unhandled system error"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("ncclSystemError"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("ncclSystemError"),
+				},
+				lits: [][]byte{
 					[]byte("ncclSystemError"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("unhandled system error"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("unhandled system error"),
+				},
+				lits: [][]byte{
 					[]byte("unhandled system error"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("ncclSystemError"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("ncclSystemError"),
-					},
-					lits: [][]byte{
-						[]byte("ncclSystemError"),
-					},
-				},
-				{
-					prefix:  []byte("unhandled system error"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("unhandled system error"),
-					},
-					lits: [][]byte{
-						[]byte("unhandled system error"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "shm-create-failed",
-			Title: "NCCL could not create its shared-memory segment in /dev/shm",
-			Kind:  "nccl",
-			Match: []string{
-				"Error while creating shared memory segment",
-				"failed to extend /dev/shm/",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "/dev/shm is too small for NCCL's buffers, typical of a container started without --shm-size or --ipc=host",
-			MeaningServer: "/dev/shm is too small; NCCL's SHM transport needs more per peer",
-			Fix:           "run the container with --ipc=host or --shm-size=1g (or more), or give the pod a memory-backed emptyDir at /dev/shm",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl-tests/issues/166",
-				"https://github.com/pytorch/ci-infra/pull/490",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "shm-create-failed",
+		Title: "NCCL could not create its shared-memory segment in /dev/shm",
+		Kind:  "nccl",
+		Match: []string{
+			"Error while creating shared memory segment",
+			"failed to extend /dev/shm/",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "/dev/shm is too small for NCCL's buffers, typical of a container started without --shm-size or --ipc=host",
+		MeaningServer: "/dev/shm is too small; NCCL's SHM transport needs more per peer",
+		Fix:           "run the container with --ipc=host or --shm-size=1g (or more), or give the pod a memory-backed emptyDir at /dev/shm",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl-tests/issues/166",
+			"https://github.com/pytorch/ci-infra/pull/490",
+		},
+		Lits: [][]byte{
+			[]byte("Error while creating shared memory segment"),
+			[]byte("failed to extend /dev/shm/"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Error while creating shared memory segment"),
+			},
+			[][]byte{
 				[]byte("failed to extend /dev/shm/"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Error while creating shared memory segment"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Error while creating shared memory segment"),
+				},
+				lits: [][]byte{
 					[]byte("Error while creating shared memory segment"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("failed to extend /dev/shm/"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("failed to extend /dev/shm/"),
+				},
+				lits: [][]byte{
 					[]byte("failed to extend /dev/shm/"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Error while creating shared memory segment"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Error while creating shared memory segment"),
-					},
-					lits: [][]byte{
-						[]byte("Error while creating shared memory segment"),
-					},
-				},
-				{
-					prefix:  []byte("failed to extend /dev/shm/"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("failed to extend /dev/shm/"),
-					},
-					lits: [][]byte{
-						[]byte("failed to extend /dev/shm/"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "cuda-oom",
-			Title: "NCCL could not allocate GPU memory (Cuda failure 'out of memory')",
-			Kind:  "cuda",
-			Match: []string{
-				"Cuda failure '?out of memory",
-				"Failed to CUDA calloc",
-				"CUDA out of memory",
-			},
-			Weight:        1.2,
-			Severity:      "fail",
-			MeaningSpark:  "the unified memory is full (the model, the KV cache and the desktop share GB10's 128 GB), so NCCL's buffers cannot be allocated",
-			MeaningServer: "the GPU is full: the application left no room for NCCL's buffers (they grow with channels and peers)",
-			Fix:           "leave headroom for NCCL (a lower gpu-memory-utilization or batch, fewer channels with NCCL_MAX_NCHANNELS); on DGX Spark close the desktop session and other GPU users",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/1235",
-				"https://github.com/NVIDIA/TensorRT-LLM/issues/1670",
-				"https://github.com/PKU-YuanGroup/Open-Sora-Plan/issues/386",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "cuda-oom",
+		Title: "NCCL could not allocate GPU memory (Cuda failure 'out of memory')",
+		Kind:  "cuda",
+		Match: []string{
+			"Cuda failure '?out of memory",
+			"Failed to CUDA calloc",
+			"CUDA out of memory",
+		},
+		Weight:        1.2,
+		Severity:      "fail",
+		MeaningSpark:  "the unified memory is full (the model, the KV cache and the desktop share GB10's 128 GB), so NCCL's buffers cannot be allocated",
+		MeaningServer: "the GPU is full: the application left no room for NCCL's buffers (they grow with channels and peers)",
+		Fix:           "leave headroom for NCCL (a lower gpu-memory-utilization or batch, fewer channels with NCCL_MAX_NCHANNELS); on DGX Spark close the desktop session and other GPU users",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/1235",
+			"https://github.com/NVIDIA/TensorRT-LLM/issues/1670",
+			"https://github.com/PKU-YuanGroup/Open-Sora-Plan/issues/386",
+		},
+		Lits: [][]byte{
+			[]byte("Cuda failure "),
+			[]byte("Failed to CUDA calloc"),
+			[]byte("CUDA out of memory"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Cuda failure "),
+				[]byte("out of memory"),
+			},
+			[][]byte{
 				[]byte("Failed to CUDA calloc"),
+			},
+			[][]byte{
 				[]byte("CUDA out of memory"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("Cuda failure "),
-					[]byte("out of memory"),
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Cuda failure "),
+				anchored: lazyRegexp("^(?:Cuda failure '?out of memory)", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Cuda failure 'out of memory"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("Cuda failure out of memory"),
+							k:   1,
+						},
+					},
 				},
-				[][]byte{
+				lits: [][]byte{
+					[]byte("Cuda failure 'out of memory"),
+					[]byte("Cuda failure out of memory"),
+				},
+			},
+			{
+				prefix:  []byte("Failed to CUDA calloc"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Failed to CUDA calloc"),
+				},
+				lits: [][]byte{
 					[]byte("Failed to CUDA calloc"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("CUDA out of memory"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("CUDA out of memory"),
+				},
+				lits: [][]byte{
 					[]byte("CUDA out of memory"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("Cuda failure "),
-					anchored: lazyRegexp("^(?:Cuda failure '?out of memory)", nil),
-					filter: prefilter{
-						op: pfAny,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Cuda failure 'out of memory"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("Cuda failure out of memory"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("Cuda failure 'out of memory"),
-						[]byte("Cuda failure out of memory"),
-					},
-				},
-				{
-					prefix:  []byte("Failed to CUDA calloc"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Failed to CUDA calloc"),
-					},
-					lits: [][]byte{
-						[]byte("Failed to CUDA calloc"),
-					},
-				},
-				{
-					prefix:  []byte("CUDA out of memory"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("CUDA out of memory"),
-					},
-					lits: [][]byte{
-						[]byte("CUDA out of memory"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "cuda-failure",
-			Title: "a CUDA call inside NCCL failed (Cuda failure / unhandled cuda error)",
-			Kind:  "cuda",
-			Match: []string{
-				"Cuda failure( \\d+)? '",
-				"unhandled cuda error",
-				"ncclUnhandledCudaError",
-			},
-			Weight:        0.8,
-			Severity:      "fail",
-			MeaningSpark:  "the CUDA driver refused NCCL's call: an NCCL or PyTorch build without sm_121 (GB10) support, or a driver/toolkit mismatch",
-			MeaningServer: "a CUDA call made by NCCL failed; the quoted CUDA error names it (invalid argument, invalid resource handle, a driver/runtime mismatch)",
-			Fix:           "check that NCCL, PyTorch and the driver match (nvidia-smi, torch.version.cuda, the cudaDriverVersion line of NCCL); rerun with NCCL_DEBUG=INFO",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/1283",
-				"https://github.com/facebookresearch/metaseq/issues/90",
-				"docs/dgx-spark.md (GB10 is sm_121)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "cuda-failure",
+		Title: "a CUDA call inside NCCL failed (Cuda failure / unhandled cuda error)",
+		Kind:  "cuda",
+		Match: []string{
+			"Cuda failure( \\d+)? '",
+			"unhandled cuda error",
+			"ncclUnhandledCudaError",
+		},
+		Weight:        0.8,
+		Severity:      "fail",
+		MeaningSpark:  "the CUDA driver refused NCCL's call: an NCCL or PyTorch build without sm_121 (GB10) support, or a driver/toolkit mismatch",
+		MeaningServer: "a CUDA call made by NCCL failed; the quoted CUDA error names it (invalid argument, invalid resource handle, a driver/runtime mismatch)",
+		Fix:           "check that NCCL, PyTorch and the driver match (nvidia-smi, torch.version.cuda, the cudaDriverVersion line of NCCL); rerun with NCCL_DEBUG=INFO",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/1283",
+			"https://github.com/facebookresearch/metaseq/issues/90",
+			"docs/dgx-spark.md (GB10 is sm_121)",
+		},
+		Lits: [][]byte{
+			[]byte("Cuda failure"),
+			[]byte("unhandled cuda error"),
+			[]byte("ncclUnhandledCudaError"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Cuda failure"),
+			},
+			[][]byte{
 				[]byte("unhandled cuda error"),
+			},
+			[][]byte{
 				[]byte("ncclUnhandledCudaError"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("Cuda failure"),
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Cuda failure"),
+				anchored: lazyRegexp("^(?:Cuda failure( \\d+)? ')", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Cuda failure"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" '"),
+							k:   1,
+						},
+					},
 				},
-				[][]byte{
+				lits: [][]byte{
+					[]byte("Cuda failure"),
+					[]byte(" '"),
+				},
+			},
+			{
+				prefix:  []byte("unhandled cuda error"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("unhandled cuda error"),
+				},
+				lits: [][]byte{
 					[]byte("unhandled cuda error"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("ncclUnhandledCudaError"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("ncclUnhandledCudaError"),
+				},
+				lits: [][]byte{
 					[]byte("ncclUnhandledCudaError"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("Cuda failure"),
-					anchored: lazyRegexp("^(?:Cuda failure( \\d+)? ')", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Cuda failure"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" '"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("Cuda failure"),
-						[]byte(" '"),
-					},
-				},
-				{
-					prefix:  []byte("unhandled cuda error"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("unhandled cuda error"),
-					},
-					lits: [][]byte{
-						[]byte("unhandled cuda error"),
-					},
-				},
-				{
-					prefix:  []byte("ncclUnhandledCudaError"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("ncclUnhandledCudaError"),
-					},
-					lits: [][]byte{
-						[]byte("ncclUnhandledCudaError"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "torch-watchdog-timeout",
-			Title: "a collective never finished: PyTorch's watchdog timed it out",
-			Kind:  "framework",
-			Match: []string{
-				"Watchdog caught collective operation timeout",
-				"ran for \\d+ milliseconds before timing out",
-			},
-			Weight:        0.9,
-			Severity:      "fail",
-			MeaningSpark:  "ranks stopped progressing together (a hang, or one rank diverged); on GB10 NCCL before 2.29.3 can deadlock on ARM",
-			MeaningServer: "a collective hung: one rank stopped calling it or the network stalled; compare the ranks' last collective (NCCL RAS shows the counts)",
-			Fix:           "query NCCL RAS (ncclras) during the hang to find the stuck or missing rank; on DGX Spark use NCCL >= 2.29.3",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/1730",
-				"https://github.com/NVIDIA/nccl/issues/2353",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "torch-watchdog-timeout",
+		Title: "a collective never finished: PyTorch's watchdog timed it out",
+		Kind:  "framework",
+		Match: []string{
+			"Watchdog caught collective operation timeout",
+			"ran for \\d+ milliseconds before timing out",
+		},
+		Weight:        0.9,
+		Severity:      "fail",
+		MeaningSpark:  "ranks stopped progressing together (a hang, or one rank diverged); on GB10 NCCL before 2.29.3 can deadlock on ARM",
+		MeaningServer: "a collective hung: one rank stopped calling it or the network stalled; compare the ranks' last collective (NCCL RAS shows the counts)",
+		Fix:           "query NCCL RAS (ncclras) during the hang to find the stuck or missing rank; on DGX Spark use NCCL >= 2.29.3",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/1730",
+			"https://github.com/NVIDIA/nccl/issues/2353",
+		},
+		Lits: [][]byte{
+			[]byte("Watchdog caught collective operation timeout"),
+			[]byte(" milliseconds before timing out"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Watchdog caught collective operation timeout"),
+			},
+			[][]byte{
+				[]byte("ran for "),
 				[]byte(" milliseconds before timing out"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Watchdog caught collective operation timeout"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Watchdog caught collective operation timeout"),
+				},
+				lits: [][]byte{
 					[]byte("Watchdog caught collective operation timeout"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:   []byte("ran for "),
+				anchored: lazyRegexp("^(?:ran for \\d+ milliseconds before timing out)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("ran for "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" milliseconds before timing out"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("ran for "),
 					[]byte(" milliseconds before timing out"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Watchdog caught collective operation timeout"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Watchdog caught collective operation timeout"),
-					},
-					lits: [][]byte{
-						[]byte("Watchdog caught collective operation timeout"),
-					},
-				},
-				{
-					prefix:   []byte("ran for "),
-					anchored: lazyRegexp("^(?:ran for \\d+ milliseconds before timing out)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("ran for "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" milliseconds before timing out"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("ran for "),
-						[]byte(" milliseconds before timing out"),
-					},
-				},
+		},
+	},
+	{
+		ID:    "torch-store-unreachable",
+		Title: "a rank could not reach PyTorch's c10d store on the master address (TCPStore connect or get timed out)",
+		Kind:  "framework",
+		Match: []string{
+			"The client socket has timed out after \\S+ while trying to connect to \\(",
+			"via c10d key-value store by key '[^']*', but store->get\\('[^']*'\\) got error",
+			"The client socket has failed to connect to any network address of \\(",
+			"Timed out after \\d+ seconds waiting for clients\\. \\d+/\\d+ clients joined",
+		},
+		Weight:        0.95,
+		Severity:      "fail",
+		MeaningSpark:  "before NCCL starts, every rank reaches rank 0's TCPStore at MASTER_ADDR:MASTER_PORT to fetch NCCL's unique id; this rank never got it: the address is one the other Spark cannot reach (an interface without an address on the shared subnet, a hostname resolving to another interface), the port is blocked or not the one the launcher listens on, or rank 0 crashed or never started",
+		MeaningServer: "before NCCL starts, every rank reaches rank 0's c10d TCPStore at MASTER_ADDR:MASTER_PORT to fetch NCCL's unique id; this rank never got it: the address does not route from this node, a firewall drops the port, the port is another job's or not the launcher's, or rank 0 crashed or exited before serving it",
+		Fix:           "from the failing node run nc -zv MASTER_ADDR MASTER_PORT (or ping the address) while rank 0 waits; set MASTER_ADDR to rank 0's address on the interface that routes between the nodes and give each job its own MASTER_PORT; read rank 0's own log for an earlier failure",
+		Sources: []string{
+			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::throwTimeoutError: \"The client socket has timed out after {} while trying to connect to ({}, {}).\", a TimeoutError raised as torch.distributed.DistNetworkError)",
+			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::run: \"The client socket has failed to connect to any network address of ({}, {}).\" when every address refused or failed)",
+			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/TCPStore.cpp (rank 0's store waiting for the others: DistStoreError \"Timed out after {} seconds waiting for clients. {}/{} clients joined.\")",
+			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (broadcastUniqueNCCLID: \"[rank] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '…', but store->get('…') got error: …. This may indicate a possible application crash on rank 0 or a network set up issue.\")",
+		},
+		Lits: [][]byte{
+			[]byte("The client socket has timed out after "),
+			[]byte("via c10d key-value store by key '"),
+			[]byte("The client socket has failed to connect to any network address of "),
+			[]byte(" seconds waiting for clients"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("The client socket has timed out after "),
+				[]byte(" while trying to connect to "),
+			},
+			[][]byte{
+				[]byte("via c10d key-value store by key '"),
+				[]byte("', but store->get"),
+				[]byte(" got error"),
+			},
+			[][]byte{
+				[]byte("The client socket has failed to connect to any network address of "),
+			},
+			[][]byte{
+				[]byte("Timed out after "),
+				[]byte(" seconds waiting for clients"),
+				[]byte(" clients joined"),
 			},
 		},
-		{
-			ID:    "torch-store-unreachable",
-			Title: "a rank could not reach PyTorch's c10d store on the master address (TCPStore connect or get timed out)",
-			Kind:  "framework",
-			Match: []string{
-				"The client socket has timed out after \\S+ while trying to connect to \\(",
-				"via c10d key-value store by key '[^']*', but store->get\\('[^']*'\\) got error",
-				"The client socket has failed to connect to any network address of \\(",
-				"Timed out after \\d+ seconds waiting for clients\\. \\d+/\\d+ clients joined",
-			},
-			Weight:        0.95,
-			Severity:      "fail",
-			MeaningSpark:  "before NCCL starts, every rank reaches rank 0's TCPStore at MASTER_ADDR:MASTER_PORT to fetch NCCL's unique id; this rank never got it: the address is one the other Spark cannot reach (an interface without an address on the shared subnet, a hostname resolving to another interface), the port is blocked or not the one the launcher listens on, or rank 0 crashed or never started",
-			MeaningServer: "before NCCL starts, every rank reaches rank 0's c10d TCPStore at MASTER_ADDR:MASTER_PORT to fetch NCCL's unique id; this rank never got it: the address does not route from this node, a firewall drops the port, the port is another job's or not the launcher's, or rank 0 crashed or exited before serving it",
-			Fix:           "from the failing node run nc -zv MASTER_ADDR MASTER_PORT (or ping the address) while rank 0 waits; set MASTER_ADDR to rank 0's address on the interface that routes between the nodes and give each job its own MASTER_PORT; read rank 0's own log for an earlier failure",
-			Sources: []string{
-				"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::throwTimeoutError: \"The client socket has timed out after {} while trying to connect to ({}, {}).\", a TimeoutError raised as torch.distributed.DistNetworkError)",
-				"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::run: \"The client socket has failed to connect to any network address of ({}, {}).\" when every address refused or failed)",
-				"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/TCPStore.cpp (rank 0's store waiting for the others: DistStoreError \"Timed out after {} seconds waiting for clients. {}/{} clients joined.\")",
-				"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (broadcastUniqueNCCLID: \"[rank] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '…', but store->get('…') got error: …. This may indicate a possible application crash on rank 0 or a network set up issue.\")",
-			},
-			Lits: [][]byte{
-				[]byte("The client socket has timed out after "),
-				[]byte("via c10d key-value store by key '"),
-				[]byte("The client socket has failed to connect to any network address of "),
-				[]byte(" seconds waiting for clients"),
-			},
-			AllLits: [][][]byte{
-				[][]byte{
+		plans: []matchPlan{
+			{
+				prefix:   []byte("The client socket has timed out after "),
+				anchored: lazyRegexp("^(?:The client socket has timed out after \\S+ while trying to connect to \\()", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("The client socket has timed out after "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" while trying to connect to ("),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("The client socket has timed out after "),
-					[]byte(" while trying to connect to "),
+					[]byte(" while trying to connect to ("),
 				},
-				[][]byte{
+			},
+			{
+				prefix:   []byte("via c10d key-value store by key '"),
+				anchored: lazyRegexp("^(?:via c10d key-value store by key '[^']*', but store->get\\('[^']*'\\) got error)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("via c10d key-value store by key '"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("', but store->get('"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("') got error"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("via c10d key-value store by key '"),
-					[]byte("', but store->get"),
-					[]byte(" got error"),
+					[]byte("', but store->get('"),
+					[]byte("') got error"),
 				},
-				[][]byte{
-					[]byte("The client socket has failed to connect to any network address of "),
+			},
+			{
+				prefix:  []byte("The client socket has failed to connect to any network address of ("),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("The client socket has failed to connect to any network address of ("),
 				},
-				[][]byte{
+				lits: [][]byte{
+					[]byte("The client socket has failed to connect to any network address of ("),
+				},
+			},
+			{
+				prefix:   []byte("Timed out after "),
+				anchored: lazyRegexp("^(?:Timed out after \\d+ seconds waiting for clients\\. \\d+/\\d+ clients joined)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Timed out after "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" seconds waiting for clients. "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("/"),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" clients joined"),
+							k:   3,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("Timed out after "),
-					[]byte(" seconds waiting for clients"),
+					[]byte(" seconds waiting for clients. "),
+					[]byte("/"),
 					[]byte(" clients joined"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("The client socket has timed out after "),
-					anchored: lazyRegexp("^(?:The client socket has timed out after \\S+ while trying to connect to \\()", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("The client socket has timed out after "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" while trying to connect to ("),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("The client socket has timed out after "),
-						[]byte(" while trying to connect to ("),
-					},
-				},
-				{
-					prefix:   []byte("via c10d key-value store by key '"),
-					anchored: lazyRegexp("^(?:via c10d key-value store by key '[^']*', but store->get\\('[^']*'\\) got error)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("via c10d key-value store by key '"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("', but store->get('"),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("') got error"),
-								k:   2,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("via c10d key-value store by key '"),
-						[]byte("', but store->get('"),
-						[]byte("') got error"),
-					},
-				},
-				{
-					prefix:  []byte("The client socket has failed to connect to any network address of ("),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("The client socket has failed to connect to any network address of ("),
-					},
-					lits: [][]byte{
-						[]byte("The client socket has failed to connect to any network address of ("),
-					},
-				},
-				{
-					prefix:   []byte("Timed out after "),
-					anchored: lazyRegexp("^(?:Timed out after \\d+ seconds waiting for clients\\. \\d+/\\d+ clients joined)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Timed out after "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" seconds waiting for clients. "),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("/"),
-								k:   2,
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" clients joined"),
-								k:   3,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("Timed out after "),
-						[]byte(" seconds waiting for clients. "),
-						[]byte("/"),
-						[]byte(" clients joined"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "torch-store-port-in-use",
-			Title: "rank 0 could not open PyTorch's c10d store: the master port is already in use (EADDRINUSE)",
-			Kind:  "framework",
-			Match: []string{
-				"The server socket has failed to (listen on any local network address|bind to).*(errno: 98 - Address already in use|EADDRINUSE)",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "rank 0 opens the c10d TCPStore on MASTER_PORT and another process on this Spark already holds that port: an earlier run that has not exited (or a container still up), or a second job started with the same port",
-			MeaningServer: "rank 0 opens the c10d TCPStore on MASTER_PORT and another process on this node already holds that port: an earlier run or a killed rank that has not released it yet, or a second job on the node started with the same (default 29500) port",
-			Fix:           "find the holder with ss -ltnp 'sport = :PORT' and stop it, or give each job its own port (torchrun --master_port / --rdzv-endpoint, MASTER_PORT)",
-			Sources: []string{
-				"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketListenOp: \"The server socket has failed to bind to {} {}.\" for each address, then \"The server socket has failed to listen on any local network address.\")",
-				"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/TCPStoreLibUvBackend.cpp (the libuv store's listen failure: \"The server socket has failed to listen on any local network address. port: {}, useIpv6: {}, code: {}, name: {}, message: {}\")",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "torch-store-port-in-use",
+		Title: "rank 0 could not open PyTorch's c10d store: the master port is already in use (EADDRINUSE)",
+		Kind:  "framework",
+		Match: []string{
+			"The server socket has failed to (listen on any local network address|bind to).*(errno: 98 - Address already in use|EADDRINUSE)",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "rank 0 opens the c10d TCPStore on MASTER_PORT and another process on this Spark already holds that port: an earlier run that has not exited (or a container still up), or a second job started with the same port",
+		MeaningServer: "rank 0 opens the c10d TCPStore on MASTER_PORT and another process on this node already holds that port: an earlier run or a killed rank that has not released it yet, or a second job on the node started with the same (default 29500) port",
+		Fix:           "find the holder with ss -ltnp 'sport = :PORT' and stop it, or give each job its own port (torchrun --master_port / --rdzv-endpoint, MASTER_PORT)",
+		Sources: []string{
+			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketListenOp: \"The server socket has failed to bind to {} {}.\" for each address, then \"The server socket has failed to listen on any local network address.\")",
+			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/TCPStoreLibUvBackend.cpp (the libuv store's listen failure: \"The server socket has failed to listen on any local network address. port: {}, useIpv6: {}, code: {}, name: {}, message: {}\")",
+		},
+		Lits: [][]byte{
+			[]byte("The server socket has failed to "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("The server socket has failed to "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("The server socket has failed to "),
-				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("The server socket has failed to "),
-					anchored: lazyRegexp("^(?:The server socket has failed to (listen on any local network address|bind to).*(errno: 98 - Address already in use|EADDRINUSE))", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte("The server socket has failed to listen on any local network address"),
-									},
-									{
-										op:  pfLit,
-										lit: []byte("The server socket has failed to bind to"),
-										k:   1,
-									},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("The server socket has failed to "),
+				anchored: lazyRegexp("^(?:The server socket has failed to (listen on any local network address|bind to).*(errno: 98 - Address already in use|EADDRINUSE))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("The server socket has failed to listen on any local network address"),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("The server socket has failed to bind to"),
+									k:   1,
 								},
 							},
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte("errno: 98 - Address already in use"),
-										k:   2,
-									},
-									{
-										op:  pfLit,
-										lit: []byte("EADDRINUSE"),
-										k:   3,
-									},
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("errno: 98 - Address already in use"),
+									k:   2,
+								},
+								{
+									op:  pfLit,
+									lit: []byte("EADDRINUSE"),
+									k:   3,
 								},
 							},
 						},
 					},
-					lits: [][]byte{
-						[]byte("The server socket has failed to listen on any local network address"),
-						[]byte("The server socket has failed to bind to"),
-						[]byte("errno: 98 - Address already in use"),
-						[]byte("EADDRINUSE"),
-					},
+				},
+				lits: [][]byte{
+					[]byte("The server socket has failed to listen on any local network address"),
+					[]byte("The server socket has failed to bind to"),
+					[]byte("errno: 98 - Address already in use"),
+					[]byte("EADDRINUSE"),
 				},
 			},
 		},
-		{
-			ID:    "torch-watchdog-stuck",
-			Title: "PyTorch's NCCL watchdog itself hung (Heartbeat monitor timed out)",
-			Kind:  "framework",
-			Match: []string{
-				"Heartbeat monitor timed out! Process will be terminated",
-				"watchdog got stuck for \\d+ seconds without making progress in monitoring enqueued collectives",
-			},
-			Weight:        0.85,
-			Severity:      "fail",
-			MeaningSpark:  "ProcessGroupNCCL's heartbeat monitor found its watchdog thread making no progress and ends the process: an NCCL or CUDA call the watchdog made never returned (a hung collective or communicator abort, a GPU fault); on GB10 NCCL before 2.29.3 can deadlock on ARM",
-			MeaningServer: "ProcessGroupNCCL's heartbeat monitor found its watchdog thread making no progress and ends the process: an NCCL or CUDA call the watchdog made never returned (a hung collective or communicator abort, a GPU fault or Xid), or another thread holding the GIL inside a CUDA call; the hang is the cause, not the monitor",
-			Fix:           "look for an earlier NCCL WARN, a collective timeout or an Xid in dmesg on this node; query NCCL RAS (ncclras) while it hangs to find the stuck rank; TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC lengthens the monitor's limit only when the watchdog is slow rather than stuck",
-			Sources: []string{
-				"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (HeartbeatMonitor: \"Heartbeat monitor timed out! Process will be terminated after dumping debug info.\" then \"ProcessGroupNCCL's watchdog got stuck for {} seconds without making progress in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API hang blocking the watchdog ... increase the timeout (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC) ... or disable the heartbeat monitor (TORCH_NCCL_ENABLE_MONITORING=0)\")",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "torch-watchdog-stuck",
+		Title: "PyTorch's NCCL watchdog itself hung (Heartbeat monitor timed out)",
+		Kind:  "framework",
+		Match: []string{
+			"Heartbeat monitor timed out! Process will be terminated",
+			"watchdog got stuck for \\d+ seconds without making progress in monitoring enqueued collectives",
+		},
+		Weight:        0.85,
+		Severity:      "fail",
+		MeaningSpark:  "ProcessGroupNCCL's heartbeat monitor found its watchdog thread making no progress and ends the process: an NCCL or CUDA call the watchdog made never returned (a hung collective or communicator abort, a GPU fault); on GB10 NCCL before 2.29.3 can deadlock on ARM",
+		MeaningServer: "ProcessGroupNCCL's heartbeat monitor found its watchdog thread making no progress and ends the process: an NCCL or CUDA call the watchdog made never returned (a hung collective or communicator abort, a GPU fault or Xid), or another thread holding the GIL inside a CUDA call; the hang is the cause, not the monitor",
+		Fix:           "look for an earlier NCCL WARN, a collective timeout or an Xid in dmesg on this node; query NCCL RAS (ncclras) while it hangs to find the stuck rank; TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC lengthens the monitor's limit only when the watchdog is slow rather than stuck",
+		Sources: []string{
+			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (HeartbeatMonitor: \"Heartbeat monitor timed out! Process will be terminated after dumping debug info.\" then \"ProcessGroupNCCL's watchdog got stuck for {} seconds without making progress in monitoring enqueued collectives. This typically indicates a NCCL/CUDA API hang blocking the watchdog ... increase the timeout (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC) ... or disable the heartbeat monitor (TORCH_NCCL_ENABLE_MONITORING=0)\")",
+		},
+		Lits: [][]byte{
+			[]byte("Heartbeat monitor timed out! Process will be terminated"),
+			[]byte(" seconds without making progress in monitoring enqueued collectives"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Heartbeat monitor timed out! Process will be terminated"),
+			},
+			[][]byte{
+				[]byte("watchdog got stuck for "),
 				[]byte(" seconds without making progress in monitoring enqueued collectives"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Heartbeat monitor timed out! Process will be terminated"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Heartbeat monitor timed out! Process will be terminated"),
+				},
+				lits: [][]byte{
 					[]byte("Heartbeat monitor timed out! Process will be terminated"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:   []byte("watchdog got stuck for "),
+				anchored: lazyRegexp("^(?:watchdog got stuck for \\d+ seconds without making progress in monitoring enqueued collectives)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("watchdog got stuck for "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" seconds without making progress in monitoring enqueued collectives"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("watchdog got stuck for "),
 					[]byte(" seconds without making progress in monitoring enqueued collectives"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Heartbeat monitor timed out! Process will be terminated"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Heartbeat monitor timed out! Process will be terminated"),
-					},
-					lits: [][]byte{
-						[]byte("Heartbeat monitor timed out! Process will be terminated"),
-					},
-				},
-				{
-					prefix:   []byte("watchdog got stuck for "),
-					anchored: lazyRegexp("^(?:watchdog got stuck for \\d+ seconds without making progress in monitoring enqueued collectives)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("watchdog got stuck for "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" seconds without making progress in monitoring enqueued collectives"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("watchdog got stuck for "),
-						[]byte(" seconds without making progress in monitoring enqueued collectives"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "process-segfault",
-			Title: "a process crashed (Segmentation fault)",
-			Kind:  "crash",
-			Match: []string{
-				"Caught signal 11 \\(Segmentation fault",
-				"SIGSEGV",
-			},
-			Weight:        0.9,
-			Severity:      "fail",
-			MeaningSpark:  "a rank crashed; the NCCL or library version in use has a known crash for this setting, or memory is corrupted",
-			MeaningServer: "a rank crashed; the settings just before the crash (an NCCL variable, a plugin) are the first suspects",
-			Fix:           "rerun without the NCCL variables set last and with a current NCCL; report the backtrace",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/1538",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "process-segfault",
+		Title: "a process crashed (Segmentation fault)",
+		Kind:  "crash",
+		Match: []string{
+			"Caught signal 11 \\(Segmentation fault",
+			"SIGSEGV",
+		},
+		Weight:        0.9,
+		Severity:      "fail",
+		MeaningSpark:  "a rank crashed; the NCCL or library version in use has a known crash for this setting, or memory is corrupted",
+		MeaningServer: "a rank crashed; the settings just before the crash (an NCCL variable, a plugin) are the first suspects",
+		Fix:           "rerun without the NCCL variables set last and with a current NCCL; report the backtrace",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/1538",
+		},
+		Lits: [][]byte{
+			[]byte("Segmentation fault"),
+			[]byte("SIGSEGV"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Caught signal 11 "),
 				[]byte("Segmentation fault"),
+			},
+			[][]byte{
 				[]byte("SIGSEGV"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("Caught signal 11 "),
-					[]byte("Segmentation fault"),
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Caught signal 11 (Segmentation fault"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Caught signal 11 (Segmentation fault"),
 				},
-				[][]byte{
+				lits: [][]byte{
+					[]byte("Caught signal 11 (Segmentation fault"),
+				},
+			},
+			{
+				prefix:  []byte("SIGSEGV"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("SIGSEGV"),
+				},
+				lits: [][]byte{
 					[]byte("SIGSEGV"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Caught signal 11 (Segmentation fault"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Caught signal 11 (Segmentation fault"),
-					},
-					lits: [][]byte{
-						[]byte("Caught signal 11 (Segmentation fault"),
-					},
-				},
-				{
-					prefix:  []byte("SIGSEGV"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("SIGSEGV"),
-					},
-					lits: [][]byte{
-						[]byte("SIGSEGV"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "ofi-undeliverable",
-			Title: "the OFI (libfabric) network plugin could not deliver a message",
-			Kind:  "nccl",
-			Match: []string{
-				"NET/OFI .*completed with error",
-				"UNDELIVERABLE",
-			},
-			Weight:        0.9,
-			Severity:      "fail",
-			MeaningSpark:  "not used on DGX Spark (the OFI plugin is for EFA and Slingshot fabrics)",
-			MeaningServer: "the fabric could not deliver to the peer endpoint: the peer is gone or unreachable on the fabric; on AWS EFA from the first transfer, most often a security group that does not allow all traffic to and from itself (EFA needs inbound and outbound rules for all protocols with the group itself as source and destination)",
-			Fix:           "on AWS, give the instances' security group an inbound and an outbound rule for all traffic whose source and destination is the group itself; elsewhere check the fabric links and that every rank is alive; rerun with FI_LOG_LEVEL=warn",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/1928",
-				"https://github.com/aws/aws-ofi-nccl/issues/156",
-				"https://github.com/awsdocs/amazon-ec2-user-guide/blob/master/doc_source/efa-start.md (Step 1, Prepare an EFA-enabled security group)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ofi-undeliverable",
+		Title: "the OFI (libfabric) network plugin could not deliver a message",
+		Kind:  "nccl",
+		Match: []string{
+			"NET/OFI .*completed with error",
+			"UNDELIVERABLE",
+		},
+		Weight:        0.9,
+		Severity:      "fail",
+		MeaningSpark:  "not used on DGX Spark (the OFI plugin is for EFA and Slingshot fabrics)",
+		MeaningServer: "the fabric could not deliver to the peer endpoint: the peer is gone or unreachable on the fabric; on AWS EFA from the first transfer, most often a security group that does not allow all traffic to and from itself (EFA needs inbound and outbound rules for all protocols with the group itself as source and destination)",
+		Fix:           "on AWS, give the instances' security group an inbound and an outbound rule for all traffic whose source and destination is the group itself; elsewhere check the fabric links and that every rank is alive; rerun with FI_LOG_LEVEL=warn",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/1928",
+			"https://github.com/aws/aws-ofi-nccl/issues/156",
+			"https://github.com/awsdocs/amazon-ec2-user-guide/blob/master/doc_source/efa-start.md (Step 1, Prepare an EFA-enabled security group)",
+		},
+		Lits: [][]byte{
+			[]byte("completed with error"),
+			[]byte("UNDELIVERABLE"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("NET/OFI "),
 				[]byte("completed with error"),
+			},
+			[][]byte{
 				[]byte("UNDELIVERABLE"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix: []byte("NET/OFI "),
+				glob: [][]byte{
 					[]byte("NET/OFI "),
 					[]byte("completed with error"),
 				},
-				[][]byte{
+				anchored: lazyRegexp("^(?:NET/OFI .*completed with error)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NET/OFI "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("completed with error"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("NET/OFI "),
+					[]byte("completed with error"),
+				},
+			},
+			{
+				prefix:  []byte("UNDELIVERABLE"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("UNDELIVERABLE"),
+				},
+				lits: [][]byte{
 					[]byte("UNDELIVERABLE"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix: []byte("NET/OFI "),
-					glob: [][]byte{
-						[]byte("NET/OFI "),
-						[]byte("completed with error"),
-					},
-					anchored: lazyRegexp("^(?:NET/OFI .*completed with error)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("NET/OFI "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("completed with error"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("NET/OFI "),
-						[]byte("completed with error"),
-					},
-				},
-				{
-					prefix:  []byte("UNDELIVERABLE"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("UNDELIVERABLE"),
-					},
-					lits: [][]byte{
-						[]byte("UNDELIVERABLE"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "ras-missing-rank",
-			Title: "NCCL RAS: ranks are missing from a communicator",
-			Kind:  "nccl-ras",
-			Match: []string{
-				"Missing communicator data from \\d+",
-				"The missing rank",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "a Spark's process stopped answering RAS: it crashed, hangs or the link to it is down",
-			MeaningServer: "a process stopped answering RAS (stopped, hung or crashed); the lines below name its node and GPU",
-			Fix:           "look at the named process on the named node (is it alive, is it stuck in a collective); RAS declares it dead after 60 s",
-			Sources: []string{
-				"NVIDIA/nccl docs/userguide/source/troubleshooting/ras.rst",
-				"https://github.com/NVIDIA/nccl/issues/1762",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ras-missing-rank",
+		Title: "NCCL RAS: ranks are missing from a communicator",
+		Kind:  "nccl-ras",
+		Match: []string{
+			"Missing communicator data from \\d+",
+			"The missing rank",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "a Spark's process stopped answering RAS: it crashed, hangs or the link to it is down",
+		MeaningServer: "a process stopped answering RAS (stopped, hung or crashed); the lines below name its node and GPU",
+		Fix:           "look at the named process on the named node (is it alive, is it stuck in a collective); RAS declares it dead after 60 s",
+		Sources: []string{
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/ras.rst",
+			"https://github.com/NVIDIA/nccl/issues/1762",
+		},
+		Lits: [][]byte{
+			[]byte("Missing communicator data from "),
+			[]byte("The missing rank"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Missing communicator data from "),
+			},
+			[][]byte{
 				[]byte("The missing rank"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Missing communicator data from "),
+				anchored: lazyRegexp("^(?:Missing communicator data from \\d+)", nil),
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Missing communicator data from "),
+				},
+				lits: [][]byte{
 					[]byte("Missing communicator data from "),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("The missing rank"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("The missing rank"),
+				},
+				lits: [][]byte{
 					[]byte("The missing rank"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("Missing communicator data from "),
-					anchored: lazyRegexp("^(?:Missing communicator data from \\d+)", nil),
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Missing communicator data from "),
-					},
-					lits: [][]byte{
-						[]byte("Missing communicator data from "),
-					},
-				},
-				{
-					prefix:  []byte("The missing rank"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("The missing rank"),
-					},
-					lits: [][]byte{
-						[]byte("The missing rank"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "ras-dead",
-			Title: "NCCL RAS: a process is considered dead",
-			Kind:  "nccl-ras",
-			Match: []string{
-				"considered dead",
-				"PEER_DEAD: ",
-				"PEER_TIMEOUT_DEAD: ",
-				"\"event\": \"PEER_DEAD\"",
-				"\"event\": \"PEER_TIMEOUT_DEAD\"",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "a Spark's rank has been unreachable for 60 s: it crashed or its node is down",
-			MeaningServer: "a rank has been unreachable over the RAS network for 60 s and is taken as dead",
-			Fix:           "restart the job without that node or process after checking its logs and dmesg",
-			Sources: []string{
-				"NVIDIA/nccl docs/userguide/source/troubleshooting/ras.rst v2.30.7-1 (Monitoring Mode, from NCCL 2.29: ncclras -m prints events such as \"[2025-12-19 13:07:07] PEER_DEAD: Process 1524345 on node 172.16.64.245 managing GPU 1\", or with JSON output \"event\": \"PEER_DEAD\"); NVIDIA/nccl src/ras/client_support.cc (\"[%s] %s: %s %s\" of time, event and peer) and src/ras/rasnet.cc (PEER_TIMEOUT_DEAD: \"peer failed to respond for %lds, declaring dead\")",
-				"NVIDIA/nccl docs/userguide/source/troubleshooting/ras.rst",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ras-dead",
+		Title: "NCCL RAS: a process is considered dead",
+		Kind:  "nccl-ras",
+		Match: []string{
+			"considered dead",
+			"PEER_DEAD: ",
+			"PEER_TIMEOUT_DEAD: ",
+			"\"event\": \"PEER_DEAD\"",
+			"\"event\": \"PEER_TIMEOUT_DEAD\"",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "a Spark's rank has been unreachable for 60 s: it crashed or its node is down",
+		MeaningServer: "a rank has been unreachable over the RAS network for 60 s and is taken as dead",
+		Fix:           "restart the job without that node or process after checking its logs and dmesg",
+		Sources: []string{
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/ras.rst v2.30.7-1 (Monitoring Mode, from NCCL 2.29: ncclras -m prints events such as \"[2025-12-19 13:07:07] PEER_DEAD: Process 1524345 on node 172.16.64.245 managing GPU 1\", or with JSON output \"event\": \"PEER_DEAD\"); NVIDIA/nccl src/ras/client_support.cc (\"[%s] %s: %s %s\" of time, event and peer) and src/ras/rasnet.cc (PEER_TIMEOUT_DEAD: \"peer failed to respond for %lds, declaring dead\")",
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/ras.rst",
+		},
+		Lits: [][]byte{
+			[]byte("considered dead"),
+			[]byte("PEER_DEAD: "),
+			[]byte("PEER_TIMEOUT_DEAD: "),
+			[]byte("\"event\": \"PEER_DEAD\""),
+			[]byte("\"event\": \"PEER_TIMEOUT_DEAD\""),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("considered dead"),
+			},
+			[][]byte{
 				[]byte("PEER_DEAD: "),
+			},
+			[][]byte{
 				[]byte("PEER_TIMEOUT_DEAD: "),
+			},
+			[][]byte{
 				[]byte("\"event\": \"PEER_DEAD\""),
+			},
+			[][]byte{
 				[]byte("\"event\": \"PEER_TIMEOUT_DEAD\""),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("considered dead"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("considered dead"),
+				},
+				lits: [][]byte{
 					[]byte("considered dead"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("PEER_DEAD: "),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("PEER_DEAD: "),
+				},
+				lits: [][]byte{
 					[]byte("PEER_DEAD: "),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("PEER_TIMEOUT_DEAD: "),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("PEER_TIMEOUT_DEAD: "),
+				},
+				lits: [][]byte{
 					[]byte("PEER_TIMEOUT_DEAD: "),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("\"event\": \"PEER_DEAD\""),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("\"event\": \"PEER_DEAD\""),
+				},
+				lits: [][]byte{
 					[]byte("\"event\": \"PEER_DEAD\""),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("\"event\": \"PEER_TIMEOUT_DEAD\""),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("\"event\": \"PEER_TIMEOUT_DEAD\""),
+				},
+				lits: [][]byte{
 					[]byte("\"event\": \"PEER_TIMEOUT_DEAD\""),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("considered dead"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("considered dead"),
-					},
-					lits: [][]byte{
-						[]byte("considered dead"),
-					},
-				},
-				{
-					prefix:  []byte("PEER_DEAD: "),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("PEER_DEAD: "),
-					},
-					lits: [][]byte{
-						[]byte("PEER_DEAD: "),
-					},
-				},
-				{
-					prefix:  []byte("PEER_TIMEOUT_DEAD: "),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("PEER_TIMEOUT_DEAD: "),
-					},
-					lits: [][]byte{
-						[]byte("PEER_TIMEOUT_DEAD: "),
-					},
-				},
-				{
-					prefix:  []byte("\"event\": \"PEER_DEAD\""),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("\"event\": \"PEER_DEAD\""),
-					},
-					lits: [][]byte{
-						[]byte("\"event\": \"PEER_DEAD\""),
-					},
-				},
-				{
-					prefix:  []byte("\"event\": \"PEER_TIMEOUT_DEAD\""),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("\"event\": \"PEER_TIMEOUT_DEAD\""),
-					},
-					lits: [][]byte{
-						[]byte("\"event\": \"PEER_TIMEOUT_DEAD\""),
-					},
-				},
-			},
 		},
-		{
-			ID:    "ras-mismatch",
-			Title: "NCCL RAS: ranks of a communicator disagree (different operation counts or status)",
-			Kind:  "nccl-ras",
-			Match: []string{
-				"Communicator ranks have different",
-			},
-			Weight:        0.8,
-			Severity:      "warn",
-			MeaningSpark:  "some ranks are ahead of others; normal while collectives run, a hang when the counts stay the same across repeated queries",
-			MeaningServer: "some ranks have launched more operations than others; if the counts do not change across queries the communicator is stuck",
-			Fix:           "query RAS again; if the counts do not move, the ranks listed are the stragglers (or the only ones still progressing)",
-			Sources: []string{
-				"NVIDIA/nccl docs/userguide/source/troubleshooting/ras.rst",
-				"https://github.com/NVIDIA/nccl/issues/1911",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ras-mismatch",
+		Title: "NCCL RAS: ranks of a communicator disagree (different operation counts or status)",
+		Kind:  "nccl-ras",
+		Match: []string{
+			"Communicator ranks have different",
+		},
+		Weight:        0.8,
+		Severity:      "warn",
+		MeaningSpark:  "some ranks are ahead of others; normal while collectives run, a hang when the counts stay the same across repeated queries",
+		MeaningServer: "some ranks have launched more operations than others; if the counts do not change across queries the communicator is stuck",
+		Fix:           "query RAS again; if the counts do not move, the ranks listed are the stragglers (or the only ones still progressing)",
+		Sources: []string{
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/ras.rst",
+			"https://github.com/NVIDIA/nccl/issues/1911",
+		},
+		Lits: [][]byte{
+			[]byte("Communicator ranks have different"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Communicator ranks have different"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Communicator ranks have different"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Communicator ranks have different"),
+				},
+				lits: [][]byte{
 					[]byte("Communicator ranks have different"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Communicator ranks have different"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Communicator ranks have different"),
-					},
-					lits: [][]byte{
-						[]byte("Communicator ranks have different"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "duplicate-gpu",
-			Title: "two ranks on one GPU (Duplicate GPU detected)",
-			Kind:  "nccl",
-			Match: []string{
-				"rank \\d+ and rank \\d+ both on CUDA device [0-9a-fA-F]+\\b",
-				"Multiple Ranks are using the same GPU/Partition",
-			},
-			Weight:        1.2,
-			Severity:      "fail",
-			MeaningSpark:  "two ranks of the job were placed on the GB10's one GPU: a DGX Spark runs one rank per node",
-			MeaningServer: "two ranks were placed on the same GPU: more ranks per node than GPUs, or the script pins every rank to one device instead of its local rank",
-			Fix:           "start one rank per GPU and select the device from the local rank (torch.cuda.set_device(local_rank)); do not pin a default device in the script (NCCL 2.30 and later accept several ranks per GPU only with NCCL_MULTI_RANK_GPU_ENABLE=1)",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/1241",
-				"https://github.com/Peterande/D-FINE/issues/289",
-				"NVIDIA/nccl src/init.cc (v2.18.1-1 to v2.29.7-1): WARN(\"Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx\")",
-				"NVIDIA/nccl src/init.cc v2.30.7-1 (the check of two ranks sharing hostHash and GPU, as \"Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.\")",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "duplicate-gpu",
+		Title: "two ranks on one GPU (Duplicate GPU detected)",
+		Kind:  "nccl",
+		Match: []string{
+			"rank \\d+ and rank \\d+ both on CUDA device [0-9a-fA-F]+\\b",
+			"Multiple Ranks are using the same GPU/Partition",
+		},
+		Weight:        1.2,
+		Severity:      "fail",
+		MeaningSpark:  "two ranks of the job were placed on the GB10's one GPU: a DGX Spark runs one rank per node",
+		MeaningServer: "two ranks were placed on the same GPU: more ranks per node than GPUs, or the script pins every rank to one device instead of its local rank",
+		Fix:           "start one rank per GPU and select the device from the local rank (torch.cuda.set_device(local_rank)); do not pin a default device in the script (NCCL 2.30 and later accept several ranks per GPU only with NCCL_MULTI_RANK_GPU_ENABLE=1)",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/1241",
+			"https://github.com/Peterande/D-FINE/issues/289",
+			"NVIDIA/nccl src/init.cc (v2.18.1-1 to v2.29.7-1): WARN(\"Duplicate GPU detected : rank %d and rank %d both on CUDA device %lx\")",
+			"NVIDIA/nccl src/init.cc v2.30.7-1 (the check of two ranks sharing hostHash and GPU, as \"Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration.\")",
+		},
+		Lits: [][]byte{
+			[]byte(" both on CUDA device "),
+			[]byte("Multiple Ranks are using the same GPU/Partition"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("rank "),
+				[]byte(" and rank "),
 				[]byte(" both on CUDA device "),
+			},
+			[][]byte{
 				[]byte("Multiple Ranks are using the same GPU/Partition"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("rank "),
+				anchored: lazyRegexp("^(?:rank \\d+ and rank \\d+ both on CUDA device [0-9a-fA-F]+\\b)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("rank "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" and rank "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" both on CUDA device "),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("rank "),
 					[]byte(" and rank "),
 					[]byte(" both on CUDA device "),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("Multiple Ranks are using the same GPU/Partition"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Multiple Ranks are using the same GPU/Partition"),
+				},
+				lits: [][]byte{
 					[]byte("Multiple Ranks are using the same GPU/Partition"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("rank "),
-					anchored: lazyRegexp("^(?:rank \\d+ and rank \\d+ both on CUDA device [0-9a-fA-F]+\\b)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("rank "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" and rank "),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" both on CUDA device "),
-								k:   2,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("rank "),
-						[]byte(" and rank "),
-						[]byte(" both on CUDA device "),
-					},
-				},
-				{
-					prefix:  []byte("Multiple Ranks are using the same GPU/Partition"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Multiple Ranks are using the same GPU/Partition"),
-					},
-					lits: [][]byte{
-						[]byte("Multiple Ranks are using the same GPU/Partition"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "nccl-not-built-for-gpu-arch",
-			Title: "the NCCL build has no kernels for this GPU (invalid device function / named symbol not found)",
-			Kind:  "cuda",
-			Match: []string{
-				"Cuda failure '(invalid device function|named symbol not found|no kernel image is available for execution on the device)'",
-			},
-			Weight:        1.3,
-			Severity:      "fail",
-			MeaningSpark:  "the NCCL library was not built for GB10's compute capability 12.1 (sm_121)",
-			MeaningServer: "the NCCL library was built for other GPU architectures (NVCC_GENCODE without this GPU's compute capability)",
-			Fix:           "use an NCCL build for this GPU: rebuild with NVCC_GENCODE including its compute capability (DGX Spark: -gencode=arch=compute_121,code=sm_121; H100: compute_90,sm_90) or install NVIDIA's package for the CUDA in use",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/444",
-				"https://github.com/NVIDIA/nccl/issues/1372",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "nccl-not-built-for-gpu-arch",
+		Title: "the NCCL build has no kernels for this GPU (invalid device function / named symbol not found)",
+		Kind:  "cuda",
+		Match: []string{
+			"Cuda failure '(invalid device function|named symbol not found|no kernel image is available for execution on the device)'",
+		},
+		Weight:        1.3,
+		Severity:      "fail",
+		MeaningSpark:  "the NCCL library was not built for GB10's compute capability 12.1 (sm_121)",
+		MeaningServer: "the NCCL library was built for other GPU architectures (NVCC_GENCODE without this GPU's compute capability)",
+		Fix:           "use an NCCL build for this GPU: rebuild with NVCC_GENCODE including its compute capability (DGX Spark: -gencode=arch=compute_121,code=sm_121; H100: compute_90,sm_90) or install NVIDIA's package for the CUDA in use",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/444",
+			"https://github.com/NVIDIA/nccl/issues/1372",
+		},
+		Lits: [][]byte{
+			[]byte("Cuda failure '"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Cuda failure '"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("Cuda failure '"),
-				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("Cuda failure '"),
-					anchored: lazyRegexp("^(?:Cuda failure '(invalid device function|named symbol not found|no kernel image is available for execution on the device)')", nil),
-					filter: prefilter{
-						op: pfAny,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Cuda failure 'invalid device function'"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("Cuda failure 'named symbol not found'"),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("Cuda failure 'no kernel image is available for execution on the device'"),
-								k:   2,
-							},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Cuda failure '"),
+				anchored: lazyRegexp("^(?:Cuda failure '(invalid device function|named symbol not found|no kernel image is available for execution on the device)')", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Cuda failure 'invalid device function'"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("Cuda failure 'named symbol not found'"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("Cuda failure 'no kernel image is available for execution on the device'"),
+							k:   2,
 						},
 					},
-					lits: [][]byte{
-						[]byte("Cuda failure 'invalid device function'"),
-						[]byte("Cuda failure 'named symbol not found'"),
-						[]byte("Cuda failure 'no kernel image is available for execution on the device'"),
-					},
+				},
+				lits: [][]byte{
+					[]byte("Cuda failure 'invalid device function'"),
+					[]byte("Cuda failure 'named symbol not found'"),
+					[]byte("Cuda failure 'no kernel image is available for execution on the device'"),
 				},
 			},
 		},
-		{
-			ID:    "nccl-graph-capture-old-build",
-			Title: "the libnccl loaded cannot be captured in a CUDA graph: built for a CUDA runtime before 11.3, or the driver is older than R465",
-			Kind:  "cuda",
-			Match: []string{
-				"NCCL cannot be captured in a graph if either it wasn.t built with CUDA runtime >= 11\\.3",
-			},
-			Weight:        1.2,
-			Severity:      "fail",
-			MeaningSpark:  "the process loaded a libnccl built for a CUDA runtime before 11.3 (its version line says +cuda11.0 or older), not the NCCL the framework was built with; GB10's driver is far newer than R465",
-			MeaningServer: "NCCL returns ncclInvalidUsage when a framework captures a collective in a CUDA graph and either the libnccl loaded was compiled against a CUDA runtime before 11.3 (version line +cuda11.0 or older: a second NCCL package or LD_LIBRARY_PATH/LD_PRELOAD entry shadows the framework's own) or the installed driver is older than R465",
-			Fix:           "load the NCCL the framework was built for: compare the \"NCCL version ...+cudaX.Y\" line with the framework's CUDA (python -c \"import torch; print(torch.version.cuda, torch.cuda.nccl.version())\"), remove the second NCCL package or the LD_LIBRARY_PATH/LD_PRELOAD entry that shadows it, or reinstall the framework wheel for the CUDA in use; if the build is +cuda11.3 or newer, update the driver to R465 or newer",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/blob/master/src/misc/strongstream.cc",
-				"https://github.com/vllm-project/vllm/issues/3069",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "nccl-graph-capture-old-build",
+		Title: "the libnccl loaded cannot be captured in a CUDA graph: built for a CUDA runtime before 11.3, or the driver is older than R465",
+		Kind:  "cuda",
+		Match: []string{
+			"NCCL cannot be captured in a graph if either it wasn.t built with CUDA runtime >= 11\\.3",
+		},
+		Weight:        1.2,
+		Severity:      "fail",
+		MeaningSpark:  "the process loaded a libnccl built for a CUDA runtime before 11.3 (its version line says +cuda11.0 or older), not the NCCL the framework was built with; GB10's driver is far newer than R465",
+		MeaningServer: "NCCL returns ncclInvalidUsage when a framework captures a collective in a CUDA graph and either the libnccl loaded was compiled against a CUDA runtime before 11.3 (version line +cuda11.0 or older: a second NCCL package or LD_LIBRARY_PATH/LD_PRELOAD entry shadows the framework's own) or the installed driver is older than R465",
+		Fix:           "load the NCCL the framework was built for: compare the \"NCCL version ...+cudaX.Y\" line with the framework's CUDA (python -c \"import torch; print(torch.version.cuda, torch.cuda.nccl.version())\"), remove the second NCCL package or the LD_LIBRARY_PATH/LD_PRELOAD entry that shadows it, or reinstall the framework wheel for the CUDA in use; if the build is +cuda11.3 or newer, update the driver to R465 or newer",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/blob/master/src/misc/strongstream.cc",
+			"https://github.com/vllm-project/vllm/issues/3069",
+		},
+		Lits: [][]byte{
+			[]byte("NCCL cannot be captured in a graph if either it wasn"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("NCCL cannot be captured in a graph if either it wasn"),
+				[]byte("t built with CUDA runtime >= 11"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("NCCL cannot be captured in a graph if either it wasn"),
-					[]byte("t built with CUDA runtime >= 11"),
-				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("NCCL cannot be captured in a graph if either it wasn"),
-					anchored: lazyRegexp("^(?:NCCL cannot be captured in a graph if either it wasn.t built with CUDA runtime >= 11\\.3)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("NCCL cannot be captured in a graph if either it wasn"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("t built with CUDA runtime >= 11.3"),
-								k:   1,
-							},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("NCCL cannot be captured in a graph if either it wasn"),
+				anchored: lazyRegexp("^(?:NCCL cannot be captured in a graph if either it wasn.t built with CUDA runtime >= 11\\.3)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NCCL cannot be captured in a graph if either it wasn"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("t built with CUDA runtime >= 11.3"),
+							k:   1,
 						},
 					},
-					lits: [][]byte{
-						[]byte("NCCL cannot be captured in a graph if either it wasn"),
-						[]byte("t built with CUDA runtime >= 11.3"),
-					},
+				},
+				lits: [][]byte{
+					[]byte("NCCL cannot be captured in a graph if either it wasn"),
+					[]byte("t built with CUDA runtime >= 11.3"),
 				},
 			},
 		},
-		{
-			ID:    "nccl-algo-env-excludes",
-			Title: "NCCL_ALGO / NCCL_PROTO leave a collective no algorithm (no algorithm/protocol available ... was set to)",
-			Kind:  "nccl",
-			Match: []string{
-				"o algorithm/protocol (nor symKernelId )?available for function \\w+ .*NCCL_(ALGO|PROTO) was set to",
-				"NCCL_(ALGO|PROTO) was set to \\S+\\.",
-			},
-			Weight:        1.2,
-			Severity:      "fail",
-			MeaningSpark:  "the NCCL_ALGO or NCCL_PROTO value in the job's environment (set by hand, by a framework or by /etc/nccl.conf) rules out every algorithm or protocol this collective can use, so NCCL refuses it with ncclInvalidUsage",
-			MeaningServer: "the NCCL_ALGO or NCCL_PROTO value in the job's environment (set by hand, by a framework or by /etc/nccl.conf) rules out every algorithm or protocol this collective can use (a value that names one collective's algorithm leaves the others none), so NCCL refuses it with ncclInvalidUsage",
-			Fix:           "unset NCCL_ALGO and NCCL_PROTO, or give every collective an algorithm (NCCL_ALGO=\"ring,tree;allreduce:tree\" keeps a default for the others); find who sets them (env | grep NCCL_, the framework's own settings, /etc/nccl.conf, ~/.nccl.conf)",
-			Sources: []string{
-				"NVIDIA/nccl src/enqueue.cc v2.27.3-1 to v2.30.7-1 (WARN \"no algorithm/protocol available for function %s with datatype %s.%s%s\" naming \" NCCL_ALGO was set to %s.\" and \" NCCL_PROTO was set to %s.\"; ncclInvalidUsage when either is set, ncclInternalError otherwise); \"was set to\" is printed by this WARN only (NCCL's environment lines read \"set by environment to\"), so a paste that wraps the WARN before it still shows it",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "nccl-algo-env-excludes",
+		Title: "NCCL_ALGO / NCCL_PROTO leave a collective no algorithm (no algorithm/protocol available ... was set to)",
+		Kind:  "nccl",
+		Match: []string{
+			"o algorithm/protocol (nor symKernelId )?available for function \\w+ .*NCCL_(ALGO|PROTO) was set to",
+			"NCCL_(ALGO|PROTO) was set to \\S+\\.",
+		},
+		Weight:        1.2,
+		Severity:      "fail",
+		MeaningSpark:  "the NCCL_ALGO or NCCL_PROTO value in the job's environment (set by hand, by a framework or by /etc/nccl.conf) rules out every algorithm or protocol this collective can use, so NCCL refuses it with ncclInvalidUsage",
+		MeaningServer: "the NCCL_ALGO or NCCL_PROTO value in the job's environment (set by hand, by a framework or by /etc/nccl.conf) rules out every algorithm or protocol this collective can use (a value that names one collective's algorithm leaves the others none), so NCCL refuses it with ncclInvalidUsage",
+		Fix:           "unset NCCL_ALGO and NCCL_PROTO, or give every collective an algorithm (NCCL_ALGO=\"ring,tree;allreduce:tree\" keeps a default for the others); find who sets them (env | grep NCCL_, the framework's own settings, /etc/nccl.conf, ~/.nccl.conf)",
+		Sources: []string{
+			"NVIDIA/nccl src/enqueue.cc v2.27.3-1 to v2.30.7-1 (WARN \"no algorithm/protocol available for function %s with datatype %s.%s%s\" naming \" NCCL_ALGO was set to %s.\" and \" NCCL_PROTO was set to %s.\"; ncclInvalidUsage when either is set, ncclInternalError otherwise); \"was set to\" is printed by this WARN only (NCCL's environment lines read \"set by environment to\"), so a paste that wraps the WARN before it still shows it",
+		},
+		Lits: [][]byte{
+			[]byte("available for function "),
+			[]byte(" was set to "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("o algorithm/protocol "),
 				[]byte("available for function "),
+				[]byte("NCCL_"),
+				[]byte(" was set to"),
+			},
+			[][]byte{
+				[]byte("NCCL_"),
 				[]byte(" was set to "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("o algorithm/protocol "),
-					[]byte("available for function "),
-					[]byte("NCCL_"),
-					[]byte(" was set to"),
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("o algorithm/protocol "),
+				anchored: lazyRegexp("^(?:o algorithm/protocol (nor symKernelId )?available for function \\w+ .*NCCL_(ALGO|PROTO) was set to)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("o algorithm/protocol nor symKernelId available for function "),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("o algorithm/protocol available for function "),
+									k:   1,
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" "),
+							k:   2,
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("NCCL_ALGO was set to"),
+									k:   3,
+								},
+								{
+									op:  pfLit,
+									lit: []byte("NCCL_PROTO was set to"),
+									k:   4,
+								},
+							},
+						},
+					},
 				},
-				[][]byte{
-					[]byte("NCCL_"),
-					[]byte(" was set to "),
+				lits: [][]byte{
+					[]byte("o algorithm/protocol nor symKernelId available for function "),
+					[]byte("o algorithm/protocol available for function "),
+					[]byte(" "),
+					[]byte("NCCL_ALGO was set to"),
+					[]byte("NCCL_PROTO was set to"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("o algorithm/protocol "),
-					anchored: lazyRegexp("^(?:o algorithm/protocol (nor symKernelId )?available for function \\w+ .*NCCL_(ALGO|PROTO) was set to)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte("o algorithm/protocol nor symKernelId available for function "),
-									},
-									{
-										op:  pfLit,
-										lit: []byte("o algorithm/protocol available for function "),
-										k:   1,
-									},
+			{
+				prefix:   []byte("NCCL_"),
+				anchored: lazyRegexp("^(?:NCCL_(ALGO|PROTO) was set to \\S+\\.)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("NCCL_ALGO was set to "),
 								},
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" "),
-								k:   2,
-							},
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte("NCCL_ALGO was set to"),
-										k:   3,
-									},
-									{
-										op:  pfLit,
-										lit: []byte("NCCL_PROTO was set to"),
-										k:   4,
-									},
+								{
+									op:  pfLit,
+									lit: []byte("NCCL_PROTO was set to "),
+									k:   1,
 								},
 							},
 						},
-					},
-					lits: [][]byte{
-						[]byte("o algorithm/protocol nor symKernelId available for function "),
-						[]byte("o algorithm/protocol available for function "),
-						[]byte(" "),
-						[]byte("NCCL_ALGO was set to"),
-						[]byte("NCCL_PROTO was set to"),
+						{
+							op:  pfLit,
+							lit: []byte("."),
+							k:   2,
+						},
 					},
 				},
-				{
-					prefix:   []byte("NCCL_"),
-					anchored: lazyRegexp("^(?:NCCL_(ALGO|PROTO) was set to \\S+\\.)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte("NCCL_ALGO was set to "),
-									},
-									{
-										op:  pfLit,
-										lit: []byte("NCCL_PROTO was set to "),
-										k:   1,
-									},
-								},
-							},
-							{
-								op:  pfLit,
-								lit: []byte("."),
-								k:   2,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("NCCL_ALGO was set to "),
-						[]byte("NCCL_PROTO was set to "),
-						[]byte("."),
-					},
+				lits: [][]byte{
+					[]byte("NCCL_ALGO was set to "),
+					[]byte("NCCL_PROTO was set to "),
+					[]byte("."),
 				},
 			},
 		},
-		{
-			ID:    "socket-message-truncated",
-			Title: "a peer sent more than this rank expected over NET/Socket (message truncated): the ranks disagree on the operation",
-			Kind:  "socket",
-			Match: []string{
-				"NET/Socket : peer \\S+ message truncated : receiving \\d+ bytes instead of \\d+",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "the two ends of a socket transfer expect different sizes: the ranks do not run the same collective with the same sizes, or their NCCL settings (NCCL_PROTO, NCCL_ALGO, buffer sizes) differ between the Sparks",
-			MeaningServer: "the two ends of a socket transfer expect different sizes: the ranks do not run the same collective with the same sizes, or their NCCL settings (NCCL_PROTO, NCCL_ALGO, buffer sizes) or NCCL releases differ between the nodes",
-			Fix:           "start every rank with the same environment, arguments and NCCL release (compare env | grep NCCL_ and the NCCL version line on each node)",
-			Sources: []string{
-				"NVIDIA/nccl src/transport/net_socket.cc v2.18.6-1 to v2.30.7-1 (WARN \"NET/Socket : peer %s message truncated : receiving %d bytes instead of %d\", which itself names a mismatch in collective sizes or environment settings such as NCCL_PROTO and NCCL_ALGO between ranks)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "socket-message-truncated",
+		Title: "a peer sent more than this rank expected over NET/Socket (message truncated): the ranks disagree on the operation",
+		Kind:  "socket",
+		Match: []string{
+			"NET/Socket : peer \\S+ message truncated : receiving \\d+ bytes instead of \\d+",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the two ends of a socket transfer expect different sizes: the ranks do not run the same collective with the same sizes, or their NCCL settings (NCCL_PROTO, NCCL_ALGO, buffer sizes) differ between the Sparks",
+		MeaningServer: "the two ends of a socket transfer expect different sizes: the ranks do not run the same collective with the same sizes, or their NCCL settings (NCCL_PROTO, NCCL_ALGO, buffer sizes) or NCCL releases differ between the nodes",
+		Fix:           "start every rank with the same environment, arguments and NCCL release (compare env | grep NCCL_ and the NCCL version line on each node)",
+		Sources: []string{
+			"NVIDIA/nccl src/transport/net_socket.cc v2.18.6-1 to v2.30.7-1 (WARN \"NET/Socket : peer %s message truncated : receiving %d bytes instead of %d\", which itself names a mismatch in collective sizes or environment settings such as NCCL_PROTO and NCCL_ALGO between ranks)",
+		},
+		Lits: [][]byte{
+			[]byte(" message truncated : receiving "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("NET/Socket : peer "),
 				[]byte(" message truncated : receiving "),
+				[]byte(" bytes instead of "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("NET/Socket : peer "),
+				anchored: lazyRegexp("^(?:NET/Socket : peer \\S+ message truncated : receiving \\d+ bytes instead of \\d+)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NET/Socket : peer "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" message truncated : receiving "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" bytes instead of "),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("NET/Socket : peer "),
 					[]byte(" message truncated : receiving "),
 					[]byte(" bytes instead of "),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("NET/Socket : peer "),
-					anchored: lazyRegexp("^(?:NET/Socket : peer \\S+ message truncated : receiving \\d+ bytes instead of \\d+)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("NET/Socket : peer "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" message truncated : receiving "),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" bytes instead of "),
-								k:   2,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("NET/Socket : peer "),
-						[]byte(" message truncated : receiving "),
-						[]byte(" bytes instead of "),
-					},
-				},
-			},
 		},
-		{
-			ID:    "ib-incompatible-devices",
-			Title: "NCCL's NET/IB paired RDMA devices of different link types (InfiniBand and RoCE)",
-			Kind:  "ibverbs",
-			Match: []string{
-				"NET/IB : (Attempted to (connect|merge) incompatible devices|Remote \\S+ device is incompatible with the local)",
-				"NET/IB : Trying to merge multiple devices together with different link_layer properties",
-				"NET/IB : Can.t connect net devices with different link_layer",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "NCCL selected RDMA devices of different link layers (an InfiniBand port with a RoCE one): the ConnectX-7 twins run Ethernet (RoCE), so another RDMA device in NCCL_IB_HCA or on the host was picked up",
-			MeaningServer: "NCCL selected RDMA devices of different link layers (InfiniBand ports with a RoCE/Ethernet one, often a management or storage NIC) on one side or across the two ends, which cannot be connected or merged",
-			Fix:           "list only the NICs of one link type in NCCL_IB_HCA on every node (ibv_devinfo shows link_layer; =mlx5_0,mlx5_1 or ^mlx5_bond_0 to exclude one)",
-			Sources: []string{
-				"NVIDIA/nccl src/transport/net_ib.cc v2.24.3-1 to v2.25.1-1 (WARN \"Trying to merge multiple devices together with different link_layer properties ... Try only selecting NICs with one type of link using NCCL_IB_HCA\", \"Can't connect net devices with different link_layer\") and src/transport/net_ib/connect.cc, init.cc v2.30.7-1 (\"Attempted to connect incompatible devices\", \"Remote %s device is incompatible with the local\", \"Attempted to merge incompatible devices\", ncclInternalError)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ib-incompatible-devices",
+		Title: "NCCL's NET/IB paired RDMA devices of different link types (InfiniBand and RoCE)",
+		Kind:  "ibverbs",
+		Match: []string{
+			"NET/IB : (Attempted to (connect|merge) incompatible devices|Remote \\S+ device is incompatible with the local)",
+			"NET/IB : Trying to merge multiple devices together with different link_layer properties",
+			"NET/IB : Can.t connect net devices with different link_layer",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "NCCL selected RDMA devices of different link layers (an InfiniBand port with a RoCE one): the ConnectX-7 twins run Ethernet (RoCE), so another RDMA device in NCCL_IB_HCA or on the host was picked up",
+		MeaningServer: "NCCL selected RDMA devices of different link layers (InfiniBand ports with a RoCE/Ethernet one, often a management or storage NIC) on one side or across the two ends, which cannot be connected or merged",
+		Fix:           "list only the NICs of one link type in NCCL_IB_HCA on every node (ibv_devinfo shows link_layer; =mlx5_0,mlx5_1 or ^mlx5_bond_0 to exclude one)",
+		Sources: []string{
+			"NVIDIA/nccl src/transport/net_ib.cc v2.24.3-1 to v2.25.1-1 (WARN \"Trying to merge multiple devices together with different link_layer properties ... Try only selecting NICs with one type of link using NCCL_IB_HCA\", \"Can't connect net devices with different link_layer\") and src/transport/net_ib/connect.cc, init.cc v2.30.7-1 (\"Attempted to connect incompatible devices\", \"Remote %s device is incompatible with the local\", \"Attempted to merge incompatible devices\", ncclInternalError)",
+		},
+		Lits: [][]byte{
+			[]byte("NET/IB : "),
+			[]byte("NET/IB : Trying to merge multiple devices together with different link_layer properties"),
+			[]byte("t connect net devices with different link_layer"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("NET/IB : "),
+			},
+			[][]byte{
 				[]byte("NET/IB : Trying to merge multiple devices together with different link_layer properties"),
+			},
+			[][]byte{
+				[]byte("NET/IB : Can"),
 				[]byte("t connect net devices with different link_layer"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("NET/IB : "),
-				},
-				[][]byte{
-					[]byte("NET/IB : Trying to merge multiple devices together with different link_layer properties"),
-				},
-				[][]byte{
-					[]byte("NET/IB : Can"),
-					[]byte("t connect net devices with different link_layer"),
-				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("NET/IB : "),
-					anchored: lazyRegexp("^(?:NET/IB : (Attempted to (connect|merge) incompatible devices|Remote \\S+ device is incompatible with the local))", nil),
-					filter: prefilter{
-						op: pfAny,
-						subs: []prefilter{
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte("NET/IB : Attempted to connect incompatible devices"),
-									},
-									{
-										op:  pfLit,
-										lit: []byte("NET/IB : Attempted to merge incompatible devices"),
-										k:   1,
-									},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("NET/IB : "),
+				anchored: lazyRegexp("^(?:NET/IB : (Attempted to (connect|merge) incompatible devices|Remote \\S+ device is incompatible with the local))", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("NET/IB : Attempted to connect incompatible devices"),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("NET/IB : Attempted to merge incompatible devices"),
+									k:   1,
 								},
 							},
-							{
-								op: pfAll,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte("NET/IB : "),
-										k:   2,
-									},
-									{
-										op: pfAll,
-										subs: []prefilter{
-											{
-												op:  pfLit,
-												lit: []byte("Remote "),
-												k:   3,
-											},
-											{
-												op:  pfLit,
-												lit: []byte(" device is incompatible with the local"),
-												k:   4,
-											},
+						},
+						{
+							op: pfAll,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("NET/IB : "),
+									k:   2,
+								},
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte("Remote "),
+											k:   3,
+										},
+										{
+											op:  pfLit,
+											lit: []byte(" device is incompatible with the local"),
+											k:   4,
 										},
 									},
 								},
 							},
 						},
 					},
-					lits: [][]byte{
-						[]byte("NET/IB : Attempted to connect incompatible devices"),
-						[]byte("NET/IB : Attempted to merge incompatible devices"),
-						[]byte("NET/IB : "),
-						[]byte("Remote "),
-						[]byte(" device is incompatible with the local"),
-					},
 				},
-				{
-					prefix:  []byte("NET/IB : Trying to merge multiple devices together with different link_layer properties"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("NET/IB : Trying to merge multiple devices together with different link_layer properties"),
-					},
-					lits: [][]byte{
-						[]byte("NET/IB : Trying to merge multiple devices together with different link_layer properties"),
-					},
+				lits: [][]byte{
+					[]byte("NET/IB : Attempted to connect incompatible devices"),
+					[]byte("NET/IB : Attempted to merge incompatible devices"),
+					[]byte("NET/IB : "),
+					[]byte("Remote "),
+					[]byte(" device is incompatible with the local"),
 				},
-				{
-					prefix:   []byte("NET/IB : Can"),
-					anchored: lazyRegexp("^(?:NET/IB : Can.t connect net devices with different link_layer)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("NET/IB : Can"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("t connect net devices with different link_layer"),
-								k:   1,
-							},
+			},
+			{
+				prefix:  []byte("NET/IB : Trying to merge multiple devices together with different link_layer properties"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("NET/IB : Trying to merge multiple devices together with different link_layer properties"),
+				},
+				lits: [][]byte{
+					[]byte("NET/IB : Trying to merge multiple devices together with different link_layer properties"),
+				},
+			},
+			{
+				prefix:   []byte("NET/IB : Can"),
+				anchored: lazyRegexp("^(?:NET/IB : Can.t connect net devices with different link_layer)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NET/IB : Can"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("t connect net devices with different link_layer"),
+							k:   1,
 						},
 					},
-					lits: [][]byte{
-						[]byte("NET/IB : Can"),
-						[]byte("t connect net devices with different link_layer"),
-					},
+				},
+				lits: [][]byte{
+					[]byte("NET/IB : Can"),
+					[]byte("t connect net devices with different link_layer"),
 				},
 			},
 		},
-		{
-			ID:    "nccl-version-mismatch-peer",
-			Title: "a peer runs another NCCL release (NCCL version mismatch with remote peer)",
-			Kind:  "nccl",
-			Match: []string{
-				"NCCL version mismatch with remote peer",
-			},
-			Weight:        1.2,
-			Severity:      "fail",
-			MeaningSpark:  "the two Sparks load different NCCL releases (NCCL's RAS connection between the processes compares them): a pip wheel on one and a system or container NCCL on the other",
-			MeaningServer: "the ranks load different NCCL releases (NCCL's RAS connection between the processes compares them): a pip wheel on one node and a system or container NCCL on another, or images of different dates",
-			Fix:           "install the same NCCL release on every node and check which libnccl.so.2 each process loads (the 'NCCL version' line of every rank, python -c \"import torch; print(torch.cuda.nccl.version())\", ldconfig -p | grep nccl)",
-			Sources: []string{
-				"NVIDIA/nccl src/ras/ras.cc v2.24.3-1 to v2.30.7-1 (WARN \"NCCL version mismatch with remote peer %s (local: %s, remote %s)\" when the peer's NCCL_VERSION_CODE differs; the connection is refused with ncclInvalidUsage)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "nccl-version-mismatch-peer",
+		Title: "a peer runs another NCCL release (NCCL version mismatch with remote peer)",
+		Kind:  "nccl",
+		Match: []string{
+			"NCCL version mismatch with remote peer",
+		},
+		Weight:        1.2,
+		Severity:      "fail",
+		MeaningSpark:  "the two Sparks load different NCCL releases (NCCL's RAS connection between the processes compares them): a pip wheel on one and a system or container NCCL on the other",
+		MeaningServer: "the ranks load different NCCL releases (NCCL's RAS connection between the processes compares them): a pip wheel on one node and a system or container NCCL on another, or images of different dates",
+		Fix:           "install the same NCCL release on every node and check which libnccl.so.2 each process loads (the 'NCCL version' line of every rank, python -c \"import torch; print(torch.cuda.nccl.version())\", ldconfig -p | grep nccl)",
+		Sources: []string{
+			"NVIDIA/nccl src/ras/ras.cc v2.24.3-1 to v2.30.7-1 (WARN \"NCCL version mismatch with remote peer %s (local: %s, remote %s)\" when the peer's NCCL_VERSION_CODE differs; the connection is refused with ncclInvalidUsage)",
+		},
+		Lits: [][]byte{
+			[]byte("NCCL version mismatch with remote peer"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("NCCL version mismatch with remote peer"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("NCCL version mismatch with remote peer"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("NCCL version mismatch with remote peer"),
+				},
+				lits: [][]byte{
 					[]byte("NCCL version mismatch with remote peer"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("NCCL version mismatch with remote peer"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("NCCL version mismatch with remote peer"),
-					},
-					lits: [][]byte{
-						[]byte("NCCL version mismatch with remote peer"),
-					},
-				},
+		},
+	},
+	{
+		ID:    "bootstrap-rank-count-mismatch",
+		Title: "the processes that joined one NCCL communicator disagree on its size (Bootstrap Root : mismatch ... from procs)",
+		Kind:  "socket",
+		Match: []string{
+			"Bootstrap Root : mismatch in (rank count|info) from procs",
+		},
+		Weight:        1.2,
+		Severity:      "fail",
+		MeaningSpark:  "the processes that reached NCCL's bootstrap root were started with different world sizes (or root settings): the launch on the two Sparks does not agree (WORLD_SIZE, --nnodes, --nproc-per-node, the hostfile), or another job reached the same rendezvous address",
+		MeaningServer: "the processes that reached NCCL's bootstrap root were started with different world sizes (or numbers of roots): the launch does not agree between the nodes (WORLD_SIZE, --nnodes, --nproc-per-node, the hostfile or slots), or another job reached the same rendezvous address and port",
+		Fix:           "start every rank with the same world size and rendezvous settings (compare WORLD_SIZE, --nnodes/--nproc-per-node or the hostfile on each node) and give each job its own rendezvous port (MASTER_PORT, NCCL_COMM_ID)",
+		Sources: []string{
+			"NVIDIA/nccl src/bootstrap.cc v2.18.6-1 to v2.22.3-1 (WARN \"Bootstrap Root : mismatch in rank count from procs %d : %d\" when a process reports another nranks) and v2.24.3-1 to v2.30.7-1 (\"Bootstrap Root : mismatch in info from procs, nranks %d vs %d, nroots %d vs %d, iroot %d vs %d\")",
+		},
+		Lits: [][]byte{
+			[]byte("Bootstrap Root : mismatch in "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Bootstrap Root : mismatch in "),
+				[]byte(" from procs"),
 			},
 		},
-		{
-			ID:    "bootstrap-rank-count-mismatch",
-			Title: "the processes that joined one NCCL communicator disagree on its size (Bootstrap Root : mismatch ... from procs)",
-			Kind:  "socket",
-			Match: []string{
-				"Bootstrap Root : mismatch in (rank count|info) from procs",
-			},
-			Weight:        1.2,
-			Severity:      "fail",
-			MeaningSpark:  "the processes that reached NCCL's bootstrap root were started with different world sizes (or root settings): the launch on the two Sparks does not agree (WORLD_SIZE, --nnodes, --nproc-per-node, the hostfile), or another job reached the same rendezvous address",
-			MeaningServer: "the processes that reached NCCL's bootstrap root were started with different world sizes (or numbers of roots): the launch does not agree between the nodes (WORLD_SIZE, --nnodes, --nproc-per-node, the hostfile or slots), or another job reached the same rendezvous address and port",
-			Fix:           "start every rank with the same world size and rendezvous settings (compare WORLD_SIZE, --nnodes/--nproc-per-node or the hostfile on each node) and give each job its own rendezvous port (MASTER_PORT, NCCL_COMM_ID)",
-			Sources: []string{
-				"NVIDIA/nccl src/bootstrap.cc v2.18.6-1 to v2.22.3-1 (WARN \"Bootstrap Root : mismatch in rank count from procs %d : %d\" when a process reports another nranks) and v2.24.3-1 to v2.30.7-1 (\"Bootstrap Root : mismatch in info from procs, nranks %d vs %d, nroots %d vs %d, iroot %d vs %d\")",
-			},
-			Lits: [][]byte{
-				[]byte("Bootstrap Root : mismatch in "),
-			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("Bootstrap Root : mismatch in "),
-					[]byte(" from procs"),
-				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("Bootstrap Root : mismatch in "),
-					anchored: lazyRegexp("^(?:Bootstrap Root : mismatch in (rank count|info) from procs)", nil),
-					filter: prefilter{
-						op: pfAny,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Bootstrap Root : mismatch in rank count from procs"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("Bootstrap Root : mismatch in info from procs"),
-								k:   1,
-							},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Bootstrap Root : mismatch in "),
+				anchored: lazyRegexp("^(?:Bootstrap Root : mismatch in (rank count|info) from procs)", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Bootstrap Root : mismatch in rank count from procs"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("Bootstrap Root : mismatch in info from procs"),
+							k:   1,
 						},
 					},
-					lits: [][]byte{
-						[]byte("Bootstrap Root : mismatch in rank count from procs"),
-						[]byte("Bootstrap Root : mismatch in info from procs"),
-					},
+				},
+				lits: [][]byte{
+					[]byte("Bootstrap Root : mismatch in rank count from procs"),
+					[]byte("Bootstrap Root : mismatch in info from procs"),
 				},
 			},
 		},
-		{
-			ID:    "iperf-server-busy",
-			Title: "the iperf3 server was running another client's test and refused this one: nothing was measured",
-			Kind:  "iperf3",
-			Match: []string{
-				"the server is busy running a test\\. try again later",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "the iperf3 server on the other Spark was already serving a test (an iperf3 server runs one test at a time), so it refused this client: the link was not tested",
-			MeaningServer: "the iperf3 server was already serving another client's test (an iperf3 server runs one test at a time and refuses the rest with IEACCESSDENIED), so this client measured nothing",
-			Fix:           "run one iperf3 server per concurrent client, each on its own port (iperf3 -s -p 5201, -p 5202, ...; the client's -p to match), or run the tests one after another",
-			Sources: []string{
-				"https://github.com/esnet/iperf/blob/master/src/iperf_server_api.c (iperf_accept: while a test runs, a further control connection is answered ACCESS_DENIED and closed)",
-				"https://github.com/esnet/iperf/blob/master/src/iperf_error.c (IEACCESSDENIED, which the client sets on ACCESS_DENIED: \"the server is busy running a test. try again later\")",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "iperf-server-busy",
+		Title: "the iperf3 server was running another client's test and refused this one: nothing was measured",
+		Kind:  "iperf3",
+		Match: []string{
+			"the server is busy running a test\\. try again later",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the iperf3 server on the other Spark was already serving a test (an iperf3 server runs one test at a time), so it refused this client: the link was not tested",
+		MeaningServer: "the iperf3 server was already serving another client's test (an iperf3 server runs one test at a time and refuses the rest with IEACCESSDENIED), so this client measured nothing",
+		Fix:           "run one iperf3 server per concurrent client, each on its own port (iperf3 -s -p 5201, -p 5202, ...; the client's -p to match), or run the tests one after another",
+		Sources: []string{
+			"https://github.com/esnet/iperf/blob/master/src/iperf_server_api.c (iperf_accept: while a test runs, a further control connection is answered ACCESS_DENIED and closed)",
+			"https://github.com/esnet/iperf/blob/master/src/iperf_error.c (IEACCESSDENIED, which the client sets on ACCESS_DENIED: \"the server is busy running a test. try again later\")",
+		},
+		Lits: [][]byte{
+			[]byte("the server is busy running a test"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("the server is busy running a test"),
+				[]byte(" try again later"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("the server is busy running a test"),
-					[]byte(" try again later"),
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("the server is busy running a test. try again later"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("the server is busy running a test. try again later"),
 				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("the server is busy running a test. try again later"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("the server is busy running a test. try again later"),
-					},
-					lits: [][]byte{
-						[]byte("the server is busy running a test. try again later"),
-					},
+				lits: [][]byte{
+					[]byte("the server is busy running a test. try again later"),
 				},
 			},
 		},
-		{
-			ID:    "iperf3-control-closed",
-			Title: "the other end closed iperf3's control connection without a word (control socket has closed unexpectedly)",
-			Kind:  "iperf3",
-			Match: []string{
-				"iperf3: error - control socket has closed unexpectedly",
-			},
-			Weight:        0.8,
-			Severity:      "fail",
-			MeaningSpark:  "iperf3 read end-of-file on its control connection: at the client, the server process on the other Spark ended, or what accepted the connection at that port is not an iperf3 server; at the server, the client went away",
-			MeaningServer: "iperf3 read end-of-file on its control connection: at the client, the server process ended, or what accepted the connection at that port is not an iperf3 server; at the server, the client went away",
-			Fix:           "check that an iperf3 server (iperf3 -s) runs on the port the client names (-p, 5201 by default) and keeps running for the whole test (its own output says why it stopped)",
-			Sources: []string{
-				"https://github.com/esnet/iperf/blob/master/src/iperf_client_api.c (iperf_handle_message_client: a read of 0 bytes on the control socket sets IECTRLCLOSE; the server's iperf_server_api.c sets it the same way when the client closes)",
-				"https://github.com/esnet/iperf/blob/master/src/iperf_error.c (IECTRLCLOSE: \"control socket has closed unexpectedly\")",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "iperf3-control-closed",
+		Title: "the other end closed iperf3's control connection without a word (control socket has closed unexpectedly)",
+		Kind:  "iperf3",
+		Match: []string{
+			"iperf3: error - control socket has closed unexpectedly",
+		},
+		Weight:        0.8,
+		Severity:      "fail",
+		MeaningSpark:  "iperf3 read end-of-file on its control connection: at the client, the server process on the other Spark ended, or what accepted the connection at that port is not an iperf3 server; at the server, the client went away",
+		MeaningServer: "iperf3 read end-of-file on its control connection: at the client, the server process ended, or what accepted the connection at that port is not an iperf3 server; at the server, the client went away",
+		Fix:           "check that an iperf3 server (iperf3 -s) runs on the port the client names (-p, 5201 by default) and keeps running for the whole test (its own output says why it stopped)",
+		Sources: []string{
+			"https://github.com/esnet/iperf/blob/master/src/iperf_client_api.c (iperf_handle_message_client: a read of 0 bytes on the control socket sets IECTRLCLOSE; the server's iperf_server_api.c sets it the same way when the client closes)",
+			"https://github.com/esnet/iperf/blob/master/src/iperf_error.c (IECTRLCLOSE: \"control socket has closed unexpectedly\")",
+		},
+		Lits: [][]byte{
+			[]byte("iperf3: error - control socket has closed unexpectedly"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("iperf3: error - control socket has closed unexpectedly"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("iperf3: error - control socket has closed unexpectedly"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("iperf3: error - control socket has closed unexpectedly"),
+				},
+				lits: [][]byte{
 					[]byte("iperf3: error - control socket has closed unexpectedly"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("iperf3: error - control socket has closed unexpectedly"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("iperf3: error - control socket has closed unexpectedly"),
-					},
-					lits: [][]byte{
-						[]byte("iperf3: error - control socket has closed unexpectedly"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "iperf3-params-not-received",
-			Title: "the iperf3 server got no iperf3 test parameters from the client that connected (unable to receive parameters from client): nothing was measured",
-			Kind:  "iperf3",
-			Match: []string{
-				"unable to receive parameters from client",
-			},
-			Weight:        0.9,
-			Severity:      "fail",
-			MeaningSpark:  "the client that connected to the iperf3 server on this Spark did not send iperf3's length-prefixed JSON parameters after its cookie: most often an iperf2 client (iperf, iperf 2.x, phone and Windows apps built on iperf2) pointed at the iperf3 port, which sends its test data instead (the two tools do not interoperate); else another program sending to the port, or an iperf3 client whose parameters did not arrive before the server's read gave up",
-			MeaningServer: "the client that connected to the iperf3 server did not send iperf3's length-prefixed JSON parameters after its cookie: most often an iperf2 client (iperf, iperf 2.x, phone and Windows apps built on iperf2) pointed at the iperf3 port, which sends its test data instead (the two tools do not interoperate); else another program sending to the port, or an iperf3 client whose parameters did not arrive before the server's read gave up",
-			Fix:           "run iperf3 at both ends (iperf3 -v on the client prints 'iperf 3.x'; iperf2 prints 'iperf version 2.x'), or iperf2 at both ends; if both are iperf3, run the server with -V -d to see how many bytes of the parameters arrived",
-			Sources: []string{
-				"https://github.com/esnet/iperf/blob/3.19/src/iperf_api.c (iperf_exchange_parameters: the server reads a 4-byte length and that many bytes of JSON (JSON_read; from 3.18 at most MAX_PARAMS_JSON_STRING, 8 KiB); a failure sets IERECVPARAMS); src/iperf_error.c (IERECVPARAMS: \"unable to receive parameters from client\", the same text from 3.0.1 to 3.19)",
-				"https://github.com/esnet/iperf/issues/710 (an iperf 2.0.5 client against an iperf 3.1.3 server: this message; the maintainer: iperf2 and iperf3 do not inter-operate)",
-				"https://github.com/esnet/iperf/issues/530 (an Android iperf app against an iperf3 server: this message; the maintainer: an iperf2 client cannot connect to an iperf3 server, a duplicate of issue 74)",
-				"https://github.com/esnet/iperf/issues/407 (Cannot allocate memory: the server reading data that is not iperf3's on its control connection, a port another service's clients still used)",
-				"https://github.com/esnet/iperf/issues/1808 (iperf3 3.18 at both ends: the length arrived, the 124 bytes of JSON did not before the read timed out)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "iperf3-params-not-received",
+		Title: "the iperf3 server got no iperf3 test parameters from the client that connected (unable to receive parameters from client): nothing was measured",
+		Kind:  "iperf3",
+		Match: []string{
+			"unable to receive parameters from client",
+		},
+		Weight:        0.9,
+		Severity:      "fail",
+		MeaningSpark:  "the client that connected to the iperf3 server on this Spark did not send iperf3's length-prefixed JSON parameters after its cookie: most often an iperf2 client (iperf, iperf 2.x, phone and Windows apps built on iperf2) pointed at the iperf3 port, which sends its test data instead (the two tools do not interoperate); else another program sending to the port, or an iperf3 client whose parameters did not arrive before the server's read gave up",
+		MeaningServer: "the client that connected to the iperf3 server did not send iperf3's length-prefixed JSON parameters after its cookie: most often an iperf2 client (iperf, iperf 2.x, phone and Windows apps built on iperf2) pointed at the iperf3 port, which sends its test data instead (the two tools do not interoperate); else another program sending to the port, or an iperf3 client whose parameters did not arrive before the server's read gave up",
+		Fix:           "run iperf3 at both ends (iperf3 -v on the client prints 'iperf 3.x'; iperf2 prints 'iperf version 2.x'), or iperf2 at both ends; if both are iperf3, run the server with -V -d to see how many bytes of the parameters arrived",
+		Sources: []string{
+			"https://github.com/esnet/iperf/blob/3.19/src/iperf_api.c (iperf_exchange_parameters: the server reads a 4-byte length and that many bytes of JSON (JSON_read; from 3.18 at most MAX_PARAMS_JSON_STRING, 8 KiB); a failure sets IERECVPARAMS); src/iperf_error.c (IERECVPARAMS: \"unable to receive parameters from client\", the same text from 3.0.1 to 3.19)",
+			"https://github.com/esnet/iperf/issues/710 (an iperf 2.0.5 client against an iperf 3.1.3 server: this message; the maintainer: iperf2 and iperf3 do not inter-operate)",
+			"https://github.com/esnet/iperf/issues/530 (an Android iperf app against an iperf3 server: this message; the maintainer: an iperf2 client cannot connect to an iperf3 server, a duplicate of issue 74)",
+			"https://github.com/esnet/iperf/issues/407 (Cannot allocate memory: the server reading data that is not iperf3's on its control connection, a port another service's clients still used)",
+			"https://github.com/esnet/iperf/issues/1808 (iperf3 3.18 at both ends: the length arrived, the 124 bytes of JSON did not before the read timed out)",
+		},
+		Lits: [][]byte{
+			[]byte("unable to receive parameters from client"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("unable to receive parameters from client"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("unable to receive parameters from client"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("unable to receive parameters from client"),
+				},
+				lits: [][]byte{
 					[]byte("unable to receive parameters from client"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("unable to receive parameters from client"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("unable to receive parameters from client"),
-					},
-					lits: [][]byte{
-						[]byte("unable to receive parameters from client"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "iperf3-json-length-read",
-			Title: "the iperf3 server read a parameter length it could not use (JSON size ... does not correspond to offered length, or JSON data length overflow)",
-			Kind:  "iperf3",
-			Match: []string{
-				"JSON size of data read does not correspond to offered length",
-				"JSON data length overflow",
-			},
-			Weight:        0.5,
-			Severity:      "warn",
-			MeaningSpark:  "the iperf3 server's read of the client's parameters came up short or too long: the number it prints is the length the client's first bytes after the cookie gave",
-			MeaningServer: "the iperf3 server's read of the client's parameters came up short or too long: the number it prints is the length the client's first bytes after the cookie gave",
-			Fix:           "see the 'unable to receive parameters from client' line that follows it",
-			Sources: []string{
-				"https://github.com/esnet/iperf/blob/3.19/src/iperf_api.c (JSON_read: \"JSON data length overflow - %d bytes JSON size is not allowed\" from 3.18; \"JSON size of data read does not correspond to offered length\", with \" - expected %d bytes but received %d; errno=%d\" from 3.19)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "iperf3-json-length-read",
+		Title: "the iperf3 server read a parameter length it could not use (JSON size ... does not correspond to offered length, or JSON data length overflow)",
+		Kind:  "iperf3",
+		Match: []string{
+			"JSON size of data read does not correspond to offered length",
+			"JSON data length overflow",
+		},
+		Weight:        0.5,
+		Severity:      "warn",
+		MeaningSpark:  "the iperf3 server's read of the client's parameters came up short or too long: the number it prints is the length the client's first bytes after the cookie gave",
+		MeaningServer: "the iperf3 server's read of the client's parameters came up short or too long: the number it prints is the length the client's first bytes after the cookie gave",
+		Fix:           "see the 'unable to receive parameters from client' line that follows it",
+		Sources: []string{
+			"https://github.com/esnet/iperf/blob/3.19/src/iperf_api.c (JSON_read: \"JSON data length overflow - %d bytes JSON size is not allowed\" from 3.18; \"JSON size of data read does not correspond to offered length\", with \" - expected %d bytes but received %d; errno=%d\" from 3.19)",
+		},
+		Lits: [][]byte{
+			[]byte("JSON size of data read does not correspond to offered length"),
+			[]byte("JSON data length overflow"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("JSON size of data read does not correspond to offered length"),
+			},
+			[][]byte{
 				[]byte("JSON data length overflow"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("JSON size of data read does not correspond to offered length"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("JSON size of data read does not correspond to offered length"),
+				},
+				lits: [][]byte{
 					[]byte("JSON size of data read does not correspond to offered length"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("JSON data length overflow"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("JSON data length overflow"),
+				},
+				lits: [][]byte{
 					[]byte("JSON data length overflow"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("JSON size of data read does not correspond to offered length"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("JSON size of data read does not correspond to offered length"),
-					},
-					lits: [][]byte{
-						[]byte("JSON size of data read does not correspond to offered length"),
-					},
-				},
-				{
-					prefix:  []byte("JSON data length overflow"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("JSON data length overflow"),
-					},
-					lits: [][]byte{
-						[]byte("JSON data length overflow"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "iperf3-server-too-many-errors",
-			Title: "the iperf3 server gave up after five failed tests in a row (too many errors, exiting): iperf3 3.0.1 to 3.0.11 and 3.1 to 3.1.2",
-			Kind:  "iperf3",
-			Match: []string{
-				"too many errors, exiting$",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "the iperf3 server process on the other Spark exited on its own: iperf3 3.0.1 to 3.0.11 and 3.1 to 3.1.2 count every connection to the server port that does not complete a test (a port scan, a load-balancer or health probe, a client that gives up) as a failed test and stop after five in a row, so later clients find no server",
-			MeaningServer: "the iperf3 server process exited on its own: iperf3 3.0.1 to 3.0.11 and 3.1 to 3.1.2 count every connection to the server port that does not complete a test (a port scan, a cloud load-balancer or health probe, a client that gives up: each logged as an error, unable to receive cookie at server, among others) as a failed test and stop after five in a row, so later clients find no server",
-			Fix:           "run iperf3 3.1.3 or later (or 3.0.12 or later) on the server, which logs such a connection and keeps serving; until then keep probes off the server port or restart the server in a loop",
-			Sources: []string{
-				"https://github.com/esnet/iperf/blob/3.1.2/src/main.c (run: the server loop counts consecutive iperf_run_server failures and calls iperf_errexit \"too many errors, exiting\" at five; the line is in main.c from 3.0.1 to 3.0.11 and 3.1 to 3.1.2, not in 3.0.12 or 3.1.3, whose loop exits only on a fatal error)",
-				"https://github.com/esnet/iperf/issues/404 (a server behind Azure's TCP probes exits with \"too many errors, exiting\" after \"unable to receive cookie at server\" errors; the maintainer: fixed as a side-effect of the security fixes in iperf-3.1.3 and iperf-3.0.12)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "iperf3-server-too-many-errors",
+		Title: "the iperf3 server gave up after five failed tests in a row (too many errors, exiting): iperf3 3.0.1 to 3.0.11 and 3.1 to 3.1.2",
+		Kind:  "iperf3",
+		Match: []string{
+			"too many errors, exiting$",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the iperf3 server process on the other Spark exited on its own: iperf3 3.0.1 to 3.0.11 and 3.1 to 3.1.2 count every connection to the server port that does not complete a test (a port scan, a load-balancer or health probe, a client that gives up) as a failed test and stop after five in a row, so later clients find no server",
+		MeaningServer: "the iperf3 server process exited on its own: iperf3 3.0.1 to 3.0.11 and 3.1 to 3.1.2 count every connection to the server port that does not complete a test (a port scan, a cloud load-balancer or health probe, a client that gives up: each logged as an error, unable to receive cookie at server, among others) as a failed test and stop after five in a row, so later clients find no server",
+		Fix:           "run iperf3 3.1.3 or later (or 3.0.12 or later) on the server, which logs such a connection and keeps serving; until then keep probes off the server port or restart the server in a loop",
+		Sources: []string{
+			"https://github.com/esnet/iperf/blob/3.1.2/src/main.c (run: the server loop counts consecutive iperf_run_server failures and calls iperf_errexit \"too many errors, exiting\" at five; the line is in main.c from 3.0.1 to 3.0.11 and 3.1 to 3.1.2, not in 3.0.12 or 3.1.3, whose loop exits only on a fatal error)",
+			"https://github.com/esnet/iperf/issues/404 (a server behind Azure's TCP probes exits with \"too many errors, exiting\" after \"unable to receive cookie at server\" errors; the maintainer: fixed as a side-effect of the security fixes in iperf-3.1.3 and iperf-3.0.12)",
+		},
+		Lits: [][]byte{
+			[]byte("too many errors, exiting"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("too many errors, exiting"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("too many errors, exiting"),
+				anchored: lazyRegexp("^(?:too many errors, exiting$)", nil),
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("too many errors, exiting"),
+				},
+				lits: [][]byte{
 					[]byte("too many errors, exiting"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("too many errors, exiting"),
-					anchored: lazyRegexp("^(?:too many errors, exiting$)", nil),
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("too many errors, exiting"),
-					},
-					lits: [][]byte{
-						[]byte("too many errors, exiting"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "nccl-library-missing",
-			Title: "the framework could not load any libnccl (Unable to load NCCL library)",
-			Kind:  "framework",
-			Match: []string{
-				"Unable to load NCCL library",
-			},
-			Weight:        1.2,
-			Severity:      "fail",
-			MeaningSpark:  "the framework (XLA: JAX, TensorFlow) found no libnccl.so.2 to load, so every multi-GPU collective fails: NCCL is neither bundled with it nor installed",
-			MeaningServer: "the framework (XLA: JAX, TensorFlow) found no libnccl.so.2 to load: its stub answers every NCCL call with ncclSystemError and this message, so every multi-GPU collective fails; NCCL is neither bundled with the framework nor installed where the loader looks",
-			Fix:           "install NCCL for the CUDA major in use (pip install nvidia-nccl-cu12, or the libnccl2 package) or the framework's variant that bundles it (JAX's cuda12 pip extra), and check that the loader finds libnccl.so.2 (ldconfig -p | grep nccl, LD_LIBRARY_PATH)",
-			Sources: []string{
-				"https://github.com/openxla/xla/blob/80c095fc2f5ba8b1e8c8b7df79c0be532416dd69/xla/tsl/cuda/nccl_stub.cc (when libnccl does not load, ncclGetErrorString returns \"Unable to load NCCL library. Multi-GPU collectives will not work.\" and every other NCCL symbol returns ncclSystemError)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "nccl-library-missing",
+		Title: "the framework could not load any libnccl (Unable to load NCCL library)",
+		Kind:  "framework",
+		Match: []string{
+			"Unable to load NCCL library",
+		},
+		Weight:        1.2,
+		Severity:      "fail",
+		MeaningSpark:  "the framework (XLA: JAX, TensorFlow) found no libnccl.so.2 to load, so every multi-GPU collective fails: NCCL is neither bundled with it nor installed",
+		MeaningServer: "the framework (XLA: JAX, TensorFlow) found no libnccl.so.2 to load: its stub answers every NCCL call with ncclSystemError and this message, so every multi-GPU collective fails; NCCL is neither bundled with the framework nor installed where the loader looks",
+		Fix:           "install NCCL for the CUDA major in use (pip install nvidia-nccl-cu12, or the libnccl2 package) or the framework's variant that bundles it (JAX's cuda12 pip extra), and check that the loader finds libnccl.so.2 (ldconfig -p | grep nccl, LD_LIBRARY_PATH)",
+		Sources: []string{
+			"https://github.com/openxla/xla/blob/80c095fc2f5ba8b1e8c8b7df79c0be532416dd69/xla/tsl/cuda/nccl_stub.cc (when libnccl does not load, ncclGetErrorString returns \"Unable to load NCCL library. Multi-GPU collectives will not work.\" and every other NCCL symbol returns ncclSystemError)",
+		},
+		Lits: [][]byte{
+			[]byte("Unable to load NCCL library"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Unable to load NCCL library"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Unable to load NCCL library"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Unable to load NCCL library"),
+				},
+				lits: [][]byte{
 					[]byte("Unable to load NCCL library"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Unable to load NCCL library"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Unable to load NCCL library"),
-					},
-					lits: [][]byte{
-						[]byte("Unable to load NCCL library"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "nccl-config-undef-rejected",
-			Title: "the libnccl loaded is older than the NCCL headers the program was built with (Invalid config blocking attribute value -2147483648)",
-			Kind:  "nccl",
-			Match: []string{
-				"Invalid config blocking attribute value -2147483648",
-			},
-			Weight:        1.2,
-			Severity:      "fail",
-			MeaningSpark:  "the program was compiled against NCCL 2.17 or later, whose NCCL_CONFIG_INITIALIZER leaves blocking at NCCL_CONFIG_UNDEF_INT (INT_MIN), but the process loaded a libnccl 2.14 to 2.16, which accepts only 0 or 1: another NCCL package or LD_LIBRARY_PATH entry shadows the one the framework was built for",
-			MeaningServer: "the program was compiled against NCCL 2.17 or later, whose NCCL_CONFIG_INITIALIZER leaves blocking at NCCL_CONFIG_UNDEF_INT (INT_MIN), but the process loaded a libnccl 2.14 to 2.16, which accepts only 0 or 1: two NCCL packages in one environment (a pip nvidia-nccl wheel and another), or an LD_LIBRARY_PATH/LD_PRELOAD entry, shadow the NCCL the framework was built for",
-			Fix:           "load the NCCL the framework was built for: list the NCCL packages (pip list | grep nccl; ldconfig -p | grep nccl), remove the extra one or the LD_LIBRARY_PATH/LD_PRELOAD entry, and compare torch.cuda.nccl.version() with the version NCCL prints",
-			Sources: []string{
-				"NVIDIA/nccl src/init.cc v2.14.3-1 to v2.16.5-1 (ncclCommInitRankConfig: WARN \"Invalid config blocking attribute value %d\" unless blocking is 0 or 1)",
-				"NVIDIA/nccl src/nccl.h.in v2.17.1-1 (NCCL_CONFIG_UNDEF_INT is INT_MIN and NCCL_CONFIG_INITIALIZER sets blocking to it; init.cc accepts it from 2.17.1 on)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "nccl-config-undef-rejected",
+		Title: "the libnccl loaded is older than the NCCL headers the program was built with (Invalid config blocking attribute value -2147483648)",
+		Kind:  "nccl",
+		Match: []string{
+			"Invalid config blocking attribute value -2147483648",
+		},
+		Weight:        1.2,
+		Severity:      "fail",
+		MeaningSpark:  "the program was compiled against NCCL 2.17 or later, whose NCCL_CONFIG_INITIALIZER leaves blocking at NCCL_CONFIG_UNDEF_INT (INT_MIN), but the process loaded a libnccl 2.14 to 2.16, which accepts only 0 or 1: another NCCL package or LD_LIBRARY_PATH entry shadows the one the framework was built for",
+		MeaningServer: "the program was compiled against NCCL 2.17 or later, whose NCCL_CONFIG_INITIALIZER leaves blocking at NCCL_CONFIG_UNDEF_INT (INT_MIN), but the process loaded a libnccl 2.14 to 2.16, which accepts only 0 or 1: two NCCL packages in one environment (a pip nvidia-nccl wheel and another), or an LD_LIBRARY_PATH/LD_PRELOAD entry, shadow the NCCL the framework was built for",
+		Fix:           "load the NCCL the framework was built for: list the NCCL packages (pip list | grep nccl; ldconfig -p | grep nccl), remove the extra one or the LD_LIBRARY_PATH/LD_PRELOAD entry, and compare torch.cuda.nccl.version() with the version NCCL prints",
+		Sources: []string{
+			"NVIDIA/nccl src/init.cc v2.14.3-1 to v2.16.5-1 (ncclCommInitRankConfig: WARN \"Invalid config blocking attribute value %d\" unless blocking is 0 or 1)",
+			"NVIDIA/nccl src/nccl.h.in v2.17.1-1 (NCCL_CONFIG_UNDEF_INT is INT_MIN and NCCL_CONFIG_INITIALIZER sets blocking to it; init.cc accepts it from 2.17.1 on)",
+		},
+		Lits: [][]byte{
+			[]byte("Invalid config blocking attribute value -2147483648"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Invalid config blocking attribute value -2147483648"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Invalid config blocking attribute value -2147483648"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Invalid config blocking attribute value -2147483648"),
+				},
+				lits: [][]byte{
 					[]byte("Invalid config blocking attribute value -2147483648"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Invalid config blocking attribute value -2147483648"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Invalid config blocking attribute value -2147483648"),
-					},
-					lits: [][]byte{
-						[]byte("Invalid config blocking attribute value -2147483648"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "nccl-unknown-result-code",
-			Title: "an NCCL call returned a result code the libnccl loaded does not know ('unknown result code')",
-			Kind:  "nccl",
-			Match: []string{
-				"NCCL.*unknown result code",
-			},
-			Weight:        0.9,
-			Severity:      "fail",
-			MeaningSpark:  "ncclGetErrorString names every result of its own release, so 'unknown result code' means the program and the libnccl it loaded disagree: it was built against another NCCL than the one loaded (a second NCCL package, or the framework's bundled NCCL shadowed)",
-			MeaningServer: "ncclGetErrorString names every result of its own release, so 'unknown result code' means the program and the libnccl it loaded disagree: it was built against another NCCL than the one loaded (a second NCCL package, a framework wheel bundling another release, or an LD_LIBRARY_PATH/LD_PRELOAD entry)",
-			Fix:           "make the process load the NCCL the program was built for: list the NCCL libraries (pip list | grep nccl; ldconfig -p | grep nccl; cat /proc/<pid>/maps | grep nccl), keep one, and rebuild or reinstall the program against it",
-			Sources: []string{
-				"NVIDIA/nccl src/init.cc v2.14.3-1 to v2.30.7-1 (ncclGetErrorString: a case for every ncclResult_t value of src/nccl.h.in, \"unknown result code\" only for a value outside it)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "nccl-unknown-result-code",
+		Title: "an NCCL call returned a result code the libnccl loaded does not know ('unknown result code')",
+		Kind:  "nccl",
+		Match: []string{
+			"NCCL.*unknown result code",
+		},
+		Weight:        0.9,
+		Severity:      "fail",
+		MeaningSpark:  "ncclGetErrorString names every result of its own release, so 'unknown result code' means the program and the libnccl it loaded disagree: it was built against another NCCL than the one loaded (a second NCCL package, or the framework's bundled NCCL shadowed)",
+		MeaningServer: "ncclGetErrorString names every result of its own release, so 'unknown result code' means the program and the libnccl it loaded disagree: it was built against another NCCL than the one loaded (a second NCCL package, a framework wheel bundling another release, or an LD_LIBRARY_PATH/LD_PRELOAD entry)",
+		Fix:           "make the process load the NCCL the program was built for: list the NCCL libraries (pip list | grep nccl; ldconfig -p | grep nccl; cat /proc/<pid>/maps | grep nccl), keep one, and rebuild or reinstall the program against it",
+		Sources: []string{
+			"NVIDIA/nccl src/init.cc v2.14.3-1 to v2.30.7-1 (ncclGetErrorString: a case for every ncclResult_t value of src/nccl.h.in, \"unknown result code\" only for a value outside it)",
+		},
+		Lits: [][]byte{
+			[]byte("unknown result code"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("NCCL"),
 				[]byte("unknown result code"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix: []byte("NCCL"),
+				glob: [][]byte{
+					[]byte("NCCL"),
+					[]byte("unknown result code"),
+				},
+				anchored: lazyRegexp("^(?:NCCL.*unknown result code)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NCCL"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("unknown result code"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("NCCL"),
 					[]byte("unknown result code"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix: []byte("NCCL"),
-					glob: [][]byte{
-						[]byte("NCCL"),
-						[]byte("unknown result code"),
-					},
-					anchored: lazyRegexp("^(?:NCCL.*unknown result code)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("NCCL"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("unknown result code"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("NCCL"),
-						[]byte("unknown result code"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "nccl-kernel-shmem-exceeds",
-			Title: "NCCL's kernels need more shared memory than this GPU gives a block (ncclMaxSharedMem exceeds device/fn maxSharedMem)",
-			Kind:  "cuda",
-			Match: []string{
-				"(ncclMaxSharedMem|dynamic smem) \\d+ exceeds device/fn maxSharedMem",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "this NCCL release does not size its kernels for the GPU's architecture: their shared memory exceeds what a block may use, so collectives fail (2.26 and later stop with this WARN) or, in 2.25, run with less than they need",
-			MeaningServer: "this NCCL release does not size its kernels for the GPU's architecture (2.25.1 on compute capability 12.0, RTX 50xx and RTX PRO Blackwell): their shared memory exceeds what a block may use, so 2.25 shrinks it below what the kernels need (wrong results or hangs) and 2.26 and later stop with this WARN",
-			Fix:           "install an NCCL release that supports this GPU (2.26.2 or later for compute capability 12.0) and rebuild or reinstall what links it",
-			Sources: []string{
-				"NVIDIA/nccl src/enqueue.cc v2.25.1-1 (INFO \"ncclMaxSharedMem %d exceeds device/fn maxSharedMem %zu\", then lowers the kernels' dynamic shared memory) and v2.26.2-1 to v2.29.3-1 (WARN with cudaArch, ncclSystemError), v2.29.7-1 to v2.30.7-1 (\"dynamic smem %d exceeds device/fn maxSharedMem\")",
-				"NVIDIA/nccl src/include/device.h v2.26.2-1 (ncclCollUnroll 6 instead of 8 for cudaArch 1200, shrinking ncclShmemDynamicSize to fit compute capability 12.0)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "nccl-kernel-shmem-exceeds",
+		Title: "NCCL's kernels need more shared memory than this GPU gives a block (ncclMaxSharedMem exceeds device/fn maxSharedMem)",
+		Kind:  "cuda",
+		Match: []string{
+			"(ncclMaxSharedMem|dynamic smem) \\d+ exceeds device/fn maxSharedMem",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "this NCCL release does not size its kernels for the GPU's architecture: their shared memory exceeds what a block may use, so collectives fail (2.26 and later stop with this WARN) or, in 2.25, run with less than they need",
+		MeaningServer: "this NCCL release does not size its kernels for the GPU's architecture (2.25.1 on compute capability 12.0, RTX 50xx and RTX PRO Blackwell): their shared memory exceeds what a block may use, so 2.25 shrinks it below what the kernels need (wrong results or hangs) and 2.26 and later stop with this WARN",
+		Fix:           "install an NCCL release that supports this GPU (2.26.2 or later for compute capability 12.0) and rebuild or reinstall what links it",
+		Sources: []string{
+			"NVIDIA/nccl src/enqueue.cc v2.25.1-1 (INFO \"ncclMaxSharedMem %d exceeds device/fn maxSharedMem %zu\", then lowers the kernels' dynamic shared memory) and v2.26.2-1 to v2.29.3-1 (WARN with cudaArch, ncclSystemError), v2.29.7-1 to v2.30.7-1 (\"dynamic smem %d exceeds device/fn maxSharedMem\")",
+			"NVIDIA/nccl src/include/device.h v2.26.2-1 (ncclCollUnroll 6 instead of 8 for cudaArch 1200, shrinking ncclShmemDynamicSize to fit compute capability 12.0)",
+		},
+		Lits: [][]byte{
+			[]byte(" exceeds device/fn maxSharedMem"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte(" exceeds device/fn maxSharedMem"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("ncclMaxSharedMem "),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("dynamic smem "),
+									k:   1,
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" exceeds device/fn maxSharedMem"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("ncclMaxSharedMem "),
+					[]byte("dynamic smem "),
 					[]byte(" exceeds device/fn maxSharedMem"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte("ncclMaxSharedMem "),
-									},
-									{
-										op:  pfLit,
-										lit: []byte("dynamic smem "),
-										k:   1,
-									},
-								},
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" exceeds device/fn maxSharedMem"),
-								k:   2,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("ncclMaxSharedMem "),
-						[]byte("dynamic smem "),
-						[]byte(" exceeds device/fn maxSharedMem"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "nccl-2251-kernel-launch",
-			Title: "NCCL 2.25.1 could not launch its kernel (enqueue.cc:1500, cuLaunchKernelEx: Cuda failure 1 'invalid argument')",
-			Kind:  "cuda",
-			Match: []string{
-				"enqueue\\.cc:1500 NCCL WARN Cuda failure 1 ",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "the line is NCCL 2.25.1's kernel launch (the only release with a CUDA call that prints 'Cuda failure N' at enqueue.cc:1500): the driver refused the launch's parameters, among them the shared memory 2.25.1 sizes its kernels with on Blackwell-generation GPUs; every collective fails at its first launch",
-			MeaningServer: "the line is NCCL 2.25.1's kernel launch (the only release with a CUDA call that prints 'Cuda failure N' at enqueue.cc:1500): the driver refused the launch's parameters, among them the shared memory 2.25.1 sizes its kernels with on compute capability 12.0 (RTX 50xx, RTX PRO Blackwell); every collective fails at its first launch, and 2.26.2 fixed it",
-			Fix:           "install NCCL 2.26.2 or later and rebuild or reinstall what links it (PyTorch wheels and containers bundle their own libnccl: check the version NCCL_DEBUG=INFO prints)",
-			Sources: []string{
-				"NVIDIA/nccl src/enqueue.cc v2.25.1-1 line 1500 (CUCHECK(cuLaunchKernelEx(...)), printed as \"Cuda failure %d '%s'\" by src/include/cudawrap.h); no other release from v2.3.5-1 to v2.30.7-1 prints 'Cuda failure N' from that line",
-				"https://github.com/NVIDIA/nccl/releases/tag/v2.26.2-1 (Fix shared memory usage on recent Blackwell GPUs: NVIDIA/nccl-tests#287, NVIDIA/nccl-tests#291, NVIDIA/nccl#1637)",
-				"https://github.com/NVIDIA/nccl-tests/issues/287",
-				"https://github.com/NVIDIA/TensorRT-LLM/issues/4238",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "nccl-2251-kernel-launch",
+		Title: "NCCL 2.25.1 could not launch its kernel (enqueue.cc:1500, cuLaunchKernelEx: Cuda failure 1 'invalid argument')",
+		Kind:  "cuda",
+		Match: []string{
+			"enqueue\\.cc:1500 NCCL WARN Cuda failure 1 ",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the line is NCCL 2.25.1's kernel launch (the only release with a CUDA call that prints 'Cuda failure N' at enqueue.cc:1500): the driver refused the launch's parameters, among them the shared memory 2.25.1 sizes its kernels with on Blackwell-generation GPUs; every collective fails at its first launch",
+		MeaningServer: "the line is NCCL 2.25.1's kernel launch (the only release with a CUDA call that prints 'Cuda failure N' at enqueue.cc:1500): the driver refused the launch's parameters, among them the shared memory 2.25.1 sizes its kernels with on compute capability 12.0 (RTX 50xx, RTX PRO Blackwell); every collective fails at its first launch, and 2.26.2 fixed it",
+		Fix:           "install NCCL 2.26.2 or later and rebuild or reinstall what links it (PyTorch wheels and containers bundle their own libnccl: check the version NCCL_DEBUG=INFO prints)",
+		Sources: []string{
+			"NVIDIA/nccl src/enqueue.cc v2.25.1-1 line 1500 (CUCHECK(cuLaunchKernelEx(...)), printed as \"Cuda failure %d '%s'\" by src/include/cudawrap.h); no other release from v2.3.5-1 to v2.30.7-1 prints 'Cuda failure N' from that line",
+			"https://github.com/NVIDIA/nccl/releases/tag/v2.26.2-1 (Fix shared memory usage on recent Blackwell GPUs: NVIDIA/nccl-tests#287, NVIDIA/nccl-tests#291, NVIDIA/nccl#1637)",
+			"https://github.com/NVIDIA/nccl-tests/issues/287",
+			"https://github.com/NVIDIA/TensorRT-LLM/issues/4238",
+		},
+		Lits: [][]byte{
+			[]byte("cc:1500 NCCL WARN Cuda failure 1 "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("enqueue"),
 				[]byte("cc:1500 NCCL WARN Cuda failure 1 "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("enqueue"),
-					[]byte("cc:1500 NCCL WARN Cuda failure 1 "),
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("enqueue.cc:1500 NCCL WARN Cuda failure 1 "),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("enqueue.cc:1500 NCCL WARN Cuda failure 1 "),
 				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("enqueue.cc:1500 NCCL WARN Cuda failure 1 "),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("enqueue.cc:1500 NCCL WARN Cuda failure 1 "),
-					},
-					lits: [][]byte{
-						[]byte("enqueue.cc:1500 NCCL WARN Cuda failure 1 "),
-					},
+				lits: [][]byte{
+					[]byte("enqueue.cc:1500 NCCL WARN Cuda failure 1 "),
 				},
 			},
 		},
-		{
-			ID:    "iperf-server-unreachable",
-			Title: "iperf3 reached no server: nothing was measured",
-			Kind:  "iperf3",
-			Match: []string{
-				"iperf3: error - unable to connect to server",
-				"iperf3: error - unable to send control message",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "no iperf3 server listened at that address and port on the other Spark, or a firewall closed the port: the link was not tested",
-			MeaningServer: "no iperf3 server listened at that address and port, or a firewall closed the port: the link was not tested",
-			Fix:           "start iperf3 -s on the server (one port per server process) and open its port (5201 by default) between the hosts, then run the test again",
-			Sources: []string{
-				"https://github.com/esnet/iperf/issues/1751",
-				"https://github.com/R0GGER/public-iperf3-servers/issues/24",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "iperf-server-unreachable",
+		Title: "iperf3 reached no server: nothing was measured",
+		Kind:  "iperf3",
+		Match: []string{
+			"iperf3: error - unable to connect to server",
+			"iperf3: error - unable to send control message",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "no iperf3 server listened at that address and port on the other Spark, or a firewall closed the port: the link was not tested",
+		MeaningServer: "no iperf3 server listened at that address and port, or a firewall closed the port: the link was not tested",
+		Fix:           "start iperf3 -s on the server (one port per server process) and open its port (5201 by default) between the hosts, then run the test again",
+		Sources: []string{
+			"https://github.com/esnet/iperf/issues/1751",
+			"https://github.com/R0GGER/public-iperf3-servers/issues/24",
+		},
+		Lits: [][]byte{
+			[]byte("iperf3: error - unable to connect to server"),
+			[]byte("iperf3: error - unable to send control message"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("iperf3: error - unable to connect to server"),
+			},
+			[][]byte{
 				[]byte("iperf3: error - unable to send control message"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("iperf3: error - unable to connect to server"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("iperf3: error - unable to connect to server"),
+				},
+				lits: [][]byte{
 					[]byte("iperf3: error - unable to connect to server"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("iperf3: error - unable to send control message"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("iperf3: error - unable to send control message"),
+				},
+				lits: [][]byte{
 					[]byte("iperf3: error - unable to send control message"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("iperf3: error - unable to connect to server"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("iperf3: error - unable to connect to server"),
-					},
-					lits: [][]byte{
-						[]byte("iperf3: error - unable to connect to server"),
-					},
-				},
-				{
-					prefix:  []byte("iperf3: error - unable to send control message"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("iperf3: error - unable to send control message"),
-					},
-					lits: [][]byte{
-						[]byte("iperf3: error - unable to send control message"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "no-socket-interface",
-			Title: "NCCL found no usable IP interface for its sockets",
-			Kind:  "socket",
-			Match: []string{
-				"Socket creation failed : Address family not supported by protocol",
-				"NET/Socket : No usable listening interface found",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "inside the job no IP interface NCCL may use is up (a container without the host network, or NCCL_SOCKET_IFNAME matching nothing)",
-			MeaningServer: "inside the job no IP interface NCCL may use is up (a container without an IPv4 interface, or NCCL_SOCKET_IFNAME matching nothing)",
-			Fix:           "give the container a routed IPv4 interface (--network=host) and point NCCL_SOCKET_IFNAME at it",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl-tests/issues/14",
-				"NVIDIA/nccl src/bootstrap.cc (WARN \"Bootstrap : no socket interface found\")",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "no-socket-interface",
+		Title: "NCCL found no usable IP interface for its sockets",
+		Kind:  "socket",
+		Match: []string{
+			"Socket creation failed : Address family not supported by protocol",
+			"NET/Socket : No usable listening interface found",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "inside the job no IP interface NCCL may use is up (a container without the host network, or NCCL_SOCKET_IFNAME matching nothing)",
+		MeaningServer: "inside the job no IP interface NCCL may use is up (a container without an IPv4 interface, or NCCL_SOCKET_IFNAME matching nothing)",
+		Fix:           "give the container a routed IPv4 interface (--network=host) and point NCCL_SOCKET_IFNAME at it",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl-tests/issues/14",
+			"NVIDIA/nccl src/bootstrap.cc (WARN \"Bootstrap : no socket interface found\")",
+		},
+		Lits: [][]byte{
+			[]byte("Socket creation failed : Address family not supported by protocol"),
+			[]byte("NET/Socket : No usable listening interface found"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Socket creation failed : Address family not supported by protocol"),
+			},
+			[][]byte{
 				[]byte("NET/Socket : No usable listening interface found"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Socket creation failed : Address family not supported by protocol"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Socket creation failed : Address family not supported by protocol"),
+				},
+				lits: [][]byte{
 					[]byte("Socket creation failed : Address family not supported by protocol"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("NET/Socket : No usable listening interface found"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("NET/Socket : No usable listening interface found"),
+				},
+				lits: [][]byte{
 					[]byte("NET/Socket : No usable listening interface found"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Socket creation failed : Address family not supported by protocol"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Socket creation failed : Address family not supported by protocol"),
-					},
-					lits: [][]byte{
-						[]byte("Socket creation failed : Address family not supported by protocol"),
-					},
-				},
-				{
-					prefix:  []byte("NET/Socket : No usable listening interface found"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("NET/Socket : No usable listening interface found"),
-					},
-					lits: [][]byte{
-						[]byte("NET/Socket : No usable listening interface found"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "roce-gid-zero",
-			Title: "the RoCE port has an all-zero GID: no netdev of the NIC is attached",
-			Kind:  "ibverbs",
-			Match: []string{
-				"GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "the ConnectX-7 twin has no usable GID: its netdev has no address or is not in this network namespace",
-			MeaningServer: "the RoCE port's GID is all zero, typical of a pod that got the RDMA device but no netdev of that NIC (no macvlan/SR-IOV secondary network), so QPs cannot reach RTR",
-			Fix:           "attach a netdev of the NIC to the pod or container (a macvlan or SR-IOV secondary network) with an IP address, then check show_gids lists an IPv4 RoCE v2 GID",
-			Sources: []string{
-				"https://github.com/Mellanox/k8s-rdma-shared-dev-plugin/issues/72",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "roce-gid-zero",
+		Title: "the RoCE port has an all-zero GID: no netdev of the NIC is attached",
+		Kind:  "ibverbs",
+		Match: []string{
+			"GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the ConnectX-7 twin has no usable GID: its netdev has no address or is not in this network namespace",
+		MeaningServer: "the RoCE port's GID is all zero, typical of a pod that got the RDMA device but no netdev of that NIC (no macvlan/SR-IOV secondary network), so QPs cannot reach RTR",
+		Fix:           "attach a netdev of the NIC to the pod or container (a macvlan or SR-IOV secondary network) with an IP address, then check show_gids lists an IPv4 RoCE v2 GID",
+		Sources: []string{
+			"https://github.com/Mellanox/k8s-rdma-shared-dev-plugin/issues/72",
+		},
+		Lits: [][]byte{
+			[]byte("GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"),
+				},
+				lits: [][]byte{
 					[]byte("GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"),
-					},
-					lits: [][]byte{
-						[]byte("GID: 00:00:00:00:00:00:00:00:00:00:00:00:00:00:00:00"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "ofi-enomem",
-			Title: "the libfabric provider could not register memory (-12, Cannot allocate memory)",
-			Kind:  "ofi",
-			Match: []string{
-				"Libfabric error: \\(-12\\) Cannot allocate memory",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "the locked-memory limit is too small to register RDMA buffers",
-			MeaningServer: "the locked-memory limit (ulimit -l, the container's memlock) is too small for the EFA/libfabric provider to register its buffers",
-			Fix:           "raise the locked-memory limit to unlimited (ulimit -l unlimited; docker --ulimit memlock=-1; the pod's or Slurm's memlock limit)",
-			Sources: []string{
-				"https://github.com/awslabs/awsome-distributed-ai/issues/647",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ofi-enomem",
+		Title: "the libfabric provider could not register memory (-12, Cannot allocate memory)",
+		Kind:  "ofi",
+		Match: []string{
+			"Libfabric error: \\(-12\\) Cannot allocate memory",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "the locked-memory limit is too small to register RDMA buffers",
+		MeaningServer: "the locked-memory limit (ulimit -l, the container's memlock) is too small for the EFA/libfabric provider to register its buffers",
+		Fix:           "raise the locked-memory limit to unlimited (ulimit -l unlimited; docker --ulimit memlock=-1; the pod's or Slurm's memlock limit)",
+		Sources: []string{
+			"https://github.com/awslabs/awsome-distributed-ai/issues/647",
+		},
+		Lits: [][]byte{
+			[]byte(" Cannot allocate memory"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Libfabric error: "),
+				[]byte("-12"),
 				[]byte(" Cannot allocate memory"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("Libfabric error: "),
-					[]byte("-12"),
-					[]byte(" Cannot allocate memory"),
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Libfabric error: (-12) Cannot allocate memory"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Libfabric error: (-12) Cannot allocate memory"),
 				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Libfabric error: (-12) Cannot allocate memory"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Libfabric error: (-12) Cannot allocate memory"),
-					},
-					lits: [][]byte{
-						[]byte("Libfabric error: (-12) Cannot allocate memory"),
-					},
+				lits: [][]byte{
+					[]byte("Libfabric error: (-12) Cannot allocate memory"),
 				},
 			},
 		},
-		{
-			ID:    "ofi-register-mr-einval",
-			Title: "the OFI net plugin could not register GPU memory (Unable to register memory ... RC: -22, Invalid argument)",
-			Kind:  "ofi",
-			Match: []string{
-				"NET/OFI Unable to register memory \\(type = \\d+\\) for device \\d+\\. RC: -22",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "the libfabric provider refused to register a GPU buffer; DGX Spark's ConnectX-7 is not an OFI/EFA device, so an OFI plugin should not be in use there",
-			MeaningServer: "libfabric refused to register a GPU buffer with EINVAL: on AWS EFA most often the libfabric of an older EFA installer, which set CUDA sync memops on every registration and fails with NCCL 2.19 and later (libfabric then logs \"unable to set memops for cuda ptr\")",
-			Fix:           "upgrade the EFA installer to one whose libfabric no longer sets CUDA sync memops at registration (the libfabric v1.19.x backport, ofiwg/libfabric#9459), or set FI_EFA_SET_CUDA_SYNC_MEMOPS=0; run with FI_LOG_LEVEL=warn to see the reason libfabric gives",
-			Sources: []string{
-				"https://github.com/ofiwg/libfabric/pull/9459",
-				"https://github.com/awslabs/awsome-distributed-ai/issues/278",
-				"https://github.com/awslabs/awsome-distributed-ai/pull/257",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ofi-register-mr-einval",
+		Title: "the OFI net plugin could not register GPU memory (Unable to register memory ... RC: -22, Invalid argument)",
+		Kind:  "ofi",
+		Match: []string{
+			"NET/OFI Unable to register memory \\(type = \\d+\\) for device \\d+\\. RC: -22",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "the libfabric provider refused to register a GPU buffer; DGX Spark's ConnectX-7 is not an OFI/EFA device, so an OFI plugin should not be in use there",
+		MeaningServer: "libfabric refused to register a GPU buffer with EINVAL: on AWS EFA most often the libfabric of an older EFA installer, which set CUDA sync memops on every registration and fails with NCCL 2.19 and later (libfabric then logs \"unable to set memops for cuda ptr\")",
+		Fix:           "upgrade the EFA installer to one whose libfabric no longer sets CUDA sync memops at registration (the libfabric v1.19.x backport, ofiwg/libfabric#9459), or set FI_EFA_SET_CUDA_SYNC_MEMOPS=0; run with FI_LOG_LEVEL=warn to see the reason libfabric gives",
+		Sources: []string{
+			"https://github.com/ofiwg/libfabric/pull/9459",
+			"https://github.com/awslabs/awsome-distributed-ai/issues/278",
+			"https://github.com/awslabs/awsome-distributed-ai/pull/257",
+		},
+		Lits: [][]byte{
+			[]byte("NET/OFI Unable to register memory "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("NET/OFI Unable to register memory "),
+				[]byte("type = "),
+				[]byte(" for device "),
+				[]byte(" RC: -22"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("NET/OFI Unable to register memory "),
-					[]byte("type = "),
-					[]byte(" for device "),
-					[]byte(" RC: -22"),
-				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("NET/OFI Unable to register memory (type = "),
-					anchored: lazyRegexp("^(?:NET/OFI Unable to register memory \\(type = \\d+\\) for device \\d+\\. RC: -22)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("NET/OFI Unable to register memory (type = "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(") for device "),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte(". RC: -22"),
-								k:   2,
-							},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("NET/OFI Unable to register memory (type = "),
+				anchored: lazyRegexp("^(?:NET/OFI Unable to register memory \\(type = \\d+\\) for device \\d+\\. RC: -22)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NET/OFI Unable to register memory (type = "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(") for device "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(". RC: -22"),
+							k:   2,
 						},
 					},
-					lits: [][]byte{
-						[]byte("NET/OFI Unable to register memory (type = "),
-						[]byte(") for device "),
-						[]byte(". RC: -22"),
-					},
+				},
+				lits: [][]byte{
+					[]byte("NET/OFI Unable to register memory (type = "),
+					[]byte(") for device "),
+					[]byte(". RC: -22"),
 				},
 			},
 		},
-		{
-			ID:    "sigbus-shm",
-			Title: "a process died of SIGBUS (signal 7, Bus error): in a container, /dev/shm ran out",
-			Kind:  "nccl",
-			Match: []string{
-				"Caught signal 7 \\(Bus error",
-				"in ncclShmOpen\\(",
-			},
-			Weight:        0.9,
-			Severity:      "fail",
-			MeaningSpark:  "a bus error while writing shared memory: NCCL's segments in /dev/shm outgrew a container's default 64 MB",
-			MeaningServer: "a bus error while writing shared memory: NCCL's segments in /dev/shm outgrew a container's default 64 MB (docker's default --shm-size); NCCL 2.16 to 2.18 size the segment with ftruncate, which reserves nothing, so the first write in ncclShmOpen faults with SIGBUS instead of failing cleanly",
-			Fix:           "run the container with --ipc=host or --shm-size=1g (or more), and --ulimit memlock=-1",
-			Sources: []string{
-				"https://github.com/msr-fiddle/pipedream/issues/76",
-				"https://github.com/triton-inference-server/hugectr_backend/issues/42",
-				"https://github.com/NVIDIA/JAX-Toolbox/issues/183",
-				"NVIDIA/nccl src/misc/shmutils.cc v2.16.2-1 to v2.18.6-1 (ncclShmOpen - ftruncate, mmap, then a write to the mapping) and v2.12.7-1, v2.19.3-1 (posix_fallocate, which fails cleanly)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "sigbus-shm",
+		Title: "a process died of SIGBUS (signal 7, Bus error): in a container, /dev/shm ran out",
+		Kind:  "nccl",
+		Match: []string{
+			"Caught signal 7 \\(Bus error",
+			"in ncclShmOpen\\(",
+		},
+		Weight:        0.9,
+		Severity:      "fail",
+		MeaningSpark:  "a bus error while writing shared memory: NCCL's segments in /dev/shm outgrew a container's default 64 MB",
+		MeaningServer: "a bus error while writing shared memory: NCCL's segments in /dev/shm outgrew a container's default 64 MB (docker's default --shm-size); NCCL 2.16 to 2.18 size the segment with ftruncate, which reserves nothing, so the first write in ncclShmOpen faults with SIGBUS instead of failing cleanly",
+		Fix:           "run the container with --ipc=host or --shm-size=1g (or more), and --ulimit memlock=-1",
+		Sources: []string{
+			"https://github.com/msr-fiddle/pipedream/issues/76",
+			"https://github.com/triton-inference-server/hugectr_backend/issues/42",
+			"https://github.com/NVIDIA/JAX-Toolbox/issues/183",
+			"NVIDIA/nccl src/misc/shmutils.cc v2.16.2-1 to v2.18.6-1 (ncclShmOpen - ftruncate, mmap, then a write to the mapping) and v2.12.7-1, v2.19.3-1 (posix_fallocate, which fails cleanly)",
+		},
+		Lits: [][]byte{
+			[]byte("Caught signal 7 "),
+			[]byte("in ncclShmOpen"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Caught signal 7 "),
+				[]byte("Bus error"),
+			},
+			[][]byte{
 				[]byte("in ncclShmOpen"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("Caught signal 7 "),
-					[]byte("Bus error"),
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Caught signal 7 (Bus error"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Caught signal 7 (Bus error"),
 				},
-				[][]byte{
-					[]byte("in ncclShmOpen"),
+				lits: [][]byte{
+					[]byte("Caught signal 7 (Bus error"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Caught signal 7 (Bus error"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Caught signal 7 (Bus error"),
-					},
-					lits: [][]byte{
-						[]byte("Caught signal 7 (Bus error"),
-					},
+			{
+				prefix:  []byte("in ncclShmOpen("),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("in ncclShmOpen("),
 				},
-				{
-					prefix:  []byte("in ncclShmOpen("),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("in ncclShmOpen("),
-					},
-					lits: [][]byte{
-						[]byte("in ncclShmOpen("),
-					},
+				lits: [][]byte{
+					[]byte("in ncclShmOpen("),
 				},
 			},
 		},
-		{
-			ID:    "socket-ifname-not-found",
-			Title: "NCCL_SOCKET_IFNAME matched no usable interface",
-			Kind:  "socket",
-			Match: []string{
-				"ncclSocketInit: connecting to address +with family \\d+ is neither AF_INET",
-				"Bootstrap : no socket interface found",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "NCCL_SOCKET_IFNAME names an interface this Spark does not have (the management port is enP7s7, the ConnectX-7 netdevs enp1s0f0np0 and the like), so NCCL found no address to use",
-			MeaningServer: "NCCL_SOCKET_IFNAME names an interface (or a prefix) the host does not have, so NCCL found no address to bind or dial",
-			Fix:           "set NCCL_SOCKET_IFNAME to an interface every node has (ip -br addr), or unset it",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/1837",
-				"https://github.com/EvolvingLMMs-Lab/open-r1-multimodal/issues/7",
-				"NVIDIA/nccl src/misc/socket.cc @5067397c (ncclFindInterfaces: a user-set NCCL_SOCKET_IFNAME is find-or-fail; unset, NCCL falls back to docker, then lo, so 'Bootstrap : no socket interface found' follows a filter that matched nothing)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "socket-ifname-not-found",
+		Title: "NCCL_SOCKET_IFNAME matched no usable interface",
+		Kind:  "socket",
+		Match: []string{
+			"ncclSocketInit: connecting to address +with family \\d+ is neither AF_INET",
+			"Bootstrap : no socket interface found",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "NCCL_SOCKET_IFNAME names an interface this Spark does not have (the management port is enP7s7, the ConnectX-7 netdevs enp1s0f0np0 and the like), so NCCL found no address to use",
+		MeaningServer: "NCCL_SOCKET_IFNAME names an interface (or a prefix) the host does not have, so NCCL found no address to bind or dial",
+		Fix:           "set NCCL_SOCKET_IFNAME to an interface every node has (ip -br addr), or unset it",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/1837",
+			"https://github.com/EvolvingLMMs-Lab/open-r1-multimodal/issues/7",
+			"NVIDIA/nccl src/misc/socket.cc @5067397c (ncclFindInterfaces: a user-set NCCL_SOCKET_IFNAME is find-or-fail; unset, NCCL falls back to docker, then lo, so 'Bootstrap : no socket interface found' follows a filter that matched nothing)",
+		},
+		Lits: [][]byte{
+			[]byte("ncclSocketInit: connecting to address "),
+			[]byte("Bootstrap : no socket interface found"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("ncclSocketInit: connecting to address "),
+				[]byte("with family "),
+				[]byte(" is neither AF_INET"),
+			},
+			[][]byte{
 				[]byte("Bootstrap : no socket interface found"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("ncclSocketInit: connecting to address "),
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("ncclSocketInit: connecting to address"),
+				anchored: lazyRegexp("^(?:ncclSocketInit: connecting to address +with family \\d+ is neither AF_INET)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("ncclSocketInit: connecting to address"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("with family "),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" is neither AF_INET"),
+							k:   3,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("ncclSocketInit: connecting to address"),
+					[]byte(" "),
 					[]byte("with family "),
 					[]byte(" is neither AF_INET"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("Bootstrap : no socket interface found"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Bootstrap : no socket interface found"),
+				},
+				lits: [][]byte{
 					[]byte("Bootstrap : no socket interface found"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("ncclSocketInit: connecting to address"),
-					anchored: lazyRegexp("^(?:ncclSocketInit: connecting to address +with family \\d+ is neither AF_INET)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("ncclSocketInit: connecting to address"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" "),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("with family "),
-								k:   2,
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" is neither AF_INET"),
-								k:   3,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("ncclSocketInit: connecting to address"),
-						[]byte(" "),
-						[]byte("with family "),
-						[]byte(" is neither AF_INET"),
-					},
-				},
-				{
-					prefix:  []byte("Bootstrap : no socket interface found"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Bootstrap : no socket interface found"),
-					},
-					lits: [][]byte{
-						[]byte("Bootstrap : no socket interface found"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "net-plugin-load-failed",
-			Title: "NCCL could not load or start its external net plugin and fell back to its own transport",
-			Kind:  "nccl",
-			Match: []string{
-				"NET/Plugin ?: .*version `[^`']+' not found",
-				"NET/Plugin ?: .*undefined symbol",
-				"NET/OFI Could not find any optimal provider",
-			},
-			Weight:        1,
-			Severity:      "warn",
-			MeaningSpark:  "the net plugin in the environment (libnccl-net.so) does not load on this system; NCCL uses its internal IB or socket transport",
-			MeaningServer: "the net plugin (aws-ofi-nccl, a vendor plugin) failed to load against the libfabric or verbs library present, or found no usable provider; NCCL fell back to its internal transport, usually sockets",
-			Fix:           "install the plugin built for the libfabric/verbs stack on the node (matching versions), or put the matching library first in LD_LIBRARY_PATH; check NCCL_NET_PLUGIN",
-			Sources: []string{
-				"https://github.com/awslabs/awsome-distributed-ai/issues/292",
-				"https://github.com/NVIDIA/nccl/issues/229",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "net-plugin-load-failed",
+		Title: "NCCL could not load or start its external net plugin and fell back to its own transport",
+		Kind:  "nccl",
+		Match: []string{
+			"NET/Plugin ?: .*version `[^`']+' not found",
+			"NET/Plugin ?: .*undefined symbol",
+			"NET/OFI Could not find any optimal provider",
+		},
+		Weight:        1,
+		Severity:      "warn",
+		MeaningSpark:  "the net plugin in the environment (libnccl-net.so) does not load on this system; NCCL uses its internal IB or socket transport",
+		MeaningServer: "the net plugin (aws-ofi-nccl, a vendor plugin) failed to load against the libfabric or verbs library present, or found no usable provider; NCCL fell back to its internal transport, usually sockets",
+		Fix:           "install the plugin built for the libfabric/verbs stack on the node (matching versions), or put the matching library first in LD_LIBRARY_PATH; check NCCL_NET_PLUGIN",
+		Sources: []string{
+			"https://github.com/awslabs/awsome-distributed-ai/issues/292",
+			"https://github.com/NVIDIA/nccl/issues/229",
+		},
+		Lits: [][]byte{
+			[]byte("' not found"),
+			[]byte("undefined symbol"),
+			[]byte("NET/OFI Could not find any optimal provider"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("NET/Plugin"),
+				[]byte("version `"),
 				[]byte("' not found"),
+			},
+			[][]byte{
+				[]byte("NET/Plugin"),
 				[]byte("undefined symbol"),
+			},
+			[][]byte{
 				[]byte("NET/OFI Could not find any optimal provider"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("NET/Plugin"),
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("NET/Plugin"),
+				anchored: lazyRegexp("^(?:NET/Plugin ?: .*version `[^`']+' not found)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin : "),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin: "),
+									k:   1,
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte("version `"),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("' not found"),
+							k:   3,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("NET/Plugin : "),
+					[]byte("NET/Plugin: "),
 					[]byte("version `"),
 					[]byte("' not found"),
 				},
-				[][]byte{
-					[]byte("NET/Plugin"),
+			},
+			{
+				prefix:   []byte("NET/Plugin"),
+				anchored: lazyRegexp("^(?:NET/Plugin ?: .*undefined symbol)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin : "),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin: "),
+									k:   1,
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte("undefined symbol"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("NET/Plugin : "),
+					[]byte("NET/Plugin: "),
 					[]byte("undefined symbol"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("NET/OFI Could not find any optimal provider"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("NET/OFI Could not find any optimal provider"),
+				},
+				lits: [][]byte{
 					[]byte("NET/OFI Could not find any optimal provider"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("NET/Plugin"),
-					anchored: lazyRegexp("^(?:NET/Plugin ?: .*version `[^`']+' not found)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte("NET/Plugin : "),
-									},
-									{
-										op:  pfLit,
-										lit: []byte("NET/Plugin: "),
-										k:   1,
-									},
-								},
-							},
-							{
-								op:  pfLit,
-								lit: []byte("version `"),
-								k:   2,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("' not found"),
-								k:   3,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("NET/Plugin : "),
-						[]byte("NET/Plugin: "),
-						[]byte("version `"),
-						[]byte("' not found"),
-					},
-				},
-				{
-					prefix:   []byte("NET/Plugin"),
-					anchored: lazyRegexp("^(?:NET/Plugin ?: .*undefined symbol)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte("NET/Plugin : "),
-									},
-									{
-										op:  pfLit,
-										lit: []byte("NET/Plugin: "),
-										k:   1,
-									},
-								},
-							},
-							{
-								op:  pfLit,
-								lit: []byte("undefined symbol"),
-								k:   2,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("NET/Plugin : "),
-						[]byte("NET/Plugin: "),
-						[]byte("undefined symbol"),
-					},
-				},
-				{
-					prefix:  []byte("NET/OFI Could not find any optimal provider"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("NET/OFI Could not find any optimal provider"),
-					},
-					lits: [][]byte{
-						[]byte("NET/OFI Could not find any optimal provider"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "nvbandwidth-waived",
-			Title: "nvbandwidth waived the test: nothing was measured",
-			Kind:  "nvbandwidth",
-			Match: []string{
-				"^Waiving \\w+\\.",
-			},
-			Weight:        1,
-			Severity:      "warn",
-			MeaningSpark:  "the test needs something the platform does not give (a second GPU, peer-to-peer mapping): GB10 has one GPU",
-			MeaningServer: "the test was skipped: a device-to-device test is waived when GPU peer-to-peer mapping fails (PCIe topology, consumer GPUs, ACS/IOMMU)",
-			Fix:           "check peer access between the GPUs (nvidia-smi topo -p2p r); run the host-to-device tests, or a machine where P2P is supported, for a device-to-device number",
-			Sources: []string{
-				"https://github.com/NVIDIA/nvbandwidth/issues/13",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "nvbandwidth-waived",
+		Title: "nvbandwidth waived the test: nothing was measured",
+		Kind:  "nvbandwidth",
+		Match: []string{
+			"^Waiving \\w+\\.",
+		},
+		Weight:        1,
+		Severity:      "warn",
+		MeaningSpark:  "the test needs something the platform does not give (a second GPU, peer-to-peer mapping): GB10 has one GPU",
+		MeaningServer: "the test was skipped: a device-to-device test is waived when GPU peer-to-peer mapping fails (PCIe topology, consumer GPUs, ACS/IOMMU)",
+		Fix:           "check peer access between the GPUs (nvidia-smi topo -p2p r); run the host-to-device tests, or a machine where P2P is supported, for a device-to-device number",
+		Sources: []string{
+			"https://github.com/NVIDIA/nvbandwidth/issues/13",
+		},
+		Lits: [][]byte{
+			[]byte("Waiving "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Waiving "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("Waiving "),
-				},
-			},
-			plans: []matchPlan{
-				{
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Waiving "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("."),
-								k:   1,
-							},
+		},
+		plans: []matchPlan{
+			{
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Waiving "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("."),
+							k:   1,
 						},
 					},
-					lits: [][]byte{
-						[]byte("Waiving "),
-						[]byte("."),
-					},
+				},
+				lits: [][]byte{
+					[]byte("Waiving "),
+					[]byte("."),
 				},
 			},
 		},
-		{
-			ID:    "socket-loopback",
-			Title: "NCCL dialled a loopback address (127.x): the socket interface it picked cannot reach the peers",
-			Kind:  "socket",
-			Match: []string{
-				"Connect to 127\\.\\d+\\.\\d+\\.\\d+<\\d+> failed",
-			},
-			Weight:        1.2,
-			Severity:      "fail",
-			MeaningSpark:  "NCCL's bootstrap picked the loopback interface or a host name that resolves to 127.0.x.x, so ranks on the other Spark cannot be reached",
-			MeaningServer: "NCCL's bootstrap picked an interface or a host name that resolves to a loopback address, so the peers cannot be reached",
-			Fix:           "set NCCL_SOCKET_IFNAME to the interface that routes between the nodes (and map the host name to that address, not 127.0.1.1, in /etc/hosts)",
-			Sources: []string{
-				"https://github.com/awslabs/awsome-distributed-ai/issues/192",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "socket-loopback",
+		Title: "NCCL dialled a loopback address (127.x): the socket interface it picked cannot reach the peers",
+		Kind:  "socket",
+		Match: []string{
+			"Connect to 127\\.\\d+\\.\\d+\\.\\d+<\\d+> failed",
+		},
+		Weight:        1.2,
+		Severity:      "fail",
+		MeaningSpark:  "NCCL's bootstrap picked the loopback interface or a host name that resolves to 127.0.x.x, so ranks on the other Spark cannot be reached",
+		MeaningServer: "NCCL's bootstrap picked an interface or a host name that resolves to a loopback address, so the peers cannot be reached",
+		Fix:           "set NCCL_SOCKET_IFNAME to the interface that routes between the nodes (and map the host name to that address, not 127.0.1.1, in /etc/hosts)",
+		Sources: []string{
+			"https://github.com/awslabs/awsome-distributed-ai/issues/192",
+		},
+		Lits: [][]byte{
+			[]byte("Connect to 127"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Connect to 127"),
+				[]byte("> failed"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("Connect to 127"),
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Connect to 127."),
+				anchored: lazyRegexp("^(?:Connect to 127\\.\\d+\\.\\d+\\.\\d+<\\d+> failed)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Connect to 127."),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("."),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("."),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("<"),
+							k:   3,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("> failed"),
+							k:   4,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Connect to 127."),
+					[]byte("."),
+					[]byte("."),
+					[]byte("<"),
 					[]byte("> failed"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("Connect to 127."),
-					anchored: lazyRegexp("^(?:Connect to 127\\.\\d+\\.\\d+\\.\\d+<\\d+> failed)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Connect to 127."),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("."),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("."),
-								k:   2,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("<"),
-								k:   3,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("> failed"),
-								k:   4,
-							},
+		},
+	},
+	{
+		ID:    "gloo-loopback",
+		Title: "Gloo resolved the host name to the loopback address and ranks dialled their own 127.0.0.1",
+		Kind:  "framework",
+		Match: []string{
+			"Unable to resolve hostname to a \\(local\\) address\\. Using the loopback",
+			"remote=\\[127\\.0\\.0\\.1\\]:\\d+",
+		},
+		Weight:        1.2,
+		Severity:      "fail",
+		MeaningSpark:  "the framework's Gloo group fell back to 127.0.0.1: the Spark's host name does not resolve to its address on the link between the nodes",
+		MeaningServer: "the framework's Gloo group fell back to 127.0.0.1: the host name (under hostNetwork, a pod's) does not resolve to a routable address",
+		Fix:           "set GLOO_SOCKET_IFNAME (and NCCL_SOCKET_IFNAME) to the interface that routes between the nodes, or make the host name resolve to its address",
+		Sources: []string{
+			"https://github.com/aws-samples/aws-do-eks/pull/50",
+		},
+		Lits: [][]byte{
+			[]byte("Unable to resolve hostname to a "),
+			[]byte("remote="),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Unable to resolve hostname to a "),
+				[]byte("local"),
+				[]byte(" address"),
+				[]byte(" Using the loopback"),
+			},
+			[][]byte{
+				[]byte("remote="),
+				[]byte("127"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Unable to resolve hostname to a (local) address. Using the loopback"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Unable to resolve hostname to a (local) address. Using the loopback"),
+				},
+				lits: [][]byte{
+					[]byte("Unable to resolve hostname to a (local) address. Using the loopback"),
+				},
+			},
+			{
+				prefix:   []byte("remote=[127.0.0.1]:"),
+				anchored: lazyRegexp("^(?:remote=\\[127\\.0\\.0\\.1\\]:\\d+)", nil),
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("remote=[127.0.0.1]:"),
+				},
+				lits: [][]byte{
+					[]byte("remote=[127.0.0.1]:"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "p2p-peer-access-unsupported",
+		Title: "CUDA peer access between the GPUs is not supported: NCCL uses shared memory instead",
+		Kind:  "cuda",
+		Match: []string{
+			"cudaDeviceEnablePeerAccess returned \\(0x2c0\\)",
+		},
+		Weight:        0.6,
+		Severity:      "warn",
+		MeaningSpark:  "GB10 has one GPU: peer access between GPUs does not apply",
+		MeaningServer: "the GPUs cannot map each other's memory (PCIe topology, consumer GPUs, ACS/IOMMU): NCCL falls back to shared memory, slower but correct",
+		Fix:           "nothing to fix for correctness; for speed check nvidia-smi topo -m and the ACS/IOMMU settings",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/258",
+		},
+		Lits: [][]byte{
+			[]byte("cudaDeviceEnablePeerAccess returned "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("cudaDeviceEnablePeerAccess returned "),
+				[]byte("0x2c0"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("cudaDeviceEnablePeerAccess returned (0x2c0)"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("cudaDeviceEnablePeerAccess returned (0x2c0)"),
+				},
+				lits: [][]byte{
+					[]byte("cudaDeviceEnablePeerAccess returned (0x2c0)"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "ib-collective-mismatch",
+		Title: "the two ends of an RDMA transfer disagree on its size (NET/IB collective mismatch)",
+		Kind:  "ibverbs",
+		Match: []string{
+			"collective mismatch error, local size \\d+ remote size \\d+",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the ranks do not run the same operation with the same sizes: their settings (NCCL_* variables, the program's arguments or its version) differ between the Sparks",
+		MeaningServer: "the ranks do not run the same operation with the same sizes: their settings (NCCL_* variables, the program's arguments or its version) differ between the nodes",
+		Fix:           "start every rank with the same environment and arguments (compare env | grep NCCL_ on each node, and the program's version)",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/969",
+		},
+		Lits: [][]byte{
+			[]byte("collective mismatch error, local size "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("collective mismatch error, local size "),
+				[]byte(" remote size "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("collective mismatch error, local size "),
+				anchored: lazyRegexp("^(?:collective mismatch error, local size \\d+ remote size \\d+)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("collective mismatch error, local size "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" remote size "),
+							k:   1,
 						},
 					},
-					lits: [][]byte{
-						[]byte("Connect to 127."),
-						[]byte("."),
-						[]byte("."),
-						[]byte("<"),
-						[]byte("> failed"),
-					},
 				},
-			},
-		},
-		{
-			ID:    "gloo-loopback",
-			Title: "Gloo resolved the host name to the loopback address and ranks dialled their own 127.0.0.1",
-			Kind:  "framework",
-			Match: []string{
-				"Unable to resolve hostname to a \\(local\\) address\\. Using the loopback",
-				"remote=\\[127\\.0\\.0\\.1\\]:\\d+",
-			},
-			Weight:        1.2,
-			Severity:      "fail",
-			MeaningSpark:  "the framework's Gloo group fell back to 127.0.0.1: the Spark's host name does not resolve to its address on the link between the nodes",
-			MeaningServer: "the framework's Gloo group fell back to 127.0.0.1: the host name (under hostNetwork, a pod's) does not resolve to a routable address",
-			Fix:           "set GLOO_SOCKET_IFNAME (and NCCL_SOCKET_IFNAME) to the interface that routes between the nodes, or make the host name resolve to its address",
-			Sources: []string{
-				"https://github.com/aws-samples/aws-do-eks/pull/50",
-			},
-			Lits: [][]byte{
-				[]byte("Unable to resolve hostname to a "),
-				[]byte("remote="),
-			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("Unable to resolve hostname to a "),
-					[]byte("local"),
-					[]byte(" address"),
-					[]byte(" Using the loopback"),
-				},
-				[][]byte{
-					[]byte("remote="),
-					[]byte("127"),
-				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Unable to resolve hostname to a (local) address. Using the loopback"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Unable to resolve hostname to a (local) address. Using the loopback"),
-					},
-					lits: [][]byte{
-						[]byte("Unable to resolve hostname to a (local) address. Using the loopback"),
-					},
-				},
-				{
-					prefix:   []byte("remote=[127.0.0.1]:"),
-					anchored: lazyRegexp("^(?:remote=\\[127\\.0\\.0\\.1\\]:\\d+)", nil),
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("remote=[127.0.0.1]:"),
-					},
-					lits: [][]byte{
-						[]byte("remote=[127.0.0.1]:"),
-					},
-				},
-			},
-		},
-		{
-			ID:    "p2p-peer-access-unsupported",
-			Title: "CUDA peer access between the GPUs is not supported: NCCL uses shared memory instead",
-			Kind:  "cuda",
-			Match: []string{
-				"cudaDeviceEnablePeerAccess returned \\(0x2c0\\)",
-			},
-			Weight:        0.6,
-			Severity:      "warn",
-			MeaningSpark:  "GB10 has one GPU: peer access between GPUs does not apply",
-			MeaningServer: "the GPUs cannot map each other's memory (PCIe topology, consumer GPUs, ACS/IOMMU): NCCL falls back to shared memory, slower but correct",
-			Fix:           "nothing to fix for correctness; for speed check nvidia-smi topo -m and the ACS/IOMMU settings",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/258",
-			},
-			Lits: [][]byte{
-				[]byte("cudaDeviceEnablePeerAccess returned "),
-			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("cudaDeviceEnablePeerAccess returned "),
-					[]byte("0x2c0"),
-				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("cudaDeviceEnablePeerAccess returned (0x2c0)"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("cudaDeviceEnablePeerAccess returned (0x2c0)"),
-					},
-					lits: [][]byte{
-						[]byte("cudaDeviceEnablePeerAccess returned (0x2c0)"),
-					},
-				},
-			},
-		},
-		{
-			ID:    "ib-collective-mismatch",
-			Title: "the two ends of an RDMA transfer disagree on its size (NET/IB collective mismatch)",
-			Kind:  "ibverbs",
-			Match: []string{
-				"collective mismatch error, local size \\d+ remote size \\d+",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "the ranks do not run the same operation with the same sizes: their settings (NCCL_* variables, the program's arguments or its version) differ between the Sparks",
-			MeaningServer: "the ranks do not run the same operation with the same sizes: their settings (NCCL_* variables, the program's arguments or its version) differ between the nodes",
-			Fix:           "start every rank with the same environment and arguments (compare env | grep NCCL_ on each node, and the program's version)",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/969",
-			},
-			Lits: [][]byte{
-				[]byte("collective mismatch error, local size "),
-			},
-			AllLits: [][][]byte{
-				[][]byte{
+				lits: [][]byte{
 					[]byte("collective mismatch error, local size "),
 					[]byte(" remote size "),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("collective mismatch error, local size "),
-					anchored: lazyRegexp("^(?:collective mismatch error, local size \\d+ remote size \\d+)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("collective mismatch error, local size "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" remote size "),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("collective mismatch error, local size "),
-						[]byte(" remote size "),
-					},
-				},
-			},
 		},
-		{
-			ID:    "net-id-not-found",
-			Title: "NCCL's graph asked for a network device it does not have (Could not find NET with id N)",
-			Kind:  "nccl",
-			Match: []string{
-				"Could not find NET with id \\d+",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "NCCL's ring or tree search fell back to an order with a network device id the topology does not hold; NCCL 2.26 with NIC fusion did this when the tree search found no path (NVIDIA/nccl#1748)",
-			MeaningServer: "NCCL's ring or tree search failed and its fallback order names a network device id the topology does not hold: in NCCL 2.26 the fallback used NET 0, which NIC fusion (merged ports) had renumbered (NVIDIA/nccl#1748)",
-			Fix:           "use NCCL 2.27 or later (a framework build or container that bundles it); with 2.26, look for \"Could not find a path for pattern\" above this line",
-			Sources: []string{
-				"NVIDIA/nccl src/graph/topo.h (v2.21.5-1 to v2.30.7-1): WARN(\"Could not find NET with id %lx\")",
-				"https://github.com/NVIDIA/nccl/issues/1748",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "net-id-not-found",
+		Title: "NCCL's graph asked for a network device it does not have (Could not find NET with id N)",
+		Kind:  "nccl",
+		Match: []string{
+			"Could not find NET with id \\d+",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "NCCL's ring or tree search fell back to an order with a network device id the topology does not hold; NCCL 2.26 with NIC fusion did this when the tree search found no path (NVIDIA/nccl#1748)",
+		MeaningServer: "NCCL's ring or tree search failed and its fallback order names a network device id the topology does not hold: in NCCL 2.26 the fallback used NET 0, which NIC fusion (merged ports) had renumbered (NVIDIA/nccl#1748)",
+		Fix:           "use NCCL 2.27 or later (a framework build or container that bundles it); with 2.26, look for \"Could not find a path for pattern\" above this line",
+		Sources: []string{
+			"NVIDIA/nccl src/graph/topo.h (v2.21.5-1 to v2.30.7-1): WARN(\"Could not find NET with id %lx\")",
+			"https://github.com/NVIDIA/nccl/issues/1748",
+		},
+		Lits: [][]byte{
+			[]byte("Could not find NET with id "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Could not find NET with id "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Could not find NET with id "),
+				anchored: lazyRegexp("^(?:Could not find NET with id \\d+)", nil),
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Could not find NET with id "),
+				},
+				lits: [][]byte{
 					[]byte("Could not find NET with id "),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("Could not find NET with id "),
-					anchored: lazyRegexp("^(?:Could not find NET with id \\d+)", nil),
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Could not find NET with id "),
-					},
-					lits: [][]byte{
-						[]byte("Could not find NET with id "),
-					},
-				},
+		},
+	},
+	{
+		ID:    "topo-attribute-missing",
+		Title: "NCCL's topology lacks an attribute it needs (Attribute … of node … not found)",
+		Kind:  "nccl",
+		Match: []string{
+			"Attribute \\w+ of node \\w+ not found",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the topology NCCL read or detected misses an attribute: an injected NCCL_TOPO_FILE without the cpu's arch or vendor, or a network device that is not on PCI",
+		MeaningServer: "the topology NCCL read or detected misses an attribute: an injected NCCL_TOPO_FILE (a cloud image's topology XML) without the cpu's arch or vendor, or a network device that is not on PCI (a USB NIC: no busid)",
+		Fix:           "unset NCCL_TOPO_FILE or fix the XML (the cpu node needs arch and vendor); exclude a non-PCI network device with NCCL_SOCKET_IFNAME / NCCL_IB_HCA",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/379",
+			"https://github.com/NVIDIA/nccl/issues/1726",
+			"https://github.com/LargeWorldModel/LWM/issues/42",
+		},
+		Lits: [][]byte{
+			[]byte("Attribute "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Attribute "),
+				[]byte(" of node "),
+				[]byte(" not found"),
 			},
 		},
-		{
-			ID:    "topo-attribute-missing",
-			Title: "NCCL's topology lacks an attribute it needs (Attribute … of node … not found)",
-			Kind:  "nccl",
-			Match: []string{
-				"Attribute \\w+ of node \\w+ not found",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "the topology NCCL read or detected misses an attribute: an injected NCCL_TOPO_FILE without the cpu's arch or vendor, or a network device that is not on PCI",
-			MeaningServer: "the topology NCCL read or detected misses an attribute: an injected NCCL_TOPO_FILE (a cloud image's topology XML) without the cpu's arch or vendor, or a network device that is not on PCI (a USB NIC: no busid)",
-			Fix:           "unset NCCL_TOPO_FILE or fix the XML (the cpu node needs arch and vendor); exclude a non-PCI network device with NCCL_SOCKET_IFNAME / NCCL_IB_HCA",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/379",
-				"https://github.com/NVIDIA/nccl/issues/1726",
-				"https://github.com/LargeWorldModel/LWM/issues/42",
-			},
-			Lits: [][]byte{
-				[]byte("Attribute "),
-			},
-			AllLits: [][][]byte{
-				[][]byte{
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Attribute "),
+				anchored: lazyRegexp("^(?:Attribute \\w+ of node \\w+ not found)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Attribute "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" of node "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" not found"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("Attribute "),
 					[]byte(" of node "),
 					[]byte(" not found"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("Attribute "),
-					anchored: lazyRegexp("^(?:Attribute \\w+ of node \\w+ not found)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Attribute "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" of node "),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" not found"),
-								k:   2,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("Attribute "),
-						[]byte(" of node "),
-						[]byte(" not found"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "xla-nccl-failure",
-			Title: "XLA (JAX, TensorFlow) reports an NCCL call that failed",
-			Kind:  "framework",
-			Match: []string{
-				"NCCL operation \\w+\\(.*\\) failed: ",
-			},
-			Weight:        0.4,
-			Severity:      "fail",
-			MeaningSpark:  "an NCCL call inside XLA failed; the reason is the NCCL error and the \"Last NCCL warning\" XLA quotes after it",
-			MeaningServer: "an NCCL call inside XLA failed; the reason is the NCCL error and the \"Last NCCL warning\" XLA quotes after it (rerun with NCCL_DEBUG=INFO for the lines before it)",
-			Fix:           "read the quoted last NCCL warning and rerun with NCCL_DEBUG=INFO; the WARN line it names says where NCCL failed",
-			Sources: []string{
-				"https://github.com/jax-ml/jax/issues/22747",
-				"https://github.com/jax-ml/jax/issues/17399",
-				"https://github.com/openxla/xla/pull/7201",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "xla-nccl-failure",
+		Title: "XLA (JAX, TensorFlow) reports an NCCL call that failed",
+		Kind:  "framework",
+		Match: []string{
+			"NCCL operation \\w+\\(.*\\) failed: ",
+		},
+		Weight:        0.4,
+		Severity:      "fail",
+		MeaningSpark:  "an NCCL call inside XLA failed; the reason is the NCCL error and the \"Last NCCL warning\" XLA quotes after it",
+		MeaningServer: "an NCCL call inside XLA failed; the reason is the NCCL error and the \"Last NCCL warning\" XLA quotes after it (rerun with NCCL_DEBUG=INFO for the lines before it)",
+		Fix:           "read the quoted last NCCL warning and rerun with NCCL_DEBUG=INFO; the WARN line it names says where NCCL failed",
+		Sources: []string{
+			"https://github.com/jax-ml/jax/issues/22747",
+			"https://github.com/jax-ml/jax/issues/17399",
+			"https://github.com/openxla/xla/pull/7201",
+		},
+		Lits: [][]byte{
+			[]byte("NCCL operation "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("NCCL operation "),
+				[]byte(" failed: "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("NCCL operation "),
-					[]byte(" failed: "),
-				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("NCCL operation "),
-					anchored: lazyRegexp("^(?:NCCL operation \\w+\\(.*\\) failed: )", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("NCCL operation "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("("),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte(") failed: "),
-								k:   2,
-							},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("NCCL operation "),
+				anchored: lazyRegexp("^(?:NCCL operation \\w+\\(.*\\) failed: )", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NCCL operation "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("("),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(") failed: "),
+							k:   2,
 						},
 					},
-					lits: [][]byte{
-						[]byte("NCCL operation "),
-						[]byte("("),
-						[]byte(") failed: "),
-					},
+				},
+				lits: [][]byte{
+					[]byte("NCCL operation "),
+					[]byte("("),
+					[]byte(") failed: "),
 				},
 			},
 		},
-		{
-			ID:    "ofi-no-device",
-			Title: "the libfabric provider found no device (fi_getinfo: No data available)",
-			Kind:  "ofi",
-			Match: []string{
-				"OFI fi_getinfo\\(\\) call failed: No data available",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "the network plugin found no RDMA device to use: inside a container, /dev/infiniband is not passed in",
-			MeaningServer: "the EFA/libfabric provider found no device: inside a container the host's /dev/infiniband devices are not passed in (fi_info -p efa fails the same way)",
-			Fix:           "pass the RDMA devices into the container (--device=/dev/infiniband/…, the EFA or RDMA device plugin on Kubernetes) and check fi_info -p efa inside it",
-			Sources: []string{
-				"https://github.com/aws/aws-ofi-nccl/issues/1020",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ofi-no-device",
+		Title: "the libfabric provider found no device (fi_getinfo: No data available)",
+		Kind:  "ofi",
+		Match: []string{
+			"OFI fi_getinfo\\(\\) call failed: No data available",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the network plugin found no RDMA device to use: inside a container, /dev/infiniband is not passed in",
+		MeaningServer: "the EFA/libfabric provider found no device: inside a container the host's /dev/infiniband devices are not passed in (fi_info -p efa fails the same way)",
+		Fix:           "pass the RDMA devices into the container (--device=/dev/infiniband/…, the EFA or RDMA device plugin on Kubernetes) and check fi_info -p efa inside it",
+		Sources: []string{
+			"https://github.com/aws/aws-ofi-nccl/issues/1020",
+		},
+		Lits: [][]byte{
+			[]byte(" call failed: No data available"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("OFI fi_getinfo"),
 				[]byte(" call failed: No data available"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("OFI fi_getinfo"),
-					[]byte(" call failed: No data available"),
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("OFI fi_getinfo() call failed: No data available"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("OFI fi_getinfo() call failed: No data available"),
 				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("OFI fi_getinfo() call failed: No data available"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("OFI fi_getinfo() call failed: No data available"),
-					},
-					lits: [][]byte{
-						[]byte("OFI fi_getinfo() call failed: No data available"),
-					},
+				lits: [][]byte{
+					[]byte("OFI fi_getinfo() call failed: No data available"),
 				},
 			},
 		},
-		{
-			ID:    "fabric-manager-not-running",
-			Title: "the NVSwitch fabric is not ready: nvidia-fabricmanager is not running (CUDA error 802, system not yet initialized)",
-			Kind:  "cuda",
-			Match: []string{
-				"system not yet initiali[sz]ed",
-				"cudaErrorSystemNotReady",
-				"nv-fabricmanager .*status=\\d+/FAILURE",
-				"fabric manager NVIDIA GPU driver interface version \\S+ (don.t|doesn.t) match",
-			},
-			Weight:        1.3,
-			Severity:      "fail",
-			MeaningSpark:  "CUDA refuses work until the system's driver daemons run; DGX Spark has no NVSwitch, so check the driver installation and nvidia-persistenced",
-			MeaningServer: "on an NVSwitch system (HGX/DGX A100, H100, H200, B200) CUDA refuses work until nvidia-fabricmanager has set up the fabric: the service is not installed, not enabled, failed to start, or its version differs from the driver's",
-			Fix:           "install nvidia-fabricmanager of exactly the driver's version, enable and start it (systemctl enable --now nvidia-fabricmanager), then check systemctl status nvidia-fabricmanager and nvidia-smi -q (Fabric State: Completed)",
-			Sources: []string{
-				"https://github.com/pytorch/pytorch/issues/35710",
-				"https://github.com/NVIDIA/nccl-tests/issues/264",
-				"https://github.com/dstackai/dstack/issues/2348",
-				"https://github.com/NVIDIA/gpu-operator/issues/544",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "fabric-manager-not-running",
+		Title: "the NVSwitch fabric is not ready: nvidia-fabricmanager is not running (CUDA error 802, system not yet initialized)",
+		Kind:  "cuda",
+		Match: []string{
+			"system not yet initiali[sz]ed",
+			"cudaErrorSystemNotReady",
+			"nv-fabricmanager .*status=\\d+/FAILURE",
+			"fabric manager NVIDIA GPU driver interface version \\S+ (don.t|doesn.t) match",
+		},
+		Weight:        1.3,
+		Severity:      "fail",
+		MeaningSpark:  "CUDA refuses work until the system's driver daemons run; DGX Spark has no NVSwitch, so check the driver installation and nvidia-persistenced",
+		MeaningServer: "on an NVSwitch system (HGX/DGX A100, H100, H200, B200) CUDA refuses work until nvidia-fabricmanager has set up the fabric: the service is not installed, not enabled, failed to start, or its version differs from the driver's",
+		Fix:           "install nvidia-fabricmanager of exactly the driver's version, enable and start it (systemctl enable --now nvidia-fabricmanager), then check systemctl status nvidia-fabricmanager and nvidia-smi -q (Fabric State: Completed)",
+		Sources: []string{
+			"https://github.com/pytorch/pytorch/issues/35710",
+			"https://github.com/NVIDIA/nccl-tests/issues/264",
+			"https://github.com/dstackai/dstack/issues/2348",
+			"https://github.com/NVIDIA/gpu-operator/issues/544",
+		},
+		Lits: [][]byte{
+			[]byte("system not yet initiali"),
+			[]byte("cudaErrorSystemNotReady"),
+			[]byte("nv-fabricmanager "),
+			[]byte("fabric manager NVIDIA GPU driver interface version "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("system not yet initiali"),
-				[]byte("cudaErrorSystemNotReady"),
-				[]byte("nv-fabricmanager "),
-				[]byte("fabric manager NVIDIA GPU driver interface version "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("system not yet initiali"),
+			[][]byte{
+				[]byte("cudaErrorSystemNotReady"),
+			},
+			[][]byte{
+				[]byte("nv-fabricmanager "),
+				[]byte("status="),
+				[]byte("/FAILURE"),
+			},
+			[][]byte{
+				[]byte("fabric manager NVIDIA GPU driver interface version "),
+				[]byte(" match"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("system not yet initiali"),
+				anchored: lazyRegexp("^(?:system not yet initiali[sz]ed)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("system not yet initiali"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ed"),
+							k:   1,
+						},
+					},
 				},
-				[][]byte{
+				lits: [][]byte{
+					[]byte("system not yet initiali"),
+					[]byte("ed"),
+				},
+			},
+			{
+				prefix:  []byte("cudaErrorSystemNotReady"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("cudaErrorSystemNotReady"),
+				},
+				lits: [][]byte{
 					[]byte("cudaErrorSystemNotReady"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:   []byte("nv-fabricmanager "),
+				anchored: lazyRegexp("^(?:nv-fabricmanager .*status=\\d+/FAILURE)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("nv-fabricmanager "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("status="),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("/FAILURE"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("nv-fabricmanager "),
 					[]byte("status="),
 					[]byte("/FAILURE"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:   []byte("fabric manager NVIDIA GPU driver interface version "),
+				anchored: lazyRegexp("^(?:fabric manager NVIDIA GPU driver interface version \\S+ (don.t|doesn.t) match)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("fabric manager NVIDIA GPU driver interface version "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" "),
+							k:   1,
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte("do"),
+											k:   2,
+										},
+										{
+											op: pfAll,
+											subs: []prefilter{
+												{
+													op:  pfLit,
+													lit: []byte("n"),
+													k:   3,
+												},
+												{
+													op:  pfLit,
+													lit: []byte("t"),
+													k:   4,
+												},
+											},
+										},
+									},
+								},
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte("do"),
+											k:   5,
+										},
+										{
+											op: pfAll,
+											subs: []prefilter{
+												{
+													op:  pfLit,
+													lit: []byte("esn"),
+													k:   6,
+												},
+												{
+													op:  pfLit,
+													lit: []byte("t"),
+													k:   7,
+												},
+											},
+										},
+									},
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" match"),
+							k:   8,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("fabric manager NVIDIA GPU driver interface version "),
+					[]byte(" "),
+					[]byte("do"),
+					[]byte("n"),
+					[]byte("t"),
+					[]byte("do"),
+					[]byte("esn"),
+					[]byte("t"),
 					[]byte(" match"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("system not yet initiali"),
-					anchored: lazyRegexp("^(?:system not yet initiali[sz]ed)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("system not yet initiali"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("ed"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("system not yet initiali"),
-						[]byte("ed"),
-					},
-				},
-				{
-					prefix:  []byte("cudaErrorSystemNotReady"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("cudaErrorSystemNotReady"),
-					},
-					lits: [][]byte{
-						[]byte("cudaErrorSystemNotReady"),
-					},
-				},
-				{
-					prefix:   []byte("nv-fabricmanager "),
-					anchored: lazyRegexp("^(?:nv-fabricmanager .*status=\\d+/FAILURE)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("nv-fabricmanager "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("status="),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("/FAILURE"),
-								k:   2,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("nv-fabricmanager "),
-						[]byte("status="),
-						[]byte("/FAILURE"),
-					},
-				},
-				{
-					prefix:   []byte("fabric manager NVIDIA GPU driver interface version "),
-					anchored: lazyRegexp("^(?:fabric manager NVIDIA GPU driver interface version \\S+ (don.t|doesn.t) match)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("fabric manager NVIDIA GPU driver interface version "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" "),
-								k:   1,
-							},
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op: pfAll,
-										subs: []prefilter{
-											{
-												op:  pfLit,
-												lit: []byte("do"),
-												k:   2,
-											},
-											{
-												op: pfAll,
-												subs: []prefilter{
-													{
-														op:  pfLit,
-														lit: []byte("n"),
-														k:   3,
-													},
-													{
-														op:  pfLit,
-														lit: []byte("t"),
-														k:   4,
-													},
-												},
-											},
-										},
-									},
-									{
-										op: pfAll,
-										subs: []prefilter{
-											{
-												op:  pfLit,
-												lit: []byte("do"),
-												k:   5,
-											},
-											{
-												op: pfAll,
-												subs: []prefilter{
-													{
-														op:  pfLit,
-														lit: []byte("esn"),
-														k:   6,
-													},
-													{
-														op:  pfLit,
-														lit: []byte("t"),
-														k:   7,
-													},
-												},
-											},
-										},
-									},
-								},
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" match"),
-								k:   8,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("fabric manager NVIDIA GPU driver interface version "),
-						[]byte(" "),
-						[]byte("do"),
-						[]byte("n"),
-						[]byte("t"),
-						[]byte("do"),
-						[]byte("esn"),
-						[]byte("t"),
-						[]byte(" match"),
-					},
-				},
+		},
+	},
+	{
+		ID:    "nvls-fabric-stale",
+		Title: "NVLink SHARP (NVLS) multicast setup failed in a CUDA call: the NVSwitch fabric state is stale or broken",
+		Kind:  "cuda",
+		Match: []string{
+			"nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.invalid argument.",
+			"nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.(unknown error|the operation cannot be performed in the present state)",
+			"Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory",
+		},
+		Weight:        1.3,
+		Severity:      "fail",
+		MeaningSpark:  "DGX Spark has no NVSwitch and no NVLS; this line comes from an NVSwitch system",
+		MeaningServer: "NCCL's NVLS multicast setup (cuMulticastCreate, cuMulticastAddDevice, cuMulticastBindMem in transport/nvls.cc) failed on an NVSwitch system with invalid argument (1), illegal state (401) or unknown error (999); NCCL 2.27 and later say it outright: \"usually caused by a system or configuration error in the Fabric Manager or NVSwitches\". Usually nvidia-fabricmanager was restarted (or started out of order) without a GPU reset, so the fabric no longer matches the GPUs",
+		Fix:           "stop GPU jobs, reset the GPUs or reboot the node so the driver and nvidia-fabricmanager start in order (then nvidia-smi -q shows Fabric State: Completed); NCCL_NVLS_ENABLE=0 confirms it is NVLS and works around it meanwhile",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/976",
+			"https://github.com/NVIDIA/nccl/issues/1338",
+			"https://github.com/NVIDIA/nccl/issues/1488",
+			"https://github.com/NVIDIA/nccl-tests/issues/276",
+			"https://github.com/pytorch/pytorch/issues/150852",
+			"https://github.com/pytorch/pytorch/pull/177472",
+			"NVIDIA/nccl src/transport/nvls.cc @v2.23.4-1 (line 223 cuMulticastAddDevice) and @v2.30.7-1 (the cuMulticastBindMem WARN naming the Fabric Manager)",
+			"https://github.com/NVIDIA/cuda-python/blob/main/cuda_core/cuda/core/experimental/_utils/driver_cu_result_explanations.py (CUresult 1, 401, 999)",
+		},
+		Lits: [][]byte{
+			[]byte(" NCCL WARN Cuda failure "),
+			[]byte(" NCCL WARN Cuda failure "),
+			[]byte("Failed to bind NVLink SHARP "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("nvls"),
+				[]byte("cc:"),
+				[]byte(" NCCL WARN Cuda failure "),
+				[]byte("invalid argument"),
+			},
+			[][]byte{
+				[]byte("nvls"),
+				[]byte("cc:"),
+				[]byte(" NCCL WARN Cuda failure "),
+			},
+			[][]byte{
+				[]byte("Failed to bind NVLink SHARP "),
+				[]byte("NVLS"),
+				[]byte(" Multicast memory"),
 			},
 		},
-		{
-			ID:    "nvls-fabric-stale",
-			Title: "NVLink SHARP (NVLS) multicast setup failed in a CUDA call: the NVSwitch fabric state is stale or broken",
-			Kind:  "cuda",
-			Match: []string{
-				"nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.invalid argument.",
-				"nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.(unknown error|the operation cannot be performed in the present state)",
-				"Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory",
-			},
-			Weight:        1.3,
-			Severity:      "fail",
-			MeaningSpark:  "DGX Spark has no NVSwitch and no NVLS; this line comes from an NVSwitch system",
-			MeaningServer: "NCCL's NVLS multicast setup (cuMulticastCreate, cuMulticastAddDevice, cuMulticastBindMem in transport/nvls.cc) failed on an NVSwitch system with invalid argument (1), illegal state (401) or unknown error (999); NCCL 2.27 and later say it outright: \"usually caused by a system or configuration error in the Fabric Manager or NVSwitches\". Usually nvidia-fabricmanager was restarted (or started out of order) without a GPU reset, so the fabric no longer matches the GPUs",
-			Fix:           "stop GPU jobs, reset the GPUs or reboot the node so the driver and nvidia-fabricmanager start in order (then nvidia-smi -q shows Fabric State: Completed); NCCL_NVLS_ENABLE=0 confirms it is NVLS and works around it meanwhile",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/976",
-				"https://github.com/NVIDIA/nccl/issues/1338",
-				"https://github.com/NVIDIA/nccl/issues/1488",
-				"https://github.com/NVIDIA/nccl-tests/issues/276",
-				"https://github.com/pytorch/pytorch/issues/150852",
-				"https://github.com/pytorch/pytorch/pull/177472",
-				"NVIDIA/nccl src/transport/nvls.cc @v2.23.4-1 (line 223 cuMulticastAddDevice) and @v2.30.7-1 (the cuMulticastBindMem WARN naming the Fabric Manager)",
-				"https://github.com/NVIDIA/cuda-python/blob/main/cuda_core/cuda/core/experimental/_utils/driver_cu_result_explanations.py (CUresult 1, 401, 999)",
-			},
-			Lits: [][]byte{
-				[]byte(" NCCL WARN Cuda failure "),
-				[]byte(" NCCL WARN Cuda failure "),
-				[]byte("Failed to bind NVLink SHARP "),
-			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("nvls"),
-					[]byte("cc:"),
+		plans: []matchPlan{
+			{
+				prefix:   []byte("nvls.cc:"),
+				anchored: lazyRegexp("^(?:nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.invalid argument.)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("nvls.cc:"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" NCCL WARN Cuda failure "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("invalid argument"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("nvls.cc:"),
 					[]byte(" NCCL WARN Cuda failure "),
 					[]byte("invalid argument"),
 				},
-				[][]byte{
-					[]byte("nvls"),
-					[]byte("cc:"),
-					[]byte(" NCCL WARN Cuda failure "),
-				},
-				[][]byte{
-					[]byte("Failed to bind NVLink SHARP "),
-					[]byte("NVLS"),
-					[]byte(" Multicast memory"),
-				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("nvls.cc:"),
-					anchored: lazyRegexp("^(?:nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.invalid argument.)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("nvls.cc:"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" NCCL WARN Cuda failure "),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("invalid argument"),
-								k:   2,
-							},
+			{
+				prefix:   []byte("nvls.cc:"),
+				anchored: lazyRegexp("^(?:nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.(unknown error|the operation cannot be performed in the present state))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("nvls.cc:"),
 						},
-					},
-					lits: [][]byte{
-						[]byte("nvls.cc:"),
-						[]byte(" NCCL WARN Cuda failure "),
-						[]byte("invalid argument"),
-					},
-				},
-				{
-					prefix:   []byte("nvls.cc:"),
-					anchored: lazyRegexp("^(?:nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.(unknown error|the operation cannot be performed in the present state))", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("nvls.cc:"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" NCCL WARN Cuda failure "),
-								k:   1,
-							},
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte("unknown error"),
-										k:   2,
-									},
-									{
-										op:  pfLit,
-										lit: []byte("the operation cannot be performed in the present state"),
-										k:   3,
-									},
+						{
+							op:  pfLit,
+							lit: []byte(" NCCL WARN Cuda failure "),
+							k:   1,
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("unknown error"),
+									k:   2,
+								},
+								{
+									op:  pfLit,
+									lit: []byte("the operation cannot be performed in the present state"),
+									k:   3,
 								},
 							},
 						},
 					},
-					lits: [][]byte{
-						[]byte("nvls.cc:"),
-						[]byte(" NCCL WARN Cuda failure "),
-						[]byte("unknown error"),
-						[]byte("the operation cannot be performed in the present state"),
-					},
 				},
-				{
-					prefix:  []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory"),
-					},
-					lits: [][]byte{
-						[]byte("Failed to bind NVLink SHARP (NVLS) Multicast memory"),
-					},
+				lits: [][]byte{
+					[]byte("nvls.cc:"),
+					[]byte(" NCCL WARN Cuda failure "),
+					[]byte("unknown error"),
+					[]byte("the operation cannot be performed in the present state"),
+				},
+			},
+			{
+				prefix:  []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory"),
+				},
+				lits: [][]byte{
+					[]byte("Failed to bind NVLink SHARP (NVLS) Multicast memory"),
 				},
 			},
 		},
-		{
-			ID:    "nccl-1x",
-			Title: "NCCL 1.x is in use (its WARN lines carry no NCCL tag)",
-			Kind:  "nccl",
-			Match: []string{
-				"(?:^|[^\\sA-Za-z]|[^L]\\s)WARN src/[A-Za-z0-9_/]+\\.cu:[0-9]+ ",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "the library is NCCL 1 (its WARN macro prints \"WARN src/<file>.cu:<line>\", NCCL 2 prints \"host:pid:tid [dev] file:line NCCL WARN\"); NCCL 1 supports the GPUs of a single node only and has no network transport, so it cannot run between two Sparks nor on GB10",
-			MeaningServer: "the library is NCCL 1, which supports \"an arbitrary number of GPUs installed in a single node\" and has no network transport; inter-node communication came with NCCL 2, and NCCL 1 predates every current GPU architecture, so collectives fail (unhandled cuda error, device buffer allocation) instead of running",
-			Fix:           "install a current NCCL 2 release (the one the platform's playbook builds) and rebuild nccl-tests or the framework against it; check which libnccl.so the process loads (ldd, LD_LIBRARY_PATH)",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/blob/v1.3.0-1/README.md",
-				"https://github.com/NVIDIA/nccl/blob/v1.3.0-1/src/core.h",
-				"https://github.com/NVIDIA/nccl/blob/v2.3.5-5/src/include/debug.h",
-				"https://github.com/NVIDIA/nccl/issues/33",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "nccl-1x",
+		Title: "NCCL 1.x is in use (its WARN lines carry no NCCL tag)",
+		Kind:  "nccl",
+		Match: []string{
+			"(?:^|[^\\sA-Za-z]|[^L]\\s)WARN src/[A-Za-z0-9_/]+\\.cu:[0-9]+ ",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the library is NCCL 1 (its WARN macro prints \"WARN src/<file>.cu:<line>\", NCCL 2 prints \"host:pid:tid [dev] file:line NCCL WARN\"); NCCL 1 supports the GPUs of a single node only and has no network transport, so it cannot run between two Sparks nor on GB10",
+		MeaningServer: "the library is NCCL 1, which supports \"an arbitrary number of GPUs installed in a single node\" and has no network transport; inter-node communication came with NCCL 2, and NCCL 1 predates every current GPU architecture, so collectives fail (unhandled cuda error, device buffer allocation) instead of running",
+		Fix:           "install a current NCCL 2 release (the one the platform's playbook builds) and rebuild nccl-tests or the framework against it; check which libnccl.so the process loads (ldd, LD_LIBRARY_PATH)",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/blob/v1.3.0-1/README.md",
+			"https://github.com/NVIDIA/nccl/blob/v1.3.0-1/src/core.h",
+			"https://github.com/NVIDIA/nccl/blob/v2.3.5-5/src/include/debug.h",
+			"https://github.com/NVIDIA/nccl/issues/33",
+		},
+		Lits: [][]byte{
+			[]byte("WARN src/"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("WARN src/"),
+				[]byte("cu:"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("WARN src/"),
-					[]byte("cu:"),
-				},
-			},
-			plans: []matchPlan{
-				{
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("WARN src/"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(".cu:"),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" "),
-								k:   2,
-							},
+		},
+		plans: []matchPlan{
+			{
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("WARN src/"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(".cu:"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" "),
+							k:   2,
 						},
 					},
-					lits: [][]byte{
-						[]byte("WARN src/"),
-						[]byte(".cu:"),
-						[]byte(" "),
-					},
+				},
+				lits: [][]byte{
+					[]byte("WARN src/"),
+					[]byte(".cu:"),
+					[]byte(" "),
 				},
 			},
 		},
-		{
-			ID:    "dmabuf-unsupported",
-			Title: "GPU memory registration through DMA-BUF is not supported (ibv_reg_dmabuf_mr failed)",
-			Kind:  "ibverbs",
-			Match: []string{
-				"Call to ibv_reg_dmabuf_mr failed",
-				"ibv_reg_dmabuf_mr\\(\\) failed",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "the RDMA stack refused to register GPU memory through DMA-BUF: the kernel, the rdma-core/OFED userspace or the NIC driver in use does not support it",
-			MeaningServer: "NCCL registers GPU buffers with the NIC through DMA-BUF when the CUDA driver offers it (NCCL_DMABUF_ENABLE, default 1); the RDMA driver stack refused it (too old an IB driver or kernel), so GPUDirect RDMA registration fails instead of falling back to nvidia-peermem",
-			Fix:           "run with NCCL_DMABUF_ENABLE=0 to use nvidia-peermem for GPUDirect RDMA, or update the RDMA driver stack (DOCA/MLNX_OFED, rdma-core, kernel) and NCCL, whose later releases back off from DMA-BUF better",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/blob/v2.19.3-1/src/misc/ibvwrap.cc",
-				"https://github.com/NVIDIA/nccl/blob/v2.19.3-1/src/init.cc",
-				"https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/transport/net_ib/gdr.cc",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "dmabuf-unsupported",
+		Title: "GPU memory registration through DMA-BUF is not supported (ibv_reg_dmabuf_mr failed)",
+		Kind:  "ibverbs",
+		Match: []string{
+			"Call to ibv_reg_dmabuf_mr failed",
+			"ibv_reg_dmabuf_mr\\(\\) failed",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the RDMA stack refused to register GPU memory through DMA-BUF: the kernel, the rdma-core/OFED userspace or the NIC driver in use does not support it",
+		MeaningServer: "NCCL registers GPU buffers with the NIC through DMA-BUF when the CUDA driver offers it (NCCL_DMABUF_ENABLE, default 1); the RDMA driver stack refused it (too old an IB driver or kernel), so GPUDirect RDMA registration fails instead of falling back to nvidia-peermem",
+		Fix:           "run with NCCL_DMABUF_ENABLE=0 to use nvidia-peermem for GPUDirect RDMA, or update the RDMA driver stack (DOCA/MLNX_OFED, rdma-core, kernel) and NCCL, whose later releases back off from DMA-BUF better",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/blob/v2.19.3-1/src/misc/ibvwrap.cc",
+			"https://github.com/NVIDIA/nccl/blob/v2.19.3-1/src/init.cc",
+			"https://github.com/NVIDIA/nccl/blob/v2.30.7-1/src/transport/net_ib/gdr.cc",
+		},
+		Lits: [][]byte{
+			[]byte("Call to ibv_reg_dmabuf_mr failed"),
+			[]byte("ibv_reg_dmabuf_mr"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Call to ibv_reg_dmabuf_mr failed"),
-				[]byte("ibv_reg_dmabuf_mr"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+			[][]byte{
+				[]byte("ibv_reg_dmabuf_mr"),
+				[]byte(" failed"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Call to ibv_reg_dmabuf_mr failed"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Call to ibv_reg_dmabuf_mr failed"),
+				},
+				lits: [][]byte{
 					[]byte("Call to ibv_reg_dmabuf_mr failed"),
 				},
-				[][]byte{
-					[]byte("ibv_reg_dmabuf_mr"),
-					[]byte(" failed"),
-				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Call to ibv_reg_dmabuf_mr failed"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Call to ibv_reg_dmabuf_mr failed"),
-					},
-					lits: [][]byte{
-						[]byte("Call to ibv_reg_dmabuf_mr failed"),
-					},
+			{
+				prefix:  []byte("ibv_reg_dmabuf_mr() failed"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("ibv_reg_dmabuf_mr() failed"),
 				},
-				{
-					prefix:  []byte("ibv_reg_dmabuf_mr() failed"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("ibv_reg_dmabuf_mr() failed"),
-					},
-					lits: [][]byte{
-						[]byte("ibv_reg_dmabuf_mr() failed"),
-					},
+				lits: [][]byte{
+					[]byte("ibv_reg_dmabuf_mr() failed"),
 				},
 			},
 		},
-		{
-			ID:    "ib-open-device-failed",
-			Title: "an RDMA device is listed but cannot be opened (ibv_open_device failed)",
-			Kind:  "ibverbs",
-			Match: []string{
-				"Call to ibv_open_device failed",
-				"NET/IB ?: Unable to open device ",
-			},
-			Weight:        1.05,
-			Severity:      "fail",
-			MeaningSpark:  "the ConnectX-7 device appears in sysfs but its verbs device node cannot be opened: a container started without the host's /dev/infiniband devices (or without permission to them), so NCCL finds no usable RDMA device and falls back to TCP sockets over the same port",
-			MeaningServer: "the HCA is visible (sysfs) but /dev/infiniband/uverbsN cannot be opened by this process, typically a container started without --device=/dev/infiniband (and IPC_LOCK) or a non-privileged pod without the RDMA device plugin; NCCL then reports no IB device and uses NET/Socket",
-			Fix:           "start the container with the host's RDMA devices (docker run --device=/dev/infiniband --cap-add=IPC_LOCK, or --privileged; in Kubernetes an RDMA device plugin resource) and check ibv_devinfo inside it",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/blob/v2.19.3-1/src/transport/net_ib.cc",
-				"https://github.com/NVIDIA/nccl/blob/v2.19.3-1/src/misc/ibvwrap.cc",
-				"https://github.com/microsoft/pai/pull/2657",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ib-open-device-failed",
+		Title: "an RDMA device is listed but cannot be opened (ibv_open_device failed)",
+		Kind:  "ibverbs",
+		Match: []string{
+			"Call to ibv_open_device failed",
+			"NET/IB ?: Unable to open device ",
+		},
+		Weight:        1.05,
+		Severity:      "fail",
+		MeaningSpark:  "the ConnectX-7 device appears in sysfs but its verbs device node cannot be opened: a container started without the host's /dev/infiniband devices (or without permission to them), so NCCL finds no usable RDMA device and falls back to TCP sockets over the same port",
+		MeaningServer: "the HCA is visible (sysfs) but /dev/infiniband/uverbsN cannot be opened by this process, typically a container started without --device=/dev/infiniband (and IPC_LOCK) or a non-privileged pod without the RDMA device plugin; NCCL then reports no IB device and uses NET/Socket",
+		Fix:           "start the container with the host's RDMA devices (docker run --device=/dev/infiniband --cap-add=IPC_LOCK, or --privileged; in Kubernetes an RDMA device plugin resource) and check ibv_devinfo inside it",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/blob/v2.19.3-1/src/transport/net_ib.cc",
+			"https://github.com/NVIDIA/nccl/blob/v2.19.3-1/src/misc/ibvwrap.cc",
+			"https://github.com/microsoft/pai/pull/2657",
+		},
+		Lits: [][]byte{
+			[]byte("Call to ibv_open_device failed"),
+			[]byte(": Unable to open device "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Call to ibv_open_device failed"),
+			},
+			[][]byte{
+				[]byte("NET/IB"),
 				[]byte(": Unable to open device "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Call to ibv_open_device failed"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Call to ibv_open_device failed"),
+				},
+				lits: [][]byte{
 					[]byte("Call to ibv_open_device failed"),
 				},
-				[][]byte{
-					[]byte("NET/IB"),
-					[]byte(": Unable to open device "),
-				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Call to ibv_open_device failed"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Call to ibv_open_device failed"),
-					},
-					lits: [][]byte{
-						[]byte("Call to ibv_open_device failed"),
-					},
-				},
-				{
-					prefix:   []byte("NET/IB"),
-					anchored: lazyRegexp("^(?:NET/IB ?: Unable to open device )", nil),
-					filter: prefilter{
-						op: pfAny,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("NET/IB : Unable to open device "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("NET/IB: Unable to open device "),
-								k:   1,
-							},
+			{
+				prefix:   []byte("NET/IB"),
+				anchored: lazyRegexp("^(?:NET/IB ?: Unable to open device )", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NET/IB : Unable to open device "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("NET/IB: Unable to open device "),
+							k:   1,
 						},
 					},
-					lits: [][]byte{
-						[]byte("NET/IB : Unable to open device "),
-						[]byte("NET/IB: Unable to open device "),
-					},
+				},
+				lits: [][]byte{
+					[]byte("NET/IB : Unable to open device "),
+					[]byte("NET/IB: Unable to open device "),
 				},
 			},
 		},
-		{
-			ID:    "collnet-init-failed",
-			Title: "CollNet (in-network reduction, SHARP) could not be set up: NCCL falls back to the point-to-point network",
-			Kind:  "nccl",
-			Match: []string{
-				"Cannot initialize CollNet, using point-to-point network instead",
-			},
-			Weight:        1,
-			Severity:      "warn",
-			MeaningSpark:  "CollNet was enabled (NCCL_COLLNET_ENABLE=1 or a CollNet plugin such as the SHARP plugin) but at least one rank of a node failed to set up its CollNet connection, so NCCL disabled CollNet for the communicator and runs on the point-to-point network: Sparks joined by direct cables or an Ethernet switch have no SHARP service, so there is nothing for CollNet to use",
-			MeaningServer: "CollNet was enabled (NCCL_COLLNET_ENABLE=1 with a CollNet plugin, typically the SHARP plugin) but at least one local rank failed to set up its CollNet connection, so NCCL disabled CollNet for the communicator and runs on the point-to-point network: the fabric offers no usable SHARP service (SHARP not enabled by the provider, no aggregation manager running, or the switch does not support it), and collectives run without in-network reduction",
-			Fix:           "if in-network reduction is wanted, ask the operator of the fabric to enable SHARP (aggregation manager running, switches with SHARP support) and check the WARN lines of the plugin itself for why the job was refused; otherwise leave NCCL_COLLNET_ENABLE unset so NCCL does not try CollNet",
-			Sources: []string{
-				"NVIDIA/nccl src/transport.cc v2.18.1-1 to v2.30.7-1 (ncclTransportCollNetCheck: when any local rank's CollNet setup failed, local rank 0 WARNs \"Cannot initialize CollNet, using point-to-point network instead\")",
-				"NVIDIA/nccl src/transport/coll_net.cc v2.30.7-1 (ncclCollNetSetup: on that failure frees the CollNet resources and sets config.collnetEnable = 0; src/init.cc ignores its result, so the communicator carries on without CollNet)",
-				"NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (NCCL_COLLNET_ENABLE: default 0, set to 1 to use the CollNet plugin)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "collnet-init-failed",
+		Title: "CollNet (in-network reduction, SHARP) could not be set up: NCCL falls back to the point-to-point network",
+		Kind:  "nccl",
+		Match: []string{
+			"Cannot initialize CollNet, using point-to-point network instead",
+		},
+		Weight:        1,
+		Severity:      "warn",
+		MeaningSpark:  "CollNet was enabled (NCCL_COLLNET_ENABLE=1 or a CollNet plugin such as the SHARP plugin) but at least one rank of a node failed to set up its CollNet connection, so NCCL disabled CollNet for the communicator and runs on the point-to-point network: Sparks joined by direct cables or an Ethernet switch have no SHARP service, so there is nothing for CollNet to use",
+		MeaningServer: "CollNet was enabled (NCCL_COLLNET_ENABLE=1 with a CollNet plugin, typically the SHARP plugin) but at least one local rank failed to set up its CollNet connection, so NCCL disabled CollNet for the communicator and runs on the point-to-point network: the fabric offers no usable SHARP service (SHARP not enabled by the provider, no aggregation manager running, or the switch does not support it), and collectives run without in-network reduction",
+		Fix:           "if in-network reduction is wanted, ask the operator of the fabric to enable SHARP (aggregation manager running, switches with SHARP support) and check the WARN lines of the plugin itself for why the job was refused; otherwise leave NCCL_COLLNET_ENABLE unset so NCCL does not try CollNet",
+		Sources: []string{
+			"NVIDIA/nccl src/transport.cc v2.18.1-1 to v2.30.7-1 (ncclTransportCollNetCheck: when any local rank's CollNet setup failed, local rank 0 WARNs \"Cannot initialize CollNet, using point-to-point network instead\")",
+			"NVIDIA/nccl src/transport/coll_net.cc v2.30.7-1 (ncclCollNetSetup: on that failure frees the CollNet resources and sets config.collnetEnable = 0; src/init.cc ignores its result, so the communicator carries on without CollNet)",
+			"NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (NCCL_COLLNET_ENABLE: default 0, set to 1 to use the CollNet plugin)",
+		},
+		Lits: [][]byte{
+			[]byte("Cannot initialize CollNet, using point-to-point network instead"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Cannot initialize CollNet, using point-to-point network instead"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Cannot initialize CollNet, using point-to-point network instead"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Cannot initialize CollNet, using point-to-point network instead"),
+				},
+				lits: [][]byte{
 					[]byte("Cannot initialize CollNet, using point-to-point network instead"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Cannot initialize CollNet, using point-to-point network instead"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Cannot initialize CollNet, using point-to-point network instead"),
-					},
-					lits: [][]byte{
-						[]byte("Cannot initialize CollNet, using point-to-point network instead"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "iperf-udp-len-too-small",
-			Title: "iperf3 UDP datagrams arrived without a sequence number (sequence 0): the send size (-l) is smaller than iperf3's datagram header",
-			Kind:  "iperf3",
-			Match: []string{
-				"OUT OF ORDER - incoming packet = 0 and received packet = ",
-				"OUT OF ORDER - received packet 0 but expected sequence ",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "an iperf3 sender numbers its UDP datagrams from 1 and never sends sequence 0, so a receiver reading 0 got datagrams too short to hold iperf3's header (a 4-byte second, a 4-byte microsecond timestamp and the sequence number: 16 bytes): the client's -l is below 16, and every datagram counts as out of order; the loss and jitter figures say nothing about the link",
-			MeaningServer: "an iperf3 sender numbers its UDP datagrams from 1 and never sends sequence 0, so a receiver reading 0 got datagrams too short to hold iperf3's header (a 4-byte second, a 4-byte microsecond timestamp and the sequence number: 16 bytes): the client's -l is below 16, and every datagram counts as out of order; the loss and jitter figures say nothing about the link",
-			Fix:           "run the UDP test again with -l of at least 16 bytes (below the path MTU less 28, e.g. 1400 on a 1500-byte MTU); iperf3 3.2 and later refuse a smaller -l (\"block size invalid\")",
-			Sources: []string{
-				"https://github.com/esnet/iperf/issues/390",
-				"https://github.com/esnet/iperf/blob/3.1/src/iperf_udp.c (iperf_udp_send: ++packet_count before the sequence is written, so the first datagram carries 1; iperf_udp_recv reads the sequence at byte 8 and, when it is not above the last one seen, prints \"OUT OF ORDER - incoming packet = %zu and received packet = %d AND SP = %d\")",
-				"https://github.com/esnet/iperf/blob/master/src/iperf_udp.c (the same rule, printed as \"OUT OF ORDER - received packet %PRIu64 but expected sequence %PRIu64 on stream %d\")",
-				"https://github.com/esnet/iperf/commit/03224c9f (MIN_UDP_BLOCKSIZE (4 + 4 + 8): a smaller UDP send size is refused, \"block size invalid\")",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "iperf-udp-len-too-small",
+		Title: "iperf3 UDP datagrams arrived without a sequence number (sequence 0): the send size (-l) is smaller than iperf3's datagram header",
+		Kind:  "iperf3",
+		Match: []string{
+			"OUT OF ORDER - incoming packet = 0 and received packet = ",
+			"OUT OF ORDER - received packet 0 but expected sequence ",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "an iperf3 sender numbers its UDP datagrams from 1 and never sends sequence 0, so a receiver reading 0 got datagrams too short to hold iperf3's header (a 4-byte second, a 4-byte microsecond timestamp and the sequence number: 16 bytes): the client's -l is below 16, and every datagram counts as out of order; the loss and jitter figures say nothing about the link",
+		MeaningServer: "an iperf3 sender numbers its UDP datagrams from 1 and never sends sequence 0, so a receiver reading 0 got datagrams too short to hold iperf3's header (a 4-byte second, a 4-byte microsecond timestamp and the sequence number: 16 bytes): the client's -l is below 16, and every datagram counts as out of order; the loss and jitter figures say nothing about the link",
+		Fix:           "run the UDP test again with -l of at least 16 bytes (below the path MTU less 28, e.g. 1400 on a 1500-byte MTU); iperf3 3.2 and later refuse a smaller -l (\"block size invalid\")",
+		Sources: []string{
+			"https://github.com/esnet/iperf/issues/390",
+			"https://github.com/esnet/iperf/blob/3.1/src/iperf_udp.c (iperf_udp_send: ++packet_count before the sequence is written, so the first datagram carries 1; iperf_udp_recv reads the sequence at byte 8 and, when it is not above the last one seen, prints \"OUT OF ORDER - incoming packet = %zu and received packet = %d AND SP = %d\")",
+			"https://github.com/esnet/iperf/blob/master/src/iperf_udp.c (the same rule, printed as \"OUT OF ORDER - received packet %PRIu64 but expected sequence %PRIu64 on stream %d\")",
+			"https://github.com/esnet/iperf/commit/03224c9f (MIN_UDP_BLOCKSIZE (4 + 4 + 8): a smaller UDP send size is refused, \"block size invalid\")",
+		},
+		Lits: [][]byte{
+			[]byte("OUT OF ORDER - incoming packet = 0 and received packet = "),
+			[]byte("OUT OF ORDER - received packet 0 but expected sequence "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("OUT OF ORDER - incoming packet = 0 and received packet = "),
+			},
+			[][]byte{
 				[]byte("OUT OF ORDER - received packet 0 but expected sequence "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("OUT OF ORDER - incoming packet = 0 and received packet = "),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("OUT OF ORDER - incoming packet = 0 and received packet = "),
+				},
+				lits: [][]byte{
 					[]byte("OUT OF ORDER - incoming packet = 0 and received packet = "),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("OUT OF ORDER - received packet 0 but expected sequence "),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("OUT OF ORDER - received packet 0 but expected sequence "),
+				},
+				lits: [][]byte{
 					[]byte("OUT OF ORDER - received packet 0 but expected sequence "),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("OUT OF ORDER - incoming packet = 0 and received packet = "),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("OUT OF ORDER - incoming packet = 0 and received packet = "),
-					},
-					lits: [][]byte{
-						[]byte("OUT OF ORDER - incoming packet = 0 and received packet = "),
-					},
-				},
-				{
-					prefix:  []byte("OUT OF ORDER - received packet 0 but expected sequence "),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("OUT OF ORDER - received packet 0 but expected sequence "),
-					},
-					lits: [][]byte{
-						[]byte("OUT OF ORDER - received packet 0 but expected sequence "),
-					},
-				},
-			},
 		},
-		{
-			ID:    "nccl-graph-capture-old-driver",
-			Title: "NCCL's CUDA Graph capture query is not in the installed driver (enqueue.cc: Cuda failure 'API call is not supported in the installed CUDA driver')",
-			Kind:  "cuda",
-			Match: []string{
-				"enqueue\\.cc:\\d+ NCCL WARN Cuda failure( \\d+)? 'API call is not supported in the installed CUDA driver'",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "NCCL was built with a CUDA toolkit of 11.3 or later, whose runtime has cudaStreamGetCaptureInfo_v2, but runs on an older driver (before R465) that lacks it; NCCL releases before 2.9.9 call it on every collective without checking the driver, so each call fails with an unhandled CUDA error and the errors after it (an invalid root, an invalid device ordinal) follow from this one",
-			MeaningServer: "NCCL was built with a CUDA toolkit of 11.3 or later, whose runtime has cudaStreamGetCaptureInfo_v2, but runs on an older driver (before R465, such as R460 or R450) that lacks it; NCCL releases before 2.9.9 call it on every collective without checking the driver, so each call fails with an unhandled CUDA error and the errors after it (an invalid root, an invalid device ordinal) follow from this one",
-			Fix:           "install NCCL 2.9.9 or later (it checks the driver version and skips the capture query on drivers before R465), or upgrade the driver to R465 or later; then rebuild or reinstall what links NCCL",
-			Sources: []string{
-				"https://github.com/NVIDIA/nccl/issues/496",
-				"NVIDIA/nccl src/enqueue.cc v2.9.6-1 and v2.9.8-1 (ncclGetCudaGraph, when CUDART_VERSION >= 11030: CUDACHECK(cudaStreamGetCaptureInfo_v2(...)) at line 802 with no driver check)",
-				"NVIDIA/nccl src/enqueue.cc v2.9.9-1 (ncclGetCudaGraph: if comm->driverVersion < 11030 only cudaStreamIsCapturing is called, and a capture WARNs \"The installed CUDA driver is older than the minimum version (R465) required for NCCL's CUDA Graphs support\")",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "nccl-graph-capture-old-driver",
+		Title: "NCCL's CUDA Graph capture query is not in the installed driver (enqueue.cc: Cuda failure 'API call is not supported in the installed CUDA driver')",
+		Kind:  "cuda",
+		Match: []string{
+			"enqueue\\.cc:\\d+ NCCL WARN Cuda failure( \\d+)? 'API call is not supported in the installed CUDA driver'",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "NCCL was built with a CUDA toolkit of 11.3 or later, whose runtime has cudaStreamGetCaptureInfo_v2, but runs on an older driver (before R465) that lacks it; NCCL releases before 2.9.9 call it on every collective without checking the driver, so each call fails with an unhandled CUDA error and the errors after it (an invalid root, an invalid device ordinal) follow from this one",
+		MeaningServer: "NCCL was built with a CUDA toolkit of 11.3 or later, whose runtime has cudaStreamGetCaptureInfo_v2, but runs on an older driver (before R465, such as R460 or R450) that lacks it; NCCL releases before 2.9.9 call it on every collective without checking the driver, so each call fails with an unhandled CUDA error and the errors after it (an invalid root, an invalid device ordinal) follow from this one",
+		Fix:           "install NCCL 2.9.9 or later (it checks the driver version and skips the capture query on drivers before R465), or upgrade the driver to R465 or later; then rebuild or reinstall what links NCCL",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl/issues/496",
+			"NVIDIA/nccl src/enqueue.cc v2.9.6-1 and v2.9.8-1 (ncclGetCudaGraph, when CUDART_VERSION >= 11030: CUDACHECK(cudaStreamGetCaptureInfo_v2(...)) at line 802 with no driver check)",
+			"NVIDIA/nccl src/enqueue.cc v2.9.9-1 (ncclGetCudaGraph: if comm->driverVersion < 11030 only cudaStreamIsCapturing is called, and a capture WARNs \"The installed CUDA driver is older than the minimum version (R465) required for NCCL's CUDA Graphs support\")",
+		},
+		Lits: [][]byte{
+			[]byte(" 'API call is not supported in the installed CUDA driver'"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("enqueue"),
+				[]byte("cc:"),
+				[]byte(" NCCL WARN Cuda failure"),
 				[]byte(" 'API call is not supported in the installed CUDA driver'"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("enqueue"),
-					[]byte("cc:"),
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("enqueue.cc:"),
+				anchored: lazyRegexp("^(?:enqueue\\.cc:\\d+ NCCL WARN Cuda failure( \\d+)? 'API call is not supported in the installed CUDA driver')", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("enqueue.cc:"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" NCCL WARN Cuda failure"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" 'API call is not supported in the installed CUDA driver'"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("enqueue.cc:"),
 					[]byte(" NCCL WARN Cuda failure"),
 					[]byte(" 'API call is not supported in the installed CUDA driver'"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("enqueue.cc:"),
-					anchored: lazyRegexp("^(?:enqueue\\.cc:\\d+ NCCL WARN Cuda failure( \\d+)? 'API call is not supported in the installed CUDA driver')", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("enqueue.cc:"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" NCCL WARN Cuda failure"),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" 'API call is not supported in the installed CUDA driver'"),
-								k:   2,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("enqueue.cc:"),
-						[]byte(" NCCL WARN Cuda failure"),
-						[]byte(" 'API call is not supported in the installed CUDA driver'"),
-					},
-				},
+		},
+	},
+	{
+		ID:    "nccl-invalid-usage",
+		Title: "NCCL refused a call as invalid (ncclInvalidUsage / ncclInvalidArgument): a programming error in the application using NCCL",
+		Kind:  "framework",
+		Match: []string{
+			"ncclInvalidUsage",
+			"ncclInvalidArgument",
+			"NCCL Error 4: invalid argument",
+			"NCCL Error 5: invalid usage",
+			"NCCL error in: \\S+, invalid usage, NCCL version",
+			"NCCL error in: \\S+, invalid usage .run with NCCL_DEBUG=WARN for details",
+			"NCCL error in: \\S+, invalid argument, NCCL version",
+			"NCCL error in: \\S+, invalid argument .run with NCCL_DEBUG=WARN for details",
+		},
+		Weight:        0.45,
+		Severity:      "fail",
+		MeaningSpark:  "NCCL returned ncclInvalidUsage or ncclInvalidArgument, which NCCL's documentation groups as a programming error in the application using NCCL (here the framework or the script calling it: a collective on the wrong device or stream, arguments that differ between ranks, calls in an order NCCL does not allow), not a fault of the network or of NCCL; a CUDA call's own 'invalid argument' is a different error (unhandled cuda error)",
+		MeaningServer: "NCCL returned ncclInvalidUsage or ncclInvalidArgument, which NCCL's documentation groups as a programming error in the application using NCCL (here the framework or the script calling it: a collective on the wrong device or stream, arguments that differ between ranks, calls in an order NCCL does not allow), not a fault of the network or of NCCL; a CUDA call's own 'invalid argument' is a different error (unhandled cuda error)",
+		Fix:           "rerun with NCCL_DEBUG=WARN: NCCL prints the rule the call broke before returning the error; then look for the fix in the framework (upgrade the framework, or the release notes of the version in use) or correct the calling code (one rank per GPU, the device of each rank set before its first collective, the same arguments on every rank)",
+		Sources: []string{
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (Errors: ncclInvalidArgument and ncclInvalidUsage indicate there was a programming error in the application using NCCL; NCCL_DEBUG=WARN prints an explicit warning message before returning the error)",
+			"NVIDIA/nccl src/nccl.h.in v2.30.7-1 (ncclInvalidArgument = 4, ncclInvalidUsage = 5) and src/init.cc (ncclGetErrorString: \"invalid argument (run with NCCL_DEBUG=WARN for details)\", \"invalid usage (…)\")",
+		},
+		Lits: [][]byte{
+			[]byte("ncclInvalidUsage"),
+			[]byte("ncclInvalidArgument"),
+			[]byte("NCCL Error 4: invalid argument"),
+			[]byte("NCCL Error 5: invalid usage"),
+			[]byte(", invalid usage, NCCL version"),
+			[]byte("run with NCCL_DEBUG=WARN for details"),
+			[]byte(", invalid argument, NCCL version"),
+			[]byte("run with NCCL_DEBUG=WARN for details"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("ncclInvalidUsage"),
+			},
+			[][]byte{
+				[]byte("ncclInvalidArgument"),
+			},
+			[][]byte{
+				[]byte("NCCL Error 4: invalid argument"),
+			},
+			[][]byte{
+				[]byte("NCCL Error 5: invalid usage"),
+			},
+			[][]byte{
+				[]byte("NCCL error in: "),
+				[]byte(", invalid usage, NCCL version"),
+			},
+			[][]byte{
+				[]byte("NCCL error in: "),
+				[]byte(", invalid usage "),
+				[]byte("run with NCCL_DEBUG=WARN for details"),
+			},
+			[][]byte{
+				[]byte("NCCL error in: "),
+				[]byte(", invalid argument, NCCL version"),
+			},
+			[][]byte{
+				[]byte("NCCL error in: "),
+				[]byte(", invalid argument "),
+				[]byte("run with NCCL_DEBUG=WARN for details"),
 			},
 		},
-		{
-			ID:    "nccl-invalid-usage",
-			Title: "NCCL refused a call as invalid (ncclInvalidUsage / ncclInvalidArgument): a programming error in the application using NCCL",
-			Kind:  "framework",
-			Match: []string{
-				"ncclInvalidUsage",
-				"ncclInvalidArgument",
-				"NCCL Error 4: invalid argument",
-				"NCCL Error 5: invalid usage",
-				"NCCL error in: \\S+, invalid usage, NCCL version",
-				"NCCL error in: \\S+, invalid usage .run with NCCL_DEBUG=WARN for details",
-				"NCCL error in: \\S+, invalid argument, NCCL version",
-				"NCCL error in: \\S+, invalid argument .run with NCCL_DEBUG=WARN for details",
-			},
-			Weight:        0.45,
-			Severity:      "fail",
-			MeaningSpark:  "NCCL returned ncclInvalidUsage or ncclInvalidArgument, which NCCL's documentation groups as a programming error in the application using NCCL (here the framework or the script calling it: a collective on the wrong device or stream, arguments that differ between ranks, calls in an order NCCL does not allow), not a fault of the network or of NCCL; a CUDA call's own 'invalid argument' is a different error (unhandled cuda error)",
-			MeaningServer: "NCCL returned ncclInvalidUsage or ncclInvalidArgument, which NCCL's documentation groups as a programming error in the application using NCCL (here the framework or the script calling it: a collective on the wrong device or stream, arguments that differ between ranks, calls in an order NCCL does not allow), not a fault of the network or of NCCL; a CUDA call's own 'invalid argument' is a different error (unhandled cuda error)",
-			Fix:           "rerun with NCCL_DEBUG=WARN: NCCL prints the rule the call broke before returning the error; then look for the fix in the framework (upgrade the framework, or the release notes of the version in use) or correct the calling code (one rank per GPU, the device of each rank set before its first collective, the same arguments on every rank)",
-			Sources: []string{
-				"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (Errors: ncclInvalidArgument and ncclInvalidUsage indicate there was a programming error in the application using NCCL; NCCL_DEBUG=WARN prints an explicit warning message before returning the error)",
-				"NVIDIA/nccl src/nccl.h.in v2.30.7-1 (ncclInvalidArgument = 4, ncclInvalidUsage = 5) and src/init.cc (ncclGetErrorString: \"invalid argument (run with NCCL_DEBUG=WARN for details)\", \"invalid usage (…)\")",
-			},
-			Lits: [][]byte{
-				[]byte("ncclInvalidUsage"),
-				[]byte("ncclInvalidArgument"),
-				[]byte("NCCL Error 4: invalid argument"),
-				[]byte("NCCL Error 5: invalid usage"),
-				[]byte(", invalid usage, NCCL version"),
-				[]byte("run with NCCL_DEBUG=WARN for details"),
-				[]byte(", invalid argument, NCCL version"),
-				[]byte("run with NCCL_DEBUG=WARN for details"),
-			},
-			AllLits: [][][]byte{
-				[][]byte{
+		plans: []matchPlan{
+			{
+				prefix:  []byte("ncclInvalidUsage"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("ncclInvalidUsage"),
+				},
+				lits: [][]byte{
 					[]byte("ncclInvalidUsage"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("ncclInvalidArgument"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("ncclInvalidArgument"),
+				},
+				lits: [][]byte{
 					[]byte("ncclInvalidArgument"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("NCCL Error 4: invalid argument"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("NCCL Error 4: invalid argument"),
+				},
+				lits: [][]byte{
 					[]byte("NCCL Error 4: invalid argument"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("NCCL Error 5: invalid usage"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("NCCL Error 5: invalid usage"),
+				},
+				lits: [][]byte{
 					[]byte("NCCL Error 5: invalid usage"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:   []byte("NCCL error in: "),
+				anchored: lazyRegexp("^(?:NCCL error in: \\S+, invalid usage, NCCL version)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NCCL error in: "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(", invalid usage, NCCL version"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("NCCL error in: "),
 					[]byte(", invalid usage, NCCL version"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:   []byte("NCCL error in: "),
+				anchored: lazyRegexp("^(?:NCCL error in: \\S+, invalid usage .run with NCCL_DEBUG=WARN for details)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NCCL error in: "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(", invalid usage "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("run with NCCL_DEBUG=WARN for details"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("NCCL error in: "),
 					[]byte(", invalid usage "),
 					[]byte("run with NCCL_DEBUG=WARN for details"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:   []byte("NCCL error in: "),
+				anchored: lazyRegexp("^(?:NCCL error in: \\S+, invalid argument, NCCL version)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NCCL error in: "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(", invalid argument, NCCL version"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("NCCL error in: "),
 					[]byte(", invalid argument, NCCL version"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:   []byte("NCCL error in: "),
+				anchored: lazyRegexp("^(?:NCCL error in: \\S+, invalid argument .run with NCCL_DEBUG=WARN for details)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NCCL error in: "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(", invalid argument "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("run with NCCL_DEBUG=WARN for details"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("NCCL error in: "),
 					[]byte(", invalid argument "),
 					[]byte("run with NCCL_DEBUG=WARN for details"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("ncclInvalidUsage"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("ncclInvalidUsage"),
-					},
-					lits: [][]byte{
-						[]byte("ncclInvalidUsage"),
-					},
-				},
-				{
-					prefix:  []byte("ncclInvalidArgument"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("ncclInvalidArgument"),
-					},
-					lits: [][]byte{
-						[]byte("ncclInvalidArgument"),
-					},
-				},
-				{
-					prefix:  []byte("NCCL Error 4: invalid argument"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("NCCL Error 4: invalid argument"),
-					},
-					lits: [][]byte{
-						[]byte("NCCL Error 4: invalid argument"),
-					},
-				},
-				{
-					prefix:  []byte("NCCL Error 5: invalid usage"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("NCCL Error 5: invalid usage"),
-					},
-					lits: [][]byte{
-						[]byte("NCCL Error 5: invalid usage"),
-					},
-				},
-				{
-					prefix:   []byte("NCCL error in: "),
-					anchored: lazyRegexp("^(?:NCCL error in: \\S+, invalid usage, NCCL version)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("NCCL error in: "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(", invalid usage, NCCL version"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("NCCL error in: "),
-						[]byte(", invalid usage, NCCL version"),
-					},
-				},
-				{
-					prefix:   []byte("NCCL error in: "),
-					anchored: lazyRegexp("^(?:NCCL error in: \\S+, invalid usage .run with NCCL_DEBUG=WARN for details)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("NCCL error in: "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(", invalid usage "),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("run with NCCL_DEBUG=WARN for details"),
-								k:   2,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("NCCL error in: "),
-						[]byte(", invalid usage "),
-						[]byte("run with NCCL_DEBUG=WARN for details"),
-					},
-				},
-				{
-					prefix:   []byte("NCCL error in: "),
-					anchored: lazyRegexp("^(?:NCCL error in: \\S+, invalid argument, NCCL version)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("NCCL error in: "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(", invalid argument, NCCL version"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("NCCL error in: "),
-						[]byte(", invalid argument, NCCL version"),
-					},
-				},
-				{
-					prefix:   []byte("NCCL error in: "),
-					anchored: lazyRegexp("^(?:NCCL error in: \\S+, invalid argument .run with NCCL_DEBUG=WARN for details)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("NCCL error in: "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(", invalid argument "),
-								k:   1,
-							},
-							{
-								op:  pfLit,
-								lit: []byte("run with NCCL_DEBUG=WARN for details"),
-								k:   2,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("NCCL error in: "),
-						[]byte(", invalid argument "),
-						[]byte("run with NCCL_DEBUG=WARN for details"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "roce-gid-index-wrong",
-			Title: "RDMA connection setup rejected its address (ibv_modify_qp: Invalid argument): the RoCE GID index is wrong",
-			Kind:  "ibverbs",
-			Match: []string{
-				"ibv_modify_qp failed with error Invalid argument",
-				"ibv_modify_qp failed with 22 Invalid argument",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "the GID index NCCL used for the ConnectX-7 port does not name a RoCE v2 address of a configured twin (an NCCL_IB_GID_INDEX set by hand, or an index whose address is missing), so the queue pair cannot be moved to ready-to-receive",
-			MeaningServer: "NCCL's troubleshooting guide names this the common RoCE error of an incorrect GID index: before NCCL 2.21 the index had to be set by hand to the RoCE v2 entry (show_gids); from 2.21 NCCL picks it itself and NCCL_IB_GID_INDEX should not be set",
-			Fix:           "run show_gids on each node: with NCCL 2.21 or later unset NCCL_IB_GID_INDEX; with an older NCCL set it to the index of the RoCE v2 IPv4 entry of the port in use; set NCCL_IB_TC if the fabric's vendor asks for a traffic class",
-			Sources: []string{
-				"NVIDIA/nccl docs/userguide/source/troubleshooting/networking_troubleshooting.rst v2.30.7-1 (RoCE, Troubleshooting NCCL errors: the incorrect GID index selected for RoCE v2 NICs gives \"NCCL WARN Call to ibv_modify_qp failed with error Invalid argument\"; with NCCL 2.21 and later the GID index is selected dynamically and NCCL_IB_GID_INDEX should not be set)",
-				"NVIDIA/nccl src/misc/ibvwrap.cc v2.18.6-1 (\"Call to \" name \" failed with error %s\") and v2.27.7-1 (\"Call to ibv_modify_qp failed with %d %s, %s\")",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "roce-gid-index-wrong",
+		Title: "RDMA connection setup rejected its address (ibv_modify_qp: Invalid argument): the RoCE GID index is wrong",
+		Kind:  "ibverbs",
+		Match: []string{
+			"ibv_modify_qp failed with error Invalid argument",
+			"ibv_modify_qp failed with 22 Invalid argument",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "the GID index NCCL used for the ConnectX-7 port does not name a RoCE v2 address of a configured twin (an NCCL_IB_GID_INDEX set by hand, or an index whose address is missing), so the queue pair cannot be moved to ready-to-receive",
+		MeaningServer: "NCCL's troubleshooting guide names this the common RoCE error of an incorrect GID index: before NCCL 2.21 the index had to be set by hand to the RoCE v2 entry (show_gids); from 2.21 NCCL picks it itself and NCCL_IB_GID_INDEX should not be set",
+		Fix:           "run show_gids on each node: with NCCL 2.21 or later unset NCCL_IB_GID_INDEX; with an older NCCL set it to the index of the RoCE v2 IPv4 entry of the port in use; set NCCL_IB_TC if the fabric's vendor asks for a traffic class",
+		Sources: []string{
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/networking_troubleshooting.rst v2.30.7-1 (RoCE, Troubleshooting NCCL errors: the incorrect GID index selected for RoCE v2 NICs gives \"NCCL WARN Call to ibv_modify_qp failed with error Invalid argument\"; with NCCL 2.21 and later the GID index is selected dynamically and NCCL_IB_GID_INDEX should not be set)",
+			"NVIDIA/nccl src/misc/ibvwrap.cc v2.18.6-1 (\"Call to \" name \" failed with error %s\") and v2.27.7-1 (\"Call to ibv_modify_qp failed with %d %s, %s\")",
+		},
+		Lits: [][]byte{
+			[]byte("ibv_modify_qp failed with error Invalid argument"),
+			[]byte("ibv_modify_qp failed with 22 Invalid argument"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("ibv_modify_qp failed with error Invalid argument"),
+			},
+			[][]byte{
 				[]byte("ibv_modify_qp failed with 22 Invalid argument"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("ibv_modify_qp failed with error Invalid argument"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("ibv_modify_qp failed with error Invalid argument"),
+				},
+				lits: [][]byte{
 					[]byte("ibv_modify_qp failed with error Invalid argument"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("ibv_modify_qp failed with 22 Invalid argument"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("ibv_modify_qp failed with 22 Invalid argument"),
+				},
+				lits: [][]byte{
 					[]byte("ibv_modify_qp failed with 22 Invalid argument"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("ibv_modify_qp failed with error Invalid argument"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("ibv_modify_qp failed with error Invalid argument"),
-					},
-					lits: [][]byte{
-						[]byte("ibv_modify_qp failed with error Invalid argument"),
-					},
-				},
-				{
-					prefix:  []byte("ibv_modify_qp failed with 22 Invalid argument"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("ibv_modify_qp failed with 22 Invalid argument"),
-					},
-					lits: [][]byte{
-						[]byte("ibv_modify_qp failed with 22 Invalid argument"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "shm-removed-by-systemd",
-			Title: "NCCL's shared-memory file was removed under it (unlink shared memory … failed: No such file or directory)",
-			Kind:  "nccl",
-			Match: []string{
-				"WARN unlink shared memory \\S+ failed, error: No such file or directory",
-			},
-			Weight:        1.05,
-			Severity:      "fail",
-			MeaningSpark:  "the file NCCL created in /dev/shm was gone when NCCL came to remove it: systemd-logind removes a user's IPC objects when it sees that user log out (RemoveIPC=yes), and jobs started by mpirun or Slurm run without a login systemd counts, so the segment disappears during init and NCCL crashes",
-			MeaningServer: "the file NCCL created in /dev/shm was gone when NCCL came to remove it: systemd-logind removes a user's IPC objects when it sees that user log out (RemoveIPC=yes), and jobs started by mpirun or Slurm run without a login systemd counts, so the segment disappears during init and NCCL crashes",
-			Fix:           "set RemoveIPC=no in /etc/systemd/logind.conf on every node and restart systemd-logind (sudo systemctl restart systemd-logind); let the scheduler's epilogue clean /dev/shm instead",
-			Sources: []string{
-				"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (Shared memory, Systemd: systemd may remove files in shared memory of a user it does not see logged in, so NCCL crashes during init with \"NCCL WARN unlink shared memory /dev/shm/nccl-d5rTd0 failed, error: No such file or directory\"; set RemoveIPC=no)",
-				"NVIDIA/nccl src/misc/shmutils.cc v2.18.6-1 and v2.27.7-1 (WARN \"unlink shared memory %s failed, error: %s\")",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "shm-removed-by-systemd",
+		Title: "NCCL's shared-memory file was removed under it (unlink shared memory … failed: No such file or directory)",
+		Kind:  "nccl",
+		Match: []string{
+			"WARN unlink shared memory \\S+ failed, error: No such file or directory",
+		},
+		Weight:        1.05,
+		Severity:      "fail",
+		MeaningSpark:  "the file NCCL created in /dev/shm was gone when NCCL came to remove it: systemd-logind removes a user's IPC objects when it sees that user log out (RemoveIPC=yes), and jobs started by mpirun or Slurm run without a login systemd counts, so the segment disappears during init and NCCL crashes",
+		MeaningServer: "the file NCCL created in /dev/shm was gone when NCCL came to remove it: systemd-logind removes a user's IPC objects when it sees that user log out (RemoveIPC=yes), and jobs started by mpirun or Slurm run without a login systemd counts, so the segment disappears during init and NCCL crashes",
+		Fix:           "set RemoveIPC=no in /etc/systemd/logind.conf on every node and restart systemd-logind (sudo systemctl restart systemd-logind); let the scheduler's epilogue clean /dev/shm instead",
+		Sources: []string{
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (Shared memory, Systemd: systemd may remove files in shared memory of a user it does not see logged in, so NCCL crashes during init with \"NCCL WARN unlink shared memory /dev/shm/nccl-d5rTd0 failed, error: No such file or directory\"; set RemoveIPC=no)",
+			"NVIDIA/nccl src/misc/shmutils.cc v2.18.6-1 and v2.27.7-1 (WARN \"unlink shared memory %s failed, error: %s\")",
+		},
+		Lits: [][]byte{
+			[]byte(" failed, error: No such file or directory"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("WARN unlink shared memory "),
 				[]byte(" failed, error: No such file or directory"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("WARN unlink shared memory "),
+				anchored: lazyRegexp("^(?:WARN unlink shared memory \\S+ failed, error: No such file or directory)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("WARN unlink shared memory "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" failed, error: No such file or directory"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("WARN unlink shared memory "),
 					[]byte(" failed, error: No such file or directory"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("WARN unlink shared memory "),
-					anchored: lazyRegexp("^(?:WARN unlink shared memory \\S+ failed, error: No such file or directory)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("WARN unlink shared memory "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" failed, error: No such file or directory"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("WARN unlink shared memory "),
-						[]byte(" failed, error: No such file or directory"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "fd-limit",
-			Title: "the process ran out of file descriptors (Too many open files)",
-			Kind:  "socket",
-			Match: []string{
-				"Too many open files",
-			},
-			Weight:        1.05,
-			Severity:      "fail",
-			MeaningSpark:  "a socket, shared-memory file or device could not be opened because the process reached its open-file limit (ulimit -n) or the system-wide one (fs.file-max); NCCL opens many descriptors at scale",
-			MeaningServer: "a socket, shared-memory file or device could not be opened because the process reached its open-file limit (ulimit -n) or the system-wide one (fs.file-max); NCCL opens many descriptors at scale (a 144-rank job may need over 32K per process)",
-			Fix:           "raise the per-process limit (a line such as \"* - nofile 131072\" in /etc/security/limits.d/, or the scheduler's or container's nofile limit) and check cat /proc/sys/fs/file-max has not been lowered; verify with ulimit -n where the job runs",
-			Sources: []string{
-				"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (File Descriptors: NCCL uses a considerable number of file descriptors at scale; the system-wide fs.file-max and the per-process ulimit -n, raised with a nofile line under /etc/security/limits.d/)",
-				"NVIDIA/nccl src/misc/socket.cc v2.18.6-1 (WARN \"ncclSocketInit: Socket creation failed : %s\" with strerror(errno))",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "fd-limit",
+		Title: "the process ran out of file descriptors (Too many open files)",
+		Kind:  "socket",
+		Match: []string{
+			"Too many open files",
+		},
+		Weight:        1.05,
+		Severity:      "fail",
+		MeaningSpark:  "a socket, shared-memory file or device could not be opened because the process reached its open-file limit (ulimit -n) or the system-wide one (fs.file-max); NCCL opens many descriptors at scale",
+		MeaningServer: "a socket, shared-memory file or device could not be opened because the process reached its open-file limit (ulimit -n) or the system-wide one (fs.file-max); NCCL opens many descriptors at scale (a 144-rank job may need over 32K per process)",
+		Fix:           "raise the per-process limit (a line such as \"* - nofile 131072\" in /etc/security/limits.d/, or the scheduler's or container's nofile limit) and check cat /proc/sys/fs/file-max has not been lowered; verify with ulimit -n where the job runs",
+		Sources: []string{
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (File Descriptors: NCCL uses a considerable number of file descriptors at scale; the system-wide fs.file-max and the per-process ulimit -n, raised with a nofile line under /etc/security/limits.d/)",
+			"NVIDIA/nccl src/misc/socket.cc v2.18.6-1 (WARN \"ncclSocketInit: Socket creation failed : %s\" with strerror(errno))",
+		},
+		Lits: [][]byte{
+			[]byte("Too many open files"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Too many open files"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Too many open files"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Too many open files"),
+				},
+				lits: [][]byte{
 					[]byte("Too many open files"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Too many open files"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Too many open files"),
-					},
-					lits: [][]byte{
-						[]byte("Too many open files"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "mpi-pmix-gds-lock",
-			Title: "Open MPI's PMIx data store failed at startup (PMIX ERROR in gds_ds12_lock_pthread.c)",
-			Kind:  "framework",
-			Match: []string{
-				"PMIX ERROR: .*gds_ds12_lock_pthread\\.c",
-			},
-			Weight:        1,
-			Severity:      "fail",
-			MeaningSpark:  "a known fault of the PMIx ds12 data-store component in older Open MPI stacks: the launch fails or hangs before the application (and NCCL) starts, not a network or NCCL fault",
-			MeaningServer: "a known fault of the PMIx ds12 data-store component in older Open MPI stacks: the launch fails or hangs before the application (and NCCL) starts, not a network or NCCL fault",
-			Fix:           "export PMIX_MCA_gds=hash before mpirun (or update the MPI stack, where it is fixed)",
-			Sources: []string{
-				"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (MPI, PMIx Data Store selection: an error similar to \"PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c\"; force another GDS component with export PMIX_MCA_gds=hash)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "mpi-pmix-gds-lock",
+		Title: "Open MPI's PMIx data store failed at startup (PMIX ERROR in gds_ds12_lock_pthread.c)",
+		Kind:  "framework",
+		Match: []string{
+			"PMIX ERROR: .*gds_ds12_lock_pthread\\.c",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "a known fault of the PMIx ds12 data-store component in older Open MPI stacks: the launch fails or hangs before the application (and NCCL) starts, not a network or NCCL fault",
+		MeaningServer: "a known fault of the PMIx ds12 data-store component in older Open MPI stacks: the launch fails or hangs before the application (and NCCL) starts, not a network or NCCL fault",
+		Fix:           "export PMIX_MCA_gds=hash before mpirun (or update the MPI stack, where it is fixed)",
+		Sources: []string{
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (MPI, PMIx Data Store selection: an error similar to \"PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c\"; force another GDS component with export PMIX_MCA_gds=hash)",
+		},
+		Lits: [][]byte{
+			[]byte("gds_ds12_lock_pthread"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("PMIX ERROR: "),
 				[]byte("gds_ds12_lock_pthread"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix: []byte("PMIX ERROR: "),
+				glob: [][]byte{
 					[]byte("PMIX ERROR: "),
-					[]byte("gds_ds12_lock_pthread"),
+					[]byte("gds_ds12_lock_pthread.c"),
 				},
-			},
-			plans: []matchPlan{
-				{
-					prefix: []byte("PMIX ERROR: "),
-					glob: [][]byte{
-						[]byte("PMIX ERROR: "),
-						[]byte("gds_ds12_lock_pthread.c"),
-					},
-					anchored: lazyRegexp("^(?:PMIX ERROR: .*gds_ds12_lock_pthread\\.c)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("PMIX ERROR: "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("gds_ds12_lock_pthread.c"),
-								k:   1,
-							},
+				anchored: lazyRegexp("^(?:PMIX ERROR: .*gds_ds12_lock_pthread\\.c)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("PMIX ERROR: "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("gds_ds12_lock_pthread.c"),
+							k:   1,
 						},
 					},
-					lits: [][]byte{
-						[]byte("PMIX ERROR: "),
-						[]byte("gds_ds12_lock_pthread.c"),
-					},
+				},
+				lits: [][]byte{
+					[]byte("PMIX ERROR: "),
+					[]byte("gds_ds12_lock_pthread.c"),
 				},
 			},
 		},
-		{
-			ID:    "ucx-net-device-unavailable",
-			Title: "UCX was told to use a network device it cannot find (UCX WARN network device … is not available)",
-			Kind:  "framework",
-			Match: []string{
-				"network device '[^']*' is not available, please use one or more of",
-			},
-			Weight:        0.7,
-			Severity:      "warn",
-			MeaningSpark:  "the MPI launcher's UCX layer (HPC-X, Open MPI with UCX) was given a device in UCX_NET_DEVICES that this node does not have (another name, a port that is down, a container without it) and lists the ones it has",
-			MeaningServer: "the MPI launcher's UCX layer (HPC-X, Open MPI with UCX) was given a device in UCX_NET_DEVICES that this node does not have (another name, a port that is down, a container without it) and lists the ones it has",
-			Fix:           "set UCX_NET_DEVICES to one of the devices the message lists (the same on every node), or unset it",
-			Sources: []string{
-				"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (MPI, UCX and HPC-X considerations: \"UCX WARN network device 'XXX' is not available, please use one or more of: YYY\"; set UCX_NET_DEVICES=YYY)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ucx-net-device-unavailable",
+		Title: "UCX was told to use a network device it cannot find (UCX WARN network device … is not available)",
+		Kind:  "framework",
+		Match: []string{
+			"network device '[^']*' is not available, please use one or more of",
+		},
+		Weight:        0.7,
+		Severity:      "warn",
+		MeaningSpark:  "the MPI launcher's UCX layer (HPC-X, Open MPI with UCX) was given a device in UCX_NET_DEVICES that this node does not have (another name, a port that is down, a container without it) and lists the ones it has",
+		MeaningServer: "the MPI launcher's UCX layer (HPC-X, Open MPI with UCX) was given a device in UCX_NET_DEVICES that this node does not have (another name, a port that is down, a container without it) and lists the ones it has",
+		Fix:           "set UCX_NET_DEVICES to one of the devices the message lists (the same on every node), or unset it",
+		Sources: []string{
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (MPI, UCX and HPC-X considerations: \"UCX WARN network device 'XXX' is not available, please use one or more of: YYY\"; set UCX_NET_DEVICES=YYY)",
+		},
+		Lits: [][]byte{
+			[]byte("' is not available, please use one or more of"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("network device '"),
 				[]byte("' is not available, please use one or more of"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("network device '"),
+				anchored: lazyRegexp("^(?:network device '[^']*' is not available, please use one or more of)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("network device '"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("' is not available, please use one or more of"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("network device '"),
 					[]byte("' is not available, please use one or more of"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("network device '"),
-					anchored: lazyRegexp("^(?:network device '[^']*' is not available, please use one or more of)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("network device '"),
-							},
-							{
-								op:  pfLit,
-								lit: []byte("' is not available, please use one or more of"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("network device '"),
-						[]byte("' is not available, please use one or more of"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "ucx-no-am-transport",
-			Title: "MPI's UCX layer found no transport to reach a peer (no active messages transport / Failed to resolve UCX endpoint)",
-			Kind:  "framework",
-			Match: []string{
-				"no active messages transport to ",
-				"Failed to resolve UCX endpoint",
-			},
-			Weight:        0.95,
-			Severity:      "fail",
-			MeaningSpark:  "the MPI launcher (HPC-X, Open MPI with UCX) could not connect two processes: none of the UCX transports it was allowed (UCX_TLS) works between them; this is MPI's own startup, before NCCL runs",
-			MeaningServer: "the MPI launcher (HPC-X, Open MPI with UCX) could not connect two processes: none of the UCX transports it was allowed (UCX_TLS) works between them; this is MPI's own startup, before NCCL runs",
-			Fix:           "simplify UCX's transport selection (export UCX_TLS=self,sm,tcp); if it still fails, run MPI over TCP without UCX (OMPI_MCA_pml=^ucx, OMPI_MCA_coll_hcoll_enable=0, OMPI_MCA_coll=^ucc, OMPI_MCA_btl=self,tcp); NCCL's own transport is chosen separately",
-			Sources: []string{
-				"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (MPI, UCX and HPC-X considerations: \"UCX ERROR no active messages transport to <no debug data>: Unsupported operation\" and \"Error: Failed to resolve UCX endpoint\"; try UCX_TLS=self,sm,tcp, or disable UCX components)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "ucx-no-am-transport",
+		Title: "MPI's UCX layer found no transport to reach a peer (no active messages transport / Failed to resolve UCX endpoint)",
+		Kind:  "framework",
+		Match: []string{
+			"no active messages transport to ",
+			"Failed to resolve UCX endpoint",
+		},
+		Weight:        0.95,
+		Severity:      "fail",
+		MeaningSpark:  "the MPI launcher (HPC-X, Open MPI with UCX) could not connect two processes: none of the UCX transports it was allowed (UCX_TLS) works between them; this is MPI's own startup, before NCCL runs",
+		MeaningServer: "the MPI launcher (HPC-X, Open MPI with UCX) could not connect two processes: none of the UCX transports it was allowed (UCX_TLS) works between them; this is MPI's own startup, before NCCL runs",
+		Fix:           "simplify UCX's transport selection (export UCX_TLS=self,sm,tcp); if it still fails, run MPI over TCP without UCX (OMPI_MCA_pml=^ucx, OMPI_MCA_coll_hcoll_enable=0, OMPI_MCA_coll=^ucc, OMPI_MCA_btl=self,tcp); NCCL's own transport is chosen separately",
+		Sources: []string{
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1 (MPI, UCX and HPC-X considerations: \"UCX ERROR no active messages transport to <no debug data>: Unsupported operation\" and \"Error: Failed to resolve UCX endpoint\"; try UCX_TLS=self,sm,tcp, or disable UCX components)",
+		},
+		Lits: [][]byte{
+			[]byte("no active messages transport to "),
+			[]byte("Failed to resolve UCX endpoint"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("no active messages transport to "),
+			},
+			[][]byte{
 				[]byte("Failed to resolve UCX endpoint"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("no active messages transport to "),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("no active messages transport to "),
+				},
+				lits: [][]byte{
 					[]byte("no active messages transport to "),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("Failed to resolve UCX endpoint"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Failed to resolve UCX endpoint"),
+				},
+				lits: [][]byte{
 					[]byte("Failed to resolve UCX endpoint"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("no active messages transport to "),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("no active messages transport to "),
-					},
-					lits: [][]byte{
-						[]byte("no active messages transport to "),
-					},
-				},
-				{
-					prefix:  []byte("Failed to resolve UCX endpoint"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Failed to resolve UCX endpoint"),
-					},
-					lits: [][]byte{
-						[]byte("Failed to resolve UCX endpoint"),
-					},
-				},
+		},
+	},
+	{
+		ID:    "mnnvl-imex-not-working",
+		Title: "multi-node NVLink is present but its memory sharing does not work (MNNVL … is available but not working: IMEX)",
+		Kind:  "nccl",
+		Match: []string{
+			"MNNVL (\\(cliqueSize \\d+\\) )?is available but not (working|supported) on this system",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "a DGX Spark has no multi-node NVLink; this line comes from a rack-scale NVLink system (GB200/GB300 NVL) whose IMEX service or IMEX channels are not set up",
+		MeaningServer: "the GPUs are in a multi-node NVLink domain, but NCCL could not allocate, export or import fabric memory handles: the IMEX service is not running or not in quorum on the nodes, or no IMEX channel (/dev/nvidia-caps-imex-channels/channelN) exists or is visible in the container, so communicator init fails",
+		Fix:           "check the IMEX service on every node of the domain (nvidia-imex-ctl -N shows its peers connected), create the IMEX channel device (channel0) and pass it into containers; NCCL_MNNVL_ENABLE=0 runs without multi-node NVLink (over the network instead) until it is fixed",
+		Sources: []string{
+			"NVIDIA/nccl src/mnnvl.cc v2.27.7-1 and v2.30.7-1 (WARN \"MNNVL (cliqueSize %d) is available but not working on this system. Check the IMEX channel configuration (/dev/nvidia-caps-imex-channels)\" when a FABRIC handle cannot be allocated, and \"... Check the IMEX configuration (nvidia-imex-ctl -N)\" when it cannot be exported or imported; ncclSystemError) and v2.25.1-1 (\"... is available but not supported on this system. Check the IMEX configuration.\")",
+			"NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (NCCL_MNNVL_ENABLE, since 2.21: MNNVL requires a fully configured and operational IMEX domain for all the nodes that form the NVLink domain)",
+		},
+		Lits: [][]byte{
+			[]byte("is available but not "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("MNNVL "),
+				[]byte("is available but not "),
+				[]byte(" on this system"),
 			},
 		},
-		{
-			ID:    "mnnvl-imex-not-working",
-			Title: "multi-node NVLink is present but its memory sharing does not work (MNNVL … is available but not working: IMEX)",
-			Kind:  "nccl",
-			Match: []string{
-				"MNNVL (\\(cliqueSize \\d+\\) )?is available but not (working|supported) on this system",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "a DGX Spark has no multi-node NVLink; this line comes from a rack-scale NVLink system (GB200/GB300 NVL) whose IMEX service or IMEX channels are not set up",
-			MeaningServer: "the GPUs are in a multi-node NVLink domain, but NCCL could not allocate, export or import fabric memory handles: the IMEX service is not running or not in quorum on the nodes, or no IMEX channel (/dev/nvidia-caps-imex-channels/channelN) exists or is visible in the container, so communicator init fails",
-			Fix:           "check the IMEX service on every node of the domain (nvidia-imex-ctl -N shows its peers connected), create the IMEX channel device (channel0) and pass it into containers; NCCL_MNNVL_ENABLE=0 runs without multi-node NVLink (over the network instead) until it is fixed",
-			Sources: []string{
-				"NVIDIA/nccl src/mnnvl.cc v2.27.7-1 and v2.30.7-1 (WARN \"MNNVL (cliqueSize %d) is available but not working on this system. Check the IMEX channel configuration (/dev/nvidia-caps-imex-channels)\" when a FABRIC handle cannot be allocated, and \"... Check the IMEX configuration (nvidia-imex-ctl -N)\" when it cannot be exported or imported; ncclSystemError) and v2.25.1-1 (\"... is available but not supported on this system. Check the IMEX configuration.\")",
-				"NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (NCCL_MNNVL_ENABLE, since 2.21: MNNVL requires a fully configured and operational IMEX domain for all the nodes that form the NVLink domain)",
-			},
-			Lits: [][]byte{
-				[]byte("is available but not "),
-			},
-			AllLits: [][][]byte{
-				[][]byte{
-					[]byte("MNNVL "),
-					[]byte("is available but not "),
-					[]byte(" on this system"),
-				},
-			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("MNNVL "),
-					anchored: lazyRegexp("^(?:MNNVL (\\(cliqueSize \\d+\\) )?is available but not (working|supported) on this system)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("MNNVL "),
-							},
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte("is available but not working on this system"),
-										k:   1,
-									},
-									{
-										op:  pfLit,
-										lit: []byte("is available but not supported on this system"),
-										k:   2,
-									},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("MNNVL "),
+				anchored: lazyRegexp("^(?:MNNVL (\\(cliqueSize \\d+\\) )?is available but not (working|supported) on this system)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("MNNVL "),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("is available but not working on this system"),
+									k:   1,
+								},
+								{
+									op:  pfLit,
+									lit: []byte("is available but not supported on this system"),
+									k:   2,
 								},
 							},
 						},
 					},
-					lits: [][]byte{
-						[]byte("MNNVL "),
-						[]byte("is available but not working on this system"),
-						[]byte("is available but not supported on this system"),
-					},
+				},
+				lits: [][]byte{
+					[]byte("MNNVL "),
+					[]byte("is available but not working on this system"),
+					[]byte("is available but not supported on this system"),
 				},
 			},
 		},
-		{
-			ID:    "nvlink-p2p-disabled",
-			Title: "CUDA refuses peer access between GPUs joined by NVLink (P2P is disabled between NVLINK connected GPUs)",
-			Kind:  "cuda",
-			Match: []string{
-				"P2P is disabled between NVLINK connected GPUs \\d+ and \\d+",
-			},
-			Weight:        1.1,
-			Severity:      "fail",
-			MeaningSpark:  "a DGX Spark has one GPU: this line comes from a machine with several NVLink-connected GPUs",
-			MeaningServer: "the topology shows an NVLink path between the two GPUs but CUDA reports that they cannot access each other's memory, which NCCL takes for a hardware fault and stops on (ncclUnhandledCudaError): an NVLink bridge not seated, a link down, or a GPU in a bad state",
-			Fix:           "compare nvidia-smi topo -m with nvidia-smi topo -p2p n (OK expected for every NVLink pair) and nvidia-smi nvlink -s (every link up); on PCIe cards reseat the NVLink bridge; reset or reboot the GPUs; NCCL_IGNORE_DISABLED_P2P=1 only lets NCCL go on without P2P",
-			Sources: []string{
-				"NVIDIA/nccl src/graph/paths.cc v2.12.12-1 to v2.30.7-1 (WARN \"P2P is disabled between NVLINK connected GPUs %d and %d. This should not be the case given their connectivity, and is probably due to a hardware issue. If you still want to proceed, you can set NCCL_IGNORE_DISABLED_P2P=1.\" when a path of type NVLink has no CUDA peer access; returns ncclUnhandledCudaError)",
-				"NVIDIA/nccl docs/userguide/source/troubleshooting/gpu_troubleshooting.rst v2.30.7-1 (GPU-to-GPU communication: NCCL favors peer-to-peer when CUDA reports the GPUs can access each other's memory; nvidia-smi topo -p2p n prints the NVLink P2P status between GPU pairs)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "nvlink-p2p-disabled",
+		Title: "CUDA refuses peer access between GPUs joined by NVLink (P2P is disabled between NVLINK connected GPUs)",
+		Kind:  "cuda",
+		Match: []string{
+			"P2P is disabled between NVLINK connected GPUs \\d+ and \\d+",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "a DGX Spark has one GPU: this line comes from a machine with several NVLink-connected GPUs",
+		MeaningServer: "the topology shows an NVLink path between the two GPUs but CUDA reports that they cannot access each other's memory, which NCCL takes for a hardware fault and stops on (ncclUnhandledCudaError): an NVLink bridge not seated, a link down, or a GPU in a bad state",
+		Fix:           "compare nvidia-smi topo -m with nvidia-smi topo -p2p n (OK expected for every NVLink pair) and nvidia-smi nvlink -s (every link up); on PCIe cards reseat the NVLink bridge; reset or reboot the GPUs; NCCL_IGNORE_DISABLED_P2P=1 only lets NCCL go on without P2P",
+		Sources: []string{
+			"NVIDIA/nccl src/graph/paths.cc v2.12.12-1 to v2.30.7-1 (WARN \"P2P is disabled between NVLINK connected GPUs %d and %d. This should not be the case given their connectivity, and is probably due to a hardware issue. If you still want to proceed, you can set NCCL_IGNORE_DISABLED_P2P=1.\" when a path of type NVLink has no CUDA peer access; returns ncclUnhandledCudaError)",
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/gpu_troubleshooting.rst v2.30.7-1 (GPU-to-GPU communication: NCCL favors peer-to-peer when CUDA reports the GPUs can access each other's memory; nvidia-smi topo -p2p n prints the NVLink P2P status between GPU pairs)",
+		},
+		Lits: [][]byte{
+			[]byte("P2P is disabled between NVLINK connected GPUs "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("P2P is disabled between NVLINK connected GPUs "),
+				[]byte(" and "),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("P2P is disabled between NVLINK connected GPUs "),
+				anchored: lazyRegexp("^(?:P2P is disabled between NVLINK connected GPUs \\d+ and \\d+)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("P2P is disabled between NVLINK connected GPUs "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" and "),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("P2P is disabled between NVLINK connected GPUs "),
 					[]byte(" and "),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("P2P is disabled between NVLINK connected GPUs "),
-					anchored: lazyRegexp("^(?:P2P is disabled between NVLINK connected GPUs \\d+ and \\d+)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("P2P is disabled between NVLINK connected GPUs "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" and "),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("P2P is disabled between NVLINK connected GPUs "),
-						[]byte(" and "),
-					},
-				},
-			},
 		},
-		{
-			ID:    "socket-connect-failed",
-			Title: "a peer's socket never accepted NCCL's connection (refused or timed out after NCCL's retries)",
-			Kind:  "socket",
-			Match: []string{
-				"Connect to \\S+ failed : Connection refused",
-				"Connect to \\S+ failed : Connection timed out",
-				"socket(Start|Poll)Connect: exceeded (retries|timeouts) \\(\\d+\\)",
-				"returned Connection refused, exceeded error retry count",
-				"returned Connection timed out, exceeded error retry count",
-			},
-			Weight:        0.95,
-			Severity:      "fail",
-			MeaningSpark:  "NCCL retried the connection to the other Spark's address and gave up: refused means nothing listens there (the peer rank exited first, or it advertised an address of an interface the connection does not reach), timed out means the packets are dropped (a firewall, or an interface that is up but does not route between the Sparks)",
-			MeaningServer: "NCCL retried the connection to a peer's address and gave up: refused means nothing listens there (the peer rank exited first, or it advertised an address of an interface the connection does not reach), timed out means the packets are dropped (a firewall that does not open NCCL's ports, or an interface that is up but does not route between the nodes, which NCCL may pick by itself and then fail in init or hang)",
-			Fix:           "set NCCL_SOCKET_IFNAME to the interface that routes between the nodes on every node (ip -br addr; ping the peer's address from each node); open the TCP ports NCCL uses between the nodes (bound them with net.ipv4.ip_local_port_range to open a range in the firewall); read the peer rank's own log for an earlier failure",
-			Sources: []string{
-				"NVIDIA/nccl docs/userguide/source/troubleshooting/networking_troubleshooting.rst v2.30.7-1 (IP network interfaces: interfaces that are UP but cannot communicate between nodes make NCCL fail during init or hang, see NCCL_SOCKET_IFNAME; IP ports: NCCL opens TCP ports between processes, restrict them with net.ipv4.ip_local_port_range to open a firewall range)",
-				"NVIDIA/nccl src/misc/socket.cc v2.12.12-1 (WARN \"Net : Connect to %s failed : %s\"), v2.17.1-1 to v2.19.3-1 (\"socketStartConnect: exceeded retries (%d)\" for refused connections, \"exceeded timeouts (%d)\" for timed-out ones, also from socketPollConnect) and v2.27.7-1 (\"%s: connect to %s returned %s, exceeded error retry count after %d attempts\")",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "socket-connect-failed",
+		Title: "a peer's socket never accepted NCCL's connection (refused or timed out after NCCL's retries)",
+		Kind:  "socket",
+		Match: []string{
+			"Connect to \\S+ failed : Connection refused",
+			"Connect to \\S+ failed : Connection timed out",
+			"socket(Start|Poll)Connect: exceeded (retries|timeouts) \\(\\d+\\)",
+			"returned Connection refused, exceeded error retry count",
+			"returned Connection timed out, exceeded error retry count",
+		},
+		Weight:        0.95,
+		Severity:      "fail",
+		MeaningSpark:  "NCCL retried the connection to the other Spark's address and gave up: refused means nothing listens there (the peer rank exited first, or it advertised an address of an interface the connection does not reach), timed out means the packets are dropped (a firewall, or an interface that is up but does not route between the Sparks)",
+		MeaningServer: "NCCL retried the connection to a peer's address and gave up: refused means nothing listens there (the peer rank exited first, or it advertised an address of an interface the connection does not reach), timed out means the packets are dropped (a firewall that does not open NCCL's ports, or an interface that is up but does not route between the nodes, which NCCL may pick by itself and then fail in init or hang)",
+		Fix:           "set NCCL_SOCKET_IFNAME to the interface that routes between the nodes on every node (ip -br addr; ping the peer's address from each node); open the TCP ports NCCL uses between the nodes (bound them with net.ipv4.ip_local_port_range to open a range in the firewall); read the peer rank's own log for an earlier failure",
+		Sources: []string{
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/networking_troubleshooting.rst v2.30.7-1 (IP network interfaces: interfaces that are UP but cannot communicate between nodes make NCCL fail during init or hang, see NCCL_SOCKET_IFNAME; IP ports: NCCL opens TCP ports between processes, restrict them with net.ipv4.ip_local_port_range to open a firewall range)",
+			"NVIDIA/nccl src/misc/socket.cc v2.12.12-1 (WARN \"Net : Connect to %s failed : %s\"), v2.17.1-1 to v2.19.3-1 (\"socketStartConnect: exceeded retries (%d)\" for refused connections, \"exceeded timeouts (%d)\" for timed-out ones, also from socketPollConnect) and v2.27.7-1 (\"%s: connect to %s returned %s, exceeded error retry count after %d attempts\")",
+		},
+		Lits: [][]byte{
+			[]byte(" failed : Connection refused"),
+			[]byte(" failed : Connection timed out"),
+			[]byte("Connect: exceeded "),
+			[]byte("returned Connection refused, exceeded error retry count"),
+			[]byte("returned Connection timed out, exceeded error retry count"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Connect to "),
 				[]byte(" failed : Connection refused"),
+			},
+			[][]byte{
+				[]byte("Connect to "),
 				[]byte(" failed : Connection timed out"),
+			},
+			[][]byte{
+				[]byte("socket"),
 				[]byte("Connect: exceeded "),
+			},
+			[][]byte{
 				[]byte("returned Connection refused, exceeded error retry count"),
+			},
+			[][]byte{
 				[]byte("returned Connection timed out, exceeded error retry count"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Connect to "),
+				anchored: lazyRegexp("^(?:Connect to \\S+ failed : Connection refused)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Connect to "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" failed : Connection refused"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("Connect to "),
 					[]byte(" failed : Connection refused"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:   []byte("Connect to "),
+				anchored: lazyRegexp("^(?:Connect to \\S+ failed : Connection timed out)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Connect to "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" failed : Connection timed out"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
 					[]byte("Connect to "),
 					[]byte(" failed : Connection timed out"),
 				},
-				[][]byte{
-					[]byte("socket"),
-					[]byte("Connect: exceeded "),
+			},
+			{
+				prefix:   []byte("socket"),
+				anchored: lazyRegexp("^(?:socket(Start|Poll)Connect: exceeded (retries|timeouts) \\(\\d+\\))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("socketStartConnect: exceeded retries ("),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("socketStartConnect: exceeded timeouts ("),
+									k:   1,
+								},
+								{
+									op:  pfLit,
+									lit: []byte("socketPollConnect: exceeded retries ("),
+									k:   2,
+								},
+								{
+									op:  pfLit,
+									lit: []byte("socketPollConnect: exceeded timeouts ("),
+									k:   3,
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte(")"),
+							k:   4,
+						},
+					},
 				},
-				[][]byte{
+				lits: [][]byte{
+					[]byte("socketStartConnect: exceeded retries ("),
+					[]byte("socketStartConnect: exceeded timeouts ("),
+					[]byte("socketPollConnect: exceeded retries ("),
+					[]byte("socketPollConnect: exceeded timeouts ("),
+					[]byte(")"),
+				},
+			},
+			{
+				prefix:  []byte("returned Connection refused, exceeded error retry count"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("returned Connection refused, exceeded error retry count"),
+				},
+				lits: [][]byte{
 					[]byte("returned Connection refused, exceeded error retry count"),
 				},
-				[][]byte{
+			},
+			{
+				prefix:  []byte("returned Connection timed out, exceeded error retry count"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("returned Connection timed out, exceeded error retry count"),
+				},
+				lits: [][]byte{
 					[]byte("returned Connection timed out, exceeded error retry count"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:   []byte("Connect to "),
-					anchored: lazyRegexp("^(?:Connect to \\S+ failed : Connection refused)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Connect to "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" failed : Connection refused"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("Connect to "),
-						[]byte(" failed : Connection refused"),
-					},
-				},
-				{
-					prefix:   []byte("Connect to "),
-					anchored: lazyRegexp("^(?:Connect to \\S+ failed : Connection timed out)", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op:  pfLit,
-								lit: []byte("Connect to "),
-							},
-							{
-								op:  pfLit,
-								lit: []byte(" failed : Connection timed out"),
-								k:   1,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("Connect to "),
-						[]byte(" failed : Connection timed out"),
-					},
-				},
-				{
-					prefix:   []byte("socket"),
-					anchored: lazyRegexp("^(?:socket(Start|Poll)Connect: exceeded (retries|timeouts) \\(\\d+\\))", nil),
-					filter: prefilter{
-						op: pfAll,
-						subs: []prefilter{
-							{
-								op: pfAny,
-								subs: []prefilter{
-									{
-										op:  pfLit,
-										lit: []byte("socketStartConnect: exceeded retries ("),
-									},
-									{
-										op:  pfLit,
-										lit: []byte("socketStartConnect: exceeded timeouts ("),
-										k:   1,
-									},
-									{
-										op:  pfLit,
-										lit: []byte("socketPollConnect: exceeded retries ("),
-										k:   2,
-									},
-									{
-										op:  pfLit,
-										lit: []byte("socketPollConnect: exceeded timeouts ("),
-										k:   3,
-									},
-								},
-							},
-							{
-								op:  pfLit,
-								lit: []byte(")"),
-								k:   4,
-							},
-						},
-					},
-					lits: [][]byte{
-						[]byte("socketStartConnect: exceeded retries ("),
-						[]byte("socketStartConnect: exceeded timeouts ("),
-						[]byte("socketPollConnect: exceeded retries ("),
-						[]byte("socketPollConnect: exceeded timeouts ("),
-						[]byte(")"),
-					},
-				},
-				{
-					prefix:  []byte("returned Connection refused, exceeded error retry count"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("returned Connection refused, exceeded error retry count"),
-					},
-					lits: [][]byte{
-						[]byte("returned Connection refused, exceeded error retry count"),
-					},
-				},
-				{
-					prefix:  []byte("returned Connection timed out, exceeded error retry count"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("returned Connection timed out, exceeded error retry count"),
-					},
-					lits: [][]byte{
-						[]byte("returned Connection timed out, exceeded error retry count"),
-					},
-				},
-			},
 		},
-		{
-			ID:    "topo-sys-pci-path-missing",
-			Title: "NCCL's topology detection could not find a device's PCI path in /sys (Could not find real path of /sys/class/pci_bus/…)",
-			Kind:  "nccl",
-			Match: []string{
-				"Could not find real path of /sys/class/pci_bus/",
-			},
-			Weight:        1.05,
-			Severity:      "fail",
-			MeaningSpark:  "NCCL reads the PCI topology of the GPU and the ConnectX-7 from /sys; the path of one of them is missing where the job runs (a container or sandbox whose /sys is not the host's), so init fails with a system error",
-			MeaningServer: "NCCL reads the PCI topology of GPUs and NICs from /sys, and the path of a device it was given does not exist where the job runs: a container or VM whose /sys is not properly mounted or exposes another (virtual) PCI topology, so communicator init fails with a system error",
-			Fix:           "run the job with the host's /sys mounted (docker run mounts it by default; check ls /sys/class/pci_bus inside the container or VM for the GPU's bus), or describe the machine to NCCL with NCCL_TOPO_FILE when a VM can only show a virtual topology",
-			Sources: []string{
-				"NVIDIA/nccl docs/userguide/source/troubleshooting/gpu_troubleshooting.rst v2.30.7-1 (Topology detection: NCCL relies on /sys to discover the PCI topology of GPUs and network cards; inside a virtual machine or container make sure /sys is properly mounted)",
-				"NVIDIA/nccl src/graph/xml.cc v2.12.12-1 to v2.30.7-1 (getPciPath: realpath of \"/sys/class/pci_bus/0000:00/../../0000:00:00.0\" filled with the device's bus id; WARN \"Could not find real path of %s\" and ncclSystemError when it does not exist)",
-			},
-			Lits: [][]byte{
+	},
+	{
+		ID:    "topo-sys-pci-path-missing",
+		Title: "NCCL's topology detection could not find a device's PCI path in /sys (Could not find real path of /sys/class/pci_bus/…)",
+		Kind:  "nccl",
+		Match: []string{
+			"Could not find real path of /sys/class/pci_bus/",
+		},
+		Weight:        1.05,
+		Severity:      "fail",
+		MeaningSpark:  "NCCL reads the PCI topology of the GPU and the ConnectX-7 from /sys; the path of one of them is missing where the job runs (a container or sandbox whose /sys is not the host's), so init fails with a system error",
+		MeaningServer: "NCCL reads the PCI topology of GPUs and NICs from /sys, and the path of a device it was given does not exist where the job runs: a container or VM whose /sys is not properly mounted or exposes another (virtual) PCI topology, so communicator init fails with a system error",
+		Fix:           "run the job with the host's /sys mounted (docker run mounts it by default; check ls /sys/class/pci_bus inside the container or VM for the GPU's bus), or describe the machine to NCCL with NCCL_TOPO_FILE when a VM can only show a virtual topology",
+		Sources: []string{
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/gpu_troubleshooting.rst v2.30.7-1 (Topology detection: NCCL relies on /sys to discover the PCI topology of GPUs and network cards; inside a virtual machine or container make sure /sys is properly mounted)",
+			"NVIDIA/nccl src/graph/xml.cc v2.12.12-1 to v2.30.7-1 (getPciPath: realpath of \"/sys/class/pci_bus/0000:00/../../0000:00:00.0\" filled with the device's bus id; WARN \"Could not find real path of %s\" and ncclSystemError when it does not exist)",
+		},
+		Lits: [][]byte{
+			[]byte("Could not find real path of /sys/class/pci_bus/"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
 				[]byte("Could not find real path of /sys/class/pci_bus/"),
 			},
-			AllLits: [][][]byte{
-				[][]byte{
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Could not find real path of /sys/class/pci_bus/"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Could not find real path of /sys/class/pci_bus/"),
+				},
+				lits: [][]byte{
 					[]byte("Could not find real path of /sys/class/pci_bus/"),
 				},
 			},
-			plans: []matchPlan{
-				{
-					prefix:  []byte("Could not find real path of /sys/class/pci_bus/"),
-					literal: true,
-					filter: prefilter{
-						op:  pfLit,
-						lit: []byte("Could not find real path of /sys/class/pci_bus/"),
-					},
-					lits: [][]byte{
-						[]byte("Could not find real path of /sys/class/pci_bus/"),
-					},
-				},
-			},
 		},
-	}
+	},
 }
 
-func generatedExpectations() Set {
-	return Set{
-		Expectations: []Expectation{
-			{
-				ID:       "spark-2n1c-all-gather-large",
-				Platform: "dgx-spark",
-				Topology: "two-nodes-one-cable",
-				Measure:  "nccl-busbw",
-				Conditions: Conditions{
-					Collective: "all_gather",
-					MinSize:    1073741824,
-					Ranks:      2,
-					NCCLMin:    "2.28.3",
-				},
-				Value:  21.97,
-				Unit:   "GB/s",
-				Better: "higher",
-				Warn:   21.875,
-				Pass:   17.5,
-				Source: "all_gather_perf -b 16G on two DGX Spark over one cable: busbw ~22 GB/s (Avg 21.9736) (DGX Spark RDMA benchmark article, seed 001); warn below 21.875 GB/s = 175 Gb/s, the pass mark of NVIDIA's spark_cluster_setup.py (NVIDIA/dgx-spark-playbooks); fail below 80 % (sparkrig policy)",
+var generatedExpectations = Set{
+	Expectations: []Expectation{
+		{
+			ID:       "spark-2n1c-all-gather-large",
+			Platform: "dgx-spark",
+			Topology: "two-nodes-one-cable",
+			Measure:  "nccl-busbw",
+			Conditions: Conditions{
+				Collective: "all_gather",
+				MinSize:    1073741824,
+				Ranks:      2,
+				NCCLMin:    "2.28.3",
 			},
-			{
-				ID:       "spark-2n1c-all-reduce-large",
-				Platform: "dgx-spark",
-				Topology: "two-nodes-one-cable",
-				Measure:  "nccl-busbw",
-				Conditions: Conditions{
-					Collective: "all_reduce",
-					MinSize:    1073741824,
-					Ranks:      2,
-					NCCLMin:    "2.28.3",
-				},
-				Value:  21.97,
-				Unit:   "GB/s",
-				Better: "higher",
-				Warn:   19.77,
-				Pass:   17.58,
-				Source: "no public large-size all_reduce between two DGX Spark was found; nccl-tests define bus bandwidth so that it reflects the hardware bottleneck whatever the collective (all_reduce busbw = algbw x 2(n-1)/n, NVIDIA/nccl-tests doc/PERFORMANCE.md), so two Sparks' all_reduce busbw meets the same link as their all_gather, measured at ~22 GB/s over one cable (DGX Spark RDMA benchmark article, seed 001); warn below 90 %, fail below 80 % (sparkrig policy)",
-			},
-			{
-				ID:       "spark-2n1c-all-gather-32m",
-				Platform: "dgx-spark",
-				Topology: "two-nodes-one-cable",
-				Measure:  "nccl-busbw",
-				Conditions: Conditions{
-					Collective: "all_gather",
-					MinSize:    33554432,
-					MaxSize:    67108864,
-					Ranks:      2,
-				},
-				Value:  16,
-				Unit:   "GB/s",
-				Better: "higher",
-				Warn:   14.4,
-				Pass:   12.8,
-				Source: "all_gather_perf on two DGX Spark: \"~16 GB/s for 32 MB messages\" (DGX Spark RDMA benchmark article, seed 001); warn below 90 %, fail below 80 % (sparkrig policy)",
-			},
-			{
-				ID:       "spark-3ring-all-gather",
-				Platform: "dgx-spark",
-				Topology: "three-node-ring",
-				Measure:  "nccl-busbw",
-				Conditions: Conditions{
-					Collective: "all_gather",
-					Ranks:      3,
-				},
-				Value:  10,
-				Unit:   "GB/s",
-				Better: "higher",
-				Warn:   10,
-				Pass:   10,
-				Source: "NVIDIA's spark_cluster_setup.py passes a 3-node ring all_gather at >= 10 GB/s busbw (NVIDIA/dgx-spark-playbooks); no measured typical value, so no warning band",
-			},
-			{
-				ID:       "spark-rdma-write-bw-one-twin",
-				Platform: "dgx-spark",
-				Topology: "any-multi-node",
-				Measure:  "rdma-bw",
-				Conditions: Conditions{
-					Verb: "write",
-				},
-				Value:  96,
-				Unit:   "Gb/s",
-				Better: "higher",
-				Warn:   86.4,
-				Pass:   76.8,
-				Source: "ib_write_bw between two DGX Spark on one RoCE device (one PCIe x4 twin): ~12,000 MB/s, ~96 Gb/s (seed 001); NVIDIA's guide measured 92.57 and 97.28 Gb/s per twin (dgx-spark-playbooks performance_benchmarking_guide.md); warn below 90 %, fail below 80 % (sparkrig policy)",
-			},
-			{
-				ID:       "spark-rdma-write-bw-both-twins",
-				Platform: "dgx-spark",
-				Topology: "any-multi-node",
-				Measure:  "rdma-bw-aggregate",
-				Conditions: Conditions{
-					Verb:    "write",
-					Devices: 2,
-				},
-				Value:  189.85,
-				Unit:   "Gb/s",
-				Better: "higher",
-				Warn:   170.9,
-				Pass:   151.9,
-				Source: "two concurrent ib_write_bw runs, one per twin of one port: 92.57 + 97.28 = 189.85 Gb/s (NVIDIA dgx-spark-playbooks performance_benchmarking_guide.md); ~24,000 MB/s (~192 Gb/s) over two links (seed 001); warn below 90 %, fail below 80 % (sparkrig policy)",
-			},
-			{
-				ID:       "spark-rdma-write-lat",
-				Platform: "dgx-spark",
-				Topology: "any-multi-node",
-				Measure:  "rdma-lat",
-				Conditions: Conditions{
-					Verb: "write",
-				},
-				Value:  2,
-				Unit:   "us",
-				Better: "lower",
-				Warn:   2,
-				Pass:   4,
-				Source: "ib_write_lat between two DGX Spark: 1-2 us t_avg (seed 001); warn above 2 us, fail above 4 us (sparkrig policy; the kernel TCP path gives 50-200 us, seed 001)",
-			},
-			{
-				ID:       "spark-iperf3-tcp",
-				Platform: "dgx-spark",
-				Topology: "any-multi-node",
-				Measure:  "tcp-bw",
-				Conditions: Conditions{
-					Protocol: "TCP",
-				},
-				Value:  35,
-				Unit:   "Gb/s",
-				Better: "higher",
-				Warn:   31.5,
-				Pass:   28,
-				Source: "iperf3 over the CX-7 link between two DGX Spark: 35 Gb/s (seed 001; a tuned single twin reaches ~96 Gb/s, community reports in docs/dgx-spark.md); warn below 90 %, fail below 80 % (sparkrig policy)",
-			},
-			{
-				ID:       "h100-sxm-8gpu-all-reduce",
-				Platform: "h100",
-				Topology: "single-node",
-				Measure:  "nccl-busbw",
-				Conditions: Conditions{
-					Collective: "all_reduce",
-					MinSize:    1073741824,
-					Ranks:      8,
-				},
-				Value:  470,
-				Unit:   "GB/s",
-				Better: "higher",
-				Warn:   460,
-				Pass:   376,
-				Source: "8x H100 SXM5 NVLink-only all_reduce_perf busbw at large sizes 460-480 GB/s; \"more than 20 % below this, something is off\" (Alaya NeW, \"NCCL-tests in practice\", 2026-05-06, docs.alayanew.com); fail = 80 % of 470",
-			},
-			{
-				ID:       "h200-sxm-8gpu-all-reduce",
-				Platform: "h200",
-				Topology: "single-node",
-				Measure:  "nccl-busbw",
-				Conditions: Conditions{
-					Collective: "all_reduce",
-					MinSize:    1073741824,
-					Ranks:      8,
-				},
-				Value:  470,
-				Unit:   "GB/s",
-				Better: "higher",
-				Warn:   460,
-				Pass:   376,
-				Source: "carried over from 8x H100 SXM5 (460-480 GB/s, Alaya NeW \"NCCL-tests in practice\"): H200 SXM has the same NVLink 4 fabric, 900 GB/s per GPU (NVIDIA H200 datasheet); not measured on H200 by the source",
-			},
-			{
-				ID:       "a100-sxm-8gpu-all-reduce",
-				Platform: "a100",
-				Topology: "single-node",
-				Measure:  "nccl-busbw",
-				Conditions: Conditions{
-					Collective: "all_reduce",
-					MinSize:    1073741824,
-					Ranks:      8,
-				},
-				Value:  240,
-				Unit:   "GB/s",
-				Better: "higher",
-				Warn:   230,
-				Pass:   192,
-				Source: "8x A100 SXM4 NVLink all_reduce_perf busbw at large sizes 230-250 GB/s (Alaya NeW, \"NCCL-tests in practice\", docs.alayanew.com); fail = 80 % of 240",
-			},
+			Value:  21.97,
+			Unit:   "GB/s",
+			Better: "higher",
+			Warn:   21.875,
+			Pass:   17.5,
+			Source: "all_gather_perf -b 16G on two DGX Spark over one cable: busbw ~22 GB/s (Avg 21.9736) (DGX Spark RDMA benchmark article, seed 001); warn below 21.875 GB/s = 175 Gb/s, the pass mark of NVIDIA's spark_cluster_setup.py (NVIDIA/dgx-spark-playbooks); fail below 80 % (sparkrig policy)",
 		},
-		Wires: []Wire{
-			{
-				ID:       "spark-cx7-port",
-				Platform: "dgx-spark",
-				Applies:  "network",
-				Name:     "one ConnectX-7 QSFP port (200 Gb/s)",
-				Value:    25,
-				Unit:     "GB/s",
-				Source:   "NVIDIA DGX Spark hardware (docs/dgx-spark.md); each port is two PCIe Gen5 x4 twins of ~100 Gb/s",
+		{
+			ID:       "spark-2n1c-all-reduce-large",
+			Platform: "dgx-spark",
+			Topology: "two-nodes-one-cable",
+			Measure:  "nccl-busbw",
+			Conditions: Conditions{
+				Collective: "all_reduce",
+				MinSize:    1073741824,
+				Ranks:      2,
+				NCCLMin:    "2.28.3",
 			},
-			{
-				ID:       "spark-cx7-two-ports",
-				Platform: "dgx-spark",
-				Applies:  "network-2-cables",
-				Name:     "two ConnectX-7 QSFP ports (2 x 200 Gb/s)",
-				Value:    50,
-				Unit:     "GB/s",
-				Source:   "NVIDIA DGX Spark hardware (docs/dgx-spark.md)",
-			},
-			{
-				ID:       "spark-lpddr5x",
-				Platform: "dgx-spark",
-				Applies:  "memory",
-				Name:     "GB10 LPDDR5X unified memory",
-				Value:    273,
-				Unit:     "GB/s",
-				Source:   "DGX Spark memory bandwidth ~273 GB/s peak (seed 000)",
-			},
-			{
-				ID:       "h100-nvlink4",
-				Platform: "h100",
-				Applies:  "nvlink",
-				Name:     "NVLink 4 per GPU (900 GB/s bidirectional)",
-				Value:    450,
-				Unit:     "GB/s",
-				Source:   "NVIDIA H100 SXM datasheet, NVLink 900 GB/s",
-			},
-			{
-				ID:       "h200-nvlink4",
-				Platform: "h200",
-				Applies:  "nvlink",
-				Name:     "NVLink 4 per GPU (900 GB/s bidirectional)",
-				Value:    450,
-				Unit:     "GB/s",
-				Source:   "NVIDIA H200 SXM datasheet, NVLink 900 GB/s",
-			},
-			{
-				ID:       "a100-nvlink3",
-				Platform: "a100",
-				Applies:  "nvlink",
-				Name:     "NVLink 3 per GPU (600 GB/s bidirectional)",
-				Value:    300,
-				Unit:     "GB/s",
-				Source:   "NVIDIA A100 SXM datasheet, NVLink 600 GB/s",
-			},
-			{
-				ID:       "pcie-gen3-x16",
-				Platform: "any",
-				Applies:  "pcie-gen3",
-				Name:     "PCIe Gen3 x16 (8 GT/s, 128b/130b)",
-				Value:    15.75,
-				Unit:     "GB/s",
-				Source:   "PCI-SIG PCIe 3.0 base rate 8 GT/s x 16 lanes",
-			},
-			{
-				ID:       "pcie-gen4-x16",
-				Platform: "any",
-				Applies:  "pcie-gen4",
-				Name:     "PCIe Gen4 x16 (16 GT/s, 128b/130b)",
-				Value:    31.5,
-				Unit:     "GB/s",
-				Source:   "PCI-SIG PCIe 4.0 base rate 16 GT/s x 16 lanes",
-			},
-			{
-				ID:       "pcie-gen5-x16",
-				Platform: "any",
-				Applies:  "pcie-gen5",
-				Name:     "PCIe Gen5 x16 (32 GT/s, 128b/130b)",
-				Value:    63,
-				Unit:     "GB/s",
-				Source:   "PCI-SIG PCIe 5.0 base rate 32 GT/s x 16 lanes",
-			},
-			{
-				ID:       "nic-100g",
-				Platform: "any",
-				Applies:  "nic-100",
-				Name:     "100 Gb/s NIC port",
-				Value:    12.5,
-				Unit:     "GB/s",
-				Source:   "IEEE 802.3ba/802.3bj 100 Gb/s Ethernet line rate, 100 Gb/s / 8",
-			},
-			{
-				ID:       "nic-200g",
-				Platform: "any",
-				Applies:  "nic-200",
-				Name:     "200 Gb/s NIC port",
-				Value:    25,
-				Unit:     "GB/s",
-				Source:   "IEEE 802.3bs/802.3cd 200 Gb/s Ethernet line rate, 200 Gb/s / 8",
-			},
-			{
-				ID:       "nic-400g",
-				Platform: "any",
-				Applies:  "nic-400",
-				Name:     "400 Gb/s NIC port",
-				Value:    50,
-				Unit:     "GB/s",
-				Source:   "IEEE 802.3bs 400 Gb/s Ethernet line rate, 400 Gb/s / 8",
-			},
-			{
-				ID:       "a100-host-link",
-				Platform: "a100",
-				Applies:  "host-link",
-				Name:     "A100 SXM4 host link, PCIe Gen4 x16",
-				Value:    31.5,
-				Unit:     "GB/s",
-				Source:   "NVIDIA A100 datasheet (PCIe Gen4, 64 GB/s bidirectional)",
-			},
-			{
-				ID:       "h100-host-link",
-				Platform: "h100",
-				Applies:  "host-link",
-				Name:     "H100 SXM host link, PCIe Gen5 x16",
-				Value:    63,
-				Unit:     "GB/s",
-				Source:   "NVIDIA H100 datasheet (PCIe Gen5, 128 GB/s bidirectional)",
-			},
-			{
-				ID:       "h200-host-link",
-				Platform: "h200",
-				Applies:  "host-link",
-				Name:     "H200 SXM host link, PCIe Gen5 x16",
-				Value:    63,
-				Unit:     "GB/s",
-				Source:   "NVIDIA H200 datasheet (PCIe Gen5, 128 GB/s bidirectional)",
-			},
+			Value:  21.97,
+			Unit:   "GB/s",
+			Better: "higher",
+			Warn:   19.77,
+			Pass:   17.58,
+			Source: "no public large-size all_reduce between two DGX Spark was found; nccl-tests define bus bandwidth so that it reflects the hardware bottleneck whatever the collective (all_reduce busbw = algbw x 2(n-1)/n, NVIDIA/nccl-tests doc/PERFORMANCE.md), so two Sparks' all_reduce busbw meets the same link as their all_gather, measured at ~22 GB/s over one cable (DGX Spark RDMA benchmark article, seed 001); warn below 90 %, fail below 80 % (sparkrig policy)",
 		},
-	}
+		{
+			ID:       "spark-2n1c-all-gather-32m",
+			Platform: "dgx-spark",
+			Topology: "two-nodes-one-cable",
+			Measure:  "nccl-busbw",
+			Conditions: Conditions{
+				Collective: "all_gather",
+				MinSize:    33554432,
+				MaxSize:    67108864,
+				Ranks:      2,
+			},
+			Value:  16,
+			Unit:   "GB/s",
+			Better: "higher",
+			Warn:   14.4,
+			Pass:   12.8,
+			Source: "all_gather_perf on two DGX Spark: \"~16 GB/s for 32 MB messages\" (DGX Spark RDMA benchmark article, seed 001); warn below 90 %, fail below 80 % (sparkrig policy)",
+		},
+		{
+			ID:       "spark-3ring-all-gather",
+			Platform: "dgx-spark",
+			Topology: "three-node-ring",
+			Measure:  "nccl-busbw",
+			Conditions: Conditions{
+				Collective: "all_gather",
+				Ranks:      3,
+			},
+			Value:  10,
+			Unit:   "GB/s",
+			Better: "higher",
+			Warn:   10,
+			Pass:   10,
+			Source: "NVIDIA's spark_cluster_setup.py passes a 3-node ring all_gather at >= 10 GB/s busbw (NVIDIA/dgx-spark-playbooks); no measured typical value, so no warning band",
+		},
+		{
+			ID:       "spark-rdma-write-bw-one-twin",
+			Platform: "dgx-spark",
+			Topology: "any-multi-node",
+			Measure:  "rdma-bw",
+			Conditions: Conditions{
+				Verb: "write",
+			},
+			Value:  96,
+			Unit:   "Gb/s",
+			Better: "higher",
+			Warn:   86.4,
+			Pass:   76.8,
+			Source: "ib_write_bw between two DGX Spark on one RoCE device (one PCIe x4 twin): ~12,000 MB/s, ~96 Gb/s (seed 001); NVIDIA's guide measured 92.57 and 97.28 Gb/s per twin (dgx-spark-playbooks performance_benchmarking_guide.md); warn below 90 %, fail below 80 % (sparkrig policy)",
+		},
+		{
+			ID:       "spark-rdma-write-bw-both-twins",
+			Platform: "dgx-spark",
+			Topology: "any-multi-node",
+			Measure:  "rdma-bw-aggregate",
+			Conditions: Conditions{
+				Verb:    "write",
+				Devices: 2,
+			},
+			Value:  189.85,
+			Unit:   "Gb/s",
+			Better: "higher",
+			Warn:   170.9,
+			Pass:   151.9,
+			Source: "two concurrent ib_write_bw runs, one per twin of one port: 92.57 + 97.28 = 189.85 Gb/s (NVIDIA dgx-spark-playbooks performance_benchmarking_guide.md); ~24,000 MB/s (~192 Gb/s) over two links (seed 001); warn below 90 %, fail below 80 % (sparkrig policy)",
+		},
+		{
+			ID:       "spark-rdma-write-lat",
+			Platform: "dgx-spark",
+			Topology: "any-multi-node",
+			Measure:  "rdma-lat",
+			Conditions: Conditions{
+				Verb: "write",
+			},
+			Value:  2,
+			Unit:   "us",
+			Better: "lower",
+			Warn:   2,
+			Pass:   4,
+			Source: "ib_write_lat between two DGX Spark: 1-2 us t_avg (seed 001); warn above 2 us, fail above 4 us (sparkrig policy; the kernel TCP path gives 50-200 us, seed 001)",
+		},
+		{
+			ID:       "spark-iperf3-tcp",
+			Platform: "dgx-spark",
+			Topology: "any-multi-node",
+			Measure:  "tcp-bw",
+			Conditions: Conditions{
+				Protocol: "TCP",
+			},
+			Value:  35,
+			Unit:   "Gb/s",
+			Better: "higher",
+			Warn:   31.5,
+			Pass:   28,
+			Source: "iperf3 over the CX-7 link between two DGX Spark: 35 Gb/s (seed 001; a tuned single twin reaches ~96 Gb/s, community reports in docs/dgx-spark.md); warn below 90 %, fail below 80 % (sparkrig policy)",
+		},
+		{
+			ID:       "h100-sxm-8gpu-all-reduce",
+			Platform: "h100",
+			Topology: "single-node",
+			Measure:  "nccl-busbw",
+			Conditions: Conditions{
+				Collective: "all_reduce",
+				MinSize:    1073741824,
+				Ranks:      8,
+			},
+			Value:  470,
+			Unit:   "GB/s",
+			Better: "higher",
+			Warn:   460,
+			Pass:   376,
+			Source: "8x H100 SXM5 NVLink-only all_reduce_perf busbw at large sizes 460-480 GB/s; \"more than 20 % below this, something is off\" (Alaya NeW, \"NCCL-tests in practice\", 2026-05-06, docs.alayanew.com); fail = 80 % of 470",
+		},
+		{
+			ID:       "h200-sxm-8gpu-all-reduce",
+			Platform: "h200",
+			Topology: "single-node",
+			Measure:  "nccl-busbw",
+			Conditions: Conditions{
+				Collective: "all_reduce",
+				MinSize:    1073741824,
+				Ranks:      8,
+			},
+			Value:  470,
+			Unit:   "GB/s",
+			Better: "higher",
+			Warn:   460,
+			Pass:   376,
+			Source: "carried over from 8x H100 SXM5 (460-480 GB/s, Alaya NeW \"NCCL-tests in practice\"): H200 SXM has the same NVLink 4 fabric, 900 GB/s per GPU (NVIDIA H200 datasheet); not measured on H200 by the source",
+		},
+		{
+			ID:       "a100-sxm-8gpu-all-reduce",
+			Platform: "a100",
+			Topology: "single-node",
+			Measure:  "nccl-busbw",
+			Conditions: Conditions{
+				Collective: "all_reduce",
+				MinSize:    1073741824,
+				Ranks:      8,
+			},
+			Value:  240,
+			Unit:   "GB/s",
+			Better: "higher",
+			Warn:   230,
+			Pass:   192,
+			Source: "8x A100 SXM4 NVLink all_reduce_perf busbw at large sizes 230-250 GB/s (Alaya NeW, \"NCCL-tests in practice\", docs.alayanew.com); fail = 80 % of 240",
+		},
+	},
+	Wires: []Wire{
+		{
+			ID:       "spark-cx7-port",
+			Platform: "dgx-spark",
+			Applies:  "network",
+			Name:     "one ConnectX-7 QSFP port (200 Gb/s)",
+			Value:    25,
+			Unit:     "GB/s",
+			Source:   "NVIDIA DGX Spark hardware (docs/dgx-spark.md); each port is two PCIe Gen5 x4 twins of ~100 Gb/s",
+		},
+		{
+			ID:       "spark-cx7-two-ports",
+			Platform: "dgx-spark",
+			Applies:  "network-2-cables",
+			Name:     "two ConnectX-7 QSFP ports (2 x 200 Gb/s)",
+			Value:    50,
+			Unit:     "GB/s",
+			Source:   "NVIDIA DGX Spark hardware (docs/dgx-spark.md)",
+		},
+		{
+			ID:       "spark-lpddr5x",
+			Platform: "dgx-spark",
+			Applies:  "memory",
+			Name:     "GB10 LPDDR5X unified memory",
+			Value:    273,
+			Unit:     "GB/s",
+			Source:   "DGX Spark memory bandwidth ~273 GB/s peak (seed 000)",
+		},
+		{
+			ID:       "h100-nvlink4",
+			Platform: "h100",
+			Applies:  "nvlink",
+			Name:     "NVLink 4 per GPU (900 GB/s bidirectional)",
+			Value:    450,
+			Unit:     "GB/s",
+			Source:   "NVIDIA H100 SXM datasheet, NVLink 900 GB/s",
+		},
+		{
+			ID:       "h200-nvlink4",
+			Platform: "h200",
+			Applies:  "nvlink",
+			Name:     "NVLink 4 per GPU (900 GB/s bidirectional)",
+			Value:    450,
+			Unit:     "GB/s",
+			Source:   "NVIDIA H200 SXM datasheet, NVLink 900 GB/s",
+		},
+		{
+			ID:       "a100-nvlink3",
+			Platform: "a100",
+			Applies:  "nvlink",
+			Name:     "NVLink 3 per GPU (600 GB/s bidirectional)",
+			Value:    300,
+			Unit:     "GB/s",
+			Source:   "NVIDIA A100 SXM datasheet, NVLink 600 GB/s",
+		},
+		{
+			ID:       "pcie-gen3-x16",
+			Platform: "any",
+			Applies:  "pcie-gen3",
+			Name:     "PCIe Gen3 x16 (8 GT/s, 128b/130b)",
+			Value:    15.75,
+			Unit:     "GB/s",
+			Source:   "PCI-SIG PCIe 3.0 base rate 8 GT/s x 16 lanes",
+		},
+		{
+			ID:       "pcie-gen4-x16",
+			Platform: "any",
+			Applies:  "pcie-gen4",
+			Name:     "PCIe Gen4 x16 (16 GT/s, 128b/130b)",
+			Value:    31.5,
+			Unit:     "GB/s",
+			Source:   "PCI-SIG PCIe 4.0 base rate 16 GT/s x 16 lanes",
+		},
+		{
+			ID:       "pcie-gen5-x16",
+			Platform: "any",
+			Applies:  "pcie-gen5",
+			Name:     "PCIe Gen5 x16 (32 GT/s, 128b/130b)",
+			Value:    63,
+			Unit:     "GB/s",
+			Source:   "PCI-SIG PCIe 5.0 base rate 32 GT/s x 16 lanes",
+		},
+		{
+			ID:       "nic-100g",
+			Platform: "any",
+			Applies:  "nic-100",
+			Name:     "100 Gb/s NIC port",
+			Value:    12.5,
+			Unit:     "GB/s",
+			Source:   "IEEE 802.3ba/802.3bj 100 Gb/s Ethernet line rate, 100 Gb/s / 8",
+		},
+		{
+			ID:       "nic-200g",
+			Platform: "any",
+			Applies:  "nic-200",
+			Name:     "200 Gb/s NIC port",
+			Value:    25,
+			Unit:     "GB/s",
+			Source:   "IEEE 802.3bs/802.3cd 200 Gb/s Ethernet line rate, 200 Gb/s / 8",
+		},
+		{
+			ID:       "nic-400g",
+			Platform: "any",
+			Applies:  "nic-400",
+			Name:     "400 Gb/s NIC port",
+			Value:    50,
+			Unit:     "GB/s",
+			Source:   "IEEE 802.3bs 400 Gb/s Ethernet line rate, 400 Gb/s / 8",
+		},
+		{
+			ID:       "a100-host-link",
+			Platform: "a100",
+			Applies:  "host-link",
+			Name:     "A100 SXM4 host link, PCIe Gen4 x16",
+			Value:    31.5,
+			Unit:     "GB/s",
+			Source:   "NVIDIA A100 datasheet (PCIe Gen4, 64 GB/s bidirectional)",
+		},
+		{
+			ID:       "h100-host-link",
+			Platform: "h100",
+			Applies:  "host-link",
+			Name:     "H100 SXM host link, PCIe Gen5 x16",
+			Value:    63,
+			Unit:     "GB/s",
+			Source:   "NVIDIA H100 datasheet (PCIe Gen5, 128 GB/s bidirectional)",
+		},
+		{
+			ID:       "h200-host-link",
+			Platform: "h200",
+			Applies:  "host-link",
+			Name:     "H200 SXM host link, PCIe Gen5 x16",
+			Value:    63,
+			Unit:     "GB/s",
+			Source:   "NVIDIA H200 datasheet (PCIe Gen5, 128 GB/s bidirectional)",
+		},
+	},
 }

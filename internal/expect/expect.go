@@ -90,7 +90,7 @@ var (
 func Default() (Set, error) {
 	loadOnce.Do(func() {
 		if fresh(data, expectationsGenLen, expectationsGenCRC) {
-			loaded, loadErr = checkSet(generatedExpectations())
+			loaded, loadErr = checkSet(generatedExpectations)
 			return
 		}
 		loaded, loadErr = Parse(data)

@@ -119,7 +119,8 @@ func (s *Signature) Meaning(platform string) string {
 
 var signatures = sync.OnceValues(func() ([]Signature, error) {
 	if fresh(signatureData, signaturesGenLen, signaturesGenCRC) {
-		return checkSignatures(generatedSignatures())
+		// the compiled-in entries themselves, taken once
+		return checkSignatures(generatedSignatures)
 	}
 	return ParseSignatures(signatureData)
 })
