@@ -416,10 +416,15 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	if p.NCCL != nil && len(p.Errors) == 0 {
 		a.p2pStallAfterInit(p.NCCL)
 	}
+	hits := p.Errors
 	if p.NCCL != nil {
-		a.systemErrorOneNode(p.NCCL, p.Errors)
+		hits = a.rdmaUnneededOneNode(p.NCCL, hits)
+		a.systemErrorOneNode(p.NCCL, hits)
+		a.efaNoGDR(p.NCCL, hits)
+		a.debugEnvSet(p.NCCL, hits)
 	}
-	a.errors(p.Errors)
+	a.testSizeOOM(p.cuda)
+	a.errors(hits)
 	if len(p.kept) > 0 {
 		a.res.Flags = append(append([]report.AnalysisFlag(nil), p.kept...), a.res.Flags...)
 		if a.res.Measured == "" {

@@ -56,6 +56,7 @@ func (a *analysis) startupCauses(l *results.NCCLLog) {
 	a.bootstrapIPoIB(l)
 	a.hostHashClash(l)
 	a.ibGIDIndex(l)
+	a.ibMTUMismatch(l)
 	kinds, _ := l.TransportKinds()
 	net := int64(0)
 	for k, n := range kinds {

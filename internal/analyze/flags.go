@@ -211,7 +211,7 @@ func (a *analysis) warnClasses(l *results.NCCLLog) {
 	firstClass := ""
 	for _, w := range l.Warnings {
 		class := "unknown"
-		if f, ok := cat.Match(w); ok {
+		if f, ok := cat.Match(w); ok && !looseOtherClass(f, w) {
 			class = f.Class
 			if first == nil {
 				first = f
@@ -239,6 +239,15 @@ func (a *analysis) warnClasses(l *results.NCCLLog) {
 		src = fmt.Sprintf("NCCL source: %s (format %q, releases %s to %s)", first.Where, first.Format, first.First, first.Last)
 	}
 	a.flag(report.Warn, "nccl.warn", msg, ev, fix, src)
+}
+
+// looseOtherClass: a catalogue format that matched w mostly through its
+// conversions ("Failed to open %s", GDRCopy's, over "Failed to open
+// libibverbs.so[.1]") while w names another subsystem than the format's
+// class: the subsystem named tells where w comes from.
+func looseOtherClass(f *expect.NCCLWarn, w string) bool {
+	c := expect.NCCLWarnClassOf(w)
+	return f.MostlyArgs(w) && c != "" && c != f.Class
 }
 
 // sparkNCCLRelease names the NCCL release a remedy recommends on DGX

@@ -3,6 +3,7 @@ package analyze
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
@@ -24,11 +25,29 @@ type cudaFacts struct {
 	// notSupported are the "file:line" of "Cuda failure … 'operation not
 	// supported'" lines ("init.cc:426"), "" for one without
 	notSupported []string
+	// testFailure is the first line of nccl-tests' own error macros
+	// ("host: Test NCCL failure alltoall.cu:62 '…'", "Test CUDA failure")
+	// and oom the first CUDA out-of-memory line, each cut to maxFactLine
+	testFailure, oom string
+	// maxBytes is the largest size of an nccl-tests header (-e), gpu the
+	// GPU name of its first device line
+	maxBytes int64
+	gpu      string
 }
+
+// maxFactLine bounds a line kept as evidence.
+const maxFactLine = 300
 
 const maxCUDAFiles = 8
 
 var (
+	litFailure     = []byte("failure ")
+	litTestNCCL    = []byte("Test NCCL ")
+	litTestCUDA    = []byte("Test CUDA ")
+	litCuda        = []byte("Cuda ")
+	litOutOfMemory = []byte("out of memory")
+	litMaxBytes    = []byte(" maxBytes ")
+	litRankDevice  = []byte(" device ")
 	litInvalidArg  = []byte("invalid argument")
 	litCudaFailure = []byte("Cuda failure")
 	litNCCLVersion = []byte("NCCL version ")
@@ -43,6 +62,7 @@ func (c *cudaFacts) observe(line []byte) {
 			c.version = leadingVersion(line[j+len(litNCCLVersion):])
 		}
 	}
+	c.observeTest(line)
 	// "Cuda failure" first: one search passes over the lines that lack
 	// it (all but a few), where the two for the error's name cost two
 	j := bytes.Index(line, litCudaFailure)
@@ -67,6 +87,59 @@ func (c *cudaFacts) observe(line []byte) {
 	if len(c.files) < maxCUDAFiles {
 		c.files = append(c.files, sourceFileBefore(line[:j]))
 	}
+}
+
+// observeTest keeps the first nccl-tests failure line, the first CUDA
+// out-of-memory line (CUDA's name for cudaErrorMemoryAllocation in a CUDA
+// failure NCCL or nccl-tests prints: "Cuda failure 2 'out of memory'",
+// "Test CUDA failure common.cu:1009 'out of memory'") and, from the
+// nccl-tests header, the largest size and the first GPU's name. One scan
+// for "failure " passes over the lines without one; the header is read
+// only from "#" lines.
+func (c *cudaFacts) observeTest(line []byte) {
+	if len(line) > 0 && line[0] == '#' {
+		c.observeHeader(line)
+		return
+	}
+	i := bytes.Index(line, litFailure)
+	if i < 0 {
+		return
+	}
+	test := bytes.HasSuffix(line[:i], litTestNCCL) || bytes.HasSuffix(line[:i], litTestCUDA)
+	if test && c.testFailure == "" {
+		c.testFailure = factLine(line)
+	}
+	if c.oom == "" && bytes.Contains(line[i:], litOutOfMemory) && (test || bytes.HasSuffix(line[:i], litCuda)) {
+		c.oom = factLine(line)
+	}
+}
+
+// observeHeader reads nccl-tests' "# nThread 1 nGpus 1 minBytes 8
+// maxBytes 17179869184 …" and the first "#  Rank  0 Group  0 Pid … device
+// 0 [0x10] NVIDIA A100-SXM4-40GB" line.
+func (c *cudaFacts) observeHeader(line []byte) {
+	if c.maxBytes == 0 {
+		if j := bytes.Index(line, litMaxBytes); j >= 0 {
+			f := bytes.Fields(line[j+len(litMaxBytes):])
+			if len(f) > 0 && digits(f[0]) && len(f[0]) < 19 {
+				c.maxBytes, _ = strconv.ParseInt(string(f[0]), 10, 64)
+			}
+		}
+	}
+	if c.gpu == "" && bytes.Contains(line, litRankDevice) {
+		if j := bytes.LastIndex(line, []byte("] ")); j >= 0 {
+			c.gpu = factLine(line[j+2:])
+		}
+	}
+}
+
+// factLine is a line kept as evidence: trimmed, cut to maxFactLine bytes.
+func factLine(line []byte) string {
+	t := bytes.TrimSpace(line)
+	if len(t) > maxFactLine {
+		t = t[:maxFactLine]
+	}
+	return string(t)
 }
 
 // leadingVersion is the dotted release at the start of b ("2.18.1" of

@@ -276,10 +276,13 @@ func candidate(line []byte, literals bool) bool {
 			// the INFO lines that carry an error start so: "Failed to open
 			// libibverbs.so", "Call to connect returned Connection refused";
 			// NCCL 2.25 tells kernels that do not fit the GPU in an INFO line
-			// ("ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856")
+			// ("ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856");
+			// from 2.27 a retried connect names its address ("socketPollConnect:
+			// connect to 169.254.170.23<41837> returned Connection refused,
+			// retrying", src/misc/socket.cc v2.27.3-1)
 			rest = rest[5:]
 			return bytes.HasPrefix(rest, []byte("Failed")) || bytes.HasPrefix(rest, []byte("Call to")) || bytes.HasPrefix(rest, []byte("NET/Plugin")) ||
-				bytes.HasPrefix(rest, []byte("ncclMaxSharedMem"))
+				bytes.HasPrefix(rest, []byte("ncclMaxSharedMem")) || bytes.Contains(rest[:min(len(rest), 48)], []byte(": connect to "))
 		}
 		if bytes.HasPrefix(rest, []byte("WARN ")) || bytes.HasPrefix(rest, []byte("ATTN ")) || bytes.HasPrefix(rest, []byte("error")) {
 			return true

@@ -217,6 +217,13 @@ func (c *WarnCatalogue) Match(msg string) (*NCCLWarn, bool) {
 	return &c.entries[best], true
 }
 
+// MostlyArgs reports whether most of msg stands where the format has a
+// conversion ("Failed to open %s" read over "Failed to open
+// libibverbs.so[.1]"): the match then says little of where msg comes from.
+func (w *NCCLWarn) MostlyArgs(msg string) bool {
+	return 2*w.literal < len(strings.TrimSpace(msg))
+}
+
 // NCCLWarnClassOf tells the class of a WARN message the catalogue does not
 // hold (an older release's wording, a network plugin's message) from the
 // subsystem it names; "" when it names none.
@@ -232,7 +239,7 @@ func NCCLWarnClassOf(msg string) string {
 // warnClassWords are the subsystem prefixes NCCL and its network plugins
 // put in their messages ("NET/IB : …", "Net : Call to recv …" before 2.12).
 var warnClassWords = []struct{ word, class string }{
-	{"NET/IB", "net-ib"}, {"ibv_", "net-ib"}, {"NET/OFI", "net-ib"}, {"NET/Plugin", "init-config"},
+	{"NET/IB", "net-ib"}, {"ibv_", "net-ib"}, {"libibverbs", "net-ib"}, {"NET/OFI", "net-ib"}, {"NET/Plugin", "init-config"},
 	{"NET/Socket", "socket-bootstrap"}, {"Net : ", "socket-bootstrap"}, {"socket", "socket-bootstrap"}, {"Socket", "socket-bootstrap"}, {"Bootstrap", "socket-bootstrap"}, {"bootstrap", "socket-bootstrap"},
 	{"Proxy", "proxy"}, {"proxy", "proxy"},
 	{"Cuda", "cuda"}, {"CUDA", "cuda"}, {"NVML", "cuda"},

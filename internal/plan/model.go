@@ -7,6 +7,7 @@
 package plan
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,9 +88,15 @@ type LinearAttn struct {
 	KeyHeads, ValueHeads, KeyDim, ValueDim, ConvKernel int
 }
 
-// Mamba is the shape of a Mamba-2 mixer.
+// mambaChunk is Mamba-2's scan chunk where config.json gives none: the
+// Mamba2 module's default (state-spaces/mamba mamba_ssm/modules/mamba2.py,
+// chunk_size=256).
+const mambaChunk = 256
+
+// Mamba is the shape of a Mamba-2 mixer; ChunkSize is the length of the
+// chunks its prefill scan works in (config.json chunk_size).
 type Mamba struct {
-	Heads, HeadDim, StateSize, Groups, ConvKernel int
+	Heads, HeadDim, StateSize, Groups, ConvKernel, ChunkSize int
 }
 
 // MLA is the shape of multi-head latent attention; the Index fields are
@@ -153,6 +160,7 @@ type hfConfig struct {
 	NGroups               int             `json:"n_groups"`
 	MambaNumGroups        int             `json:"mamba_num_groups"`
 	ConvKernel            int             `json:"conv_kernel"`
+	ChunkSize             int             `json:"chunk_size"`
 	LayersBlockType       []string        `json:"layers_block_type"`
 	MoELatentSize         int             `json:"moe_latent_size"`
 	NumNextNPredict       int             `json:"num_nextn_predict_layers"`
@@ -291,7 +299,7 @@ func (m *Model) layerKinds(c *hfConfig) error {
 			return fmt.Errorf("%w: hybrid_override_pattern has characters other than M, *, - and E", ErrNotTransformer)
 		}
 		m.Mamba = Mamba{Heads: c.MambaNumHeads, HeadDim: c.MambaHeadDim, StateSize: c.SSMStateSize,
-			Groups: max(c.NGroups, c.MambaNumGroups), ConvKernel: c.ConvKernel}
+			Groups: max(c.NGroups, c.MambaNumGroups), ConvKernel: c.ConvKernel, ChunkSize: cmp.Or(c.ChunkSize, mambaChunk)}
 		if m.MambaLayers > 0 && (m.Mamba.Heads <= 0 || m.Mamba.HeadDim <= 0 || m.Mamba.StateSize <= 0 || m.Mamba.Groups <= 0) {
 			return fmt.Errorf("%w: Mamba layers without mamba_num_heads, mamba_head_dim, ssm_state_size and n_groups", ErrNotTransformer)
 		}

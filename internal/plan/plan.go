@@ -631,9 +631,10 @@ func (e estimator) prefillPass(tp, start, n int, last bool) (compute, memory, ex
 	if last {
 		flops += 2 * head
 	}
-	// Attention's score and value products run on 16-bit operands whatever
-	// the weights' format: only the weight multiplies use its rate.
-	attn := e.attentionFLOPs(float64(start), float64(n)) / (e.c.BF16TFLOPS.Value * 1e12 * e.att.Value)
+	// Attention's score and value products, and the linear-attention and
+	// Mamba-2 chunked scans' products, run on 16-bit operands whatever the
+	// weights' format: only the weight multiplies use its rate.
+	attn := (e.attentionFLOPs(float64(start), float64(n)) + e.scanFLOPs(float64(n))) / (e.c.BF16TFLOPS.Value * 1e12 * e.att.Value)
 	// The routed experts' multiplies run in the engine's grouped per-expert
 	// kernels, at their own share of the rate (preMoE).
 	expertFLOPs := 2 * e.p.Expert * float64(e.m.ExpertsPerToken*e.m.MoELayers) * float64(n)
@@ -690,6 +691,37 @@ func (e estimator) attentionFLOPs(start, n float64) float64 {
 	full := float64(e.m.FullAttentionLayers) * n * (start + n/2)
 	sliding := float64(e.m.SlidingLayers) * n * min(start+n/2, float64(e.m.SlidingWindow))
 	return per * (full + sliding)
+}
+
+// deltaChunk is the chunk of Gated DeltaNet's prefill scan: vLLM's
+// chunk_gated_delta_rule_fwd (vllm/model_executor/layers/fla/ops/chunk.py,
+// from flash-linear-attention) works in chunks of 64 tokens.
+const deltaChunk = 64
+
+// scanFLOPs is the products of the linear-attention (Gated DeltaNet) and
+// Mamba-2 layers' chunked scans over n prompt tokens: linear in n, each
+// token's share set by the chunk length C. Gated DeltaNet, per value head
+// and chunk (key width K, value width V; vLLM's fla ops): K·Kᵀ (2C²K,
+// chunk_scaled_dot_kkt), the triangular solve (about ⅔C³, solve_tril), w
+// and u (2C²K + 2C²V, recompute_w_u), the state's read and update (4CKV,
+// chunk_gated_delta_rule_fwd_h), and the output from the state and within
+// the chunk (2CKV + 2C²K + 2C²V, chunk_fwd_o). Mamba-2's SSD, per head of
+// width P and state N (chunk Q): the chunk's state Bᵀx and the output C·h
+// (4NPQ), the chunk's C·Bᵀ per group of heads (2Q²N) and its product with
+// x (2Q²P) (mamba_ssm ssd_combined: chunk_state, bmm_chunk, chunk_scan).
+func (e estimator) scanFLOPs(n float64) float64 {
+	var per float64
+	if l := e.m.Linear; l.ValueHeads > 0 {
+		c, k, v := float64(deltaChunk), float64(l.KeyDim), float64(l.ValueDim)
+		perHead := c*(6*k+4*v) + 6*k*v + 2*c*c/3
+		per += float64(e.m.LinearLayers*l.ValueHeads) * perHead
+	}
+	if mb := e.m.Mamba; mb.Heads > 0 {
+		q, p, s := float64(cmp.Or(mb.ChunkSize, mambaChunk)), float64(mb.HeadDim), float64(mb.StateSize)
+		perLayer := float64(mb.Heads)*(4*s*p+2*q*p) + float64(mb.Groups)*2*q*s
+		per += float64(e.m.MambaLayers) * perLayer
+	}
+	return per * n
 }
 
 // hops is the time activations take between pipeline stages.

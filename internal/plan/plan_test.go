@@ -426,3 +426,36 @@ func TestGGUFFileSizes(t *testing.T) {
 		}
 	}
 }
+
+// TestScanFLOPs holds the linear-attention and Mamba-2 scans' products to
+// the chunked algorithms' counts worked by hand, linear in the prompt (any
+// split of it costs the same), and absent from a model with neither.
+func TestScanFLOPs(t *testing.T) {
+	// Qwen3.6-35B-A3B: 30 Gated DeltaNet layers of 32 value heads, key and
+	// value widths 128, chunks of 64: 64·(6·128 + 4·128) + 6·128·128 + ⅔·64²
+	// = 182,954.67 a head and token.
+	qwen := load(t, "qwen3.6-35b-a3b.json")
+	// Nemotron-3 Nano: 23 Mamba-2 layers of 64 heads of width 64, state 128,
+	// 8 groups, chunks of 128 (config.json chunk_size): 64·(4·128·64 +
+	// 2·128·64) + 8·2·128·128 = 3,407,872 a layer and token.
+	nano := load(t, "nemotron-3-nano-30b-a3b.json")
+	for _, c := range []struct {
+		m    Model
+		want float64
+	}{{qwen, 30 * 32 * (64*(6*128+4*128) + 6*128*128 + 2*64*64/3.0)}, {nano, 23 * 3407872}} {
+		e := estimator{m: c.m}
+		if got := e.scanFLOPs(1); math.Abs(got/c.want-1) > 1e-12 {
+			t.Errorf("%s: %.0f scan FLOPs a token, want %.0f", c.m.Name, got, c.want)
+		}
+		for _, n := range []float64{1, 17, 4096, 160913} {
+			for _, k := range []float64{0, 1, n / 3, n - 1} {
+				if a, b := e.scanFLOPs(n), e.scanFLOPs(k)+e.scanFLOPs(n-k); math.Abs(a/b-1) > 1e-12 {
+					t.Errorf("%s: %v tokens cost %.6g, split at %v %.6g", c.m.Name, n, a, k, b)
+				}
+			}
+		}
+	}
+	if got := (estimator{m: load(t, "llama-3.1-8b.json")}).scanFLOPs(4096); got != 0 {
+		t.Errorf("a model without linear-attention or Mamba layers has %.0f scan FLOPs, want 0", got)
+	}
+}

@@ -223,7 +223,7 @@ func quietInfo(msg []byte) bool {
 }
 
 // alarmFirst holds the first bytes of the INFO messages quietAlarm tells.
-var alarmFirst = byteSet("FCNn")
+var alarmFirst = byteSet("FCNns")
 
 // quietAlarm is quietInfo for a message that starts with a byte of alarmFirst.
 func quietAlarm(msg []byte) bool {
@@ -236,9 +236,29 @@ func quietAlarm(msg []byte) bool {
 		return len(msg) < 10 || string(msg[:10]) != "NET/Plugin"
 	case 'n':
 		// NCCL 2.25: kernels that do not fit the GPU's shared memory
-		return len(msg) < 16 || string(msg[:16]) != "ncclMaxSharedMem"
+		if len(msg) >= 16 && string(msg[:16]) == "ncclMaxSharedMem" {
+			return false
+		}
+		return !connectRetry(msg)
+	case 's':
+		return !connectRetry(msg)
 	}
 	return true
+}
+
+// connectRetry: the INFO line of a socket connection NCCL retries,
+// "%s: connect to %s returned %s, retrying" with the function's name
+// first ("socketPollConnect", "ncclSocketConnect": src/misc/socket.cc
+// v2.27.3-1, src/os/linux.cc v2.30.7-1). The address it names can tell
+// why the connection fails.
+func connectRetry(msg []byte) bool {
+	// only the socket functions print it: a word compare keeps the other
+	// INFO lines starting with n or s (ncclCommInitRank, ...) cheap
+	if !(len(msg) > 6 && string(msg[:6]) == "socket" || len(msg) > 10 && string(msg[:10]) == "ncclSocket") {
+		return false
+	}
+	head := msg[:min(len(msg), 48)]
+	return bytes.Contains(head, []byte(": connect to "))
 }
 
 // byteSet is a lookup table of the bytes of s.
