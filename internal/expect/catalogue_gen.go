@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 104721
-	signaturesGenCRC   = 0x4511a2e0
+	signaturesGenLen   = 123628
+	signaturesGenCRC   = 0x36b80c51
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -378,6 +378,7 @@ var generatedSignatures = []Signature{
 			"IBV_WC_RETRY_EXC_ERR",
 			"transport retry counter exceeded",
 			"Failed status 12:",
+			"Failed status-[^(]*\\(12\\):",
 			"completion with status:? 0xc\\b",
 		},
 		Weight:        1,
@@ -398,6 +399,7 @@ var generatedSignatures = []Signature{
 			[]byte("IBV_WC_RETRY_EXC_ERR"),
 			[]byte("transport retry counter exceeded"),
 			[]byte("Failed status 12:"),
+			[]byte("Failed status-"),
 			[]byte("completion with status"),
 		},
 		AllLits: [][][]byte{
@@ -417,6 +419,9 @@ var generatedSignatures = []Signature{
 			},
 			[][]byte{
 				[]byte("Failed status 12:"),
+			},
+			[][]byte{
+				[]byte("Failed status-"),
 			},
 			[][]byte{
 				[]byte("completion with status"),
@@ -546,6 +551,28 @@ var generatedSignatures = []Signature{
 				},
 			},
 			{
+				prefix:   []byte("Failed status-"),
+				anchored: lazyRegexp("^(?:Failed status-[^(]*\\(12\\):)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Failed status-"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("(12):"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Failed status-"),
+					[]byte("(12):"),
+				},
+			},
+			{
 				prefix:   []byte("completion with status"),
 				anchored: lazyRegexp("^(?:completion with status:? 0xc\\b)", nil),
 				filter: prefilter{
@@ -579,6 +606,7 @@ var generatedSignatures = []Signature{
 			"IBV_WC_LOC_PROT_ERR",
 			"local protection error",
 			"Failed status 4:",
+			"Failed status-[^(]*\\(4\\):",
 		},
 		Weight:        1,
 		Severity:      "fail",
@@ -597,6 +625,7 @@ var generatedSignatures = []Signature{
 			[]byte("IBV_WC_LOC_PROT_ERR"),
 			[]byte("local protection error"),
 			[]byte("Failed status 4:"),
+			[]byte("Failed status-"),
 		},
 		AllLits: [][][]byte{
 			[][]byte{
@@ -615,6 +644,9 @@ var generatedSignatures = []Signature{
 			},
 			[][]byte{
 				[]byte("Failed status 4:"),
+			},
+			[][]byte{
+				[]byte("Failed status-"),
 			},
 		},
 		plans: []matchPlan{
@@ -739,6 +771,28 @@ var generatedSignatures = []Signature{
 					[]byte("Failed status 4:"),
 				},
 			},
+			{
+				prefix:   []byte("Failed status-"),
+				anchored: lazyRegexp("^(?:Failed status-[^(]*\\(4\\):)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Failed status-"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("(4):"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Failed status-"),
+					[]byte("(4):"),
+				},
+			},
 		},
 	},
 	{
@@ -858,6 +912,7 @@ var generatedSignatures = []Signature{
 			"Got completion from peer \\S+ with (status=5\\b|status=[^(]*\\(5\\)|error 5\\b)",
 			"IBV_WC_WR_FLUSH_ERR",
 			"Failed status 5:",
+			"Failed status-[^(]*\\(5\\):",
 		},
 		Weight:        0.4,
 		Severity:      "fail",
@@ -872,6 +927,7 @@ var generatedSignatures = []Signature{
 			[]byte("Got completion from peer "),
 			[]byte("IBV_WC_WR_FLUSH_ERR"),
 			[]byte("Failed status 5:"),
+			[]byte("Failed status-"),
 		},
 		AllLits: [][][]byte{
 			[][]byte{
@@ -883,6 +939,9 @@ var generatedSignatures = []Signature{
 			},
 			[][]byte{
 				[]byte("Failed status 5:"),
+			},
+			[][]byte{
+				[]byte("Failed status-"),
 			},
 		},
 		plans: []matchPlan{
@@ -972,6 +1031,28 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("Failed status 5:"),
+				},
+			},
+			{
+				prefix:   []byte("Failed status-"),
+				anchored: lazyRegexp("^(?:Failed status-[^(]*\\(5\\):)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Failed status-"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("(5):"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Failed status-"),
+					[]byte("(5):"),
 				},
 			},
 		},
@@ -1787,9 +1868,10 @@ var generatedSignatures = []Signature{
 		Title: "NCCL could not allocate GPU memory (Cuda failure 'out of memory')",
 		Kind:  "cuda",
 		Match: []string{
-			"Cuda failure '?out of memory",
+			"Cuda failure( \\d+)? '?out of memory",
 			"Failed to CUDA calloc",
 			"CUDA out of memory",
+			"Test CUDA failure \\S+:\\d+ 'out of memory'",
 		},
 		Weight:        1.2,
 		Severity:      "fail",
@@ -1800,15 +1882,18 @@ var generatedSignatures = []Signature{
 			"https://github.com/NVIDIA/nccl/issues/1235",
 			"https://github.com/NVIDIA/TensorRT-LLM/issues/1670",
 			"https://github.com/PKU-YuanGroup/Open-Sora-Plan/issues/386",
+			"NVIDIA/nccl src/include/cudawrap.h v2.19.3-1 to v2.30.7-1 (CUDACHECK: WARN \"Cuda failure %d '%s'\", the error's number before its name)",
+			"https://github.com/NVIDIA/nccl-tests/blob/master/src/common.h (CUDACHECK: \"%s: Test CUDA failure %s:%d '%s'\" with cudaGetErrorString)",
 		},
 		Lits: [][]byte{
-			[]byte("Cuda failure "),
+			[]byte("out of memory"),
 			[]byte("Failed to CUDA calloc"),
 			[]byte("CUDA out of memory"),
+			[]byte("Test CUDA failure "),
 		},
 		AllLits: [][][]byte{
 			[][]byte{
-				[]byte("Cuda failure "),
+				[]byte("Cuda failure"),
 				[]byte("out of memory"),
 			},
 			[][]byte{
@@ -1817,28 +1902,43 @@ var generatedSignatures = []Signature{
 			[][]byte{
 				[]byte("CUDA out of memory"),
 			},
+			[][]byte{
+				[]byte("Test CUDA failure "),
+				[]byte(" 'out of memory'"),
+			},
 		},
 		plans: []matchPlan{
 			{
-				prefix:   []byte("Cuda failure "),
-				anchored: lazyRegexp("^(?:Cuda failure '?out of memory)", nil),
+				prefix:   []byte("Cuda failure"),
+				anchored: lazyRegexp("^(?:Cuda failure( \\d+)? '?out of memory)", nil),
 				filter: prefilter{
-					op: pfAny,
+					op: pfAll,
 					subs: []prefilter{
 						{
 							op:  pfLit,
-							lit: []byte("Cuda failure 'out of memory"),
+							lit: []byte("Cuda failure"),
 						},
 						{
-							op:  pfLit,
-							lit: []byte("Cuda failure out of memory"),
-							k:   1,
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte(" 'out of memory"),
+									k:   1,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" out of memory"),
+									k:   2,
+								},
+							},
 						},
 					},
 				},
 				lits: [][]byte{
-					[]byte("Cuda failure 'out of memory"),
-					[]byte("Cuda failure out of memory"),
+					[]byte("Cuda failure"),
+					[]byte(" 'out of memory"),
+					[]byte(" out of memory"),
 				},
 			},
 			{
@@ -1861,6 +1961,34 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("CUDA out of memory"),
+				},
+			},
+			{
+				prefix:   []byte("Test CUDA failure "),
+				anchored: lazyRegexp("^(?:Test CUDA failure \\S+:\\d+ 'out of memory')", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Test CUDA failure "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(":"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" 'out of memory'"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Test CUDA failure "),
+					[]byte(":"),
+					[]byte(" 'out of memory'"),
 				},
 			},
 		},
@@ -4235,7 +4363,7 @@ var generatedSignatures = []Signature{
 		Kind:  "framework",
 		Match: []string{
 			"Unable to resolve hostname to a \\(local\\) address\\. Using the loopback",
-			"remote=\\[127\\.0\\.0\\.1\\]:\\d+",
+			"remote=\\[127\\.\\d+\\.\\d+\\.\\d+\\]",
 		},
 		Weight:        1.2,
 		Severity:      "fail",
@@ -4274,14 +4402,37 @@ var generatedSignatures = []Signature{
 				},
 			},
 			{
-				prefix:   []byte("remote=[127.0.0.1]:"),
-				anchored: lazyRegexp("^(?:remote=\\[127\\.0\\.0\\.1\\]:\\d+)", nil),
+				prefix:   []byte("remote=[127."),
+				anchored: lazyRegexp("^(?:remote=\\[127\\.\\d+\\.\\d+\\.\\d+\\])", nil),
 				filter: prefilter{
-					op:  pfLit,
-					lit: []byte("remote=[127.0.0.1]:"),
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("remote=[127."),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("."),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("."),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("]"),
+							k:   3,
+						},
+					},
 				},
 				lits: [][]byte{
-					[]byte("remote=[127.0.0.1]:"),
+					[]byte("remote=[127."),
+					[]byte("."),
+					[]byte("."),
+					[]byte("]"),
 				},
 			},
 		},
@@ -6038,6 +6189,732 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("Could not find real path of /sys/class/pci_bus/"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "socket-link-local",
+		Title: "NCCL's socket connection to a link-local address (169.254.0.0/16) failed",
+		Kind:  "socket",
+		Match: []string{
+			"[Cc]onnect to 169\\.254\\.\\d{1,3}\\.\\d{1,3}(<[^>]*>)?:? (failed|returned)",
+		},
+		Weight:        1.15,
+		Severity:      "fail",
+		MeaningSpark:  "NCCL dialled an IPv4 link-local address: an interface that has only a 169.254 address (no DHCP answer, or a QSFP port left unaddressed) is in NCCL's socket list, and such an address is not routed to the other Spark",
+		MeaningServer: "NCCL dialled an IPv4 link-local address, which routers do not forward (RFC 3927): with NCCL_SOCKET_IFNAME unset NCCL takes every interface that is up except docker*, lo and virbr*, so an interface with only a link-local address (a cloud agent's, such as the EKS Pod Identity interface at 169.254.170.23, which has the same address on every node; a port without DHCP) joins its socket list, and a peer's connection to that address goes nowhere or reaches its own node",
+		Fix:           "set NCCL_SOCKET_IFNAME to the interface with the routed address (ip -br addr) on every node, or exclude the link-local one (NCCL_SOCKET_IFNAME=^lo,docker,<that interface>)",
+		Sources: []string{
+			"NVIDIA/nccl src/misc/socket.cc v2.30.7-1 line 220 (ncclFindInterfaces: with NCCL_SOCKET_IFNAME unset, \"^docker,lo,virbr\"), src/os/linux.cc v2.30.7-1 (\"%s: connect to %s returned %s, retrying\" and \"..., exceeded error retry count\"), src/misc/socket.cc v2.12.12-1 and v2.18.6-1 (\"Connect to %s failed : %s\"); the address printed as host<port> (ncclSocketToString)",
+			"https://github.com/aws-samples/aws-do-eks/pull/54 (pod-id-link0 169.254.170.23 in NCCL's socket list, refused connections, fixed by excluding it)",
+		},
+		Lits: [][]byte{
+			[]byte("onnect to 169"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("onnect to 169"),
+				[]byte("254"),
+				[]byte("1,3}"),
+				[]byte("1,3}"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("onnect to 169.254."),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("."),
+							k:   1,
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte(": failed"),
+									k:   2,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(": returned"),
+									k:   3,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" failed"),
+									k:   4,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" returned"),
+									k:   5,
+								},
+							},
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("onnect to 169.254."),
+					[]byte("."),
+					[]byte(": failed"),
+					[]byte(": returned"),
+					[]byte(" failed"),
+					[]byte(" returned"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "efa-gpu-memory-unregistrable",
+		Title: "libfabric's EFA provider could not register GPU memory with the EFA device: no GPUDirect RDMA",
+		Kind:  "ofi",
+		Match: []string{
+			"Failed to register CUDA buffer with the EFA device",
+		},
+		Weight:        0.7,
+		Severity:      "warn",
+		MeaningSpark:  "an EFA line does not belong on DGX Spark (ConnectX-7, no EFA): the paste comes from another machine",
+		MeaningServer: "libfabric's EFA provider tried to register a small GPU buffer with the EFA device at start and the registration failed, so GPU memory cannot go to the NIC directly (GPUDirect RDMA): expected on instance types without it (g5, g6e), a fault where it is supported (p4d, p5): the peer-memory path (nvidia-peermem, or dma-buf with a recent driver and kernel) is missing from the image",
+		Fix:           "on p4d/p5-class instances use an image with the EFA driver and nvidia-peermem (lsmod | grep peermem) or a dma-buf capable driver and kernel; check with fi_info -p efa and an NCCL run whose channels go via NET/.../GDRDMA",
+		Sources: []string{
+			"https://github.com/ofiwg/libfabric/blob/main/prov/efa/src/efa_hmem.c and prov/efa/src/efa_domain.c of earlier releases (efa_domain_hmem_info_init_cuda: ibv_reg_mr or ibv_reg_dmabuf_mr of a cudaMalloc buffer fails, p2p_supported_by_device = false, EFA_WARN \"Failed to register CUDA buffer with the EFA device, FI_HMEM transfers that require peer to peer support will fail.\")",
+			"https://github.com/aws/aws-k8s-tester/pull/474 (p5.48xlarge on a bad AMI: this line, channels via NET/Socket, about 1 GB/s)",
+		},
+		Lits: [][]byte{
+			[]byte("Failed to register CUDA buffer with the EFA device"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Failed to register CUDA buffer with the EFA device"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Failed to register CUDA buffer with the EFA device"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Failed to register CUDA buffer with the EFA device"),
+				},
+				lits: [][]byte{
+					[]byte("Failed to register CUDA buffer with the EFA device"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "ofi-peer-gone",
+		Title: "the peer's EFA endpoint does not exist (Invalid receiver queue pair number): the peer process ended",
+		Kind:  "ofi",
+		Match: []string{
+			"Invalid receiver queue pair number \\(QPN\\)",
+		},
+		Weight:        0.95,
+		Severity:      "fail",
+		MeaningSpark:  "not used on DGX Spark (EFA is AWS's fabric): the paste comes from another machine",
+		MeaningServer: "the message reached the peer's EFA device but no queue pair of that number exists there any more: the peer process ended (libfabric: \"typically caused by a crashed peer\") — a rank killed for memory (a Kubernetes pod's or a container's memory limit, OOMKilled; the kernel's OOM killer) or one that crashed; the network is not at fault",
+		Fix:           "find how the peer rank ended: kubectl describe pod (Last State: OOMKilled) or dmesg on its node for the OOM killer; raise the pod's or container's memory limit (or lower the job's host memory use), then run again",
+		Sources: []string{
+			"https://github.com/ofiwg/libfabric/blob/main/prov/efa/src/efa_errno.h (EFA status 9, REMOTE_ERROR_BAD_DEST_QPN, \"Invalid receiver queue pair number (QPN)\") and prov/efa/src/efa_strerror.c (efa_io_comp_status_str adds \"This error is typically caused by a crashed peer. Please verify the peer application has not terminated unexpectedly.\")",
+			"https://github.com/awslabs/awsome-distributed-ai/issues/312 (NET/OFI completed with error RC 5, Invalid receiver QPN, in pods with an 8 GB memory limit: an OOM, fixed by a larger limit)",
+		},
+		Lits: [][]byte{
+			[]byte("Invalid receiver queue pair number "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Invalid receiver queue pair number "),
+				[]byte("QPN"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Invalid receiver queue pair number (QPN)"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Invalid receiver queue pair number (QPN)"),
+				},
+				lits: [][]byte{
+					[]byte("Invalid receiver queue pair number (QPN)"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "perftest-server-unreachable",
+		Title: "the perftest client could not reach the server's out-of-band TCP port: nothing was measured",
+		Kind:  "perftest",
+		Match: []string{
+			"Unable to init the socket connection",
+			"Unable to set up socket connection",
+		},
+		Weight:        1.02,
+		Severity:      "fail",
+		MeaningSpark:  "the other Spark's perftest server was not listening on the address and port given: it was not started first (ib_write_bw -d <device> on the server, then the client with the server's address), it listens on another port (-p), or the address is not one the two Sparks share (use the address of the ConnectX-7 link, not the management port); a firewall (ufw) can also drop the port",
+		MeaningServer: "perftest exchanges its queue-pair details over a TCP connection to the server (port 18515 unless -p) before any RDMA traffic: the server was not running or had already exited, listens on another port, the address does not route, or a firewall drops the port",
+		Fix:           "start the server side first with the same options (ib_write_bw -d <device> [-p <port>]), then the client with the server's address; check the address answers (ping) and the port is open (nc -zv <server> 18515)",
+		Sources: []string{
+			"https://github.com/linux-rdma/perftest/blob/26.04.17/src/perftest_communication.c (ethernet_client_connect: \"Couldn't connect to %s:%d\" when connect to the server's port fails; the test then prints \" Unable to init the socket connection\", src/write_bw.c and the other tests) and https://github.com/linux-rdma/perftest/blob/26.04.17/src/perftest_parameters.c (DEF_PORT 18515)",
+		},
+		Lits: [][]byte{
+			[]byte("Unable to init the socket connection"),
+			[]byte("Unable to set up socket connection"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Unable to init the socket connection"),
+			},
+			[][]byte{
+				[]byte("Unable to set up socket connection"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Unable to init the socket connection"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Unable to init the socket connection"),
+				},
+				lits: [][]byte{
+					[]byte("Unable to init the socket connection"),
+				},
+			},
+			{
+				prefix:  []byte("Unable to set up socket connection"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Unable to set up socket connection"),
+				},
+				lits: [][]byte{
+					[]byte("Unable to set up socket connection"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "perftest-device-not-found",
+		Title: "perftest could not find or open the RDMA device",
+		Kind:  "perftest",
+		Match: []string{
+			"IB device \\S+ not found",
+			"No IB devices found",
+			"Unable to find the Infiniband/RoCE device",
+			"Couldn.t get context for the device",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the device named with -d does not exist here: DGX Spark's ConnectX-7 devices are named per PCIe path (rocep1s0f0, rocep1s0f1, roceP2p1s0f0, roceP2p1s0f1) and the two nodes' names can differ; or the RDMA devices are not visible (a container without /dev/infiniband)",
+		MeaningServer: "the device named with -d does not exist on this host (names differ between hosts and drivers), no RDMA device is visible at all (the driver is not loaded, or a container without /dev/infiniband), or the device could not be opened (permissions on /dev/infiniband/uverbs*)",
+		Fix:           "list the devices with ibv_devices (ibdev2netdev shows which netdev each is) on each host and pass one of those names with -d; in a container pass the RDMA devices in (--device=/dev/infiniband or the RDMA device plugin)",
+		Sources: []string{
+			"https://github.com/linux-rdma/perftest/blob/26.04.17/src/perftest_resources.c (ctx_find_dev: \"No IB devices found\", \"IB device %s not found\"; \" Couldn't get context for the device\" when ibv_open_device fails) and https://github.com/linux-rdma/perftest/blob/26.04.17/src/write_bw.c (\" Unable to find the Infiniband/RoCE device\")",
+		},
+		Lits: [][]byte{
+			[]byte("IB device "),
+			[]byte("No IB devices found"),
+			[]byte("Unable to find the Infiniband/RoCE device"),
+			[]byte("t get context for the device"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("IB device "),
+				[]byte(" not found"),
+			},
+			[][]byte{
+				[]byte("No IB devices found"),
+			},
+			[][]byte{
+				[]byte("Unable to find the Infiniband/RoCE device"),
+			},
+			[][]byte{
+				[]byte("Couldn"),
+				[]byte("t get context for the device"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("IB device "),
+				anchored: lazyRegexp("^(?:IB device \\S+ not found)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("IB device "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" not found"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("IB device "),
+					[]byte(" not found"),
+				},
+			},
+			{
+				prefix:  []byte("No IB devices found"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("No IB devices found"),
+				},
+				lits: [][]byte{
+					[]byte("No IB devices found"),
+				},
+			},
+			{
+				prefix:  []byte("Unable to find the Infiniband/RoCE device"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Unable to find the Infiniband/RoCE device"),
+				},
+				lits: [][]byte{
+					[]byte("Unable to find the Infiniband/RoCE device"),
+				},
+			},
+			{
+				prefix:   []byte("Couldn"),
+				anchored: lazyRegexp("^(?:Couldn.t get context for the device)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Couldn"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("t get context for the device"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Couldn"),
+					[]byte("t get context for the device"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "perftest-mr-failed",
+		Title: "perftest could not register its buffer with the NIC (Couldn't allocate MR)",
+		Kind:  "perftest",
+		Match: []string{
+			"Couldn.t allocate MR",
+			"failed to create mr",
+			"Failed to create MR",
+		},
+		Weight:        1.05,
+		Severity:      "fail",
+		MeaningSpark:  "the buffer could not be pinned for the NIC: the locked-memory limit (ulimit -l) is too low, or on a linux-nvidia 7.0 kernel with kexec handover the pinning fails (boot 6.17 or add kho=off); with --use_cuda GPU memory cannot be registered on GB10 (no GPUDirect RDMA)",
+		MeaningServer: "memory registration (ibv_reg_mr) failed: the locked-memory limit (ulimit -l) is too low (errno 12); with --use_cuda the GPU memory cannot be registered without nvidia-peermem or dma-buf support (errno 14 or 95)",
+		Fix:           "raise memlock to unlimited (ulimit -l unlimited; limits.conf or the container's --ulimit memlock=-1); for --use_cuda load nvidia-peermem or use --use_cuda_dmabuf on a dma-buf capable driver and kernel",
+		Sources: []string{
+			"https://github.com/linux-rdma/perftest/blob/26.04.17/src/perftest_resources.c (create_single_mr: \"Couldn't allocate MR with error=%d\" with errno, \"OFED stack does not support DMA-BUF\" for EOPNOTSUPP; create_mr; ctx_init: \"Failed to create MR\")",
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/networking_troubleshooting.rst v2.30.7-1 (registration fails when too little memory can be pinned: memlock unlimited, checked with ulimit -l)",
+		},
+		Lits: [][]byte{
+			[]byte("t allocate MR"),
+			[]byte("failed to create mr"),
+			[]byte("Failed to create MR"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Couldn"),
+				[]byte("t allocate MR"),
+			},
+			[][]byte{
+				[]byte("failed to create mr"),
+			},
+			[][]byte{
+				[]byte("Failed to create MR"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Couldn"),
+				anchored: lazyRegexp("^(?:Couldn.t allocate MR)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Couldn"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("t allocate MR"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Couldn"),
+					[]byte("t allocate MR"),
+				},
+			},
+			{
+				prefix:  []byte("failed to create mr"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("failed to create mr"),
+				},
+				lits: [][]byte{
+					[]byte("failed to create mr"),
+				},
+			},
+			{
+				prefix:  []byte("Failed to create MR"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Failed to create MR"),
+				},
+				lits: [][]byte{
+					[]byte("Failed to create MR"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "perftest-port-not-active",
+		Title: "perftest found the RDMA port not active (Port number N state is Down/Init)",
+		Kind:  "perftest",
+		Match: []string{
+			"Port number \\d+ state is (Down|Init|Armed|Nop)",
+		},
+		Weight:        1.15,
+		Severity:      "fail",
+		MeaningSpark:  "the ConnectX-7 port has no link: the QSFP cable is not seated or joins another port, or the peer's port is down",
+		MeaningServer: "the port is not ACTIVE: Down means no physical link (cable, transceiver, the peer or switch port down); Init on InfiniBand means the link is up but no subnet manager has configured the port (start opensm or check the fabric's SM)",
+		Fix:           "check the link (ibstat or ibv_devinfo: state and physical_state; ethtool for RoCE) and the cable at both ends; on InfiniBand with state Init run a subnet manager (opensm) on the fabric",
+		Sources: []string{
+			"https://github.com/linux-rdma/perftest/blob/26.04.17/src/perftest_parameters.c (check_link: \" Port number %d state is %s\" when port_attr.state is not IBV_PORT_ACTIVE; portStates Nop, Down, Init, Armed)",
+		},
+		Lits: [][]byte{
+			[]byte("Port number "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Port number "),
+				[]byte(" state is "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Port number "),
+				anchored: lazyRegexp("^(?:Port number \\d+ state is (Down|Init|Armed|Nop))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Port number "),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte(" state is Down"),
+									k:   1,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" state is Init"),
+									k:   2,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" state is Armed"),
+									k:   3,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" state is Nop"),
+									k:   4,
+								},
+							},
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Port number "),
+					[]byte(" state is Down"),
+					[]byte(" state is Init"),
+					[]byte(" state is Armed"),
+					[]byte(" state is Nop"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "perftest-gid-type-mismatch",
+		Title: "the two perftest ends use GIDs of different types (one IPv4-mapped, one IPv6)",
+		Kind:  "perftest",
+		Match: []string{
+			"Found Incompatibility issue with GID types",
+		},
+		Weight:        1.15,
+		Severity:      "fail",
+		MeaningSpark:  "the GID index chosen (-x) points at an IPv4-mapped GID on one Spark and an IPv6 one on the other: the ports' GID tables differ (an address on one link only)",
+		MeaningServer: "the GID index chosen (-x, or the default) is an IPv4-mapped GID on one end and an IPv6 GID on the other: the two ports' GID tables differ",
+		Fix:           "list the GID table on both ends (show_gids, or /sys/class/infiniband/<dev>/ports/1/gids) and pass each end the -x index of its RoCE v2 IPv4 GID",
+		Sources: []string{
+			"https://github.com/linux-rdma/perftest/blob/26.04.17/src/perftest_communication.c (ctx_check_gid_compatibility: the two ends' GIDs differ in ipv6_addr_v4mapped) and https://github.com/linux-rdma/perftest/blob/26.04.17/src/write_bw.c (\"Found Incompatibility issue with GID types.\", \"Please Try to use a different IP version.\")",
+		},
+		Lits: [][]byte{
+			[]byte("Found Incompatibility issue with GID types"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Found Incompatibility issue with GID types"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Found Incompatibility issue with GID types"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Found Incompatibility issue with GID types"),
+				},
+				lits: [][]byte{
+					[]byte("Found Incompatibility issue with GID types"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "gloo-ifname-not-found",
+		Title: "Gloo found no address on the interface named (GLOO_SOCKET_IFNAME names an interface this host lacks)",
+		Kind:  "framework",
+		Match: []string{
+			"(ifa != nullptr|false)\\. Unable to find address for: \\S+",
+		},
+		Weight:        1.15,
+		Severity:      "fail",
+		MeaningSpark:  "the framework's Gloo group (PyTorch's CPU process group, which vLLM and torchrun start beside NCCL) was given an interface name this Spark does not have, or one without an IP address: Gloo takes GLOO_SOCKET_IFNAME literally, a name per entry, without NCCL's ^ exclusion or prefix matching (the ConnectX-7 netdevs are enp1s0f0np0, enp1s0f1np1, enP2p1s0f0np0, enP2p1s0f1np1)",
+		MeaningServer: "the framework's Gloo group was given an interface name this host does not have, or one without an address (a bond slave): Gloo takes GLOO_SOCKET_IFNAME literally, a name per entry, without NCCL's ^ exclusion or prefix matching, so a value written for NCCL_SOCKET_IFNAME (^lo,docker) fails here",
+		Fix:           "set GLOO_SOCKET_IFNAME to the exact name of the interface that carries the address between the nodes (ip -br addr on each node: the bond, not its slaves), or unset it; keep NCCL's ^ and prefix syntax for NCCL_SOCKET_IFNAME only",
+		Sources: []string{
+			"https://github.com/pytorch/gloo/blob/main/gloo/transport/tcp/device.cc (lookupAddrForIface: getifaddrs, an interface whose ifa_name equals attr.iface and whose address has the family asked; GLOO_ENFORCE(ifa != nullptr, \"Unable to find address for: \", attr.iface), later GLOO_ENFORCE(false, …) in CreateDevice)",
+			"https://github.com/aws-samples/aws-do-eks/pull/51 (GLOO_SOCKET_IFNAME=^lo,… from an NCCL template: \"Unable to find address for: ^lo\")",
+		},
+		Lits: [][]byte{
+			[]byte(" Unable to find address for: "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte(" Unable to find address for: "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("ifa != nullptr. Unable to find address for: "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("false. Unable to find address for: "),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("ifa != nullptr. Unable to find address for: "),
+					[]byte("false. Unable to find address for: "),
+				},
+			},
+		},
+	},
+	{
+		ID:    "nvml-gpu-not-visible",
+		Title: "NVML cannot see a GPU another rank of this node uses (nvmlDeviceGetHandleByPciBusId: Not Found)",
+		Kind:  "nccl",
+		Match: []string{
+			"nvmlDeviceGetHandleByPciBusId\\(\\) failed: Not Found",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "a rank cannot see the GPU of another rank NCCL places on the same host: on DGX Spark (one GPU per node) two ranks were given one host's identity, or a container isolates the GPU from a process of the job",
+		MeaningServer: "NCCL looks up, by PCI bus ID, the GPU of every rank it finds on this host, and NVML here cannot see one of them: each rank is isolated to its own GPU (Slurm per-task GPU binding with ConstrainDevices, one GPU per container or per pod on a shared node), so the topology search fails during init",
+		Fix:           "let every rank of a node see all the node's GPUs and pick its own by local rank (Slurm: --gpus-per-node without per-task binding, or --gpu-bind=none; containers: all GPUs of the node), or run one rank per node",
+		Sources: []string{
+			"NVIDIA/nccl src/misc/nvmlwrap.cc v2.30.7-1 (ncclNvmlDeviceGetHandleByPciBusId: WARN \"nvmlDeviceGetHandleByPciBusId() failed: %s\" with nvmlErrorString, NVML_ERROR_NOT_FOUND's \"Not Found\"), called from src/graph/xml.cc for the GPUs of the ranks on this host",
+			"https://github.com/NVIDIA/nccl-tests/issues/300 (Slurm per-task GPU binding: every rank fails with this WARN; letting the ranks see the node's GPUs fixed it)",
+		},
+		Lits: [][]byte{
+			[]byte("nvmlDeviceGetHandleByPciBusId"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("nvmlDeviceGetHandleByPciBusId"),
+				[]byte(" failed: Not Found"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("nvmlDeviceGetHandleByPciBusId() failed: Not Found"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("nvmlDeviceGetHandleByPciBusId() failed: Not Found"),
+				},
+				lits: [][]byte{
+					[]byte("nvmlDeviceGetHandleByPciBusId() failed: Not Found"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "torch-store-host-unresolvable",
+		Title: "PyTorch's c10d store address is a host name this node cannot resolve (gai error: Name or service not known)",
+		Kind:  "framework",
+		Match: []string{
+			"The (IPv4 )?network addresses of \\(.*\\) cannot be retrieved \\(gai error: -[23] ",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "MASTER_ADDR (or the rendezvous endpoint) is a host name the other Spark cannot resolve to an IPv4 address: the name is in neither /etc/hosts nor DNS on that node",
+		MeaningServer: "the store or rendezvous address is a host name this node cannot resolve to an IPv4 address (a pod's or a job's internal host name without DNS, a name missing from /etc/hosts), so the rank cannot reach the store; an IPv6 lookup failing alone is a warning PyTorch prints on IPv4-only hosts and is not this",
+		Fix:           "give MASTER_ADDR (torchrun --rdzv-endpoint / --master-addr, or --local-addr for what each agent advertises) as a numeric IP address every node can reach, or make the name resolve on every node (DNS, /etc/hosts, a headless Service)",
+		Sources: []string{
+			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp: getaddrinfo for each family, the warning \"The {}network addresses of ({}, {}) cannot be retrieved (gai error: {} - {}).\" with gai_strerror; EAI_NONAME -2, EAI_AGAIN -3 in glibc)",
+			"https://github.com/pytorch/elastic/issues/31 (the rendezvous advertised the pod's host name; using the IP fixed it)",
+		},
+		Lits: [][]byte{
+			[]byte("network addresses of "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("The "),
+				[]byte("network addresses of "),
+				[]byte(" cannot be retrieved "),
+				[]byte("gai error: -"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("The "),
+				anchored: lazyRegexp("^(?:The (IPv4 )?network addresses of \\(.*\\) cannot be retrieved \\(gai error: -[23] )", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("The IPv4 network addresses of ("),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("The network addresses of ("),
+									k:   1,
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte(") cannot be retrieved (gai error: -"),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" "),
+							k:   3,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("The IPv4 network addresses of ("),
+					[]byte("The network addresses of ("),
+					[]byte(") cannot be retrieved (gai error: -"),
+					[]byte(" "),
+				},
+			},
+		},
+	},
+	{
+		ID:    "nccl-tests-device-ordinal",
+		Title: "an nccl-tests process asked for a GPU this node does not have (invalid device ordinal)",
+		Kind:  "cuda",
+		Match: []string{
+			"Test CUDA failure \\S+:\\d+ .?invalid device ordinal",
+		},
+		Weight:        1.15,
+		Severity:      "fail",
+		MeaningSpark:  "DGX Spark has one GPU: an nccl-tests process takes GPU local rank × -t × -g, so two processes on one Spark (or -g 2) ask for a GPU that does not exist; run one process per Spark with -g 1",
+		MeaningServer: "each nccl-tests process takes GPUs from local rank × threads (-t) × GPUs (-g) on: processes per node × -t × -g exceed the GPUs the node shows (or each process sees only its own GPU through CUDA_VISIBLE_DEVICES while the index still counts up by local rank)",
+		Fix:           "launch GPUs-per-node ÷ (t × g) processes per node (mpirun -npernode or --map-by ppr:N:node; srun --ntasks-per-node), typically one process per GPU with -g 1; where each rank sees one GPU only, set NCCL_TESTS_DEVICE=0",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl-tests/blob/v2.19.6/src/common.cu (gpus[i] = (gpu0 != -1 ? gpu0 : localRank*nThreads*nGpus) + i; CUDACHECK(cudaSetDevice(gpus[i])), gpu0 from NCCL_TESTS_DEVICE) and src/common.h (CUDACHECK: \"%s: Test CUDA failure %s:%d '%s'\" with cudaGetErrorString)",
+			"https://github.com/NVIDIA/nccl-tests/issues/323 (two slots per host with -g 2 on two-GPU hosts: invalid device ordinal; fixed by the launch line)",
+		},
+		Lits: [][]byte{
+			[]byte("invalid device ordinal"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Test CUDA failure "),
+				[]byte("invalid device ordinal"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Test CUDA failure "),
+				anchored: lazyRegexp("^(?:Test CUDA failure \\S+:\\d+ .?invalid device ordinal)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Test CUDA failure "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(":"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" "),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("invalid device ordinal"),
+							k:   3,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Test CUDA failure "),
+					[]byte(":"),
+					[]byte(" "),
+					[]byte("invalid device ordinal"),
 				},
 			},
 		},
