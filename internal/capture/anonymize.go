@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/snapshot"
@@ -335,11 +336,11 @@ func renameHostsFile(a *Anonymizer, t string) string {
 	return strings.Join(lines, "\n")
 }
 
-var pingHost = regexp.MustCompile(`("Host":\s*")([^"\\]*)(")`)
+var pingHost = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`("Host":\s*")([^"\\]*)(")`) })
 
 func renamePingHosts(a *Anonymizer, t string) string {
-	return pingHost.ReplaceAllStringFunc(t, func(m string) string {
-		p := pingHost.FindStringSubmatch(m)
+	return pingHost().ReplaceAllStringFunc(t, func(m string) string {
+		p := pingHost().FindStringSubmatch(m)
 		return p[1] + a.name(p[2]) + p[3]
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -222,7 +223,9 @@ func redactNode(n *yaml.Node) {
 
 // keyfileSecret matches the NetworkManager properties that are secrets (see
 // redactors); a locale suffix ("key[de]") is matched without it.
-var keyfileSecret = regexp.MustCompile(`^(psk|pin|password|password-raw|leap-password|wep-key[0-3]|mka-cak|private-key|preshared-key|(phase2-)?(private-key|ca-cert|client-cert)-password)$`)
+var keyfileSecret = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(psk|pin|password|password-raw|leap-password|wep-key[0-3]|mka-cak|private-key|preshared-key|(phase2-)?(private-key|ca-cert|client-cert)-password)$`)
+})
 
 // redactKeyfile parses a GLib key file: blank lines, comments ('#'),
 // [group] headers and key=value lines (whitespace around '=' allowed);
@@ -252,7 +255,7 @@ func redactKeyfile(b []byte) ([]byte, []string, error) {
 		}
 		k = strings.TrimSpace(k)
 		name, _, _ := strings.Cut(k, "[")
-		if group == "vpn-secrets" || keyfileSecret.MatchString(name) {
+		if group == "vpn-secrets" || keyfileSecret().MatchString(name) {
 			lines[i] = k + "=" + Redacted
 			keys = append(keys, k)
 		}
@@ -309,10 +312,14 @@ func redactNetworkd(b []byte) ([]byte, []string, error) {
 }
 
 // ifupdownStanza are the words that start an interfaces(5) stanza.
-var ifupdownStanza = regexp.MustCompile(`^(iface|mapping|auto|allow-[^ \t]+|source|source-directory|rename|no-auto-down|no-scripts)$`)
+var ifupdownStanza = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(iface|mapping|auto|allow-[^ \t]+|source|source-directory|rename|no-auto-down|no-scripts)$`)
+})
 
 // ifupdownSecret matches the secret options (see redactors).
-var ifupdownSecret = regexp.MustCompile(`^(wpa-psk|wpa-passphrase|wpa-password|wpa-wep-key[0-3]|wpa-private-key2?-passwd|wpa-pin|wireless-key[1-4]?)$`)
+var ifupdownSecret = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(wpa-psk|wpa-passphrase|wpa-password|wpa-wep-key[0-3]|wpa-private-key2?-passwd|wpa-pin|wireless-key[1-4]?)$`)
+})
 
 var errMisplacedOption = errors.New("an option outside any iface or mapping stanza")
 
@@ -333,14 +340,14 @@ func redactIfupdown(b []byte) ([]byte, []string, error) {
 			i++
 		}
 		word, rest, _ := strings.Cut(strings.ReplaceAll(t, "\t", " "), " ")
-		if ifupdownStanza.MatchString(word) {
+		if ifupdownStanza().MatchString(word) {
 			inStanza = word == "iface" || word == "mapping"
 			continue
 		}
 		if !inStanza {
 			return nil, nil, fmt.Errorf("line %d: %w", first+1, errMisplacedOption)
 		}
-		if ifupdownSecret.MatchString(word) && strings.TrimSpace(rest) != "" {
+		if ifupdownSecret().MatchString(word) && strings.TrimSpace(rest) != "" {
 			indent := lines[first][:len(lines[first])-len(strings.TrimLeft(lines[first], " \t"))]
 			lines[first] = indent + word + " " + Redacted
 			for j := first + 1; j <= i; j++ {
@@ -381,10 +388,10 @@ func redactCommented(b []byte, commented func(string) (string, int)) ([]byte, []
 }
 
 // commentedNetplan: "password: …", "- shared: …", or a tunnel's "key: …".
-var commentedNetplanLine = regexp.MustCompile(`^(?:-[ \t]*)?"?([A-Za-z-]+)"?[ \t]*:[ \t]*(\S)`)
+var commentedNetplanLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(?:-[ \t]*)?"?([A-Za-z-]+)"?[ \t]*:[ \t]*(\S)`) })
 
 func commentedNetplan(l string) (string, int) {
-	m := commentedNetplanLine.FindStringSubmatchIndex(l)
+	m := commentedNetplanLine().FindStringSubmatchIndex(l)
 	if m == nil {
 		return "", 0
 	}
@@ -403,7 +410,7 @@ func commentedKeyfile(l string) (string, int) {
 	}
 	k = strings.TrimSpace(k)
 	name, _, _ := strings.Cut(k, "[")
-	if !keyfileSecret.MatchString(name) || strings.TrimSpace(v) == "" {
+	if !keyfileSecret().MatchString(name) || strings.TrimSpace(v) == "" {
 		return "", 0
 	}
 	return k, len(l) - len(strings.TrimLeft(v, " \t"))
@@ -429,7 +436,7 @@ func commentedNetworkd(l string) (string, int) {
 // commentedIfupdown: "wpa-psk …", "wireless-key …".
 func commentedIfupdown(l string) (string, int) {
 	word, rest, ok := strings.Cut(strings.ReplaceAll(l, "\t", " "), " ")
-	if !ok || !ifupdownSecret.MatchString(word) || strings.TrimSpace(rest) == "" {
+	if !ok || !ifupdownSecret().MatchString(word) || strings.TrimSpace(rest) == "" {
 		return "", 0
 	}
 	return word, len(l) - len(strings.TrimLeft(rest, " "))

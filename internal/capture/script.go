@@ -379,7 +379,9 @@ func parseScriptHeader(line string) (scriptHeader, error) {
 // commandID is what a command's evidence may be called ("env",
 // "ethtool.enp1s0f1np1"): it becomes an archive entry's name, so a node can
 // never name one outside cmds/.
-var commandID = regexp.MustCompile(`^[a-z0-9-]+(\.[A-Za-z0-9_:@+-][A-Za-z0-9_.:@+-]*)?$`)
+var commandID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[a-z0-9-]+(\.[A-Za-z0-9_:@+-][A-Za-z0-9_.:@+-]*)?$`)
+})
 
 // validRecordName accepts a stream record's name only where it can be
 // stored as sent: command ids as above, files and links as clean absolute
@@ -390,7 +392,7 @@ func validRecordName(kind, name string) bool {
 	}
 	switch kind {
 	case snapshot.KindCmd, "cmderr":
-		return commandID.MatchString(name) && !strings.Contains(name, "..")
+		return commandID().MatchString(name) && !strings.Contains(name, "..")
 	case snapshot.KindFile, snapshot.KindLink, "heads", "headerr":
 	default: // meta, boundary, end: not stored under their name
 		return true
@@ -507,7 +509,9 @@ func addScriptRecord(s *snapshot.Snapshot, h scriptHeader, payload []byte, st *s
 // headErr matches head -v's error lines
 // (GNU: "head: error reading 'P': Invalid argument"; busybox: "head: P: ...").
 var (
-	headErr = regexp.MustCompile(`^head: (?:cannot open '(.*)' for reading|error reading '(.*)'|(/[^:]*)): (.*)$`)
+	headErr = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^head: (?:cannot open '(.*)' for reading|error reading '(.*)'|(/[^:]*)): (.*)$`)
+	})
 )
 
 // headHeader is the path of head -v's section header "==> PATH <==" that
@@ -531,7 +535,7 @@ func addHeads(s *snapshot.Snapshot, glob string, out, stderr []byte) {
 		if !strings.HasPrefix(l, "head: ") {
 			continue
 		}
-		m := headErr.FindStringSubmatch(l)
+		m := headErr().FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}

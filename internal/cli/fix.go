@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/doctor"
@@ -27,7 +28,7 @@ import (
 // ifnameList is one or more Linux interface names (at most 15 characters
 // each), comma-separated: what NCCL_SOCKET_IFNAME takes, and nothing a
 // sourced file or a shell could read as something else.
-var ifnameList = regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}(,[A-Za-z0-9_.:@-]{1,15})*$`)
+var ifnameList = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_.:@-]{1,15}(,[A-Za-z0-9_.:@-]{1,15})*$`) })
 
 type fixOptions struct {
 	plan, apply, rollback bool
@@ -192,7 +193,7 @@ func (o *fixOptions) validate(hosts []string) error {
 	case o.deadman < 10*time.Second:
 		// The host must outlive its own activation and the check back.
 		return exitf(ExitUnknown, "fix: --deadman %s: want 10s or more", o.deadman)
-	case o.socketIfname != "" && !ifnameList.MatchString(o.socketIfname):
+	case o.socketIfname != "" && !ifnameList().MatchString(o.socketIfname):
 		return exitf(ExitUnknown, "fix: --socket-ifname %q: want interface names (letters, digits, . _ : @ -), comma-separated", o.socketIfname)
 	}
 	return nil

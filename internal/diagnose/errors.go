@@ -162,6 +162,15 @@ const maxStep = 2
 // keyedLit is literal id, keyed by its bytes at off and off+1.
 type keyedLit struct{ id, off int }
 
+// byteCosts is byteCost of every byte, looked up while the index is made:
+// the catalogue's literals ask for it tens of thousands of times.
+var byteCosts = func() (t [256]uint8) {
+	for c := range t {
+		t[c] = uint8(byteCost(byte(c)))
+	}
+	return t
+}()
+
 // byteCost is how common a byte is in log text, roughly.
 func byteCost(c byte) int {
 	switch {
@@ -198,7 +207,7 @@ func (x *litIndex) index() {
 		for o := 0; o+x.step < len(l); o++ {
 			cost := 0
 			for k := o; k < o+x.step; k++ {
-				cost += byteCost(l[k]) + byteCost(l[k+1])
+				cost += int(byteCosts[l[k]]) + int(byteCosts[l[k+1]])
 				if e := x.first[pairKey(l, k)]; e != 0 {
 					cost += len(x.lists[e-1]) // a pair other literals are keyed by already
 				}

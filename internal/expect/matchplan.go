@@ -24,15 +24,16 @@ type matchPlan struct {
 	// glob: the pattern is these literals with ".*" between them
 	glob [][]byte
 	// anchored is the pattern with a "^" in front, tried at prefix
-	anchored *regexp.Regexp
+	anchored *Regexp
 	// filter must hold of a line the pattern matches; lits are its
 	// literals, each node's k its index there
 	filter prefilter
 	lits   [][]byte
 }
 
-// planOf is the plan of one pattern.
-func planOf(pattern string) matchPlan {
+// planOf is the plan of one pattern; compile says whether its anchored
+// form is compiled now or when first tried.
+func planOf(pattern string, compile bool) matchPlan {
 	re, err := syntax.Parse(pattern, syntax.Perl)
 	if err != nil {
 		return matchPlan{}
@@ -55,11 +56,14 @@ func planOf(pattern string) matchPlan {
 	}
 	// the match starts at the literal: no assertion before it can look
 	// further back than the slice the anchored pattern is given
-	anchored, err := regexp.Compile(`^(?:` + pattern + `)`)
-	if err != nil {
-		return plan
+	src := `^(?:` + pattern + `)`
+	var anchored *regexp.Regexp
+	if compile {
+		if anchored, err = regexp.Compile(src); err != nil {
+			return plan
+		}
 	}
-	plan.prefix, plan.anchored = l, anchored
+	plan.prefix, plan.anchored = l, lazyRegexp(src, anchored)
 	plan.glob = globOf(re)
 	return plan
 }
@@ -113,7 +117,7 @@ func globOf(re *syntax.Regexp) [][]byte {
 // matches reports whether the pattern matches the line; re is the
 // pattern itself.
 // has, when not nil, tells whether the line holds lits[k].
-func (p *matchPlan) matches(re *regexp.Regexp, line []byte, has func(k int) bool) bool {
+func (p *matchPlan) matches(re *Regexp, line []byte, has func(k int) bool) bool {
 	if !p.filter.holds(line, has) {
 		return false
 	}

@@ -27,8 +27,8 @@ type Signature struct {
 	Sources       []string `yaml:"sources" json:"sources"`
 	// Res is Match compiled; Lits[i] is a literal every match of Res[i]
 	// contains ("" when none could be told), a cheap test before the regexp.
-	Res  []*regexp.Regexp `yaml:"-" json:"-"`
-	Lits [][]byte         `yaml:"-" json:"-"`
+	Res  []*Regexp `yaml:"-" json:"-"`
+	Lits [][]byte  `yaml:"-" json:"-"`
 	// AllLits[i] are all the literals of 3 bytes or more every match of
 	// Res[i] contains: a line without one of them is not tried.
 	AllLits [][][]byte `yaml:"-" json:"-"`
@@ -117,7 +117,13 @@ func (s *Signature) Meaning(platform string) string {
 	return s.MeaningServer
 }
 
-var signatures = sync.OnceValues(func() ([]Signature, error) { return ParseSignatures(signatureData) })
+var signatures = sync.OnceValues(func() ([]Signature, error) {
+	if fresh(signatureData, signaturesGenLen, signaturesGenCRC) {
+		// the compiled-in entries themselves, taken once
+		return checkSignatures(generatedSignatures)
+	}
+	return ParseSignatures(signatureData)
+})
 
 // Signatures returns the embedded error signatures (an error is a defect of
 // the data file, which the tests read).
@@ -125,15 +131,33 @@ func Signatures() ([]Signature, error) { return signatures() }
 
 // ParseSignatures reads a signature catalogue and checks every entry.
 func ParseSignatures(data []byte) ([]Signature, error) {
+	sigs, err := decodeSignatures(data)
+	if err != nil {
+		return nil, err
+	}
+	return checkSignatures(sigs)
+}
+
+// decodeSignatures reads a signature catalogue's entries as written.
+func decodeSignatures(data []byte) ([]Signature, error) {
 	var doc struct {
 		Signatures []Signature `yaml:"signatures"`
 	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("signatures.yaml: %w", err)
 	}
+	return doc.Signatures, nil
+}
+
+// checkSignatures checks every entry as written, and compiles and plans
+// its patterns (each is an error when it does not compile); an entry
+// planned already (compiled in, where the patterns were compiled and
+// planned when the values were written) has them compiled when first
+// tried.
+func checkSignatures(sigs []Signature) ([]Signature, error) {
 	seen := map[string]bool{}
-	for i := range doc.Signatures {
-		s := &doc.Signatures[i]
+	for i := range sigs {
+		s := &sigs[i]
 		if s.ID == "" || s.Title == "" || len(s.Match) == 0 || s.MeaningSpark == "" || s.MeaningServer == "" || s.Fix == "" ||
 			len(s.Sources) == 0 || s.Weight <= 0 || (s.Severity != "warn" && s.Severity != "fail") {
 			return nil, fmt.Errorf("signatures.yaml: entry %d (%q) lacks an id, title, match, meaning, fix, source, weight or severity", i, s.ID)
@@ -142,13 +166,19 @@ func ParseSignatures(data []byte) ([]Signature, error) {
 			return nil, fmt.Errorf("signatures.yaml: %s: duplicate id", s.ID)
 		}
 		seen[s.ID] = true
+		if s.plans != nil {
+			for _, m := range s.Match {
+				s.Res = append(s.Res, lazyRegexp(m, nil))
+			}
+			continue
+		}
 		for _, m := range s.Match {
 			re, err := regexp.Compile(m)
 			if err != nil {
 				return nil, fmt.Errorf("signatures.yaml: %s: %w", s.ID, err)
 			}
-			s.Res = append(s.Res, re)
-			s.plans = append(s.plans, planOf(m))
+			s.Res = append(s.Res, lazyRegexp(m, re))
+			s.plans = append(s.plans, planOf(m, true))
 			var lit []byte
 			if l := requiredLiteral(m); l != "" {
 				lit = []byte(l)
@@ -161,5 +191,5 @@ func ParseSignatures(data []byte) ([]Signature, error) {
 			s.AllLits = append(s.AllLits, all)
 		}
 	}
-	return doc.Signatures, nil
+	return sigs, nil
 }

@@ -119,7 +119,7 @@ func TestPlanOf(t *testing.T) {
 		`(a|b)c`:                           {"", false},
 		`Got completion from peer \S+ with error 4\b`: {"Got completion from peer ", false},
 	} {
-		p := planOf(pattern)
+		p := planOf(pattern, true)
 		if string(p.prefix) != want.prefix || p.literal != want.literal {
 			t.Errorf("%q: prefix %q literal %v, want %q %v", pattern, p.prefix, p.literal, want.prefix, want.literal)
 		}
@@ -141,9 +141,12 @@ func TestPlanMatchesEdges(t *testing.T) {
 		{"caf\u00e9 .*x", "caf\u00e9 yx"}, {`a\x{FFFD}b`, "a\xffb"},
 	} {
 		re := regexp.MustCompile(c.pattern)
-		p := planOf(c.pattern)
-		if got, want := p.matches(re, []byte(c.line), nil), re.MatchString(c.line); got != want {
-			t.Errorf("%q on %q: %v, the regexp says %v", c.pattern, c.line, got, want)
+		// compiled now (a file read) or when first tried (compiled in)
+		for _, compile := range []bool{true, false} {
+			p := planOf(c.pattern, compile)
+			if got, want := p.matches(lazyRegexp(c.pattern, nil), []byte(c.line), nil), re.MatchString(c.line); got != want {
+				t.Errorf("%q on %q (compiled now: %v): %v, the regexp says %v", c.pattern, c.line, compile, got, want)
+			}
 		}
 	}
 }

@@ -4,21 +4,22 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // xidRe matches the NVIDIA driver's Xid report, e.g.
 // "NVRM: Xid (PCI:0000:18:00): 79, pid=0, name=..., GPU has fallen off the bus."
-var xidRe = regexp.MustCompile(`NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)`)
+var xidRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`NVRM: Xid \(PCI:([0-9a-fA-F:.]+)\): (\d+)`) })
 
 // defaultDomainRe is drivers/iommu/iommu.c's boot line
 // "iommu: Default domain type: Translated".
-var defaultDomainRe = regexp.MustCompile(`iommu: Default domain type: (\w+)`)
+var defaultDomainRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`iommu: Default domain type: (\w+)`) })
 
 // iommuFromKernelLog reads the IOMMU default domain and the SMMU driver
 // from the kernel log.
 func iommuFromKernelLog(b []byte, m *IOMMU) {
 	for _, l := range lines(b) {
-		if x := defaultDomainRe.FindStringSubmatch(l); x != nil {
+		if x := defaultDomainRe().FindStringSubmatch(l); x != nil {
 			m.DefaultDomain = x[1]
 		}
 		if strings.Contains(l, "arm-smmu-v3") {
@@ -32,7 +33,7 @@ func iommuFromKernelLog(b []byte, m *IOMMU) {
 func parseKernelLog(b []byte) KernelLog {
 	kl := KernelLog{XIDs: []XID{}, MLX5: []LogLine{}}
 	for _, l := range lines(b) {
-		if m := xidRe.FindStringSubmatch(l); m != nil {
+		if m := xidRe().FindStringSubmatch(l); m != nil {
 			code, _ := strconv.Atoi(m[2])
 			kl.XIDs = append(kl.XIDs, XID{Code: code, PCIBus: NormalizePCIAddr(strings.TrimSuffix(m[1], ".0") + ".0"), Line: strings.TrimSpace(l)})
 			continue

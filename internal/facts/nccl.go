@@ -4,15 +4,16 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 )
 
-var ncclSoRe = regexp.MustCompile(`libnccl\.so\.(\d+\.\d+\.\d+)`)
+var ncclSoRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`libnccl\.so\.(\d+\.\d+\.\d+)`) })
 
 // ncclVersionFromNames finds "2.28.9" in a library file name
 // ("libnccl.so.2.28.9") or a symlink target.
 func ncclVersionFromNames(names ...string) string {
 	for _, n := range names {
-		if m := ncclSoRe.FindStringSubmatch(path.Base(n)); m != nil {
+		if m := ncclSoRe().FindStringSubmatch(path.Base(n)); m != nil {
 			return m[1]
 		}
 	}

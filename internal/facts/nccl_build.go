@@ -3,6 +3,7 @@ package facts
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // NCCLBuild is one libnccl.so.2 on the node and its ELF build ID.
@@ -15,9 +16,9 @@ type NCCLBuild struct {
 
 var (
 	// readelf -n: "    Build ID: 0c8a5e...".
-	readelfBuildIDRe = regexp.MustCompile(`^\s*Build ID:\s*([0-9a-fA-F]+)\s*$`)
+	readelfBuildIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*Build ID:\s*([0-9a-fA-F]+)\s*$`) })
 	// file -L: "..., BuildID[sha1]=0c8a5e..., stripped".
-	fileBuildIDRe = regexp.MustCompile(`BuildID\[[a-z0-9]+\]=([0-9a-fA-F]+)`)
+	fileBuildIDRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`BuildID\[[a-z0-9]+\]=([0-9a-fA-F]+)`) })
 )
 
 // parseNCCLBuilds reads the capture's nccl-build-id output: for each
@@ -36,9 +37,9 @@ func parseNCCLBuilds(b []byte) []NCCLBuild {
 		if len(out) == 0 || out[len(out)-1].BuildID != "" {
 			continue
 		}
-		if m := readelfBuildIDRe.FindStringSubmatch(l); m != nil {
+		if m := readelfBuildIDRe().FindStringSubmatch(l); m != nil {
 			out[len(out)-1].BuildID = strings.ToLower(m[1])
-		} else if m := fileBuildIDRe.FindStringSubmatch(l); m != nil {
+		} else if m := fileBuildIDRe().FindStringSubmatch(l); m != nil {
 			out[len(out)-1].BuildID = strings.ToLower(m[1])
 		}
 	}

@@ -3,6 +3,7 @@ package facts
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // NICEvent is a link, cable or PCIe slot event in the kernel log.
@@ -25,33 +26,37 @@ const (
 var (
 	// drivers/net/ethernet/mellanox/mlx5/core/en_main.c, as in
 	// "mlx5_core 0000:41:00.0 enp65s0f0np0: Link up".
-	mlx5LinkRe = regexp.MustCompile(`mlx5_core (\S+) (\S+): Link (up|down)`)
+	mlx5LinkRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`mlx5_core (\S+) (\S+): Link (up|down)`) })
 	// mlx5 port module events, as in
 	// "mlx5_core 0005:03:00.1: Port module event: module 1, Cable plugged".
-	mlx5ModuleRe = regexp.MustCompile(`mlx5_core (\S+): Port module event: module \d+, Cable (plugged|unplugged)`)
+	mlx5ModuleRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`mlx5_core (\S+): Port module event: module \d+, Cable (plugged|unplugged)`)
+	})
 	// drivers/pci/hotplug/pciehp, as in
 	// "pcieport 0000:c0:01.2: pciehp: Slot(2): Card present".
-	pciehpRe = regexp.MustCompile(`(\S+): pciehp: Slot\(([^)]*)\): (Card present|Card not present|Link Up|Link Down)`)
+	pciehpRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(\S+): pciehp: Slot\(([^)]*)\): (Card present|Card not present|Link Up|Link Down)`)
+	})
 )
 
 // nicEvent returns the event a kernel-log line records, if any.
 func nicEvent(l string) (NICEvent, bool) {
 	l = strings.TrimSpace(l)
-	if m := mlx5LinkRe.FindStringSubmatch(l); m != nil {
+	if m := mlx5LinkRe().FindStringSubmatch(l); m != nil {
 		k := EventLinkUp
 		if m[3] == "down" {
 			k = EventLinkDown
 		}
 		return NICEvent{Kind: k, Device: m[2], Line: l}, true
 	}
-	if m := mlx5ModuleRe.FindStringSubmatch(l); m != nil {
+	if m := mlx5ModuleRe().FindStringSubmatch(l); m != nil {
 		k := EventCablePlugged
 		if m[2] == "unplugged" {
 			k = EventCableRemoved
 		}
 		return NICEvent{Kind: k, Device: NormalizePCIAddr(m[1]), Line: l}, true
 	}
-	if m := pciehpRe.FindStringSubmatch(l); m != nil {
+	if m := pciehpRe().FindStringSubmatch(l); m != nil {
 		k := EventSlotHotplug
 		if strings.HasPrefix(m[3], "Link") {
 			k = EventSlotLinkState

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The don't-fragment ping mesh's evidence: from a rail of each node, pings
@@ -63,21 +64,25 @@ func (p PingStats) Loss() float64 {
 }
 
 var (
-	pingSummary = regexp.MustCompile(`(\d+) packets transmitted, (\d+) (?:packets )?received`)
-	pingRTT     = regexp.MustCompile(`(?:rtt|round-trip) min/avg/max(?:/mdev)? = [\d.]+/([\d.]+)/`)
+	pingSummary = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(\d+) packets transmitted, (\d+) (?:packets )?received`)
+	})
+	pingRTT = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?:rtt|round-trip) min/avg/max(?:/mdev)? = [\d.]+/([\d.]+)/`)
+	})
 )
 
 // ParsePing reads the statistics of an iputils or busybox ping run; ok is
 // false when the output has none (ping missing, bad option, no such device).
 func ParsePing(out []byte) (PingStats, bool) {
-	m := pingSummary.FindSubmatch(out)
+	m := pingSummary().FindSubmatch(out)
 	if m == nil {
 		return PingStats{}, false
 	}
 	var s PingStats
 	s.Sent, _ = strconv.Atoi(string(m[1]))
 	s.Received, _ = strconv.Atoi(string(m[2]))
-	if r := pingRTT.FindSubmatch(out); r != nil {
+	if r := pingRTT().FindSubmatch(out); r != nil {
 		s.AvgRTTms, _ = strconv.ParseFloat(string(r[1]), 64)
 	}
 	return s, true

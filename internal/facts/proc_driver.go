@@ -1,14 +1,19 @@
 package facts
 
-import "regexp"
+import (
+	"regexp"
+	"sync"
+)
 
-var driverVersionRE = regexp.MustCompile(`Kernel Module(?: for [^ ]+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?)`)
+var driverVersionRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`Kernel Module(?: for [^ ]+)?\s+([0-9]+\.[0-9]+(?:\.[0-9]+)?)`)
+})
 
 // DriverVersionFromProc reads the kernel module version from /proc/driver/nvidia/version:
 //
 //	NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05  Release Build  (...)
 func DriverVersionFromProc(b []byte) string {
-	m := driverVersionRE.FindSubmatch(b)
+	m := driverVersionRE().FindSubmatch(b)
 	if m == nil {
 		return ""
 	}

@@ -3,6 +3,7 @@ package facts
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // parsePCIeSpeed normalises a link speed: sysfs "32.0 GT/s PCIe" and lspci
@@ -38,8 +39,10 @@ func PCIeGen(speed string) int {
 }
 
 var (
-	lspciHeader = regexp.MustCompile(`^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] `)
-	lnkRe       = regexp.MustCompile(`Speed ([0-9.]+GT/s)[^,]*, Width x([0-9]+)`)
+	lspciHeader = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7] `)
+	})
+	lnkRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`Speed ([0-9.]+GT/s)[^,]*, Width x([0-9]+)`) })
 )
 
 // parseLspciVV reads `lspci -vv` (with or without -D): per function the
@@ -49,7 +52,7 @@ func parseLspciVV(b []byte) []PCIFunc {
 	var out []PCIFunc
 	var cur *PCIFunc
 	for _, l := range lines(b) {
-		if lspciHeader.MatchString(l) {
+		if lspciHeader().MatchString(l) {
 			addr, desc, _ := strings.Cut(l, " ")
 			out = append(out, PCIFunc{Addr: NormalizePCIAddr(addr), Desc: desc})
 			cur = &out[len(out)-1]
@@ -61,11 +64,11 @@ func parseLspciVV(b []byte) []PCIFunc {
 		t := strings.TrimSpace(l)
 		switch {
 		case strings.HasPrefix(t, "LnkCap:"):
-			if m := lnkRe.FindStringSubmatch(t); m != nil {
+			if m := lnkRe().FindStringSubmatch(t); m != nil {
 				cur.CapSpeed, cur.CapWidth = parsePCIeSpeed(m[1]), *atoiPtr(m[2])
 			}
 		case strings.HasPrefix(t, "LnkSta:"):
-			if m := lnkRe.FindStringSubmatch(t); m != nil {
+			if m := lnkRe().FindStringSubmatch(t); m != nil {
 				cur.StaSpeed, cur.StaWidth = parsePCIeSpeed(m[1]), *atoiPtr(m[2])
 			}
 		case strings.HasPrefix(t, "Kernel driver in use:"):

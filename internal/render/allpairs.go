@@ -7,6 +7,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/sanitize"
@@ -216,29 +217,31 @@ func matrixText(b *strings.Builder, ap *report.AllPairs, opt Options) {
 	hang(b, "  ", "  ", "rows send, columns receive; ! below the floor, × did not complete", opt.Width)
 }
 
-var allPairsPage = template.Must(template.New("allpairs").Funcs(template.FuncMap{
-	"rate": rate,
-	"size": humanSize,
-	"inc":  func(i int) int { return i + 1 },
-	"heat": func(v, ref, floor float64, diag bool) template.CSS {
-		switch {
-		case diag:
-			return "background:#eee"
-		case v < 0:
-			return "background:#7a0000;color:#fff"
-		case ref <= 0:
-			return ""
-		}
-		// green at the reference and above, through yellow at the floor,
-		// to red at nothing
-		x := math.Max(0, math.Min(1, v/ref))
-		hue := 120 * x * x
-		if v < floor {
-			hue = math.Min(hue, 30)
-		}
-		return template.CSS(fmt.Sprintf("background:hsl(%.0f,70%%,55%%)", hue))
-	},
-}).Parse(`<!doctype html>
+// allPairsPage is parsed when first written (see pageTmpl).
+var allPairsPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("allpairs").Funcs(template.FuncMap{
+		"rate": rate,
+		"size": humanSize,
+		"inc":  func(i int) int { return i + 1 },
+		"heat": func(v, ref, floor float64, diag bool) template.CSS {
+			switch {
+			case diag:
+				return "background:#eee"
+			case v < 0:
+				return "background:#7a0000;color:#fff"
+			case ref <= 0:
+				return ""
+			}
+			// green at the reference and above, through yellow at the floor,
+			// to red at nothing
+			x := math.Max(0, math.Min(1, v/ref))
+			hue := 120 * x * x
+			if v < floor {
+				hue = math.Min(hue, 30)
+			}
+			return template.CSS(fmt.Sprintf("background:hsl(%.0f,70%%,55%%)", hue))
+		},
+	}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>sparkrig all-pairs · {{len .AP.Nodes}} nodes</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
@@ -278,11 +281,12 @@ reference: the best pairs' {{rate .Reference}} GB/s busbw; a pair passes at {{ra
 {{end}}</table>
 <p><small>{{.AP.Rules}}</small></p>
 {{end}}`))
+})
 
 // AllPairsHTML writes the matrix as a heatmap page, with the suspects and
 // the scores; html/template escapes every name.
 func AllPairsHTML(w io.Writer, ap *report.AllPairs) error {
-	return allPairsPage.Execute(w, struct{ AP *report.AllPairs }{ap})
+	return allPairsPage().Execute(w, struct{ AP *report.AllPairs }{ap})
 }
 
 // AllPairsPrometheus writes the matrix, the pass ratios and the suspects

@@ -6,6 +6,7 @@ import (
 	"io"
 	"iter"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/sparkrig/sparkrig/internal/report"
@@ -14,7 +15,11 @@ import (
 //go:embed assets/report.html.tmpl assets/report.css assets/report.js
 var assets embed.FS
 
-var pageTmpl = template.Must(template.New("report.html.tmpl").ParseFS(assets, "assets/report.html.tmpl"))
+// pageTmpl is parsed when a page is first written: a run that writes none
+// does not pay for it.
+var pageTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report.html.tmpl").ParseFS(assets, "assets/report.html.tmpl"))
+})
 
 var (
 	pageCSS = template.CSS(mustAsset("assets/report.css"))
@@ -50,7 +55,7 @@ func HTML(w io.Writer, r *report.Report, opt HTMLOptions) error {
 		return err
 	}
 	lw := &lineWriter{w: safe(w)}
-	if err := pageTmpl.Execute(lw, pv); err != nil {
+	if err := pageTmpl().Execute(lw, pv); err != nil {
 		return err
 	}
 	return lw.Flush()

@@ -79,7 +79,7 @@ func loadPageInChromium(t *testing.T, p *page, dark bool) (pageFacts, []byte) {
 	t.Helper()
 	b := startBrowser(t)
 	var buf bytes.Buffer
-	if err := pageTmpl.Execute(&buf, p); err != nil {
+	if err := pageTmpl().Execute(&buf, p); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "report.html")

@@ -272,14 +272,14 @@ func mdParts(w io.Writer, r *report.Report, _ Options) error {
 func addSections(p *page, r *report.Report) error {
 	var b bytes.Buffer
 	if r.AllPairs != nil {
-		if err := allPairsPage.ExecuteTemplate(&b, "allpairs-body", struct{ AP *report.AllPairs }{r.AllPairs}); err != nil {
+		if err := allPairsPage().ExecuteTemplate(&b, "allpairs-body", struct{ AP *report.AllPairs }{r.AllPairs}); err != nil {
 			return err
 		}
 		p.AllPairs = template.HTML(b.String()) // escaped by html/template
 	}
 	if r.Triage != nil {
 		b.Reset()
-		if err := triagePage.ExecuteTemplate(&b, "triage-body", struct {
+		if err := triagePage().ExecuteTemplate(&b, "triage-body", struct {
 			T *report.Triage
 			F []report.Finding
 		}{r.Triage, nil}); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/sanitize"
@@ -135,7 +136,9 @@ func pair(v [2]float64, unit string) string {
 	return s(v[0]) + " → " + s(v[1]) + " " + unit
 }
 
-var triagePage = template.Must(template.New("triage").Funcs(template.FuncMap{"ops": opsText, "pair": pair, "remedy": remedyText}).Parse(`<!doctype html>
+// triagePage is parsed when first written (see pageTmpl).
+var triagePage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("triage").Funcs(template.FuncMap{"ops": opsText, "pair": pair, "remedy": remedyText}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>sparkrig triage · {{.T.Verdict}}</title>
 <style>body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse}td,th{padding:.2em .8em;text-align:left;border-bottom:1px solid #eee}
 .fail{color:#b00;font-weight:bold}.warn{color:#a60;font-weight:bold}pre{background:#f6f6f6;padding:.5em}</style></head><body>
@@ -153,11 +156,12 @@ var triagePage = template.Must(template.New("triage").Funcs(template.FuncMap{"op
 {{range .T.Nodes}}{{if .Log}}<h3>log on {{.Host}}</h3><pre>{{range .Log}}{{.}}
 {{end}}</pre>{{end}}{{end}}
 {{end}}`))
+})
 
 // TriageHTML writes the triage as a page; html/template escapes every
 // string from the nodes.
 func TriageHTML(w io.Writer, t *report.Triage, findings []report.Finding) error {
-	return triagePage.Execute(w, struct {
+	return triagePage().Execute(w, struct {
 		T *report.Triage
 		F []report.Finding
 	}{t, findings})

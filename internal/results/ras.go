@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -362,19 +361,19 @@ type rasParser struct {
 }
 
 var (
-	rasProcessLine = regexp.MustCompile(`^Process (\d+) on node (\S+) managing GPUs? (.+)$`)
+	rasProcessLine = lazyRegexp(`^Process (\d+) on node (\S+) managing GPUs? (.+)$`)
 	rasRankTail    = `-- (?:GPU (\d+)(?: \(NVML (\d+)\))? managed by process (-?\d+) on node (\S+)|\[process information not found\])$`
-	rasRankPlain   = regexp.MustCompile(`^Rank (\d+) ` + rasRankTail)
-	rasRankLaunch  = regexp.MustCompile(`^Rank (\d+) has launched up to operation (\d+) ` + rasRankTail)
-	rasRankNone    = regexp.MustCompile(`^Rank (\d+) has not launched any operations ` + rasRankTail)
-	rasRankStatus  = regexp.MustCompile(`^Rank (\d+) has status (\S+) ` + rasRankTail)
-	rasRankError   = regexp.MustCompile(`^Rank (\d+) reported (.+?) ` + rasRankTail)
-	rasGroupLaunch = regexp.MustCompile(`^(\d+) ranks have launched up to operation (\d+)$`)
-	rasGroupNone   = regexp.MustCompile(`^(\d+) ranks have not launched any operations$`)
-	rasGroupStatus = regexp.MustCompile(`^(\d+) ranks have status (\S+)$`)
-	rasGroupError  = regexp.MustCompile(`^(\d+) ranks reported (.+)$`)
-	rasOpHeading   = regexp.MustCompile(`^Communicator ranks have different (\S+) operation counts$`)
-	rasCommHeading = regexp.MustCompile(`^#\d+-\d+ \(([0-9a-fA-F]{1,16})\) ([A-Z_,]+)$`)
+	rasRankPlain   = lazyRegexp(`^Rank (\d+) ` + rasRankTail)
+	rasRankLaunch  = lazyRegexp(`^Rank (\d+) has launched up to operation (\d+) ` + rasRankTail)
+	rasRankNone    = lazyRegexp(`^Rank (\d+) has not launched any operations ` + rasRankTail)
+	rasRankStatus  = lazyRegexp(`^Rank (\d+) has status (\S+) ` + rasRankTail)
+	rasRankError   = lazyRegexp(`^Rank (\d+) reported (.+?) ` + rasRankTail)
+	rasGroupLaunch = lazyRegexp(`^(\d+) ranks have launched up to operation (\d+)$`)
+	rasGroupNone   = lazyRegexp(`^(\d+) ranks have not launched any operations$`)
+	rasGroupStatus = lazyRegexp(`^(\d+) ranks have status (\S+)$`)
+	rasGroupError  = lazyRegexp(`^(\d+) ranks reported (.+)$`)
+	rasOpHeading   = lazyRegexp(`^Communicator ranks have different (\S+) operation counts$`)
+	rasCommHeading = lazyRegexp(`^#\d+-\d+ \(([0-9a-fA-F]{1,16})\) ([A-Z_,]+)$`)
 )
 
 func (p *rasParser) line(raw []byte) {
@@ -742,7 +741,7 @@ type rasJSONDoc struct {
 // opens a member: NCCL 2.28.7 and 2.28.9 write a missing rank's
 // "nvml_dev" without the comma before "status" (client_support.cc:1963 at
 // v2.28.9-1).
-var rasMissingComma = regexp.MustCompile(`("nvml_dev": -?\d+)(\s*\n\s*")`)
+var rasMissingComma = lazyRegexp(`("nvml_dev": -?\d+)(\s*\n\s*")`)
 
 // ParseRASJSON reads a RAS answer in JSON form (`ncclras -f json`, or SET
 // FORMAT json on the client protocol).
