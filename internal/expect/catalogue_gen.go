@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 123628
-	signaturesGenCRC   = 0x36b80c51
+	signaturesGenLen   = 159923
+	signaturesGenCRC   = 0x572166c3
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -6858,25 +6858,442 @@ var generatedSignatures = []Signature{
 		},
 	},
 	{
-		ID:    "nccl-tests-device-ordinal",
-		Title: "an nccl-tests process asked for a GPU this node does not have (invalid device ordinal)",
-		Kind:  "cuda",
+		ID:    "iperf3-listen-port-in-use",
+		Title: "the iperf3 server could not listen: its port is taken (Address already in use): no server runs",
+		Kind:  "iperf3",
 		Match: []string{
-			"Test CUDA failure \\S+:\\d+ .?invalid device ordinal",
+			"unable to start listener for connections: Address already in use",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "another process already listens on the iperf3 server's port (5201 unless -p) on this Spark: most often an iperf3 -s started earlier (in another terminal, a tmux session, or as a service) or another program; this server exited, so clients reach the other process or nothing",
+		MeaningServer: "another process already listens on the iperf3 server's port (5201 unless -p): most often an iperf3 -s started earlier (another shell, a daemon -D, a systemd unit) or another program; this server exited, so clients reach the other process or nothing",
+		Fix:           "find what holds the port (ss -ltnp 'sport = :5201') and stop it, or start this server on a free port (iperf3 -s -p 5202) and give the client the same -p",
+		Sources: []string{
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_server_api.c (iperf_server_listen: netannounce fails, other than EAFNOSUPPORT, sets IELISTEN)",
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_error.c (IELISTEN: \"unable to start listener for connections\", perr and herr: \": \" and strerror(errno), EADDRINUSE's \"Address already in use\"); src/main.c (iperf_errexit \"error - %s\")",
+		},
+		Lits: [][]byte{
+			[]byte("unable to start listener for connections: Address already in use"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("unable to start listener for connections: Address already in use"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("unable to start listener for connections: Address already in use"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("unable to start listener for connections: Address already in use"),
+				},
+				lits: [][]byte{
+					[]byte("unable to start listener for connections: Address already in use"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "iperf3-unknown-control-message",
+		Title: "iperf3 read a control message it does not know: the other end is not iperf3 (received an unknown control message)",
+		Kind:  "iperf3",
+		Match: []string{
+			"received an unknown control message",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "the byte read on iperf3's control connection is none of iperf3's test states: the program at the other end is not iperf3 (iperf 2.x, which uses another protocol and does not interoperate, or another service on the port); iperf3 3.14 and later say so (\"ensure other side is iperf3 and not iperf\"): nothing was measured",
+		MeaningServer: "the byte read on iperf3's control connection is none of iperf3's test states: the program at the other end is not iperf3 (iperf 2.x, which uses another protocol and does not interoperate, or another service on the port); iperf3 3.14 and later say so (\"ensure other side is iperf3 and not iperf\"): nothing was measured",
+		Fix:           "run iperf3 at both ends (iperf3 -v prints \"iperf 3.x\"; iperf2's iperf -v prints \"iperf version 2.x\"), or iperf2 at both ends, and check the port is the iperf3 server's (-p)",
+		Sources: []string{
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_client_api.c (iperf_handle_message_client: a state byte no case handles sets IEMESSAGE; src/iperf_server_api.c iperf_handle_message_server the same)",
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_error.c (IEMESSAGE: \"received an unknown control message (ensure other side is iperf3 and not iperf)\"; 3.13's text ends at \"message\", the hint is there from 3.14)",
+		},
+		Lits: [][]byte{
+			[]byte("received an unknown control message"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("received an unknown control message"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("received an unknown control message"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("received an unknown control message"),
+				},
+				lits: [][]byte{
+					[]byte("received an unknown control message"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "iperf3-udp-stream-no-reply",
+		Title: "the iperf3 UDP test stream got no reply from the server within 30 s (unable to read from stream socket: Resource temporarily unavailable)",
+		Kind:  "iperf3",
+		Match: []string{
+			"unable to read from stream socket: Resource temporarily unavailable",
+		},
+		Weight:        1.05,
+		Severity:      "fail",
+		MeaningSpark:  "the control connection (TCP) reached the other Spark's iperf3 server, but the UDP test stream did not: a UDP client sends one datagram to the server's port and waits 30 s for the server's reply; none came, so UDP to that port is dropped (a firewall such as ufw that opens TCP 5201 but not UDP 5201) or the reply cannot come back: nothing was measured",
+		MeaningServer: "the control connection (TCP) reached the iperf3 server, but the UDP test stream did not: a UDP client sends one datagram to the server's port and waits 30 s for the server's reply; none came, so UDP to that port is dropped (a firewall or security group that opens TCP 5201 but not UDP 5201, NAT on the way) or the reply cannot come back: nothing was measured",
+		Fix:           "open the server's port for UDP as well as TCP (ufw allow 5201/udp; the cloud security group), then run the UDP test again; a TCP test (no -u) through the same port shows whether the path itself works",
+		Sources: []string{
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_udp.c (iperf_udp_connect: SO_RCVTIMEO of 30 s, a datagram written to the server, then recv of the server's reply: a failed recv sets IESTREAMREAD)",
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_error.c (IESTREAMREAD: \"unable to read from stream socket\", perr: \": \" and strerror(errno); a receive timeout is EAGAIN, \"Resource temporarily unavailable\")",
+		},
+		Lits: [][]byte{
+			[]byte("unable to read from stream socket: Resource temporarily unavailable"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("unable to read from stream socket: Resource temporarily unavailable"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("unable to read from stream socket: Resource temporarily unavailable"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("unable to read from stream socket: Resource temporarily unavailable"),
+				},
+				lits: [][]byte{
+					[]byte("unable to read from stream socket: Resource temporarily unavailable"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "iperf3-peer-terminated",
+		Title: "an iperf3 process was stopped by a signal during the test (the server/client has terminated): the test was cut short",
+		Kind:  "iperf3",
+		Match: []string{
+			"(error|interrupt) - the (server|client) has terminated",
+		},
+		Weight:        0.75,
+		Severity:      "fail",
+		MeaningSpark:  "the iperf3 process at one end got a signal (Ctrl-C, kill, a timeout wrapper, its service stopped) during the test: it prints \"interrupt - the client (server) has terminated by signal ...\", tells the other end, which prints \"error - the server (client) has terminated\", and both stop; the numbers printed are those up to then",
+		MeaningServer: "the iperf3 process at one end got a signal (Ctrl-C, kill, a timeout wrapper, its service stopped) during the test: it prints \"interrupt - the client (server) has terminated by signal ...\", tells the other end, which prints \"error - the server (client) has terminated\", and both stop; the numbers printed are those up to then",
+		Fix:           "let both ends run until the test ends (the client's -t, 10 s by default; a wrapper's timeout above it) and keep the server running between tests; run the test again",
+		Sources: []string{
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_api.c (iperf_got_sigend: the process sends CLIENT_TERMINATE or SERVER_TERMINATE on the control connection, sets IECLIENTTERM or IESERVERTERM and exits with \"interrupt - %s by signal %s(%d)\"); src/iperf_client_api.c (SERVER_TERMINATE read: IESERVERTERM); src/iperf_server_api.c (CLIENT_TERMINATE read: IECLIENTTERM)",
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_error.c (IESERVERTERM \"the server has terminated\", IECLIENTTERM \"the client has terminated\")",
+		},
+		Lits: [][]byte{
+			[]byte(" has terminated"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte(" - the "),
+				[]byte(" has terminated"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("error - the server has terminated"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("error - the client has terminated"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("interrupt - the server has terminated"),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("interrupt - the client has terminated"),
+							k:   3,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("error - the server has terminated"),
+					[]byte("error - the client has terminated"),
+					[]byte("interrupt - the server has terminated"),
+					[]byte("interrupt - the client has terminated"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "iperf3-socket-buffer-capped",
+		Title: "iperf3 got smaller socket buffers than -w asked (socket buffer size not set correctly): the kernel's maximum is lower",
+		Kind:  "iperf3",
+		Match: []string{
+			"socket buffer size not set correctly",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the socket buffer size asked with -w is more than the kernel granted: Linux caps a buffer set with setsockopt at net.core.wmem_max and net.core.rmem_max (and doubles the capped value), and iperf3 reads the size back and stops when it is below -w: this host's maximums are below what the test asked; nothing was measured",
+		MeaningServer: "the socket buffer size asked with -w is more than the kernel granted: Linux caps a buffer set with setsockopt at net.core.wmem_max and net.core.rmem_max (and doubles the capped value), and iperf3 reads the size back and stops when it is below -w: this host's maximums are below what the test asked; nothing was measured",
+		Fix:           "raise net.core.rmem_max and net.core.wmem_max on both hosts to at least the -w size (sysctl -w, kept in /etc/sysctl.d), or ask a smaller -w; on DGX Spark `sparkrig fix` writes the socket buffer settings",
+		Sources: []string{
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_tcp.c (iperf_tcp_listen and iperf_tcp_connect: SO_SNDBUF and SO_RCVBUF read back with getsockopt; a size below test->settings->socket_bufsize sets IESETBUF2; src/iperf_udp.c iperf_udp_buffercheck the same)",
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_error.c (IESETBUF2: \"socket buffer size not set correctly\")",
+			"https://github.com/torvalds/linux/blob/v6.8/net/core/sock.c (sk_setsockopt SO_SNDBUF/SO_RCVBUF: the value is capped at sysctl_wmem_max/sysctl_rmem_max and stored doubled)",
+		},
+		Lits: [][]byte{
+			[]byte("socket buffer size not set correctly"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("socket buffer size not set correctly"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("socket buffer size not set correctly"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("socket buffer size not set correctly"),
+				},
+				lits: [][]byte{
+					[]byte("socket buffer size not set correctly"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "iperf3-congestion-unsupported",
+		Title: "the TCP congestion control algorithm asked with -C is not available on this host",
+		Kind:  "iperf3",
+		Match: []string{
+			"unable to set TCP_CONGESTION",
+			"TCP congestion control algorithm not supported",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the kernel refused the algorithm named with -C (--congestion): it is not among net.ipv4.tcp_available_congestion_control; some algorithms (bbr) are kernel modules that must be loaded first; the client stops, a server warns and ends the test",
+		MeaningServer: "the kernel refused the algorithm named with -C (--congestion): it is not among net.ipv4.tcp_available_congestion_control; some algorithms (bbr) are kernel modules that must be loaded first; the client stops, a server warns and ends the test",
+		Fix:           "list the algorithms (sysctl net.ipv4.tcp_available_congestion_control), load the module (modprobe tcp_bbr) on both hosts or pick one listed, or leave -C out",
+		Sources: []string{
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_client_api.c (setsockopt TCP_CONGESTION failing sets IESETCONGESTION) and src/iperf_server_api.c (warning \"TCP congestion control algorithm not supported\", then IESETCONGESTION)",
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_error.c (IESETCONGESTION: \"unable to set TCP_CONGESTION: Supplied congestion control algorithm not supported on this host\")",
+			"https://github.com/esnet/iperf/blob/3.21/docs/faq.rst (What congestion control algorithms are supported: sysctl net.ipv4.tcp_available_congestion_control; some are kernel modules, which must be loaded)",
+		},
+		Lits: [][]byte{
+			[]byte("unable to set TCP_CONGESTION"),
+			[]byte("TCP congestion control algorithm not supported"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("unable to set TCP_CONGESTION"),
+			},
+			[][]byte{
+				[]byte("TCP congestion control algorithm not supported"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("unable to set TCP_CONGESTION"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("unable to set TCP_CONGESTION"),
+				},
+				lits: [][]byte{
+					[]byte("unable to set TCP_CONGESTION"),
+				},
+			},
+			{
+				prefix:  []byte("TCP congestion control algorithm not supported"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("TCP congestion control algorithm not supported"),
+				},
+				lits: [][]byte{
+					[]byte("TCP congestion control algorithm not supported"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "iperf3-idle-timeout",
+		Title: "the iperf3 receiver got no test data for its idle timeout (idle timeout for receiving data): the test stalled",
+		Kind:  "iperf3",
+		Match: []string{
+			"idle timeout for receiving data",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "during the test no data arrived on the test streams for --rcv-timeout (120 s unless set): the sender stopped sending (it hung or was stopped) or the data path stopped carrying the test streams while the control connection stayed up (a link down mid-test, a firewall or NAT entry that expired)",
+		MeaningServer: "during the test no data arrived on the test streams for --rcv-timeout (120 s unless set): the sender stopped sending (it hung or was stopped) or the data path stopped carrying the test streams while the control connection stayed up (a link down mid-test, a firewall, NAT or load-balancer entry that expired)",
+		Fix:           "check the link and the sender during the test (ip -s link, the sender's own output), then run the test again; for a path that drops idle connections keep the test short or set --rcv-timeout",
+		Sources: []string{
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_client_api.c (iperf_run_client: while TEST_RUNNING, no block received for rcv_timeout sets IENOMSG; src/iperf_server_api.c the same)",
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_error.c (IENOMSG: \"idle timeout for receiving data\") and src/iperf3.1 (--rcv-timeout: default 120000 ms)",
+		},
+		Lits: [][]byte{
+			[]byte("idle timeout for receiving data"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("idle timeout for receiving data"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("idle timeout for receiving data"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("idle timeout for receiving data"),
+				},
+				lits: [][]byte{
+					[]byte("idle timeout for receiving data"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "iperf3-server-limit-refused",
+		Title: "the iperf3 server refused the test: it asks more than the server allows (bitrate or duration limit)",
+		Kind:  "iperf3",
+		Match: []string{
+			"total required bandwidth is larger than server limit",
+			"requested duration exceeds the server.s maximum permitted limit",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the server was started with a limit (--server-bitrate-limit, --server-max-duration) and the client's streams times their -b, or its -t plus -O (or an unlimited -t 0), exceed it: nothing was measured",
+		MeaningServer: "the server was started with a limit (--server-bitrate-limit, --server-max-duration) and the client's streams times their -b, or its -t plus -O (or an unlimited -t 0), exceed it: nothing was measured",
+		Fix:           "ask within the server's limits (fewer streams or a lower -b; a shorter -t), or start the server without them",
+		Sources: []string{
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_api.c (get_parameters: duration plus omit above max_server_duration sets IEMAXSERVERTESTDURATIONEXCEEDED; streams times rate above bitrate_limit sets IETOTALRATE) and src/iperf3.1 (--server-max-duration, --server-bitrate-limit)",
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_error.c (IETOTALRATE \"total required bandwidth is larger than server limit\", IEMAXSERVERTESTDURATIONEXCEEDED \"client's requested duration exceeds the server's maximum permitted limit\")",
+		},
+		Lits: [][]byte{
+			[]byte("total required bandwidth is larger than server limit"),
+			[]byte("requested duration exceeds the server"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("total required bandwidth is larger than server limit"),
+			},
+			[][]byte{
+				[]byte("requested duration exceeds the server"),
+				[]byte("s maximum permitted limit"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("total required bandwidth is larger than server limit"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("total required bandwidth is larger than server limit"),
+				},
+				lits: [][]byte{
+					[]byte("total required bandwidth is larger than server limit"),
+				},
+			},
+			{
+				prefix:   []byte("requested duration exceeds the server"),
+				anchored: lazyRegexp("^(?:requested duration exceeds the server.s maximum permitted limit)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("requested duration exceeds the server"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("s maximum permitted limit"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("requested duration exceeds the server"),
+					[]byte("s maximum permitted limit"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "iperf3-no-cookie",
+		Title: "a connection to the iperf3 server sent no iperf3 cookie (unable to receive cookie at server): not an iperf3 client",
+		Kind:  "iperf3",
+		Match: []string{
+			"unable to receive cookie at server",
+		},
+		Weight:        0.6,
+		Severity:      "warn",
+		MeaningSpark:  "something connected to the iperf3 server's port and did not send the 37-byte cookie an iperf3 client sends first: a port scan or health probe, an iperf 2.x client, or a client that gave up; the server logs it and goes on serving (iperf3 3.1.3 and later)",
+		MeaningServer: "something connected to the iperf3 server's port and did not send the 37-byte cookie an iperf3 client sends first: a port scan, a load balancer's or monitor's health probe, an iperf 2.x client, or a client that gave up; the server logs it and goes on serving (iperf3 3.1.3 and later)",
+		Fix:           "run iperf3 (not iperf2) on the client; keep probes off the server's port, or ignore the line if the tests that follow complete",
+		Sources: []string{
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_server_api.c (iperf_accept: the cookie, COOKIE_SIZE bytes, read first; a failed read sets IERECVCOOKIE) and src/iperf_error.c (IERECVCOOKIE: \"unable to receive cookie at server\")",
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_api.h (COOKIE_SIZE 37)",
+		},
+		Lits: [][]byte{
+			[]byte("unable to receive cookie at server"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("unable to receive cookie at server"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("unable to receive cookie at server"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("unable to receive cookie at server"),
+				},
+				lits: [][]byte{
+					[]byte("unable to receive cookie at server"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "nccl-tests-too-few-gpus",
+		Title: "nccl-tests asked for more GPUs than this process can see (Invalid number of GPUs / invalid device ordinal)",
+		Kind:  "nccl",
+		Match: []string{
+			"Invalid number of GPUs: \\d+ requested but only \\d+ were found",
+			"Test CUDA failure \\S+:\\d+ '?invalid device ordinal",
 		},
 		Weight:        1.15,
 		Severity:      "fail",
-		MeaningSpark:  "DGX Spark has one GPU: an nccl-tests process takes GPU local rank × -t × -g, so two processes on one Spark (or -g 2) ask for a GPU that does not exist; run one process per Spark with -g 1",
-		MeaningServer: "each nccl-tests process takes GPUs from local rank × threads (-t) × GPUs (-g) on: processes per node × -t × -g exceed the GPUs the node shows (or each process sees only its own GPU through CUDA_VISIBLE_DEVICES while the index still counts up by local rank)",
-		Fix:           "launch GPUs-per-node ÷ (t × g) processes per node (mpirun -npernode or --map-by ppr:N:node; srun --ntasks-per-node), typically one process per GPU with -g 1; where each rank sees one GPU only, set NCCL_TESTS_DEVICE=0",
+		MeaningSpark:  "each process uses -g GPUs (times -t threads), starting at its local rank times that count, and DGX Spark has one GPU (GB10): -g above 1, or two processes started on one Spark (its local rank 1 asks for GPU 1), asks for a GPU that does not exist; nothing was measured",
+		MeaningServer: "each process uses -g GPUs (times -t threads), starting at its local rank times that count: more processes per node than GPUs, -g times -t above the node's GPUs, or CUDA_VISIBLE_DEVICES (or a container, a Slurm per-task binding) leaving the process fewer GPUs than that ask for a GPU that does not exist; nothing was measured",
+		Fix:           "start as many processes per node as GPUs with -g 1 (or one process per node with -g set to the node's GPUs); on DGX Spark one process per node with -g 1 (mpirun -np <nodes> --map-by ppr:1:node, or -H a:1,b:1)",
 		Sources: []string{
-			"https://github.com/NVIDIA/nccl-tests/blob/v2.19.6/src/common.cu (gpus[i] = (gpu0 != -1 ? gpu0 : localRank*nThreads*nGpus) + i; CUDACHECK(cudaSetDevice(gpus[i])), gpu0 from NCCL_TESTS_DEVICE) and src/common.h (CUDACHECK: \"%s: Test CUDA failure %s:%d '%s'\" with cudaGetErrorString)",
-			"https://github.com/NVIDIA/nccl-tests/issues/323 (two slots per host with -g 2 on two-GPU hosts: invalid device ordinal; fixed by the launch line)",
+			"https://github.com/NVIDIA/nccl-tests/blob/v2.19.6/src/util.cu (writeDeviceReport: cudaDev = localRank*nThreads*nGpus + i; when it is not below cudaGetDeviceCount, \"Invalid number of GPUs: %d requested but only %d were found.\" and \"Please check the number of processes and GPUs per process.\"; the check is there from v2.17.2)",
+			"https://github.com/NVIDIA/nccl-tests/blob/v2.14.1/src/common.cu (before v2.17.2: CUDACHECK(cudaGetDeviceProperties(&prop, cudaDev)) fails with cudaErrorInvalidDevice, printed by CUDACHECK as \"Test CUDA failure %s:%d '%s'\", \"invalid device ordinal\")",
 		},
 		Lits: [][]byte{
+			[]byte("Invalid number of GPUs: "),
 			[]byte("invalid device ordinal"),
 		},
 		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Invalid number of GPUs: "),
+				[]byte(" requested but only "),
+				[]byte(" were found"),
+			},
 			[][]byte{
 				[]byte("Test CUDA failure "),
 				[]byte("invalid device ordinal"),
@@ -6884,8 +7301,36 @@ var generatedSignatures = []Signature{
 		},
 		plans: []matchPlan{
 			{
+				prefix:   []byte("Invalid number of GPUs: "),
+				anchored: lazyRegexp("^(?:Invalid number of GPUs: \\d+ requested but only \\d+ were found)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Invalid number of GPUs: "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" requested but only "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" were found"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Invalid number of GPUs: "),
+					[]byte(" requested but only "),
+					[]byte(" were found"),
+				},
+			},
+			{
 				prefix:   []byte("Test CUDA failure "),
-				anchored: lazyRegexp("^(?:Test CUDA failure \\S+:\\d+ .?invalid device ordinal)", nil),
+				anchored: lazyRegexp("^(?:Test CUDA failure \\S+:\\d+ '?invalid device ordinal)", nil),
 				filter: prefilter{
 					op: pfAll,
 					subs: []prefilter{
@@ -6899,22 +7344,1034 @@ var generatedSignatures = []Signature{
 							k:   1,
 						},
 						{
-							op:  pfLit,
-							lit: []byte(" "),
-							k:   2,
-						},
-						{
-							op:  pfLit,
-							lit: []byte("invalid device ordinal"),
-							k:   3,
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte(" 'invalid device ordinal"),
+									k:   2,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" invalid device ordinal"),
+									k:   3,
+								},
+							},
 						},
 					},
 				},
 				lits: [][]byte{
 					[]byte("Test CUDA failure "),
 					[]byte(":"),
-					[]byte(" "),
-					[]byte("invalid device ordinal"),
+					[]byte(" 'invalid device ordinal"),
+					[]byte(" invalid device ordinal"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "nccl-tests-nccl-call-failed",
+		Title: "an NCCL call of nccl-tests failed (Test NCCL failure): the text after the slash is NCCL's last warning",
+		Kind:  "nccl",
+		Match: []string{
+			"Test NCCL failure \\S+:\\d+ '(invalid argument|invalid usage|internal error|timeout|NCCL operation in progress)",
+		},
+		Weight:        0.5,
+		Severity:      "fail",
+		MeaningSpark:  "NCCLCHECK in nccl-tests prints the NCCL result of the call that failed and, built against NCCL 2.13 or later, ncclGetLastError after the slash: the last WARN NCCL printed, which names the cause; nothing was measured",
+		MeaningServer: "NCCLCHECK in nccl-tests prints the NCCL result of the call that failed and, built against NCCL 2.13 or later, ncclGetLastError after the slash: the last WARN NCCL printed, which names the cause; nothing was measured",
+		Fix:           "read the text after the slash, or run again with NCCL_DEBUG=WARN (INFO for the set-up) to see NCCL's warning; check that the header's nccl-headers and nccl-library versions are the same (a test built against one NCCL and run with another)",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl-tests/blob/v2.19.6/src/common.h (NCCLCHECK: \"%s: Test NCCL failure %s:%d '%s / %s'\" with ncclGetErrorString and ncclGetLastError from NCCL 2.13, \"'%s'\" before)",
+			"NVIDIA/nccl src/init.cc v2.30.7-1 (ncclGetErrorString: \"invalid argument (run with NCCL_DEBUG=WARN for details)\", \"invalid usage (…)\", \"internal error - please report this issue to the NCCL developers\", \"timeout\", \"NCCL operation in progress\")",
+		},
+		Lits: [][]byte{
+			[]byte("Test NCCL failure "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Test NCCL failure "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Test NCCL failure "),
+				anchored: lazyRegexp("^(?:Test NCCL failure \\S+:\\d+ '(invalid argument|invalid usage|internal error|timeout|NCCL operation in progress))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Test NCCL failure "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(":"),
+							k:   1,
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte(" 'invalid argument"),
+									k:   2,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" 'invalid usage"),
+									k:   3,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" 'internal error"),
+									k:   4,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" 'timeout"),
+									k:   5,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" 'NCCL operation in progress"),
+									k:   6,
+								},
+							},
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Test NCCL failure "),
+					[]byte(":"),
+					[]byte(" 'invalid argument"),
+					[]byte(" 'invalid usage"),
+					[]byte(" 'internal error"),
+					[]byte(" 'timeout"),
+					[]byte(" 'NCCL operation in progress"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "mlx5-error-cqe",
+		Title: "the mlx5 RDMA provider printed a failed work completion (mlx5: host: got completion with error:)",
+		Kind:  "ibverbs",
+		Match: []string{
+			"mlx5: \\S+: got completion with error:",
+		},
+		Weight:        0.85,
+		Severity:      "fail",
+		MeaningSpark:  "a work request on a ConnectX-7 queue pair completed with an error, and libmlx5 dumped the completion (four lines of four hex words): the syndrome is the last byte of the second word of the fourth line (0x01 local length, 0x02 local QP operation, 0x04 local protection, 0x10 bad response, 0x11 local access, 0x12 remote invalid request, 0x13 remote access, 0x14 remote operation, 0x16 RNR retry exceeded, 0x22 aborted), the byte before it the vendor syndrome; flushed requests and transport retries exceeded are not dumped",
+		MeaningServer: "a work request on an mlx5 (ConnectX) queue pair completed with an error, and libmlx5 dumped the completion (four lines of four hex words): the syndrome is the last byte of the second word of the fourth line (0x01 local length, 0x02 local QP operation, 0x04 local protection, 0x10 bad response, 0x11 local access, 0x12 remote invalid request, 0x13 remote access, 0x14 remote operation, 0x16 RNR retry exceeded, 0x22 aborted), the byte before it the vendor syndrome; flushed requests and transport retries exceeded are not dumped",
+		Fix:           "read the syndrome from the dump; remote access and remote operation errors point at the peer (its process ended, or its memory registration), local protection and local access at this side's registration (GPU memory without GPUDirect RDMA: none on GB10); the application's own completion line (NCCL's \"Got completion from peer\", perftest's \"Failed status\") names the same status",
+		Sources: []string{
+			"https://github.com/linux-rdma/rdma-core/blob/v64.0/providers/mlx5/cq.c (mlx5_parse_cqe: an MLX5_CQE_REQ_ERR or RESP_ERR completion whose syndrome is not WR_FLUSH_ERR or TRANSPORT_RETRY_EXC_ERR prints PFX \"%s: got completion with error:\" with the host name and dump_cqe, 16 words as \"%08x %08x %08x %08x\"; mlx5_handle_error_cqe maps the syndrome to the ibv_wc_status); providers/mlx5/mlx5dv.h (struct mlx5_err_cqe: vendor_err_synd and syndrome at bytes 54 and 55; the MLX5_CQE_SYNDROME_ values); providers/mlx5/mlx5.h (PFX \"mlx5: \")",
+			"https://github.com/linux-rdma/rdma-core/commit/e3bb1add26f1a50d27c58b4d0724ceef07e67f7b (from v33 the dump goes to MLX5_DEBUG_FILE when set, to stderr only in an MLX5_DEBUG build; before, to stderr)",
+		},
+		Lits: [][]byte{
+			[]byte(": got completion with error:"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("mlx5: "),
+				[]byte(": got completion with error:"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("mlx5: "),
+				anchored: lazyRegexp("^(?:mlx5: \\S+: got completion with error:)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("mlx5: "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(": got completion with error:"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("mlx5: "),
+					[]byte(": got completion with error:"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "ib-wc-remote-access",
+		Title: "RDMA remote access error (completion status 10, IBV_WC_REM_ACCESS_ERR): the peer refused the RDMA access",
+		Kind:  "ibverbs",
+		Match: []string{
+			"Got completion from peer \\S+ with (status=10\\b|status=[^(]*\\(10\\)|error 10\\b)",
+			"IBV_WC_REM_ACCESS_ERR",
+			"remote access error",
+		},
+		Weight:        0.95,
+		Severity:      "fail",
+		MeaningSpark:  "the peer's NIC refused an RDMA read, write or atomic: the remote key or address is not registered there with that access (the memory was deregistered or freed, most often because the peer process ended or restarted mid-job), or the two ends disagree on the buffer",
+		MeaningServer: "the peer's NIC refused an RDMA read, write or atomic: the remote key or address is not registered there with that access (the memory was deregistered or freed, most often because the peer process ended or restarted mid-job; or a GPU buffer whose peer mapping was torn down), or the two ends disagree on the buffer",
+		Fix:           "find how the peer ended (its own log, dmesg for the OOM killer or Xid errors) and run the job again; if both ends stayed up, compare the NCCL (or application) versions on the two ends",
+		Sources: []string{
+			"https://github.com/linux-rdma/rdma-core/blob/v64.0/libibverbs/verbs.h (enum ibv_wc_status: IBV_WC_REM_ACCESS_ERR = 10) and libibverbs/enum_strs.c (ibv_wc_status_str: \"remote access error\")",
+			"https://github.com/linux-rdma/rdma-core/blob/v64.0/providers/mlx5/cq.c (mlx5_handle_error_cqe: MLX5_CQE_SYNDROME_REMOTE_ACCESS_ERR, 0x13, is IBV_WC_REM_ACCESS_ERR)",
+		},
+		Lits: [][]byte{
+			[]byte("Got completion from peer "),
+			[]byte("IBV_WC_REM_ACCESS_ERR"),
+			[]byte("remote access error"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Got completion from peer "),
+				[]byte(" with "),
+			},
+			[][]byte{
+				[]byte("IBV_WC_REM_ACCESS_ERR"),
+			},
+			[][]byte{
+				[]byte("remote access error"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Got completion from peer "),
+				anchored: lazyRegexp("^(?:Got completion from peer \\S+ with (status=10\\b|status=[^(]*\\(10\\)|error 10\\b))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Got completion from peer "),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(" with "),
+											k:   1,
+										},
+										{
+											op: pfAny,
+											subs: []prefilter{
+												{
+													op:  pfLit,
+													lit: []byte("status=10"),
+													k:   2,
+												},
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("status="),
+															k:   3,
+														},
+														{
+															op:  pfLit,
+															lit: []byte("(10)"),
+															k:   4,
+														},
+													},
+												},
+											},
+										},
+									},
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" with error 10"),
+									k:   5,
+								},
+							},
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Got completion from peer "),
+					[]byte(" with "),
+					[]byte("status=10"),
+					[]byte("status="),
+					[]byte("(10)"),
+					[]byte(" with error 10"),
+				},
+			},
+			{
+				prefix:  []byte("IBV_WC_REM_ACCESS_ERR"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("IBV_WC_REM_ACCESS_ERR"),
+				},
+				lits: [][]byte{
+					[]byte("IBV_WC_REM_ACCESS_ERR"),
+				},
+			},
+			{
+				prefix:  []byte("remote access error"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("remote access error"),
+				},
+				lits: [][]byte{
+					[]byte("remote access error"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "ib-wc-remote-op",
+		Title: "RDMA remote operation error (completion status 11, IBV_WC_REM_OP_ERR): the peer could not complete the request",
+		Kind:  "ibverbs",
+		Match: []string{
+			"Got completion from peer \\S+ with (status=11\\b|status=[^(]*\\(11\\)|error 11\\b)",
+			"IBV_WC_REM_OP_ERR",
+			"remote operation error",
+		},
+		Weight:        0.95,
+		Severity:      "fail",
+		MeaningSpark:  "the peer's NIC received the request and could not complete it (its receive queue or queue pair failed, or its receive buffer was too small for the message): the fault is at the other Spark, often a process that ended mid-job or a queue pair already in error there",
+		MeaningServer: "the peer's NIC received the request and could not complete it (its receive queue or queue pair failed, or its receive buffer was too small for the message): the fault is at the peer, often a process that ended mid-job or a queue pair already in error there",
+		Fix:           "look at the peer's own log for the first error (it often failed first); check both ends run the same NCCL (or application) version and settings, then run again",
+		Sources: []string{
+			"https://github.com/linux-rdma/rdma-core/blob/v64.0/libibverbs/verbs.h (enum ibv_wc_status: IBV_WC_REM_OP_ERR = 11) and libibverbs/enum_strs.c (ibv_wc_status_str: \"remote operation error\")",
+			"https://github.com/linux-rdma/rdma-core/blob/v64.0/providers/mlx5/cq.c (mlx5_handle_error_cqe: MLX5_CQE_SYNDROME_REMOTE_OP_ERR, 0x14, is IBV_WC_REM_OP_ERR)",
+		},
+		Lits: [][]byte{
+			[]byte("Got completion from peer "),
+			[]byte("IBV_WC_REM_OP_ERR"),
+			[]byte("remote operation error"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Got completion from peer "),
+				[]byte(" with "),
+			},
+			[][]byte{
+				[]byte("IBV_WC_REM_OP_ERR"),
+			},
+			[][]byte{
+				[]byte("remote operation error"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Got completion from peer "),
+				anchored: lazyRegexp("^(?:Got completion from peer \\S+ with (status=11\\b|status=[^(]*\\(11\\)|error 11\\b))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Got completion from peer "),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(" with "),
+											k:   1,
+										},
+										{
+											op: pfAny,
+											subs: []prefilter{
+												{
+													op:  pfLit,
+													lit: []byte("status=11"),
+													k:   2,
+												},
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("status="),
+															k:   3,
+														},
+														{
+															op:  pfLit,
+															lit: []byte("(11)"),
+															k:   4,
+														},
+													},
+												},
+											},
+										},
+									},
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" with error 11"),
+									k:   5,
+								},
+							},
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Got completion from peer "),
+					[]byte(" with "),
+					[]byte("status=11"),
+					[]byte("status="),
+					[]byte("(11)"),
+					[]byte(" with error 11"),
+				},
+			},
+			{
+				prefix:  []byte("IBV_WC_REM_OP_ERR"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("IBV_WC_REM_OP_ERR"),
+				},
+				lits: [][]byte{
+					[]byte("IBV_WC_REM_OP_ERR"),
+				},
+			},
+			{
+				prefix:  []byte("remote operation error"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("remote operation error"),
+				},
+				lits: [][]byte{
+					[]byte("remote operation error"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "ib-wc-rnr-retry",
+		Title: "RDMA receiver-not-ready retries exhausted (completion status 13, IBV_WC_RNR_RETRY_EXC_ERR): the peer posted no receive in time",
+		Kind:  "ibverbs",
+		Match: []string{
+			"Got completion from peer \\S+ with (status=13\\b|status=[^(]*\\(13\\)|error 13\\b)",
+			"IBV_WC_RNR_RETRY_EXC_ERR",
+			"RNR retry counter exceeded",
+		},
+		Weight:        0.95,
+		Severity:      "fail",
+		MeaningSpark:  "a send reached the other Spark, but its queue pair had no receive buffer posted, and the sender's RNR retries ran out: the peer process stalled or ended, or it posts its receives later than this side sends",
+		MeaningServer: "a send reached the peer, but its queue pair had no receive buffer posted, and the sender's RNR retries (the QP's rnr_retry) ran out: the peer process stalled or ended, or it posts its receives later than this side sends",
+		Fix:           "check that the peer process is alive and not stalled (its log, CPU use); for an application of your own, post receives before the peer sends or raise the queue pair's rnr_retry",
+		Sources: []string{
+			"https://github.com/linux-rdma/rdma-core/blob/v64.0/libibverbs/verbs.h (enum ibv_wc_status: IBV_WC_RNR_RETRY_EXC_ERR = 13) and libibverbs/enum_strs.c (ibv_wc_status_str: \"RNR retry counter exceeded\")",
+			"https://github.com/linux-rdma/rdma-core/blob/v64.0/librdmacm/man/rdma_connect.3 (rnr_retry_count: how often a send is retried after a receiver not ready error; RNR errors are generated when a send request arrives before a buffer has been posted to receive the incoming data)",
+		},
+		Lits: [][]byte{
+			[]byte("Got completion from peer "),
+			[]byte("IBV_WC_RNR_RETRY_EXC_ERR"),
+			[]byte("RNR retry counter exceeded"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Got completion from peer "),
+				[]byte(" with "),
+			},
+			[][]byte{
+				[]byte("IBV_WC_RNR_RETRY_EXC_ERR"),
+			},
+			[][]byte{
+				[]byte("RNR retry counter exceeded"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Got completion from peer "),
+				anchored: lazyRegexp("^(?:Got completion from peer \\S+ with (status=13\\b|status=[^(]*\\(13\\)|error 13\\b))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Got completion from peer "),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(" with "),
+											k:   1,
+										},
+										{
+											op: pfAny,
+											subs: []prefilter{
+												{
+													op:  pfLit,
+													lit: []byte("status=13"),
+													k:   2,
+												},
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("status="),
+															k:   3,
+														},
+														{
+															op:  pfLit,
+															lit: []byte("(13)"),
+															k:   4,
+														},
+													},
+												},
+											},
+										},
+									},
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" with error 13"),
+									k:   5,
+								},
+							},
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Got completion from peer "),
+					[]byte(" with "),
+					[]byte("status=13"),
+					[]byte("status="),
+					[]byte("(13)"),
+					[]byte(" with error 13"),
+				},
+			},
+			{
+				prefix:  []byte("IBV_WC_RNR_RETRY_EXC_ERR"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("IBV_WC_RNR_RETRY_EXC_ERR"),
+				},
+				lits: [][]byte{
+					[]byte("IBV_WC_RNR_RETRY_EXC_ERR"),
+				},
+			},
+			{
+				prefix:  []byte("RNR retry counter exceeded"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("RNR retry counter exceeded"),
+				},
+				lits: [][]byte{
+					[]byte("RNR retry counter exceeded"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "nvbandwidth-waived-status",
+		Title: "nvbandwidth waived a test (Waived:): its requirement is missing here, nothing was measured for it",
+		Kind:  "nvbandwidth",
+		Match: []string{
+			"^Waived:\\s*$",
+		},
+		Weight:        1,
+		Severity:      "warn",
+		MeaningSpark:  "nvbandwidth 0.5 and later print \"Waived: \" without the test's name when a test's filter fails: a device-to-device test needs two GPUs that can access each other as peers (DGX Spark has one GPU, GB10), a multicast test GPUs that support multicast, a multinode test more than one process; the tests around it still ran",
+		MeaningServer: "nvbandwidth 0.5 and later print \"Waived: \" without the test's name when a test's filter fails: a device-to-device test needs a pair of GPUs that can access each other as peers (cuDeviceCanAccessPeer: none here, so P2P is not supported between these GPUs: PCIe topology, consumer GPUs, ACS/IOMMU, a VM), a multicast test GPUs that support multicast, a multinode test more than one process; the tests around it still ran",
+		Fix:           "check peer access between the GPUs (nvidia-smi topo -p2p r); run the tests this machine supports (nvbandwidth -l lists them; host-to-device on DGX Spark), or a machine with peer-capable GPUs for a device-to-device number",
+		Sources: []string{
+			"https://github.com/NVIDIA/nvbandwidth/blob/v0.8/nvbandwidth.cpp (runTestcase: a test whose filter() is false is added with status NVB_WAIVED, \"Waived\", and not run) and output.cpp (Output::addTestcase: a status other than Running prints status \": \" msg, the message empty); json_output.cpp (NVB_WAIVED)",
+			"https://github.com/NVIDIA/nvbandwidth/blob/v0.8/testcase.cpp (filterHasAccessiblePeerPairs: true when any pair of devices has cuDeviceCanAccessPeer; filterSupportsMulticast: CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED on every device; filterHasMultipleGPUsMultinode: worldSize > 1); v0.4 and before printed \"Waiving <test>.\" instead",
+		},
+		Lits: [][]byte{
+			[]byte("Waived:"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Waived:"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Waived:"),
+				},
+				lits: [][]byte{
+					[]byte("Waived:"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "nvbandwidth-testcase-not-found",
+		Title: "nvbandwidth does not know the test named (Testcase ... not found): nothing was measured",
+		Kind:  "nvbandwidth",
+		Match: []string{
+			"ERROR: Testcase \\S+ not found!",
+			"ERROR: Testcase index \\S+ out of bound!",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the name (or index) given with -t is none of this nvbandwidth build's tests: a typo, a name from another release, or an index past the list (names and indices differ between releases and between the single-node and the multinode build)",
+		MeaningServer: "the name (or index) given with -t is none of this nvbandwidth build's tests: a typo, a name from another release, or an index past the list (names and indices differ between releases and between the single-node and the multinode build)",
+		Fix:           "list this build's tests with nvbandwidth -l and pass one of those names with -t (or a prefix with -p)",
+		Sources: []string{
+			"https://github.com/NVIDIA/nvbandwidth/blob/v0.8/nvbandwidth.cpp (findTestcase throws \"Testcase \" id \" not found!\" or \"Testcase index \" id \" out of bound!\"; runTestcase adds it with status \"ERROR\", which Output::addTestcase prints as status \": \" msg)",
+		},
+		Lits: [][]byte{
+			[]byte("ERROR: Testcase "),
+			[]byte("ERROR: Testcase index "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("ERROR: Testcase "),
+				[]byte(" not found!"),
+			},
+			[][]byte{
+				[]byte("ERROR: Testcase index "),
+				[]byte(" out of bound!"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("ERROR: Testcase "),
+				anchored: lazyRegexp("^(?:ERROR: Testcase \\S+ not found!)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("ERROR: Testcase "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" not found!"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("ERROR: Testcase "),
+					[]byte(" not found!"),
+				},
+			},
+			{
+				prefix:   []byte("ERROR: Testcase index "),
+				anchored: lazyRegexp("^(?:ERROR: Testcase index \\S+ out of bound!)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("ERROR: Testcase index "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" out of bound!"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("ERROR: Testcase index "),
+					[]byte(" out of bound!"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "ibverbs-memlock-tiny",
+		Title: "libibverbs warns that the locked-memory limit is tiny (RLIMIT_MEMLOCK is N bytes): memory registrations will fail",
+		Kind:  "ibverbs",
+		Match: []string{
+			"libibverbs: Warning: RLIMIT_MEMLOCK is \\d+ bytes",
+			"This will severely limit memory registrations",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the process (not root) may lock at most 32 KiB: every buffer the ConnectX-7 reads or writes must be pinned (registered), so registrations beyond that fail (NCCL, perftest, UCX cannot set up RDMA); a container or a login session with the distribution's default memlock limit",
+		MeaningServer: "the process (not root) may lock at most 32 KiB: every buffer the NIC reads or writes must be pinned (registered), so registrations beyond that fail (NCCL, perftest, UCX, MPI cannot set up RDMA); a container, a batch job or a login session with the distribution's default memlock limit",
+		Fix:           "raise the locked-memory limit to unlimited for the job (ulimit -l unlimited; memlock in /etc/security/limits.conf; docker run --ulimit memlock=-1; LimitMEMLOCK=infinity for a systemd service; Slurm's PropagateResourceLimits) and check it inside the job (ulimit -l)",
+		Sources: []string{
+			"https://github.com/linux-rdma/rdma-core/blob/v64.0/libibverbs/init.c (check_memlock_limit: for a non-root process whose RLIMIT_MEMLOCK is 32768 bytes or less, \"Warning: RLIMIT_MEMLOCK is %llu bytes.\" and \"This will severely limit memory registrations.\", PFX \"libibverbs: \")",
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/networking_troubleshooting.rst v2.30.7-1 (registration fails when too little memory can be pinned: memlock unlimited, checked with ulimit -l)",
+		},
+		Lits: [][]byte{
+			[]byte("libibverbs: Warning: RLIMIT_MEMLOCK is "),
+			[]byte("This will severely limit memory registrations"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("libibverbs: Warning: RLIMIT_MEMLOCK is "),
+				[]byte(" bytes"),
+			},
+			[][]byte{
+				[]byte("This will severely limit memory registrations"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("libibverbs: Warning: RLIMIT_MEMLOCK is "),
+				anchored: lazyRegexp("^(?:libibverbs: Warning: RLIMIT_MEMLOCK is \\d+ bytes)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("libibverbs: Warning: RLIMIT_MEMLOCK is "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" bytes"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("libibverbs: Warning: RLIMIT_MEMLOCK is "),
+					[]byte(" bytes"),
+				},
+			},
+			{
+				prefix:  []byte("This will severely limit memory registrations"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("This will severely limit memory registrations"),
+				},
+				lits: [][]byte{
+					[]byte("This will severely limit memory registrations"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "ibverbs-provider-load-failed",
+		Title: "libibverbs could not load the RDMA provider library (couldn't load driver): the device has no usable driver",
+		Kind:  "ibverbs",
+		Match: []string{
+			"libibverbs: Warning: couldn't load driver '[^']+'",
+		},
+		Weight:        0.9,
+		Severity:      "fail",
+		MeaningSpark:  "libibverbs found a provider to load for the ConnectX-7 (libmlx5-rdmav<N>.so) but dlopen failed: the provider is not installed (ibverbs-providers missing from the image), or it was built for another libibverbs (the rdmav<N> suffix is the provider ABI, so a libibverbs and providers from different rdma-core or MLNX_OFED/DOCA releases do not mix); without it the device is unusable and NCCL falls back to sockets",
+		MeaningServer: "libibverbs found a provider to load (libmlx5-rdmav<N>.so, and so on) but dlopen failed: the provider is not installed (ibverbs-providers missing from the image), or it was built for another libibverbs (the rdmav<N> suffix is the provider ABI, so a libibverbs and providers from different rdma-core or MLNX_OFED/DOCA releases do not mix); without it the device is unusable and NCCL falls back to sockets",
+		Fix:           "install the providers of the same rdma-core release as libibverbs (ibverbs-providers, or the whole MLNX_OFED/DOCA stack, not half of each) in the host or image, then check with ibv_devinfo",
+		Sources: []string{
+			"https://github.com/linux-rdma/rdma-core/blob/v64.0/libibverbs/dynamic_driver.c (load_driver: dlopen of \"lib%s\" VERBS_PROVIDER_SUFFIX; on failure \"Warning: couldn't load driver '%s': %s\" with the file name and dlerror)",
+			"https://github.com/linux-rdma/rdma-core/blob/v64.0/CMakeLists.txt (IBVERBS_PABI_VERSION \"64\", IBVERBS_PROVIDER_SUFFIX \"-rdmav${IBVERBS_PABI_VERSION}.so\": the provider's file name carries the release's private ABI version)",
+		},
+		Lits: [][]byte{
+			[]byte("libibverbs: Warning: couldn't load driver '"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("libibverbs: Warning: couldn't load driver '"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("libibverbs: Warning: couldn't load driver '"),
+				anchored: lazyRegexp("^(?:libibverbs: Warning: couldn't load driver '[^']+')", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("libibverbs: Warning: couldn't load driver '"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("'"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("libibverbs: Warning: couldn't load driver '"),
+					[]byte("'"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "ibverbs-kernel-abi-mismatch",
+		Title: "libibverbs and the kernel's uverbs disagree on the ABI (kernel ABI version ... doesn't match library version)",
+		Kind:  "ibverbs",
+		Match: []string{
+			"libibverbs: Fatal: kernel ABI version \\d+ doesn't match library version \\d+",
+			"does not support the kernel ABI of \\d+ \\(supports \\d+ to \\d+\\) for device",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the user-space RDMA stack (libibverbs or its mlx5 provider) is of another generation than the kernel's RDMA driver: a container image with an old rdma-core on a new kernel (or the reverse), or a MLNX_OFED/DOCA user space left behind after a kernel update; the ConnectX-7 cannot be used",
+		MeaningServer: "the user-space RDMA stack (libibverbs or a provider) is of another generation than the kernel's RDMA driver: a container image with an old rdma-core (or MLNX_OFED user space) on a new kernel, or the reverse, or an out-of-tree driver not rebuilt after a kernel update; the device cannot be used",
+		Fix:           "use an rdma-core (or MLNX_OFED/DOCA) user space that matches the running kernel's driver: the distribution's packages for that kernel, or rebuild/reinstall the out-of-tree driver and its user space together",
+		Sources: []string{
+			"https://github.com/linux-rdma/rdma-core/blob/v64.0/libibverbs/init.c (check_abi_version: \"Fatal: kernel ABI version %d doesn't match library version %d.\"; match_device: \"Warning: Driver %s does not support the kernel ABI of %u (supports %u to %u) for device %s\")",
+		},
+		Lits: [][]byte{
+			[]byte("libibverbs: Fatal: kernel ABI version "),
+			[]byte("does not support the kernel ABI of "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("libibverbs: Fatal: kernel ABI version "),
+				[]byte(" doesn't match library version "),
+			},
+			[][]byte{
+				[]byte("does not support the kernel ABI of "),
+				[]byte("supports "),
+				[]byte(" to "),
+				[]byte(" for device"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("libibverbs: Fatal: kernel ABI version "),
+				anchored: lazyRegexp("^(?:libibverbs: Fatal: kernel ABI version \\d+ doesn't match library version \\d+)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("libibverbs: Fatal: kernel ABI version "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" doesn't match library version "),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("libibverbs: Fatal: kernel ABI version "),
+					[]byte(" doesn't match library version "),
+				},
+			},
+			{
+				prefix:   []byte("does not support the kernel ABI of "),
+				anchored: lazyRegexp("^(?:does not support the kernel ABI of \\d+ \\(supports \\d+ to \\d+\\) for device)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("does not support the kernel ABI of "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" (supports "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" to "),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(") for device"),
+							k:   3,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("does not support the kernel ABI of "),
+					[]byte(" (supports "),
+					[]byte(" to "),
+					[]byte(") for device"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "libnccl-not-found-on-node",
+		Title: "the program could not load libnccl.so.2 (error while loading shared libraries): NCCL is not where this node's loader looks",
+		Kind:  "nccl",
+		Match: []string{
+			"error while loading shared libraries: libnccl\\.so(\\.\\d+)*: cannot open shared object file",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "the dynamic loader found no libnccl.so.2 for the benchmark (all_reduce_perf, or any program linked with NCCL) on this Spark: NCCL was built or installed on one node only, or at another path, or LD_LIBRARY_PATH (which the NCCL playbook sets to $NCCL_HOME/lib) was not exported on this node or not passed through mpirun (-x LD_LIBRARY_PATH); the process never started, nothing was measured",
+		MeaningServer: "the dynamic loader found no libnccl.so.2 for the program on this node: NCCL is not installed there (or at another path), or LD_LIBRARY_PATH does not reach the remote processes (mpirun -x LD_LIBRARY_PATH, srun --export); the process never started, nothing was measured",
+		Fix:           "install or build NCCL at the same path on every node, export LD_LIBRARY_PATH=$NCCL_HOME/lib:... on each and pass it to the launcher (mpirun -x LD_LIBRARY_PATH=$LD_LIBRARY_PATH); check with ldd $(which all_reduce_perf) | grep nccl on every node",
+		Sources: []string{
+			"https://github.com/NVIDIA/dgx-spark-playbooks/blob/0db7c141da60870ca6ed5c99436320f4e35cd531/nvidia/multi-sparks-through-switch/README.md#L435 (NCCL test failures, e.g. libnccl.so.2: cannot open shared object file: NCCL configuration not done on all nodes; follow the NCCL playbook on all nodes)",
+			"https://github.com/NVIDIA/dgx-spark-playbooks/blob/0db7c141da60870ca6ed5c99436320f4e35cd531/nvidia/nccl/README.md#L78 (export LD_LIBRARY_PATH=\"$NCCL_HOME/lib:...\") and #L148 (mpirun -x LD_LIBRARY_PATH=$LD_LIBRARY_PATH)",
+		},
+		Lits: [][]byte{
+			[]byte("error while loading shared libraries: libnccl"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("error while loading shared libraries: libnccl"),
+				[]byte(": cannot open shared object file"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("error while loading shared libraries: libnccl.so"),
+				anchored: lazyRegexp("^(?:error while loading shared libraries: libnccl\\.so(\\.\\d+)*: cannot open shared object file)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("error while loading shared libraries: libnccl.so"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(": cannot open shared object file"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("error while loading shared libraries: libnccl.so"),
+					[]byte(": cannot open shared object file"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "nccl-socket-not-a-socket",
+		Title: "an NCCL socket call failed with 'Socket operation on non-socket' (ENOTSOCK)",
+		Kind:  "socket",
+		Match: []string{
+			"NCCL WARN .*Socket operation on non-socket",
+			"NCCL error.*Socket operation on non-socket",
+			"Call to \\w+ failed ?: Socket operation on non-socket",
+		},
+		Weight:        0.85,
+		Severity:      "fail",
+		MeaningSpark:  "NVIDIA's DGX Spark playbook names a wrong network interface as the cause: NCCL_SOCKET_IFNAME (and UCX_NET_DEVICES) naming an interface that is not the active ConnectX-7 one (enp1s0f1np1, enP2p1s0f1np1 on a Spark cabled on its second port)",
+		MeaningServer: "a socket call of NCCL's bootstrap or network got a descriptor that is not a socket; NVIDIA's DGX Spark playbook names a wrong network interface in NCCL_SOCKET_IFNAME (and UCX_NET_DEVICES) as the cause",
+		Fix:           "check ibdev2netdev (which netdevs are Up) and set NCCL_SOCKET_IFNAME and UCX_NET_DEVICES to the active interfaces, the same on every node",
+		Sources: []string{
+			"NVIDIA/nccl src/include/checks.h v2.30.7-1 (SYSCHECK: WARN \"Call to \" name \" failed: %s\" with strerror(errno), ENOTSOCK's \"Socket operation on non-socket\"; the socket calls of src/misc/socket.cc)",
+			"https://github.com/NVIDIA/dgx-spark-playbooks/blob/0db7c141da60870ca6ed5c99436320f4e35cd531/nvidia/speculative-decoding/README.md#L512 (NCCL error: \"Socket operation on non-socket\": wrong network interface specified; check ibdev2netdev and that NCCL_SOCKET_IFNAME and UCX_NET_DEVICES match the active interfaces enp1s0f1np1,enP2p1s0f1np1)",
+		},
+		Lits: [][]byte{
+			[]byte("Socket operation on non-socket"),
+			[]byte("Socket operation on non-socket"),
+			[]byte(": Socket operation on non-socket"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("NCCL WARN "),
+				[]byte("Socket operation on non-socket"),
+			},
+			[][]byte{
+				[]byte("NCCL error"),
+				[]byte("Socket operation on non-socket"),
+			},
+			[][]byte{
+				[]byte("Call to "),
+				[]byte(" failed"),
+				[]byte(": Socket operation on non-socket"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix: []byte("NCCL WARN "),
+				glob: [][]byte{
+					[]byte("NCCL WARN "),
+					[]byte("Socket operation on non-socket"),
+				},
+				anchored: lazyRegexp("^(?:NCCL WARN .*Socket operation on non-socket)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NCCL WARN "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("Socket operation on non-socket"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("NCCL WARN "),
+					[]byte("Socket operation on non-socket"),
+				},
+			},
+			{
+				prefix: []byte("NCCL error"),
+				glob: [][]byte{
+					[]byte("NCCL error"),
+					[]byte("Socket operation on non-socket"),
+				},
+				anchored: lazyRegexp("^(?:NCCL error.*Socket operation on non-socket)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NCCL error"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("Socket operation on non-socket"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("NCCL error"),
+					[]byte("Socket operation on non-socket"),
+				},
+			},
+			{
+				prefix:   []byte("Call to "),
+				anchored: lazyRegexp("^(?:Call to \\w+ failed ?: Socket operation on non-socket)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Call to "),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte(" failed : Socket operation on non-socket"),
+									k:   1,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" failed: Socket operation on non-socket"),
+									k:   2,
+								},
+							},
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Call to "),
+					[]byte(" failed : Socket operation on non-socket"),
+					[]byte(" failed: Socket operation on non-socket"),
 				},
 			},
 		},
