@@ -9,10 +9,7 @@ import (
 // perftestCases are perftest's failure messages (linux-rdma/perftest
 // 26.04.17, src/), each printed the way the tool prints it: the message
 // that names the cause, then the follow-up lines of the same failure.
-var perftestCases = []struct {
-	id    string
-	lines func(r *rand.Rand) []string
-}{
+var perftestCases = []toolCase{
 	{"error.perftest-server-unreachable", func(r *rand.Rand) []string {
 		// ethernet_client_connect, then the test's own line
 		return []string{fmt.Sprintf("Couldn't connect to 192.168.%d.%d:%d", r.Intn(256), 1+r.Intn(254), 18515+r.Intn(3)),
@@ -52,17 +49,7 @@ var perftestCases = []struct {
 // Each of perftest's failure messages names its cause first, behind any
 // prefix, read alone as error lines.
 func TestPerftestMessagesAnyPrefix(t *testing.T) {
-	r := rand.New(rand.NewSource(2604))
-	for _, c := range perftestCases {
-		for _, pre := range causePrefixes(r) {
-			for range 3 {
-				lines := c.lines(r)
-				if a := analyseText(prefixed(pre, lines)); topCause(a) != c.id {
-					t.Errorf("%s behind %q: first %q (%s)\n%s", c.id, pre, topCause(a), flagIDs(a), prefixed(pre, lines))
-				}
-			}
-		}
-	}
+	toolLinesFirstAnyPrefix(t, rand.New(rand.NewSource(2604)), perftestCases)
 }
 
 // The completion error of perftest's newer wording with a status no

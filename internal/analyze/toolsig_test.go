@@ -28,10 +28,13 @@ var iperf3ErrorCases = []struct {
 
 // toolCases are the tools' failure lines, each built from the tool's
 // format string, with the lines that follow it in the same output.
-var toolCases = []struct {
+// toolCase is a tool's failure as it prints it and the cause it names.
+type toolCase struct {
 	id    string
 	lines func(r *rand.Rand) []string
-}{
+}
+
+var toolCases = []toolCase{
 	// iperf3 src/main.c: iperf_errexit(test, "error - %s", ...), printed
 	// by iperf_err as "iperf3: %s"; a signal: "interrupt - %s by signal
 	// %s(%d)" (src/iperf_api.c iperf_got_sigend)
@@ -177,8 +180,14 @@ func TestIperf3ErrorsAnyPrefix(t *testing.T) {
 // Each tool line names its cause first behind any prefix, with the lines
 // that follow it.
 func TestToolMessagesAnyPrefix(t *testing.T) {
-	r := rand.New(rand.NewSource(64))
-	for _, c := range toolCases {
+	toolLinesFirstAnyPrefix(t, rand.New(rand.NewSource(64)), toolCases)
+}
+
+// toolLinesFirstAnyPrefix checks that each case's lines, read alone behind
+// any prefix, name its cause first.
+func toolLinesFirstAnyPrefix(t *testing.T, r *rand.Rand, cases []toolCase) {
+	t.Helper()
+	for _, c := range cases {
 		for _, pre := range causePrefixes(r) {
 			for range 3 {
 				lines := c.lines(r)
