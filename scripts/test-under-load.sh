@@ -16,7 +16,7 @@ fail=0
 i=1
 while [ "$i" -le "$runs" ]; do
   start=$(date +%s)
-  if go test -count=1 ./... >"${TMPDIR:-/tmp}/sparkrig-load-$i.log" 2>&1; then r=pass; else r=FAIL; fail=1; fi
+  if go test -count=1 -timeout 30m ./... >"${TMPDIR:-/tmp}/sparkrig-load-$i.log" 2>&1; then r=pass; else r=FAIL; fail=1; fi
   echo "run $i: $r in $(( $(date +%s) - start )) s (log ${TMPDIR:-/tmp}/sparkrig-load-$i.log)"
   i=$((i + 1))
 done
