@@ -89,4 +89,9 @@ func TestPerftestSignaturesNothingNewOnFixtures(t *testing.T) {
 var perftestCarriers = map[string]bool{
 	// ib_send_bw -R: the registration failed, then the connection set-up
 	"field/train/40_ib_send_bw_rdmacm_couldnt_allocate_mr.txt": true,
+	// ib_write_bw in a container whose rdma-core is older than the node's
+	// kernel: no device found
+	"field/train/230_k8s_pod_ubuntu1804_image_perftest_no_device_on_2204_node.txt": true,
+	// the cause list quotes perftest's no-device message
+	"field/CATEGORIES.md": true,
 }
