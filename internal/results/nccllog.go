@@ -384,7 +384,16 @@ type opening struct {
 	// plain: b opens as a line the paste reader hands on unchanged does
 	// (plainStart), so the lines that open with it may be read in place
 	plain bool
+	// iw are the words of b followed by "INFO " (an INFO line's opening)
+	// and im the masks of their bytes that belong to it; iw is all zero
+	// where that is over infoWords words (infoAt then tells nothing)
+	iw, im [infoWords]uint64
 }
+
+// infoWords is how many words infoAt compares: an INFO opening of up to
+// 48 bytes (a host of up to 25 bytes with pid, tid and device of five
+// digits each, or a longer host with shorter numbers).
+const infoWords = 6
 
 // words fills w from b (at least the 15 bytes of the shortest opening
 // ownTag reads).
@@ -396,6 +405,35 @@ func (o *opening) words() {
 	o.last = (n - 1) / 8
 	o.w[o.last] = binary.LittleEndian.Uint64(o.b[n-8:])
 	o.plain = plainStart(o.b)
+	o.iw, o.im = [infoWords]uint64{}, [infoWords]uint64{}
+	if n+len("INFO ") <= 8*infoWords {
+		var p [8 * infoWords]byte
+		copy(p[copy(p[:], o.b):], "INFO ")
+		for k := range o.iw {
+			o.iw[k] = binary.LittleEndian.Uint64(p[8*k:])
+			for j := 8 * k; j < 8*k+8 && j < n+len("INFO "); j++ {
+				o.im[k] |= 0xff << (8 * (j - 8*k))
+			}
+		}
+	}
+}
+
+// infoAt: line opens with o followed by "INFO ", where o's INFO opening
+// fits in infoWords words; line holds at least that many words (the bytes
+// after the opening, masked off, may be of the lines after it). The
+// words are compared without a branch each.
+func (o *opening) infoAt(line []byte) bool {
+	if len(line) < 8*infoWords || o.im[0] == 0 {
+		return false
+	}
+	line = line[:8*infoWords]
+	d := (binary.LittleEndian.Uint64(line[0:]) ^ o.iw[0]) & o.im[0]
+	d |= (binary.LittleEndian.Uint64(line[8:]) ^ o.iw[1]) & o.im[1]
+	d |= (binary.LittleEndian.Uint64(line[16:]) ^ o.iw[2]) & o.im[2]
+	d |= (binary.LittleEndian.Uint64(line[24:]) ^ o.iw[3]) & o.im[3]
+	d |= (binary.LittleEndian.Uint64(line[32:]) ^ o.iw[4]) & o.im[4]
+	d |= (binary.LittleEndian.Uint64(line[40:]) ^ o.iw[5]) & o.im[5]
+	return d == 0
 }
 
 // plainStart: a line that starts with b (two bytes or more) opens as one
@@ -1570,18 +1608,26 @@ const clInfoWord = 'C' | 'L'<<8 | ' '<<16 | 'I'<<24 | 'N'<<32 | 'F'<<40 | 'O'<<4
 // (len(buf) or more when there is none): the lines a reader hands on
 // unchanged.
 func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
+	// o is the opening of the line before: the next is tried with it
+	// first, then with the others kept
+	k := l.lastOpen & (len(l.opens) - 1)
+	o := &l.opens[k]
+	var cur []byte
 	for n < len(buf) {
 		rest := buf[n:]
 		if rest[0]-'a' > 'z'-'a' { // not plain: no opening need be tried
 			break
 		}
-		k, o := l.openingAt(rest)
-		if o == nil || !o.plain {
-			break
+		var m int
+		if o.infoAt(rest) {
+			m = len(o.b) + len("INFO ")
+		} else {
+			k, o, m = l.infoOpeningAt(rest)
+			if o == nil {
+				break
+			}
 		}
-		// "INFO " after the opening's "NCCL ": "CL INFO " compared as a word
-		m := len(o.b) + 5
-		if len(rest) < m || binary.LittleEndian.Uint64(rest[m-8:m]) != clInfoWord {
+		if !o.plain {
 			break
 		}
 		i := bytes.IndexByte(rest[m:], '\n')
@@ -1593,7 +1639,11 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 			e--
 		}
 		msg := rest[m:e]
-		if cr < n+e || !quietInfo(msg) {
+		c := byte(0)
+		if len(msg) > 0 {
+			c = infoClass[msg[0]]
+		}
+		if cr < n+e || c&classAlarm != 0 && !quietAlarm(msg) {
 			break
 		}
 		// Observe's INFO case, the opening known
@@ -1602,15 +1652,67 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 		if o.hostGen != l.hostGen { // hostOf's first case, without its call
 			l.hostOf(o, rest[:m-len(tagInfo)])
 		}
-		l.quietInfo = true
-		l.cur = rest[:m-len(tagInfo)]
-		if len(msg) >= 2 && infoFirst[msg[0]] {
+		cur = rest[:m-len(tagInfo)]
+		if c&classInfo != 0 && len(msg) >= 2 {
+			l.cur = cur
 			l.info(msg)
 		}
 		n += m + i + 1
 		lines++
 	}
+	if lines > 0 {
+		l.quietInfo = true
+		l.cur = cur
+	}
 	return n, lines
+}
+
+// The classes of an INFO message's first byte (infoClass).
+const (
+	// classAlarm: quietAlarm tells whether the message is quiet
+	classAlarm = 1 << iota
+	// classInfo: info may read the message
+	classInfo
+)
+
+// infoClass is alarmFirst and infoFirst in one table.
+var infoClass = func() (c [256]byte) {
+	for b := range c {
+		if alarmFirst[b] {
+			c[b] |= classAlarm
+		}
+		if infoFirst[b] {
+			c[b] |= classInfo
+		}
+	}
+	return c
+}()
+
+// infoOpeningAt is openingAt for an INFO line: the opening kept that line
+// starts with, followed by "INFO ", its index and where the message
+// starts; nil when none.
+func (l *NCCLLog) infoOpeningAt(line []byte) (int, *opening, int) {
+	if len(line) < 8 {
+		return 0, nil, 0
+	}
+	// the first word (all of it an opening's) tells most apart
+	w := binary.LittleEndian.Uint64(line)
+	for j := range l.opens {
+		if o := &l.opens[j]; o.iw[0] == w && o.infoAt(line) {
+			return j, o, len(o.b) + len("INFO ")
+		}
+	}
+	// an opening over infoWords words, or a line too short to read them
+	k, o := l.openingAt(line)
+	if o == nil {
+		return 0, nil, 0
+	}
+	// "INFO " after the opening's "NCCL ": "CL INFO " compared as a word
+	m := len(o.b) + len("INFO ")
+	if len(line) < m || binary.LittleEndian.Uint64(line[m-8:m]) != clInfoWord {
+		return 0, nil, 0
+	}
+	return k, o, m
 }
 
 // openingAt is the opening kept (tagAt) that line starts with, and its
