@@ -813,7 +813,9 @@ func (l *NCCLLog) info(msg []byte) {
 	case 'B':
 		if hasPrefix(msg, "Bootstrap") {
 			if u := afterPrefix(msg, "Using "); u != nil {
-				l.Bootstrap = l.str(bytes.TrimSpace(u))
+				if u = bytes.TrimSpace(u); string(u) != l.Bootstrap {
+					l.Bootstrap = l.str(u)
+				}
 			}
 		}
 	case 'b':
@@ -998,13 +1000,17 @@ func (l *NCCLLog) netIB(msg []byte) {
 		}
 	case hasPrefix(rest, "NCCL Dev "):
 		l.gid(msg)
-	case hasPrefix(rest, "GPU Direct RDMA Disabled for HCA"):
-		l.GDRDisabledHCAs = addUnique(l.GDRDisabledHCAs, l.str(quoted(msg)))
-	case hasPrefix(rest, "GPU Direct RDMA Enabled for HCA"):
-		l.GDREnabledHCAs = addUnique(l.GDREnabledHCAs, l.str(quoted(msg)))
-	case hasPrefix(rest, "GPU Direct RDMA (DMABUF) enabled for HCA"):
-		// NCCL >= 2.2x: "GPU Direct RDMA (DMABUF) enabled for HCA 0 'rocep1s0f1'"
-		l.GDREnabledHCAs = addUnique(l.GDREnabledHCAs, l.str(quoted(msg)))
+	case hasPrefix(rest, "GPU Direct RDMA "):
+		// told by the byte after "GPU Direct RDMA ", then compared whole
+		switch g := rest[len("GPU Direct RDMA "):]; {
+		case hasPrefix(g, "Disabled for HCA"):
+			l.GDRDisabledHCAs = l.addUniqueBytes(l.GDRDisabledHCAs, quoted(msg))
+		case hasPrefix(g, "Enabled for HCA"):
+			l.GDREnabledHCAs = l.addUniqueBytes(l.GDREnabledHCAs, quoted(msg))
+		case hasPrefix(g, "(DMABUF) enabled for HCA"):
+			// NCCL >= 2.2x: "GPU Direct RDMA (DMABUF) enabled for HCA 0 'rocep1s0f1'"
+			l.GDREnabledHCAs = l.addUniqueBytes(l.GDREnabledHCAs, quoted(msg))
+		}
 	case hasPrefix(rest, "No device found"):
 		l.netNote(msg)
 	}
@@ -1078,11 +1084,10 @@ func (l *NCCLLog) ibUsing(u []byte) {
 // ibSpeed parses "NET/IB: [1] rocep1s0f1:uverbs1:1/RoCE provider=Mlx5 speed=200000 ...".
 // j is where " speed=" starts in msg.
 func (l *NCCLLog) ibSpeed(msg []byte, j int) {
-	f, ok := nthField(msg, 2)
+	name, ok := nthFieldTo(msg, 2, ':')
 	if !ok {
 		return
 	}
-	name, _, _ := bytes.Cut(f, []byte(":"))
 	speed, _ := leadingInt(msg[j+7:])
 	for i := range l.IBDevices {
 		if l.IBDevices[i].Name == string(name) {
@@ -1361,6 +1366,10 @@ func (l *NCCLLog) envLine(msg []byte) {
 	}
 	v := bytes.TrimSpace(val)
 	v = bytes.TrimSuffix(v, []byte("."))
+	// every rank prints the line: setEnv would change nothing
+	if old, ok := l.Env[string(name)]; ok && old == string(v) {
+		return
+	}
 	l.setEnv(l.str(name), l.str(v))
 }
 
@@ -1513,16 +1522,18 @@ func quoted(msg []byte) []byte {
 	return msg[a+1 : a+1+b]
 }
 
-func addUnique(list []string, s string) []string {
+// addUniqueBytes appends b to list (up to maxListed) unless it is listed,
+// the string made only then (every rank prints the line).
+func (l *NCCLLog) addUniqueBytes(list []string, b []byte) []string {
 	for _, x := range list {
-		if x == s {
+		if x == string(b) {
 			return list
 		}
 	}
 	if len(list) >= maxListed {
 		return list
 	}
-	return append(list, s)
+	return append(list, l.str(b))
 }
 
 func leadingInt(b []byte) (int, bool) {
@@ -1570,8 +1581,9 @@ func cut(s []byte, sep string) (before, after []byte, found bool) {
 	return s, nil, false
 }
 
-// nthField is appendFields(nil, s)[n] without splitting the rest of s.
-func nthField(s []byte, n int) ([]byte, bool) {
+// nthFieldTo is appendFields(nil, s)[n] up to its first stop byte (all
+// of it where it has none), without reading further.
+func nthFieldTo(s []byte, n int, stop byte) ([]byte, bool) {
 	i := 0
 	for k := 0; ; k++ {
 		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
@@ -1581,11 +1593,14 @@ func nthField(s []byte, n int) ([]byte, bool) {
 			return nil, false
 		}
 		j := i
+		if k == n {
+			for j < len(s) && s[j] != ' ' && s[j] != '\t' && s[j] != stop {
+				j++
+			}
+			return s[i:j], true
+		}
 		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
 			j++
-		}
-		if k == n {
-			return s[i:j], true
 		}
 		i = j
 	}
