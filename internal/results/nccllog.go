@@ -969,7 +969,12 @@ func (l *NCCLLog) channel(msg []byte) {
 		}
 		return
 	}
-	if s := bytes.IndexByte(msg, '/'); s > 0 {
+	// "Channel 00/16 : ...": the '/' after the two digits is the first
+	s := 10
+	if !(len(msg) > 10 && msg[10] == '/' && msg[8]-'0' <= 9 && msg[9]-'0' <= 9 && hasPrefix(msg, "Channel ")) {
+		s = bytes.IndexByte(msg, '/')
+	}
+	if s > 0 {
 		if n, ok := leadingInt(msg[s+1:]); ok && n > l.Channels {
 			l.Channels = n
 		}
