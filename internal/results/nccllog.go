@@ -384,7 +384,16 @@ type opening struct {
 	// plain: b opens as a line the paste reader hands on unchanged does
 	// (plainStart), so the lines that open with it may be read in place
 	plain bool
+	// iw are the words of b followed by "INFO " (an INFO line's opening)
+	// and im the masks of their bytes that belong to it; iw is all zero
+	// where that is over infoWords words (infoAt then tells nothing)
+	iw, im [infoWords]uint64
 }
+
+// infoWords is how many words infoAt compares: an INFO opening of up to
+// 48 bytes (a host of up to 25 bytes with pid, tid and device of five
+// digits each, or a longer host with shorter numbers).
+const infoWords = 6
 
 // words fills w from b (at least the 15 bytes of the shortest opening
 // ownTag reads).
@@ -396,6 +405,35 @@ func (o *opening) words() {
 	o.last = (n - 1) / 8
 	o.w[o.last] = binary.LittleEndian.Uint64(o.b[n-8:])
 	o.plain = plainStart(o.b)
+	o.iw, o.im = [infoWords]uint64{}, [infoWords]uint64{}
+	if n+len("INFO ") <= 8*infoWords {
+		var p [8 * infoWords]byte
+		copy(p[copy(p[:], o.b):], "INFO ")
+		for k := range o.iw {
+			o.iw[k] = binary.LittleEndian.Uint64(p[8*k:])
+			for j := 8 * k; j < 8*k+8 && j < n+len("INFO "); j++ {
+				o.im[k] |= 0xff << (8 * (j - 8*k))
+			}
+		}
+	}
+}
+
+// infoAt: line opens with o followed by "INFO ", where o's INFO opening
+// fits in infoWords words; line holds at least that many words (the bytes
+// after the opening, masked off, may be of the lines after it). The
+// words are compared without a branch each.
+func (o *opening) infoAt(line []byte) bool {
+	if len(line) < 8*infoWords || o.im[0] == 0 {
+		return false
+	}
+	line = line[:8*infoWords]
+	d := (binary.LittleEndian.Uint64(line[0:]) ^ o.iw[0]) & o.im[0]
+	d |= (binary.LittleEndian.Uint64(line[8:]) ^ o.iw[1]) & o.im[1]
+	d |= (binary.LittleEndian.Uint64(line[16:]) ^ o.iw[2]) & o.im[2]
+	d |= (binary.LittleEndian.Uint64(line[24:]) ^ o.iw[3]) & o.im[3]
+	d |= (binary.LittleEndian.Uint64(line[32:]) ^ o.iw[4]) & o.im[4]
+	d |= (binary.LittleEndian.Uint64(line[40:]) ^ o.iw[5]) & o.im[5]
+	return d == 0
 }
 
 // plainStart: a line that starts with b (two bytes or more) opens as one
@@ -775,7 +813,9 @@ func (l *NCCLLog) info(msg []byte) {
 	case 'B':
 		if hasPrefix(msg, "Bootstrap") {
 			if u := afterPrefix(msg, "Using "); u != nil {
-				l.Bootstrap = l.str(bytes.TrimSpace(u))
+				if u = bytes.TrimSpace(u); string(u) != l.Bootstrap {
+					l.Bootstrap = l.str(u)
+				}
 			}
 		}
 	case 'b':
@@ -929,7 +969,12 @@ func (l *NCCLLog) channel(msg []byte) {
 		}
 		return
 	}
-	if s := bytes.IndexByte(msg, '/'); s > 0 {
+	// "Channel 00/16 : ...": the '/' after the two digits is the first
+	s := 10
+	if !(len(msg) > 10 && msg[10] == '/' && msg[8]-'0' <= 9 && msg[9]-'0' <= 9 && hasPrefix(msg, "Channel ")) {
+		s = bytes.IndexByte(msg, '/')
+	}
+	if s > 0 {
 		if n, ok := leadingInt(msg[s+1:]); ok && n > l.Channels {
 			l.Channels = n
 		}
@@ -960,13 +1005,17 @@ func (l *NCCLLog) netIB(msg []byte) {
 		}
 	case hasPrefix(rest, "NCCL Dev "):
 		l.gid(msg)
-	case hasPrefix(rest, "GPU Direct RDMA Disabled for HCA"):
-		l.GDRDisabledHCAs = addUnique(l.GDRDisabledHCAs, l.str(quoted(msg)))
-	case hasPrefix(rest, "GPU Direct RDMA Enabled for HCA"):
-		l.GDREnabledHCAs = addUnique(l.GDREnabledHCAs, l.str(quoted(msg)))
-	case hasPrefix(rest, "GPU Direct RDMA (DMABUF) enabled for HCA"):
-		// NCCL >= 2.2x: "GPU Direct RDMA (DMABUF) enabled for HCA 0 'rocep1s0f1'"
-		l.GDREnabledHCAs = addUnique(l.GDREnabledHCAs, l.str(quoted(msg)))
+	case hasPrefix(rest, "GPU Direct RDMA "):
+		// told by the byte after "GPU Direct RDMA ", then compared whole
+		switch g := rest[len("GPU Direct RDMA "):]; {
+		case hasPrefix(g, "Disabled for HCA"):
+			l.GDRDisabledHCAs = l.addUniqueBytes(l.GDRDisabledHCAs, quoted(msg))
+		case hasPrefix(g, "Enabled for HCA"):
+			l.GDREnabledHCAs = l.addUniqueBytes(l.GDREnabledHCAs, quoted(msg))
+		case hasPrefix(g, "(DMABUF) enabled for HCA"):
+			// NCCL >= 2.2x: "GPU Direct RDMA (DMABUF) enabled for HCA 0 'rocep1s0f1'"
+			l.GDREnabledHCAs = l.addUniqueBytes(l.GDREnabledHCAs, quoted(msg))
+		}
 	case hasPrefix(rest, "No device found"):
 		l.netNote(msg)
 	}
@@ -1040,11 +1089,10 @@ func (l *NCCLLog) ibUsing(u []byte) {
 // ibSpeed parses "NET/IB: [1] rocep1s0f1:uverbs1:1/RoCE provider=Mlx5 speed=200000 ...".
 // j is where " speed=" starts in msg.
 func (l *NCCLLog) ibSpeed(msg []byte, j int) {
-	f, ok := nthField(msg, 2)
+	name, ok := nthFieldTo(msg, 2, ':')
 	if !ok {
 		return
 	}
-	name, _, _ := bytes.Cut(f, []byte(":"))
 	speed, _ := leadingInt(msg[j+7:])
 	for i := range l.IBDevices {
 		if l.IBDevices[i].Name == string(name) {
@@ -1323,6 +1371,10 @@ func (l *NCCLLog) envLine(msg []byte) {
 	}
 	v := bytes.TrimSpace(val)
 	v = bytes.TrimSuffix(v, []byte("."))
+	// every rank prints the line: setEnv would change nothing
+	if old, ok := l.Env[string(name)]; ok && old == string(v) {
+		return
+	}
 	l.setEnv(l.str(name), l.str(v))
 }
 
@@ -1475,16 +1527,18 @@ func quoted(msg []byte) []byte {
 	return msg[a+1 : a+1+b]
 }
 
-func addUnique(list []string, s string) []string {
+// addUniqueBytes appends b to list (up to maxListed) unless it is listed,
+// the string made only then (every rank prints the line).
+func (l *NCCLLog) addUniqueBytes(list []string, b []byte) []string {
 	for _, x := range list {
-		if x == s {
+		if x == string(b) {
 			return list
 		}
 	}
 	if len(list) >= maxListed {
 		return list
 	}
-	return append(list, s)
+	return append(list, l.str(b))
 }
 
 func leadingInt(b []byte) (int, bool) {
@@ -1532,8 +1586,9 @@ func cut(s []byte, sep string) (before, after []byte, found bool) {
 	return s, nil, false
 }
 
-// nthField is appendFields(nil, s)[n] without splitting the rest of s.
-func nthField(s []byte, n int) ([]byte, bool) {
+// nthFieldTo is appendFields(nil, s)[n] up to its first stop byte (all
+// of it where it has none), without reading further.
+func nthFieldTo(s []byte, n int, stop byte) ([]byte, bool) {
 	i := 0
 	for k := 0; ; k++ {
 		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
@@ -1543,11 +1598,14 @@ func nthField(s []byte, n int) ([]byte, bool) {
 			return nil, false
 		}
 		j := i
+		if k == n {
+			for j < len(s) && s[j] != ' ' && s[j] != '\t' && s[j] != stop {
+				j++
+			}
+			return s[i:j], true
+		}
 		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
 			j++
-		}
-		if k == n {
-			return s[i:j], true
 		}
 		i = j
 	}
@@ -1570,18 +1628,26 @@ const clInfoWord = 'C' | 'L'<<8 | ' '<<16 | 'I'<<24 | 'N'<<32 | 'F'<<40 | 'O'<<4
 // (len(buf) or more when there is none): the lines a reader hands on
 // unchanged.
 func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
+	// o is the opening of the line before: the next is tried with it
+	// first, then with the others kept
+	k := l.lastOpen & (len(l.opens) - 1)
+	o := &l.opens[k]
+	var cur []byte
 	for n < len(buf) {
 		rest := buf[n:]
 		if rest[0]-'a' > 'z'-'a' { // not plain: no opening need be tried
 			break
 		}
-		k, o := l.openingAt(rest)
-		if o == nil || !o.plain {
-			break
+		var m int
+		if o.infoAt(rest) {
+			m = len(o.b) + len("INFO ")
+		} else {
+			k, o, m = l.infoOpeningAt(rest)
+			if o == nil {
+				break
+			}
 		}
-		// "INFO " after the opening's "NCCL ": "CL INFO " compared as a word
-		m := len(o.b) + 5
-		if len(rest) < m || binary.LittleEndian.Uint64(rest[m-8:m]) != clInfoWord {
+		if !o.plain {
 			break
 		}
 		i := bytes.IndexByte(rest[m:], '\n')
@@ -1593,7 +1659,11 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 			e--
 		}
 		msg := rest[m:e]
-		if cr < n+e || !quietInfo(msg) {
+		c := byte(0)
+		if len(msg) > 0 {
+			c = infoClass[msg[0]]
+		}
+		if cr < n+e || c&classAlarm != 0 && !quietAlarm(msg) {
 			break
 		}
 		// Observe's INFO case, the opening known
@@ -1602,15 +1672,67 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 		if o.hostGen != l.hostGen { // hostOf's first case, without its call
 			l.hostOf(o, rest[:m-len(tagInfo)])
 		}
-		l.quietInfo = true
-		l.cur = rest[:m-len(tagInfo)]
-		if len(msg) >= 2 && infoFirst[msg[0]] {
+		cur = rest[:m-len(tagInfo)]
+		if c&classInfo != 0 && len(msg) >= 2 {
+			l.cur = cur
 			l.info(msg)
 		}
 		n += m + i + 1
 		lines++
 	}
+	if lines > 0 {
+		l.quietInfo = true
+		l.cur = cur
+	}
 	return n, lines
+}
+
+// The classes of an INFO message's first byte (infoClass).
+const (
+	// classAlarm: quietAlarm tells whether the message is quiet
+	classAlarm = 1 << iota
+	// classInfo: info may read the message
+	classInfo
+)
+
+// infoClass is alarmFirst and infoFirst in one table.
+var infoClass = func() (c [256]byte) {
+	for b := range c {
+		if alarmFirst[b] {
+			c[b] |= classAlarm
+		}
+		if infoFirst[b] {
+			c[b] |= classInfo
+		}
+	}
+	return c
+}()
+
+// infoOpeningAt is openingAt for an INFO line: the opening kept that line
+// starts with, followed by "INFO ", its index and where the message
+// starts; nil when none.
+func (l *NCCLLog) infoOpeningAt(line []byte) (int, *opening, int) {
+	if len(line) < 8 {
+		return 0, nil, 0
+	}
+	// the first word (all of it an opening's) tells most apart
+	w := binary.LittleEndian.Uint64(line)
+	for j := range l.opens {
+		if o := &l.opens[j]; o.iw[0] == w && o.infoAt(line) {
+			return j, o, len(o.b) + len("INFO ")
+		}
+	}
+	// an opening over infoWords words, or a line too short to read them
+	k, o := l.openingAt(line)
+	if o == nil {
+		return 0, nil, 0
+	}
+	// "INFO " after the opening's "NCCL ": "CL INFO " compared as a word
+	m := len(o.b) + len("INFO ")
+	if len(line) < m || binary.LittleEndian.Uint64(line[m-8:m]) != clInfoWord {
+		return 0, nil, 0
+	}
+	return k, o, m
 }
 
 // openingAt is the opening kept (tagAt) that line starts with, and its

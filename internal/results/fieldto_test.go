@@ -1,0 +1,32 @@
+package results
+
+import (
+	"bytes"
+	"testing"
+)
+
+// Property: nthFieldTo is the n-th field of appendFields cut at its first
+// stop byte, for every real line and every n, with the stop bytes the
+// handlers use and one that no line holds.
+func TestNthFieldToIsFieldCut(t *testing.T) {
+	lines := realLines(t)
+	lines = append(lines, []byte(""), []byte(" \t "), []byte("a:b"), []byte("\tx\t y:z: w"))
+	for _, line := range lines {
+		f := appendFields(nil, line)
+		for n := range len(f) + 2 {
+			for _, stop := range []byte{':', '/', 0} {
+				got, ok := nthFieldTo(line, n, stop)
+				if n >= len(f) {
+					if ok || got != nil {
+						t.Fatalf("nthFieldTo(%q, %d, %q) = %q, %v; the line has %d fields", line, n, stop, got, ok, len(f))
+					}
+					continue
+				}
+				want, _, _ := bytes.Cut(f[n], []byte{stop})
+				if !ok || !bytes.Equal(got, want) {
+					t.Fatalf("nthFieldTo(%q, %d, %q) = %q, %v; want %q", line, n, stop, got, ok, want)
+				}
+			}
+		}
+	}
+}
