@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 167809
-	signaturesGenCRC   = 0x1ddcbf01
+	signaturesGenLen   = 169661
+	signaturesGenCRC   = 0xe4ed2ade
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -8054,6 +8054,125 @@ var generatedSignatures = []Signature{
 				lits: [][]byte{
 					[]byte("ERROR: Testcase index "),
 					[]byte(" out of bound!"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "nvbandwidth-call-failed",
+		Title: "nvbandwidth stopped on a failing CUDA or NVML call ([error name] ... in expression ...): nothing more was measured",
+		Kind:  "nvbandwidth",
+		Match: []string{
+			"\\[(cudaError\\w+|CUDA_ERROR_\\w+)\\] .* in expression ",
+			"NVML_ERROR: \\[.*\\] in expression ",
+		},
+		Weight:        0.8,
+		Severity:      "fail",
+		MeaningSpark:  "a CUDA driver, runtime or NVML call of nvbandwidth failed and the tool exited (the multinode build aborts every rank): the bracketed name is the CUDA or NVML error, the expression the call; on GB10 most often a test the platform does not support (a multicast or peer-memory call) or a driver and CUDA toolkit that do not match",
+		MeaningServer: "a CUDA driver, runtime or NVML call of nvbandwidth failed and the tool exited (the multinode build aborts every rank): the bracketed name is the CUDA or NVML error, the expression the call that made it (peer access between GPUs the platform does not connect, a multicast object without Fabric Manager or IMEX, a driver older than the CUDA runtime the tool was built with)",
+		Fix:           "read the bracketed error and the expression; check that the driver supports the CUDA runtime nvbandwidth was built with (nvidia-smi, the tool's \"CUDA Runtime Version\"), run the tests this machine supports (nvbandwidth -l, -t) and, for multinode tests, that Fabric Manager and IMEX run",
+		Sources: []string{
+			"https://github.com/NVIDIA/nvbandwidth/blob/v0.8/error_handling.h (CUDA_ASSERT, CU_ASSERT: \"[\" error name \"] \" error string \" in expression \" the call, the host and rank in the multinode build, \" in \" the function \"() : \" file \":\" line; NVML_ASSERT: \"NVML_ERROR: [\" nvmlErrorString \"] in expression \"...; each records the error, MPI_Abort in the multinode build, exit(1))",
+		},
+		Lits: [][]byte{
+			[]byte(" in expression "),
+			[]byte(" in expression "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte(" in expression "),
+			},
+			[][]byte{
+				[]byte("NVML_ERROR: "),
+				[]byte(" in expression "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("["),
+				anchored: lazyRegexp("^(?:\\[(cudaError\\w+|CUDA_ERROR_\\w+)\\] .* in expression )", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte("["),
+										},
+										{
+											op:  pfLit,
+											lit: []byte("cudaError"),
+											k:   1,
+										},
+									},
+								},
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte("["),
+											k:   2,
+										},
+										{
+											op:  pfLit,
+											lit: []byte("CUDA_ERROR_"),
+											k:   3,
+										},
+									},
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte("] "),
+							k:   4,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" in expression "),
+							k:   5,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("["),
+					[]byte("cudaError"),
+					[]byte("["),
+					[]byte("CUDA_ERROR_"),
+					[]byte("] "),
+					[]byte(" in expression "),
+				},
+			},
+			{
+				prefix: []byte("NVML_ERROR: ["),
+				glob: [][]byte{
+					[]byte("NVML_ERROR: ["),
+					[]byte("] in expression "),
+				},
+				anchored: lazyRegexp("^(?:NVML_ERROR: \\[.*\\] in expression )", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NVML_ERROR: ["),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("] in expression "),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("NVML_ERROR: ["),
+					[]byte("] in expression "),
 				},
 			},
 		},
