@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 169661
-	signaturesGenCRC   = 0xe4ed2ade
+	signaturesGenLen   = 170785
+	signaturesGenCRC   = 0xf5861715
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -4131,20 +4131,28 @@ var generatedSignatures = []Signature{
 			"NET/Plugin ?: .*version `[^`']+' not found",
 			"NET/Plugin ?: .*undefined symbol",
 			"NET/OFI Could not find any optimal provider",
+			"NET/Plugin ?: Could not find:( \\S+)*? (libnccl-net-\\S+\\.so|lib[^n ]\\S*\\.so|\\S*/\\S*)",
+			"NET/Plugin ?: dlerror=.* No plugin found \\(libnccl-net-[^)]+\\)",
+			"NET/Plugin ?: Plugin load \\(libnccl-net-[^)]+\\) returned",
 		},
 		Weight:        1,
 		Severity:      "warn",
 		MeaningSpark:  "the net plugin in the environment (libnccl-net.so) does not load on this system; NCCL uses its internal IB or socket transport",
 		MeaningServer: "the net plugin (aws-ofi-nccl, a vendor plugin) failed to load against the libfabric or verbs library present, or found no usable provider; NCCL fell back to its internal transport, usually sockets",
-		Fix:           "install the plugin built for the libfabric/verbs stack on the node (matching versions), or put the matching library first in LD_LIBRARY_PATH; check NCCL_NET_PLUGIN",
+		Fix:           "install the plugin built for the libfabric/verbs stack on the node (matching versions), or put the matching library first in LD_LIBRARY_PATH; check NCCL_NET_PLUGIN: a name it gives that NCCL could not find (Could not find: ..., No plugin found (libnccl-net-<name>.so)) is a library not on the loader's path on that node",
 		Sources: []string{
 			"https://github.com/awslabs/awsome-distributed-ai/issues/292",
 			"https://github.com/NVIDIA/nccl/issues/229",
+			"NVIDIA/nccl src/net.cc v2.18.5-1 (NCCL_NET_PLUGIN set: \"Plugin name set by env to %s\", then \"NET/Plugin : Plugin load (%s) returned %d : %s\"), v2.19.3-1 (ncclNetPluginInit: the name libnccl-net-<NCCL_NET_PLUGIN>.so, \"NET/Plugin : dlerror=%s No plugin found (%s), using internal implementation\"; libnccl-net.so when unset) and v2.22.3-1 (openNetPluginLib: the name as given, then libnccl-net-<name>.so, those dlopen could not find listed in \"NET/Plugin: Could not find:%s.\"; libnccl-net.so alone when unset)",
+			"NVIDIA/nccl src/plugin/plugin_open.cc v2.26.2-1 and v2.30.7-1 (openPluginLib: the same list, \"%s/Plugin: Could not find:%s\" with NET; from 2.30 the libnccl-net-<name>.so form only for a bare name)",
 		},
 		Lits: [][]byte{
 			[]byte("' not found"),
 			[]byte("undefined symbol"),
 			[]byte("NET/OFI Could not find any optimal provider"),
+			[]byte(": Could not find:"),
+			[]byte(" No plugin found "),
+			[]byte(": Plugin load "),
 		},
 		AllLits: [][][]byte{
 			[][]byte{
@@ -4158,6 +4166,22 @@ var generatedSignatures = []Signature{
 			},
 			[][]byte{
 				[]byte("NET/OFI Could not find any optimal provider"),
+			},
+			[][]byte{
+				[]byte("NET/Plugin"),
+				[]byte(": Could not find:"),
+			},
+			[][]byte{
+				[]byte("NET/Plugin"),
+				[]byte(": dlerror="),
+				[]byte(" No plugin found "),
+				[]byte("libnccl-net-"),
+			},
+			[][]byte{
+				[]byte("NET/Plugin"),
+				[]byte(": Plugin load "),
+				[]byte("libnccl-net-"),
+				[]byte(" returned"),
 			},
 		},
 		plans: []matchPlan{
@@ -4242,6 +4266,188 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("NET/OFI Could not find any optimal provider"),
+				},
+			},
+			{
+				prefix:   []byte("NET/Plugin"),
+				anchored: lazyRegexp("^(?:NET/Plugin ?: Could not find:( \\S+)*? (libnccl-net-\\S+\\.so|lib[^n ]\\S*\\.so|\\S*/\\S*))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin : Could not find:"),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin: Could not find:"),
+									k:   1,
+								},
+							},
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(" "),
+											k:   2,
+										},
+										{
+											op: pfAny,
+											subs: []prefilter{
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("lib"),
+															k:   3,
+														},
+														{
+															op: pfAll,
+															subs: []prefilter{
+																{
+																	op:  pfLit,
+																	lit: []byte("nccl-net-"),
+																	k:   4,
+																},
+																{
+																	op:  pfLit,
+																	lit: []byte(".so"),
+																	k:   5,
+																},
+															},
+														},
+													},
+												},
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("lib"),
+															k:   6,
+														},
+														{
+															op:  pfLit,
+															lit: []byte(".so"),
+															k:   7,
+														},
+													},
+												},
+											},
+										},
+									},
+								},
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(" "),
+											k:   8,
+										},
+										{
+											op:  pfLit,
+											lit: []byte("/"),
+											k:   9,
+										},
+									},
+								},
+							},
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("NET/Plugin : Could not find:"),
+					[]byte("NET/Plugin: Could not find:"),
+					[]byte(" "),
+					[]byte("lib"),
+					[]byte("nccl-net-"),
+					[]byte(".so"),
+					[]byte("lib"),
+					[]byte(".so"),
+					[]byte(" "),
+					[]byte("/"),
+				},
+			},
+			{
+				prefix:   []byte("NET/Plugin"),
+				anchored: lazyRegexp("^(?:NET/Plugin ?: dlerror=.* No plugin found \\(libnccl-net-[^)]+\\))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin : dlerror="),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin: dlerror="),
+									k:   1,
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" No plugin found (libnccl-net-"),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(")"),
+							k:   3,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("NET/Plugin : dlerror="),
+					[]byte("NET/Plugin: dlerror="),
+					[]byte(" No plugin found (libnccl-net-"),
+					[]byte(")"),
+				},
+			},
+			{
+				prefix:   []byte("NET/Plugin"),
+				anchored: lazyRegexp("^(?:NET/Plugin ?: Plugin load \\(libnccl-net-[^)]+\\) returned)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin : Plugin load (libnccl-net-"),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin: Plugin load (libnccl-net-"),
+									k:   1,
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte(") returned"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("NET/Plugin : Plugin load (libnccl-net-"),
+					[]byte("NET/Plugin: Plugin load (libnccl-net-"),
+					[]byte(") returned"),
 				},
 			},
 		},
