@@ -59,8 +59,9 @@ func TestFrameworkHostMessagesMustNotFire(t *testing.T) {
 // No other fixture raises them.
 func TestFrameworkHostMessagesNothingNewOnFixtures(t *testing.T) {
 	noneRaisedOnFixtures(t, []string{"error.gloo-ifname-not-found", "error.nvml-gpu-not-visible", "error.torch-store-host-unresolvable"}, map[string]bool{
-		"field/train/188_slurm_per_task_gpu_bind_nvml_handle_not_found.txt": true,
-		"field/train/193_vllm_gloo_ifname_nccl_exclusion_syntax.txt":        true,
+		"field/train/188_slurm_per_task_gpu_bind_nvml_handle_not_found.txt":   true,
+		"field/train/193_vllm_gloo_ifname_nccl_exclusion_syntax.txt":          true,
+		"field/train/205_torchelastic_tcpstore_pod_hostname_unresolvable.txt": true,
 		"field/CATEGORIES.md": true, // quotes the NVML message in a slug's definition
 	})
 }

@@ -30,6 +30,7 @@ func (a *analysis) nccl(o *results.NCCLOutput) {
 			break
 		}
 	}
+	a.minBWFailed(o.Tables)
 	if o.Unparsed > 0 {
 		a.note("%d table rows could not be read and were skipped", o.Unparsed)
 	}
@@ -343,3 +344,22 @@ func plural(n int) string {
 
 func round2(v float64) float64 { return float64(int64(v*100+0.5)) / 100 }
 func round3(v float64) float64 { return float64(int64(v*1000+0.5)) / 1000 }
+
+// minBWFailed flags nccl-tests' own bandwidth check failing: with
+// NCCL_TESTS_MIN_BW set, the footer's average (over every size) below 90 %
+// of it ends in FAILED and the process exits non-zero.
+func (a *analysis) minBWFailed(tables []results.NCCLTable) {
+	for _, t := range tables {
+		if !t.MinBWFailed {
+			continue
+		}
+		seen := "# Avg bus bandwidth : FAILED"
+		if t.AvgBusBWGBs != nil {
+			seen = fmt.Sprintf("# Avg bus bandwidth : %g FAILED", *t.AvgBusBWGBs)
+		}
+		a.flag(report.Warn, "nccl-tests.min-bw-failed", fmt.Sprintf("nccl-tests' own bandwidth check failed for %s: the average bus bandwidth over every size is below 90 %% of NCCL_TESTS_MIN_BW, so the test exits non-zero", collName(&t)),
+			seen, "judge the large-message rows against the link (the average counts the small sizes too); set NCCL_TESTS_MIN_BW from a healthy run of the same sizes, or measure only large sizes (-b 1G)",
+			"https://github.com/NVIDIA/nccl-tests/blob/v2.19.6/src/common.cu (NCCL_TESTS_MIN_BW read as check_avg_bw; the run fails when bw[0] < check_avg_bw*0.9) and src/util.cu (writeResultFooter: \"Avg bus bandwidth\" followed by FAILED or OK)")
+		return
+	}
+}

@@ -190,11 +190,13 @@ func (a *analysis) iperf3(r *results.Iperf3Result) {
 		it.Summary += fmt.Sprintf("; %.2f %% lost, jitter %.3f ms", *r.LostPercent, *r.JitterMS)
 	}
 	q := expect.Query{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.TCPBW, Protocol: r.Protocol}
-	if e := a.set.Find(q); len(e) > 0 {
+	e := a.set.Find(q)
+	if len(e) > 0 {
 		a.compare(&it, e[0])
 	} else {
 		it.NoExpectation = a.noExpectation("iperf3 " + r.Protocol)
 	}
+	a.iperf3SingleStream(r, len(e) > 0)
 	if w, ok := a.set.Wire(a.res.Platform, "network"); ok {
 		a.wire(&it, r.ReceivedGbps/8, &w)
 	}

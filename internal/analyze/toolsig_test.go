@@ -96,6 +96,24 @@ var toolCases = []toolCase{
 		}
 		return []string{"nvbandwidth Version: v0.8", fmt.Sprintf("ERROR: Testcase index %d out of bound!", 44+r.Intn(100))}
 	}},
+	// nvbandwidth v0.8 error_handling.h: CUDA_ASSERT and CU_ASSERT ("[" name
+	// "] " string " in expression " call HOST_INFO " in " function "() : "
+	// file ":" line; HOST_INFO " on host, rank = N" in the multinode
+	// build), NVML_ASSERT ("NVML_ERROR: [" string "] in expression ...")
+	{"error.nvbandwidth-call-failed", func(r *rand.Rand) []string {
+		on := ""
+		if r.Intn(2) == 0 {
+			on = fmt.Sprintf(" on node%02d, rank = %d", r.Intn(32), r.Intn(64))
+		}
+		switch r.Intn(3) {
+		case 0:
+			return []string{"nvbandwidth Version: v0.8", fmt.Sprintf("[CUDA_ERROR_NOT_SUPPORTED] operation not supported in expression cuMulticastCreate(&handle, &prop)%s in void MultinodeMemoryAllocationMulticast::allocate() : /build/nvbandwidth/multinode_memcpy.cpp:%d", on, 100+r.Intn(200))}
+		case 1:
+			return []string{fmt.Sprintf("[cudaErrorPeerAccessUnsupported] peer access is not supported between these two devices in expression cudaDeviceEnablePeerAccess(peer, 0)%s in void enablePeerAccess(int, int) : /build/nvbandwidth/memcpy.cpp:%d", on, 200+r.Intn(200))}
+		default:
+			return []string{fmt.Sprintf("NVML_ERROR: [Not Supported] in expression nvmlDeviceGetFieldValues(device, 1, &value)%s in void getNvlinkState() : /build/nvbandwidth/common.cpp:%d", on, 50+r.Intn(200))}
+		}
+	}},
 	// rdma-core v64.0 libibverbs/init.c check_memlock_limit (PFX
 	// "libibverbs: "), then a registration failing (perftest's line)
 	{"error.ibverbs-memlock-tiny", func(r *rand.Rand) []string {
@@ -217,6 +235,9 @@ func TestToolSignaturesDoNotFire(t *testing.T) {
 		// nvbandwidth's own healthy lines, and a "Waived" that is not its status line
 		"Running device_to_device_memcpy_read_ce.",
 		"Waived: 2 of 20 tests",
+		"CUDA Runtime Version: 13000",
+		"NOTE: The reported results may not reflect the full capabilities of the platform.",
+		"an error in expression parsing: see [cudaErrorInvalidValue]",
 		// nccl-tests healthy header
 		"#  Rank  0 Group  0 Pid  12345 on   spark-1 device  0 [000f:01:00] NVIDIA GB10",
 	} {

@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 159923
-	signaturesGenCRC   = 0x572166c3
+	signaturesGenLen   = 170785
+	signaturesGenCRC   = 0xf5861715
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -3307,19 +3307,21 @@ var generatedSignatures = []Signature{
 	},
 	{
 		ID:    "iperf-server-busy",
-		Title: "the iperf3 server was running another client's test and refused this one: nothing was measured",
+		Title: "the iperf3 server was inside another test and refused this one: nothing was measured",
 		Kind:  "iperf3",
 		Match: []string{
 			"the server is busy running a test\\. try again later",
 		},
 		Weight:        1.1,
 		Severity:      "fail",
-		MeaningSpark:  "the iperf3 server on the other Spark was already serving a test (an iperf3 server runs one test at a time), so it refused this client: the link was not tested",
-		MeaningServer: "the iperf3 server was already serving another client's test (an iperf3 server runs one test at a time and refuses the rest with IEACCESSDENIED), so this client measured nothing",
-		Fix:           "run one iperf3 server per concurrent client, each on its own port (iperf3 -s -p 5201, -p 5202, ...; the client's -p to match), or run the tests one after another",
+		MeaningSpark:  "the iperf3 server on the other Spark was inside a test (an iperf3 server runs one test at a time), so it refused this client: another client's test, or a test whose client vanished mid-run (killed, cable pulled), which the server waits out on its dead control connection and refuses everyone meanwhile; the link was not tested",
+		MeaningServer: "the iperf3 server was inside a test (it runs one at a time and refuses the rest with IEACCESSDENIED): another client's test, or, when no other client is testing, a test whose client vanished mid-run (killed, Wi-Fi or cable lost), which holds the server until it is restarted or its idle timeout ends it; this client measured nothing",
+		Fix:           "run one iperf3 server per concurrent client, each on its own port (iperf3 -s -p 5201, -p 5202, ...; the client's -p to match), or run the tests one after another; when no other client runs, restart the server and run it with --idle-timeout <seconds> (iperf3 3.10 and later; --rcv-timeout ends a test whose data stops)",
 		Sources: []string{
 			"https://github.com/esnet/iperf/blob/master/src/iperf_server_api.c (iperf_accept: while a test runs, a further control connection is answered ACCESS_DENIED and closed)",
 			"https://github.com/esnet/iperf/blob/master/src/iperf_error.c (IEACCESSDENIED, which the client sets on ACCESS_DENIED: \"the server is busy running a test. try again later\")",
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf_locale.c (server option --idle-timeout: \"restart idle server after # seconds in case it got stuck\"; both it and --rcv-timeout from 3.10, src/iperf_api.c)",
+			"https://github.com/esnet/iperf/issues/1997 (every client refused as busy while the server sat in a test whose client vanished; --idle-timeout in seconds cleared it)",
 		},
 		Lits: [][]byte{
 			[]byte("the server is busy running a test"),
@@ -4129,20 +4131,28 @@ var generatedSignatures = []Signature{
 			"NET/Plugin ?: .*version `[^`']+' not found",
 			"NET/Plugin ?: .*undefined symbol",
 			"NET/OFI Could not find any optimal provider",
+			"NET/Plugin ?: Could not find:( \\S+)*? (libnccl-net-\\S+\\.so|lib[^n ]\\S*\\.so|\\S*/\\S*)",
+			"NET/Plugin ?: dlerror=.* No plugin found \\(libnccl-net-[^)]+\\)",
+			"NET/Plugin ?: Plugin load \\(libnccl-net-[^)]+\\) returned",
 		},
 		Weight:        1,
 		Severity:      "warn",
 		MeaningSpark:  "the net plugin in the environment (libnccl-net.so) does not load on this system; NCCL uses its internal IB or socket transport",
 		MeaningServer: "the net plugin (aws-ofi-nccl, a vendor plugin) failed to load against the libfabric or verbs library present, or found no usable provider; NCCL fell back to its internal transport, usually sockets",
-		Fix:           "install the plugin built for the libfabric/verbs stack on the node (matching versions), or put the matching library first in LD_LIBRARY_PATH; check NCCL_NET_PLUGIN",
+		Fix:           "install the plugin built for the libfabric/verbs stack on the node (matching versions), or put the matching library first in LD_LIBRARY_PATH; check NCCL_NET_PLUGIN: a name it gives that NCCL could not find (Could not find: ..., No plugin found (libnccl-net-<name>.so)) is a library not on the loader's path on that node",
 		Sources: []string{
 			"https://github.com/awslabs/awsome-distributed-ai/issues/292",
 			"https://github.com/NVIDIA/nccl/issues/229",
+			"NVIDIA/nccl src/net.cc v2.18.5-1 (NCCL_NET_PLUGIN set: \"Plugin name set by env to %s\", then \"NET/Plugin : Plugin load (%s) returned %d : %s\"), v2.19.3-1 (ncclNetPluginInit: the name libnccl-net-<NCCL_NET_PLUGIN>.so, \"NET/Plugin : dlerror=%s No plugin found (%s), using internal implementation\"; libnccl-net.so when unset) and v2.22.3-1 (openNetPluginLib: the name as given, then libnccl-net-<name>.so, those dlopen could not find listed in \"NET/Plugin: Could not find:%s.\"; libnccl-net.so alone when unset)",
+			"NVIDIA/nccl src/plugin/plugin_open.cc v2.26.2-1 and v2.30.7-1 (openPluginLib: the same list, \"%s/Plugin: Could not find:%s\" with NET; from 2.30 the libnccl-net-<name>.so form only for a bare name)",
 		},
 		Lits: [][]byte{
 			[]byte("' not found"),
 			[]byte("undefined symbol"),
 			[]byte("NET/OFI Could not find any optimal provider"),
+			[]byte(": Could not find:"),
+			[]byte(" No plugin found "),
+			[]byte(": Plugin load "),
 		},
 		AllLits: [][][]byte{
 			[][]byte{
@@ -4156,6 +4166,22 @@ var generatedSignatures = []Signature{
 			},
 			[][]byte{
 				[]byte("NET/OFI Could not find any optimal provider"),
+			},
+			[][]byte{
+				[]byte("NET/Plugin"),
+				[]byte(": Could not find:"),
+			},
+			[][]byte{
+				[]byte("NET/Plugin"),
+				[]byte(": dlerror="),
+				[]byte(" No plugin found "),
+				[]byte("libnccl-net-"),
+			},
+			[][]byte{
+				[]byte("NET/Plugin"),
+				[]byte(": Plugin load "),
+				[]byte("libnccl-net-"),
+				[]byte(" returned"),
 			},
 		},
 		plans: []matchPlan{
@@ -4240,6 +4266,188 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("NET/OFI Could not find any optimal provider"),
+				},
+			},
+			{
+				prefix:   []byte("NET/Plugin"),
+				anchored: lazyRegexp("^(?:NET/Plugin ?: Could not find:( \\S+)*? (libnccl-net-\\S+\\.so|lib[^n ]\\S*\\.so|\\S*/\\S*))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin : Could not find:"),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin: Could not find:"),
+									k:   1,
+								},
+							},
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(" "),
+											k:   2,
+										},
+										{
+											op: pfAny,
+											subs: []prefilter{
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("lib"),
+															k:   3,
+														},
+														{
+															op: pfAll,
+															subs: []prefilter{
+																{
+																	op:  pfLit,
+																	lit: []byte("nccl-net-"),
+																	k:   4,
+																},
+																{
+																	op:  pfLit,
+																	lit: []byte(".so"),
+																	k:   5,
+																},
+															},
+														},
+													},
+												},
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("lib"),
+															k:   6,
+														},
+														{
+															op:  pfLit,
+															lit: []byte(".so"),
+															k:   7,
+														},
+													},
+												},
+											},
+										},
+									},
+								},
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(" "),
+											k:   8,
+										},
+										{
+											op:  pfLit,
+											lit: []byte("/"),
+											k:   9,
+										},
+									},
+								},
+							},
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("NET/Plugin : Could not find:"),
+					[]byte("NET/Plugin: Could not find:"),
+					[]byte(" "),
+					[]byte("lib"),
+					[]byte("nccl-net-"),
+					[]byte(".so"),
+					[]byte("lib"),
+					[]byte(".so"),
+					[]byte(" "),
+					[]byte("/"),
+				},
+			},
+			{
+				prefix:   []byte("NET/Plugin"),
+				anchored: lazyRegexp("^(?:NET/Plugin ?: dlerror=.* No plugin found \\(libnccl-net-[^)]+\\))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin : dlerror="),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin: dlerror="),
+									k:   1,
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" No plugin found (libnccl-net-"),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(")"),
+							k:   3,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("NET/Plugin : dlerror="),
+					[]byte("NET/Plugin: dlerror="),
+					[]byte(" No plugin found (libnccl-net-"),
+					[]byte(")"),
+				},
+			},
+			{
+				prefix:   []byte("NET/Plugin"),
+				anchored: lazyRegexp("^(?:NET/Plugin ?: Plugin load \\(libnccl-net-[^)]+\\) returned)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin : Plugin load (libnccl-net-"),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin: Plugin load (libnccl-net-"),
+									k:   1,
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte(") returned"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("NET/Plugin : Plugin load (libnccl-net-"),
+					[]byte("NET/Plugin: Plugin load (libnccl-net-"),
+					[]byte(") returned"),
 				},
 			},
 		},
@@ -6793,7 +7001,8 @@ var generatedSignatures = []Signature{
 		Title: "PyTorch's c10d store address is a host name this node cannot resolve (gai error: Name or service not known)",
 		Kind:  "framework",
 		Match: []string{
-			"The (IPv4 )?network addresses of \\(.*\\) cannot be retrieved \\(gai error: -[23] ",
+			"The (IPv4 )?network addresses of \\(.*\\) cannot be retrieved \\(gai error: (-[235]|8) ",
+			"host not found: (Name or service not known|Temporary failure in name resolution|No address associated with hostname|nodename nor servname provided)",
 		},
 		Weight:        1.1,
 		Severity:      "fail",
@@ -6801,24 +7010,29 @@ var generatedSignatures = []Signature{
 		MeaningServer: "the store or rendezvous address is a host name this node cannot resolve to an IPv4 address (a pod's or a job's internal host name without DNS, a name missing from /etc/hosts), so the rank cannot reach the store; an IPv6 lookup failing alone is a warning PyTorch prints on IPv4-only hosts and is not this",
 		Fix:           "give MASTER_ADDR (torchrun --rdzv-endpoint / --master-addr, or --local-addr for what each agent advertises) as a numeric IP address every node can reach, or make the name resolve on every node (DNS, /etc/hosts, a headless Service)",
 		Sources: []string{
-			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp: getaddrinfo for each family, the warning \"The {}network addresses of ({}, {}) cannot be retrieved (gai error: {} - {}).\" with gai_strerror; EAI_NONAME -2, EAI_AGAIN -3 in glibc)",
+			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp: getaddrinfo for each family, the warning \"The {}network addresses of ({}, {}) cannot be retrieved (gai error: {} - {}).\" with gai_strerror; EAI_NONAME -2, EAI_AGAIN -3, EAI_NODATA -5 in glibc, EAI_NONAME 8 on macOS, whose gai_strerror says \"nodename nor servname provided, or not known\")",
+			"https://github.com/pytorch/pytorch/blob/v1.4.0/torch/lib/c10d/Utils.cpp (tcputil::connect, the TCPStore client before socket.cpp: getaddrinfo failing throws std::invalid_argument \"host not found: \" + gai_strerror, a ValueError in Python)",
 			"https://github.com/pytorch/elastic/issues/31 (the rendezvous advertised the pod's host name; using the IP fixed it)",
 		},
 		Lits: [][]byte{
 			[]byte("network addresses of "),
+			[]byte("host not found: "),
 		},
 		AllLits: [][][]byte{
 			[][]byte{
 				[]byte("The "),
 				[]byte("network addresses of "),
 				[]byte(" cannot be retrieved "),
-				[]byte("gai error: -"),
+				[]byte("gai error: "),
+			},
+			[][]byte{
+				[]byte("host not found: "),
 			},
 		},
 		plans: []matchPlan{
 			{
 				prefix:   []byte("The "),
-				anchored: lazyRegexp("^(?:The (IPv4 )?network addresses of \\(.*\\) cannot be retrieved \\(gai error: -[23] )", nil),
+				anchored: lazyRegexp("^(?:The (IPv4 )?network addresses of \\(.*\\) cannot be retrieved \\(gai error: (-[235]|8) )", nil),
 				filter: prefilter{
 					op: pfAll,
 					subs: []prefilter{
@@ -6837,22 +7051,78 @@ var generatedSignatures = []Signature{
 							},
 						},
 						{
-							op:  pfLit,
-							lit: []byte(") cannot be retrieved (gai error: -"),
-							k:   2,
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(") cannot be retrieved (gai error: "),
+											k:   2,
+										},
+										{
+											op:  pfLit,
+											lit: []byte("-"),
+											k:   3,
+										},
+									},
+								},
+								{
+									op:  pfLit,
+									lit: []byte(") cannot be retrieved (gai error: 8"),
+									k:   4,
+								},
+							},
 						},
 						{
 							op:  pfLit,
 							lit: []byte(" "),
-							k:   3,
+							k:   5,
 						},
 					},
 				},
 				lits: [][]byte{
 					[]byte("The IPv4 network addresses of ("),
 					[]byte("The network addresses of ("),
-					[]byte(") cannot be retrieved (gai error: -"),
+					[]byte(") cannot be retrieved (gai error: "),
+					[]byte("-"),
+					[]byte(") cannot be retrieved (gai error: 8"),
 					[]byte(" "),
+				},
+			},
+			{
+				prefix:   []byte("host not found: "),
+				anchored: lazyRegexp("^(?:host not found: (Name or service not known|Temporary failure in name resolution|No address associated with hostname|nodename nor servname provided))", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("host not found: Name or service not known"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("host not found: Temporary failure in name resolution"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("host not found: No address associated with hostname"),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("host not found: nodename nor servname provided"),
+							k:   3,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("host not found: Name or service not known"),
+					[]byte("host not found: Temporary failure in name resolution"),
+					[]byte("host not found: No address associated with hostname"),
+					[]byte("host not found: nodename nor servname provided"),
 				},
 			},
 		},
@@ -7995,6 +8265,125 @@ var generatedSignatures = []Signature{
 		},
 	},
 	{
+		ID:    "nvbandwidth-call-failed",
+		Title: "nvbandwidth stopped on a failing CUDA or NVML call ([error name] ... in expression ...): nothing more was measured",
+		Kind:  "nvbandwidth",
+		Match: []string{
+			"\\[(cudaError\\w+|CUDA_ERROR_\\w+)\\] .* in expression ",
+			"NVML_ERROR: \\[.*\\] in expression ",
+		},
+		Weight:        0.8,
+		Severity:      "fail",
+		MeaningSpark:  "a CUDA driver, runtime or NVML call of nvbandwidth failed and the tool exited (the multinode build aborts every rank): the bracketed name is the CUDA or NVML error, the expression the call; on GB10 most often a test the platform does not support (a multicast or peer-memory call) or a driver and CUDA toolkit that do not match",
+		MeaningServer: "a CUDA driver, runtime or NVML call of nvbandwidth failed and the tool exited (the multinode build aborts every rank): the bracketed name is the CUDA or NVML error, the expression the call that made it (peer access between GPUs the platform does not connect, a multicast object without Fabric Manager or IMEX, a driver older than the CUDA runtime the tool was built with)",
+		Fix:           "read the bracketed error and the expression; check that the driver supports the CUDA runtime nvbandwidth was built with (nvidia-smi, the tool's \"CUDA Runtime Version\"), run the tests this machine supports (nvbandwidth -l, -t) and, for multinode tests, that Fabric Manager and IMEX run",
+		Sources: []string{
+			"https://github.com/NVIDIA/nvbandwidth/blob/v0.8/error_handling.h (CUDA_ASSERT, CU_ASSERT: \"[\" error name \"] \" error string \" in expression \" the call, the host and rank in the multinode build, \" in \" the function \"() : \" file \":\" line; NVML_ASSERT: \"NVML_ERROR: [\" nvmlErrorString \"] in expression \"...; each records the error, MPI_Abort in the multinode build, exit(1))",
+		},
+		Lits: [][]byte{
+			[]byte(" in expression "),
+			[]byte(" in expression "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte(" in expression "),
+			},
+			[][]byte{
+				[]byte("NVML_ERROR: "),
+				[]byte(" in expression "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("["),
+				anchored: lazyRegexp("^(?:\\[(cudaError\\w+|CUDA_ERROR_\\w+)\\] .* in expression )", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte("["),
+										},
+										{
+											op:  pfLit,
+											lit: []byte("cudaError"),
+											k:   1,
+										},
+									},
+								},
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte("["),
+											k:   2,
+										},
+										{
+											op:  pfLit,
+											lit: []byte("CUDA_ERROR_"),
+											k:   3,
+										},
+									},
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte("] "),
+							k:   4,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" in expression "),
+							k:   5,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("["),
+					[]byte("cudaError"),
+					[]byte("["),
+					[]byte("CUDA_ERROR_"),
+					[]byte("] "),
+					[]byte(" in expression "),
+				},
+			},
+			{
+				prefix: []byte("NVML_ERROR: ["),
+				glob: [][]byte{
+					[]byte("NVML_ERROR: ["),
+					[]byte("] in expression "),
+				},
+				anchored: lazyRegexp("^(?:NVML_ERROR: \\[.*\\] in expression )", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("NVML_ERROR: ["),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("] in expression "),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("NVML_ERROR: ["),
+					[]byte("] in expression "),
+				},
+			},
+		},
+	},
+	{
 		ID:    "ibverbs-memlock-tiny",
 		Title: "libibverbs warns that the locked-memory limit is tiny (RLIMIT_MEMLOCK is N bytes): memory registrations will fail",
 		Kind:  "ibverbs",
@@ -8196,6 +8585,187 @@ var generatedSignatures = []Signature{
 					[]byte(" (supports "),
 					[]byte(" to "),
 					[]byte(") for device"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "mpi-ofi-mtl-abort",
+		Title: "Open MPI's libfabric (OFI) transport failed and aborted the MPI job: MPI's own transport, not NCCL",
+		Kind:  "mpi",
+		Match: []string{
+			"The Open MPI OFI MTL is aborting the MPI job",
+			"Open MPI failed an OFI Libfabric library call",
+		},
+		Weight:        1.05,
+		Severity:      "fail",
+		MeaningSpark:  "Open MPI's OFI MTL (--mca pml cm --mca mtl ofi) carries MPI's own messages through libfabric, and a libfabric call failed there: the provider it picked does not fit this fabric or differs between the nodes; nccl-tests calls MPI before and beside NCCL, so NCCL was never reached",
+		MeaningServer: "Open MPI's OFI MTL carries MPI's own messages (nccl-tests' MPI_Allgather and barriers, an application's MPI calls) through libfabric, and a libfabric call failed there: a provider that does not fit the fabric or differs between the nodes (address formats that do not match), or a libfabric build that does not match Open MPI; a plain MPI program (cpi.c) fails the same way, NCCL and its data path are not involved",
+		Fix:           "run a plain MPI program across the same nodes to confirm; then pick the libfabric provider for MPI explicitly (FI_PROVIDER=verbs, efa, tcp; the same on every node, `fi_info -l`), or take MPI off libfabric (--mca pml ob1 --mca btl tcp,self, or --mca pml ucx); NCCL's own settings do not change it",
+		Sources: []string{
+			"https://github.com/open-mpi/ompi/blob/v5.0.x/ompi/mca/mtl/ofi/mtl_ofi_endpoint.h (ompi_mtl_ofi_get_endpoint: opal_output \"%s:%d: *** The Open MPI OFI MTL is aborting the MPI job (via exit(3)).\" when adding the peer fails) and ompi/mca/mtl/ofi/mtl_ofi.h (ompi_mtl_ofi_progress: the same line after \"Error returned by request event callback\")",
+			"https://github.com/open-mpi/ompi/blob/v5.0.x/ompi/mca/mtl/ofi/help-mtl-ofi.txt ([OFI call fail]: \"Open MPI failed an OFI Libfabric library call (%s).\")",
+			"https://github.com/NVIDIA/nccl-tests/issues/295 (the OFI MTL aborting inside MPI_Allgather with libfabric 2.1.0rc1; cpi.c failed the same way; FI_PROVIDER=verbs fixed it)",
+		},
+		Lits: [][]byte{
+			[]byte("The Open MPI OFI MTL is aborting the MPI job"),
+			[]byte("Open MPI failed an OFI Libfabric library call"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("The Open MPI OFI MTL is aborting the MPI job"),
+			},
+			[][]byte{
+				[]byte("Open MPI failed an OFI Libfabric library call"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("The Open MPI OFI MTL is aborting the MPI job"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("The Open MPI OFI MTL is aborting the MPI job"),
+				},
+				lits: [][]byte{
+					[]byte("The Open MPI OFI MTL is aborting the MPI job"),
+				},
+			},
+			{
+				prefix:  []byte("Open MPI failed an OFI Libfabric library call"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Open MPI failed an OFI Libfabric library call"),
+				},
+				lits: [][]byte{
+					[]byte("Open MPI failed an OFI Libfabric library call"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "ucx-error",
+		Title: "UCX reported an error: the transport the MPI launcher (or another UCX user) runs on failed",
+		Kind:  "mpi",
+		Match: []string{
+			"\\bUCX +ERROR\\b",
+		},
+		Weight:        0.9,
+		Severity:      "fail",
+		MeaningSpark:  "UCX, the transport Open MPI's pml ucx (and HPC-X) uses for MPI's own messages, failed on a ConnectX-7 port: UCX_NET_DEVICES naming a port that is down or unaddressed, or a device name that differs between the nodes; nccl-tests' MPI calls fail before NCCL runs",
+		MeaningServer: "UCX, the transport Open MPI's pml ucx (and HPC-X) uses for MPI's own messages, failed: an address handle or connection to the peer could not be made (ibv_create_ah ... No such device: differently named or randomly assigned SR-IOV VFs per pod, a GID that is not there, a port without a link); MPI fails before or beside NCCL, and a plain MPI program fails the same way; NCCL and its data path are not involved unless NCCL itself runs on UCX (its UCX plugin, NET/UCX in its log)",
+		Fix:           "steer MPI's UCX to a device every node has (UCX_NET_DEVICES=eth0 or the matching mlx5_N:1; in pods with per-pod VFs also UCX_IB_MLX5_DV=no UCX_IB_MLX5_DEVX=no), or take MPI off UCX (--mca pml ob1 --mca btl tcp,self); NCCL keeps its own NCCL_IB_HCA and NCCL_SOCKET_IFNAME",
+		Sources: []string{
+			"https://github.com/openucx/ucx/blob/master/src/ucs/debug/log.c (ucs_log_default_handler: \"%16s:%-4u %-4s %-5s %s\" with \"UCX\" and the level name, so \"file.c:line UCX  ERROR message\")",
+			"https://github.com/openucx/ucx/blob/master/src/uct/ib/base/ib_device.c (ucs_error \"ibv_create_ah(%s) ... failed: %m\")",
+			"https://github.com/NVIDIA/nccl-tests/issues/327 (UCX ERROR ibv_create_ah ... on mlx5_15 failed: No such device between pods with different SR-IOV VFs: \"The error message comes from UCX (i.e., MPI), not NCCL\"; UCX_NET_DEVICES=eth0 with UCX_IB_MLX5_DV=no fixed it)",
+		},
+		Lits: [][]byte{
+			[]byte("ERROR"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("UCX "),
+				[]byte("ERROR"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("UCX"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("ERROR"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("UCX"),
+					[]byte(" "),
+					[]byte("ERROR"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "cuda-device-busy",
+		Title: "the GPU is busy or unavailable: in Exclusive Process mode another CUDA context already holds it",
+		Kind:  "cuda",
+		Match: []string{
+			"CUDA-capable device\\(s\\) is/are busy or unavailable",
+			"all CUDA-capable devices are busy or unavailable",
+			"cudaErrorDevicesUnavailable",
+		},
+		Weight:        1.15,
+		Severity:      "fail",
+		MeaningSpark:  "the GB10 is in Exclusive Process (or Prohibited) compute mode and another process already holds a CUDA context on it: a second rank started on the one GPU of the Spark, a leftover process, or a CUDA-aware MPI library that opens a context on GPU 0 before the test picks its GPU",
+		MeaningServer: "the GPU is in Exclusive Process (or Prohibited) compute mode and another CUDA context already holds it; when every rank has a GPU of its own (nccl-tests' device list), that context comes from outside the test: a CUDA-aware MPI layer (Open MPI's OFI MTL with HMEM, a UCX CUDA transport) creating one on GPU 0 in every rank before the test selects its GPU, or a process left running; not a network or NCCL fault",
+		Fix:           "list the processes on each GPU (nvidia-smi) during the run; turn the MPI layer's GPU support off (OMPI_MCA_mtl_ofi_disable_hmem=true, or OMPI_MCA_pml=ob1 OMPI_MCA_btl=tcp,sm,self), stop the leftover process, or set the compute mode to Default (nvidia-smi -c DEFAULT) where exclusive use is not required",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl-tests/blob/v2.19.6/src/common.h (CUDACHECK: \"%s: Test CUDA failure %s:%d '%s'\" with cudaGetErrorString; cudaErrorDevicesUnavailable (46) reads \"CUDA-capable device(s) is/are busy or unavailable\", which the CUDA runtime returns when the device's compute mode is Exclusive Process or Prohibited and another context holds it)",
+			"https://github.com/NVIDIA/nccl-tests/issues/369 (GH200 in Exclusive Process mode: every rank also held a context on GPU 0 from CUDA-aware Open MPI's OFI MTL; OMPI_MCA_mtl_ofi_disable_hmem=true or pml ob1 fixed it)",
+		},
+		Lits: [][]byte{
+			[]byte(" is/are busy or unavailable"),
+			[]byte("all CUDA-capable devices are busy or unavailable"),
+			[]byte("cudaErrorDevicesUnavailable"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("CUDA-capable device"),
+				[]byte(" is/are busy or unavailable"),
+			},
+			[][]byte{
+				[]byte("all CUDA-capable devices are busy or unavailable"),
+			},
+			[][]byte{
+				[]byte("cudaErrorDevicesUnavailable"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("CUDA-capable device(s) is/are busy or unavailable"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("CUDA-capable device(s) is/are busy or unavailable"),
+				},
+				lits: [][]byte{
+					[]byte("CUDA-capable device(s) is/are busy or unavailable"),
+				},
+			},
+			{
+				prefix:  []byte("all CUDA-capable devices are busy or unavailable"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("all CUDA-capable devices are busy or unavailable"),
+				},
+				lits: [][]byte{
+					[]byte("all CUDA-capable devices are busy or unavailable"),
+				},
+			},
+			{
+				prefix:  []byte("cudaErrorDevicesUnavailable"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("cudaErrorDevicesUnavailable"),
+				},
+				lits: [][]byte{
+					[]byte("cudaErrorDevicesUnavailable"),
 				},
 			},
 		},

@@ -404,6 +404,11 @@ func (p *ncclParser) comment(t []byte) {
 				if x, err := strconv.ParseFloat(string(f[0]), 64); err == nil && !math.IsNaN(x) && !math.IsInf(x, 0) {
 					p.cur.AvgBusBWGBs = &x
 				}
+				// with NCCL_TESTS_MIN_BW set, the footer says whether the
+				// average reached 90 % of it (src/util.cu writeResultFooter)
+				if len(f) > 1 && string(f[1]) == "FAILED" {
+					p.cur.MinBWFailed = true
+				}
 			}
 			p.cur.Footers++
 			p.cur.Complete = true

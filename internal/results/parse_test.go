@@ -481,3 +481,23 @@ func TestLineReaderSkipsLongLines(t *testing.T) {
 		}
 	}
 }
+
+// nccl-tests' footer with NCCL_TESTS_MIN_BW set ends the average's line in
+// FAILED or OK (src/util.cu writeResultFooter, v2.19.6: "# %-20s : %g %s"
+// with "Avg bus bandwidth"); without it the line ends at the number.
+func TestNCCLTestsMinBWFooter(t *testing.T) {
+	text := string(verbatim(t, "nccl-tests/01_all_reduce_2node_efa_mpirun-tagged_nccl2.12.txt"))
+	const footer = "[1,0]<stdout>:# Avg bus bandwidth    : 1.15327"
+	if !strings.Contains(text, footer+"\n") {
+		t.Fatal("the fixture's footer moved")
+	}
+	for tail, want := range map[string]bool{"": false, " OK": false, " FAILED": true} {
+		o, err := ParseNCCLTests(strings.NewReader(strings.Replace(text, footer, footer+tail, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(o.Tables) != 1 || o.Tables[0].MinBWFailed != want || o.Tables[0].AvgBusBWGBs == nil || *o.Tables[0].AvgBusBWGBs != 1.15327 {
+			t.Errorf("%q: %+v", tail, o.Tables)
+		}
+	}
+}

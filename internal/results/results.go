@@ -73,6 +73,10 @@ type NCCLTable struct {
 	NGpus         int  `json:"ngpus,omitempty"`
 	// OutOfBounds is the footer's "Out of bounds values" count.
 	OutOfBounds *int64 `json:"out_of_bounds,omitempty"`
+	// MinBWFailed: the footer's "Avg bus bandwidth" line ended in FAILED,
+	// nccl-tests' own check against NCCL_TESTS_MIN_BW (the average below 90 %
+	// of it; the process then exits non-zero).
+	MinBWFailed bool `json:"min_bw_failed,omitempty"`
 	// Complete is true when the footer was seen; false means a truncated table.
 	Complete bool `json:"complete"`
 	// Line is the input line where the table's column header was read.
