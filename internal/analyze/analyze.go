@@ -428,6 +428,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 		a.systemErrorOneNode(p.NCCL, hits)
 		a.efaNoGDR(p.NCCL, hits)
 		a.debugEnvSet(p.NCCL, hits)
+		a.envDiffers(p.NCCL, hits)
 	}
 	a.testSizeOOM(p.cuda)
 	a.mlx5Syndrome(p.mlx5)
