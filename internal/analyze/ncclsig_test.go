@@ -110,3 +110,43 @@ func TestNVLSMulticastSlotsSignature(t *testing.T) {
 		checkFirst(t, line, "error.nvls-fabric-stale")
 	}
 }
+
+// NCCL's family WARN ("ncclSocketInit: connecting to address  with family
+// N is neither AF_INET(2) nor AF_INET6(10)", src/misc/socket.cc) after the
+// communicator completed its init, on any number of ranks and hosts, any
+// family and release, reads as connection information the ranks did not
+// agree on, above the interface signature, which it takes out; the
+// message before any completed init (an interface NCCL_SOCKET_IFNAME did
+// not find) keeps the interface signature and raises no such cause.
+func TestConnectInfoMismatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(215, 2057))
+	for range 12 {
+		version := []string{"2.29.2+cuda12.8", "2.21.5+cuda12.4", "2.26.2+cuda12.2", "2.18.3+cuda12.1"}[r.IntN(4)]
+		hosts, procs := 1+r.IntN(3), 1+r.IntN(4)
+		nranks := hosts * procs
+		var start, warn strings.Builder
+		for h := range hosts {
+			for p := range procs {
+				head := fmt.Sprintf("VM-%d-ubuntu:%d:%d [%d]", h, 28000+h*10+p, 28000+h*10+p, p)
+				fmt.Fprintf(&start, "%s NCCL INFO Bootstrap: Using eth0:172.17.16.%d<0>\n", head, 60+h)
+				if h == 0 && p == 0 {
+					fmt.Fprintf(&start, "%s NCCL INFO NCCL version %s\n", head, version)
+				}
+				fmt.Fprintf(&start, "%s NCCL INFO NET/Socket : Using [0]eth0:172.17.16.%d<0>\n", head, 60+h)
+				fmt.Fprintf(&start, "%s NCCL INFO ncclCommInitRank comm 0x55eb22a04a%02x rank %d nranks %d cudaDev %d nvmlDev %d busId %d000 commId 0x2ef13c5ed0553a05 - Init COMPLETE\n", head, h*procs+p, h*procs+p, nranks, p, p, p+1)
+				if r.IntN(2) == 0 || h == 0 && p == 0 {
+					fmt.Fprintf(&warn, "%s misc/socket.cc:%d NCCL WARN ncclSocketInit: connecting to address  with family %d is neither AF_INET(2) nor AF_INET6(10)\n", head, 500+r.IntN(100), []int{0, 1, 59936}[r.IntN(3)])
+					fmt.Fprintf(&warn, "%s NCCL INFO transport/net_socket.cc:%d -> 3\n%s NCCL INFO transport/net.cc:%d -> 3\n", head, 390+r.IntN(20), head, 850+r.IntN(30))
+				}
+			}
+		}
+		tail := "NCCL error a.cu:46: internal error - please report this issue to the NCCL developers\n"
+		paste := start.String() + warn.String() + tail
+		checkFirst(t, paste, "nccl.connect-info-mismatch")
+		checkFlag(t, paste, "error.socket-ifname-not-found", false)
+		// the same lines before any completed init
+		noInit := strings.ReplaceAll(paste, " - Init COMPLETE", " - Init START")
+		checkFirst(t, noInit, "error.socket-ifname-not-found")
+		checkFlag(t, noInit, "nccl.connect-info-mismatch", false)
+	}
+}
