@@ -425,9 +425,11 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	hits := p.Errors
 	if p.NCCL != nil {
 		hits = a.rdmaUnneededOneNode(p.NCCL, hits)
+		hits = a.connectInfoMismatch(p.NCCL, hits)
 		a.systemErrorOneNode(p.NCCL, hits)
 		a.efaNoGDR(p.NCCL, hits)
 		a.debugEnvSet(p.NCCL, hits)
+		a.envDiffers(p.NCCL, hits)
 	}
 	a.testSizeOOM(p.cuda)
 	a.mlx5Syndrome(p.mlx5)

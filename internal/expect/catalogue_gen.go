@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 170785
-	signaturesGenCRC   = 0xf5861715
+	signaturesGenLen   = 175677
+	signaturesGenCRC   = 0x9ad4c51a
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -1810,6 +1810,61 @@ var generatedSignatures = []Signature{
 		},
 	},
 	{
+		ID:    "nvml-library-missing",
+		Title: "NCCL could not load the NVIDIA management library (Failed to open libnvidia-ml.so.1)",
+		Kind:  "nccl",
+		Match: []string{
+			"Failed to open libnvidia-ml\\.so",
+			"Failed to load nvml\\.dll",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "NCCL dlopens libnvidia-ml.so.1 (NVML, part of the NVIDIA driver) at init and stops with a system error without it: the driver's user-space libraries are not on the library path of the job (a container started without the NVIDIA runtime, a partial driver install)",
+		MeaningServer: "NCCL dlopens libnvidia-ml.so.1 (NVML, shipped with the NVIDIA driver, not with CUDA) at init and stops with \"unhandled system error\" when it cannot: a broken or partial driver install, a container without the driver's libraries mounted, or a library path that lacks the directory holding it; not a network fault",
+		Fix:           "make libnvidia-ml.so.1 loadable for the job: reinstall the driver's user-space libraries (nvidia-smi uses the same library and fails too), run the container with the NVIDIA runtime (--gpus all), or add its directory to LD_LIBRARY_PATH (ldconfig -p | grep libnvidia-ml)",
+		Sources: []string{
+			"NVIDIA/nccl src/misc/nvmlwrap.cc v2.18.1-1 to v2.29.7-1 (ncclNvmlEnsureInitialized: WARN \"Failed to open libnvidia-ml.so.1\", then ncclSystemError), src/os/linux.cc v2.30.3-1 to v2.30.7-1 (\"Failed to open libnvidia-ml.so.1: %s\") and src/os/windows.cc (\"Failed to load nvml.dll, error code: %lu\")",
+			"https://github.com/NVIDIA/nccl-tests/issues/320",
+		},
+		Lits: [][]byte{
+			[]byte("Failed to open libnvidia-ml"),
+			[]byte("Failed to load nvml"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Failed to open libnvidia-ml"),
+			},
+			[][]byte{
+				[]byte("Failed to load nvml"),
+				[]byte("dll"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Failed to open libnvidia-ml.so"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Failed to open libnvidia-ml.so"),
+				},
+				lits: [][]byte{
+					[]byte("Failed to open libnvidia-ml.so"),
+				},
+			},
+			{
+				prefix:  []byte("Failed to load nvml.dll"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Failed to load nvml.dll"),
+				},
+				lits: [][]byte{
+					[]byte("Failed to load nvml.dll"),
+				},
+			},
+		},
+	},
+	{
 		ID:    "shm-create-failed",
 		Title: "NCCL could not create its shared-memory segment in /dev/shm",
 		Kind:  "nccl",
@@ -3090,6 +3145,67 @@ var generatedSignatures = []Signature{
 					[]byte("NET/Socket : peer "),
 					[]byte(" message truncated : receiving "),
 					[]byte(" bytes instead of "),
+				},
+			},
+		},
+	},
+	{
+		ID:    "socket-type-mismatch",
+		Title: "a peer reached this rank's network socket with another transport's connection (socketFinalizeAccept: wrong type 4 != 3)",
+		Kind:  "socket",
+		Match: []string{
+			"socketFinalizeAccept(?: from \\S+)?: wrong type (?:3 != 4|4 != 3)\\b",
+		},
+		Weight:        1.2,
+		Severity:      "fail",
+		MeaningSpark:  "one Spark runs NCCL's RDMA transport (NET/IB) and the other its TCP one (NET/Socket): the NCCL variables differ between the two (NCCL_IB_DISABLE, NCCL_NET or NCCL_IB_HCA set on one side only, or exported in a shell the launcher does not forward), or the RoCE devices are visible on one Spark only",
+		MeaningServer: "the connection's first bytes name the peer's socket type: 4 is a NET/IB connection, 3 a NET/Socket one, and the first number is the peer's; so one rank chose NCCL's RDMA transport and the other its TCP transport: the ranks run with different NCCL settings (NCCL_IB_DISABLE, NCCL_NET or a net plugin set on some nodes only; mpirun forwards only the variables -x names) or the RDMA devices are visible on some nodes only",
+		Fix:           "start every rank with the same NCCL environment (mpirun -x NCCL_IB_DISABLE -x NCCL_SOCKET_IFNAME ..., or set them in /etc/nccl.conf on every node) and check with NCCL_DEBUG=INFO that every rank prints the same \"Using network\" line",
+		Sources: []string{
+			"NVIDIA/nccl src/misc/socket.cc v2.16.5-1 to v2.30.4-1 (socketFinalizeAccept: WARN \"wrong type %d != %d\" with the type the peer sent first and this socket's second, then ncclInternalError), src/include/socket.h (ncclSocketTypeNetSocket = 3, ncclSocketTypeNetIb = 4), src/transport/net_socket.cc and net_ib/connect.cc (each transport's sockets are of its type)",
+			"https://github.com/NVIDIA/nccl-tests/issues/360",
+		},
+		Lits: [][]byte{
+			[]byte("socketFinalizeAccept"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("socketFinalizeAccept"),
+				[]byte(": wrong type "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("socketFinalizeAccept"),
+				anchored: lazyRegexp("^(?:socketFinalizeAccept(?: from \\S+)?: wrong type (?:3 != 4|4 != 3)\\b)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("socketFinalizeAccept"),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte(": wrong type 3 != 4"),
+									k:   1,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(": wrong type 4 != 3"),
+									k:   2,
+								},
+							},
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("socketFinalizeAccept"),
+					[]byte(": wrong type 3 != 4"),
+					[]byte(": wrong type 4 != 3"),
 				},
 			},
 		},
@@ -5127,7 +5243,7 @@ var generatedSignatures = []Signature{
 		Match: []string{
 			"nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.invalid argument.",
 			"nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.(unknown error|the operation cannot be performed in the present state)",
-			"Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory",
+			"Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error (?:[013-9]|[1-9]\\d+)\\b",
 		},
 		Weight:        1.3,
 		Severity:      "fail",
@@ -5164,7 +5280,8 @@ var generatedSignatures = []Signature{
 			[][]byte{
 				[]byte("Failed to bind NVLink SHARP "),
 				[]byte("NVLS"),
-				[]byte(" Multicast memory"),
+				[]byte(" Multicast memory of size "),
+				[]byte(" : CUDA error "),
 			},
 		},
 		plans: []matchPlan{
@@ -5236,14 +5353,88 @@ var generatedSignatures = []Signature{
 				},
 			},
 			{
-				prefix:  []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory"),
-				literal: true,
+				prefix:   []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory of size "),
+				anchored: lazyRegexp("^(?:Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error (?:[013-9]|[1-9]\\d+)\\b)", nil),
 				filter: prefilter{
-					op:  pfLit,
-					lit: []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory"),
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory of size "),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte(" : CUDA error "),
+									k:   1,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(" : CUDA error "),
+									k:   2,
+								},
+							},
+						},
+					},
 				},
 				lits: [][]byte{
-					[]byte("Failed to bind NVLink SHARP (NVLS) Multicast memory"),
+					[]byte("Failed to bind NVLink SHARP (NVLS) Multicast memory of size "),
+					[]byte(" : CUDA error "),
+					[]byte(" : CUDA error "),
+				},
+			},
+		},
+	},
+	{
+		ID:    "nvls-multicast-slots-exhausted",
+		Title: "NVLink SHARP (NVLS) multicast memory could not be bound: CUDA error 2, the NVSwitch multicast resources are used up",
+		Kind:  "cuda",
+		Match: []string{
+			"Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error 2\\b",
+		},
+		Weight:        1.35,
+		Severity:      "fail",
+		MeaningSpark:  "DGX Spark has no NVSwitch and no NVLS; this line comes from an NVSwitch system",
+		MeaningServer: "cuMulticastBindMem returned CUDA error 2 (out of memory) for memory NCCL had already allocated and mapped (cuMemCreate and cuMemMap succeed just before it in transport/nvls.cc): what ran out is the NVSwitch's multicast resources, not GPU memory. Every NVLS communicator holds multicast groups, and a job that creates many communicators (FSDP or tensor-parallel sub-groups) uses up the switch's slots; Fabric Manager is healthy and NCCL's hint about it misleads here. NCCL treats the failure as fatal by design",
+		Fix:           "set NCCL_NVLS_ENABLE=0 for the job (NVIDIA's answer in the thread: disable NVLS where it cannot be used), or create fewer communicators and destroy those no longer used so that fewer multicast groups are held at once",
+		Sources: []string{
+			"NVIDIA/nccl src/transport/nvls.cc v2.27.3-1 to v2.30.7-1 (ncclNvlsGroupCreate: cuMemCreate and cuMemMap of the unicast buffer, then cuMulticastBindMem, whose failure is the WARN \"Failed to bind NVLink SHARP (NVLS) Multicast memory of size %ld : CUDA error %d\")",
+			"https://github.com/NVIDIA/nccl/issues/2077",
+		},
+		Lits: [][]byte{
+			[]byte("Failed to bind NVLink SHARP "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Failed to bind NVLink SHARP "),
+				[]byte("NVLS"),
+				[]byte(" Multicast memory of size "),
+				[]byte(" : CUDA error 2"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory of size "),
+				anchored: lazyRegexp("^(?:Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error 2\\b)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory of size "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" : CUDA error 2"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Failed to bind NVLink SHARP (NVLS) Multicast memory of size "),
+					[]byte(" : CUDA error 2"),
 				},
 			},
 		},

@@ -75,6 +75,9 @@ type NCCLLog struct {
 	// SharedGPU is the first pair of ranks of one communicator whose
 	// "Init START" lines name one host and one busId: two ranks on one GPU.
 	SharedGPU *NCCLSharedGPU `json:"shared_gpu,omitempty"`
+	// ProcEnv is, per process whose INFO lines show NCCL variables or
+	// "Init COMPLETE", what they show: the first maxProcEnv processes.
+	ProcEnv []NCCLProcEnv `json:"-"`
 	// BootstrapFail is the first of NCCL's error-return traces from its
 	// bootstrap ("bootstrap.cc:270 -> 2"): the bootstrap failed.
 	BootstrapFail string `json:"bootstrap_fail,omitempty"`
@@ -1170,6 +1173,9 @@ func (l *NCCLLog) initComplete(msg []byte) {
 	if e >= len("Init COMPLETE") && string(msg[e-len("Init COMPLETE"):e]) == "Init COMPLETE" {
 		l.initDone++
 		l.infoAtInit, l.connAtInit = l.InfoLines, l.connLines
+		if p := l.procEnv(); p != nil {
+			p.Init = true
+		}
 	}
 }
 
@@ -1371,11 +1377,13 @@ func (l *NCCLLog) envLine(msg []byte) {
 	}
 	v := bytes.TrimSpace(val)
 	v = bytes.TrimSuffix(v, []byte("."))
-	// every rank prints the line: setEnv would change nothing
-	if old, ok := l.Env[string(name)]; ok && old == string(v) {
-		return
+	// every rank prints the line: the job's setting changes only when the
+	// value differs, each process's record is its own
+	k, vs := l.str(name), l.str(v)
+	if old, ok := l.Env[k]; !ok || old != vs {
+		l.setEnv(k, vs)
 	}
-	l.setEnv(l.str(name), l.str(v))
+	l.procSetEnv(k, vs)
 }
 
 // commandEnv picks NCCL_X=v assignments out of a command line in the input

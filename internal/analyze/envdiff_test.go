@@ -1,0 +1,131 @@
+package analyze
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/fixture"
+)
+
+// envJob writes the INFO lines of a job of hosts x procs processes: each
+// prints its bootstrap line, its node-specific variables (an interface and
+// an HCA of its own), the variables vars(host, proc) gives and, where
+// init(host, proc), an "Init COMPLETE" line.
+func envJob(r *rand.Rand, hosts, procs int, vars func(h, p int) map[string]string, init func(h, p int) bool) string {
+	var b strings.Builder
+	nranks := hosts * procs
+	for h := range hosts {
+		for p := range procs {
+			head := fmt.Sprintf("node%02d:%d:%d [%d]", h, 1000+h*100+p, 2000+h*100+p, p)
+			fmt.Fprintf(&b, "%s NCCL INFO Bootstrap : Using eth%d:10.0.%d.%d<0>\n", head, h%2, h, 10+p)
+			fmt.Fprintf(&b, "%s NCCL INFO NCCL_SOCKET_IFNAME set by environment to eth%d\n", head, h%2)
+			fmt.Fprintf(&b, "%s NCCL INFO NCCL_IB_HCA set by environment to mlx5_%d\n", head, r.IntN(4))
+			for k, v := range vars(h, p) {
+				fmt.Fprintf(&b, "%s NCCL INFO %s set by environment to %s\n", head, k, v)
+			}
+			if init(h, p) {
+				fmt.Fprintf(&b, "%s NCCL INFO comm 0x%x rank %d nranks %d cudaDev %d busId %d000 commId 0x5be1 - Init COMPLETE\n", head, 0x55d0c0+h*16+p, h*procs+p, nranks, p, p+1)
+			}
+		}
+	}
+	return b.String()
+}
+
+func always(int, int) bool { return true }
+
+// A job-wide variable whose value differs between the hosts of a job, or
+// that one host's processes lack though they printed their other
+// variables and completed init, is named on any number of hosts and
+// processes, behind any prefix; first with a failure the difference
+// explains. The node-specific variables differing, the same value
+// everywhere, and a process without it that did not complete init or
+// printed no variable at all raise nothing.
+func TestEnvDiffersBetweenRanks(t *testing.T) {
+	r := rand.New(rand.NewPCG(190, 214))
+	jobVars := [][3]string{{"NCCL_IB_DISABLE", "1", "0"}, {"NCCL_PROTO", "Simple", "LL128"}, {"NCCL_BUFFSIZE", "8388608", "4194304"}, {"NCCL_NET_GDR_LEVEL", "SYS", "PHB"}, {"NCCL_ALGO", "Ring", "Tree"}}
+	const truncated = "node00:1000:2000 [0] NCCL WARN NET/Socket : peer 10.0.1.10<43210> message truncated : receiving 1048576 bytes instead of 65536\n"
+	for range 12 {
+		hosts, procs := 2+r.IntN(5), 1+r.IntN(4)
+		jv := jobVars[r.IntN(len(jobVars))]
+		odd := r.IntN(hosts)
+		differ := envJob(r, hosts, procs, func(h, _ int) map[string]string {
+			if h == odd {
+				return map[string]string{jv[0]: jv[2]}
+			}
+			return map[string]string{jv[0]: jv[1]}
+		}, always)
+		checkFlag(t, differ, "nccl.env-differs-between-ranks", true)
+		checkFirst(t, differ+truncated, "nccl.env-differs-between-ranks")
+		// set on every host but one, whose processes print their other
+		// variables and complete init
+		missing := envJob(r, hosts, procs, func(h, _ int) map[string]string {
+			if h == odd {
+				return nil
+			}
+			return map[string]string{jv[0]: jv[1]}
+		}, always)
+		checkFlag(t, missing, "nccl.env-differs-between-ranks", true)
+		// the same: nothing
+		same := envJob(r, hosts, procs, func(int, int) map[string]string { return map[string]string{jv[0]: jv[1]} }, always)
+		checkFlag(t, same, "nccl.env-differs-between-ranks", false)
+		checkFlag(t, same, "nccl.env-not-on-every-node", false)
+		// the host without it stops before its init completed
+		cut := envJob(r, hosts, procs, func(h, _ int) map[string]string {
+			if h == odd {
+				return nil
+			}
+			return map[string]string{jv[0]: jv[1]}
+		}, func(h, _ int) bool { return h != odd })
+		checkFlag(t, cut, "nccl.env-differs-between-ranks", false)
+	}
+	// a process that prints no variable (NCCL_DEBUG_SUBSYS without ENV)
+	quiet := envJob(r, 1, 2, func(int, int) map[string]string { return map[string]string{"NCCL_PROTO": "Simple"} }, always) +
+		"node09:9000:9001 [0] NCCL INFO comm 0x55d0 rank 2 nranks 3 cudaDev 0 busId 1000 commId 0x5be1 - Init COMPLETE\n"
+	checkFlag(t, quiet, "nccl.env-differs-between-ranks", false)
+}
+
+// The real paste of a rank 0 log whose remote rank printed nothing
+// (field case 214: NCCL_NET_GDR_LEVEL exported on the launching node
+// only) names the variables reaching only some nodes, whichever hosts and
+// however many remote ranks the device lines name, behind any prefix. The
+// same paste with the remote host's lines present, or without the
+// job-wide variable (NCCL_DEBUG alone not forwarded), raises nothing.
+func TestEnvNotOnEveryNode(t *testing.T) {
+	data, err := os.ReadFile("testdata/field/train/214_gather_perf_large_size_dropoff_gdr_level_not_forwarded.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	if v := fixture.Verbatim(data); v != nil {
+		text = string(v)
+	}
+	const remote = "#  Rank  1 Group  0 Pid  34424 on       n014 device  0 [0000:81:00] NVIDIA A100-PCIE-40GB\n"
+	if !strings.Contains(text, remote) {
+		t.Fatal("fixture changed")
+	}
+	r := rand.New(rand.NewPCG(350, 214))
+	for range 6 {
+		local, far := fmt.Sprintf("gpu-a%d", r.IntN(100)), fmt.Sprintf("gpu-b%d", r.IntN(100))
+		var more strings.Builder
+		for k := range 1 + r.IntN(6) {
+			fmt.Fprintf(&more, "#  Rank %2d Group  0 Pid %6d on %10s device  0 [0000:81:00] NVIDIA A100-PCIE-40GB\n", k+1, 30000+k, fmt.Sprintf("%s-%d", far, k))
+		}
+		paste := strings.ReplaceAll(strings.Replace(text, remote, more.String(), 1), "n013", local)
+		checkFirst(t, paste, "nccl.env-not-on-every-node")
+		// the remote host printed its lines too
+		one := strings.ReplaceAll(strings.ReplaceAll(text, "n014", far), "n013", local)
+		var echo strings.Builder
+		for _, l := range strings.SplitAfter(one, "\n") {
+			if strings.HasPrefix(l, local+":") {
+				echo.WriteString(strings.Replace(l, local+":", far+":", 1))
+			}
+		}
+		checkFirst(t, one, "nccl.env-not-on-every-node")
+		checkFlag(t, one+echo.String(), "nccl.env-not-on-every-node", false)
+		// NCCL_DEBUG alone reached only the launching node
+		checkFlag(t, strings.ReplaceAll(paste, "NCCL_NET_GDR_LEVEL set by environment to SYS", "NCCL_SOCKET_IFNAME set by environment to ibp209s0f0"), "nccl.env-not-on-every-node", false)
+	}
+}
