@@ -1628,28 +1628,28 @@ const clInfoWord = 'C' | 'L'<<8 | ' '<<16 | 'I'<<24 | 'N'<<32 | 'F'<<40 | 'O'<<4
 // (len(buf) or more when there is none): the lines a reader hands on
 // unchanged.
 func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
-	// o is the opening of the line before: the next is tried with it
-	// first, then with the others kept
+	// o is the opening of the line last read: the next is tried with it
+	// first, then with the others kept. rest is what is left of buf, cr
+	// is kept relative to it, and size is the length of the line last
+	// read: few values live across the calls.
 	k := l.lastOpen & (len(l.opens) - 1)
 	o := &l.opens[k]
-	var cur []byte
-	for n < len(buf) {
-		rest := buf[n:]
+	rest := buf
+	size := 0
+	for len(rest) > 0 {
 		if rest[0]-'a' > 'z'-'a' { // not plain: no opening need be tried
 			break
 		}
-		var m int
-		if o.infoAt(rest) {
-			m = len(o.b) + len("INFO ")
-		} else {
-			k, o, m = l.infoOpeningAt(rest)
-			if o == nil {
+		ko, oo := k, o
+		if !o.infoAt(rest) {
+			if ko, oo, _ = l.infoOpeningAt(rest); oo == nil {
 				break
 			}
 		}
-		if !o.plain {
+		if !oo.plain {
 			break
 		}
+		m := len(oo.b) + len("INFO ")
 		i := bytes.IndexByte(rest[m:], '\n')
 		if i < 0 || m+i+1 > MaxLineBytes {
 			break
@@ -1663,26 +1663,29 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 		if len(msg) > 0 {
 			c = infoClass[msg[0]]
 		}
-		if cr < n+e || c&classAlarm != 0 && !quietAlarm(msg) {
+		if cr < e || c&classAlarm != 0 && !quietAlarm(msg) {
 			break
 		}
 		// Observe's INFO case, the opening known
+		k, o = ko, oo
 		l.lastOpen = k
 		l.InfoLines++
 		if o.hostGen != l.hostGen { // hostOf's first case, without its call
-			l.hostOf(o, rest[:m-len(tagInfo)])
+			l.hostOf(o, rest[:m-len("NCCL INFO ")])
 		}
-		cur = rest[:m-len(tagInfo)]
 		if c&classInfo != 0 && len(msg) >= 2 {
-			l.cur = cur
+			l.cur = rest[:m-len("NCCL INFO ")]
 			l.info(msg)
 		}
-		n += m + i + 1
+		size = m + i + 1
+		rest = rest[size:]
+		cr -= size
 		lines++
 	}
+	n = len(buf) - len(rest)
 	if lines > 0 {
 		l.quietInfo = true
-		l.cur = cur
+		l.cur = buf[n-size : n-size+len(o.b)-len("NCCL ")]
 	}
 	return n, lines
 }
