@@ -1715,14 +1715,22 @@ var infoClass = func() (c [256]byte) {
 // starts with, followed by "INFO ", its index and where the message
 // starts; nil when none.
 func (l *NCCLLog) infoOpeningAt(line []byte) (int, *opening, int) {
-	if len(line) < 8 {
-		return 0, nil, 0
-	}
-	// the first word (all of it an opening's) tells most apart
-	w := binary.LittleEndian.Uint64(line)
-	for j := range l.opens {
-		if o := &l.opens[j]; o.iw[0] == w && o.infoAt(line) {
-			return j, o, len(o.b) + len("INFO ")
+	if len(line) >= 8*infoWords {
+		// infoAt for each opening, the line's words read once: the
+		// first (all of it an opening's, an opening having 15 bytes or
+		// more) tells the hosts apart, the others the processes and
+		// threads of one
+		b := line[:8*infoWords]
+		w0, w1, w2 := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint64(b[16:])
+		w3, w4, w5 := binary.LittleEndian.Uint64(b[24:]), binary.LittleEndian.Uint64(b[32:]), binary.LittleEndian.Uint64(b[40:])
+		for j := range l.opens {
+			o := &l.opens[j]
+			if o.iw[0] != w0 || o.im[0] == 0 {
+				continue
+			}
+			if (w1^o.iw[1])&o.im[1]|(w2^o.iw[2])&o.im[2]|(w3^o.iw[3])&o.im[3]|(w4^o.iw[4])&o.im[4]|(w5^o.iw[5])&o.im[5] == 0 {
+				return j, o, len(o.b) + len("INFO ")
+			}
 		}
 	}
 	// an opening over infoWords words, or a line too short to read them
