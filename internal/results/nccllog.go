@@ -1663,7 +1663,7 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 		if len(msg) > 0 {
 			c = infoClass[msg[0]]
 		}
-		if cr < e || c&classAlarm != 0 && !quietAlarm(msg) {
+		if cr < e || c&classAlarm != 0 && mayAlarm(msg) && !quietAlarm(msg) {
 			break
 		}
 		// Observe's INFO case, the opening known
@@ -1697,6 +1697,27 @@ const (
 	// classInfo: info may read the message
 	classInfo
 )
+
+// mayAlarm: a message that starts with a byte of alarmFirst may be one
+// quietAlarm finds a failure in: it has more than four bytes, and the
+// byte at alarmAt of its first is alarmByte's ("Failed", "Call to",
+// "NET/Plugin", "ncclMaxSharedMem" and "ncclSocket", "socket"). Any other
+// is quiet without quietAlarm's call.
+func mayAlarm(msg []byte) bool {
+	return len(msg) > 4 && msg[alarmAt[msg[0]]] == alarmByte[msg[0]]
+}
+
+// alarmAt and alarmByte are mayAlarm's byte of each first byte.
+var alarmAt, alarmByte = func() (at, b [256]byte) {
+	for _, w := range []string{"Failed", "Call to", "NET/Plugin", "nc", "so"} {
+		k := 1
+		if w[0] == 'N' {
+			k = 4 // "NET/IB" is none
+		}
+		at[w[0]], b[w[0]] = byte(k), w[k]
+	}
+	return at, b
+}()
 
 // infoClass is alarmFirst and infoFirst in one table.
 var infoClass = func() (c [256]byte) {
