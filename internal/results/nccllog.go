@@ -1671,7 +1671,13 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 		l.lastOpen = k
 		l.InfoLines++
 		if o.hostGen != l.hostGen { // hostOf's first case, without its call
-			l.hostOf(o, rest[:m-len("NCCL INFO ")])
+			if o.hosted { // and its second
+				l.lastHost = o.hostCopy
+				l.hostGen++
+				o.hostGen = l.hostGen
+			} else {
+				l.hostOf(o, rest[:m-len("NCCL INFO ")])
+			}
 		}
 		if c&classInfo != 0 && len(msg) >= 2 {
 			l.cur = rest[:m-len("NCCL INFO ")]
