@@ -1636,28 +1636,28 @@ const clInfoWord = 'C' | 'L'<<8 | ' '<<16 | 'I'<<24 | 'N'<<32 | 'F'<<40 | 'O'<<4
 // (len(buf) or more when there is none): the lines a reader hands on
 // unchanged.
 func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
-	// o is the opening of the line before: the next is tried with it
-	// first, then with the others kept
+	// o is the opening of the line last read: the next is tried with it
+	// first, then with the others kept. rest is what is left of buf, cr
+	// is kept relative to it, and size is the length of the line last
+	// read: few values live across the calls.
 	k := l.lastOpen & (len(l.opens) - 1)
 	o := &l.opens[k]
-	var cur []byte
-	for n < len(buf) {
-		rest := buf[n:]
+	rest := buf
+	size := 0
+	for len(rest) > 0 {
 		if rest[0]-'a' > 'z'-'a' { // not plain: no opening need be tried
 			break
 		}
-		var m int
-		if o.infoAt(rest) {
-			m = len(o.b) + len("INFO ")
-		} else {
-			k, o, m = l.infoOpeningAt(rest)
-			if o == nil {
+		ko, oo := k, o
+		if !o.infoAt(rest) {
+			if ko, oo, _ = l.infoOpeningAt(rest); oo == nil {
 				break
 			}
 		}
-		if !o.plain {
+		if !oo.plain {
 			break
 		}
+		m := len(oo.b) + len("INFO ")
 		i := bytes.IndexByte(rest[m:], '\n')
 		if i < 0 || m+i+1 > MaxLineBytes {
 			break
@@ -1671,26 +1671,35 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 		if len(msg) > 0 {
 			c = infoClass[msg[0]]
 		}
-		if cr < n+e || c&classAlarm != 0 && !quietAlarm(msg) {
+		if cr < e || c&classAlarm != 0 && mayAlarm(msg) && !quietAlarm(msg) {
 			break
 		}
 		// Observe's INFO case, the opening known
+		k, o = ko, oo
 		l.lastOpen = k
 		l.InfoLines++
 		if o.hostGen != l.hostGen { // hostOf's first case, without its call
-			l.hostOf(o, rest[:m-len(tagInfo)])
+			if o.hosted { // and its second
+				l.lastHost = o.hostCopy
+				l.hostGen++
+				o.hostGen = l.hostGen
+			} else {
+				l.hostOf(o, rest[:m-len("NCCL INFO ")])
+			}
 		}
-		cur = rest[:m-len(tagInfo)]
 		if c&classInfo != 0 && len(msg) >= 2 {
-			l.cur = cur
+			l.cur = rest[:m-len("NCCL INFO ")]
 			l.info(msg)
 		}
-		n += m + i + 1
+		size = m + i + 1
+		rest = rest[size:]
+		cr -= size
 		lines++
 	}
+	n = len(buf) - len(rest)
 	if lines > 0 {
 		l.quietInfo = true
-		l.cur = cur
+		l.cur = buf[n-size : n-size+len(o.b)-len("NCCL ")]
 	}
 	return n, lines
 }
@@ -1702,6 +1711,27 @@ const (
 	// classInfo: info may read the message
 	classInfo
 )
+
+// mayAlarm: a message that starts with a byte of alarmFirst may be one
+// quietAlarm finds a failure in: it has more than four bytes, and the
+// byte at alarmAt of its first is alarmByte's ("Failed", "Call to",
+// "NET/Plugin", "ncclMaxSharedMem" and "ncclSocket", "socket"). Any other
+// is quiet without quietAlarm's call.
+func mayAlarm(msg []byte) bool {
+	return len(msg) > 4 && msg[alarmAt[msg[0]]] == alarmByte[msg[0]]
+}
+
+// alarmAt and alarmByte are mayAlarm's byte of each first byte.
+var alarmAt, alarmByte = func() (at, b [256]byte) {
+	for _, w := range []string{"Failed", "Call to", "NET/Plugin", "nc", "so"} {
+		k := 1
+		if w[0] == 'N' {
+			k = 4 // "NET/IB" is none
+		}
+		at[w[0]], b[w[0]] = byte(k), w[k]
+	}
+	return at, b
+}()
 
 // infoClass is alarmFirst and infoFirst in one table.
 var infoClass = func() (c [256]byte) {
@@ -1720,14 +1750,22 @@ var infoClass = func() (c [256]byte) {
 // starts with, followed by "INFO ", its index and where the message
 // starts; nil when none.
 func (l *NCCLLog) infoOpeningAt(line []byte) (int, *opening, int) {
-	if len(line) < 8 {
-		return 0, nil, 0
-	}
-	// the first word (all of it an opening's) tells most apart
-	w := binary.LittleEndian.Uint64(line)
-	for j := range l.opens {
-		if o := &l.opens[j]; o.iw[0] == w && o.infoAt(line) {
-			return j, o, len(o.b) + len("INFO ")
+	if len(line) >= 8*infoWords {
+		// infoAt for each opening, the line's words read once: the
+		// first (all of it an opening's, an opening having 15 bytes or
+		// more) tells the hosts apart, the others the processes and
+		// threads of one
+		b := line[:8*infoWords]
+		w0, w1, w2 := binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:]), binary.LittleEndian.Uint64(b[16:])
+		w3, w4, w5 := binary.LittleEndian.Uint64(b[24:]), binary.LittleEndian.Uint64(b[32:]), binary.LittleEndian.Uint64(b[40:])
+		for j := range l.opens {
+			o := &l.opens[j]
+			if o.iw[0] != w0 || o.im[0] == 0 {
+				continue
+			}
+			if (w1^o.iw[1])&o.im[1]|(w2^o.iw[2])&o.im[2]|(w3^o.iw[3])&o.im[3]|(w4^o.iw[4])&o.im[4]|(w5^o.iw[5])&o.im[5] == 0 {
+				return j, o, len(o.b) + len("INFO ")
+			}
 		}
 	}
 	// an opening over infoWords words, or a line too short to read them

@@ -134,3 +134,44 @@ func FuzzQuietInfoShortcut(f *testing.F) {
 		sameParse(t, b, false)
 	})
 }
+
+// Property: mayAlarm passes every message quietAlarm finds a failure in:
+// the INFO messages of the real logs, the alarm words alone and cut
+// short, and random bytes after each first byte of alarmFirst.
+func TestMayAlarmKeepsAlarms(t *testing.T) {
+	var msgs [][]byte
+	for _, line := range realLines(t) {
+		if _, m, ok := bytes.Cut(line, []byte("NCCL INFO ")); ok {
+			msgs = append(msgs, bytes.TrimRight(m, "\r\n"))
+		}
+	}
+	for _, w := range []string{"Failed to open", "Call to ibv_reg_mr failed", "NET/Plugin: Plugin load returned 2",
+		"ncclMaxSharedMem 232448 exceeds device/fn maxSharedMem 101376", "ncclSocketConnect: connect to 10.0.0.2<40001> returned Connection refused, retrying",
+		"socketPollConnect: connect to 10.0.0.2<40001> returned Connection refused, retrying"} {
+		for n := range len(w) + 1 {
+			msgs = append(msgs, []byte(w[:n]))
+		}
+	}
+	rng := rand.New(rand.NewPCG(7, 11))
+	for range 20000 {
+		m := make([]byte, 1+rng.IntN(24))
+		for i := range m {
+			m[i] = byte(rng.IntN(256))
+		}
+		m[0] = "FCNns"[rng.IntN(5)]
+		msgs = append(msgs, m)
+	}
+	alarms := 0
+	for _, m := range msgs {
+		if len(m) == 0 || !alarmFirst[m[0]] || quietAlarm(m) {
+			continue
+		}
+		alarms++
+		if !mayAlarm(m) {
+			t.Fatalf("mayAlarm(%q) = false; quietAlarm finds a failure in it", m)
+		}
+	}
+	if alarms < 10 {
+		t.Fatalf("only %d messages with a failure tried", alarms)
+	}
+}
