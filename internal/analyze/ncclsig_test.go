@@ -150,3 +150,41 @@ func TestConnectInfoMismatch(t *testing.T) {
 		checkFlag(t, noInit, "nccl.connect-info-mismatch", false)
 	}
 }
+
+// A message whose signature names the NCCL release that fixed a cause of
+// it (fixed_in) reads as NCCL too old, first, where the lines name an
+// older release: NCCL's banner, a framework's version line or that line
+// wrapped after "NCCL", behind any prefix; the fixing release or a later
+// one, or no release in the lines, leaves the message's own reading first.
+func TestFixedLaterRelease(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 183))
+	warn := func() string {
+		return fmt.Sprintf("Failed to find reverse path from remNode 0/%x nlinks %d to node 0/%x\n", 0x10000+r.IntN(0xf0000), 1+r.IntN(18), 0x10000+r.IntN(0xf0000))
+	}
+	forms := []func(v string) string{
+		func(v string) string { // a framework's quote, the version on its line
+			return "DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, internal error, NCCL version " + v + "\nncclInternalError: Internal check failed.\nLast error:\n" + warn()
+		},
+		func(v string) string { // the same wrapped after "NCCL"
+			return "DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, internal error, NCCL\nversion " + v + "\nncclInternalError: Internal check failed.\nLast error:\n" + warn()
+		},
+		func(v string) string { // NCCL's own log
+			h := ncclHead(r)
+			return fmt.Sprintf("%s NCCL INFO NCCL version %s+cuda11.7\n%s graph/paths.cc:79 NCCL WARN %s%s NCCL INFO graph/paths.cc:%d -> 3\n", h, v, h, warn(), h, 600+r.IntN(100))
+		},
+	}
+	for range 4 {
+		for _, form := range forms {
+			for _, v := range []string{"2.14.3", "2.10.3", "2.7.8", "2.12.12"} {
+				checkFirst(t, form(v), "nccl.too-old")
+			}
+			for _, v := range []string{"2.15.1", "2.18.5", "2.21.5"} {
+				p := form(v)
+				checkFlag(t, p, "nccl.too-old", false)
+				checkFirst(t, p, "error.nccl-topology-reverse-path-missing")
+			}
+		}
+	}
+	checkFirst(t, warn(), "error.nccl-topology-reverse-path-missing")
+	checkFlag(t, warn(), "nccl.too-old", false)
+}

@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 164815
-	signaturesGenCRC   = 0x7eefcc71
+	signaturesGenLen   = 166519
+	signaturesGenCRC   = 0x378e59f3
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -1860,6 +1860,66 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("Failed to load nvml.dll"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "nccl-topology-reverse-path-missing",
+		Title: "NCCL's topology holds a link with no link back (Failed to find reverse path)",
+		Kind:  "nccl",
+		Match: []string{
+			"Failed to find reverse path from remNode \\S+ nlinks \\d+ to node",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "NCCL's topology search found a link from one node of the machine's graph to another and none back: the GPU, NIC or NVLink detection of this node disagrees with itself (an injected NCCL_TOPO_FILE, or NVML reporting links one way)",
+		MeaningServer: "NCCL built a topology in which one GPU sees an NVLink (or another link) to a peer that does not see it back, and init stops with an internal error. NCCL before 2.15.1 reads at most 12 NVLinks per GPU and asks their state the pre-Hopper way, so on H100 (18 NVLinks) GPUs joined directly by NVLink see different links; an NVML/driver fault or a hand-written NCCL_TOPO_FILE can do the same",
+		Fix:           "use NCCL 2.15.1 or later on Hopper (a framework build or container that bundles it); otherwise compare nvidia-smi topo -m and nvidia-smi nvlink --status on every GPU, and unset NCCL_TOPO_FILE",
+		Sources: []string{
+			"NVIDIA/nccl src/graph/paths.cc v2.14.3-1 to v2.30.7-1 (ncclTopoSetPaths: WARN \"Failed to find reverse path from remNode %d/%lx nlinks %d to node %d/%lx\", then ncclInternalError)",
+			"https://github.com/NVIDIA/nccl/issues/1253",
+			"https://github.com/mila-iqia/milabench/issues/183",
+		},
+		FixedIn: "2.15.1",
+		FixedBy: "NCCL 2.15.1 reads up to 18 NVLinks of an sm90 GPU and their state through NVML's NVML_FI_DEV_NVLINK_GET_STATE field (src/graph/xml.cc, git diff v2.14.3-1 v2.15.1-1: maxNvLinks 12 -> 18 for sm >= 90)",
+		Lits: [][]byte{
+			[]byte("Failed to find reverse path from remNode "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Failed to find reverse path from remNode "),
+				[]byte(" nlinks "),
+				[]byte(" to node"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Failed to find reverse path from remNode "),
+				anchored: lazyRegexp("^(?:Failed to find reverse path from remNode \\S+ nlinks \\d+ to node)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Failed to find reverse path from remNode "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" nlinks "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" to node"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Failed to find reverse path from remNode "),
+					[]byte(" nlinks "),
+					[]byte(" to node"),
 				},
 			},
 		},
