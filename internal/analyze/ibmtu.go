@@ -147,7 +147,7 @@ func (a *analysis) ibMTUAccessViolation(hits []diagnose.ErrorHit, c cudaFacts, l
 	a.cause(weightIBMTUGuess, report.Fail, "nccl.ib-mtu-mismatch",
 		fmt.Sprintf("the NIC refused a work request (local access violation) under NCCL %s or later, whose connecting side sets the queue pair's MTU to its own port's: the RDMA ports of the two ends likely run different MTUs, so the larger one sends packets the smaller port does not take", mtuOwnSide),
 		fmt.Sprintf("line %d: %s; %s", h.Line, h.First, ver),
-		"compare the active MTU of the RDMA ports on both ends (ibv_devinfo -v: active_mtu; for RoCE the netdev's MTU, ip link) and set one MTU on every port of the job and the switch ports between them, then run again",
+		"compare the active MTU of the RDMA ports on both ends (ibv_devinfo -v: active_mtu; for RoCE the MTU of the netdev, ip link) and set one MTU on every port of the job and the switch ports between them, then run again",
 		"NVIDIA/nccl src/transport/net_ib.cc v2.19.3-1 (ncclIbAccept: the smaller of the two MTUs, handed to both sides) and v2.20.3-1 (ncclIbConnect: the local port's active_mtu), the line of the \"Got async event\" WARN in each release from v2.4.2-1 to v2.22.3-1 and the \"async fatal event on QP\" form from v2.23.4-1; https://github.com/NVIDIA/nccl/issues/1524 (NCCL 2.20.3 with two MTUs: this event, then completion status 5; one MTU fixed it)")
 }
 

@@ -338,7 +338,7 @@ func (a *analysis) fixedLater(hits []diagnose.ErrorHit, c cudaFacts, logVersion 
 		a.cause(h.Score+weightFixedLater, report.Fail, "nccl.too-old",
 			fmt.Sprintf("NCCL %s is older than %s, the release that fixed a cause of this error (%s): %s", v, s.FixedIn, s.Title, s.FixedBy),
 			fmt.Sprintf("NCCL version %s; line %d: %s", v, h.Line, h.First),
-			"install NCCL "+s.FixedIn+" or later ("+sparkNCCLRelease()+"), or a framework build or container that bundles one, and check the version NCCL_DEBUG=INFO prints on every rank; if the error stays, see the message's own reading",
+			"install NCCL "+s.FixedIn+" or later ("+sparkNCCLRelease()+"), or a framework build or container that bundles one, and check the version NCCL_DEBUG=INFO prints on every rank; if the error stays, read the message itself (below)",
 			strings.Join(s.Sources, "; "))
 		return
 	}

@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 166519
-	signaturesGenCRC   = 0x378e59f3
+	signaturesGenLen   = 166529
+	signaturesGenCRC   = 0xdfe4e59d
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -1821,7 +1821,7 @@ var generatedSignatures = []Signature{
 		Severity:      "fail",
 		MeaningSpark:  "NCCL dlopens libnvidia-ml.so.1 (NVML, part of the NVIDIA driver) at init and stops with a system error without it: the driver's user-space libraries are not on the library path of the job (a container started without the NVIDIA runtime, a partial driver install)",
 		MeaningServer: "NCCL dlopens libnvidia-ml.so.1 (NVML, shipped with the NVIDIA driver, not with CUDA) at init and stops with \"unhandled system error\" when it cannot: a broken or partial driver install, a container without the driver's libraries mounted, or a library path that lacks the directory holding it; not a network fault",
-		Fix:           "make libnvidia-ml.so.1 loadable for the job: reinstall the driver's user-space libraries (nvidia-smi uses the same library and fails too), run the container with the NVIDIA runtime (--gpus all), or add its directory to LD_LIBRARY_PATH (ldconfig -p | grep libnvidia-ml)",
+		Fix:           "make libnvidia-ml.so.1 loadable for the job: reinstall the user-space libraries of the driver (nvidia-smi uses the same library and fails too), run the container with the NVIDIA runtime (--gpus all), or add its directory to LD_LIBRARY_PATH (ldconfig -p | grep libnvidia-ml)",
 		Sources: []string{
 			"NVIDIA/nccl src/misc/nvmlwrap.cc v2.18.1-1 to v2.29.7-1 (ncclNvmlEnsureInitialized: WARN \"Failed to open libnvidia-ml.so.1\", then ncclSystemError), src/os/linux.cc v2.30.3-1 to v2.30.7-1 (\"Failed to open libnvidia-ml.so.1: %s\") and src/os/windows.cc (\"Failed to load nvml.dll, error code: %lu\")",
 			"https://github.com/NVIDIA/nccl-tests/issues/320",
@@ -5250,7 +5250,7 @@ var generatedSignatures = []Signature{
 		Severity:      "fail",
 		MeaningSpark:  "DGX Spark has no NVSwitch and no NVLS; this line comes from an NVSwitch system",
 		MeaningServer: "cuMulticastBindMem returned CUDA error 2 (out of memory) for memory NCCL had already allocated and mapped (cuMemCreate and cuMemMap succeed just before it in transport/nvls.cc): what ran out is the NVSwitch's multicast resources, not GPU memory. Every NVLS communicator holds multicast groups, and a job that creates many communicators (FSDP or tensor-parallel sub-groups) uses up the switch's slots; Fabric Manager is healthy and NCCL's hint about it misleads here. NCCL treats the failure as fatal by design",
-		Fix:           "set NCCL_NVLS_ENABLE=0 for the job (NVIDIA's answer in the thread: disable NVLS where it cannot be used), or create fewer communicators and destroy those no longer used so that fewer multicast groups are held at once",
+		Fix:           "set NCCL_NVLS_ENABLE=0 for the job (the answer of NVIDIA in the thread: disable NVLS where it cannot be used), or create fewer communicators and destroy those no longer used so that fewer multicast groups are held at once",
 		Sources: []string{
 			"NVIDIA/nccl src/transport/nvls.cc v2.27.3-1 to v2.30.7-1 (ncclNvlsGroupCreate: cuMemCreate and cuMemMap of the unicast buffer, then cuMulticastBindMem, whose failure is the WARN \"Failed to bind NVLink SHARP (NVLS) Multicast memory of size %ld : CUDA error %d\")",
 			"https://github.com/NVIDIA/nccl/issues/2077",
