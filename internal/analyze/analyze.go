@@ -417,6 +417,12 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	}
 	a.asyncAddrCopy(p.cuda, logVersion)
 	a.memPoolUnsupported(p.cuda, logVersion)
+	a.fixedLater(p.Errors, p.cuda, logVersion)
+	var ncclLog *results.NCCLLog
+	if p.NCCL != nil {
+		ncclLog = &p.NCCL.Log
+	}
+	a.ibMTUAccessViolation(p.Errors, p.cuda, ncclLog)
 	a.iperfNoServer(p.iperfCtrl, p.Format == FormatErrors && hasHit(p.Errors, "iperf3-control-closed"))
 	a.iperf2Client(p.iperfCtrl, p.Errors)
 	if p.NCCL != nil && len(p.Errors) == 0 {

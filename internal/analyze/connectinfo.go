@@ -61,7 +61,7 @@ func (a *analysis) connectInfoMismatch(o *results.NCCLOutput, hits []diagnose.Er
 	a.cause(weightConnectInfo, report.Fail, "nccl.connect-info-mismatch",
 		"after the communicator completed its init over a working socket interface, a peer's connection information held no IP address: the two ranks were setting up different connections, as when both call ncclSend before ncclRecv outside ncclGroupStart/ncclGroupEnd"+also,
 		fmt.Sprintf("line %d: %s; the log shows %d completed init%s (\"Init COMPLETE\"); %s", h.Line, h.First, inits, plural(int(inits)), ver),
-		"put each rank's ncclSend and ncclRecv to a peer inside one ncclGroupStart()/ncclGroupEnd() (or order them oppositely on the two ranks), and check that every rank runs the same NCCL release (the NCCL version line of each)",
+		"put the ncclSend and ncclRecv of each rank to a peer inside one ncclGroupStart()/ncclGroupEnd() (or order them oppositely on the two ranks), and check that every rank runs the same NCCL release (the NCCL version line of each)",
 		"NVIDIA/nccl src/misc/socket.cc v2.16.5-1 to v2.30.7-1 (ncclSocketInit: WARN \"connecting to address %s with family %d is neither AF_INET(%d) nor AF_INET6(%d)\"), src/transport.cc (ncclTransportP2pSetup: connection information exchanged with each peer when an operation first needs it), src/init.cc v2.23.4-1 (\"Mismatched NCCL version detected\" stops init); https://github.com/NVIDIA/nccl/issues/2057 (send before recv on both ranks outside a group; grouping the calls fixed it)")
 	a.note("line %d: %s — after a completed init this is not an interface NCCL_SOCKET_IFNAME failed to find (not read as that cause)", h.Line, h.First)
 	return append(hits[:idx:idx], hits[idx+1:]...)

@@ -50,7 +50,7 @@ const envDiffersSource = "NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (t
 
 // envDiffers: the processes of one job show different NCCL settings.
 // For: a job-wide variable (jobWideEnv) whose values differ between the
-// processes that print it; one that some processes print and another does
+// hosts whose processes print it; one that some processes print and another does
 // not, though that one printed its other variables and finished its init
 // (NCCL reads these during init, so it would have printed it); or the
 // nccl-tests device lines placing ranks on hosts that printed no NCCL
@@ -59,7 +59,8 @@ const envDiffersSource = "NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (t
 // only). Against: a node-specific variable (interfaces, HCAs, GID index),
 // a process whose lines stop before its init completed, a process that
 // prints none of its variables (NCCL_DEBUG_SUBSYS without ENV), a log of
-// one process.
+// one process, the processes of one host disagreeing among themselves
+// (several runs pasted together, one with the variable and one without).
 func (a *analysis) envDiffers(o *results.NCCLOutput, hits []diagnose.ErrorHit) {
 	ev := envDifferences(o.Log.ProcEnv)
 	id, what := "nccl.env-differs-between-ranks", "the processes of this job run with different NCCL settings"
@@ -117,36 +118,50 @@ func envDifferences(procs []results.NCCLProcEnv) string {
 	return strings.Join(parts, "; ")
 }
 
-// envVarDiffers says how variable k differs between the processes, "" when
-// it does not: its values, and the processes that finished init with their
-// other variables shown but not k.
+// envVarDiffers says how variable k differs between the hosts of the
+// processes, "" when it does not: its values, and the processes that
+// finished init with their other variables shown but not k. The processes
+// of one host must agree: where they do not, the paste holds several runs
+// (one tried with the variable, one without) and nothing is said.
 func envVarDiffers(k string, procs []results.NCCLProcEnv) string {
+	const unsetValue = "\x00unset"
 	var values []string
 	where := map[string]string{}
-	var unset string
+	hostValue := map[string]string{}
 	for _, p := range procs {
 		v, ok := p.Env[k]
-		if !ok {
-			if p.Init && unset == "" {
-				unset = p.Proc
-			}
-			continue
+		switch {
+		case ok:
+			v = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(v), "."))
+		case p.Init:
+			v = unsetValue
+		default:
+			continue // its lines may stop before NCCL read k
 		}
-		v = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(v), "."))
+		if hv, seen := hostValue[p.Host]; seen && hv != v {
+			return ""
+		}
+		hostValue[p.Host] = v
 		if _, seen := where[v]; !seen {
 			values = append(values, v)
 			where[v] = p.Proc
 		}
 	}
-	if len(values) == 0 || len(values) == 1 && unset == "" {
+	if len(values) < 2 {
 		return ""
 	}
 	var parts []string
 	for _, v := range values {
+		if v == unsetValue {
+			continue
+		}
 		parts = append(parts, fmt.Sprintf("%s=%s on %s", k, v, where[v]))
 	}
-	if unset != "" {
-		parts = append(parts, fmt.Sprintf("not set on %s, which printed its other NCCL variables and completed init", unset))
+	if len(parts) == 0 {
+		return ""
+	}
+	if u := where[unsetValue]; u != "" {
+		parts = append(parts, fmt.Sprintf("not set on %s, which printed its other NCCL variables and completed init", u))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -80,6 +80,10 @@ func TestEnvDiffersBetweenRanks(t *testing.T) {
 			return map[string]string{jv[0]: jv[1]}
 		}, func(h, _ int) bool { return h != odd })
 		checkFlag(t, cut, "nccl.env-differs-between-ranks", false)
+		// two runs on the same hosts pasted one after the other, the
+		// second with the variable changed: each host disagrees with itself
+		second := strings.NewReplacer(":1", ":7", ":2", ":8").Replace(envJob(r, hosts, procs, func(int, int) map[string]string { return map[string]string{jv[0]: jv[2]} }, always))
+		checkFlag(t, same+second, "nccl.env-differs-between-ranks", false)
 	}
 	// a process that prints no variable (NCCL_DEBUG_SUBSYS without ENV)
 	quiet := envJob(r, 1, 2, func(int, int) map[string]string { return map[string]string{"NCCL_PROTO": "Simple"} }, always) +

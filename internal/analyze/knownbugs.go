@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/diagnose"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
 )
@@ -17,6 +18,9 @@ import (
 // 'invalid argument'" line. Bounded: one version, a few files.
 type cudaFacts struct {
 	version string
+	// afterNCCL: the line read last ended with "NCCL", so a line that
+	// opens with "version 2.14.3" is the framework's version line wrapped
+	afterNCCL bool
 	// invalidArg counts the invalid-argument failures; files are their
 	// source files ("transport.cc"), "" for a line without one (a
 	// framework quoting NCCL's last error)
@@ -51,6 +55,8 @@ var (
 	litInvalidArg  = []byte("invalid argument")
 	litCudaFailure = []byte("Cuda failure")
 	litNCCLVersion = []byte("NCCL version ")
+	litNCCLWord    = []byte(" NCCL")
+	litVersionWord = []byte("version ")
 	// CUDA error 801, cudaErrorNotSupported
 	litNotSupported = []byte("'operation not supported'")
 )
@@ -60,7 +66,12 @@ func (c *cudaFacts) observe(line []byte) {
 	if c.version == "" {
 		if j := bytes.Index(line, litNCCLVersion); j >= 0 {
 			c.version = leadingVersion(line[j+len(litNCCLVersion):])
+		} else if c.afterNCCL {
+			if t := bytes.TrimLeft(line, " \t"); bytes.HasPrefix(t, litVersionWord) {
+				c.version = leadingVersion(t[len(litVersionWord):])
+			}
 		}
+		c.afterNCCL = bytes.HasSuffix(bytes.TrimRight(line, " \r"), litNCCLWord)
 	}
 	c.observeTest(line)
 	// "Cuda failure" first: one search passes over the lines that lack
@@ -297,4 +308,38 @@ func (a *analysis) asyncAddrCopy(c cudaFacts, logVersion string) {
 		fmt.Sprintf("NCCL version %s; %d Cuda failure invalid-argument line%s, %s", v, c.invalidArg, plural(c.invalidArg), where),
 		"install NCCL "+asyncAddrFixed+" or later ("+sparkNCCLRelease()+"), or a framework build that bundles one (pip nvidia-nccl-cu12), and check the version printed by NCCL_DEBUG=INFO on every rank",
 		"https://github.com/NVIDIA/nccl/issues/957; NVIDIA/nccl commit 4365458 (\"Fix cudaMemcpyAsync bug\", src/transport.cc), first in tag v2.18.6-1; src/transport.cc v2.18.1-1 to v2.18.5-1 lines 153-154")
+}
+
+// weightFixedLater ranks a release older than the fix above the message
+// the fix is for.
+const weightFixedLater = 0.1
+
+// fixedLater: an error line whose signature names the NCCL release that
+// fixed the bug behind it (fixed_in, with what changed: fixed_by in
+// signatures.yaml), and a release in the lines older than that one. For:
+// the message and the older release (NCCL's banner, a framework's "NCCL
+// version" line, wrapped or not). Against: no release in the lines, the
+// fixing release or a later one. The first such signature by rank is the
+// one read.
+func (a *analysis) fixedLater(hits []diagnose.ErrorHit, c cudaFacts, logVersion string) {
+	v := logVersion
+	if v == "" {
+		v = c.version
+	}
+	v = leadingVersion([]byte(v))
+	if v == "" {
+		return
+	}
+	for _, h := range hits {
+		s := h.Signature
+		if s.FixedIn == "" || facts.CompareVersions(v, s.FixedIn) >= 0 {
+			continue
+		}
+		a.cause(h.Score+weightFixedLater, report.Fail, "nccl.too-old",
+			fmt.Sprintf("NCCL %s is older than %s, the release that fixed a cause of this error (%s): %s", v, s.FixedIn, s.Title, s.FixedBy),
+			fmt.Sprintf("NCCL version %s; line %d: %s", v, h.Line, h.First),
+			"install NCCL "+s.FixedIn+" or later ("+sparkNCCLRelease()+"), or a framework build or container that bundles one, and check the version NCCL_DEBUG=INFO prints on every rank; if the error stays, read the message itself (below)",
+			strings.Join(s.Sources, "; "))
+		return
+	}
 }

@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	mrand "math/rand"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -148,5 +149,77 @@ func TestConnectInfoMismatch(t *testing.T) {
 		noInit := strings.ReplaceAll(paste, " - Init COMPLETE", " - Init START")
 		checkFirst(t, noInit, "error.socket-ifname-not-found")
 		checkFlag(t, noInit, "nccl.connect-info-mismatch", false)
+	}
+}
+
+// A message whose signature names the NCCL release that fixed a cause of
+// it (fixed_in) reads as NCCL too old, first, where the lines name an
+// older release: NCCL's banner, a framework's version line or that line
+// wrapped after "NCCL", behind any prefix; the fixing release or a later
+// one, or no release in the lines, leaves the message's own reading first.
+func TestFixedLaterRelease(t *testing.T) {
+	r := rand.New(rand.NewPCG(29, 183))
+	warn := func() string {
+		return fmt.Sprintf("Failed to find reverse path from remNode 0/%x nlinks %d to node 0/%x\n", 0x10000+r.IntN(0xf0000), 1+r.IntN(18), 0x10000+r.IntN(0xf0000))
+	}
+	forms := []func(v string) string{
+		func(v string) string { // a framework's quote, the version on its line
+			return "DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, internal error, NCCL version " + v + "\nncclInternalError: Internal check failed.\nLast error:\n" + warn()
+		},
+		func(v string) string { // the same wrapped after "NCCL"
+			return "DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, internal error, NCCL\nversion " + v + "\nncclInternalError: Internal check failed.\nLast error:\n" + warn()
+		},
+		func(v string) string { // NCCL's own log
+			h := ncclHead(r)
+			return fmt.Sprintf("%s NCCL INFO NCCL version %s+cuda11.7\n%s graph/paths.cc:79 NCCL WARN %s%s NCCL INFO graph/paths.cc:%d -> 3\n", h, v, h, warn(), h, 600+r.IntN(100))
+		},
+	}
+	for range 4 {
+		for _, form := range forms {
+			for _, v := range []string{"2.14.3", "2.10.3", "2.7.8", "2.12.12"} {
+				checkFirst(t, form(v), "nccl.too-old")
+			}
+			for _, v := range []string{"2.15.1", "2.18.5", "2.21.5"} {
+				p := form(v)
+				checkFlag(t, p, "nccl.too-old", false)
+				checkFirst(t, p, "error.nccl-topology-reverse-path-missing")
+			}
+		}
+	}
+	checkFirst(t, warn(), "error.nccl-topology-reverse-path-missing")
+	checkFlag(t, warn(), "nccl.too-old", false)
+}
+
+// NET/IB's async local access violation from NCCL 2.20.3 or later reads as
+// the two ends' MTUs differing, first, whatever host, device and port:
+// the release from the lines' version, or from the event's own form (the
+// net_ib.cc line of "Got async event" in 2.20.3 to 2.22.3, the "async
+// fatal event on QP" form from 2.23.4). An earlier release (by its line or
+// its banner), a line no release has with no version in the lines, or the
+// queue pair lines showing one MTU, leave the event's own reading.
+func TestIBMTUFromAccessViolation(t *testing.T) {
+	r := rand.New(rand.NewPCG(1524, 26))
+	event := func(line int) string {
+		return fmt.Sprintf("%s transport/net_ib.cc:%d NCCL WARN NET/IB : mlx5_%d:1 Got async event : local access violation work queue error\n", ncclHead(r), line, r.IntN(8))
+	}
+	fatal := func() string {
+		return fmt.Sprintf("%s transport/net_ib.cc:%d NCCL WARN NET/IB : mlx5_%d:1 async fatal event on QP (0x7309dc3b%04x): local access violation work queue error\n", ncclHead(r), []int{152, 180, 190, 231}[r.IntN(4)], r.IntN(8), r.IntN(1<<16))
+	}
+	const flushed = "ubuntu20-server-2:94639:94652 [0] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 192.168.1.2<57888> with status=5 opcode=1 len=0 vendor err 249 (Recv) localGid fe80::e61d:2dff:fef2:9c94 remoteGidsfe80::e61d:2dff:fef2:9fa0\n"
+	banner := func(v string) string { return "gpu1:11:11 [0] NCCL INFO NCCL version " + v + "+cuda12.4\n" }
+	for range 8 {
+		for _, ln := range []int{100, 101, 103} {
+			checkFirst(t, event(ln)+event(ln)+flushed, "nccl.ib-mtu-mismatch")
+			checkFlag(t, banner("2.19.3")+event(ln), "nccl.ib-mtu-mismatch", false)
+		}
+		checkFirst(t, fatal(), "nccl.ib-mtu-mismatch")
+		for _, ln := range []int{73, 74, 80, 93, 94, 95, 999} {
+			checkFlag(t, event(ln)+flushed, "nccl.ib-mtu-mismatch", false)
+			checkFirst(t, event(ln), "error.ib-async-access-violation")
+		}
+		checkFirst(t, banner([]string{"2.20.3", "2.21.5", "2.26.2"}[r.IntN(3)])+event(999), "nccl.ib-mtu-mismatch")
+		// the queue pair lines show one MTU on both hosts
+		qp := strings.Join(mtuJob(mrand.New(mrand.NewSource(int64(r.IntN(1000)))), 2, 1, []int{5, 5}, "2.20.3", false), "\n") + "\n"
+		checkFlag(t, qp+event(100), "nccl.ib-mtu-mismatch", false)
 	}
 }

@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 175677
-	signaturesGenCRC   = 0x9ad4c51a
+	signaturesGenLen   = 177391
+	signaturesGenCRC   = 0x1569b657
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -1821,7 +1821,7 @@ var generatedSignatures = []Signature{
 		Severity:      "fail",
 		MeaningSpark:  "NCCL dlopens libnvidia-ml.so.1 (NVML, part of the NVIDIA driver) at init and stops with a system error without it: the driver's user-space libraries are not on the library path of the job (a container started without the NVIDIA runtime, a partial driver install)",
 		MeaningServer: "NCCL dlopens libnvidia-ml.so.1 (NVML, shipped with the NVIDIA driver, not with CUDA) at init and stops with \"unhandled system error\" when it cannot: a broken or partial driver install, a container without the driver's libraries mounted, or a library path that lacks the directory holding it; not a network fault",
-		Fix:           "make libnvidia-ml.so.1 loadable for the job: reinstall the driver's user-space libraries (nvidia-smi uses the same library and fails too), run the container with the NVIDIA runtime (--gpus all), or add its directory to LD_LIBRARY_PATH (ldconfig -p | grep libnvidia-ml)",
+		Fix:           "make libnvidia-ml.so.1 loadable for the job: reinstall the user-space libraries of the driver (nvidia-smi uses the same library and fails too), run the container with the NVIDIA runtime (--gpus all), or add its directory to LD_LIBRARY_PATH (ldconfig -p | grep libnvidia-ml)",
 		Sources: []string{
 			"NVIDIA/nccl src/misc/nvmlwrap.cc v2.18.1-1 to v2.29.7-1 (ncclNvmlEnsureInitialized: WARN \"Failed to open libnvidia-ml.so.1\", then ncclSystemError), src/os/linux.cc v2.30.3-1 to v2.30.7-1 (\"Failed to open libnvidia-ml.so.1: %s\") and src/os/windows.cc (\"Failed to load nvml.dll, error code: %lu\")",
 			"https://github.com/NVIDIA/nccl-tests/issues/320",
@@ -1860,6 +1860,66 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("Failed to load nvml.dll"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "nccl-topology-reverse-path-missing",
+		Title: "NCCL's topology holds a link with no link back (Failed to find reverse path)",
+		Kind:  "nccl",
+		Match: []string{
+			"Failed to find reverse path from remNode \\S+ nlinks \\d+ to node",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "NCCL's topology search found a link from one node of the machine's graph to another and none back: the GPU, NIC or NVLink detection of this node disagrees with itself (an injected NCCL_TOPO_FILE, or NVML reporting links one way)",
+		MeaningServer: "NCCL built a topology in which one GPU sees an NVLink (or another link) to a peer that does not see it back, and init stops with an internal error. NCCL before 2.15.1 reads at most 12 NVLinks per GPU and asks their state the pre-Hopper way, so on H100 (18 NVLinks) GPUs joined directly by NVLink see different links; an NVML/driver fault or a hand-written NCCL_TOPO_FILE can do the same",
+		Fix:           "use NCCL 2.15.1 or later on Hopper (a framework build or container that bundles it); otherwise compare nvidia-smi topo -m and nvidia-smi nvlink --status on every GPU, and unset NCCL_TOPO_FILE",
+		Sources: []string{
+			"NVIDIA/nccl src/graph/paths.cc v2.14.3-1 to v2.30.7-1 (ncclTopoSetPaths: WARN \"Failed to find reverse path from remNode %d/%lx nlinks %d to node %d/%lx\", then ncclInternalError)",
+			"https://github.com/NVIDIA/nccl/issues/1253",
+			"https://github.com/mila-iqia/milabench/issues/183",
+		},
+		FixedIn: "2.15.1",
+		FixedBy: "NCCL 2.15.1 reads up to 18 NVLinks of an sm90 GPU and their state through NVML's NVML_FI_DEV_NVLINK_GET_STATE field (src/graph/xml.cc, git diff v2.14.3-1 v2.15.1-1: maxNvLinks 12 -> 18 for sm >= 90)",
+		Lits: [][]byte{
+			[]byte("Failed to find reverse path from remNode "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Failed to find reverse path from remNode "),
+				[]byte(" nlinks "),
+				[]byte(" to node"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Failed to find reverse path from remNode "),
+				anchored: lazyRegexp("^(?:Failed to find reverse path from remNode \\S+ nlinks \\d+ to node)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Failed to find reverse path from remNode "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" nlinks "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" to node"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Failed to find reverse path from remNode "),
+					[]byte(" nlinks "),
+					[]byte(" to node"),
 				},
 			},
 		},
@@ -5398,7 +5458,7 @@ var generatedSignatures = []Signature{
 		Severity:      "fail",
 		MeaningSpark:  "DGX Spark has no NVSwitch and no NVLS; this line comes from an NVSwitch system",
 		MeaningServer: "cuMulticastBindMem returned CUDA error 2 (out of memory) for memory NCCL had already allocated and mapped (cuMemCreate and cuMemMap succeed just before it in transport/nvls.cc): what ran out is the NVSwitch's multicast resources, not GPU memory. Every NVLS communicator holds multicast groups, and a job that creates many communicators (FSDP or tensor-parallel sub-groups) uses up the switch's slots; Fabric Manager is healthy and NCCL's hint about it misleads here. NCCL treats the failure as fatal by design",
-		Fix:           "set NCCL_NVLS_ENABLE=0 for the job (NVIDIA's answer in the thread: disable NVLS where it cannot be used), or create fewer communicators and destroy those no longer used so that fewer multicast groups are held at once",
+		Fix:           "set NCCL_NVLS_ENABLE=0 for the job (the answer of NVIDIA in the thread: disable NVLS where it cannot be used), or create fewer communicators and destroy those no longer used so that fewer multicast groups are held at once",
 		Sources: []string{
 			"NVIDIA/nccl src/transport/nvls.cc v2.27.3-1 to v2.30.7-1 (ncclNvlsGroupCreate: cuMemCreate and cuMemMap of the unicast buffer, then cuMulticastBindMem, whose failure is the WARN \"Failed to bind NVLink SHARP (NVLS) Multicast memory of size %ld : CUDA error %d\")",
 			"https://github.com/NVIDIA/nccl/issues/2077",

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 
 	"gopkg.in/yaml.v3"
@@ -25,6 +26,12 @@ type Signature struct {
 	MeaningServer string   `yaml:"meaning_server" json:"meaning_server"`
 	Fix           string   `yaml:"fix" json:"fix"`
 	Sources       []string `yaml:"sources" json:"sources"`
+	// FixedIn is the NCCL release that fixed the bug behind the message,
+	// where an NCCL bug is one of its causes, and FixedBy what that release
+	// changed, with its source: the lines naming an older release read as
+	// NCCL too old.
+	FixedIn string `yaml:"fixed_in,omitempty" json:"fixed_in,omitempty"`
+	FixedBy string `yaml:"fixed_by,omitempty" json:"fixed_by,omitempty"`
 	// Res is Match compiled; Lits[i] is a literal every match of Res[i]
 	// contains ("" when none could be told), a cheap test before the regexp.
 	Res  []*Regexp `yaml:"-" json:"-"`
@@ -162,6 +169,9 @@ func checkSignatures(sigs []Signature) ([]Signature, error) {
 			len(s.Sources) == 0 || s.Weight <= 0 || (s.Severity != "warn" && s.Severity != "fail") {
 			return nil, fmt.Errorf("signatures.yaml: entry %d (%q) lacks an id, title, match, meaning, fix, source, weight or severity", i, s.ID)
 		}
+		if (s.FixedIn == "") != (s.FixedBy == "") || s.FixedIn != "" && !dottedRelease(s.FixedIn) {
+			return nil, fmt.Errorf("signatures.yaml: %s: fixed_in needs fixed_by and a release such as 2.15.1", s.ID)
+		}
 		if seen[s.ID] {
 			return nil, fmt.Errorf("signatures.yaml: %s: duplicate id", s.ID)
 		}
@@ -192,4 +202,18 @@ func checkSignatures(sigs []Signature) ([]Signature, error) {
 		}
 	}
 	return sigs, nil
+}
+
+// dottedRelease: v is a release of dotted numbers ("2.15.1").
+func dottedRelease(v string) bool {
+	parts := strings.Split(v, ".")
+	if len(parts) < 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || strings.Trim(p, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
 }

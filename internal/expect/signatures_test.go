@@ -51,6 +51,10 @@ func TestParseSignaturesRejects(t *testing.T) {
 		"signatures:\n  - id: x\n    title: t\n    match: ['(']\n    weight: 1\n    severity: fail\n    meaning_spark: a\n    meaning_server: b\n    fix: c\n    sources: [s]\n",
 		"signatures:\n  - id: x\n    title: t\n    match: [a]\n    weight: 1\n    severity: fail\n    meaning_spark: a\n    meaning_server: b\n    fix: c\n",
 		"signatures:\n  - id: x\n    title: t\n    match: [a]\n    weight: 0\n    severity: fail\n    meaning_spark: a\n    meaning_server: b\n    fix: c\n    sources: [s]\n",
+		// a fixing release without what it changed, or not a release
+		"signatures:\n  - id: x\n    title: t\n    match: [a]\n    weight: 1\n    severity: fail\n    meaning_spark: a\n    meaning_server: b\n    fix: c\n    sources: [s]\n    fixed_in: 2.15.1\n",
+		"signatures:\n  - id: x\n    title: t\n    match: [a]\n    weight: 1\n    severity: fail\n    meaning_spark: a\n    meaning_server: b\n    fix: c\n    sources: [s]\n    fixed_by: d\n",
+		"signatures:\n  - id: x\n    title: t\n    match: [a]\n    weight: 1\n    severity: fail\n    meaning_spark: a\n    meaning_server: b\n    fix: c\n    sources: [s]\n    fixed_in: v2.15\n    fixed_by: d\n",
 	} {
 		if _, err := ParseSignatures([]byte(doc)); err == nil {
 			t.Errorf("accepted %q", doc)
