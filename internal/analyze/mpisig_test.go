@@ -189,6 +189,19 @@ func TestUCXErrorBelowNCCLsOwnCause(t *testing.T) {
 	}
 }
 
+// Two ranks on one GPU, which NCCL names itself, rank above the busy GPU
+// that the second rank then meets in Exclusive Process mode.
+func TestCUDADeviceBusyBelowDuplicateGPU(t *testing.T) {
+	p := ncclPrefix("node001", 1, 0)
+	a := analyseText(prefixed("", []string{
+		p + " init.cc:1500 NCCL WARN Cuda failure 46 'CUDA-capable device(s) is/are busy or unavailable'",
+		p + " init.cc:872 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000",
+	}))
+	if got := topCause(a); got != "error.duplicate-gpu" || !hasFlag(a, "error.cuda-device-busy") {
+		t.Errorf("first %q (%s)", got, flagIDs(a))
+	}
+}
+
 // No other file under testdata raises them (the held-out part of the field
 // corpus is not read).
 func TestLauncherMessagesNothingNewOnFixtures(t *testing.T) {
