@@ -18,6 +18,31 @@ type iperfCtrlFacts struct {
 	// iperf2Client is an iperf2 client's "Client connecting to H, TCP
 	// port N" line, cut to its first 200 bytes
 	iperf2Client string
+	// port is the port of the client's first "Connecting to host H, port
+	// N" line (src/iperf_locale.c), 0 when none was read
+	port int
+}
+
+// iperf2Port is iperf2's default port; iperf3 chose 5201 so as not to
+// share it (src/iperf.h: "don't use the same port as iperf2").
+const iperf2Port = 5001
+
+// connectingPort reads N from "Connecting to host H, port N".
+func connectingPort(line []byte) int {
+	i := bytes.LastIndex(line, []byte(", port "))
+	if i < 0 {
+		return 0
+	}
+	n := 0
+	for _, b := range bytes.TrimSpace(line[i+len(", port "):]) {
+		if b < '0' || b > '9' {
+			return 0
+		}
+		if n = 10*n + int(b-'0'); n > 65535 {
+			return 0
+		}
+	}
+	return n
 }
 
 var (
@@ -42,7 +67,12 @@ func (c *iperfCtrlFacts) observe(line []byte) {
 		return
 	}
 	switch {
-	case bytes.Contains(line, litIperfConnecting), bytes.Contains(line, litIperfCtrlMSS):
+	case bytes.Contains(line, litIperfConnecting):
+		c.client = true
+		if c.port == 0 {
+			c.port = connectingPort(line)
+		}
+	case bytes.Contains(line, litIperfCtrlMSS):
 		c.client = true
 	case bytes.Contains(line, litIperfListening):
 		c.server = true
@@ -62,6 +92,14 @@ func (c *iperfCtrlFacts) observe(line []byte) {
 // means no iperf3 server answered at that port.
 func (a *analysis) iperfNoServer(c iperfCtrlFacts, closed bool) {
 	if !closed || !c.client || c.server || c.started {
+		return
+	}
+	if c.port == iperf2Port {
+		a.cause(1.05, report.Fail, "iperf3.iperf2-server",
+			"the iperf3 client connected to port 5001, iperf2's default, and the other end closed the control connection before any test stream connected: an iperf2 server (or an iperf2-based one, such as lwIP's) most likely listens there, and iperf2 and iperf3 do not interoperate (iperf3 uses 5201 so as not to share iperf2's port): nothing was measured",
+			"Connecting to host ..., port 5001; iperf3: error - control socket has closed unexpectedly before any [N] local ... connected to line",
+			"run the same tool at both ends: iperf3 -s on the far host (port 5201 unless -p), or iperf -c (iperf2) against the iperf2 server; iperf -v prints 'iperf version 2.x', iperf3 -v 'iperf 3.x'",
+			"https://github.com/esnet/iperf/blob/3.21/src/iperf.h (PORT 5201: \"don't use the same port as iperf2\"); https://github.com/esnet/iperf/issues/74 (an iperf3 client at an iperf2 server gets no iperf3 answer); https://github.com/esnet/iperf/issues/927 (an lwIP iperf2 server on port 5001: the maintainer, iperf2 and iperf3 are not compatible)")
 		return
 	}
 	a.cause(1.05, report.Fail, "iperf3.no-server-at-port",

@@ -96,3 +96,12 @@ func TestLinkAtLeast(t *testing.T) {
 		}
 	}
 }
+
+// Of the fixtures, only the one-stream run of field case 147 raises it; no
+// fixture shows nccl-tests' failed bandwidth check or an iperf3 client at
+// iperf2's port (the held-out part of the field corpus is not read).
+func TestToolRulesNothingNewOnFixtures(t *testing.T) {
+	noneRaisedOnFixtures(t, []string{"iperf3.single-stream-cpu-bound", "nccl-tests.min-bw-failed", "iperf3.iperf2-server", "error.nvbandwidth-call-failed"}, map[string]bool{
+		"field/train/147_iperf3_single_stream_zerocopy_36g_single_thread.txt": true,
+	})
+}

@@ -37,6 +37,46 @@ var launcherCases = []docSignatureCase{
 			"--------------------------------------------------------------------------",
 		}
 	}},
+	// Open MPI's BML (help-mca-bml-r2.txt [unreachable proc]) and TCP BTL
+	// (help-mpi-btl-tcp.txt [client connect fail]; btl_tcp_endpoint.c's
+	// BTL_ERROR, "[host][[jobid,vpid],rank][file:line:func] " then
+	// "connect() to %s failed: %s (%d)")
+	{"error.mpi-btl-unreachable", func(r *rand.Rand, host string, rank, dev int) []string {
+		peer := fmt.Sprintf("10.%d.%d.%d", r.Intn(256), r.Intn(256), 1+r.Intn(254))
+		switch r.Intn(3) {
+		case 0:
+			return []string{
+				"--------------------------------------------------------------------------",
+				"At least one pair of MPI processes are unable to reach each other for",
+				"MPI communications.  This means that no Open MPI device has indicated",
+				"that it can be used to communicate between these processes.  This is",
+				"an error; Open MPI requires that all MPI processes be able to reach",
+				"each other.  This error can sometimes be the result of forgetting to",
+				"specify the \"self\" BTL.",
+				"",
+				fmt.Sprintf("  Process 1 ([[%d,1],%d]) is on host: %s", 20000+r.Intn(40000), rank, host),
+				fmt.Sprintf("  Process 2 ([[%d,1],%d]) is on host: node%03d", 20000+r.Intn(40000), rank+1, r.Intn(100)),
+				"  BTLs attempted: " + []string{"self tcp", "self vader", "self sm"}[r.Intn(3)],
+				"",
+				"Your MPI job is now going to abort; sorry.",
+				"--------------------------------------------------------------------------",
+			}
+		case 1:
+			return []string{
+				"WARNING: Open MPI failed to TCP connect to a peer MPI process.  This",
+				"should not happen.",
+				"",
+				"Your Open MPI job may now hang or fail.",
+				"",
+				"  Local host: " + host,
+				fmt.Sprintf("  PID:        %d", 40000+rank),
+				"  Message:    connect() to " + peer + ":1024 failed",
+				"  Error:      No route to host (113)",
+			}
+		}
+		why := []string{"No route to host (113)", "Connection refused (111)", "Connection timed out (110)"}[r.Intn(3)]
+		return []string{fmt.Sprintf("[%s][[%d,1],%d][btl_tcp_endpoint.c:%d:mca_btl_tcp_endpoint_complete_connect] connect() to %s failed: %s", host, 20000+r.Intn(40000), rank, 600+r.Intn(300), peer, why)}
+	}},
 	{"error.ucx-error", func(r *rand.Rand, host string, rank, dev int) []string {
 		ts := fmt.Sprintf("[%d.%06d] [%s:%-5d:%d]", 1732800000+r.Intn(1000), r.Intn(1000000), host, 40000+rank, r.Intn(4))
 		msg := []string{
@@ -112,8 +152,9 @@ func TestLauncherMessagesMustNotFire(t *testing.T) {
 			"Error: Failed to resolve UCX endpoint for rank 1"}, "error.ucx-no-am-transport", "error.ucx-error"},
 		"Open MPI's OFI component registering": {[]string{"[node001:04242] mca: base: components_register: component ofi register function successful",
 			"[node001:04242] mtl_ofi_component.c:315: mtl:ofi:provider_include = \"verbs\""}, "", ""},
-		"an OFI selection message": {[]string{"[node001:04242] select: initializing mtl component ofi", "[node001:04242] select: init returned success"}, "", ""},
-		"the compute mode":         {[]string{"    Compute Mode                          : Exclusive_Process"}, "", ""},
+		"an OFI selection message":                        {[]string{"[node001:04242] select: initializing mtl component ofi", "[node001:04242] select: init returned success"}, "", ""},
+		"Open MPI's TCP BTL told which interfaces to use": {[]string{"[node001:04242] btl: tcp: Using interface: eth0", "[node001:04242] btl:tcp: Attempting to bind to AF_INET port 1024"}, "", ""},
+		"the compute mode":                                {[]string{"    Compute Mode                          : Exclusive_Process"}, "", ""},
 		"IPv6 lookups on macOS and Linux": {[]string{
 			"[W1014 16:41:26.522544000 socket.cpp:755] [c10d] The IPv6 network addresses of (Os-MacBook-Air.local, 59319) cannot be retrieved (gai error: 8 - nodename nor servname provided, or not known).",
 			"[W socket.cpp:601] [c10d] The IPv6 network addresses of (localhost, 51595) cannot be retrieved (gai error: -5 - No address associated with hostname)."}, "", ""},
@@ -148,10 +189,23 @@ func TestUCXErrorBelowNCCLsOwnCause(t *testing.T) {
 	}
 }
 
+// Two ranks on one GPU, which NCCL names itself, rank above the busy GPU
+// that the second rank then meets in Exclusive Process mode.
+func TestCUDADeviceBusyBelowDuplicateGPU(t *testing.T) {
+	p := ncclPrefix("node001", 1, 0)
+	a := analyseText(prefixed("", []string{
+		p + " init.cc:1500 NCCL WARN Cuda failure 46 'CUDA-capable device(s) is/are busy or unavailable'",
+		p + " init.cc:872 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 1000",
+	}))
+	if got := topCause(a); got != "error.duplicate-gpu" || !hasFlag(a, "error.cuda-device-busy") {
+		t.Errorf("first %q (%s)", got, flagIDs(a))
+	}
+}
+
 // No other file under testdata raises them (the held-out part of the field
 // corpus is not read).
 func TestLauncherMessagesNothingNewOnFixtures(t *testing.T) {
-	noneRaisedOnFixtures(t, []string{"error.mpi-ofi-mtl-abort", "error.ucx-error", "error.cuda-device-busy"}, map[string]bool{
+	noneRaisedOnFixtures(t, []string{"error.mpi-ofi-mtl-abort", "error.mpi-btl-unreachable", "error.ucx-error", "error.cuda-device-busy"}, map[string]bool{
 		"field/train/191_gh200_exclusive_process_openmpi_ofi_hmem_context_on_gpu0_busy.txt": true,
 		"field/train/208_openmpi_ofi_mtl_libfabric_abort_mismatched_address_format.txt":     true,
 		"field/train/213_ucx_ibv_create_ah_sriov_pods_mpi_not_nccl.txt":                     true,

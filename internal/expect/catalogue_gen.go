@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 177391
-	signaturesGenCRC   = 0x1569b657
+	signaturesGenLen   = 179607
+	signaturesGenCRC   = 0x8c031230
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -8896,6 +8896,90 @@ var generatedSignatures = []Signature{
 		},
 	},
 	{
+		ID:    "mpi-btl-unreachable",
+		Title: "Open MPI could not connect two of its processes (unable to reach each other / TCP connect failed): MPI's own transport, not NCCL",
+		Kind:  "mpi",
+		Match: []string{
+			"At least one pair of MPI processes are unable to reach each other",
+			"Open MPI failed to TCP connect to a peer MPI process",
+			"mca_btl_tcp_endpoint_complete_connect\\] connect\\(\\) to \\S+ failed",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "Open MPI's own transport (its byte transfer layers: tcp, and the shared-memory and self ones) found no way to connect two ranks: its TCP BTL tried an interface the other Spark cannot reach (a docker or virtual bridge, the Wi-Fi or LAN port, a twin on another subnet), a firewall dropped the connection, or the BTL list left none that spans nodes; nccl-tests' MPI setup fails before NCCL runs",
+		MeaningServer: "Open MPI's own transport found no way to connect two processes: no BTL enabled on both (the self BTL left out, only shared memory across nodes), or its TCP BTL picked an interface that does not route to the peer (docker0, virbr0, a management or second NIC on another subnet), or a firewall refused the connection; MPI fails before or beside NCCL, NCCL and its data path are not involved",
+		Fix:           "name the interface that routes between the nodes for MPI (--mca btl_tcp_if_include <iface or subnet>, the same on every node, or --mca btl_tcp_if_exclude lo,docker0,virbr0), keep self and a shared-memory BTL in the list (--mca btl tcp,self,vader; sm in Open MPI 5), and open the TCP ports between the nodes",
+		Sources: []string{
+			"https://github.com/open-mpi/ompi/blob/v5.0.x/ompi/mca/bml/r2/help-mca-bml-r2.txt ([unreachable proc]: \"At least one pair of MPI processes are unable to reach each other for MPI communications.\", with the hosts and the BTLs attempted)",
+			"https://github.com/open-mpi/ompi/blob/v5.0.x/opal/mca/btl/tcp/help-mpi-btl-tcp.txt ([client connect fail]: \"Open MPI failed to TCP connect to a peer MPI process\") and opal/mca/btl/tcp/btl_tcp_endpoint.c (mca_btl_tcp_endpoint_complete_connect: BTL_ERROR \"connect() to %s failed: %s (%d)\")",
+		},
+		Lits: [][]byte{
+			[]byte("At least one pair of MPI processes are unable to reach each other"),
+			[]byte("Open MPI failed to TCP connect to a peer MPI process"),
+			[]byte("mca_btl_tcp_endpoint_complete_connect"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("At least one pair of MPI processes are unable to reach each other"),
+			},
+			[][]byte{
+				[]byte("Open MPI failed to TCP connect to a peer MPI process"),
+			},
+			[][]byte{
+				[]byte("mca_btl_tcp_endpoint_complete_connect"),
+				[]byte(" connect"),
+				[]byte(" to "),
+				[]byte(" failed"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("At least one pair of MPI processes are unable to reach each other"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("At least one pair of MPI processes are unable to reach each other"),
+				},
+				lits: [][]byte{
+					[]byte("At least one pair of MPI processes are unable to reach each other"),
+				},
+			},
+			{
+				prefix:  []byte("Open MPI failed to TCP connect to a peer MPI process"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Open MPI failed to TCP connect to a peer MPI process"),
+				},
+				lits: [][]byte{
+					[]byte("Open MPI failed to TCP connect to a peer MPI process"),
+				},
+			},
+			{
+				prefix:   []byte("mca_btl_tcp_endpoint_complete_connect] connect() to "),
+				anchored: lazyRegexp("^(?:mca_btl_tcp_endpoint_complete_connect\\] connect\\(\\) to \\S+ failed)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("mca_btl_tcp_endpoint_complete_connect] connect() to "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" failed"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("mca_btl_tcp_endpoint_complete_connect] connect() to "),
+					[]byte(" failed"),
+				},
+			},
+		},
+	},
+	{
 		ID:    "ucx-error",
 		Title: "UCX reported an error: the transport the MPI launcher (or another UCX user) runs on failed",
 		Kind:  "mpi",
@@ -8959,7 +9043,7 @@ var generatedSignatures = []Signature{
 			"all CUDA-capable devices are busy or unavailable",
 			"cudaErrorDevicesUnavailable",
 		},
-		Weight:        1.15,
+		Weight:        1.1,
 		Severity:      "fail",
 		MeaningSpark:  "the GB10 is in Exclusive Process (or Prohibited) compute mode and another process already holds a CUDA context on it: a second rank started on the one GPU of the Spark, a leftover process, or a CUDA-aware MPI library that opens a context on GPU 0 before the test picks its GPU",
 		MeaningServer: "the GPU is in Exclusive Process (or Prohibited) compute mode and another CUDA context already holds it; when every rank has a GPU of its own (nccl-tests' device list), that context comes from outside the test: a CUDA-aware MPI layer (Open MPI's OFI MTL with HMEM, a UCX CUDA transport) creating one on GPU 0 in every rank before the test selects its GPU, or a process left running; not a network or NCCL fault",
