@@ -165,6 +165,9 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 			{f.BytesPerParam, "bytes per weight (" + f.Name + ")", f.Source},
 			{e.headBytes(), "bytes per lm_head weight", e.headSource()},
 		}}
+	if e.ungraphed > 0 {
+		pl.Assumed = append(pl.Assumed, Number{e.ungraphed * 1e3, "ms per layer added to each prefill pass and decode step of more than one token: kernels launched one by one, no CUDA graph (" + eng.Name + ")", e.ungraphedSource})
+	}
 	if m.Experts > 0 && e.preMoE != pre {
 		pl.Assumed = append(pl.Assumed, Number{e.preMoE.Value, "of the format's tensor-core rate in prefill's routed-expert multiplies (" + eng.Name + ", " + f.Name + ")", e.preMoE.Source})
 	}
@@ -241,8 +244,9 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 	if err != nil {
 		return estimator{}, err
 	}
+	ungraphed, ungraphedSource := a.ungraphedLayer(eng.Name)
 	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, pre: pre, preMoE: preMoE, att: att,
-		chunk: cmp.Or(w.PrefillChunk, a.prefillChunk(eng.Name))}, nil
+		chunk: cmp.Or(w.PrefillChunk, a.prefillChunk(eng.Name)), ungraphed: ungraphed / 1e3, ungraphedSource: ungraphedSource}, nil
 }
 
 // layouts lists (TP, PP) pairs: tensor parallel over 1, 2, 4, … nodes, and
@@ -272,6 +276,11 @@ type estimator struct {
 	// attention products' share of the 16-bit rate.
 	dec, pre, preMoE, att Factor
 	chunk                 int
+	// ungraphed is the seconds each layer adds to a pass or step of more
+	// than one token (kernels launched one by one, no CUDA graph), and
+	// ungraphedSource where the figure comes from.
+	ungraphed       float64
+	ungraphedSource string
 }
 
 func (e estimator) chunkSource() string {
@@ -585,7 +594,7 @@ func (e estimator) option(tp, pp int) Option {
 		b = int(o.Sequences)
 	}
 	memB, compB, netB := e.decodeStep(tp, pp, b)
-	stepB := max(memB, compB) + netB
+	stepB := max(memB, compB) + netB + e.launches(b)
 	o.ConcTPOTms = round(stepB*1e3, 1)
 	o.ConcTokensPerS = round(float64(b)/stepB, 1)
 	return o
@@ -653,7 +662,23 @@ func (e estimator) prefillPass(tp, start, n int, last bool) (compute, memory, ex
 // their own roofline, max(compute, weight reads), and the two add.
 func (e estimator) passTime(tp, start, n int, last bool) float64 {
 	c, m, ec, em := e.prefillPass(tp, start, n, last)
-	return max(c-ec, m-em) + max(ec, em)
+	return max(c-ec, m-em) + max(ec, em) + e.launches(n)
+}
+
+// launches is what launching a pass's kernels one by one adds to a pass or
+// decode step of n tokens. An engine that replays a captured CUDA graph for
+// one-token steps only (llama.cpp: ggml-cuda's graph compatibility check
+// turns graphs off for any batch of more than one token) launches every
+// kernel of every layer from the CPU for anything larger; the small kernels
+// (norms, rotary embedding, KV-cache copies, activation quantisation,
+// residual adds) run shorter than their launch, so the GPU waits between
+// them whatever the pass's large multiplies are bound by: a cost per layer,
+// added to the roofline. A one-token step replays the graph and pays none.
+func (e estimator) launches(n int) float64 {
+	if n < 2 {
+		return 0
+	}
+	return e.ungraphed * float64(e.m.Layers)
 }
 
 // prefill is the prompt's compute and memory time summed over its passes,
