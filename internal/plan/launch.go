@@ -46,6 +46,9 @@ func (p *Plan) Launches(i int, model string) []Launch {
 	if ep {
 		args = append(args, "--enable-expert-parallel")
 	}
+	if w.WeightOnlyExperts && p.Model.Experts > 0 {
+		args = append(args, "--moe-backend marlin")
+	}
 	if w.Draft > 0 {
 		args = append(args, fmt.Sprintf(`--speculative-config '{"method": "mtp", "num_speculative_tokens": %d}'`, w.Draft))
 	}

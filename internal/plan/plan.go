@@ -87,6 +87,10 @@ type Workload struct {
 	// accepted drafts and the target's own token: 1 to Draft+1), as a run
 	// measured it (a streamed run's inter-token latency over its TPOT).
 	TokensPerStep float64 `json:"tokens_per_step,omitempty"`
+	// WeightOnlyExperts multiplies the routed experts with weight-only
+	// kernels (vLLM's --moe-backend marlin): the stored weights are widened
+	// to 16 bits in the kernel and multiplied at the 16-bit rate.
+	WeightOnlyExperts bool `json:"weight_only_experts,omitempty"`
 }
 
 // kvBytes is the size of one KV-cache element.
@@ -179,6 +183,10 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 			{f.BytesPerParam, "bytes per weight (" + f.Name + ")", f.Source},
 			{e.headBytes(), "bytes per lm_head weight", e.headSource()},
 		}}
+	if w.WeightOnlyExperts && m.Experts > 0 {
+		pl.Assumed = append(pl.Assumed, Number{e.expertRate() / 1e12, "TFLOP/s the routed experts' prefill share applies to: weight-only kernels widen them to 16 bits",
+			"given with --weight-only-experts (vLLM's --moe-backend marlin): Marlin (IST-DASLab/marlin) multiplies FP16 x INT4, and vLLM's Marlin MoE kernels dequantise FP4 and INT4 weights to 16 bits the same way"})
+	}
 	if w.Draft > 0 {
 		pl.Assumed = append(pl.Assumed, Number{w.TokensPerStep, fmt.Sprintf("tokens a decode step emits with the model's own %d-token multi-token-prediction draft", w.Draft),
 			"given: each step verifies the draft in one pass of the model and drafts the next with the prediction head (one decoder layer and the shared lm_head per drafted token)"})
@@ -562,6 +570,17 @@ func (e estimator) allReduces() float64 {
 	return float64(m.FullAttentionLayers + m.SlidingLayers + m.LinearLayers + m.MambaLayers + m.DenseFFNLayers + m.MoELayers)
 }
 
+// expertRate is the tensor-core rate the routed experts' multiplies run at:
+// the format's, or the 16-bit rate where weight-only kernels widen the
+// weights first (Marlin: IST-DASLab/marlin, "FP16xINT4" multiplies; vLLM's
+// FP4 Marlin MoE kernels dequantise to 16 bits the same way).
+func (e estimator) expertRate() float64 {
+	if e.w.WeightOnlyExperts {
+		return e.c.BF16TFLOPS.Value * 1e12 * e.a.ComputeRatio["bf16"]
+	}
+	return e.computeRate()
+}
+
 func (e estimator) computeRate() float64 {
 	return e.c.BF16TFLOPS.Value * 1e12 * e.a.ComputeRatio[e.f.Compute]
 }
@@ -697,7 +716,7 @@ func (e estimator) prefillPass(tp, start, n int, last bool) (compute, memory, ex
 	// The routed experts' multiplies run in the engine's grouped per-expert
 	// kernels, at their own share of the rate (preMoE).
 	expertFLOPs := 2 * e.p.Expert * float64(e.m.ExpertsPerToken*e.m.MoELayers) * float64(n)
-	expertCompute = expertFLOPs / (e.computeRate() * e.preMoE.Value) / float64(tp)
+	expertCompute = expertFLOPs / (e.expertRate() * e.preMoE.Value) / float64(tp)
 	compute = ((flops-expertFLOPs)/(e.computeRate()*e.pre.Value)+attn)/float64(tp) + expertCompute
 	expertMemory = e.expertsPerNode(tp, n) * e.p.Expert * float64(e.m.MoELayers) * e.expertBytes() / e.bandwidth()
 	memory = (e.denseBytes()/float64(tp)+e.kvSeq(tp, float64(start)))/e.bandwidth() + expertMemory

@@ -585,3 +585,35 @@ func TestDraftDecode(t *testing.T) {
 		}
 	}
 }
+
+// TestWeightOnlyExperts: weight-only expert kernels multiply the routed
+// experts at the 16-bit rate, so a pass's expert multiplies take the
+// format's compute ratio longer (four times for FP4, twice for FP8, the
+// same for BF16), the rest of the pass and a dense model not at all.
+func TestWeightOnlyExperts(t *testing.T) {
+	a, _ := DefaultAssumptions()
+	set, _ := expect.Default()
+	c, _ := PlatformCluster("dgx-spark", 1, a, set)
+	for _, file := range []string{"qwen3.6-35b-a3b.json", "gpt-oss-120b.json", "qwen3-8b.json"} {
+		for _, format := range []string{"nvfp4", "fp8", "bf16"} {
+			f, _ := a.Format(format)
+			w := Workload{Input: 8192, Output: 64, Concurrency: 1, KVDType: "fp8", GPUMemUtil: 0.9, Engine: "vllm"}
+			e0, err := newEstimator(load(t, file), f, c, w, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.WeightOnlyExperts = true
+			e1, _ := newEstimator(load(t, file), f, c, w, a)
+			for _, n := range []int{1, 512, 8192} {
+				c0, _, ec0, _ := e0.prefillPass(1, 0, n, true)
+				c1, _, ec1, _ := e1.prefillPass(1, 0, n, true)
+				if ratio := a.ComputeRatio[f.Compute]; math.Abs(ec1-ec0*ratio) > 1e-12*max(ec1, 1) {
+					t.Errorf("%s %s, %d tokens: expert multiplies %.4g s weight-only against %.4g, want %g times", file, format, n, ec1, ec0, ratio)
+				}
+				if math.Abs((c1-ec1)-(c0-ec0)) > 1e-12 {
+					t.Errorf("%s %s: the rest of the pass moved (%.4g against %.4g)", file, format, c1-ec1, c0-ec0)
+				}
+			}
+		}
+	}
+}
