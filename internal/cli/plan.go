@@ -30,6 +30,9 @@ type planOptions struct {
 	engine       string
 	ep           bool
 	prefillChunk int
+	draft        int
+	perStep      float64
+	marlin       bool
 }
 
 // maxConfigBytes bounds a config.json: real ones are a few KiB.
@@ -81,6 +84,9 @@ Exit status: 0 a layout fits, 2 nothing fits, 3 bad input.`,
 	f.StringVar(&o.engine, "engine", "vllm", "serving engine whose efficiencies apply: vllm, sglang, trtllm (TensorRT-LLM), llama.cpp, ollama")
 	f.IntVar(&o.prefillChunk, "prefill-chunk", 0, "prompt tokens per prefill pass (vLLM's --max-num-batched-tokens, llama.cpp's -ub; default: the engine's)")
 	f.BoolVar(&o.ep, "expert-parallel", false, "place whole experts on the tensor-parallel ranks (vLLM's --enable-expert-parallel)")
+	f.IntVar(&o.draft, "mtp-draft", 0, "tokens the model's own multi-token-prediction head drafts each decode step (vLLM's --speculative-config num_speculative_tokens)")
+	f.BoolVar(&o.marlin, "weight-only-experts", false, "multiply the routed experts with weight-only kernels at the 16-bit rate (vLLM's --moe-backend marlin)")
+	f.Float64Var(&o.perStep, "mtp-tokens-per-step", 0, "mean tokens a drafting decode step emits, 1 to --mtp-draft + 1 (a streamed run's inter-token latency over its TPOT)")
 	return cmd
 }
 
@@ -150,7 +156,8 @@ func planInputs(o *planOptions, modelArg string) (plan.Options, error) {
 	opts := plan.Options{Config: plan.Input{Name: path, Bytes: b}, QuantConfig: quant, ModelName: name, ModelArg: modelArg, Serve: serve,
 		Weights: o.weights, Requantize: o.requantize, Nodes: o.nodes, Platform: o.platform, ToolVersion: Version,
 		Workload: plan.Workload{Input: o.input, Output: o.output, Concurrency: o.concurrency, KVDType: o.kvDType,
-			GPUMemUtil: o.memUtil, Engine: o.engine, ExpertParallel: o.ep, PrefillChunk: o.prefillChunk}}
+			GPUMemUtil: o.memUtil, Engine: o.engine, ExpertParallel: o.ep, PrefillChunk: o.prefillChunk,
+			Draft: o.draft, TokensPerStep: o.perStep, WeightOnlyExperts: o.marlin}}
 	for _, fn := range o.from {
 		fb, err := capped.ReadFile(fn, 64<<20)
 		if err != nil {

@@ -87,7 +87,13 @@ type Engine struct {
 	InheritSource      string   `yaml:"inherit_source"`
 	PrefillChunk       int      `yaml:"prefill_chunk"`
 	PrefillChunkSource string   `yaml:"prefill_chunk_source"`
-	Decode             []Factor `yaml:"decode"`
+	// UngraphedLayerMs is what each layer adds, in milliseconds, to a pass
+	// or decode step of more than one token where the engine launches its
+	// kernels one by one instead of replaying a CUDA graph (llama.cpp
+	// captures graphs for one-token steps only); zero: none.
+	UngraphedLayerMs     float64  `yaml:"ungraphed_layer_ms"`
+	UngraphedLayerSource string   `yaml:"ungraphed_layer_source"`
+	Decode               []Factor `yaml:"decode"`
 	// DecodeMoE, where given, replaces Decode for a mixture-of-experts
 	// model's decode step (its routed experts read by their own kernels).
 	DecodeMoE []Factor `yaml:"decode_moe"`
@@ -177,6 +183,9 @@ func ParseAssumptions(b []byte) (Assumptions, error) {
 		}
 		if e.PrefillChunk < 0 || (e.PrefillChunk > 0 && e.PrefillChunkSource == "") {
 			return a, fmt.Errorf("plan assumptions: engine %q: a prefill chunk needs its source", e.Name)
+		}
+		if e.UngraphedLayerMs < 0 || (e.UngraphedLayerMs > 0 && e.UngraphedLayerSource == "") {
+			return a, fmt.Errorf("plan assumptions: engine %q: an ungraphed layer cost needs its source", e.Name)
 		}
 		for _, f := range slices.Concat(e.Decode, e.DecodeMoE, e.Prefill, e.PrefillMoE) {
 			if f.Value <= 0 || f.Value > 1 || f.Source == "" {
@@ -301,6 +310,32 @@ func (a Assumptions) prefillChunk(engine string) int {
 		name = e.Inherit
 	}
 	return 0
+}
+
+// ungraphedLayer is the milliseconds each layer adds to engine's passes of
+// more than one token, and its source, its own or the engine's it inherits
+// (zero: none).
+func (a Assumptions) ungraphedLayer(engine string) (float64, string) {
+	name := engine
+	var via []string
+	for range 4 {
+		e, err := a.Engine(name)
+		if err != nil {
+			break
+		}
+		if e.UngraphedLayerMs > 0 {
+			if len(via) > 0 {
+				return e.UngraphedLayerMs, strings.Join(via, "; ") + "; " + e.Name + ": " + e.UngraphedLayerSource
+			}
+			return e.UngraphedLayerMs, e.UngraphedLayerSource
+		}
+		if e.Inherit == "" {
+			break
+		}
+		via = append(via, e.Name+" takes "+e.Inherit+"'s figure ("+e.InheritSource+")")
+		name = e.Inherit
+	}
+	return 0, ""
 }
 
 // EngineNames lists the engines by name.

@@ -46,6 +46,12 @@ func (p *Plan) Launches(i int, model string) []Launch {
 	if ep {
 		args = append(args, "--enable-expert-parallel")
 	}
+	if w.WeightOnlyExperts && p.Model.Experts > 0 {
+		args = append(args, "--moe-backend marlin")
+	}
+	if w.Draft > 0 {
+		args = append(args, fmt.Sprintf(`--speculative-config '{"method": "mtp", "num_speculative_tokens": %d}'`, w.Draft))
+	}
 	if nodes > 1 {
 		args = append(args, "--distributed-executor-backend ray")
 	}
@@ -60,6 +66,12 @@ func (p *Plan) Launches(i int, model string) []Launch {
 		}
 		if ep {
 			args = append(args, fmt.Sprintf("--ep-size %d", o.TP))
+		}
+		if w.Draft > 0 {
+			// The model's own prediction head, one draft chain of w.Draft
+			// tokens (SGLang's NEXTN speculative algorithm).
+			args = append(args, fmt.Sprintf("--speculative-algorithm NEXTN --speculative-num-steps %d", w.Draft),
+				fmt.Sprintf("--speculative-eagle-topk 1 --speculative-num-draft-tokens %d", w.Draft+1))
 		}
 		if nodes > 1 {
 			sg = append(sg, "# every node: set -a; . "+ClusterEnv+"; set +a; then on node k (0-based):")

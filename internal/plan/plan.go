@@ -79,6 +79,18 @@ type Workload struct {
 	// PrefillChunk is how many prompt tokens one prefill pass takes (vLLM's
 	// --max-num-batched-tokens, llama.cpp's -ub); zero: the engine's default.
 	PrefillChunk int `json:"prefill_chunk,omitempty"`
+	// Draft is how many tokens the model's own multi-token-prediction head
+	// drafts each decode step (vLLM's --speculative-config method mtp,
+	// num_speculative_tokens); zero: no speculative decoding.
+	Draft int `json:"draft_tokens,omitempty"`
+	// TokensPerStep is the mean tokens a drafting decode step emits (the
+	// accepted drafts and the target's own token: 1 to Draft+1), as a run
+	// measured it (a streamed run's inter-token latency over its TPOT).
+	TokensPerStep float64 `json:"tokens_per_step,omitempty"`
+	// WeightOnlyExperts multiplies the routed experts with weight-only
+	// kernels (vLLM's --moe-backend marlin): the stored weights are widened
+	// to 16 bits in the kernel and multiplied at the 16-bit rate.
+	WeightOnlyExperts bool `json:"weight_only_experts,omitempty"`
 }
 
 // kvBytes is the size of one KV-cache element.
@@ -145,6 +157,12 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 		return nil, fmt.Errorf("input, output and concurrency must be at least 1")
 	case w.PrefillChunk < 0 || w.PrefillChunk > 1<<20:
 		return nil, fmt.Errorf("prefill chunk %d: want 1 to %d tokens (0: the engine's default)", w.PrefillChunk, 1<<20)
+	case w.Draft < 0 || w.Draft > 16:
+		return nil, fmt.Errorf("draft of %d tokens: want 0 to 16", w.Draft)
+	case w.Draft > 0 && (w.TokensPerStep < 1 || w.TokensPerStep > float64(w.Draft+1)):
+		return nil, fmt.Errorf("%.2f tokens per step with a %d-token draft: want 1 to %d", w.TokensPerStep, w.Draft, w.Draft+1)
+	case w.Draft == 0 && w.TokensPerStep != 0:
+		return nil, fmt.Errorf("tokens per step is for a drafting decode (give the draft's length)")
 	case w.GPUMemUtil <= 0 || w.GPUMemUtil > 1:
 		return nil, fmt.Errorf("--gpu-memory-utilization %.2f: want a fraction in (0, 1]", w.GPUMemUtil)
 	}
@@ -165,6 +183,17 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 			{f.BytesPerParam, "bytes per weight (" + f.Name + ")", f.Source},
 			{e.headBytes(), "bytes per lm_head weight", e.headSource()},
 		}}
+	if w.WeightOnlyExperts && m.Experts > 0 {
+		pl.Assumed = append(pl.Assumed, Number{e.expertRate() / 1e12, "TFLOP/s the routed experts' prefill share applies to: weight-only kernels widen them to 16 bits",
+			"given with --weight-only-experts (vLLM's --moe-backend marlin): Marlin (IST-DASLab/marlin) multiplies FP16 x INT4, and vLLM's Marlin MoE kernels dequantise FP4 and INT4 weights to 16 bits the same way"})
+	}
+	if w.Draft > 0 {
+		pl.Assumed = append(pl.Assumed, Number{w.TokensPerStep, fmt.Sprintf("tokens a decode step emits with the model's own %d-token multi-token-prediction draft", w.Draft),
+			"given: each step verifies the draft in one pass of the model and drafts the next with the prediction head (one decoder layer and the shared lm_head per drafted token)"})
+	}
+	if e.ungraphed > 0 {
+		pl.Assumed = append(pl.Assumed, Number{e.ungraphed * 1e3, "ms per layer added to each prefill pass and decode step of more than one token: kernels launched one by one, no CUDA graph (" + eng.Name + ")", e.ungraphedSource})
+	}
 	if m.Experts > 0 && e.preMoE != pre {
 		pl.Assumed = append(pl.Assumed, Number{e.preMoE.Value, "of the format's tensor-core rate in prefill's routed-expert multiplies (" + eng.Name + ", " + f.Name + ")", e.preMoE.Source})
 	}
@@ -241,8 +270,9 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 	if err != nil {
 		return estimator{}, err
 	}
+	ungraphed, ungraphedSource := a.ungraphedLayer(eng.Name)
 	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, pre: pre, preMoE: preMoE, att: att,
-		chunk: cmp.Or(w.PrefillChunk, a.prefillChunk(eng.Name))}, nil
+		chunk: cmp.Or(w.PrefillChunk, a.prefillChunk(eng.Name)), ungraphed: ungraphed / 1e3, ungraphedSource: ungraphedSource}, nil
 }
 
 // layouts lists (TP, PP) pairs: tensor parallel over 1, 2, 4, … nodes, and
@@ -272,6 +302,11 @@ type estimator struct {
 	// attention products' share of the 16-bit rate.
 	dec, pre, preMoE, att Factor
 	chunk                 int
+	// ungraphed is the seconds each layer adds to a pass or step of more
+	// than one token (kernels launched one by one, no CUDA graph), and
+	// ungraphedSource where the figure comes from.
+	ungraphed       float64
+	ungraphedSource string
 }
 
 func (e estimator) chunkSource() string {
@@ -535,6 +570,17 @@ func (e estimator) allReduces() float64 {
 	return float64(m.FullAttentionLayers + m.SlidingLayers + m.LinearLayers + m.MambaLayers + m.DenseFFNLayers + m.MoELayers)
 }
 
+// expertRate is the tensor-core rate the routed experts' multiplies run at:
+// the format's, or the 16-bit rate where weight-only kernels widen the
+// weights first (Marlin: IST-DASLab/marlin, "FP16xINT4" multiplies; vLLM's
+// FP4 Marlin MoE kernels dequantise to 16 bits the same way).
+func (e estimator) expertRate() float64 {
+	if e.w.WeightOnlyExperts {
+		return e.c.BF16TFLOPS.Value * 1e12 * e.a.ComputeRatio["bf16"]
+	}
+	return e.computeRate()
+}
+
 func (e estimator) computeRate() float64 {
 	return e.c.BF16TFLOPS.Value * 1e12 * e.a.ComputeRatio[e.f.Compute]
 }
@@ -585,7 +631,7 @@ func (e estimator) option(tp, pp int) Option {
 		b = int(o.Sequences)
 	}
 	memB, compB, netB := e.decodeStep(tp, pp, b)
-	stepB := max(memB, compB) + netB
+	stepB := max(memB, compB) + netB + e.launches(b)
 	o.ConcTPOTms = round(stepB*1e3, 1)
 	o.ConcTokensPerS = round(float64(b)/stepB, 1)
 	return o
@@ -594,17 +640,49 @@ func (e estimator) option(tp, pp int) Option {
 // decodeStep is one decode step for b sequences at the workload's mean
 // context: the bytes each node reads over its memory bandwidth, the FLOPs
 // over its compute rate, and the all-reduces (or pipeline hops) between nodes.
+//
+// With a multi-token-prediction draft of k tokens, a step verifies k+1
+// tokens of each sequence in one pass (one read of the weights and the KV
+// cache, the experts those tokens route to) and runs the prediction head k
+// times to draft the next ones (draftPass); the step's terms are then per
+// emitted token, over the tokens a step emits.
 func (e estimator) decodeStep(tp, pp, b int) (memory, compute, network float64) {
 	ctx := float64(e.w.Input) + float64(e.w.Output)/2
-	experts := e.expertsPerNode(tp, b) * e.p.Expert * float64(e.m.MoELayers) * e.expertBytes()
+	n := b * (1 + e.w.Draft) // tokens the step multiplies
+	experts := e.expertsPerNode(tp, n) * e.p.Expert * float64(e.m.MoELayers) * e.expertBytes()
 	// Pipeline stages run one after another for a token, so a token's time
 	// is the whole model's bytes over one node's bandwidth, split only by TP.
 	bytes := e.denseBytes()/float64(tp) + experts + float64(b)*(e.kvSeq(tp, ctx)+e.statePerSeq(tp))
+	bytes += float64(e.w.Draft) * e.draftPass(tp, b, ctx)
 	memory = bytes / e.bandwidth()
-	compute = 2 * e.p.Active(e.m) * float64(b) / float64(tp) / (e.computeRate() * e.pre.Value)
+	compute = 2 * e.p.Active(e.m) * float64(n) / float64(tp) / (e.computeRate() * e.pre.Value)
 	h := float64(e.m.Hidden)
-	network = e.allReduces()*e.allReduce(tp, float64(b)*h*2) + e.hops(pp, float64(b)*h*2)
+	network = e.allReduces()*e.allReduce(tp, float64(n)*h*2) + e.hops(pp, float64(n)*h*2)
+	if e.w.Draft > 0 {
+		per := e.w.TokensPerStep
+		memory, compute, network = memory/per, compute/per, network/per
+	}
 	return memory, compute, network
+}
+
+// draftPass is what one node reads for one pass of the model's
+// multi-token-prediction head over b sequences: its decoder layer (full
+// attention over its own KV cache at ctx, the feed-forward block with the
+// experts b tokens route to, the projection of the embedding and hidden
+// state into it) and the lm_head it shares with the model, whose logits
+// every drafted token needs (vLLM's Qwen3NextMTP.compute_logits runs the
+// shared lm_head; eagle.py shares it from the target).
+func (e estimator) draftPass(tp, b int, ctx float64) float64 {
+	m, h := e.m, float64(e.m.Hidden)
+	layers := float64(max(m.MTPLayers, 1))
+	ffn := float64(m.FFNMatrices) * h * float64(m.Intermediate)
+	var experts float64
+	if m.Experts > 0 {
+		ffn = float64(m.FFNMatrices)*h*float64(m.SharedIntermediate) + h*float64(m.Experts)
+		experts = e.distinctExperts(b) * e.p.Expert * e.expertBytes()
+	}
+	layer := m.attentionParams()*e.mixerBytes() + (ffn+2*h*h)*e.ffnBytes() + experts
+	return (layers*layer+e.p.head()*e.headBytes())/float64(tp) + layers*float64(b)*ctx*e.kvLayerToken(tp)
 }
 
 // bandwidth is the memory bandwidth one node achieves with this engine and format.
@@ -638,7 +716,7 @@ func (e estimator) prefillPass(tp, start, n int, last bool) (compute, memory, ex
 	// The routed experts' multiplies run in the engine's grouped per-expert
 	// kernels, at their own share of the rate (preMoE).
 	expertFLOPs := 2 * e.p.Expert * float64(e.m.ExpertsPerToken*e.m.MoELayers) * float64(n)
-	expertCompute = expertFLOPs / (e.computeRate() * e.preMoE.Value) / float64(tp)
+	expertCompute = expertFLOPs / (e.expertRate() * e.preMoE.Value) / float64(tp)
 	compute = ((flops-expertFLOPs)/(e.computeRate()*e.pre.Value)+attn)/float64(tp) + expertCompute
 	expertMemory = e.expertsPerNode(tp, n) * e.p.Expert * float64(e.m.MoELayers) * e.expertBytes() / e.bandwidth()
 	memory = (e.denseBytes()/float64(tp)+e.kvSeq(tp, float64(start)))/e.bandwidth() + expertMemory
@@ -653,7 +731,23 @@ func (e estimator) prefillPass(tp, start, n int, last bool) (compute, memory, ex
 // their own roofline, max(compute, weight reads), and the two add.
 func (e estimator) passTime(tp, start, n int, last bool) float64 {
 	c, m, ec, em := e.prefillPass(tp, start, n, last)
-	return max(c-ec, m-em) + max(ec, em)
+	return max(c-ec, m-em) + max(ec, em) + e.launches(n)
+}
+
+// launches is what launching a pass's kernels one by one adds to a pass or
+// decode step of n tokens. An engine that replays a captured CUDA graph for
+// one-token steps only (llama.cpp: ggml-cuda's graph compatibility check
+// turns graphs off for any batch of more than one token) launches every
+// kernel of every layer from the CPU for anything larger; the small kernels
+// (norms, rotary embedding, KV-cache copies, activation quantisation,
+// residual adds) run shorter than their launch, so the GPU waits between
+// them whatever the pass's large multiplies are bound by: a cost per layer,
+// added to the roofline. A one-token step replays the graph and pays none.
+func (e estimator) launches(n int) float64 {
+	if n < 2 {
+		return 0
+	}
+	return e.ungraphed * float64(e.m.Layers)
 }
 
 // prefill is the prompt's compute and memory time summed over its passes,

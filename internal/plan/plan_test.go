@@ -459,3 +459,161 @@ func TestScanFLOPs(t *testing.T) {
 		t.Errorf("a model without linear-attention or Mamba layers has %.0f scan FLOPs, want 0", got)
 	}
 }
+
+// TestUngraphedLaunches holds llama.cpp's per-layer launch cost to its rule
+// for any prompt length, chunk and stream count: a prompt's TTFT carries it
+// once per pass, a one-token decode step never, a step of more streams once;
+// an engine without the figure (vLLM) carries none.
+func TestUngraphedLaunches(t *testing.T) {
+	a, err := DefaultAssumptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	per, _ := a.ungraphedLayer("llama.cpp")
+	if inherited, src := a.ungraphedLayer("ollama"); inherited != per || !strings.Contains(src, "ollama takes llama.cpp's figure") {
+		t.Errorf("ollama's ungraphed figure %.3f (%q), want llama.cpp's %.3f, said so", inherited, src, per)
+	}
+	if v, _ := a.ungraphedLayer("vllm"); v != 0 {
+		t.Errorf("vLLM replays CUDA graphs for every batch it captures; its ungraphed figure is %.3f", v)
+	}
+	m := load(t, "qwen3-8b.json")
+	for _, input := range []int{1, 2, 16, 511, 512, 513, 4096, 10000} {
+		for _, chunk := range []int{1, 64, 512, 2048} {
+			for _, b := range []int{1, 2, 8} {
+				w := Workload{Input: input, Output: 16, Concurrency: b, KVDType: "fp16", GPUMemUtil: 0.9, Engine: "llama.cpp", PrefillChunk: chunk}
+				with := sparkPlan(t, "qwen3-8b.json", "q4_k_m", 1, w)
+				a0 := a
+				a0.Engines = slices.Clone(a.Engines)
+				for i := range a0.Engines {
+					a0.Engines[i].UngraphedLayerMs = 0
+				}
+				f, _ := a.Format("q4_k_m")
+				set, _ := expect.Default()
+				c, _ := PlatformCluster("dgx-spark", 1, a, set)
+				without, err := Estimate(m, f, c, w, a0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o1, o0 := option(t, with, 1), option(t, without, 1)
+				var passes float64
+				for s := 0; s < input; s += chunk {
+					if min(chunk, input-s) > 1 {
+						passes++
+					}
+				}
+				want := passes * per * float64(m.Layers)
+				if d := o1.TTFTms - o0.TTFTms; math.Abs(d-want) > 0.15 {
+					t.Errorf("input %d, chunk %d: TTFT gains %.2f ms, want %.0f passes × %d layers × %.3f = %.2f", input, chunk, d, passes, m.Layers, per, want)
+				}
+				if o1.TPOTms != o0.TPOTms {
+					t.Errorf("a one-stream step replays its graph: TPOT %.2f against %.2f", o1.TPOTms, o0.TPOTms)
+				}
+				wantStep := 0.0
+				if b > 1 {
+					wantStep = per * float64(m.Layers)
+				}
+				if d := o1.ConcTPOTms - o0.ConcTPOTms; math.Abs(d-wantStep) > 0.15 {
+					t.Errorf("%d streams: the step gains %.2f ms, want %.2f", b, d, wantStep)
+				}
+			}
+		}
+	}
+}
+
+// TestDraftDecode holds the multi-token-prediction decode to its rule: a
+// step verifies the draft and its token in one pass and drafts with the
+// prediction head, so a step costs more than a plain one and less than
+// draft+1 plain ones (the weights are read once), and the time per token
+// is the step over the tokens it emits, for any draft length and any
+// tokens per step; the workload is refused where the tokens per step do
+// not fit the draft.
+func TestDraftDecode(t *testing.T) {
+	base := Workload{Input: 4096, Output: 256, Concurrency: 1, KVDType: "fp8", Engine: "vllm"}
+	for _, file := range []string{"qwen3.6-35b-a3b.json", "qwen3-8b.json", "gpt-oss-120b.json"} {
+		plain := option(t, sparkPlan(t, file, "nvfp4", 1, base), 1)
+		for _, k := range []int{1, 2, 3, 5} {
+			var step float64
+			for _, per := range []float64{1, 1.5, float64(k) + 1} {
+				w := base
+				w.Draft, w.TokensPerStep = k, per
+				o := option(t, sparkPlan(t, file, "nvfp4", 1, w), 1)
+				s := o.MemoryMs * per // the step, before it is shared among its tokens
+				if step == 0 {
+					step = s
+				} else if math.Abs(s/step-1) > 0.01 {
+					t.Errorf("%s, draft %d: the step is %.2f ms at %.1f tokens a step and %.2f at another: it must not depend on them", file, k, s, per, step)
+				}
+				if s <= plain.MemoryMs || s >= float64(k+1)*plain.MemoryMs {
+					t.Errorf("%s, draft %d: a step of %.2f ms against a plain %.2f: want more than one plain step, less than %d", file, k, s, plain.MemoryMs, k+1)
+				}
+				if o.TTFTms != plain.TTFTms {
+					t.Errorf("%s: a draft changed the TTFT (%.1f against %.1f)", file, o.TTFTms, plain.TTFTms)
+				}
+			}
+		}
+	}
+	a, _ := DefaultAssumptions()
+	f, _ := a.Format("nvfp4")
+	set, _ := expect.Default()
+	c, _ := PlatformCluster("dgx-spark", 1, a, set)
+	// The verifying pass reads the weights once: a dense model's is its plain
+	// step, a mixture of experts' more (its k+1 tokens route to more experts).
+	for _, file := range []string{"qwen3-8b.json", "qwen3.6-35b-a3b.json"} {
+		w := base
+		w.GPUMemUtil = 0.9
+		e0, err := newEstimator(load(t, file), f, c, w, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plain, _, _ := e0.decodeStep(1, 1, 1)
+		w.Draft, w.TokensPerStep = 2, 2
+		e, _ := newEstimator(load(t, file), f, c, w, a)
+		per, _, _ := e.decodeStep(1, 1, 1)
+		ctx := float64(w.Input) + float64(w.Output)/2
+		verify := 2*per - 2*e.draftPass(1, 1, ctx)/e.bandwidth()
+		switch dense := e.m.Experts == 0; {
+		case dense && math.Abs(verify/plain-1) > 1e-9:
+			t.Errorf("%s: the verifying pass is %.3f ms, the plain step %.3f: a dense model reads the same bytes", file, verify*1e3, plain*1e3)
+		case !dense && verify <= plain*1.05:
+			t.Errorf("%s: the verifying pass is %.3f ms, the plain step %.3f: three tokens route to more experts than one", file, verify*1e3, plain*1e3)
+		}
+	}
+	for _, w := range []Workload{{Draft: 2, TokensPerStep: 3.5}, {Draft: 2, TokensPerStep: 0.5}, {Draft: 2}, {TokensPerStep: 2}, {Draft: -1}} {
+		w.Input, w.Output, w.Concurrency, w.KVDType, w.GPUMemUtil = 1024, 64, 1, "fp8", 0.9
+		if _, err := Estimate(load(t, "qwen3.6-35b-a3b.json"), f, c, w, a); err == nil {
+			t.Errorf("draft %d with %.1f tokens a step was accepted", w.Draft, w.TokensPerStep)
+		}
+	}
+}
+
+// TestWeightOnlyExperts: weight-only expert kernels multiply the routed
+// experts at the 16-bit rate, so a pass's expert multiplies take the
+// format's compute ratio longer (four times for FP4, twice for FP8, the
+// same for BF16), the rest of the pass and a dense model not at all.
+func TestWeightOnlyExperts(t *testing.T) {
+	a, _ := DefaultAssumptions()
+	set, _ := expect.Default()
+	c, _ := PlatformCluster("dgx-spark", 1, a, set)
+	for _, file := range []string{"qwen3.6-35b-a3b.json", "gpt-oss-120b.json", "qwen3-8b.json"} {
+		for _, format := range []string{"nvfp4", "fp8", "bf16"} {
+			f, _ := a.Format(format)
+			w := Workload{Input: 8192, Output: 64, Concurrency: 1, KVDType: "fp8", GPUMemUtil: 0.9, Engine: "vllm"}
+			e0, err := newEstimator(load(t, file), f, c, w, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.WeightOnlyExperts = true
+			e1, _ := newEstimator(load(t, file), f, c, w, a)
+			for _, n := range []int{1, 512, 8192} {
+				c0, _, ec0, _ := e0.prefillPass(1, 0, n, true)
+				c1, _, ec1, _ := e1.prefillPass(1, 0, n, true)
+				if ratio := a.ComputeRatio[f.Compute]; math.Abs(ec1-ec0*ratio) > 1e-12*max(ec1, 1) {
+					t.Errorf("%s %s, %d tokens: expert multiplies %.4g s weight-only against %.4g, want %g times", file, format, n, ec1, ec0, ratio)
+				}
+				if math.Abs((c1-ec1)-(c0-ec0)) > 1e-12 {
+					t.Errorf("%s %s: the rest of the pass moved (%.4g against %.4g)", file, format, c1-ec1, c0-ec0)
+				}
+			}
+		}
+	}
+}
