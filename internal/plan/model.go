@@ -164,6 +164,7 @@ type hfConfig struct {
 	LayersBlockType       []string        `json:"layers_block_type"`
 	MoELatentSize         int             `json:"moe_latent_size"`
 	NumNextNPredict       int             `json:"num_nextn_predict_layers"`
+	MTPNumHiddenLayers    int             `json:"mtp_num_hidden_layers"`
 	Quantization          *hfQuantization `json:"quantization_config"`
 	TextConfig            json.RawMessage `json:"text_config"`
 }
@@ -209,7 +210,7 @@ func ParseConfig(b []byte, name string) (Model, error) {
 	}
 	for _, v := range []int{m.Layers, m.Hidden, m.Heads, m.KVHeads, m.HeadDim, m.Vocab, m.Intermediate, m.Experts,
 		c.MoEIntermediateSize, c.SharedExpertInterm, c.MoESharedExpertInterm, c.KVLoraRank, c.MambaNumHeads, c.SSMStateSize,
-		c.MoELatentSize, c.NumNextNPredict} {
+		c.MoELatentSize, c.NumNextNPredict, c.MTPNumHiddenLayers} {
 		if v < 0 || v > maxDim {
 			return Model{}, fmt.Errorf("%w: a size of %d is out of range", ErrNotTransformer, v)
 		}
@@ -228,7 +229,7 @@ func ParseConfig(b []byte, name string) (Model, error) {
 		m.TiedEmbeddings = true // Gemma's configs leave the default, which ties
 	}
 	m.GatedAttention = c.AttnOutputGate != nil && *c.AttnOutputGate
-	m.LatentSize, m.MTPLayers = c.MoELatentSize, c.NumNextNPredict
+	m.LatentSize, m.MTPLayers = c.MoELatentSize, max(c.NumNextNPredict, c.MTPNumHiddenLayers)
 	m.Unread = unreadSizes(b)
 	if err := m.layerKinds(&c); err != nil {
 		return Model{}, err

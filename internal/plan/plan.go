@@ -158,11 +158,15 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 	case w.PrefillChunk < 0 || w.PrefillChunk > 1<<20:
 		return nil, fmt.Errorf("prefill chunk %d: want 1 to %d tokens (0: the engine's default)", w.PrefillChunk, 1<<20)
 	case w.Draft < 0 || w.Draft > 16:
-		return nil, fmt.Errorf("draft of %d tokens: want 0 to 16", w.Draft)
+		return nil, fmt.Errorf("--mtp-draft %d: want 0 to 16 tokens", w.Draft)
+	case w.Draft > 0 && w.TokensPerStep == 0:
+		return nil, fmt.Errorf("--mtp-draft %d needs --mtp-tokens-per-step (1 to %d)", w.Draft, w.Draft+1)
 	case w.Draft > 0 && (w.TokensPerStep < 1 || w.TokensPerStep > float64(w.Draft+1)):
-		return nil, fmt.Errorf("%.2f tokens per step with a %d-token draft: want 1 to %d", w.TokensPerStep, w.Draft, w.Draft+1)
+		return nil, fmt.Errorf("--mtp-tokens-per-step %.2f with --mtp-draft %d: want 1 to %d", w.TokensPerStep, w.Draft, w.Draft+1)
 	case w.Draft == 0 && w.TokensPerStep != 0:
-		return nil, fmt.Errorf("tokens per step is for a drafting decode (give the draft's length)")
+		return nil, fmt.Errorf("--mtp-tokens-per-step needs --mtp-draft")
+	case w.Draft > 0 && m.MTPLayers == 0:
+		return nil, fmt.Errorf("--mtp-draft %d: the model has no multi-token-prediction layers to draft with (config.json num_nextn_predict_layers or mtp_num_hidden_layers)", w.Draft)
 	case w.GPUMemUtil <= 0 || w.GPUMemUtil > 1:
 		return nil, fmt.Errorf("--gpu-memory-utilization %.2f: want a fraction in (0, 1]", w.GPUMemUtil)
 	}
@@ -172,6 +176,9 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 	}
 	eng, dec, pre := e.eng, e.dec, e.pre
 	w = e.w
+	if err := engineTakes(eng.Name, w, m); err != nil {
+		return nil, err
+	}
 	pl := &Plan{Model: m, Format: f, Cluster: c, Workload: w, Recommended: -1,
 		TotalParams: e.p.Total(m), ActiveParam: e.p.Active(m), WeightsGB: e.weightBytes() / 1e9,
 		Assumed: []Number{
@@ -204,9 +211,13 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 		pl.Assumed = append(pl.Assumed, Number{round(e.weightBytes()/1e9, 2), fmt.Sprintf("GB of weights as the checkpoint stores them: mixers %.3f, dense and shared %.3f, routed experts %.3f bytes per weight", s.Mixer, s.FFN, s.Expert),
 			s.Source + ": " + s.Rule})
 	}
-	if m.MTPLayers > 0 {
+	switch {
+	case m.MTPLayers > 0 && w.Draft > 0:
+		pl.Assumed = append(pl.Assumed, Number{round(e.p.MTP/1e9, 2), fmt.Sprintf("billion weights in %d multi-token-prediction layer(s), loaded to draft and counted in each node's weights", m.MTPLayers),
+			"config.json num_nextn_predict_layers or mtp_num_hidden_layers; the engine loads them to draft tokens (--mtp-draft)"})
+	case m.MTPLayers > 0:
 		pl.Assumed = append(pl.Assumed, Number{round(e.p.MTP/1e9, 2), fmt.Sprintf("billion weights in %d multi-token-prediction layer(s), not loaded", m.MTPLayers),
-			"config.json num_nextn_predict_layers; engines load them only to draft tokens (speculative decoding), which the plan does not model"})
+			"config.json num_nextn_predict_layers or mtp_num_hidden_layers; engines load them only to draft tokens (--mtp-draft), which this plan does not ask for"})
 	}
 	if len(m.Unread) > 0 {
 		pl.Assumed = append(pl.Assumed, Number{float64(len(m.Unread)), "config.json size fields not read: " + strings.Join(m.Unread, ", "),
@@ -442,10 +453,42 @@ func (e estimator) expertBytes() float64 {
 	return e.mixed(e.f.BytesPerParam, 1/float64(e.m.FFNMatrices))
 }
 
-// weightBytes is the checkpoint's size in its format.
+// weightBytes is the checkpoint's size in its format: the main model, and
+// the multi-token-prediction layers where the engine loads them to draft.
 func (e estimator) weightBytes() float64 {
-	return e.p.Expert*float64(e.m.Experts*e.m.MoELayers)*e.expertBytes() + e.p.FFN*e.ffnBytes() +
+	main := e.p.Expert*float64(e.m.Experts*e.m.MoELayers)*e.expertBytes() + e.p.FFN*e.ffnBytes() +
 		e.p.Mixer*e.mixerBytes() + e.p.Embedding*e.embedBytes() + e.p.LMHead*e.headBytes()
+	if e.w.Draft > 0 {
+		main += e.mtpBytes()
+	}
+	return main
+}
+
+// mtpBytes is the multi-token-prediction layers (Params.MTP) in the format:
+// each an attention layer, a feed-forward block with every expert of it,
+// and the projection of the embedding and hidden state into it.
+func (e estimator) mtpBytes() float64 {
+	m, h := e.m, float64(e.m.Hidden)
+	ffn := float64(m.FFNMatrices) * h * float64(m.Intermediate)
+	var experts float64
+	if m.Experts > 0 {
+		ffn = float64(m.FFNMatrices)*h*float64(m.SharedIntermediate) + h*float64(m.Experts)
+		experts = float64(m.Experts) * e.p.Expert * e.expertBytes()
+	}
+	return float64(m.MTPLayers) * (m.attentionParams()*e.mixerBytes() + (ffn+2*h*h)*e.ffnBytes() + experts)
+}
+
+// engineTakes refuses the options whose launch lines only some engines
+// carry: the draft (vLLM's --speculative-config, SGLang's NEXTN) and the
+// weight-only expert kernels (vLLM's --moe-backend marlin).
+func engineTakes(engine string, w Workload, m Model) error {
+	if w.Draft > 0 && engine != "vllm" && engine != "sglang" {
+		return fmt.Errorf("--mtp-draft is for vllm and sglang (their launch lines carry the draft), not %s", engine)
+	}
+	if w.WeightOnlyExperts && engine != "vllm" {
+		return fmt.Errorf("--weight-only-experts is for vllm (--moe-backend marlin), not %s", engine)
+	}
+	return nil
 }
 
 // denseBytes is what every token reads besides the routed experts.
@@ -631,7 +674,7 @@ func (e estimator) option(tp, pp int) Option {
 		b = int(o.Sequences)
 	}
 	memB, compB, netB := e.decodeStep(tp, pp, b)
-	stepB := max(memB, compB) + netB + e.launches(b)
+	stepB := max(memB, compB) + netB + e.stepLaunches(b)
 	o.ConcTPOTms = round(stepB*1e3, 1)
 	o.ConcTokensPerS = round(float64(b)/stepB, 1)
 	return o
@@ -674,7 +717,7 @@ func (e estimator) decodeStep(tp, pp, b int) (memory, compute, network float64) 
 // shared lm_head; eagle.py shares it from the target).
 func (e estimator) draftPass(tp, b int, ctx float64) float64 {
 	m, h := e.m, float64(e.m.Hidden)
-	layers := float64(max(m.MTPLayers, 1))
+	layers := float64(m.MTPLayers)
 	ffn := float64(m.FFNMatrices) * h * float64(m.Intermediate)
 	var experts float64
 	if m.Experts > 0 {
@@ -748,6 +791,17 @@ func (e estimator) launches(n int) float64 {
 		return 0
 	}
 	return e.ungraphed * float64(e.m.Layers)
+}
+
+// stepLaunches is launches for a decode step of b sequences, per emitted
+// token as decodeStep's terms are: the step multiplies b·(1+Draft) tokens
+// and emits TokensPerStep of each sequence's.
+func (e estimator) stepLaunches(b int) float64 {
+	t := e.launches(b * (1 + e.w.Draft))
+	if e.w.Draft > 0 {
+		t /= e.w.TokensPerStep
+	}
+	return t
 }
 
 // prefill is the prompt's compute and memory time summed over its passes,
