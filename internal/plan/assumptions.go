@@ -74,6 +74,11 @@ type Factor struct {
 	Format string  `yaml:"format"`
 	Value  float64 `yaml:"value"`
 	Source string  `yaml:"source"`
+	// WeightOnly marks a prefill_moe figure fitted on weight-only expert
+	// kernels (vLLM's Marlin), as a share of the 16-bit rate they multiply
+	// at: it applies only to a plan that asks for them; any other takes the
+	// engine's prefill figure for its experts.
+	WeightOnly bool `yaml:"weight_only"`
 }
 
 // Engine is one serving engine's factors between peak and achieved rates:

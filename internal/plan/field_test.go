@@ -269,8 +269,9 @@ func phaseOf(t *testing.T, r fieldRow, a Assumptions) string {
 		return PhaseAttention
 	case r.Metric == "ttft_ms" || r.Metric == "prefill_tokens_per_s":
 		// A mixture of experts' prefill informs the engine's prefill_moe
-		// figures where it has them.
-		if e.m.Experts > 0 && len(e.eng.PrefillMoE) > 0 {
+		// figures where the row's plan takes them (a weight-only figure
+		// only for a row whose experts ran weight-only kernels).
+		if e.m.Experts > 0 && e.preMoE != e.pre {
 			return PhasePrefillMoE
 		}
 		return PhasePrefill

@@ -273,6 +273,11 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 	if err != nil {
 		return estimator{}, err
 	}
+	if preMoE.WeightOnly && !w.WeightOnlyExperts {
+		// Fitted on weight-only kernels at the 16-bit rate; not fitted on
+		// the kernels that multiply the format itself.
+		preMoE = pre
+	}
 	att, err := a.Factor(eng.Name, PhaseAttention, f.Name)
 	if err != nil {
 		return estimator{}, err

@@ -683,6 +683,33 @@ func TestDraftLaunches(t *testing.T) {
 	}
 }
 
+// TestWeightOnlyFigure: vLLM's routed-expert prefill figure was fitted on
+// Marlin's weight-only kernels at the 16-bit rate, so only a plan with
+// --weight-only-experts takes it; a plan whose experts multiply in the
+// format takes vLLM's prefill figure for them (that figure is not fitted on
+// them), for every format.
+func TestWeightOnlyFigure(t *testing.T) {
+	a, _ := DefaultAssumptions()
+	set, _ := expect.Default()
+	c, _ := PlatformCluster("dgx-spark", 1, a, set)
+	for _, format := range []string{"nvfp4", "fp8", "bf16", "mxfp4"} {
+		f, _ := a.Format(format)
+		w := Workload{Input: 8192, Output: 64, Concurrency: 1, KVDType: "fp8", GPUMemUtil: 0.9, Engine: "vllm"}
+		e0, err := newEstimator(load(t, "qwen3.6-35b-a3b.json"), f, c, w, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.WeightOnlyExperts = true
+		e1, _ := newEstimator(load(t, "qwen3.6-35b-a3b.json"), f, c, w, a)
+		if e0.preMoE != e0.pre {
+			t.Errorf("%s: experts multiplied in the format take %.2f (%s), want prefill's %.2f", format, e0.preMoE.Value, e0.preMoE.Source, e0.pre.Value)
+		}
+		if e1.preMoE.Value != 0.22 || !e1.preMoE.WeightOnly {
+			t.Errorf("%s: weight-only experts take %.2f (%s), want the fitted 0.22", format, e1.preMoE.Value, e1.preMoE.Source)
+		}
+	}
+}
+
 // TestWeightOnlyExperts: weight-only expert kernels multiply the routed
 // experts at the 16-bit rate, so a pass's expert multiplies take the
 // format's compute ratio longer (four times for FP4, twice for FP8, the
@@ -704,7 +731,9 @@ func TestWeightOnlyExperts(t *testing.T) {
 			for _, n := range []int{1, 512, 8192} {
 				c0, _, ec0, _ := e0.prefillPass(1, 0, n, true)
 				c1, _, ec1, _ := e1.prefillPass(1, 0, n, true)
-				if ratio := map[string]float64{"nvfp4": 4, "fp8": 2, "bf16": 1}[format]; math.Abs(ec1-ec0*ratio) > 1e-12*max(ec1, 1) {
+				// The rate, and the share of it each plan's expert kernels reach.
+				ratio := map[string]float64{"nvfp4": 4, "fp8": 2, "bf16": 1}[format] * e0.preMoE.Value / e1.preMoE.Value
+				if math.Abs(ec1-ec0*ratio) > 1e-12*max(ec1, 1) {
 					t.Errorf("%s %s, %d tokens: expert multiplies %.4g s weight-only against %.4g, want %g times", file, format, n, ec1, ec0, ratio)
 				}
 				if math.Abs((c1-ec1)-(c0-ec0)) > 1e-12 {
