@@ -201,6 +201,10 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 	if e.ungraphed > 0 {
 		pl.Assumed = append(pl.Assumed, Number{e.ungraphed * 1e3, "ms per layer added to each prefill pass and decode step of more than one token: kernels launched one by one, no CUDA graph (" + eng.Name + ")", e.ungraphedSource})
 	}
+	if u := e.unfittedMoE; m.Experts > 0 && u.WeightOnly {
+		pl.Assumed = append(pl.Assumed, Number{pre.Value, fmt.Sprintf("of the format's tensor-core rate in prefill's routed-expert multiplies, as in the rest of prefill (%s, %s): not fitted on experts multiplied in the format", eng.Name, f.Name),
+			fmt.Sprintf("%s's routed-expert figure (%.2f of the 16-bit rate) was fitted on weight-only kernels only and applies with --weight-only-experts; %s", eng.Name, u.Value, pre.Source)})
+	}
 	if m.Experts > 0 && e.preMoE != pre {
 		pl.Assumed = append(pl.Assumed, Number{e.preMoE.Value, "of the format's tensor-core rate in prefill's routed-expert multiplies (" + eng.Name + ", " + f.Name + ")", e.preMoE.Source})
 	}
@@ -273,10 +277,11 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 	if err != nil {
 		return estimator{}, err
 	}
+	var unfitted Factor
 	if preMoE.WeightOnly && !w.WeightOnlyExperts {
 		// Fitted on weight-only kernels at the 16-bit rate; not fitted on
 		// the kernels that multiply the format itself.
-		preMoE = pre
+		unfitted, preMoE = preMoE, pre
 	}
 	att, err := a.Factor(eng.Name, PhaseAttention, f.Name)
 	if err != nil {
@@ -287,7 +292,7 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 		return estimator{}, err
 	}
 	ungraphed, ungraphedSource := a.ungraphedLayer(eng.Name)
-	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, pre: pre, preMoE: preMoE, att: att,
+	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, pre: pre, preMoE: preMoE, unfittedMoE: unfitted, att: att,
 		chunk: cmp.Or(w.PrefillChunk, a.prefillChunk(eng.Name)), ungraphed: ungraphed / 1e3, ungraphedSource: ungraphedSource}, nil
 }
 
@@ -317,7 +322,11 @@ type estimator struct {
 	// format, preMoE its routed experts' prefill multiplies', att its
 	// attention products' share of the 16-bit rate.
 	dec, pre, preMoE, att Factor
-	chunk                 int
+	// unfittedMoE is the engine's weight-only routed-expert figure where
+	// the plan's experts multiply in the format instead (preMoE is then
+	// prefill's).
+	unfittedMoE Factor
+	chunk       int
 	// ungraphed is the seconds each layer adds to a pass or step of more
 	// than one token (kernels launched one by one, no CUDA graph), and
 	// ungraphedSource where the figure comes from.
@@ -670,7 +679,7 @@ func (e estimator) option(tp, pp int) Option {
 
 	mem1, comp1, net1 := e.decodeStep(tp, pp, 1)
 	o.MemoryMs, o.ComputeMs, o.NetworkMs = round(mem1*1e3, 2), round(comp1*1e3, 2), round(net1*1e3, 2)
-	step := max(mem1, comp1) + net1
+	step := max(mem1, comp1) + net1 + e.stepLaunches(1)
 	o.TPOTms = round(step*1e3, 1)
 	o.Dominant = dominant(mem1, comp1, net1)
 	o.TokensPerSec = round(1/step, 1)

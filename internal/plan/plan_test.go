@@ -676,8 +676,8 @@ func TestDraftLaunches(t *testing.T) {
 			o := e.option(1, 1)
 			mem, comp, net := e.decodeStep(1, 1, 1)
 			want := (max(mem, comp) + net + 1e-4*float64(e.m.Layers)/per) * 1e3
-			if math.Abs(o.ConcTPOTms-want) > 0.051 {
-				t.Errorf("draft %d, %.1f tokens a step: %.2f ms a token, want %.2f (the launches over the tokens a step emits)", k, per, o.ConcTPOTms, want)
+			if math.Abs(o.ConcTPOTms-want) > 0.051 || math.Abs(o.TPOTms-want) > 0.051 {
+				t.Errorf("draft %d, %.1f tokens a step: %.2f ms a token (%.2f for one user), want %.2f (the launches over the tokens a step emits)", k, per, o.ConcTPOTms, o.TPOTms, want)
 			}
 		}
 	}
@@ -706,6 +706,21 @@ func TestWeightOnlyFigure(t *testing.T) {
 		}
 		if e1.preMoE.Value != 0.22 || !e1.preMoE.WeightOnly {
 			t.Errorf("%s: weight-only experts take %.2f (%s), want the fitted 0.22", format, e1.preMoE.Value, e1.preMoE.Source)
+		}
+		// The plan says its experts' figure is not fitted, and only then.
+		for i, weightOnly := range []bool{false, true} {
+			w.WeightOnlyExperts = weightOnly
+			p, err := Estimate(load(t, "qwen3.6-35b-a3b.json"), f, c, w, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var said bool
+			for _, n := range p.Assumed {
+				said = said || strings.Contains(n.Unit, "not fitted on experts multiplied in the format")
+			}
+			if said != (i == 0) {
+				t.Errorf("%s, weight-only %v: the plan says the experts' figure is not fitted: %v", format, weightOnly, said)
+			}
 		}
 	}
 }
