@@ -476,14 +476,25 @@ func (p *ncclParser) row(t []byte) bool {
 	if !looksLikeRow(t) {
 		return false
 	}
+	cols := p.cols
+	if cols == nil {
+		cols = defaultColumns
+	}
+	if len(p.out.Tables) >= maxTables {
+		// a row past the last table kept: only whether it is a whole row
+		// counts (a short one may be the first part of a wrapped row),
+		// which its number of fields tells without splitting it
+		if n := fieldCount(t); n >= 4 && n >= len(cols) {
+			if p.cur == nil {
+				p.openTable()
+			}
+			return true // counted in closeTable, not kept
+		}
+	}
 	p.fields = appendFields(p.fields[:0], t)
 	f := p.fields
 	if len(f) < 4 {
 		return false
-	}
-	cols := p.cols
-	if cols == nil {
-		cols = defaultColumns
 	}
 	if len(f) < len(cols) {
 		f = splitGlued(f)
@@ -1008,6 +1019,20 @@ func appendFields(dst [][]byte, s []byte) [][]byte {
 		i = j
 	}
 	return dst
+}
+
+// fieldCount is len(appendFields(nil, s)).
+func fieldCount(s []byte) int {
+	n := 0
+	blank := true
+	for _, c := range s {
+		b := c == ' ' || c == '\t'
+		if blank && !b {
+			n++
+		}
+		blank = b
+	}
+	return n
 }
 
 // fieldsInto is bytes.Fields into a reused slice: appendFields where s has
