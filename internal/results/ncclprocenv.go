@@ -1,6 +1,9 @@
 package results
 
-import "bytes"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // NCCLProcEnv is what one process's INFO lines show of its NCCL settings:
 // the variables its "set by environment" lines name (NCCL prints each once
@@ -21,16 +24,51 @@ const (
 )
 
 // procKey is the "host:pid" of an INFO line's opening "host:pid:tid [dev] "
-// (whatever stands before it), nil when the opening has no such form.
+// (whatever stands before it), nil when the opening has no such form: of
+// its fields (bytes.Fields), the last that does not start with '[', or
+// the one before it. An ASCII opening (all of them but a few) is read
+// from its end without splitting it.
 func procKey(cur []byte) []byte {
-	f := bytes.Fields(cur)
+	for _, c := range cur {
+		if c >= utf8.RuneSelf {
+			return procKeyOf(bytes.Fields(cur))
+		}
+	}
+	e := len(cur)
+	var w []byte
+	for k := range 2 {
+		for e > 0 && asciiBlank[cur[e-1]] {
+			e--
+		}
+		s := e
+		for s > 0 && !asciiBlank[cur[s-1]] {
+			s--
+		}
+		if s == e {
+			return nil
+		}
+		w = cur[s:e]
+		if k > 0 || w[0] != '[' {
+			break
+		}
+		e = s
+	}
+	return procKeyWord(w)
+}
+
+// procKeyOf is procKey of an opening's fields.
+func procKeyOf(f [][]byte) []byte {
 	if n := len(f); n > 0 && f[n-1][0] == '[' {
 		f = f[:n-1]
 	}
 	if len(f) == 0 {
 		return nil
 	}
-	w := f[len(f)-1]
+	return procKeyWord(f[len(f)-1])
+}
+
+// procKeyWord is the "host:pid" of the field "host:pid:tid".
+func procKeyWord(w []byte) []byte {
 	i := bytes.IndexByte(w, ':')
 	if i <= 0 {
 		return nil
