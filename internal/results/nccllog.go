@@ -102,8 +102,8 @@ type NCCLLog struct {
 	// is the one written last)
 	lastTransports [2]transportCount
 	lastTransport  int
-	// comms is what comm read of the last few messages it was handed
-	// (every communicator's lines repeat in a log of many tests)
+	// comms is what comm read of the last few messages it was handed: a
+	// message read again is not searched again
 	comms   recentRead[commFields]
 	scratch [][]byte
 	devs    []NCCLNetDevice // scratch for ibUsing

@@ -26,22 +26,21 @@ const (
 // procKey is the "host:pid" of an INFO line's opening "host:pid:tid [dev] "
 // (whatever stands before it), nil when the opening has no such form: of
 // its fields (bytes.Fields), the last that does not start with '[', or
-// the one before it. An ASCII opening (all of them but a few) is read
-// from its end without splitting it.
+// the one before it. An opening is read from its end without splitting
+// it; one with a byte of 0x80 or more in what is read (a Unicode space
+// bytes.Fields splits at) is split.
 func procKey(cur []byte) []byte {
-	for _, c := range cur {
-		if c >= utf8.RuneSelf {
-			return procKeyOf(bytes.Fields(cur))
-		}
-	}
 	e := len(cur)
 	var w []byte
 	for k := range 2 {
-		for e > 0 && asciiBlank[cur[e-1]] {
+		for e > 0 && asciiSpace(cur[e-1]) {
 			e--
 		}
 		s := e
-		for s > 0 && !asciiBlank[cur[s-1]] {
+		for s > 0 && !asciiSpace(cur[s-1]) {
+			if cur[s-1] >= utf8.RuneSelf {
+				return procKeyOf(bytes.Fields(cur))
+			}
 			s--
 		}
 		if s == e {
@@ -54,6 +53,11 @@ func procKey(cur []byte) []byte {
 		e = s
 	}
 	return procKeyWord(w)
+}
+
+// asciiSpace: c is an ASCII byte unicode.IsSpace holds a space.
+func asciiSpace(c byte) bool {
+	return c == ' ' || c-'\t' <= '\r'-'\t'
 }
 
 // procKeyOf is procKey of an opening's fields.
