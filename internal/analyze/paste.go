@@ -92,7 +92,7 @@ func (p *pasteReader) Next() ([]byte, error) {
 		// nothing to undo and no one to show them to (normaliseLine's
 		// own first case, and what it leaves of a '#' line, without its
 		// call)
-		if len(line) > 1 && (line[0] == '#' || line[0] >= 'a' && line[0] <= 'z' && !(line[0] == 'n' && (line[1] == 'T' || line[1] == 'c') || line[0] == 's' && line[1] == 'i')) &&
+		if len(line) > 0 && (line[0] == '#' || len(line) > 1 && line[0] >= 'a' && line[0] <= 'z' && !(line[0] == 'n' && (line[1] == 'T' || line[1] == 'c') || line[0] == 's' && line[1] == 'i')) &&
 			len(p.stats.prefix) == 0 && p.observe == nil && !p.lr.HasCR() {
 			p.n++
 			return line, nil

@@ -30,3 +30,20 @@ func TestNthFieldToIsFieldCut(t *testing.T) {
 		}
 	}
 }
+
+// Property: fieldCount is the number of fields appendFields splits, for
+// every real line and every prefix and suffix of it (a row cut anywhere).
+func TestFieldCountIsAppendFields(t *testing.T) {
+	lines := realLines(t)
+	lines = append(lines, []byte(""), []byte(" \t "), []byte("\t1  2\t"), []byte("1\n2 \r3"),
+		[]byte("\t\t 1073741824\t134217728 \tfloat\tnone  -1\t\t\t\t\t\t\t\t24414.9 x"), []byte("                 "))
+	for _, line := range lines {
+		for i := range len(line) + 1 {
+			for _, s := range [][]byte{line[:i], line[i:]} {
+				if got, want := fieldCount(s), len(appendFields(nil, s)); got != want {
+					t.Fatalf("fieldCount(%q) = %d; appendFields splits %d", s, got, want)
+				}
+			}
+		}
+	}
+}

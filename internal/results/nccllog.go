@@ -97,8 +97,16 @@ type NCCLLog struct {
 	lastHost  []byte
 	hostBuf   []byte
 	transport map[string]*int64
-	scratch   [][]byte
-	devs      []NCCLNetDevice // scratch for ibUsing
+	// lastTransports are the counters of transport the last connection
+	// lines named, found again without the map's hash (lastTransport
+	// is the one written last)
+	lastTransports [2]transportCount
+	lastTransport  int
+	// comms is what comm read of the last few messages it was handed: a
+	// message read again is not searched again
+	comms   recentRead[commFields]
+	scratch [][]byte
+	devs    []NCCLNetDevice // scratch for ibUsing
 	// ibGen counts changes to IBDevices; usingDevs is the device list of
 	// the last "Using" line, read when IBDevices was at usingGen
 	ibGen, usingGen int
@@ -957,19 +965,7 @@ func (l *NCCLLog) channel(msg []byte) {
 		t := bytes.TrimSpace(msg[j+5:])
 		l.netGDRLine(msg, t)
 		l.intraHostLine(msg, t)
-		if n := l.transport[string(t)]; n != nil {
-			*n++
-			return
-		}
-		if l.transport == nil {
-			l.transport = map[string]*int64{}
-			l.Transports = map[string]int64{}
-		}
-		if len(l.transport) < maxKeys {
-			n := new(int64)
-			*n = 1
-			l.transport[string(t)] = n
-		}
+		l.countTransport(t)
 		return
 	}
 	// "Channel 00/16 : ...": the '/' after the two digits is the first
@@ -982,6 +978,40 @@ func (l *NCCLLog) channel(msg []byte) {
 			l.Channels = n
 		}
 	}
+}
+
+// transportCount is a transport's key and its counter in transport.
+type transportCount struct {
+	key []byte
+	n   *int64
+}
+
+// countTransport counts one connection line via t.
+func (l *NCCLLog) countTransport(t []byte) {
+	for i := range l.lastTransports {
+		if c := &l.lastTransports[i]; c.n != nil && string(c.key) == string(t) {
+			*c.n++
+			return
+		}
+	}
+	n := l.transport[string(t)]
+	if n != nil {
+		*n++
+	} else {
+		if l.transport == nil {
+			l.transport = map[string]*int64{}
+			l.Transports = map[string]int64{}
+		}
+		if len(l.transport) >= maxKeys {
+			return
+		}
+		n = new(int64)
+		*n = 1
+		l.transport[string(t)] = n
+	}
+	l.lastTransport = (l.lastTransport + 1) % len(l.lastTransports)
+	c := &l.lastTransports[l.lastTransport]
+	c.key, c.n = append(c.key[:0], t...), n
 }
 
 func (l *NCCLLog) netIB(msg []byte) {
@@ -1145,8 +1175,11 @@ func (l *NCCLLog) gid(msg []byte) {
 // and the older "comm 0x... rank 1 nranks 2 cudaDev 0 busId f5000 - Init COMPLETE".
 func (l *NCCLLog) comm(msg []byte) {
 	l.initComplete(msg)
-	var f commFields
-	f.read(msg)
+	f, ok := l.comms.get(msg)
+	if !ok {
+		f.read(msg)
+		l.comms.put(msg, f)
+	}
 	if f.nRanks.ok {
 		l.NRanks = f.nRanks.n
 	} else if f.nranks.ok {

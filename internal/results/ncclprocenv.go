@@ -1,6 +1,9 @@
 package results
 
-import "bytes"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // NCCLProcEnv is what one process's INFO lines show of its NCCL settings:
 // the variables its "set by environment" lines name (NCCL prints each once
@@ -21,16 +24,55 @@ const (
 )
 
 // procKey is the "host:pid" of an INFO line's opening "host:pid:tid [dev] "
-// (whatever stands before it), nil when the opening has no such form.
+// (whatever stands before it), nil when the opening has no such form: of
+// its fields (bytes.Fields), the last that does not start with '[', or
+// the one before it. An opening is read from its end without splitting
+// it; one with a byte of 0x80 or more in what is read (a Unicode space
+// bytes.Fields splits at) is split.
 func procKey(cur []byte) []byte {
-	f := bytes.Fields(cur)
+	e := len(cur)
+	var w []byte
+	for k := range 2 {
+		for e > 0 && asciiSpace(cur[e-1]) {
+			e--
+		}
+		s := e
+		for s > 0 && !asciiSpace(cur[s-1]) {
+			if cur[s-1] >= utf8.RuneSelf {
+				return procKeyOf(bytes.Fields(cur))
+			}
+			s--
+		}
+		if s == e {
+			return nil
+		}
+		w = cur[s:e]
+		if k > 0 || w[0] != '[' {
+			break
+		}
+		e = s
+	}
+	return procKeyWord(w)
+}
+
+// asciiSpace: c is an ASCII byte unicode.IsSpace holds a space.
+func asciiSpace(c byte) bool {
+	return c == ' ' || c-'\t' <= '\r'-'\t'
+}
+
+// procKeyOf is procKey of an opening's fields.
+func procKeyOf(f [][]byte) []byte {
 	if n := len(f); n > 0 && f[n-1][0] == '[' {
 		f = f[:n-1]
 	}
 	if len(f) == 0 {
 		return nil
 	}
-	w := f[len(f)-1]
+	return procKeyWord(f[len(f)-1])
+}
+
+// procKeyWord is the "host:pid" of the field "host:pid:tid".
+func procKeyWord(w []byte) []byte {
 	i := bytes.IndexByte(w, ':')
 	if i <= 0 {
 		return nil

@@ -1,6 +1,7 @@
 package results
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 )
@@ -45,5 +46,23 @@ func TestProcEnv(t *testing.T) {
 	}
 	if o.Log.Env["NCCL_MIN_NCHANNELS"] != "4" {
 		t.Fatalf("Env %v", o.Log.Env)
+	}
+}
+
+// Property: procKey is procKeyOf the opening's bytes.Fields, for every
+// prefix and suffix of every real line (any opening cut anywhere) and of
+// openings with other blanks, brackets and non-ASCII spaces.
+func TestProcKeyIsFieldsRead(t *testing.T) {
+	lines := realLines(t)
+	lines = append(lines, []byte("h:1:2 [0]"), []byte("[0]"), []byte("[a] [b] "), []byte("\vh:1:2\f[3]\r"),
+		[]byte("h:1:2\u00a0[0] "), []byte("\u0085x:12:3 [1] "), []byte("h:12:3 \xff[0] "))
+	for _, line := range lines {
+		for i := range len(line) + 1 {
+			for _, s := range [][]byte{line[:i], line[i:]} {
+				if got, want := procKey(s), procKeyOf(bytes.Fields(s)); !bytes.Equal(got, want) || (got == nil) != (want == nil) {
+					t.Fatalf("procKey(%q) = %q; its fields say %q", s, got, want)
+				}
+			}
+		}
 	}
 }

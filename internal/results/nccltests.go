@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"strings"
@@ -476,14 +477,25 @@ func (p *ncclParser) row(t []byte) bool {
 	if !looksLikeRow(t) {
 		return false
 	}
+	cols := p.cols
+	if cols == nil {
+		cols = defaultColumns
+	}
+	if len(p.out.Tables) >= maxTables {
+		// a row past the last table kept: only whether it is a whole row
+		// counts (a short one may be the first part of a wrapped row),
+		// which its number of fields tells without splitting it
+		if n := fieldCount(t); n >= 4 && n >= len(cols) {
+			if p.cur == nil {
+				p.openTable()
+			}
+			return true // counted in closeTable, not kept
+		}
+	}
 	p.fields = appendFields(p.fields[:0], t)
 	f := p.fields
 	if len(f) < 4 {
 		return false
-	}
-	cols := p.cols
-	if cols == nil {
-		cols = defaultColumns
 	}
 	if len(f) < len(cols) {
 		f = splitGlued(f)
@@ -1008,6 +1020,31 @@ func appendFields(dst [][]byte, s []byte) [][]byte {
 		i = j
 	}
 	return dst
+}
+
+// fieldCount is len(appendFields(nil, s)): the bytes that are not a blank
+// (' ' or '\t') and follow one or the start, eight tested at a time.
+func fieldCount(s []byte) int {
+	const tabs = 0x0909090909090909
+	const high = 0x8080808080808080
+	n := 0
+	carry := uint64(1) // the byte before s counts as a blank
+	for len(s) >= 8 {
+		w := binary.LittleEndian.Uint64(s)
+		b := zeroBytes(w^blanks) | zeroBytes(w^tabs) // high bit of each blank
+		n += bits.OnesCount64(^b & high & (b<<8 | carry<<7))
+		carry = b >> 63
+		s = s[8:]
+	}
+	blank := carry == 1
+	for _, c := range s {
+		b := c == ' ' || c == '\t'
+		if blank && !b {
+			n++
+		}
+		blank = b
+	}
+	return n
 }
 
 // fieldsInto is bytes.Fields into a reused slice: appendFields where s has
