@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 179607
-	signaturesGenCRC   = 0x8c031230
+	signaturesGenLen   = 180412
+	signaturesGenCRC   = 0x9d8c4e18
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -5303,12 +5303,12 @@ var generatedSignatures = []Signature{
 		Match: []string{
 			"nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.invalid argument.",
 			"nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.(unknown error|the operation cannot be performed in the present state)",
-			"Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error (?:[013-9]|[1-9]\\d+)\\b",
+			"Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error (?:[013-9]|[1-9]\\d+)\\b(?: '[^']*')?\\.?\\s*(?:$|\\\\n|This is)",
 		},
 		Weight:        1.3,
 		Severity:      "fail",
 		MeaningSpark:  "DGX Spark has no NVSwitch and no NVLS; this line comes from an NVSwitch system",
-		MeaningServer: "NCCL's NVLS multicast setup (cuMulticastCreate, cuMulticastAddDevice, cuMulticastBindMem in transport/nvls.cc) failed on an NVSwitch system with invalid argument (1), illegal state (401) or unknown error (999); NCCL 2.27 and later say it outright: \"usually caused by a system or configuration error in the Fabric Manager or NVSwitches\". Usually nvidia-fabricmanager was restarted (or started out of order) without a GPU reset, so the fabric no longer matches the GPUs",
+		MeaningServer: "NCCL's NVLS multicast setup (cuMulticastCreate, cuMulticastAddDevice, cuMulticastBindMem in transport/nvls.cc) failed on an NVSwitch system with invalid argument (1), illegal state (401) or unknown error (999); NCCL 2.27 and later say it outright: \"usually caused by a system or configuration error in the Fabric Manager or NVSwitches\". Usually nvidia-fabricmanager was restarted (or started out of order) without a GPU reset, so the fabric no longer matches the GPUs. The bind failure is fatal from NCCL 2.29 on, and in 2.27 to 2.28 only with NCCL_NVLS_ENABLE=1; otherwise those releases print it as an INFO line ending in \"Proceeding without NVLS support.\" and go on without NVLS, which is no failure",
 		Fix:           "stop GPU jobs, reset the GPUs or reboot the node so the driver and nvidia-fabricmanager start in order (then nvidia-smi -q shows Fabric State: Completed); NCCL_NVLS_ENABLE=0 confirms it is NVLS and works around it meanwhile",
 		Sources: []string{
 			"https://github.com/NVIDIA/nccl/issues/976",
@@ -5414,7 +5414,7 @@ var generatedSignatures = []Signature{
 			},
 			{
 				prefix:   []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory of size "),
-				anchored: lazyRegexp("^(?:Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error (?:[013-9]|[1-9]\\d+)\\b)", nil),
+				anchored: lazyRegexp("^(?:Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error (?:[013-9]|[1-9]\\d+)\\b(?: '[^']*')?\\.?\\s*(?:$|\\\\n|This is))", nil),
 				filter: prefilter{
 					op: pfAll,
 					subs: []prefilter{
@@ -5452,14 +5452,15 @@ var generatedSignatures = []Signature{
 		Title: "NVLink SHARP (NVLS) multicast memory could not be bound: CUDA error 2, the NVSwitch multicast resources are used up",
 		Kind:  "cuda",
 		Match: []string{
-			"Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error 2\\b",
+			"Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error 2\\b(?: '[^']*')?\\.?\\s*(?:$|\\\\n|This is)",
 		},
 		Weight:        1.35,
 		Severity:      "fail",
 		MeaningSpark:  "DGX Spark has no NVSwitch and no NVLS; this line comes from an NVSwitch system",
-		MeaningServer: "cuMulticastBindMem returned CUDA error 2 (out of memory) for memory NCCL had already allocated and mapped (cuMemCreate and cuMemMap succeed just before it in transport/nvls.cc): what ran out is the NVSwitch's multicast resources, not GPU memory. Every NVLS communicator holds multicast groups, and a job that creates many communicators (FSDP or tensor-parallel sub-groups) uses up the switch's slots; Fabric Manager is healthy and NCCL's hint about it misleads here. NCCL treats the failure as fatal by design",
+		MeaningServer: "cuMulticastBindMem returned CUDA error 2 (out of memory) for memory NCCL had already allocated and mapped (cuMemCreate and cuMemMap succeed just before it in transport/nvls.cc): what ran out is the NVSwitch's multicast resources, not GPU memory. Every NVLS communicator holds multicast groups, and a job that creates many communicators (FSDP or tensor-parallel sub-groups) uses up the switch's slots; Fabric Manager is healthy and NCCL's hint about it misleads here. NCCL treats the failure as fatal from 2.29 on; 2.27 and 2.28 fail only with NCCL_NVLS_ENABLE=1 and otherwise print it as an INFO line ending in \"Proceeding without NVLS support.\" and go on without NVLS, which is no failure",
 		Fix:           "set NCCL_NVLS_ENABLE=0 for the job (the answer of NVIDIA in the thread: disable NVLS where it cannot be used), or create fewer communicators and destroy those no longer used so that fewer multicast groups are held at once",
 		Sources: []string{
+			"NVIDIA/nccl src/transport/nvls.cc v2.28.9-1:283-290 (cuMulticastBindMem failing: WARN and ncclUnhandledCudaError only when NCCL_NVLS_ENABLE=1, else INFO \"... CUDA error %d '%s'. Proceeding without NVLS support.\" and NVLS turned off) and v2.29.2-1:284 (the WARN unconditional)",
 			"NVIDIA/nccl src/transport/nvls.cc v2.27.3-1 to v2.30.7-1 (ncclNvlsGroupCreate: cuMemCreate and cuMemMap of the unicast buffer, then cuMulticastBindMem, whose failure is the WARN \"Failed to bind NVLink SHARP (NVLS) Multicast memory of size %ld : CUDA error %d\")",
 			"https://github.com/NVIDIA/nccl/issues/2077",
 		},
@@ -5477,7 +5478,7 @@ var generatedSignatures = []Signature{
 		plans: []matchPlan{
 			{
 				prefix:   []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory of size "),
-				anchored: lazyRegexp("^(?:Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error 2\\b)", nil),
+				anchored: lazyRegexp("^(?:Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error 2\\b(?: '[^']*')?\\.?\\s*(?:$|\\\\n|This is))", nil),
 				filter: prefilter{
 					op: pfAll,
 					subs: []prefilter{
