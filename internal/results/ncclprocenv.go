@@ -21,7 +21,11 @@ const (
 )
 
 // procKey is the "host:pid" of an INFO line's opening "host:pid:tid [dev] "
-// (whatever stands before it), nil when the opening has no such form.
+// (whatever stands before it), nil when the opening has no such form. The
+// word is read from the right (tid digits, ':', pid digits, ':', the host
+// back to the previous ':', ']' or '>' or the word's start), so a prefix
+// glued to the host ("[default0]:host:pid:tid", "tag:host:pid:tid") stays
+// out of the key.
 func procKey(cur []byte) []byte {
 	f := bytes.Fields(cur)
 	if n := len(f); n > 0 && f[n-1][0] == '[' {
@@ -31,18 +35,30 @@ func procKey(cur []byte) []byte {
 		return nil
 	}
 	w := f[len(f)-1]
-	i := bytes.IndexByte(w, ':')
-	if i <= 0 {
+	digits := func(end int) int { // start of the digits ending at end
+		i := end
+		for i > 0 && w[i-1] >= '0' && w[i-1] <= '9' {
+			i--
+		}
+		return i
+	}
+	tid := digits(len(w))
+	if tid == len(w) || tid == 0 || w[tid-1] != ':' {
 		return nil
 	}
-	j := i + 1
-	for j < len(w) && w[j] >= '0' && w[j] <= '9' {
-		j++
-	}
-	if j == i+1 || j >= len(w) || w[j] != ':' {
+	pidEnd := tid - 1
+	pid := digits(pidEnd)
+	if pid == pidEnd || pid == 0 || w[pid-1] != ':' {
 		return nil
 	}
-	return w[:j]
+	host := pid - 1
+	for host > 0 && w[host-1] != ':' && w[host-1] != ']' && w[host-1] != '>' {
+		host--
+	}
+	if host == pid-1 {
+		return nil
+	}
+	return w[host:pidEnd]
 }
 
 // procEnv is the record of the process whose INFO line is being read, made
