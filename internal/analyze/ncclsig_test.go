@@ -54,9 +54,9 @@ func TestNVMLMissingSignature(t *testing.T) {
 // other network transport's socket type (4 NET/IB, 3 NET/Socket, either
 // way round; the forms before and from 2.27, which names the peer's
 // address), on any number of ranks, ranks socket-type-mismatch first; the
-// other socket types (bootstrap 1, proxy 2, RAS 5), a wrong magic and
-// 2.30's INFO line, which discards the connection and goes on, do not raise
-// it.
+// same in 2.30.7's INFO form, which discards the connection so that the
+// transport's own never comes; the other socket types (bootstrap 1, proxy
+// 2, RAS 5) and a wrong magic do not raise it.
 func TestSocketTypeMismatchSignature(t *testing.T) {
 	r := rand.New(rand.NewPCG(190, 360))
 	for range 20 {
@@ -69,6 +69,11 @@ func TestSocketTypeMismatchSignature(t *testing.T) {
 			fmt.Fprintf(&b, "%s NCCL INFO misc/socket.cc:%d -> 3\n%s NCCL INFO transport/net_socket.cc:%d -> 3\n", head, 600+r.IntN(60), head, 380+r.IntN(40))
 		}
 		checkFirst(t, b.String(), "error.socket-type-mismatch")
+		// 2.30.7's INFO form (src/misc/socket.cc v2.30.7-1:378-381): the
+		// connection is discarded and the transport's connection never comes
+		info := fmt.Sprintf("%s NCCL INFO socketFinalizeAccept from 10.%d.%d.%d<%d>: wrong socket type (peer %s -- peer connected to wrong NCCL socket), discarding peer connection\n",
+			ncclHead(r), r.IntN(256), r.IntN(256), r.IntN(256), 30000+r.IntN(30000), []string{"4 != expected 3", "3 != expected 4"}[r.IntN(2)])
+		checkFirst(t, info, "error.socket-type-mismatch")
 	}
 	for _, l := range []string{
 		"node-0:5109:5177 [0] misc/socket.cc:502 NCCL WARN socketFinalizeAccept: wrong type 1 != 2\n",
@@ -76,7 +81,7 @@ func TestSocketTypeMismatchSignature(t *testing.T) {
 		"node-0:5109:5177 [0] misc/socket.cc:502 NCCL WARN socketFinalizeAccept: wrong type 43 != 3\n",
 		"node-0:5109:5177 [0] misc/socket.cc:502 NCCL WARN socketFinalizeAccept: wrong type 4 != 31\n",
 		"node-0:5109:5177 [0] misc/socket.cc:484 NCCL WARN socketFinalizeAccept: wrong magic 4 != 3\n",
-		"node-0:5109:5177 [0] NCCL INFO socketFinalizeAccept from 10.0.0.2<40000>: wrong socket type (peer 4 != expected 3 -- peer connected to wrong NCCL socket), discarding peer connection\n",
+		"node-0:5109:5177 [0] NCCL INFO socketFinalizeAccept from 10.0.0.2<40000>: wrong socket type (peer 1 != expected 2 -- peer connected to wrong NCCL socket), discarding peer connection\n",
 	} {
 		checkFlag(t, l, "error.socket-type-mismatch", false)
 	}

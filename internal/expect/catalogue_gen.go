@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 180412
-	signaturesGenCRC   = 0x9d8c4e18
+	signaturesGenLen   = 180881
+	signaturesGenCRC   = 0xcfeb2d4d
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -3215,6 +3215,7 @@ var generatedSignatures = []Signature{
 		Kind:  "socket",
 		Match: []string{
 			"socketFinalizeAccept(?: from \\S+)?: wrong type (?:3 != 4|4 != 3)\\b",
+			"socketFinalizeAccept from \\S+: wrong socket type \\(peer (?:3 != expected 4|4 != expected 3)\\b",
 		},
 		Weight:        1.2,
 		Severity:      "fail",
@@ -3222,16 +3223,23 @@ var generatedSignatures = []Signature{
 		MeaningServer: "the connection's first bytes name the peer's socket type: 4 is a NET/IB connection, 3 a NET/Socket one, and the first number is the peer's; so one rank chose NCCL's RDMA transport and the other its TCP transport: the ranks run with different NCCL settings (NCCL_IB_DISABLE, NCCL_NET or a net plugin set on some nodes only; mpirun forwards only the variables -x names) or the RDMA devices are visible on some nodes only",
 		Fix:           "start every rank with the same NCCL environment (mpirun -x NCCL_IB_DISABLE -x NCCL_SOCKET_IFNAME ..., or set them in /etc/nccl.conf on every node) and check with NCCL_DEBUG=INFO that every rank prints the same \"Using network\" line",
 		Sources: []string{
+			"NVIDIA/nccl src/misc/socket.cc v2.30.7-1:378-383 (socketFinalizeAccept: INFO \"socketFinalizeAccept from %s: wrong socket type (peer %d != expected %d -- peer connected to wrong NCCL socket), discarding peer connection\"; the connection is dropped and the accept goes on waiting, so the connection of this transport that the rank waits for does not come)",
 			"NVIDIA/nccl src/misc/socket.cc v2.16.5-1 to v2.30.4-1 (socketFinalizeAccept: WARN \"wrong type %d != %d\" with the type the peer sent first and this socket's second, then ncclInternalError), src/include/socket.h (ncclSocketTypeNetSocket = 3, ncclSocketTypeNetIb = 4), src/transport/net_socket.cc and net_ib/connect.cc (each transport's sockets are of its type)",
 			"https://github.com/NVIDIA/nccl-tests/issues/360",
 		},
 		Lits: [][]byte{
 			[]byte("socketFinalizeAccept"),
+			[]byte("socketFinalizeAccept from "),
 		},
 		AllLits: [][][]byte{
 			[][]byte{
 				[]byte("socketFinalizeAccept"),
 				[]byte(": wrong type "),
+			},
+			[][]byte{
+				[]byte("socketFinalizeAccept from "),
+				[]byte(": wrong socket type "),
+				[]byte("peer "),
 			},
 		},
 		plans: []matchPlan{
@@ -3266,6 +3274,39 @@ var generatedSignatures = []Signature{
 					[]byte("socketFinalizeAccept"),
 					[]byte(": wrong type 3 != 4"),
 					[]byte(": wrong type 4 != 3"),
+				},
+			},
+			{
+				prefix:   []byte("socketFinalizeAccept from "),
+				anchored: lazyRegexp("^(?:socketFinalizeAccept from \\S+: wrong socket type \\(peer (?:3 != expected 4|4 != expected 3)\\b)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("socketFinalizeAccept from "),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte(": wrong socket type (peer 3 != expected 4"),
+									k:   1,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(": wrong socket type (peer 4 != expected 3"),
+									k:   2,
+								},
+							},
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("socketFinalizeAccept from "),
+					[]byte(": wrong socket type (peer 3 != expected 4"),
+					[]byte(": wrong socket type (peer 4 != expected 3"),
 				},
 			},
 		},
