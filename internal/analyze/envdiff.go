@@ -110,7 +110,8 @@ func (a *analysis) envDiffers(o *results.NCCLOutput, hits []diagnose.ErrorHit) {
 }
 
 // envDifferences says which job-wide variables differ between the
-// processes that print their variables, "" when none does.
+// processes that print their variables, "" when none does: the first
+// three, and how many more.
 func envDifferences(procs []results.NCCLProcEnv) string {
 	var shown []results.NCCLProcEnv
 	for _, p := range procs {
@@ -131,19 +132,25 @@ func envDifferences(procs []results.NCCLProcEnv) string {
 	}
 	slices.Sort(names)
 	var parts []string
+	more := 0
 	for _, k := range names {
-		if s := envVarDiffers(k, shown); s != "" {
+		if s := envVarDiffers(k, shown); s == "" {
+			continue
+		} else if len(parts) < 3 {
 			parts = append(parts, s)
+		} else {
+			more++
 		}
-		if len(parts) == 3 {
-			break
-		}
+	}
+	if more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
 	}
 	return strings.Join(parts, "; ")
 }
 
 // envVarDiffers says how variable k differs between the hosts of the
-// processes, "" when it does not: its values, and the processes that
+// processes, "" when it does not: its values (compared case-folded, NCCL
+// reads "simple" and "Simple" alike; shown as printed), and the processes that
 // finished init with their other variables shown but not k, where NCCL
 // reads k during init (initReadEnv). The processes
 // of one host must agree: where they do not, the paste holds several runs
@@ -152,12 +159,17 @@ func envVarDiffers(k string, procs []results.NCCLProcEnv) string {
 	const unsetValue = "\x00unset"
 	var values []string
 	where := map[string]string{}
+	printed := map[string]string{} // the value as the first process printed it
 	hostValue := map[string]string{}
 	for _, p := range procs {
 		v, ok := p.Env[k]
 		switch {
 		case ok:
-			v = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(v), "."))
+			shown := strings.TrimSuffix(strings.TrimSpace(v), ".")
+			v = strings.ToLower(shown)
+			if _, seen := printed[v]; !seen {
+				printed[v] = shown
+			}
 		case p.Init && initReadEnv[k]:
 			v = unsetValue
 		default:
@@ -180,7 +192,7 @@ func envVarDiffers(k string, procs []results.NCCLProcEnv) string {
 		if v == unsetValue {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s=%s on %s", k, v, where[v]))
+		parts = append(parts, fmt.Sprintf("%s=%s on %s", k, printed[v], where[v]))
 	}
 	if len(parts) == 0 {
 		return ""

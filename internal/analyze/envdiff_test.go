@@ -184,3 +184,46 @@ func TestEnvNotOnEveryNode(t *testing.T) {
 		checkEnvFlag(t, envPrefixes, strings.ReplaceAll(paste, "NCCL_NET_GDR_LEVEL set by environment to SYS", "NCCL_SOCKET_IFNAME set by environment to ibp209s0f0"), "nccl.env-not-on-every-node", false)
 	}
 }
+
+// The evidence shows each value as NCCL printed it (values that differ
+// only in case are one: NCCL reads "simple" as "Simple"), and says how
+// many differences it leaves out after the first three, on any number of
+// hosts and differing variables.
+func TestEnvDiffersEvidence(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 135))
+	vars := [][3]string{{"NCCL_PROTO", "Simple", "LL128"}, {"NCCL_ALGO", "Ring", "Tree"}, {"NCCL_BUFFSIZE", "8388608", "4194304"},
+		{"NCCL_IB_DISABLE", "1", "0"}, {"NCCL_NTHREADS", "256", "512"}, {"NCCL_MAX_NCHANNELS", "8", "16"}}
+	for range 8 {
+		hosts, procs := 2+r.IntN(4), 1+r.IntN(3)
+		n := 1 + r.IntN(len(vars))
+		odd := r.IntN(hosts)
+		job := envJob(r, hosts, procs, func(h, _ int) map[string]string {
+			m := map[string]string{}
+			for _, v := range vars[:n] {
+				if h == odd {
+					m[v[0]] = v[2]
+				} else {
+					m[v[0]] = v[1]
+				}
+			}
+			// the same value in another case is no difference
+			m["NCCL_CUMEM_ENABLE"] = []string{"Enabled", "ENABLED"}[h%2]
+			return m
+		}, always)
+		for _, pre := range torchPrefixes {
+			f := flagOf(analyseText(behind(pre, job)), "nccl.env-differs-between-ranks")
+			if f == nil {
+				t.Fatalf("%q: no flag", pre)
+			}
+			if strings.Contains(f.Evidence, "NCCL_CUMEM_ENABLE") {
+				t.Errorf("case-only difference named: %s", f.Evidence)
+			}
+			if n >= 2 && !strings.Contains(f.Evidence, "NCCL_ALGO=Ring") && !strings.Contains(f.Evidence, "NCCL_ALGO=Tree") {
+				t.Errorf("printed value not shown: %s", f.Evidence)
+			}
+			if more := fmt.Sprintf("and %d more", n-3); (n > 3) != strings.Contains(f.Evidence, more) {
+				t.Errorf("%d differences: %s", n, f.Evidence)
+			}
+		}
+	}
+}
