@@ -211,6 +211,12 @@ func TestFixedLaterRelease(t *testing.T) {
 	}
 	checkFirst(t, warn(), "error.nccl-topology-reverse-path-missing")
 	checkFlag(t, warn(), "nccl.too-old", false)
+	// the message speaks to the user; where in NCCL's source the fix lies
+	// is the source field's
+	f := flagOf(analyseText(forms[0]("2.14.3")), "nccl.too-old")
+	if f == nil || strings.Contains(f.Message, "git ") || strings.Contains(f.Message, ".cc") || !strings.Contains(f.Source, "xml.cc") {
+		t.Errorf("nccl.too-old: %+v", f)
+	}
 }
 
 // NET/IB's async local access violation from NCCL 2.20.3 or later reads as

@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 180881
-	signaturesGenCRC   = 0xcfeb2d4d
+	signaturesGenLen   = 180935
+	signaturesGenCRC   = 0xcd31ec72
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -1880,9 +1880,10 @@ var generatedSignatures = []Signature{
 			"NVIDIA/nccl src/graph/paths.cc v2.14.3-1 to v2.30.7-1 (ncclTopoSetPaths: WARN \"Failed to find reverse path from remNode %d/%lx nlinks %d to node %d/%lx\", then ncclInternalError)",
 			"https://github.com/NVIDIA/nccl/issues/1253",
 			"https://github.com/mila-iqia/milabench/issues/183",
+			"NVIDIA/nccl src/graph/xml.cc v2.14.3-1 to v2.15.1-1 (maxNvLinks 12 -> 18 for sm >= 90; the links' state through NVML_FI_DEV_NVLINK_GET_STATE)",
 		},
 		FixedIn: "2.15.1",
-		FixedBy: "NCCL 2.15.1 reads up to 18 NVLinks of an sm90 GPU and their state through NVML's NVML_FI_DEV_NVLINK_GET_STATE field (src/graph/xml.cc, git diff v2.14.3-1 v2.15.1-1: maxNvLinks 12 -> 18 for sm >= 90)",
+		FixedBy: "NCCL 2.15.1 reads up to 18 NVLinks of a Hopper GPU (sm90), and their state the way Hopper reports it",
 		Lits: [][]byte{
 			[]byte("Failed to find reverse path from remNode "),
 		},
