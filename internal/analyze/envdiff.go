@@ -46,6 +46,30 @@ var jobWideEnv = map[string]bool{
 	"NCCL_LAUNCH_RACE_FATAL": true, "NCCL_IPC_USE_ABSTRACT_SOCKET": true, "NCCL_SYM_GIN_KERNELS_ENABLE": true,
 }
 
+// initReadEnv are the job-wide variables every process reads while it
+// initializes its communicator, before "Init COMPLETE": a process that
+// completed init and printed its other variables but not one of these ran
+// without it. The rest are read later, when a connection is made or a
+// buffer registered (NCCL_IB_QPS_PER_CONNECTION when the NET/IB connection
+// is made, NCCL_NET_SHARED_BUFFERS, NCCL_LOCAL_REGISTER and
+// NCCL_GRAPH_REGISTER per collective; with NCCL_RUNTIME_CONNECT, the
+// default from 2.22, most transports connect at the first collective), so
+// their absence says nothing. Source: NVIDIA/nccl v2.30.7-1, the calls of
+// initTransportsRank in src/init.cc: ncclNetInit (line 475; NCCL_IB_DISABLE
+// in transport/net_ib/init.cc:291), ncclTopoComputePaths (line 1143;
+// NCCL_P2P_DISABLE and NCCL_P2P_LEVEL in graph/paths.cc:289, and
+// NCCL_NET_GDR_LEVEL in graph/paths.cc:512 through ncclTopoCheckGdr at
+// :847), ncclNvlsInit (line 1169; NCCL_NVLS_ENABLE in transport/nvls.cc:262),
+// ncclTopoPostset (line 1480; NCCL_MIN_NCHANNELS and NCCL_MAX_NCHANNELS in
+// graph/connect.cc:334-351), computeBuffSizes (line 1499; NCCL_BUFFSIZE) and
+// ncclTopoTuneModel (line 1644; NCCL_PROTO and NCCL_ALGO in
+// graph/tuning.cc:453-458, NCCL_NTHREADS in :247).
+var initReadEnv = map[string]bool{
+	"NCCL_IB_DISABLE": true, "NCCL_P2P_DISABLE": true, "NCCL_P2P_LEVEL": true, "NCCL_NET_GDR_LEVEL": true,
+	"NCCL_NVLS_ENABLE": true, "NCCL_MIN_NCHANNELS": true, "NCCL_MAX_NCHANNELS": true, "NCCL_BUFFSIZE": true,
+	"NCCL_PROTO": true, "NCCL_ALGO": true, "NCCL_NTHREADS": true,
+}
+
 const envDiffersSource = "NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (the \"Debugging\" variables, which change how NCCL moves data; the \"System configuration\" ones, which may differ per node, are not compared) and src/misc/param.cc (each process prints \"<NAME> set by environment to <value>\" once, when it first reads the variable); https://github.com/NVIDIA/nccl-tests/issues/360 and https://github.com/NVIDIA/nccl-tests/issues/350 (variables exported on the launching node only: mpirun passes only those -x names)"
 
 // envDiffers: the processes of one job show different NCCL settings.
@@ -86,7 +110,8 @@ func (a *analysis) envDiffers(o *results.NCCLOutput, hits []diagnose.ErrorHit) {
 }
 
 // envDifferences says which job-wide variables differ between the
-// processes that print their variables, "" when none does.
+// processes that print their variables, "" when none does: the first
+// three, and how many more.
 func envDifferences(procs []results.NCCLProcEnv) string {
 	var shown []results.NCCLProcEnv
 	for _, p := range procs {
@@ -107,33 +132,45 @@ func envDifferences(procs []results.NCCLProcEnv) string {
 	}
 	slices.Sort(names)
 	var parts []string
+	more := 0
 	for _, k := range names {
-		if s := envVarDiffers(k, shown); s != "" {
+		if s := envVarDiffers(k, shown); s == "" {
+			continue
+		} else if len(parts) < 3 {
 			parts = append(parts, s)
+		} else {
+			more++
 		}
-		if len(parts) == 3 {
-			break
-		}
+	}
+	if more > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more", more))
 	}
 	return strings.Join(parts, "; ")
 }
 
 // envVarDiffers says how variable k differs between the hosts of the
-// processes, "" when it does not: its values, and the processes that
-// finished init with their other variables shown but not k. The processes
+// processes, "" when it does not: its values (compared case-folded, NCCL
+// reads "simple" and "Simple" alike; shown as printed), and the processes that
+// finished init with their other variables shown but not k, where NCCL
+// reads k during init (initReadEnv). The processes
 // of one host must agree: where they do not, the paste holds several runs
 // (one tried with the variable, one without) and nothing is said.
 func envVarDiffers(k string, procs []results.NCCLProcEnv) string {
 	const unsetValue = "\x00unset"
 	var values []string
 	where := map[string]string{}
+	printed := map[string]string{} // the value as the first process printed it
 	hostValue := map[string]string{}
 	for _, p := range procs {
 		v, ok := p.Env[k]
 		switch {
 		case ok:
-			v = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(v), "."))
-		case p.Init:
+			shown := strings.TrimSuffix(strings.TrimSpace(v), ".")
+			v = strings.ToLower(shown)
+			if _, seen := printed[v]; !seen {
+				printed[v] = shown
+			}
+		case p.Init && initReadEnv[k]:
 			v = unsetValue
 		default:
 			continue // its lines may stop before NCCL read k
@@ -155,7 +192,7 @@ func envVarDiffers(k string, procs []results.NCCLProcEnv) string {
 		if v == unsetValue {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s=%s on %s", k, v, where[v]))
+		parts = append(parts, fmt.Sprintf("%s=%s on %s", k, printed[v], where[v]))
 	}
 	if len(parts) == 0 {
 		return ""

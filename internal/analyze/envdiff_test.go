@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"fmt"
+	mrand "math/rand"
 	"math/rand/v2"
 	"os"
 	"strings"
@@ -43,6 +44,34 @@ func always(int, int) bool { return true }
 // explains. The node-specific variables differing, the same value
 // everywhere, and a process without it that did not complete init or
 // printed no variable at all raise nothing.
+// envPrefixes are the prefixes the process rules are checked behind:
+// every real one, none and a few random ones (some end in ":" right before
+// the host); torchPrefixes adds torchrun's "[default0]:" of its --tee
+// output, which runs no nccl-tests.
+var (
+	envPrefixes   = causePrefixes(mrand.New(mrand.NewSource(190)))
+	torchPrefixes = append(append([]string{}, envPrefixes...), "[default0]:", "[default3]:")
+)
+
+func checkEnvFlag(t *testing.T, pres []string, paste, id string, fire bool) {
+	t.Helper()
+	for _, pre := range pres {
+		if got := hasFlag(analyseText(behind(pre, paste)), id); got != fire {
+			t.Errorf("%q behind %q: %s fired %v, want %v", paste, pre, id, got, fire)
+		}
+	}
+}
+
+func checkEnvFirst(t *testing.T, pres []string, paste, id string) {
+	t.Helper()
+	for _, pre := range pres {
+		a := analyseText(behind(pre, paste))
+		if got := topCause(a); got != id {
+			t.Errorf("%q behind %q: first %q, want %s (%+v)", paste, pre, got, id, a.Flags)
+		}
+	}
+}
+
 func TestEnvDiffersBetweenRanks(t *testing.T) {
 	r := rand.New(rand.NewPCG(190, 214))
 	jobVars := [][3]string{{"NCCL_IB_DISABLE", "1", "0"}, {"NCCL_PROTO", "Simple", "LL128"}, {"NCCL_BUFFSIZE", "8388608", "4194304"}, {"NCCL_NET_GDR_LEVEL", "SYS", "PHB"}, {"NCCL_ALGO", "Ring", "Tree"}}
@@ -57,8 +86,8 @@ func TestEnvDiffersBetweenRanks(t *testing.T) {
 			}
 			return map[string]string{jv[0]: jv[1]}
 		}, always)
-		checkFlag(t, differ, "nccl.env-differs-between-ranks", true)
-		checkFirst(t, differ+truncated, "nccl.env-differs-between-ranks")
+		checkEnvFlag(t, torchPrefixes, differ, "nccl.env-differs-between-ranks", true)
+		checkEnvFirst(t, torchPrefixes, differ+truncated, "nccl.env-differs-between-ranks")
 		// set on every host but one, whose processes print their other
 		// variables and complete init
 		missing := envJob(r, hosts, procs, func(h, _ int) map[string]string {
@@ -67,11 +96,11 @@ func TestEnvDiffersBetweenRanks(t *testing.T) {
 			}
 			return map[string]string{jv[0]: jv[1]}
 		}, always)
-		checkFlag(t, missing, "nccl.env-differs-between-ranks", true)
+		checkEnvFlag(t, torchPrefixes, missing, "nccl.env-differs-between-ranks", true)
 		// the same: nothing
 		same := envJob(r, hosts, procs, func(int, int) map[string]string { return map[string]string{jv[0]: jv[1]} }, always)
-		checkFlag(t, same, "nccl.env-differs-between-ranks", false)
-		checkFlag(t, same, "nccl.env-not-on-every-node", false)
+		checkEnvFlag(t, torchPrefixes, same, "nccl.env-differs-between-ranks", false)
+		checkEnvFlag(t, torchPrefixes, same, "nccl.env-not-on-every-node", false)
 		// the host without it stops before its init completed
 		cut := envJob(r, hosts, procs, func(h, _ int) map[string]string {
 			if h == odd {
@@ -79,16 +108,38 @@ func TestEnvDiffersBetweenRanks(t *testing.T) {
 			}
 			return map[string]string{jv[0]: jv[1]}
 		}, func(h, _ int) bool { return h != odd })
-		checkFlag(t, cut, "nccl.env-differs-between-ranks", false)
+		checkEnvFlag(t, torchPrefixes, cut, "nccl.env-differs-between-ranks", false)
 		// two runs on the same hosts pasted one after the other, the
 		// second with the variable changed: each host disagrees with itself
 		second := strings.NewReplacer(":1", ":7", ":2", ":8").Replace(envJob(r, hosts, procs, func(int, int) map[string]string { return map[string]string{jv[0]: jv[2]} }, always))
-		checkFlag(t, same+second, "nccl.env-differs-between-ranks", false)
+		checkEnvFlag(t, torchPrefixes, same+second, "nccl.env-differs-between-ranks", false)
+	}
+	// a variable NCCL reads after init (at connect time, per collective)
+	// set on every host but one, whose processes completed init: they
+	// may not have read it yet, so nothing is said
+	for _, k := range []string{"NCCL_IB_QPS_PER_CONNECTION", "NCCL_NET_SHARED_BUFFERS", "NCCL_LOCAL_REGISTER", "NCCL_GRAPH_REGISTER"} {
+		hosts, procs := 2+r.IntN(5), 1+r.IntN(4)
+		odd := r.IntN(hosts)
+		late := envJob(r, hosts, procs, func(h, _ int) map[string]string {
+			if h == odd {
+				return nil
+			}
+			return map[string]string{k: "1"}
+		}, always)
+		checkEnvFlag(t, torchPrefixes, late, "nccl.env-differs-between-ranks", false)
+		// both sides printed it, with other values: named
+		both := envJob(r, hosts, procs, func(h, _ int) map[string]string {
+			if h == odd {
+				return map[string]string{k: "0"}
+			}
+			return map[string]string{k: "1"}
+		}, always)
+		checkEnvFlag(t, torchPrefixes, both, "nccl.env-differs-between-ranks", true)
 	}
 	// a process that prints no variable (NCCL_DEBUG_SUBSYS without ENV)
 	quiet := envJob(r, 1, 2, func(int, int) map[string]string { return map[string]string{"NCCL_PROTO": "Simple"} }, always) +
 		"node09:9000:9001 [0] NCCL INFO comm 0x55d0 rank 2 nranks 3 cudaDev 0 busId 1000 commId 0x5be1 - Init COMPLETE\n"
-	checkFlag(t, quiet, "nccl.env-differs-between-ranks", false)
+	checkEnvFlag(t, torchPrefixes, quiet, "nccl.env-differs-between-ranks", false)
 }
 
 // The real paste of a rank 0 log whose remote rank printed nothing
@@ -118,7 +169,7 @@ func TestEnvNotOnEveryNode(t *testing.T) {
 			fmt.Fprintf(&more, "#  Rank %2d Group  0 Pid %6d on %10s device  0 [0000:81:00] NVIDIA A100-PCIE-40GB\n", k+1, 30000+k, fmt.Sprintf("%s-%d", far, k))
 		}
 		paste := strings.ReplaceAll(strings.Replace(text, remote, more.String(), 1), "n013", local)
-		checkFirst(t, paste, "nccl.env-not-on-every-node")
+		checkEnvFirst(t, envPrefixes, paste, "nccl.env-not-on-every-node")
 		// the remote host printed its lines too
 		one := strings.ReplaceAll(strings.ReplaceAll(text, "n014", far), "n013", local)
 		var echo strings.Builder
@@ -127,9 +178,52 @@ func TestEnvNotOnEveryNode(t *testing.T) {
 				echo.WriteString(strings.Replace(l, local+":", far+":", 1))
 			}
 		}
-		checkFirst(t, one, "nccl.env-not-on-every-node")
-		checkFlag(t, one+echo.String(), "nccl.env-not-on-every-node", false)
+		checkEnvFirst(t, envPrefixes, one, "nccl.env-not-on-every-node")
+		checkEnvFlag(t, envPrefixes, one+echo.String(), "nccl.env-not-on-every-node", false)
 		// NCCL_DEBUG alone reached only the launching node
-		checkFlag(t, strings.ReplaceAll(paste, "NCCL_NET_GDR_LEVEL set by environment to SYS", "NCCL_SOCKET_IFNAME set by environment to ibp209s0f0"), "nccl.env-not-on-every-node", false)
+		checkEnvFlag(t, envPrefixes, strings.ReplaceAll(paste, "NCCL_NET_GDR_LEVEL set by environment to SYS", "NCCL_SOCKET_IFNAME set by environment to ibp209s0f0"), "nccl.env-not-on-every-node", false)
+	}
+}
+
+// The evidence shows each value as NCCL printed it (values that differ
+// only in case are one: NCCL reads "simple" as "Simple"), and says how
+// many differences it leaves out after the first three, on any number of
+// hosts and differing variables.
+func TestEnvDiffersEvidence(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 135))
+	vars := [][3]string{{"NCCL_PROTO", "Simple", "LL128"}, {"NCCL_ALGO", "Ring", "Tree"}, {"NCCL_BUFFSIZE", "8388608", "4194304"},
+		{"NCCL_IB_DISABLE", "1", "0"}, {"NCCL_NTHREADS", "256", "512"}, {"NCCL_MAX_NCHANNELS", "8", "16"}}
+	for range 8 {
+		hosts, procs := 2+r.IntN(4), 1+r.IntN(3)
+		n := 1 + r.IntN(len(vars))
+		odd := r.IntN(hosts)
+		job := envJob(r, hosts, procs, func(h, _ int) map[string]string {
+			m := map[string]string{}
+			for _, v := range vars[:n] {
+				if h == odd {
+					m[v[0]] = v[2]
+				} else {
+					m[v[0]] = v[1]
+				}
+			}
+			// the same value in another case is no difference
+			m["NCCL_CUMEM_ENABLE"] = []string{"Enabled", "ENABLED"}[h%2]
+			return m
+		}, always)
+		for _, pre := range torchPrefixes {
+			f := flagOf(analyseText(behind(pre, job)), "nccl.env-differs-between-ranks")
+			if f == nil {
+				t.Fatalf("%q: no flag", pre)
+			}
+			if strings.Contains(f.Evidence, "NCCL_CUMEM_ENABLE") {
+				t.Errorf("case-only difference named: %s", f.Evidence)
+			}
+			if n >= 2 && !strings.Contains(f.Evidence, "NCCL_ALGO=Ring") && !strings.Contains(f.Evidence, "NCCL_ALGO=Tree") {
+				t.Errorf("printed value not shown: %s", f.Evidence)
+			}
+			if more := fmt.Sprintf("and %d more", n-3); (n > 3) != strings.Contains(f.Evidence, more) {
+				t.Errorf("%d differences: %s", n, f.Evidence)
+			}
+		}
 	}
 }

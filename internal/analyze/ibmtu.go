@@ -82,8 +82,11 @@ const weightIBMTUGuess = 1.0
 // asyncEventLines are the lines of src/transport/net_ib.cc that print
 // "NET/IB : %s:%d Got async event : %s" in each release, by whether the
 // release is 2.20.3 or later (git show <tag>:src/transport/net_ib.cc,
-// v2.4.2-1 to v2.22.3-1); from 2.23.4 the event reads "async fatal event
-// on QP" or "async non-fatal event", every one of them later than 2.20.3.
+// v2.4.2-1 to v2.22.3-1); from 2.23.4 a QP's event reads "async fatal
+// event on QP" (src/transport/net_ib.cc v2.23.4-1:152), and from 2.28.9 the
+// other events "Got non-fatal async event" (v2.28.9-1:253,
+// src/transport/net_ib/common.cc v2.30.7-1:179), every one of them later
+// than 2.20.3.
 var asyncEventLines = map[int]bool{
 	73: false, 74: false, 80: false, 93: false, 94: false, 95: false, // 2.4.2 to 2.19.4
 	100: true, 101: true, 103: true, // 2.20.3 to 2.22.3
@@ -154,8 +157,11 @@ func (a *analysis) ibMTUAccessViolation(hits []diagnose.ErrorHit, c cudaFacts, l
 // asyncEventRelease says which releases a NET/IB async event line comes
 // from when they are all 2.20.3 or later, and whether it can tell.
 func asyncEventRelease(line string) (string, bool) {
-	if strings.Contains(line, "async fatal event on QP") || strings.Contains(line, "async non-fatal event") {
-		return "the event's form (\"async ... event on QP\") is that of NCCL 2.23.4 and later", true
+	if strings.Contains(line, "async fatal event on QP") {
+		return "the event's form (\"async fatal event on QP\") is that of NCCL 2.23.4 and later", true
+	}
+	if strings.Contains(line, "Got non-fatal async event") {
+		return "the event's form (\"Got non-fatal async event\") is that of NCCL 2.28.9 and later", true
 	}
 	i := strings.Index(line, "NCCL WARN")
 	if i < 0 || !strings.Contains(line, "Got async event") {

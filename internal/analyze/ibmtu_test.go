@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
 )
 
@@ -71,4 +72,22 @@ func TestIBMTUMismatchAnyRanksAnyPrefix(t *testing.T) {
 // (NVIDIA/nccl#1524: NCCL 2.20.3's async access violation).
 func TestIBMTUMismatchNothingNewOnFixtures(t *testing.T) {
 	noneRaisedOnFixtures(t, []string{"nccl.ib-mtu-mismatch"}, map[string]bool{"field/train/26_mtu_mismatch_local_access_violation.txt": true})
+}
+
+// The forms of NET/IB's async event lines tell their release: "async
+// fatal event on QP" from 2.23.4 (src/transport/net_ib.cc v2.23.4-1:152),
+// "Got non-fatal async event" from 2.28.9 (v2.28.9-1:253,
+// src/transport/net_ib/common.cc v2.30.7-1:179); a form no release prints
+// tells nothing.
+func TestAsyncEventReleaseForms(t *testing.T) {
+	for line, want := range map[string]string{
+		"gpu3:2219:2290 [0] transport/net_ib.cc:152 NCCL WARN NET/IB : mlx5_0:1 async fatal event on QP (0x7309dc3b0010): local access violation work queue error": "2.23.4",
+		"gpu3:2219:2290 [0] transport/net_ib/common.cc:179 NCCL WARN NET/IB : mlx5_0:1 Got non-fatal async event: port active(9)":                                  "2.28.9",
+		"gpu3:2219:2290 [0] NCCL WARN NET/IB : mlx5_0:1 async non-fatal event: port active":                                                                        "",
+	} {
+		got, ok := asyncEventRelease(line)
+		if ok != (want != "") || !strings.Contains(got, want) {
+			t.Errorf("%q: %q %v, want %q", line, got, ok, want)
+		}
+	}
 }

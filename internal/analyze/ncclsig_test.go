@@ -54,9 +54,9 @@ func TestNVMLMissingSignature(t *testing.T) {
 // other network transport's socket type (4 NET/IB, 3 NET/Socket, either
 // way round; the forms before and from 2.27, which names the peer's
 // address), on any number of ranks, ranks socket-type-mismatch first; the
-// other socket types (bootstrap 1, proxy 2, RAS 5), a wrong magic and
-// 2.30's INFO line, which discards the connection and goes on, do not raise
-// it.
+// same in 2.30.7's INFO form, which discards the connection so that the
+// transport's own never comes; the other socket types (bootstrap 1, proxy
+// 2, RAS 5) and a wrong magic do not raise it.
 func TestSocketTypeMismatchSignature(t *testing.T) {
 	r := rand.New(rand.NewPCG(190, 360))
 	for range 20 {
@@ -69,6 +69,11 @@ func TestSocketTypeMismatchSignature(t *testing.T) {
 			fmt.Fprintf(&b, "%s NCCL INFO misc/socket.cc:%d -> 3\n%s NCCL INFO transport/net_socket.cc:%d -> 3\n", head, 600+r.IntN(60), head, 380+r.IntN(40))
 		}
 		checkFirst(t, b.String(), "error.socket-type-mismatch")
+		// 2.30.7's INFO form (src/misc/socket.cc v2.30.7-1:378-381): the
+		// connection is discarded and the transport's connection never comes
+		info := fmt.Sprintf("%s NCCL INFO socketFinalizeAccept from 10.%d.%d.%d<%d>: wrong socket type (peer %s -- peer connected to wrong NCCL socket), discarding peer connection\n",
+			ncclHead(r), r.IntN(256), r.IntN(256), r.IntN(256), 30000+r.IntN(30000), []string{"4 != expected 3", "3 != expected 4"}[r.IntN(2)])
+		checkFirst(t, info, "error.socket-type-mismatch")
 	}
 	for _, l := range []string{
 		"node-0:5109:5177 [0] misc/socket.cc:502 NCCL WARN socketFinalizeAccept: wrong type 1 != 2\n",
@@ -76,7 +81,7 @@ func TestSocketTypeMismatchSignature(t *testing.T) {
 		"node-0:5109:5177 [0] misc/socket.cc:502 NCCL WARN socketFinalizeAccept: wrong type 43 != 3\n",
 		"node-0:5109:5177 [0] misc/socket.cc:502 NCCL WARN socketFinalizeAccept: wrong type 4 != 31\n",
 		"node-0:5109:5177 [0] misc/socket.cc:484 NCCL WARN socketFinalizeAccept: wrong magic 4 != 3\n",
-		"node-0:5109:5177 [0] NCCL INFO socketFinalizeAccept from 10.0.0.2<40000>: wrong socket type (peer 4 != expected 3 -- peer connected to wrong NCCL socket), discarding peer connection\n",
+		"node-0:5109:5177 [0] NCCL INFO socketFinalizeAccept from 10.0.0.2<40000>: wrong socket type (peer 1 != expected 2 -- peer connected to wrong NCCL socket), discarding peer connection\n",
 	} {
 		checkFlag(t, l, "error.socket-type-mismatch", false)
 	}
@@ -109,6 +114,24 @@ func TestNVLSMulticastSlotsSignature(t *testing.T) {
 		line := "Failed to bind NVLink SHARP (NVLS) Multicast memory of size 2097152 : CUDA error " + code + ".\n"
 		checkFlag(t, line, "error.nvls-multicast-slots-exhausted", false)
 		checkFirst(t, line, "error.nvls-fabric-stale")
+	}
+}
+
+// NCCL 2.27 to 2.28 print the bind failure as an INFO line ending in
+// "Proceeding without NVLS support." when NVLS is not forced on
+// (src/transport/nvls.cc v2.28.9-1:283-290: the WARN only with
+// NCCL_NVLS_ENABLE=1); the communicator goes on without NVLS, so the line
+// raises neither NVLS signature, on any CUDA error, size or prefix, and a
+// log ending in Init COMPLETE stays healthy.
+func TestNVLSBindProceedingIsNoFailure(t *testing.T) {
+	r := rand.New(rand.NewPCG(227, 289))
+	for range 20 {
+		head := ncclHead(r)
+		code := []string{"2 'out of memory'", "1 'invalid argument'", "999 'unknown error'", "401 'operation not permitted when stream is capturing'"}[r.IntN(4)]
+		paste := fmt.Sprintf("%s NCCL INFO Failed to bind NVLink SHARP (NVLS) Multicast memory of size %d : CUDA error %s. Proceeding without NVLS support.\n", head, 1<<(20+r.IntN(8)), code) +
+			head + " NCCL INFO comm 0x5581f0a0 rank 0 nranks 8 cudaDev 0 nvmlDev 0 busId 18000 commId 0x1c2b3a4d5e6f7081 - Init COMPLETE\n"
+		checkFlag(t, paste, "error.nvls-multicast-slots-exhausted", false)
+		checkFlag(t, paste, "error.nvls-fabric-stale", false)
 	}
 }
 
@@ -188,6 +211,12 @@ func TestFixedLaterRelease(t *testing.T) {
 	}
 	checkFirst(t, warn(), "error.nccl-topology-reverse-path-missing")
 	checkFlag(t, warn(), "nccl.too-old", false)
+	// the message speaks to the user; where in NCCL's source the fix lies
+	// is the source field's
+	f := flagOf(analyseText(forms[0]("2.14.3")), "nccl.too-old")
+	if f == nil || strings.Contains(f.Message, "git ") || strings.Contains(f.Message, ".cc") || !strings.Contains(f.Source, "xml.cc") {
+		t.Errorf("nccl.too-old: %+v", f)
+	}
 }
 
 // NET/IB's async local access violation from NCCL 2.20.3 or later reads as

@@ -279,10 +279,13 @@ func candidate(line []byte, literals bool) bool {
 			// ("ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856");
 			// from 2.27 a retried connect names its address ("socketPollConnect:
 			// connect to 169.254.170.23<41837> returned Connection refused,
-			// retrying", src/misc/socket.cc v2.27.3-1)
+			// retrying", src/misc/socket.cc v2.27.3-1); 2.30.7 tells a peer of
+			// the other transport's socket type in an INFO line
+			// ("socketFinalizeAccept from %s: wrong socket type ...",
+			// src/misc/socket.cc v2.30.7-1:378-381)
 			rest = rest[5:]
 			return bytes.HasPrefix(rest, []byte("Failed")) || bytes.HasPrefix(rest, []byte("Call to")) || bytes.HasPrefix(rest, []byte("NET/Plugin")) ||
-				bytes.HasPrefix(rest, []byte("ncclMaxSharedMem")) || bytes.Contains(rest[:min(len(rest), 48)], []byte(": connect to "))
+				bytes.HasPrefix(rest, []byte("ncclMaxSharedMem")) || bytes.HasPrefix(rest, []byte("socketFinalizeAccept")) || bytes.Contains(rest[:min(len(rest), 48)], []byte(": connect to "))
 		}
 		if bytes.HasPrefix(rest, []byte("WARN ")) || bytes.HasPrefix(rest, []byte("ATTN ")) || bytes.HasPrefix(rest, []byte("error")) {
 			return true

@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 179607
-	signaturesGenCRC   = 0x8c031230
+	signaturesGenLen   = 180935
+	signaturesGenCRC   = 0xcd31ec72
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -1880,9 +1880,10 @@ var generatedSignatures = []Signature{
 			"NVIDIA/nccl src/graph/paths.cc v2.14.3-1 to v2.30.7-1 (ncclTopoSetPaths: WARN \"Failed to find reverse path from remNode %d/%lx nlinks %d to node %d/%lx\", then ncclInternalError)",
 			"https://github.com/NVIDIA/nccl/issues/1253",
 			"https://github.com/mila-iqia/milabench/issues/183",
+			"NVIDIA/nccl src/graph/xml.cc v2.14.3-1 to v2.15.1-1 (maxNvLinks 12 -> 18 for sm >= 90; the links' state through NVML_FI_DEV_NVLINK_GET_STATE)",
 		},
 		FixedIn: "2.15.1",
-		FixedBy: "NCCL 2.15.1 reads up to 18 NVLinks of an sm90 GPU and their state through NVML's NVML_FI_DEV_NVLINK_GET_STATE field (src/graph/xml.cc, git diff v2.14.3-1 v2.15.1-1: maxNvLinks 12 -> 18 for sm >= 90)",
+		FixedBy: "NCCL 2.15.1 reads up to 18 NVLinks of a Hopper GPU (sm90), and their state the way Hopper reports it",
 		Lits: [][]byte{
 			[]byte("Failed to find reverse path from remNode "),
 		},
@@ -3215,6 +3216,7 @@ var generatedSignatures = []Signature{
 		Kind:  "socket",
 		Match: []string{
 			"socketFinalizeAccept(?: from \\S+)?: wrong type (?:3 != 4|4 != 3)\\b",
+			"socketFinalizeAccept from \\S+: wrong socket type \\(peer (?:3 != expected 4|4 != expected 3)\\b",
 		},
 		Weight:        1.2,
 		Severity:      "fail",
@@ -3222,16 +3224,23 @@ var generatedSignatures = []Signature{
 		MeaningServer: "the connection's first bytes name the peer's socket type: 4 is a NET/IB connection, 3 a NET/Socket one, and the first number is the peer's; so one rank chose NCCL's RDMA transport and the other its TCP transport: the ranks run with different NCCL settings (NCCL_IB_DISABLE, NCCL_NET or a net plugin set on some nodes only; mpirun forwards only the variables -x names) or the RDMA devices are visible on some nodes only",
 		Fix:           "start every rank with the same NCCL environment (mpirun -x NCCL_IB_DISABLE -x NCCL_SOCKET_IFNAME ..., or set them in /etc/nccl.conf on every node) and check with NCCL_DEBUG=INFO that every rank prints the same \"Using network\" line",
 		Sources: []string{
+			"NVIDIA/nccl src/misc/socket.cc v2.30.7-1:378-383 (socketFinalizeAccept: INFO \"socketFinalizeAccept from %s: wrong socket type (peer %d != expected %d -- peer connected to wrong NCCL socket), discarding peer connection\"; the connection is dropped and the accept goes on waiting, so the connection of this transport that the rank waits for does not come)",
 			"NVIDIA/nccl src/misc/socket.cc v2.16.5-1 to v2.30.4-1 (socketFinalizeAccept: WARN \"wrong type %d != %d\" with the type the peer sent first and this socket's second, then ncclInternalError), src/include/socket.h (ncclSocketTypeNetSocket = 3, ncclSocketTypeNetIb = 4), src/transport/net_socket.cc and net_ib/connect.cc (each transport's sockets are of its type)",
 			"https://github.com/NVIDIA/nccl-tests/issues/360",
 		},
 		Lits: [][]byte{
 			[]byte("socketFinalizeAccept"),
+			[]byte("socketFinalizeAccept from "),
 		},
 		AllLits: [][][]byte{
 			[][]byte{
 				[]byte("socketFinalizeAccept"),
 				[]byte(": wrong type "),
+			},
+			[][]byte{
+				[]byte("socketFinalizeAccept from "),
+				[]byte(": wrong socket type "),
+				[]byte("peer "),
 			},
 		},
 		plans: []matchPlan{
@@ -3266,6 +3275,39 @@ var generatedSignatures = []Signature{
 					[]byte("socketFinalizeAccept"),
 					[]byte(": wrong type 3 != 4"),
 					[]byte(": wrong type 4 != 3"),
+				},
+			},
+			{
+				prefix:   []byte("socketFinalizeAccept from "),
+				anchored: lazyRegexp("^(?:socketFinalizeAccept from \\S+: wrong socket type \\(peer (?:3 != expected 4|4 != expected 3)\\b)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("socketFinalizeAccept from "),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte(": wrong socket type (peer 3 != expected 4"),
+									k:   1,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(": wrong socket type (peer 4 != expected 3"),
+									k:   2,
+								},
+							},
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("socketFinalizeAccept from "),
+					[]byte(": wrong socket type (peer 3 != expected 4"),
+					[]byte(": wrong socket type (peer 4 != expected 3"),
 				},
 			},
 		},
@@ -5303,12 +5345,12 @@ var generatedSignatures = []Signature{
 		Match: []string{
 			"nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.invalid argument.",
 			"nvls\\.cc:\\d+ NCCL WARN Cuda failure (\\d+ )?.(unknown error|the operation cannot be performed in the present state)",
-			"Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error (?:[013-9]|[1-9]\\d+)\\b",
+			"Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error (?:[013-9]|[1-9]\\d+)\\b(?: '[^']*')?\\.?\\s*(?:$|\\\\n|This is)",
 		},
 		Weight:        1.3,
 		Severity:      "fail",
 		MeaningSpark:  "DGX Spark has no NVSwitch and no NVLS; this line comes from an NVSwitch system",
-		MeaningServer: "NCCL's NVLS multicast setup (cuMulticastCreate, cuMulticastAddDevice, cuMulticastBindMem in transport/nvls.cc) failed on an NVSwitch system with invalid argument (1), illegal state (401) or unknown error (999); NCCL 2.27 and later say it outright: \"usually caused by a system or configuration error in the Fabric Manager or NVSwitches\". Usually nvidia-fabricmanager was restarted (or started out of order) without a GPU reset, so the fabric no longer matches the GPUs",
+		MeaningServer: "NCCL's NVLS multicast setup (cuMulticastCreate, cuMulticastAddDevice, cuMulticastBindMem in transport/nvls.cc) failed on an NVSwitch system with invalid argument (1), illegal state (401) or unknown error (999); NCCL 2.27 and later say it outright: \"usually caused by a system or configuration error in the Fabric Manager or NVSwitches\". Usually nvidia-fabricmanager was restarted (or started out of order) without a GPU reset, so the fabric no longer matches the GPUs. The bind failure is fatal from NCCL 2.29 on, and in 2.27 to 2.28 only with NCCL_NVLS_ENABLE=1; otherwise those releases print it as an INFO line ending in \"Proceeding without NVLS support.\" and go on without NVLS, which is no failure",
 		Fix:           "stop GPU jobs, reset the GPUs or reboot the node so the driver and nvidia-fabricmanager start in order (then nvidia-smi -q shows Fabric State: Completed); NCCL_NVLS_ENABLE=0 confirms it is NVLS and works around it meanwhile",
 		Sources: []string{
 			"https://github.com/NVIDIA/nccl/issues/976",
@@ -5414,7 +5456,7 @@ var generatedSignatures = []Signature{
 			},
 			{
 				prefix:   []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory of size "),
-				anchored: lazyRegexp("^(?:Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error (?:[013-9]|[1-9]\\d+)\\b)", nil),
+				anchored: lazyRegexp("^(?:Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error (?:[013-9]|[1-9]\\d+)\\b(?: '[^']*')?\\.?\\s*(?:$|\\\\n|This is))", nil),
 				filter: prefilter{
 					op: pfAll,
 					subs: []prefilter{
@@ -5452,14 +5494,15 @@ var generatedSignatures = []Signature{
 		Title: "NVLink SHARP (NVLS) multicast memory could not be bound: CUDA error 2, the NVSwitch multicast resources are used up",
 		Kind:  "cuda",
 		Match: []string{
-			"Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error 2\\b",
+			"Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error 2\\b(?: '[^']*')?\\.?\\s*(?:$|\\\\n|This is)",
 		},
 		Weight:        1.35,
 		Severity:      "fail",
 		MeaningSpark:  "DGX Spark has no NVSwitch and no NVLS; this line comes from an NVSwitch system",
-		MeaningServer: "cuMulticastBindMem returned CUDA error 2 (out of memory) for memory NCCL had already allocated and mapped (cuMemCreate and cuMemMap succeed just before it in transport/nvls.cc): what ran out is the NVSwitch's multicast resources, not GPU memory. Every NVLS communicator holds multicast groups, and a job that creates many communicators (FSDP or tensor-parallel sub-groups) uses up the switch's slots; Fabric Manager is healthy and NCCL's hint about it misleads here. NCCL treats the failure as fatal by design",
+		MeaningServer: "cuMulticastBindMem returned CUDA error 2 (out of memory) for memory NCCL had already allocated and mapped (cuMemCreate and cuMemMap succeed just before it in transport/nvls.cc): what ran out is the NVSwitch's multicast resources, not GPU memory. Every NVLS communicator holds multicast groups, and a job that creates many communicators (FSDP or tensor-parallel sub-groups) uses up the switch's slots; Fabric Manager is healthy and NCCL's hint about it misleads here. NCCL treats the failure as fatal from 2.29 on; 2.27 and 2.28 fail only with NCCL_NVLS_ENABLE=1 and otherwise print it as an INFO line ending in \"Proceeding without NVLS support.\" and go on without NVLS, which is no failure",
 		Fix:           "set NCCL_NVLS_ENABLE=0 for the job (the answer of NVIDIA in the thread: disable NVLS where it cannot be used), or create fewer communicators and destroy those no longer used so that fewer multicast groups are held at once",
 		Sources: []string{
+			"NVIDIA/nccl src/transport/nvls.cc v2.28.9-1:283-290 (cuMulticastBindMem failing: WARN and ncclUnhandledCudaError only when NCCL_NVLS_ENABLE=1, else INFO \"... CUDA error %d '%s'. Proceeding without NVLS support.\" and NVLS turned off) and v2.29.2-1:284 (the WARN unconditional)",
 			"NVIDIA/nccl src/transport/nvls.cc v2.27.3-1 to v2.30.7-1 (ncclNvlsGroupCreate: cuMemCreate and cuMemMap of the unicast buffer, then cuMulticastBindMem, whose failure is the WARN \"Failed to bind NVLink SHARP (NVLS) Multicast memory of size %ld : CUDA error %d\")",
 			"https://github.com/NVIDIA/nccl/issues/2077",
 		},
@@ -5477,7 +5520,7 @@ var generatedSignatures = []Signature{
 		plans: []matchPlan{
 			{
 				prefix:   []byte("Failed to bind NVLink SHARP (NVLS) Multicast memory of size "),
-				anchored: lazyRegexp("^(?:Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error 2\\b)", nil),
+				anchored: lazyRegexp("^(?:Failed to bind NVLink SHARP \\(NVLS\\) Multicast memory of size \\d+ : CUDA error 2\\b(?: '[^']*')?\\.?\\s*(?:$|\\\\n|This is))", nil),
 				filter: prefilter{
 					op: pfAll,
 					subs: []prefilter{

@@ -252,6 +252,12 @@ func quietAlarm(msg []byte) bool {
 		}
 		return !connectRetry(msg)
 	case 's':
+		// NCCL 2.30.7: a peer of the other transport's socket type
+		// ("socketFinalizeAccept from %s: wrong socket type ...",
+		// src/misc/socket.cc v2.30.7-1:378-381)
+		if len(msg) >= 20 && string(msg[:20]) == "socketFinalizeAccept" {
+			return false
+		}
 		return !connectRetry(msg)
 	}
 	return true

@@ -71,20 +71,35 @@ func procKeyOf(f [][]byte) []byte {
 	return procKeyWord(f[len(f)-1])
 }
 
-// procKeyWord is the "host:pid" of the field "host:pid:tid".
+// procKeyWord is the "host:pid" of the field "host:pid:tid", read from the
+// right (tid digits, ':', pid digits, ':', the host back to the previous
+// ':', ']' or '>' or the word's start), so a prefix glued to the host
+// ("[default0]:host:pid:tid", "tag:host:pid:tid") stays out of the key.
 func procKeyWord(w []byte) []byte {
-	i := bytes.IndexByte(w, ':')
-	if i <= 0 {
+	digits := func(end int) int { // start of the digits ending at end
+		i := end
+		for i > 0 && w[i-1] >= '0' && w[i-1] <= '9' {
+			i--
+		}
+		return i
+	}
+	tid := digits(len(w))
+	if tid == len(w) || tid == 0 || w[tid-1] != ':' {
 		return nil
 	}
-	j := i + 1
-	for j < len(w) && w[j] >= '0' && w[j] <= '9' {
-		j++
-	}
-	if j == i+1 || j >= len(w) || w[j] != ':' {
+	pidEnd := tid - 1
+	pid := digits(pidEnd)
+	if pid == pidEnd || pid == 0 || w[pid-1] != ':' {
 		return nil
 	}
-	return w[:j]
+	host := pid - 1
+	for host > 0 && w[host-1] != ':' && w[host-1] != ']' && w[host-1] != '>' {
+		host--
+	}
+	if host == pid-1 {
+		return nil
+	}
+	return w[host:pidEnd]
 }
 
 // procEnv is the record of the process whose INFO line is being read, made
