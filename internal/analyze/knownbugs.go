@@ -37,6 +37,8 @@ type cudaFacts struct {
 	// GPU name of its first device line
 	maxBytes int64
 	gpu      string
+	// hopper: a line names a Hopper GPU (H100, H200, GH200)
+	hopper bool
 }
 
 // maxFactLine bounds a line kept as evidence.
@@ -59,7 +61,29 @@ var (
 	litVersionWord = []byte("version ")
 	// CUDA error 801, cudaErrorNotSupported
 	litNotSupported = []byte("'operation not supported'")
+	// Hopper GPUs' names (GH200 holds H200)
+	litH100, litH200 = []byte("H100"), []byte("H200")
+	litNlinks        = []byte(" nlinks ")
 )
+
+// hopperShown: the lines show a Hopper GPU (sm90): its name, or the hit's
+// line naming more NVLinks than the 12 of earlier GPUs (Hopper has 18).
+func hopperShown(c cudaFacts, h diagnose.ErrorHit) bool {
+	if c.hopper || strings.Contains(c.gpu, "H100") || strings.Contains(c.gpu, "H200") {
+		return true
+	}
+	line := []byte(h.First)
+	i := bytes.Index(line, litNlinks)
+	if i < 0 {
+		return false
+	}
+	n, rest := 0, line[i+len(litNlinks):]
+	for len(rest) > 0 && rest[0] >= '0' && rest[0] <= '9' {
+		n = n*10 + int(rest[0]-'0')
+		rest = rest[1:]
+	}
+	return n > 12
+}
 
 // observe reads one line the error catalogue reads.
 func (c *cudaFacts) observe(line []byte) {
@@ -74,6 +98,9 @@ func (c *cudaFacts) observe(line []byte) {
 		c.afterNCCL = bytes.HasSuffix(bytes.TrimRight(line, " \r"), litNCCLWord)
 	}
 	c.observeTest(line)
+	if !c.hopper {
+		c.hopper = bytes.Contains(line, litH100) || bytes.Contains(line, litH200)
+	}
 	// "Cuda failure" first: one search passes over the lines that lack
 	// it (all but a few), where the two for the error's name cost two
 	j := bytes.Index(line, litCudaFailure)
@@ -319,7 +346,8 @@ const weightFixedLater = 0.1
 // signatures.yaml), and a release in the lines older than that one. For:
 // the message and the older release (NCCL's banner, a framework's "NCCL
 // version" line, wrapped or not). Against: no release in the lines, the
-// fixing release or a later one. The first such signature by rank is the
+// fixing release or a later one; a fix for Hopper GPUs only (fixed_for:
+// sm90) with no Hopper GPU in the lines ranks below the message. The first such signature by rank is the
 // one read.
 func (a *analysis) fixedLater(hits []diagnose.ErrorHit, c cudaFacts, logVersion string) {
 	v := logVersion
@@ -335,8 +363,14 @@ func (a *analysis) fixedLater(hits []diagnose.ErrorHit, c cudaFacts, logVersion 
 		if s.FixedIn == "" || facts.CompareVersions(v, s.FixedIn) >= 0 {
 			continue
 		}
-		a.cause(h.Score+weightFixedLater, report.Fail, "nccl.too-old",
-			fmt.Sprintf("NCCL %s is older than %s, the release that fixed a cause of this error (%s): %s", v, s.FixedIn, s.Title, s.FixedBy),
+		score, only := h.Score+weightFixedLater, ""
+		if s.FixedFor == "sm90" && !hopperShown(c, h) {
+			// the fix concerns Hopper GPUs only and the lines show none:
+			// a second reading, below the message's own
+			score, only = h.Score-weightFixedLater, " (this matters only if the GPUs are Hopper ones: H100, H200, GH200; the lines name none)"
+		}
+		a.cause(score, report.Fail, "nccl.too-old",
+			fmt.Sprintf("NCCL %s is older than %s, the release that fixed a cause of this error (%s): %s%s", v, s.FixedIn, s.Title, s.FixedBy, only),
 			fmt.Sprintf("NCCL version %s; line %d: %s", v, h.Line, h.First),
 			"install NCCL "+s.FixedIn+" or later ("+sparkNCCLRelease()+"), or a framework build or container that bundles one, and check the version NCCL_DEBUG=INFO prints on every rank; if the error stays, read the message itself (below)",
 			strings.Join(s.Sources, "; "))

@@ -182,8 +182,14 @@ func TestConnectInfoMismatch(t *testing.T) {
 // one, or no release in the lines, leaves the message's own reading first.
 func TestFixedLaterRelease(t *testing.T) {
 	r := rand.New(rand.NewPCG(29, 183))
+	// the fix is for Hopper (18 NVLinks, sm90): nlinks above 12 shows one
+	hopper := true
 	warn := func() string {
-		return fmt.Sprintf("Failed to find reverse path from remNode 0/%x nlinks %d to node 0/%x\n", 0x10000+r.IntN(0xf0000), 1+r.IntN(18), 0x10000+r.IntN(0xf0000))
+		n := 1 + r.IntN(12)
+		if hopper {
+			n = 13 + r.IntN(6)
+		}
+		return fmt.Sprintf("Failed to find reverse path from remNode 0/%x nlinks %d to node 0/%x\n", 0x10000+r.IntN(0xf0000), n, 0x10000+r.IntN(0xf0000))
 	}
 	forms := []func(v string) string{
 		func(v string) string { // a framework's quote, the version on its line
@@ -216,6 +222,20 @@ func TestFixedLaterRelease(t *testing.T) {
 	f := flagOf(analyseText(forms[0]("2.14.3")), "nccl.too-old")
 	if f == nil || strings.Contains(f.Message, "git ") || strings.Contains(f.Message, ".cc") || !strings.Contains(f.Source, "xml.cc") {
 		t.Errorf("nccl.too-old: %+v", f)
+	}
+	// no Hopper GPU in the lines (12 NVLinks or fewer, an A100): the fix
+	// may not concern it, the message keeps its own reading first
+	hopper = false
+	for range 4 {
+		for _, form := range forms {
+			for _, v := range []string{"2.14.3", "2.10.3", "2.7.8", "2.12.12"} {
+				p := form(v)
+				checkFirst(t, p, "error.nccl-topology-reverse-path-missing")
+				// the GPU named in the lines is a Hopper one
+				gpu := []string{"NVIDIA H100 80GB HBM3", "NVIDIA H200", "NVIDIA GH200 480GB"}[r.IntN(3)]
+				checkFirst(t, "#  Rank  0 Group  0 Pid  4242 on node-1 device  0 [0000:18:00] "+gpu+"\n"+p, "nccl.too-old")
+			}
+		}
 	}
 }
 

@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 180935
-	signaturesGenCRC   = 0xcd31ec72
+	signaturesGenLen   = 180955
+	signaturesGenCRC   = 0xad885236
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -1882,8 +1882,9 @@ var generatedSignatures = []Signature{
 			"https://github.com/mila-iqia/milabench/issues/183",
 			"NVIDIA/nccl src/graph/xml.cc v2.14.3-1 to v2.15.1-1 (maxNvLinks 12 -> 18 for sm >= 90; the links' state through NVML_FI_DEV_NVLINK_GET_STATE)",
 		},
-		FixedIn: "2.15.1",
-		FixedBy: "NCCL 2.15.1 reads up to 18 NVLinks of a Hopper GPU (sm90), and their state the way Hopper reports it",
+		FixedIn:  "2.15.1",
+		FixedBy:  "NCCL 2.15.1 reads up to 18 NVLinks of a Hopper GPU (sm90), and their state the way Hopper reports it",
+		FixedFor: "sm90",
 		Lits: [][]byte{
 			[]byte("Failed to find reverse path from remNode "),
 		},

@@ -32,6 +32,10 @@ type Signature struct {
 	// NCCL too old.
 	FixedIn string `yaml:"fixed_in,omitempty" json:"fixed_in,omitempty"`
 	FixedBy string `yaml:"fixed_by,omitempty" json:"fixed_by,omitempty"`
+	// FixedFor names the GPUs the fix concerns ("sm90": Hopper), where it
+	// does not concern every GPU: the release is blamed only where the
+	// lines show one of them.
+	FixedFor string `yaml:"fixed_for,omitempty" json:"fixed_for,omitempty"`
 	// Res is Match compiled; Lits[i] is a literal every match of Res[i]
 	// contains ("" when none could be told), a cheap test before the regexp.
 	Res  []*Regexp `yaml:"-" json:"-"`
