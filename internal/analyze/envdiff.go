@@ -84,13 +84,22 @@ const envDiffersSource = "NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (t
 // a process whose lines stop before its init completed, a process that
 // prints none of its variables (NCCL_DEBUG_SUBSYS without ENV), a log of
 // one process, the processes of one host disagreeing among themselves
-// (several runs pasted together, one with the variable and one without).
+// (several runs pasted together, one with the variable and one without);
+// for the hosts that printed no line, a job that shows no failure (their
+// lines may be in other files: then a note).
 func (a *analysis) envDiffers(o *results.NCCLOutput, hits []diagnose.ErrorHit) {
 	ev := envDifferences(o.Log.ProcEnv)
 	id, what := "nccl.env-differs-between-ranks", "the processes of this job run with different NCCL settings"
 	if ev == "" {
 		ev = envUnseenHosts(o)
 		id, what = "nccl.env-not-on-every-node", "the NCCL variables reached only some nodes of this job"
+		// absent lines alone (other ranks' lines often go to other files:
+		// srun -o out-%t, NCCL_DEBUG_FILE) explain only a job that shows
+		// a problem
+		if ev != "" && len(hits) == 0 && !a.anyWarnOrFail() {
+			a.note("%s, or their lines are in other files: %s", what, ev)
+			return
+		}
 	}
 	if ev == "" {
 		return
@@ -246,4 +255,14 @@ func envUnseenHosts(o *results.NCCLOutput) string {
 	}
 	return fmt.Sprintf("the nccl-tests device lines place ranks on %s, which printed no NCCL line, while %s %s NCCL's INFO lines (NCCL_DEBUG=INFO) with %s",
 		listHosts(unseen), listHosts(seen), verb, strings.Join(set, ", "))
+}
+
+// anyWarnOrFail: a finding so far is a warning or a failure.
+func (a *analysis) anyWarnOrFail() bool {
+	for _, f := range a.res.Flags {
+		if f.Severity == report.Warn || f.Severity == report.Fail {
+			return true
+		}
+	}
+	return false
 }

@@ -169,7 +169,16 @@ func TestEnvNotOnEveryNode(t *testing.T) {
 			fmt.Fprintf(&more, "#  Rank %2d Group  0 Pid %6d on %10s device  0 [0000:81:00] NVIDIA A100-PCIE-40GB\n", k+1, 30000+k, fmt.Sprintf("%s-%d", far, k))
 		}
 		paste := strings.ReplaceAll(strings.Replace(text, remote, more.String(), 1), "n013", local)
-		checkEnvFirst(t, envPrefixes, paste, "nccl.env-not-on-every-node")
+		// absent lines alone are a note (the other ranks' lines may be in
+		// other files); beside a failure they are a cause
+		checkEnvFlag(t, envPrefixes, paste, "nccl.env-not-on-every-node", false)
+		for _, pre := range envPrefixes {
+			if a := analyseText(behind(pre, paste)); !strings.Contains(strings.Join(a.Notes, "\n"), "reached only some nodes") {
+				t.Errorf("behind %q: no note on the variables: %q", pre, a.Notes)
+			}
+		}
+		failed := paste + local + ":101855:101885 [0] NCCL WARN NET/Socket : peer 10.0.1.10<43210> message truncated : receiving 1048576 bytes instead of 65536\n"
+		checkEnvFlag(t, envPrefixes, failed, "nccl.env-not-on-every-node", true)
 		// the remote host printed its lines too
 		one := strings.ReplaceAll(strings.ReplaceAll(text, "n014", far), "n013", local)
 		var echo strings.Builder
@@ -178,7 +187,7 @@ func TestEnvNotOnEveryNode(t *testing.T) {
 				echo.WriteString(strings.Replace(l, local+":", far+":", 1))
 			}
 		}
-		checkEnvFirst(t, envPrefixes, one, "nccl.env-not-on-every-node")
+		checkEnvFlag(t, envPrefixes, one+local+":101855:101885 [0] NCCL WARN NET/Socket : peer 10.0.1.10<43210> message truncated : receiving 1048576 bytes instead of 65536\n", "nccl.env-not-on-every-node", true)
 		checkEnvFlag(t, envPrefixes, one+echo.String(), "nccl.env-not-on-every-node", false)
 		// NCCL_DEBUG alone reached only the launching node
 		checkEnvFlag(t, envPrefixes, strings.ReplaceAll(paste, "NCCL_NET_GDR_LEVEL set by environment to SYS", "NCCL_SOCKET_IFNAME set by environment to ibp209s0f0"), "nccl.env-not-on-every-node", false)
