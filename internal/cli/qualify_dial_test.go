@@ -74,11 +74,12 @@ func TestRigQualifyDialsEachHostOnce(t *testing.T) {
 	}
 	code, out, errOut := runMain(t, "doctor", "--qualify", "--quiet", "--ssh-config", cfg, "--hosts", strings.Join(r.Names(), ","))
 	// The verdict is not this test's subject: on a busy machine the rig's
-	// directions may disagree and be left unjudged (exit 3), or two that
-	// agree may leave a CPU-starved one below the pass mark (exit 2, seen
-	// with four busy loops beside the suite). Every link measured, with
-	// each host dialled once, is.
-	if code != ExitOK && code != ExitUnknown && code != ExitCritical || !strings.Contains(errOut, "qualified 4 direction(s) of 2 link(s)") {
+	// directions may disagree and be left unjudged (exit 3), two that agree
+	// may leave a CPU-starved one below the pass mark (exit 2, seen with four
+	// busy loops beside the suite) or just under its expectation (exit 1,
+	// seen on a shared 2-core machine). Every link measured, with each host
+	// dialled once, is; the exit only has to be a verdict.
+	if code < ExitOK || code > ExitUnknown || !strings.Contains(errOut, "qualified 4 direction(s) of 2 link(s)") {
 		t.Fatalf("doctor --qualify: exit %d\n%s%s", code, out, errOut)
 	}
 	for h, n := range counts {
