@@ -30,7 +30,7 @@ import (
 // (from the line it prints on stderr) and the running command.
 func startExporter(t *testing.T, bin string, args ...string) (string, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(bin, append([]string{"exporter", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd := dieWithTest(exec.Command(bin, append([]string{"exporter", "--listen", "127.0.0.1:0"}, args...)...))
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

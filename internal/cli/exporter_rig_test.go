@@ -80,7 +80,7 @@ func TestRigPrometheusScrapesTheExporter(t *testing.T) {
 	exp := exec.CommandContext(ctx, bin, "exporter", "--listen", "127.0.0.1:0", "--interval", "2s",
 		"--hosts", strings.Join(r.Names(), ","), "--ssh-config", r.SSHConfig)
 	stderr, _ := exp.StderrPipe()
-	if err := exp.Start(); err != nil {
+	if err := dieWithTest(exp).Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { exp.Process.Kill(); exp.Wait() })
@@ -109,7 +109,7 @@ func TestRigPrometheusScrapesTheExporter(t *testing.T) {
 	if out, err := os.Create(filepath.Join(dir, "prometheus.log")); err == nil {
 		p.Stdout, p.Stderr = out, out
 	}
-	if err := p.Start(); err != nil {
+	if err := dieWithTest(p).Start(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Process.Kill(); p.Wait() })

@@ -29,7 +29,7 @@ func sparkrigProcess(t *testing.T, args ...string) (*exec.Cmd, *bytes.Buffer) {
 		t.Skipf("no sparkrig on PATH: %v", err)
 	}
 	var stderr bytes.Buffer
-	cmd := exec.Command(path, args...)
+	cmd := dieWithTest(exec.Command(path, args...))
 	cmd.Stderr = &stderr
 	return cmd, &stderr
 }
