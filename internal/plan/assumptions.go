@@ -74,11 +74,11 @@ type Factor struct {
 	Format string  `yaml:"format"`
 	Value  float64 `yaml:"value"`
 	Source string  `yaml:"source"`
-	// WeightOnly marks a prefill_moe figure fitted on weight-only expert
-	// kernels (vLLM's Marlin), as a share of the 16-bit rate they multiply
-	// at: it applies only to a plan that asks for them; any other takes the
-	// engine's prefill figure for its experts.
-	WeightOnly bool `yaml:"weight_only"`
+	// Of16Bit marks a prefill_moe figure that is a share of the 16-bit
+	// tensor-core rate, for the routed experts in every weight format: the
+	// engine's grouped expert kernels were measured to reach the same rate
+	// whatever the format multiplies in (its source says where).
+	Of16Bit bool `yaml:"of_16_bit"`
 }
 
 // Engine is one serving engine's factors between peak and achieved rates:

@@ -190,9 +190,9 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 			{f.BytesPerParam, "bytes per weight (" + f.Name + ")", f.Source},
 			{e.headBytes(), "bytes per lm_head weight", e.headSource()},
 		}}
-	if w.WeightOnlyExperts && m.Experts > 0 {
-		pl.Assumed = append(pl.Assumed, Number{e.expertRate() / 1e12, "TFLOP/s the routed experts' prefill share applies to: weight-only kernels widen them to 16 bits",
-			"given with --weight-only-experts (vLLM's --moe-backend marlin): Marlin (IST-DASLab/marlin) multiplies FP16 x INT4, and vLLM's Marlin MoE kernels dequantise FP4 and INT4 weights to 16 bits the same way"})
+	if e.sixteenBitExperts() && m.Experts > 0 {
+		pl.Assumed = append(pl.Assumed, Number{e.expertRate() / 1e12, "TFLOP/s the routed experts' prefill share applies to: the 16-bit rate, whatever the weights' format",
+			e.expertRateSource()})
 	}
 	if w.Draft > 0 {
 		pl.Assumed = append(pl.Assumed, Number{w.TokensPerStep, fmt.Sprintf("tokens a decode step emits with the model's own %d-token multi-token-prediction draft", w.Draft),
@@ -201,12 +201,8 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 	if e.ungraphed > 0 {
 		pl.Assumed = append(pl.Assumed, Number{e.ungraphed * 1e3, "ms per layer added to each prefill pass and decode step of more than one token: kernels launched one by one, no CUDA graph (" + eng.Name + ")", e.ungraphedSource})
 	}
-	if u := e.unfittedMoE; m.Experts > 0 && u.WeightOnly {
-		pl.Assumed = append(pl.Assumed, Number{pre.Value, fmt.Sprintf("of the format's tensor-core rate in prefill's routed-expert multiplies, as in the rest of prefill (%s, %s): not fitted on experts multiplied in the format", eng.Name, f.Name),
-			fmt.Sprintf("%s's routed-expert figure (%.2f of the 16-bit rate) was fitted on weight-only kernels only and applies with --weight-only-experts; %s", eng.Name, u.Value, pre.Source)})
-	}
 	if m.Experts > 0 && e.preMoE != pre {
-		pl.Assumed = append(pl.Assumed, Number{e.preMoE.Value, "of the format's tensor-core rate in prefill's routed-expert multiplies (" + eng.Name + ", " + f.Name + ")", e.preMoE.Source})
+		pl.Assumed = append(pl.Assumed, Number{e.preMoE.Value, "of the " + e.expertRateWords() + " in prefill's routed-expert multiplies (" + eng.Name + ", " + f.Name + ")", e.preMoE.Source})
 	}
 	if r := w.Requant; r.Attention || r.LMHead {
 		pl.Assumed = append(pl.Assumed, Number{r.Format.BytesPerParam, "bytes per re-quantised weight (" + r.String() + ")", r.Format.Source})
@@ -277,12 +273,6 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 	if err != nil {
 		return estimator{}, err
 	}
-	var unfitted Factor
-	if preMoE.WeightOnly && !w.WeightOnlyExperts {
-		// Fitted on weight-only kernels at the 16-bit rate; not fitted on
-		// the kernels that multiply the format itself.
-		unfitted, preMoE = preMoE, pre
-	}
 	att, err := a.Factor(eng.Name, PhaseAttention, f.Name)
 	if err != nil {
 		return estimator{}, err
@@ -292,7 +282,7 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 		return estimator{}, err
 	}
 	ungraphed, ungraphedSource := a.ungraphedLayer(eng.Name)
-	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, pre: pre, preMoE: preMoE, unfittedMoE: unfitted, att: att,
+	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, pre: pre, preMoE: preMoE, att: att,
 		chunk: cmp.Or(w.PrefillChunk, a.prefillChunk(eng.Name)), ungraphed: ungraphed / 1e3, ungraphedSource: ungraphedSource}, nil
 }
 
@@ -322,11 +312,7 @@ type estimator struct {
 	// format, preMoE its routed experts' prefill multiplies', att its
 	// attention products' share of the 16-bit rate.
 	dec, pre, preMoE, att Factor
-	// unfittedMoE is the engine's weight-only routed-expert figure where
-	// the plan's experts multiply in the format instead (preMoE is then
-	// prefill's).
-	unfittedMoE Factor
-	chunk       int
+	chunk                 int
 	// ungraphed is the seconds each layer adds to a pass or step of more
 	// than one token (kernels launched one by one, no CUDA graph), and
 	// ungraphedSource where the figure comes from.
@@ -627,15 +613,44 @@ func (e estimator) allReduces() float64 {
 	return float64(m.FullAttentionLayers + m.SlidingLayers + m.LinearLayers + m.MambaLayers + m.DenseFFNLayers + m.MoELayers)
 }
 
-// expertRate is the tensor-core rate the routed experts' multiplies run at:
-// the format's, or the 16-bit rate where weight-only kernels widen the
-// weights first (Marlin: IST-DASLab/marlin, "FP16xINT4" multiplies; vLLM's
-// FP4 Marlin MoE kernels dequantise to 16 bits the same way).
+// expertRate is the tensor-core rate the routed experts' prefill share
+// applies to: the 16-bit rate where the engine's routed-expert figure is a
+// share of it (Of16Bit) or weight-only kernels widen the weights first
+// (Marlin: IST-DASLab/marlin, "FP16xINT4" multiplies; vLLM's FP4 Marlin MoE
+// kernels dequantise to 16 bits the same way), else the format's.
 func (e estimator) expertRate() float64 {
-	if e.w.WeightOnlyExperts {
+	if e.sixteenBitExperts() {
 		return e.c.BF16TFLOPS.Value * 1e12 * e.a.ComputeRatio["bf16"]
 	}
 	return e.computeRate()
+}
+
+// sixteenBitExperts is whether the routed experts' prefill share applies
+// to the 16-bit rate rather than the format's.
+func (e estimator) sixteenBitExperts() bool {
+	return e.w.WeightOnlyExperts || e.preMoE.Of16Bit
+}
+
+// expertRateWords names the rate the routed experts' share applies to.
+func (e estimator) expertRateWords() string {
+	if e.sixteenBitExperts() {
+		return "16-bit tensor-core rate"
+	}
+	return "format's tensor-core rate"
+}
+
+// expertRateSource is why the routed experts' share applies to the
+// 16-bit rate.
+func (e estimator) expertRateSource() string {
+	marlin := "given with --weight-only-experts (vLLM's --moe-backend marlin): Marlin (IST-DASLab/marlin) multiplies FP16 x INT4, and vLLM's Marlin MoE kernels dequantise FP4 and INT4 weights to 16 bits the same way"
+	if !e.preMoE.Of16Bit {
+		return marlin
+	}
+	s := e.preMoE.Engine + "'s routed-expert prefill figure is a share of the 16-bit rate, for the experts in every format (its source is the figure's, below)"
+	if e.w.WeightOnlyExperts {
+		s += "; " + marlin
+	}
+	return s
 }
 
 func (e estimator) computeRate() float64 {

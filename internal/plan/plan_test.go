@@ -683,76 +683,90 @@ func TestDraftLaunches(t *testing.T) {
 	}
 }
 
-// TestWeightOnlyFigure: vLLM's routed-expert prefill figure was fitted on
-// Marlin's weight-only kernels at the 16-bit rate, so only a plan with
-// --weight-only-experts takes it; a plan whose experts multiply in the
-// format takes vLLM's prefill figure for them (that figure is not fitted on
-// them), for every format.
-func TestWeightOnlyFigure(t *testing.T) {
+// TestSixteenBitExpertFigure: vLLM's routed-expert prefill figure is a share
+// of the 16-bit rate, fitted on Marlin's weight-only kernels, and applies to
+// the routed experts in every format, with or without
+// --weight-only-experts: the experts' multiplies take the same time
+// whatever the format, the rest of the pass the format's rate.
+func TestSixteenBitExpertFigure(t *testing.T) {
 	a, _ := DefaultAssumptions()
 	set, _ := expect.Default()
 	c, _ := PlatformCluster("dgx-spark", 1, a, set)
+	var first float64
 	for _, format := range []string{"nvfp4", "fp8", "bf16", "mxfp4"} {
 		f, _ := a.Format(format)
-		w := Workload{Input: 8192, Output: 64, Concurrency: 1, KVDType: "fp8", GPUMemUtil: 0.9, Engine: "vllm"}
-		e0, err := newEstimator(load(t, "qwen3.6-35b-a3b.json"), f, c, w, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.WeightOnlyExperts = true
-		e1, _ := newEstimator(load(t, "qwen3.6-35b-a3b.json"), f, c, w, a)
-		if e0.preMoE != e0.pre {
-			t.Errorf("%s: experts multiplied in the format take %.2f (%s), want prefill's %.2f", format, e0.preMoE.Value, e0.preMoE.Source, e0.pre.Value)
-		}
-		if e1.preMoE.Value != 0.22 || !e1.preMoE.WeightOnly {
-			t.Errorf("%s: weight-only experts take %.2f (%s), want the fitted 0.22", format, e1.preMoE.Value, e1.preMoE.Source)
-		}
-		// The plan says its experts' figure is not fitted, and only then.
-		for i, weightOnly := range []bool{false, true} {
-			w.WeightOnlyExperts = weightOnly
+		for _, weightOnly := range []bool{false, true} {
+			w := Workload{Input: 8192, Output: 64, Concurrency: 1, KVDType: "fp8", GPUMemUtil: 0.9, Engine: "vllm", WeightOnlyExperts: weightOnly}
+			e, err := newEstimator(load(t, "qwen3.6-35b-a3b.json"), f, c, w, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.preMoE.Value != 0.22 || !e.preMoE.Of16Bit || !e.sixteenBitExperts() {
+				t.Errorf("%s, weight-only %v: experts take %.2f (%s), want the fitted 0.22 of the 16-bit rate", format, weightOnly, e.preMoE.Value, e.preMoE.Source)
+			}
+			for _, n := range []int{512, 8192} {
+				_, _, ec, _ := e.prefillPass(1, 0, n, true)
+				want := 2 * e.p.Expert * float64(e.m.ExpertsPerToken*e.m.MoELayers) * float64(n) / (c.BF16TFLOPS.Value * 1e12 * 0.22)
+				if math.Abs(ec/want-1) > 1e-9 {
+					t.Errorf("%s, weight-only %v, %d tokens: expert multiplies %.4g s, want %.4g", format, weightOnly, n, ec, want)
+				}
+			}
+			_, _, ec, _ := e.prefillPass(1, 0, 8192, true)
+			if first == 0 {
+				first = ec
+			}
+			if math.Abs(ec/first-1) > 1e-9 {
+				t.Errorf("%s, weight-only %v: expert multiplies %.4g s, %.4g in NVFP4: the format moved them", format, weightOnly, ec, first)
+			}
 			p, err := Estimate(load(t, "qwen3.6-35b-a3b.json"), f, c, w, a)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var said bool
 			for _, n := range p.Assumed {
-				said = said || strings.Contains(n.Unit, "not fitted on experts multiplied in the format")
+				said = said || strings.Contains(n.Unit, "of the 16-bit tensor-core rate in prefill's routed-expert multiplies")
 			}
-			if said != (i == 0) {
-				t.Errorf("%s, weight-only %v: the plan says the experts' figure is not fitted: %v", format, weightOnly, said)
+			if !said {
+				t.Errorf("%s, weight-only %v: the plan does not say its experts' figure is a share of the 16-bit rate", format, weightOnly)
 			}
 		}
 	}
 }
 
 // TestWeightOnlyExperts: weight-only expert kernels multiply the routed
-// experts at the 16-bit rate, so a pass's expert multiplies take the
-// format's compute ratio longer (four times for FP4, twice for FP8, the
-// same for BF16), the rest of the pass and a dense model not at all.
+// experts at the 16-bit rate. On an engine whose routed-expert figure is a
+// share of the format's rate (llama.cpp's), they take the format's compute
+// ratio longer (four times for FP4, twice for FP8, the same for BF16); on
+// one whose figure is already a share of the 16-bit rate (vLLM's) they take
+// the same time; the rest of the pass and a dense model do not move.
 func TestWeightOnlyExperts(t *testing.T) {
 	a, _ := DefaultAssumptions()
 	set, _ := expect.Default()
 	c, _ := PlatformCluster("dgx-spark", 1, a, set)
-	for _, file := range []string{"qwen3.6-35b-a3b.json", "gpt-oss-120b.json", "qwen3-8b.json"} {
-		for _, format := range []string{"nvfp4", "fp8", "bf16"} {
-			f, _ := a.Format(format)
-			w := Workload{Input: 8192, Output: 64, Concurrency: 1, KVDType: "fp8", GPUMemUtil: 0.9, Engine: "vllm"}
-			e0, err := newEstimator(load(t, file), f, c, w, a)
-			if err != nil {
-				t.Fatal(err)
-			}
-			w.WeightOnlyExperts = true
-			e1, _ := newEstimator(load(t, file), f, c, w, a)
-			for _, n := range []int{1, 512, 8192} {
-				c0, _, ec0, _ := e0.prefillPass(1, 0, n, true)
-				c1, _, ec1, _ := e1.prefillPass(1, 0, n, true)
-				// The rate, and the share of it each plan's expert kernels reach.
-				ratio := map[string]float64{"nvfp4": 4, "fp8": 2, "bf16": 1}[format] * e0.preMoE.Value / e1.preMoE.Value
-				if math.Abs(ec1-ec0*ratio) > 1e-12*max(ec1, 1) {
-					t.Errorf("%s %s, %d tokens: expert multiplies %.4g s weight-only against %.4g, want %g times", file, format, n, ec1, ec0, ratio)
+	for _, engine := range []string{"vllm", "llama.cpp"} {
+		for _, file := range []string{"qwen3.6-35b-a3b.json", "gpt-oss-120b.json", "qwen3-8b.json"} {
+			for _, format := range []string{"nvfp4", "fp8", "bf16"} {
+				f, _ := a.Format(format)
+				w := Workload{Input: 8192, Output: 64, Concurrency: 1, KVDType: "fp8", GPUMemUtil: 0.9, Engine: engine}
+				e0, err := newEstimator(load(t, file), f, c, w, a)
+				if err != nil {
+					t.Fatal(err)
 				}
-				if math.Abs((c1-ec1)-(c0-ec0)) > 1e-12 {
-					t.Errorf("%s %s: the rest of the pass moved (%.4g against %.4g)", file, format, c1-ec1, c0-ec0)
+				w.WeightOnlyExperts = true
+				e1, _ := newEstimator(load(t, file), f, c, w, a)
+				ratio := map[string]float64{"nvfp4": 4, "fp8": 2, "bf16": 1}[format]
+				if e0.preMoE.Of16Bit {
+					ratio = 1
+				}
+				for _, n := range []int{1, 512, 8192} {
+					c0, _, ec0, _ := e0.prefillPass(1, 0, n, true)
+					c1, _, ec1, _ := e1.prefillPass(1, 0, n, true)
+					if math.Abs(ec1-ec0*ratio) > 1e-12*max(ec1, 1) {
+						t.Errorf("%s %s %s, %d tokens: expert multiplies %.4g s weight-only against %.4g, want %g times", engine, file, format, n, ec1, ec0, ratio)
+					}
+					if math.Abs((c1-ec1)-(c0-ec0)) > 1e-12 {
+						t.Errorf("%s %s %s: the rest of the pass moved (%.4g against %.4g)", engine, file, format, c1-ec1, c0-ec0)
+					}
 				}
 			}
 		}

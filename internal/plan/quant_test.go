@@ -150,12 +150,14 @@ func TestUnknownQuantAlgoNamed(t *testing.T) {
 // tokens is bound by reading them, whatever the rest of the pass is bound
 // by, so the pass takes the rest's roofline plus the experts' own; with
 // many tokens per expert both are compute-bound and the pass is its
-// compute. A dense model's pass is max(compute, reads) as before.
+// compute. The crossing is where an expert's tokens multiply for as long as
+// its weights take to read: bytes per weight × rate / (2 × bandwidth)
+// tokens. A dense model's pass is max(compute, reads) as before.
 func TestSmallExpertBatchPrefill(t *testing.T) {
 	for _, tc := range []struct {
 		file  string
 		input int
-	}{{"qwen3-30b-a3b.json", 512}, {"qwen3-30b-a3b.json", 16384}, {"gpt-oss-120b.json", 512}, {"llama-3.1-8b.json", 512}} {
+	}{{"qwen3-30b-a3b.json", 128}, {"qwen3-30b-a3b.json", 512}, {"qwen3-30b-a3b.json", 16384}, {"gpt-oss-120b.json", 128}, {"gpt-oss-120b.json", 512}, {"llama-3.1-8b.json", 512}} {
 		p := sparkPlan(t, tc.file, "nvfp4", 1, Workload{Input: tc.input, Output: 1, Concurrency: 1, KVDType: "fp8", PrefillChunk: tc.input})
 		a, _ := DefaultAssumptions()
 		f, _ := a.Format("nvfp4")
@@ -168,8 +170,9 @@ func TestSmallExpertBatchPrefill(t *testing.T) {
 		want := max(c, m)
 		if e.m.Experts > 0 {
 			want = max(c-ec, m-em) + max(ec, em)
-			if em > ec != (perExpert < 100) {
-				t.Errorf("%s, %d tokens (%.0f per expert): experts' reads %.1f ms, multiplies %.1f ms", tc.file, tc.input, perExpert, em*1e3, ec*1e3)
+			crossing := e.expertBytes() * e.expertRate() * e.preMoE.Value / (2 * e.bandwidth())
+			if em > ec != (perExpert < crossing) {
+				t.Errorf("%s, %d tokens (%.0f per expert, crossing at %.0f): experts' reads %.1f ms, multiplies %.1f ms", tc.file, tc.input, perExpert, crossing, em*1e3, ec*1e3)
 			}
 		}
 		if got := e.passTime(1, 0, tc.input, true); math.Abs(got-want) > 1e-12 || got < max(c, m) {
