@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 180955
-	signaturesGenCRC   = 0xad885236
+	signaturesGenLen   = 183352
+	signaturesGenCRC   = 0x80d089b2
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -4898,6 +4898,66 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("cudaDeviceEnablePeerAccess returned (0x2c0)"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "custom-allreduce-no-peer-access",
+		Title: "a framework's custom all-reduce needs GPU peer access, which these GPUs do not have (custom_all_reduce.cuh: peer access is not supported)",
+		Kind:  "framework",
+		Match: []string{
+			"Cuda error \\S*custom_all_reduce\\.cuh:\\d+ 'peer access is not supported between these two devices'",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "GB10 has one GPU: a custom all-reduce between GPUs of one Spark does not apply; tensor parallelism across Sparks goes through NCCL",
+		MeaningServer: "the serving framework's own all-reduce kernel (vLLM's custom_all_reduce, also built into SGLang) maps the other GPUs' buffers with cudaIpcOpenMemHandle and cudaIpcMemLazyEnablePeerAccess, and these GPUs cannot reach each other's memory (PCIe GPUs without peer-to-peer such as T4 or consumer cards, a VM or IOMMU/ACS setting that blocks it), so the process exits; NCCL itself checks peer access and falls back to shared memory, so this is not NCCL's failure",
+		Fix:           "turn the framework's custom all-reduce off (vLLM and SGLang: --disable-custom-all-reduce; SGLang: --enable-p2p-check tests peer access first) or use a release that tests peer access before enabling it; nvidia-smi topo -p2p r shows which GPU pairs support peer reads",
+		Sources: []string{
+			"https://github.com/vllm-project/vllm/blob/main/csrc/custom_all_reduce.cuh (CUDACHECK prints \"Failed: Cuda error %s:%d '%s'\" with __FILE__, __LINE__ and cudaGetErrorString, then exit; the CustomAllreduce constructor and register_buffer call cudaIpcOpenMemHandle(..., cudaIpcMemLazyEnablePeerAccess))",
+			"https://github.com/NVIDIA/nccl/issues/1838 (NCCL's own transport/shm.cc printing \"Cuda failure 217 'peer access is not supported between these two devices'\": cudaGetErrorString of cudaErrorPeerAccessUnsupported, 217; that one is NCCL's shared-memory transport and a driver bug, not a framework kernel, and this signature does not match it)",
+			"https://github.com/sgl-project/sglang/blob/main/docs/advanced_features/server_arguments.md (Common launch commands: \"If it reports the error 'peer access is not supported between these two devices', add --enable-p2p-check\")",
+			"https://github.com/sgl-project/sglang/issues/552 (two T4 GPUs, tp=2: custom all-reduce failed with this line; disabling custom all-reduce fixed it)",
+		},
+		Lits: [][]byte{
+			[]byte(" 'peer access is not supported between these two devices'"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Cuda error "),
+				[]byte("custom_all_reduce"),
+				[]byte("cuh:"),
+				[]byte(" 'peer access is not supported between these two devices'"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Cuda error "),
+				anchored: lazyRegexp("^(?:Cuda error \\S*custom_all_reduce\\.cuh:\\d+ 'peer access is not supported between these two devices')", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Cuda error "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("custom_all_reduce.cuh:"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" 'peer access is not supported between these two devices'"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Cuda error "),
+					[]byte("custom_all_reduce.cuh:"),
+					[]byte(" 'peer access is not supported between these two devices'"),
 				},
 			},
 		},
