@@ -6,6 +6,7 @@ import (
 
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/results"
 )
 
 // archFloor is the first NCCL release that runs a GPU architecture right,
@@ -41,6 +42,21 @@ var archFloors = []archFloor{
 		change: "2.25.1 added Blackwell (sm100) support: code compiled for sm100, graph search speeds and limits for large NVLink domains; earlier releases run it only through PTX compiled for older GPUs and were never supported on it",
 		source: "https://github.com/NVIDIA/nccl/releases/tag/v2.25.1-1 (\"Add Blackwell/SM100 support\"); NVIDIA/nccl makefiles/common.mk v2.25.1-1 (compute_100 gencode); https://github.com/NVIDIA/nccl/issues/1611 (GB200 with 2.21.5 aborts at 10 nodes; the maintainer: Blackwell is supported from 2.25.1, which worked)",
 	},
+}
+
+// archVersion is the release NCCL's banner names, else the nccl-library
+// of the first nccl-tests header ("# nccl-tests version 2.13.9
+// nccl-headers=22501 nccl-library=22501").
+func archVersion(logVersion string, o *results.NCCLOutput) string {
+	if logVersion != "" || o == nil {
+		return logVersion
+	}
+	for _, t := range o.Tables {
+		if t.NCCLVersion != "" {
+			return t.NCCLVersion
+		}
+	}
+	return ""
 }
 
 // weightArchFloor ranks the release below a GPU's floor just above the

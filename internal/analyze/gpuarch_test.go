@@ -41,6 +41,35 @@ func archLog(ranks, hosts int, gpu, version string, fail bool) []string {
 	return out
 }
 
+// archTable is the same run without NCCL_DEBUG, in the format of the
+// nccl-tests 2.17 and later fixtures (field cases 04 and 235): the release
+// only in the header's nccl-library, then a table of all_reduce rows.
+func archTable(ranks, hosts int, gpu, version string) []string {
+	var maj, mnr, pat int
+	fmt.Sscanf(version, "%d.%d.%d", &maj, &mnr, &pat)
+	out := []string{
+		fmt.Sprintf("# nccl-tests version 2.17.8 nccl-headers=%d nccl-library=%d", maj*10000+mnr*100+pat, maj*10000+mnr*100+pat),
+		"# Collective test starting: all_reduce_perf",
+		"# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 1 iters: 20 agg iters: 1 validation: 1 graph: 0",
+		"#",
+		"# Using devices",
+	}
+	for r := range ranks {
+		out = append(out, fmt.Sprintf("#  Rank %2d Group  0 Pid %d on node%02d device  %d [0000:%02x:00] %s", r, 3617715+r, r%hosts, r%8, 1+r%8, gpu))
+	}
+	return append(out,
+		"#",
+		"#                                                              out-of-place                       in-place          ",
+		"#       size         count      type   redop    root     time   algbw   busbw  #wrong     time   algbw   busbw  #wrong ",
+		"#        (B)    (elements)                               (us)  (GB/s)  (GB/s)             (us)  (GB/s)  (GB/s)         ",
+		"           8             2     float     sum      -1    14.59    0.00    0.00       0    13.78    0.00    0.00       0",
+		"   134217728      33554432     float     sum      -1   2693.2   49.84   87.22       0   2556.4   52.50   91.88       0",
+		"# Out of bounds values : 0 OK",
+		"# Avg bus bandwidth    : 22.1205 ",
+		"#",
+		"# Collective test concluded: all_reduce_perf")
+}
+
 // archMessage marks the rule's flag among other nccl.too-old flags.
 const archMessage = "the first release that supports this GPU's architecture"
 
@@ -96,10 +125,19 @@ func TestArchTooOldAnyRanksAnyPrefix(t *testing.T) {
 					t.Errorf("%s with NCCL %s, %d ranks on %d hosts, failed %v, behind %q: flag %+v, flags %+v", c.gpu, c.version, n, hosts, fail, pre, f, a.Flags)
 				}
 			}
+			if f := archFlag(analyseText(prefixed(pre, archTable(n, hosts, c.gpu, c.version)))); f == nil || f.Severity != report.Warn {
+				t.Errorf("%s with nccl-library %s in the header, %d ranks behind %q: flag %+v", c.gpu, c.version, n, pre, f)
+			}
 		}
 		for _, c := range fine {
 			if a := analyseText(prefixed(pre, archLog(n, hosts, c.gpu, c.version, true))); archFlag(a) != nil {
 				t.Errorf("%s with NCCL %q behind %q: flagged %+v", c.gpu, c.version, pre, archFlag(a))
+			}
+			if c.version == "" {
+				continue
+			}
+			if a := analyseText(prefixed(pre, archTable(n, hosts, c.gpu, c.version))); archFlag(a) != nil {
+				t.Errorf("%s with nccl-library %s behind %q: flagged %+v", c.gpu, c.version, pre, archFlag(a))
 			}
 		}
 	}
