@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 183352
-	signaturesGenCRC   = 0x80d089b2
+	signaturesGenLen   = 185142
+	signaturesGenCRC   = 0xa73a5cbe
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -2188,6 +2188,61 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("ncclUnhandledCudaError"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "nccl-tests-cuda-failure",
+		Title: "a CUDA call of nccl-tests failed (Test CUDA failure): the quoted error names it",
+		Kind:  "cuda",
+		Match: []string{
+			"Test CUDA failure \\S+:\\d+ '",
+		},
+		Weight:        0.8,
+		Severity:      "fail",
+		MeaningSpark:  "a CUDA call of the test itself failed and the test stopped, so no result follows; an illegal memory access (CUDA error 700) is a kernel's fault reported at the next synchronisation, in nccl-tests almost always NCCL's own kernel: an NCCL or nccl-tests build without sm_121 (GB10) support, an NCCL bug for this size or protocol, or a GPU or driver fault",
+		MeaningServer: "a CUDA call of the test itself failed and the test stopped, so no result follows; an illegal memory access (CUDA error 700) is a kernel's fault reported at the next synchronisation, in nccl-tests almost always NCCL's own kernel: an NCCL bug for this GPU, size or protocol (a newer release), an NCCL built without the GPU's architecture, or a GPU or driver fault (dmesg Xid 13, 31, 43)",
+		Fix:           "note the size the test stopped at and the CUDA error; check the NCCL release against the GPU (NCCL_DEBUG=INFO prints it) and try the newest one; rerun with NCCL_PROTO=Simple or LL to see whether one protocol fails; look for Xid errors in dmesg",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl-tests/blob/v2.19.6/src/common.h (CUDACHECK: \"%s: Test CUDA failure %s:%d '%s'\" with cudaGetErrorString, then the error returned up to main's \"Test failure %s:%d\" lines)",
+			"https://github.com/NVIDIA/nccl/issues/2418 (RTX PRO 6000 Blackwell, NCCL 2.26.2: all_reduce_perf stopped at 524288 B with \"Test CUDA failure common.cu:516 'an illegal memory access was encountered'\"; NCCL 2.31.2 passed)",
+		},
+		Lits: [][]byte{
+			[]byte("Test CUDA failure "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Test CUDA failure "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Test CUDA failure "),
+				anchored: lazyRegexp("^(?:Test CUDA failure \\S+:\\d+ ')", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Test CUDA failure "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(":"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" '"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Test CUDA failure "),
+					[]byte(":"),
+					[]byte(" '"),
 				},
 			},
 		},
