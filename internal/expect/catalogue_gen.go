@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 180955
-	signaturesGenCRC   = 0xad885236
+	signaturesGenLen   = 187159
+	signaturesGenCRC   = 0x13684820
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -1927,6 +1927,72 @@ var generatedSignatures = []Signature{
 		},
 	},
 	{
+		ID:    "nccl-ring-no-loopback",
+		Title: "NCCL's ranks built rings that do not close (ring N does not loop back to start)",
+		Kind:  "nccl",
+		Match: []string{
+			"ring \\d+ does not loop back to start \\(\\d+ != \\d+\\)",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "each rank contributes its own order of the ring, and following them did not return to the start: the Sparks computed different graphs (different NCCL releases or NCCL_* settings, a topology file on one of them)",
+		MeaningServer: "each rank contributes its own order of every ring, and following them did not return to the start: the ranks computed different graphs, because they ran different NCCL releases or settings (NCCL_* variables, a topology or graph file on some nodes) or read their hardware differently; NCCL before 2.20.3 left a PCI link's speed uninitialised when sysfs has no max_link_speed (VMs, some PCIe switches), so ranks of one job could search different topologies",
+		Fix:           "run one NCCL release with the same NCCL_* variables on every rank (compare the NCCL version and \"set by environment\" lines of each rank's NCCL_DEBUG=INFO log), remove a topology or graph file that only some nodes have; with NCCL before 2.20.3, upgrade",
+		Sources: []string{
+			"NVIDIA/nccl src/graph/rings.cc v2.14.3-1 to v2.30.7-1 (ncclBuildRings: follows next[] from this rank through nranks steps; WARN \"Error : ring %d does not loop back to start (%d != %d)\"; in v2.30.7-1 then ncclInternalError)",
+			"NVIDIA/nccl src/graph/xml.cc v2.19.4-1 and v2.20.3-1 (ncclTopoGetXmlFromSys: float deviceSpeed, portSpeed read with sscanf from max_link_speed, uninitialised before 2.20.3, FLT_MAX from 2.20.3)",
+			"https://github.com/NVIDIA/nccl/issues/1020",
+		},
+		FixedIn: "2.20.3",
+		FixedBy: "NCCL 2.20.3 initialises the PCI link speeds it reads from sysfs, which earlier releases left uninitialised when max_link_speed is missing, so ranks of one job could compute different rings",
+		Lits: [][]byte{
+			[]byte(" does not loop back to start "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("ring "),
+				[]byte(" does not loop back to start "),
+				[]byte(" != "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("ring "),
+				anchored: lazyRegexp("^(?:ring \\d+ does not loop back to start \\(\\d+ != \\d+\\))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("ring "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" does not loop back to start ("),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" != "),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(")"),
+							k:   3,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("ring "),
+					[]byte(" does not loop back to start ("),
+					[]byte(" != "),
+					[]byte(")"),
+				},
+			},
+		},
+	},
+	{
 		ID:    "shm-create-failed",
 		Title: "NCCL could not create its shared-memory segment in /dev/shm",
 		Kind:  "nccl",
@@ -2188,6 +2254,61 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("ncclUnhandledCudaError"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "nccl-tests-cuda-failure",
+		Title: "a CUDA call of nccl-tests failed (Test CUDA failure): the quoted error names it",
+		Kind:  "cuda",
+		Match: []string{
+			"Test CUDA failure \\S+:\\d+ '",
+		},
+		Weight:        0.8,
+		Severity:      "fail",
+		MeaningSpark:  "a CUDA call of the test itself failed and the test stopped, so no result follows; an illegal memory access (CUDA error 700) is a kernel's fault reported at the next synchronisation, in nccl-tests almost always NCCL's own kernel: an NCCL or nccl-tests build without sm_121 (GB10) support, an NCCL bug for this size or protocol, or a GPU or driver fault",
+		MeaningServer: "a CUDA call of the test itself failed and the test stopped, so no result follows; an illegal memory access (CUDA error 700) is a kernel's fault reported at the next synchronisation, in nccl-tests almost always NCCL's own kernel: an NCCL bug for this GPU, size or protocol (a newer release), an NCCL built without the GPU's architecture, or a GPU or driver fault (dmesg Xid 13, 31, 43)",
+		Fix:           "note the size the test stopped at and the CUDA error; check the NCCL release against the GPU (NCCL_DEBUG=INFO prints it) and try the newest one; rerun with NCCL_PROTO=Simple or LL to see whether one protocol fails; look for Xid errors in dmesg",
+		Sources: []string{
+			"https://github.com/NVIDIA/nccl-tests/blob/v2.19.6/src/common.h (CUDACHECK: \"%s: Test CUDA failure %s:%d '%s'\" with cudaGetErrorString, then the error returned up to main's \"Test failure %s:%d\" lines)",
+			"https://github.com/NVIDIA/nccl/issues/2418 (RTX PRO 6000 Blackwell, NCCL 2.26.2: all_reduce_perf stopped at 524288 B with \"Test CUDA failure common.cu:516 'an illegal memory access was encountered'\"; NCCL 2.31.2 passed)",
+		},
+		Lits: [][]byte{
+			[]byte("Test CUDA failure "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Test CUDA failure "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Test CUDA failure "),
+				anchored: lazyRegexp("^(?:Test CUDA failure \\S+:\\d+ ')", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Test CUDA failure "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(":"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" '"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Test CUDA failure "),
+					[]byte(":"),
+					[]byte(" '"),
 				},
 			},
 		},
@@ -4898,6 +5019,66 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("cudaDeviceEnablePeerAccess returned (0x2c0)"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "custom-allreduce-no-peer-access",
+		Title: "a framework's custom all-reduce needs GPU peer access, which these GPUs do not have (custom_all_reduce.cuh: peer access is not supported)",
+		Kind:  "framework",
+		Match: []string{
+			"Cuda error \\S*custom_all_reduce\\.cuh:\\d+ 'peer access is not supported between these two devices'",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "GB10 has one GPU: a custom all-reduce between GPUs of one Spark does not apply; tensor parallelism across Sparks goes through NCCL",
+		MeaningServer: "the serving framework's own all-reduce kernel (vLLM's custom_all_reduce, also built into SGLang) maps the other GPUs' buffers with cudaIpcOpenMemHandle and cudaIpcMemLazyEnablePeerAccess, and these GPUs cannot reach each other's memory (PCIe GPUs without peer-to-peer such as T4 or consumer cards, a VM or IOMMU/ACS setting that blocks it), so the process exits; NCCL itself checks peer access and falls back to shared memory, so this is not NCCL's failure",
+		Fix:           "turn the framework's custom all-reduce off (vLLM and SGLang: --disable-custom-all-reduce; SGLang: --enable-p2p-check tests peer access first) or use a release that tests peer access before enabling it; nvidia-smi topo -p2p r shows which GPU pairs support peer reads",
+		Sources: []string{
+			"https://github.com/vllm-project/vllm/blob/main/csrc/custom_all_reduce.cuh (CUDACHECK prints \"Failed: Cuda error %s:%d '%s'\" with __FILE__, __LINE__ and cudaGetErrorString, then exit; the CustomAllreduce constructor and register_buffer call cudaIpcOpenMemHandle(..., cudaIpcMemLazyEnablePeerAccess))",
+			"https://github.com/NVIDIA/nccl/issues/1838 (NCCL's own transport/shm.cc printing \"Cuda failure 217 'peer access is not supported between these two devices'\": cudaGetErrorString of cudaErrorPeerAccessUnsupported, 217; that one is NCCL's shared-memory transport and a driver bug, not a framework kernel, and this signature does not match it)",
+			"https://github.com/sgl-project/sglang/blob/main/docs/advanced_features/server_arguments.md (Common launch commands: \"If it reports the error 'peer access is not supported between these two devices', add --enable-p2p-check\")",
+			"https://github.com/sgl-project/sglang/issues/552 (two T4 GPUs, tp=2: custom all-reduce failed with this line; disabling custom all-reduce fixed it)",
+		},
+		Lits: [][]byte{
+			[]byte(" 'peer access is not supported between these two devices'"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Cuda error "),
+				[]byte("custom_all_reduce"),
+				[]byte("cuh:"),
+				[]byte(" 'peer access is not supported between these two devices'"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Cuda error "),
+				anchored: lazyRegexp("^(?:Cuda error \\S*custom_all_reduce\\.cuh:\\d+ 'peer access is not supported between these two devices')", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Cuda error "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("custom_all_reduce.cuh:"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" 'peer access is not supported between these two devices'"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Cuda error "),
+					[]byte("custom_all_reduce.cuh:"),
+					[]byte(" 'peer access is not supported between these two devices'"),
 				},
 			},
 		},
