@@ -111,3 +111,31 @@ func TestLibLoadSignaturesNothingNewOnFixtures(t *testing.T) {
 		"field/train/260_pytorch_2_2_import_undefined_symbol_ncclcommregister_conflicting_nccl.txt": true,
 	})
 }
+
+// A plugin that is there but whose own dependency the loader cannot find
+// (the dlerror names another library than the plugin), in each release's
+// words (2.18 "Plugin load (%s) returned %d : %s", 2.19 "dlerror=%s No plugin
+// found (%s)", 2.21 "Plugin load returned %d : %s : when loading %s", 2.22 to
+// 2.27 "NET/Plugin: %s", 2.28 on "NET/Plugin: %s: %s"), is named behind any
+// prefix; the plugin itself not found is not (TestNetPluginNamedNotFound).
+func TestNetPluginDependencyMissing(t *testing.T) {
+	r := rand.New(rand.NewSource(1851))
+	const id = "error.net-plugin-load-failed"
+	deps := []string{"libfabric.so.1", "libibverbs.so.1", "/opt/amazon/efa/lib/libefa.so.1", "libcudart.so.12"}
+	for _, pre := range causePrefixes(r) {
+		d := deps[r.Intn(len(deps))] + ": cannot open shared object file: No such file or directory"
+		p := ncclPrefix("node002", 1, 1) + " NCCL INFO "
+		for release, lines := range map[int][]string{
+			18: {p + "NET/Plugin : Plugin load (libnccl-net.so) returned 2 : " + d, p + "NET/Plugin : No plugin found, using internal implementation"},
+			19: {p + "NET/Plugin : dlerror=" + d + " No plugin found (libnccl-net.so), using internal implementation"},
+			21: {p + "NET/Plugin: Plugin load returned 2 : " + d + " : when loading libnccl-net.so", p + "NET/Plugin: Using internal network plugin."},
+			22: {p + "NET/Plugin: " + d, p + "NET/Plugin: Using internal network plugin."},
+			28: {p + "NET/Plugin: libnccl-net.so: " + d, p + "NET/Plugin: Using internal net plugin."},
+			0:  {d + " No plugin found (libnccl-net.so), using internal implementation"},
+		} {
+			if got := topCause(analyseText(prefixed(pre, lines))); got != id {
+				t.Errorf("2.%d behind %q: first %q\n%q", release, pre, got, lines)
+			}
+		}
+	}
+}

@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 184167
-	signaturesGenCRC   = 0x32c3bec0
+	signaturesGenLen   = 184830
+	signaturesGenCRC   = 0x56dd126f
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -4455,6 +4455,8 @@ var generatedSignatures = []Signature{
 			"NET/Plugin ?: Plugin load \\(libnccl-net-[^)]+\\) returned",
 			"version `[^`']+' not found \\(required by [^)]+\\) No plugin found \\(",
 			"undefined symbol: \\S+ No plugin found \\(",
+			"NET/Plugin ?: (?:dlerror=|Plugin load returned \\d+ : |Plugin load \\(\\S+\\) returned \\d+ : |\\S+\\.so: )?(?:\\S*/)?(?:[^l/\\s:=]|l[^i]|li[^b]|lib[^n]|libn[^c])[^\\s/:=]*: cannot open shared object file",
+			"(?:^|[^\\w.=-])(?:\\S*/)?(?:[^l/\\s:=]|l[^i]|li[^b]|lib[^n]|libn[^c])[^\\s/:=]*: cannot open shared object file: No such file or directory No plugin found \\(",
 		},
 		Weight:        1,
 		Severity:      "warn",
@@ -4466,6 +4468,7 @@ var generatedSignatures = []Signature{
 			"https://github.com/NVIDIA/nccl/issues/229",
 			"NVIDIA/nccl src/net.cc v2.18.5-1 (NCCL_NET_PLUGIN set: \"Plugin name set by env to %s\", then \"NET/Plugin : Plugin load (%s) returned %d : %s\"), v2.19.3-1 (ncclNetPluginInit: the name libnccl-net-<NCCL_NET_PLUGIN>.so, \"NET/Plugin : dlerror=%s No plugin found (%s), using internal implementation\"; libnccl-net.so when unset) and v2.22.3-1 (openNetPluginLib: the name as given, then libnccl-net-<name>.so, those dlopen could not find listed in \"NET/Plugin: Could not find:%s.\"; libnccl-net.so alone when unset)",
 			"NVIDIA/nccl src/plugin/plugin_open.cc v2.26.2-1 and v2.30.7-1 (openPluginLib: the same list, \"%s/Plugin: Could not find:%s\" with NET; from 2.30 the libnccl-net-<name>.so form only for a bare name)",
+			"NVIDIA/nccl src/net.cc v2.22.3-1 and src/plugin/plugin_open.cc v2.26.2-1 (a dlerror that does not name the library asked for, such as a dependency of the plugin not found, is printed as \"NET/Plugin: %s\"), v2.28.9-1 and v2.30.7-1 (\"%s/Plugin: %s: %s\", the library and the dlerror)",
 		},
 		Lits: [][]byte{
 			[]byte("' not found"),
@@ -4476,6 +4479,8 @@ var generatedSignatures = []Signature{
 			[]byte(": Plugin load "),
 			[]byte(" No plugin found "),
 			[]byte("undefined symbol: "),
+			[]byte(": cannot open shared object file"),
+			[]byte(": cannot open shared object file: No such file or directory No plugin found "),
 		},
 		AllLits: [][][]byte{
 			[][]byte{
@@ -4515,6 +4520,13 @@ var generatedSignatures = []Signature{
 			[][]byte{
 				[]byte("undefined symbol: "),
 				[]byte(" No plugin found "),
+			},
+			[][]byte{
+				[]byte("NET/Plugin"),
+				[]byte(": cannot open shared object file"),
+			},
+			[][]byte{
+				[]byte(": cannot open shared object file: No such file or directory No plugin found "),
 			},
 		},
 		plans: []matchPlan{
@@ -4831,6 +4843,48 @@ var generatedSignatures = []Signature{
 				lits: [][]byte{
 					[]byte("undefined symbol: "),
 					[]byte(" No plugin found ("),
+				},
+			},
+			{
+				prefix:   []byte("NET/Plugin"),
+				anchored: lazyRegexp("^(?:NET/Plugin ?: (?:dlerror=|Plugin load returned \\d+ : |Plugin load \\(\\S+\\) returned \\d+ : |\\S+\\.so: )?(?:\\S*/)?(?:[^l/\\s:=]|l[^i]|li[^b]|lib[^n]|libn[^c])[^\\s/:=]*: cannot open shared object file)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin : "),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin: "),
+									k:   1,
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte(": cannot open shared object file"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("NET/Plugin : "),
+					[]byte("NET/Plugin: "),
+					[]byte(": cannot open shared object file"),
+				},
+			},
+			{
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte(": cannot open shared object file: No such file or directory No plugin found ("),
+				},
+				lits: [][]byte{
+					[]byte(": cannot open shared object file: No such file or directory No plugin found ("),
 				},
 			},
 		},
