@@ -77,6 +77,7 @@ func (a *analysis) startupCauses(l *results.NCCLLog) {
 		a.socketSpread(l)
 	}
 	a.peerOtherNetwork(l)
+	a.peerRefuses(l)
 }
 
 // minSpreadIfs is the number of socket devices from which NCCL's spread

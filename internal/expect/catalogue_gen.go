@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 187159
-	signaturesGenCRC   = 0x13684820
+	signaturesGenLen   = 191034
+	signaturesGenCRC   = 0x94e90e77
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -2785,6 +2785,45 @@ var generatedSignatures = []Signature{
 		},
 	},
 	{
+		ID:    "ofi-av-insert-failed",
+		Title: "the OFI (libfabric) net plugin could not add a peer's address to its address vector",
+		Kind:  "ofi",
+		Match: []string{
+			"Unable to insert remote address into address vector",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "not used on DGX Spark (the OFI plugin is for EFA and Slingshot fabrics)",
+		MeaningServer: "the aws-ofi-nccl plugin's fi_av_insert of the peer's endpoint name returned no address (RC 0 or an error), so the connection to that peer fails and NCCL reports an internal error: the provider could not resolve the peer on the fabric; on AWS EFA, with NCCL_NET=Socket working between the same nodes, the instances' security group lacks the rules EFA needs (inbound and outbound all traffic with the group itself as source and destination; a 0.0.0.0/0 outbound rule does not count)",
+		Fix:           "on AWS, give the instances' security group an inbound and an outbound rule for all traffic whose source and destination is the group itself, and run every node with the same EFA installer and plugin; rerun with FI_LOG_LEVEL=warn for the provider's reason",
+		Sources: []string{
+			"https://github.com/aws/aws-ofi-nccl/issues/663",
+			"https://github.com/aws/aws-ofi-nccl/blob/v1.11.1-aws/src/nccl_ofi_sendrecv.c#L1289 (fi_av_insert(...) != 1: \"Unable to insert remote address into address vector for device %d. RC: %d\", and the connect fails; the same in src/nccl_ofi_rdma.c#L5026)",
+			"https://github.com/awsdocs/amazon-ec2-user-guide/blob/master/doc_source/efa-start.md (Step 1, Prepare an EFA-enabled security group)",
+		},
+		Lits: [][]byte{
+			[]byte("Unable to insert remote address into address vector"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Unable to insert remote address into address vector"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Unable to insert remote address into address vector"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Unable to insert remote address into address vector"),
+				},
+				lits: [][]byte{
+					[]byte("Unable to insert remote address into address vector"),
+				},
+			},
+		},
+	},
+	{
 		ID:    "ras-missing-rank",
 		Title: "NCCL RAS: ranks are missing from a communicator",
 		Kind:  "nccl-ras",
@@ -3894,6 +3933,67 @@ var generatedSignatures = []Signature{
 		},
 	},
 	{
+		ID:    "nccl-symbol-missing",
+		Title: "a library needs an NCCL function the libnccl loaded does not have (undefined symbol: nccl...)",
+		Kind:  "framework",
+		Match: []string{
+			"\\.so(\\.\\d+)*: undefined symbol: p?nccl[A-Z]\\w*",
+		},
+		Weight:        1.2,
+		Severity:      "fail",
+		MeaningSpark:  "the dynamic loader bound the framework (libtorch_cuda.so and the like) to a libnccl that does not export an NCCL function the framework calls: a libnccl older than the one it was built against is found first (a second NCCL from another pip or conda package, or an LD_LIBRARY_PATH entry)",
+		MeaningServer: "the dynamic loader bound the framework (libtorch_cuda.so and the like) to a libnccl that does not export an NCCL function the framework calls (ncclCommRegister exists from NCCL 2.19): a libnccl older than the one the framework was built against is found first: a second NCCL from another pip or conda package (nvidia-nccl-cu* wheels), a system libnccl2, or an LD_LIBRARY_PATH/LD_PRELOAD entry",
+		Fix:           "load the NCCL the framework was built for: list the NCCL copies (pip list | grep nccl; conda list nccl; ldconfig -p | grep nccl; echo $LD_LIBRARY_PATH), remove the extra package or the LD_LIBRARY_PATH/LD_PRELOAD entry, or install the framework release that matches the NCCL kept",
+		Sources: []string{
+			"https://github.com/pytorch/pytorch/issues/119932",
+			"NVIDIA/nccl src/nccl.h.in v2.18.5-1 and v2.19.3-1 (ncclCommRegister first declared in 2.19.3-1, line 430: a libnccl before 2.19 does not export it)",
+		},
+		Lits: [][]byte{
+			[]byte(": undefined symbol: "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte(": undefined symbol: "),
+				[]byte("nccl"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte(".so"),
+				anchored: lazyRegexp("^(?:\\.so(\\.\\d+)*: undefined symbol: p?nccl[A-Z]\\w*)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte(".so"),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte(": undefined symbol: pnccl"),
+									k:   1,
+								},
+								{
+									op:  pfLit,
+									lit: []byte(": undefined symbol: nccl"),
+									k:   2,
+								},
+							},
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte(".so"),
+					[]byte(": undefined symbol: pnccl"),
+					[]byte(": undefined symbol: nccl"),
+				},
+			},
+		},
+	},
+	{
 		ID:    "nccl-config-undef-rejected",
 		Title: "the libnccl loaded is older than the NCCL headers the program was built with (Invalid config blocking attribute value -2147483648)",
 		Kind:  "nccl",
@@ -4474,6 +4574,10 @@ var generatedSignatures = []Signature{
 			"NET/Plugin ?: Could not find:( \\S+)*? (libnccl-net-\\S+\\.so|lib[^n ]\\S*\\.so|\\S*/\\S*)",
 			"NET/Plugin ?: dlerror=.* No plugin found \\(libnccl-net-[^)]+\\)",
 			"NET/Plugin ?: Plugin load \\(libnccl-net-[^)]+\\) returned",
+			"version `[^`']+' not found \\(required by [^)]+\\) No plugin found \\(",
+			"undefined symbol: \\S+ No plugin found \\(",
+			"NET/Plugin ?: (?:dlerror=|Plugin load returned \\d+ : |Plugin load \\(\\S+\\) returned \\d+ : |\\S+\\.so: )?(?:\\S*/)?(?:[^l/\\s:=]|l[^i]|li[^b]|lib[^n]|libn[^c])[^\\s/:=]*: cannot open shared object file",
+			"(?:^|[^\\w.=-])(?:\\S*/)?(?:[^l/\\s:=]|l[^i]|li[^b]|lib[^n]|libn[^c])[^\\s/:=]*: cannot open shared object file: No such file or directory No plugin found \\(",
 		},
 		Weight:        1,
 		Severity:      "warn",
@@ -4485,6 +4589,7 @@ var generatedSignatures = []Signature{
 			"https://github.com/NVIDIA/nccl/issues/229",
 			"NVIDIA/nccl src/net.cc v2.18.5-1 (NCCL_NET_PLUGIN set: \"Plugin name set by env to %s\", then \"NET/Plugin : Plugin load (%s) returned %d : %s\"), v2.19.3-1 (ncclNetPluginInit: the name libnccl-net-<NCCL_NET_PLUGIN>.so, \"NET/Plugin : dlerror=%s No plugin found (%s), using internal implementation\"; libnccl-net.so when unset) and v2.22.3-1 (openNetPluginLib: the name as given, then libnccl-net-<name>.so, those dlopen could not find listed in \"NET/Plugin: Could not find:%s.\"; libnccl-net.so alone when unset)",
 			"NVIDIA/nccl src/plugin/plugin_open.cc v2.26.2-1 and v2.30.7-1 (openPluginLib: the same list, \"%s/Plugin: Could not find:%s\" with NET; from 2.30 the libnccl-net-<name>.so form only for a bare name)",
+			"NVIDIA/nccl src/net.cc v2.22.3-1 and src/plugin/plugin_open.cc v2.26.2-1 (a dlerror that does not name the library asked for, such as a dependency of the plugin not found, is printed as \"NET/Plugin: %s\"), v2.28.9-1 and v2.30.7-1 (\"%s/Plugin: %s: %s\", the library and the dlerror)",
 		},
 		Lits: [][]byte{
 			[]byte("' not found"),
@@ -4493,6 +4598,10 @@ var generatedSignatures = []Signature{
 			[]byte(": Could not find:"),
 			[]byte(" No plugin found "),
 			[]byte(": Plugin load "),
+			[]byte(" No plugin found "),
+			[]byte("undefined symbol: "),
+			[]byte(": cannot open shared object file"),
+			[]byte(": cannot open shared object file: No such file or directory No plugin found "),
 		},
 		AllLits: [][][]byte{
 			[][]byte{
@@ -4522,6 +4631,23 @@ var generatedSignatures = []Signature{
 				[]byte(": Plugin load "),
 				[]byte("libnccl-net-"),
 				[]byte(" returned"),
+			},
+			[][]byte{
+				[]byte("version `"),
+				[]byte("' not found "),
+				[]byte("required by "),
+				[]byte(" No plugin found "),
+			},
+			[][]byte{
+				[]byte("undefined symbol: "),
+				[]byte(" No plugin found "),
+			},
+			[][]byte{
+				[]byte("NET/Plugin"),
+				[]byte(": cannot open shared object file"),
+			},
+			[][]byte{
+				[]byte(": cannot open shared object file: No such file or directory No plugin found "),
 			},
 		},
 		plans: []matchPlan{
@@ -4788,6 +4914,98 @@ var generatedSignatures = []Signature{
 					[]byte("NET/Plugin : Plugin load (libnccl-net-"),
 					[]byte("NET/Plugin: Plugin load (libnccl-net-"),
 					[]byte(") returned"),
+				},
+			},
+			{
+				prefix:   []byte("version `"),
+				anchored: lazyRegexp("^(?:version `[^`']+' not found \\(required by [^)]+\\) No plugin found \\()", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("version `"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("' not found (required by "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(") No plugin found ("),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("version `"),
+					[]byte("' not found (required by "),
+					[]byte(") No plugin found ("),
+				},
+			},
+			{
+				prefix:   []byte("undefined symbol: "),
+				anchored: lazyRegexp("^(?:undefined symbol: \\S+ No plugin found \\()", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("undefined symbol: "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" No plugin found ("),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("undefined symbol: "),
+					[]byte(" No plugin found ("),
+				},
+			},
+			{
+				prefix:   []byte("NET/Plugin"),
+				anchored: lazyRegexp("^(?:NET/Plugin ?: (?:dlerror=|Plugin load returned \\d+ : |Plugin load \\(\\S+\\) returned \\d+ : |\\S+\\.so: )?(?:\\S*/)?(?:[^l/\\s:=]|l[^i]|li[^b]|lib[^n]|libn[^c])[^\\s/:=]*: cannot open shared object file)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin : "),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("NET/Plugin: "),
+									k:   1,
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte(": cannot open shared object file"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("NET/Plugin : "),
+					[]byte("NET/Plugin: "),
+					[]byte(": cannot open shared object file"),
+				},
+			},
+			{
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte(": cannot open shared object file: No such file or directory No plugin found ("),
+				},
+				lits: [][]byte{
+					[]byte(": cannot open shared object file: No such file or directory No plugin found ("),
 				},
 			},
 		},

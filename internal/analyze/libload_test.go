@@ -1,0 +1,141 @@
+package analyze
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+)
+
+// A framework bound to a libnccl without an NCCL function it calls fails at
+// import with the dynamic loader's "undefined symbol: nccl..." (field case
+// 260, pytorch/pytorch#119932: libtorch_cuda.so needs ncclCommRegister,
+// first declared in NCCL 2.19's nccl.h.in); named behind any prefix, from any
+// number of ranks, in the loader's and Python's words.
+func TestNCCLSymbolMissing(t *testing.T) {
+	r := rand.New(rand.NewSource(260))
+	const id = "error.nccl-symbol-missing"
+	libs := []string{
+		"/home/test/anaconda3/envs/myenv/lib/python3.9/site-packages/torch/lib/libtorch_cuda.so",
+		"/usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so",
+		"/opt/conda/lib/python3.11/site-packages/cupy_backends/cuda/libs/nccl.cpython-311-x86_64-linux-gnu.so",
+		"libtorch_cuda.so.2.2",
+	}
+	syms := []string{"ncclCommRegister", "ncclCommSplit", "ncclCommInitRankConfig", "ncclRedOpCreatePreMulSum", "pncclAllReduce"}
+	forms := []string{"ImportError: %s: undefined symbol: %s", "OSError: %s: undefined symbol: %s", "python: symbol lookup error: %s: undefined symbol: %s"}
+	for _, pre := range causePrefixes(r) {
+		for _, ranks := range []int{1, 2, 8} {
+			var lines []string
+			for i := 0; i < ranks; i++ {
+				rp := ""
+				if ranks > 1 {
+					rp = fmt.Sprintf("[rank%d]: ", i)
+				}
+				lines = append(lines, rp+fmt.Sprintf(forms[r.Intn(len(forms))], libs[r.Intn(len(libs))], syms[r.Intn(len(syms))]))
+			}
+			if got := topCause(analyseText(prefixed(pre, lines))); got != id {
+				t.Errorf("behind %q, %d ranks: first %q\n%q", pre, ranks, got, lines)
+			}
+		}
+		// Another library's missing symbol is not NCCL's.
+		other := []string{fmt.Sprintf(forms[r.Intn(len(forms))], libs[0], "cudaGetDriverEntryPointByVersion")}
+		if a := analyseText(prefixed(pre, other)); hasFlag(a, id) {
+			t.Errorf("behind %q: %s raised for a CUDA symbol (%s)", pre, id, flagIDs(a))
+		}
+	}
+}
+
+// aws-ofi-nccl's fi_av_insert of a peer's address failing ("Unable to insert
+// remote address into address vector", v1.11.1-aws src/nccl_ofi_sendrecv.c
+// and src/nccl_ofi_rdma.c with RC %d, v1.21.1 with RC as fi_strerror, its CM
+// with "for device."; NCCL_OFI_WARN prefixes "NET/OFI ") is named behind
+// NCCL's WARN prefix or a framework's rank tag, from any number of ranks.
+func TestOFIAVInsertFailed(t *testing.T) {
+	r := rand.New(rand.NewSource(251))
+	const id = "error.ofi-av-insert-failed"
+	msgs := []string{
+		"NET/OFI Unable to insert remote address into address vector for device %d. RC: 0",
+		"NET/OFI Unable to insert remote address into address vector for device %d. RC: Invalid argument",
+		"NET/OFI CM: Unable to insert remote address into address vector for device.",
+	}
+	for _, pre := range causePrefixes(r) {
+		for _, ranks := range []int{1, 2, 16} {
+			var lines []string
+			for i := 0; i < ranks; i++ {
+				m := msgs[r.Intn(len(msgs))]
+				if r.Intn(2) == 0 {
+					m = fmt.Sprintf(m, i%8)
+				}
+				if r.Intn(2) == 0 {
+					lines = append(lines, fmt.Sprintf("[rank%d]: ncclInternalError: Internal check failed.", i), fmt.Sprintf("[rank%d]: Last error:", i), fmt.Sprintf("[rank%d]: %s", i, m))
+					continue
+				}
+				lines = append(lines, ncclPrefix(fmt.Sprintf("ip-10-0-%d-%d", i/8, 10+i/8), i, i%8)+" nccl_net_ofi_rdma_connect:4859 NCCL WARN "+m)
+			}
+			if got := topCause(analyseText(prefixed(pre, lines))); got != id {
+				t.Errorf("behind %q, %d ranks: first %q\n%q", pre, ranks, got, lines)
+			}
+		}
+	}
+}
+
+// The dynamic loader's reason a net plugin it found did not load (a symbol
+// version of another libfabric, an undefined symbol), ahead of NCCL 2.19 to
+// 2.21's "No plugin found (%s), using internal implementation" (field case
+// 254, a paste that starts inside the dlerror text), is named behind any
+// prefix; the default name not found is not (TestNetPluginNamedNotFound).
+func TestNetPluginDlerrorFragment(t *testing.T) {
+	r := rand.New(rand.NewSource(254))
+	const id = "error.net-plugin-load-failed"
+	dl := []string{
+		"version `EFA_1.2' not found (required by /opt/amazon/efa/lib/libfabric.so.1)",
+		"/opt/amazon/efa/lib/libfabric.so.1: version `FABRIC_1.7' not found (required by /opt/conda/lib/libnccl-net.so)",
+		"/opt/aws-ofi-nccl/lib/libnccl-net.so: undefined symbol: fi_mr_regattr",
+	}
+	for _, pre := range causePrefixes(r) {
+		d := dl[r.Intn(len(dl))]
+		for _, line := range []string{
+			d + " No plugin found (libnccl-net.so), using internal implementation",
+			ncclPrefix("node001", 0, 0) + " NCCL INFO NET/Plugin : dlerror=" + d + " No plugin found (libnccl-net.so), using internal implementation",
+		} {
+			if got := topCause(analyseText(prefixed(pre, []string{line}))); got != id {
+				t.Errorf("behind %q: first %q\n%q", pre, got, line)
+			}
+		}
+	}
+}
+
+// No other fixture raises the two library signatures.
+func TestLibLoadSignaturesNothingNewOnFixtures(t *testing.T) {
+	noneRaisedOnFixtures(t, []string{"error.nccl-symbol-missing", "error.ofi-av-insert-failed"}, map[string]bool{
+		"field/train/251_p5_torch_efa_unable_to_insert_remote_address_av_outbound_sg.txt":           true,
+		"field/train/260_pytorch_2_2_import_undefined_symbol_ncclcommregister_conflicting_nccl.txt": true,
+	})
+}
+
+// A plugin that is there but whose own dependency the loader cannot find
+// (the dlerror names another library than the plugin), in each release's
+// words (2.18 "Plugin load (%s) returned %d : %s", 2.19 "dlerror=%s No plugin
+// found (%s)", 2.21 "Plugin load returned %d : %s : when loading %s", 2.22 to
+// 2.27 "NET/Plugin: %s", 2.28 on "NET/Plugin: %s: %s"), is named behind any
+// prefix; the plugin itself not found is not (TestNetPluginNamedNotFound).
+func TestNetPluginDependencyMissing(t *testing.T) {
+	r := rand.New(rand.NewSource(1851))
+	const id = "error.net-plugin-load-failed"
+	deps := []string{"libfabric.so.1", "libibverbs.so.1", "/opt/amazon/efa/lib/libefa.so.1", "libcudart.so.12"}
+	for _, pre := range causePrefixes(r) {
+		d := deps[r.Intn(len(deps))] + ": cannot open shared object file: No such file or directory"
+		p := ncclPrefix("node002", 1, 1) + " NCCL INFO "
+		for release, lines := range map[int][]string{
+			18: {p + "NET/Plugin : Plugin load (libnccl-net.so) returned 2 : " + d, p + "NET/Plugin : No plugin found, using internal implementation"},
+			19: {p + "NET/Plugin : dlerror=" + d + " No plugin found (libnccl-net.so), using internal implementation"},
+			21: {p + "NET/Plugin: Plugin load returned 2 : " + d + " : when loading libnccl-net.so", p + "NET/Plugin: Using internal network plugin."},
+			22: {p + "NET/Plugin: " + d, p + "NET/Plugin: Using internal network plugin."},
+			28: {p + "NET/Plugin: libnccl-net.so: " + d, p + "NET/Plugin: Using internal net plugin."},
+			0:  {d + " No plugin found (libnccl-net.so), using internal implementation"},
+		} {
+			if got := topCause(analyseText(prefixed(pre, lines))); got != id {
+				t.Errorf("2.%d behind %q: first %q\n%q", release, pre, got, lines)
+			}
+		}
+	}
+}
