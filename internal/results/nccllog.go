@@ -104,7 +104,17 @@ type NCCLLog struct {
 	lastTransport  int
 	// comms is what comm read of the last few messages it was handed: a
 	// message read again is not searched again
-	comms   recentRead[commFields]
+	comms recentRead[commFields]
+	// envSeen are the last few variable lines envLine read, each with
+	// the opening before it ("opening\nmessage"), and envGen counts the
+	// changes to Env and ProcEnv: a line read again by the same opening
+	// while envGen is what it was after the first changes nothing
+	envSeen recentRead[int]
+	envKey  []byte
+	envGen  int
+	// procs are the last few openings procEnv read, each with its
+	// record's index in ProcEnv (-1: none)
+	procs   recentRead[int]
 	scratch [][]byte
 	devs    []NCCLNetDevice // scratch for ibUsing
 	// ibGen counts changes to IBDevices; usingDevs is the device list of
@@ -1407,6 +1417,17 @@ func mergedDevs(devs []byte) []byte {
 // envLine parses "NCCL_IB_HCA set to mlx5_4" and
 // "NCCL_SHM_DISABLE set by environment to 0.".
 func (l *NCCLLog) envLine(msg []byte) {
+	// every rank prints its variables, often more than once
+	l.envKey = append(append(append(l.envKey[:0], l.cur...), '\n'), msg...)
+	if gen, ok := l.envSeen.get(l.envKey); ok && gen == l.envGen {
+		return
+	}
+	l.readEnvLine(msg)
+	l.envSeen.put(l.envKey, l.envGen)
+}
+
+// readEnvLine is envLine without its memo.
+func (l *NCCLLog) readEnvLine(msg []byte) {
 	name, val, ok := cut(msg, " set by environment to ")
 	if !ok {
 		name, val, ok = cut(msg, " set to ")
@@ -1455,6 +1476,7 @@ func (l *NCCLLog) setEnv(k, v string) {
 	}
 	if _, ok := l.Env[k]; ok || len(l.Env) < maxKeys {
 		l.Env[k] = v
+		l.envGen++
 	}
 }
 
