@@ -66,3 +66,27 @@ func TestCUDAFactsObserveIsPlain(t *testing.T) {
 		t.Fatalf("%d failures read", hits)
 	}
 }
+
+// namesHopper is bytes.Contains of "H100" or of "H200", over lines built
+// of pieces of both names.
+func TestNamesHopperIsContains(t *testing.T) {
+	rng := rand.New(rand.NewPCG(36, 8))
+	parts := []string{"H", "H1", "H2", "100", "200", "00", "0", "1", "GH200", "H10", " ", "x"}
+	named := 0
+	for range 5000 {
+		var line []byte
+		for range rng.IntN(10) {
+			line = append(line, parts[rng.IntN(len(parts))]...)
+		}
+		want := bytes.Contains(line, []byte("H100")) || bytes.Contains(line, []byte("H200"))
+		if got := namesHopper(line); got != want {
+			t.Fatalf("namesHopper(%q) = %v, want %v", line, got, want)
+		}
+		if want {
+			named++
+		}
+	}
+	if named < 500 {
+		t.Fatalf("%d lines named a Hopper GPU", named)
+	}
+}

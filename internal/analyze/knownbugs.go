@@ -48,6 +48,7 @@ const maxCUDAFiles = 8
 
 var (
 	litFailure     = []byte("failure ")
+	litFailureWord = []byte("failure")
 	litTestNCCL    = []byte("Test NCCL ")
 	litTestCUDA    = []byte("Test CUDA ")
 	litCuda        = []byte("Cuda ")
@@ -61,9 +62,7 @@ var (
 	litVersionWord = []byte("version ")
 	// CUDA error 801, cudaErrorNotSupported
 	litNotSupported = []byte("'operation not supported'")
-	// Hopper GPUs' names (GH200 holds H200)
-	litH100, litH200 = []byte("H100"), []byte("H200")
-	litNlinks        = []byte(" nlinks ")
+	litNlinks       = []byte(" nlinks ")
 )
 
 // hopperShown: the lines show a Hopper GPU (sm90): its name, or the hit's
@@ -97,12 +96,20 @@ func (c *cudaFacts) observe(line []byte) {
 		}
 		c.afterNCCL = bytes.HasSuffix(bytes.TrimRight(line, " \r"), litNCCLWord)
 	}
-	c.observeTest(line)
-	if !c.hopper {
-		c.hopper = bytes.Contains(line, litH100) || bytes.Contains(line, litH200)
+	// "failure" first: one search passes over the lines that lack it
+	// (all but a few), which hold neither "failure " nor "Cuda failure"
+	failure := bytes.Contains(line, litFailureWord)
+	if len(line) > 0 && line[0] == '#' {
+		c.observeHeader(line)
+	} else if failure {
+		c.observeTest(line)
 	}
-	// "Cuda failure" first: one search passes over the lines that lack
-	// it (all but a few), where the two for the error's name cost two
+	if !c.hopper {
+		c.hopper = namesHopper(line)
+	}
+	if !failure {
+		return
+	}
 	j := bytes.Index(line, litCudaFailure)
 	if j < 0 {
 		return
@@ -127,18 +134,27 @@ func (c *cudaFacts) observe(line []byte) {
 	}
 }
 
-// observeTest keeps the first nccl-tests failure line, the first CUDA
+// namesHopper: line names a Hopper GPU, "H100" or "H200" (GH200 holds
+// H200), told by one byte search for the 'H's of both.
+func namesHopper(line []byte) bool {
+	for i := 0; ; {
+		h := bytes.IndexByte(line[i:], 'H')
+		if h < 0 {
+			return false
+		}
+		i += h + 1
+		if len(line)-i >= 3 && (string(line[i:i+3]) == "100" || string(line[i:i+3]) == "200") {
+			return true
+		}
+	}
+}
+
+// observeTest keeps the first nccl-tests failure line and the first CUDA
 // out-of-memory line (CUDA's name for cudaErrorMemoryAllocation in a CUDA
 // failure NCCL or nccl-tests prints: "Cuda failure 2 'out of memory'",
-// "Test CUDA failure common.cu:1009 'out of memory'") and, from the
-// nccl-tests header, the largest size and the first GPU's name. One scan
-// for "failure " passes over the lines without one; the header is read
-// only from "#" lines.
+// "Test CUDA failure common.cu:1009 'out of memory'"), of the lines that
+// are not "#" lines.
 func (c *cudaFacts) observeTest(line []byte) {
-	if len(line) > 0 && line[0] == '#' {
-		c.observeHeader(line)
-		return
-	}
 	i := bytes.Index(line, litFailure)
 	if i < 0 {
 		return
@@ -152,7 +168,8 @@ func (c *cudaFacts) observeTest(line []byte) {
 	}
 }
 
-// observeHeader reads nccl-tests' "# nThread 1 nGpus 1 minBytes 8
+// observeHeader reads, from the nccl-tests header, the largest size and
+// the first GPU's name: nccl-tests' "# nThread 1 nGpus 1 minBytes 8
 // maxBytes 17179869184 …" and the first "#  Rank  0 Group  0 Pid … device
 // 0 [0x10] NVIDIA A100-SXM4-40GB" line.
 func (c *cudaFacts) observeHeader(line []byte) {

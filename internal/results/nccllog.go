@@ -104,7 +104,17 @@ type NCCLLog struct {
 	lastTransport  int
 	// comms is what comm read of the last few messages it was handed: a
 	// message read again is not searched again
-	comms   recentRead[commFields]
+	comms recentRead[commFields]
+	// envSeen are the last few variable lines envLine read, each with
+	// the opening before it ("opening\nmessage"), and envGen counts the
+	// changes to Env and ProcEnv: a line read again by the same opening
+	// while envGen is what it was after the first changes nothing
+	envSeen recentRead[int]
+	envKey  []byte
+	envGen  int
+	// procs are the last few openings procEnv read, each with its
+	// record's index in ProcEnv (-1: none)
+	procs   recentRead[int]
 	scratch [][]byte
 	devs    []NCCLNetDevice // scratch for ibUsing
 	// ibGen counts changes to IBDevices; usingDevs is the device list of
@@ -403,7 +413,8 @@ type opening struct {
 	plain bool
 	// iw are the words of b followed by "INFO " (an INFO line's opening)
 	// and im the masks of their bytes that belong to it; iw is all zero
-	// where that is over infoWords words (infoAt then tells nothing)
+	// where that is over infoWords words or b is not plain (infoAt then
+	// tells nothing: the quiet lines read are those of plain openings)
 	iw, im [infoWords]uint64
 }
 
@@ -423,7 +434,7 @@ func (o *opening) words() {
 	o.w[o.last] = binary.LittleEndian.Uint64(o.b[n-8:])
 	o.plain = plainStart(o.b)
 	o.iw, o.im = [infoWords]uint64{}, [infoWords]uint64{}
-	if n+len("INFO ") <= 8*infoWords {
+	if o.plain && n+len("INFO ") <= 8*infoWords {
 		var p [8 * infoWords]byte
 		copy(p[copy(p[:], o.b):], "INFO ")
 		for k := range o.iw {
@@ -435,8 +446,8 @@ func (o *opening) words() {
 	}
 }
 
-// infoAt: line opens with o followed by "INFO ", where o's INFO opening
-// fits in infoWords words; line holds at least that many words (the bytes
+// infoAt: line opens with o followed by "INFO ", where o is plain and
+// its INFO opening fits in infoWords words; line holds at least that many words (the bytes
 // after the opening, masked off, may be of the lines after it). The
 // words are compared without a branch each.
 func (o *opening) infoAt(line []byte) bool {
@@ -1022,13 +1033,14 @@ func (l *NCCLLog) countTransport(t []byte) {
 
 func (l *NCCLLog) netIB(msg []byte) {
 	// "NET/IB : X" and "NET/IB: X" both occur; dispatch on X
-	rest := msg[len("NET/IB"):]
-	for len(rest) > 0 && (rest[0] == ' ' || rest[0] == ':') {
-		rest = rest[1:]
+	i := len("NET/IB")
+	for i < len(msg) && (msg[i] == ' ' || msg[i] == ':') {
+		i++
 	}
-	if len(rest) == 0 {
+	if i == len(msg) {
 		return
 	}
+	rest := msg[i:]
 	switch rest[0] {
 	case 'U', '[', 'N', 'G':
 	default:
@@ -1407,6 +1419,17 @@ func mergedDevs(devs []byte) []byte {
 // envLine parses "NCCL_IB_HCA set to mlx5_4" and
 // "NCCL_SHM_DISABLE set by environment to 0.".
 func (l *NCCLLog) envLine(msg []byte) {
+	// every rank prints its variables, often more than once
+	l.envKey = append(append(append(l.envKey[:0], l.cur...), '\n'), msg...)
+	if gen, ok := l.envSeen.get(l.envKey); ok && gen == l.envGen {
+		return
+	}
+	l.readEnvLine(msg)
+	l.envSeen.put(l.envKey, l.envGen)
+}
+
+// readEnvLine is envLine without its memo.
+func (l *NCCLLog) readEnvLine(msg []byte) {
 	name, val, ok := cut(msg, " set by environment to ")
 	if !ok {
 		name, val, ok = cut(msg, " set to ")
@@ -1455,6 +1478,7 @@ func (l *NCCLLog) setEnv(k, v string) {
 	}
 	if _, ok := l.Env[k]; ok || len(l.Env) < maxKeys {
 		l.Env[k] = v
+		l.envGen++
 	}
 }
 
@@ -1693,9 +1717,6 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 				break
 			}
 		}
-		if !oo.plain {
-			break
-		}
 		m := len(oo.b) + len("INFO ")
 		i := bytes.IndexByte(rest[m:], '\n')
 		if i < 0 || m+i+1 > MaxLineBytes {
@@ -1785,9 +1806,9 @@ var infoClass = func() (c [256]byte) {
 	return c
 }()
 
-// infoOpeningAt is openingAt for an INFO line: the opening kept that line
-// starts with, followed by "INFO ", its index and where the message
-// starts; nil when none.
+// infoOpeningAt is openingAt for an INFO line: the plain opening kept
+// that line starts with, followed by "INFO ", its index and where the
+// message starts; nil when none.
 func (l *NCCLLog) infoOpeningAt(line []byte) (int, *opening, int) {
 	if len(line) >= 8*infoWords {
 		// infoAt for each opening, the line's words read once: the
@@ -1809,7 +1830,7 @@ func (l *NCCLLog) infoOpeningAt(line []byte) (int, *opening, int) {
 	}
 	// an opening over infoWords words, or a line too short to read them
 	k, o := l.openingAt(line)
-	if o == nil {
+	if o == nil || !o.plain {
 		return 0, nil, 0
 	}
 	// "INFO " after the opening's "NCCL ": "CL INFO " compared as a word

@@ -105,21 +105,39 @@ func procKeyWord(w []byte) []byte {
 // procEnv is the record of the process whose INFO line is being read, made
 // when there is room; nil when the line names no process or none is left.
 func (l *NCCLLog) procEnv() *NCCLProcEnv {
+	// an opening read before names the same record again (records are
+	// only added): the last few openings are remembered with its index
+	i, ok := l.procs.get(l.cur)
+	if !ok {
+		i = l.procIndex()
+		l.procs.put(l.cur, i)
+	}
+	if i < 0 {
+		return nil
+	}
+	return &l.ProcEnv[i]
+}
+
+// procIndex is the index in ProcEnv of the record of the process whose
+// INFO line is being read, -1 when the line names no process or none is
+// left.
+func (l *NCCLLog) procIndex() int {
 	key := procKey(l.cur)
 	if key == nil {
-		return nil
+		return -1
 	}
 	for i := range l.ProcEnv {
 		if l.ProcEnv[i].Proc == string(key) {
-			return &l.ProcEnv[i]
+			return i
 		}
 	}
 	if len(l.ProcEnv) >= maxProcEnv {
-		return nil
+		return -1
 	}
 	host := key[:bytes.IndexByte(key, ':')]
 	l.ProcEnv = append(l.ProcEnv, NCCLProcEnv{Proc: string(key), Host: string(host)})
-	return &l.ProcEnv[len(l.ProcEnv)-1]
+	l.envGen++
+	return len(l.ProcEnv) - 1
 }
 
 // procSetEnv records a variable the process of the current line shows.
@@ -131,7 +149,8 @@ func (l *NCCLLog) procSetEnv(k, v string) {
 	if p.Env == nil {
 		p.Env = map[string]string{}
 	}
-	if _, ok := p.Env[k]; ok || len(p.Env) < maxProcVars {
+	if old, ok := p.Env[k]; ok && old != v || !ok && len(p.Env) < maxProcVars {
 		p.Env[k] = v
+		l.envGen++
 	}
 }
