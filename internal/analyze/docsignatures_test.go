@@ -255,6 +255,9 @@ var docSignatureFixtures = map[string]bool{
 	"field/train/172_lightning_ddp_noncontiguous_gpus_barrier_invalid_usage.txt": true,
 	"field/train/178_pytorch_dataparallel_nccl256_error4_invalid_argument.txt":   true,
 	"field/train/264_slurm_peer_node_network_broken_nccl_connect_refused.txt":    true,
+	"nccl-faults/duplicate-gpu.log":                                              true,
+	"nccl-faults/net-ib-forced.log":                                              true,
+	"nccl-faults/socket-ifname-missing.log":                                      true,
 	"field/train/53_ray_workers_duplicate_gpu_traceback.txt":                     true,
 	"field/train/96_megatron_traceback_duplicate_gpu_f000.txt":                   true,
 }

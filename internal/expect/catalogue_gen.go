@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 191034
-	signaturesGenCRC   = 0x94e90e77
+	signaturesGenLen   = 193026
+	signaturesGenCRC   = 0x9881683b
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -4559,6 +4559,72 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("Bootstrap : no socket interface found"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "net-named-not-found",
+		Title: "the network NCCL_NET names did not start on this host (no NET plugin initialized)",
+		Kind:  "nccl",
+		Match: []string{
+			"Error: network .{0,64}not found\\.",
+			"Failed to initialize any NET plugin",
+		},
+		Weight:        1.2,
+		Severity:      "fail",
+		MeaningSpark:  "NCCL_NET (or the communicator's netName) names a network that did not start: NCCL_NET=IB where no RDMA device is usable (NET/IB : No device found: the ConnectX-7's RDMA devices are not visible, as in a container started without them), or a plugin's network name when that plugin did not load; NCCL does not fall back to sockets when a network is named",
+		MeaningServer: "NCCL_NET (or the communicator's netName) names a network that did not start on this host: IB with no usable RDMA device (no driver, or a container or pod without /dev/infiniband), or a plugin's network (AWS Libfabric, a vendor plugin) when the plugin did not load; NCCL does not fall back to another network when one is named",
+		Fix:           "make the named network usable (IB: ibv_devices lists the HCAs and the container or pod gets /dev/infiniband and the RDMA devices; a plugin: it loads, see its NET/Plugin line), or unset NCCL_NET so NCCL picks the network that starts",
+		Sources: []string{
+			"NVIDIA/nccl src/net.cc v2.18.5-1 to v2.25.1-1 and src/plugin/net.cc v2.26.2-1 (ncclNetInit: no enabled network whose name matches comm->config.netName: WARN(\"Error: network %s not found.\"), ncclInvalidUsage)",
+			"NVIDIA/nccl src/plugin/net.cc v2.27.7-1, v2.28.9-1 and v2.30.7-1 (ncclNetInit: a plugin is initialized only when it has the name comm->config.netName asks for; none assigned: WARN(\"Failed to initialize any NET plugin\"), ncclInvalidUsage; v2.28.9-1 prints INFO \"Failed to initialize NET plugin %s\" for each that failed)",
+		},
+		Lits: [][]byte{
+			[]byte("Error: network "),
+			[]byte("Failed to initialize any NET plugin"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Error: network "),
+				[]byte("0,64}not found"),
+			},
+			[][]byte{
+				[]byte("Failed to initialize any NET plugin"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Error: network "),
+				anchored: lazyRegexp("^(?:Error: network .{0,64}not found\\.)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Error: network "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("not found."),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Error: network "),
+					[]byte("not found."),
+				},
+			},
+			{
+				prefix:  []byte("Failed to initialize any NET plugin"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Failed to initialize any NET plugin"),
+				},
+				lits: [][]byte{
+					[]byte("Failed to initialize any NET plugin"),
 				},
 			},
 		},
