@@ -25,8 +25,8 @@ func ringLoopLog(r *rand.Rand, ranks, hosts int, version string) []string {
 }
 
 // The WARN names its cause first for any rank and host count behind any
-// prefix; with a release before 2.20.3 in the lines, NCCL too old (the
-// uninitialised link speed fixed there) ranks above it; with 2.20.3 or
+// prefix; with a release before 2.19.4 in the lines, NCCL too old (the
+// uninitialised link speed fixed there) ranks above it; with 2.19.4 or
 // later, or no release, the message itself is first.
 func TestRingNoLoopbackAnyRanksAnyPrefix(t *testing.T) {
 	r := rand.New(rand.NewSource(1020))
@@ -34,6 +34,7 @@ func TestRingNoLoopbackAnyRanksAnyPrefix(t *testing.T) {
 		n, hosts := 2+r.Intn(31), 1+r.Intn(4)
 		for version, want := range map[string]string{
 			"":       "error.nccl-ring-no-loopback",
+			"2.19.4": "error.nccl-ring-no-loopback",
 			"2.20.3": "error.nccl-ring-no-loopback",
 			"2.27.7": "error.nccl-ring-no-loopback",
 			"2.19.3": "nccl.too-old",

@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 193026
-	signaturesGenCRC   = 0x9881683b
+	signaturesGenLen   = 193033
+	signaturesGenCRC   = 0x74d0e831
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -1936,15 +1936,15 @@ var generatedSignatures = []Signature{
 		Weight:        1,
 		Severity:      "fail",
 		MeaningSpark:  "each rank contributes its own order of the ring, and following them did not return to the start: the Sparks computed different graphs (different NCCL releases or NCCL_* settings, a topology file on one of them)",
-		MeaningServer: "each rank contributes its own order of every ring, and following them did not return to the start: the ranks computed different graphs, because they ran different NCCL releases or settings (NCCL_* variables, a topology or graph file on some nodes) or read their hardware differently; NCCL before 2.20.3 left a PCI link's speed uninitialised when sysfs has no max_link_speed (VMs, some PCIe switches), so ranks of one job could search different topologies",
-		Fix:           "run one NCCL release with the same NCCL_* variables on every rank (compare the NCCL version and \"set by environment\" lines of each rank's NCCL_DEBUG=INFO log), remove a topology or graph file that only some nodes have; with NCCL before 2.20.3, upgrade",
+		MeaningServer: "each rank contributes its own order of every ring, and following them did not return to the start: the ranks computed different graphs, because they ran different NCCL releases or settings (NCCL_* variables, a topology or graph file on some nodes) or read their hardware differently; NCCL before 2.19.4 left a PCI link's speed uninitialised when sysfs has no max_link_speed (VMs, some PCIe switches), so ranks of one job could search different topologies",
+		Fix:           "run one NCCL release with the same NCCL_* variables on every rank (compare the NCCL version and \"set by environment\" lines of each rank's NCCL_DEBUG=INFO log), remove a topology or graph file that only some nodes have; with NCCL before 2.19.4, upgrade",
 		Sources: []string{
 			"NVIDIA/nccl src/graph/rings.cc v2.14.3-1 to v2.30.7-1 (ncclBuildRings: follows next[] from this rank through nranks steps; WARN \"Error : ring %d does not loop back to start (%d != %d)\"; in v2.30.7-1 then ncclInternalError)",
-			"NVIDIA/nccl src/graph/xml.cc v2.19.4-1 and v2.20.3-1 (ncclTopoGetXmlFromSys: float deviceSpeed, portSpeed read with sscanf from max_link_speed, uninitialised before 2.20.3, FLT_MAX from 2.20.3)",
+			"NVIDIA/nccl src/graph/xml.cc v2.19.3-1 and v2.19.4-1 (ncclTopoGetXmlFromSys: float deviceSpeed, portSpeed read with sscanf from max_link_speed, uninitialised in 2.19.3 and before, FLT_MAX from 2.19.4)",
 			"https://github.com/NVIDIA/nccl/issues/1020",
 		},
-		FixedIn: "2.20.3",
-		FixedBy: "NCCL 2.20.3 initialises the PCI link speeds it reads from sysfs, which earlier releases left uninitialised when max_link_speed is missing, so ranks of one job could compute different rings",
+		FixedIn: "2.19.4",
+		FixedBy: "NCCL 2.19.4 initialises the PCI link speeds it reads from sysfs, which earlier releases left uninitialised when max_link_speed is missing, so ranks of one job could compute different rings",
 		Lits: [][]byte{
 			[]byte(" does not loop back to start "),
 		},
