@@ -17,8 +17,9 @@ type lineOnly struct{ LineSource }
 
 // sameParse parses b with the quiet-INFO shortcut and without it and
 // fails unless the two outputs (every fact, the log's own state, the
-// line count) and errors are equal. small reads the input a few bytes at
-// a time, so that lines straddle the reader's buffer.
+// line count), the lines handed to the second reader and the errors are
+// equal. small reads the input a few bytes at a time, so that lines
+// straddle the reader's buffer.
 func sameParse(t *testing.T, b []byte, small bool) {
 	t.Helper()
 	in := func() io.Reader {
@@ -27,10 +28,14 @@ func sameParse(t *testing.T, b []byte, small bool) {
 		}
 		return bytes.NewReader(b)
 	}
-	fast, errFast := ParseNCCLTestsLines(NewLineReader(in()))
-	full, errFull := ParseNCCLTestsLines(lineOnly{NewLineReader(in())})
+	var seenFast, seenFull []string
+	fast, errFast := ParseNCCLTestsLinesSeen(NewLineReader(in()), func(l []byte) { seenFast = append(seenFast, string(l)) })
+	full, errFull := ParseNCCLTestsLinesSeen(lineOnly{NewLineReader(in())}, func(l []byte) { seenFull = append(seenFull, string(l)) })
 	if (errFast == nil) != (errFull == nil) {
 		t.Fatalf("errors differ: %v, full parse %v", errFast, errFull)
+	}
+	if !reflect.DeepEqual(seenFast, seenFull) {
+		t.Fatalf("lines seen differ:\n%q\nfull parse:\n%q", seenFast, seenFull)
 	}
 	// cur points into each reader's buffer: compared by its bytes
 	if string(fast.Log.cur) != string(full.Log.cur) {
@@ -90,17 +95,24 @@ func TestQuietInfoShortcutRealLogs(t *testing.T) {
 
 // Property: any mix of real lines, in any order, each with any of the
 // prefixes launchers and pastes put in front (or a random one), CRLF or
-// '\r' redraws, cut short or run together, reads the same with the
-// shortcut as without it.
+// '\r' redraws, cut short or run together, with empty lines and comments
+// between them, reads the same with the shortcut as without it.
 func TestQuietInfoShortcutProperty(t *testing.T) {
 	lines := realLines(t)
 	prefixes := []string{"", "", "", "[1,0]<stdout>:", "0: ", "  3: ", "2026-03-13T22:26:02Z ", "[rank3]: ",
 		"(RayWorkerWrapper pid=2981, ip=10.0.0.2) ", "svc  | ", "> ", "nThread ", "size ", "\t", "#"}
+	// lines nccl-tests' parser skips or reads, and a row's wrapped rest
+	between := []string{"\n", "\r\n", "\r", "#\n", "#\r\n", "#  \t \n", "# Using devices\n", "#\r# Using devices\n",
+		"#        (B)    (elements)\n", "# nThread 1 nGpus 1 minBytes 8 maxBytes 8\n", "#  Rank  0 Group  0 Pid  1 on a device  0 [0x01] GB10\n",
+		"# \u00a0x\n", "#\v\f\n", " #\n", "  1073741824     134217728     float\n", "   24.5  43.98  21.99  0\n"}
 	rng := rand.New(rand.NewPCG(36, 2))
 	for iter := range 300 {
 		var b []byte
 		for range 1 + rng.IntN(400) {
 			line := lines[rng.IntN(len(lines))]
+			if rng.IntN(6) == 0 {
+				b = append(b, between[rng.IntN(len(between))]...)
+			}
 			switch rng.IntN(12) {
 			case 0:
 				b = append(b, prefixes[rng.IntN(len(prefixes))]...)
