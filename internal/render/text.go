@@ -243,6 +243,14 @@ func heredocEnd(line string) string {
 	return strings.Trim(f[0], `'"`)
 }
 
+// opensQuote: a quote after word holds a shell quote's opening: at a
+// word's start or after an assignment's '=' ("NCCL_IB_HCA='=mlx5_0'"), not
+// an apostrophe inside or after a word of prose ("the peer's address",
+// "the instances' group").
+func opensQuote(word string) bool {
+	return word == "" || strings.HasSuffix(word, "=")
+}
+
 // wrapShell breaks a command line between words that are outside quotes and
 // `code spans`, ending each broken line with " \\" so a shell reads one
 // command. A word longer than the width stays whole.
@@ -256,7 +264,7 @@ func wrapShell(s string, width int) []string {
 			if r == quote {
 				quote = 0
 			}
-		case r == '\'' || r == '"' || r == '`':
+		case (r == '\'' || r == '"' || r == '`') && opensQuote(cur.String()):
 			quote = r
 		case r == ' ':
 			if cur.Len() > 0 {
@@ -279,6 +287,12 @@ func wrapShell(s string, width int) []string {
 	var units []string
 	for i := 0; i < len(words); i++ {
 		w := words[i]
+		if q := strings.IndexAny(w, "'\"`"); vlen(w) > width && q >= 0 && w[q] == '"' && strings.Contains(w, " ") {
+			// Too long for a line: inside double quotes a shell drops
+			// a backslash-newline, so the span may break between words.
+			units = append(units, strings.Fields(w)...)
+			continue
+		}
 		if strings.HasPrefix(w, "-") && i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") && vlen(w)+1+vlen(words[i+1])+2 <= width {
 			w += " " + words[i+1]
 			i++

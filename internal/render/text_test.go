@@ -141,6 +141,25 @@ func TestWrapShellTakesAnApostropheForProse(t *testing.T) {
 			t.Errorf("line of %d columns: %q", vlen(l), l)
 		}
 	}
+	// Two apostrophes make no quoted span between them (an AWS remedy's
+	// "the instances' security group ... the provider's reason").
+	two := "give the instances' security group an inbound and an outbound rule for all traffic whose source and destination is the group itself; rerun with FI_LOG_LEVEL=warn for the provider's reason"
+	for _, l := range wrapShell(two, 60) {
+		if vlen(l) > 60 {
+			t.Errorf("line of %d columns: %q", vlen(l), l)
+		}
+	}
+	if got := wrapShell(`export NCCL_IB_HCA='=mlx5_0,mlx5_1' NCCL_DEBUG=INFO`, 30); got[0] != "export \\" || got[1] != "NCCL_IB_HCA='=mlx5_0,mlx5_1' \\" {
+		t.Errorf("an assignment's quoted value was split: %q", got)
+	}
+	// A double-quoted span wider than the line breaks between its words
+	// (a shell joins a backslash-newline inside double quotes).
+	py := `check (python -c "import torch; print(torch.version.cuda, torch.cuda.nccl.version())"), then reinstall`
+	for _, l := range wrapShell(py, 40) {
+		if vlen(l) > 40 {
+			t.Errorf("line of %d columns: %q", vlen(l), l)
+		}
+	}
 	cmd := `echo 'a b c d e f g h i j k l m n o p q r s t u v w x y z' > /tmp/x`
 	got := wrapShell(cmd, 30)
 	if got[0] != "echo \\" || got[1] != "'a b c d e f g h i j k l m n o p q r s t u v w x y z' \\" {
