@@ -31,7 +31,7 @@ var archFloors = []archFloor{
 		name:   regexp.MustCompile(`\bRTX 50[5-9]0\b|\bRTX PRO \d{4}\b.*\bBlackwell\b`),
 		arch:   "compute capability 12.0 (GeForce RTX 50xx, RTX PRO Blackwell)",
 		first:  "2.26.2",
-		change: "2.26.2 fixed NCCL's shared memory use on these GPUs: earlier releases size their kernels beyond the shared memory a block of compute capability 12.0 may use, so collectives fail to launch, hang or give wrong results",
+		change: "2.26.2 fixed NCCL's shared memory use on these GPUs: earlier releases size their kernels beyond the shared memory a block of compute capability 12.0 may use, so collectives can fail to launch, hang or give wrong results",
 		source: "https://github.com/NVIDIA/nccl/releases/tag/v2.26.2-1 (\"Fix shared memory usage on recent Blackwell GPUs\": NVIDIA/nccl-tests#287, NVIDIA/nccl-tests#291, NVIDIA/nccl#1637); NVIDIA/nccl src/include/device.h v2.26.2-1 (ncclCollUnroll 6 instead of 8 for cudaArch 1200)",
 	},
 	{
@@ -83,12 +83,12 @@ func (a *analysis) archTooOld(c cudaFacts, logVersion string, failed bool) {
 		if !f.name.MatchString(c.gpu) || facts.CompareVersions(v, f.first) >= 0 {
 			continue
 		}
-		sev := report.Warn
+		sev, seen := report.Warn, " (these lines show no such failure yet)"
 		if failed {
-			sev = report.Fail
+			sev, seen = report.Fail, ""
 		}
 		a.cause(weightArchFloor, sev, "nccl.too-old",
-			fmt.Sprintf("NCCL %s is older than %s, the first release that supports this GPU's architecture, %s: %s", v, f.first, f.arch, f.change),
+			fmt.Sprintf("NCCL %s is older than %s, the first release that supports this GPU's architecture, %s: %s%s", v, f.first, f.arch, f.change, seen),
 			fmt.Sprintf("NCCL version %s; GPU %s", v, c.gpu),
 			"install NCCL "+f.first+" or later (a framework build or container that bundles one, built with CUDA 12.8 or later for Blackwell), rebuild what links it, and check the version NCCL_DEBUG=INFO prints on every rank",
 			f.source)
