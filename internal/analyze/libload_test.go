@@ -139,3 +139,15 @@ func TestNetPluginDependencyMissing(t *testing.T) {
 		}
 	}
 }
+
+// The default plugin simply absent, named with a path whose last directory
+// reads like the start of a library name (lib/, li/, l/), is not a
+// dependency of the plugin failing.
+func TestNetPluginAbsentBehindLibDirectory(t *testing.T) {
+	for _, dir := range []string{"/usr/lib/", "/opt/li/", "/l/", "/usr/lib/x86_64-linux-gnu/"} {
+		line := ncclPrefix("node001", 0, 0) + " NCCL INFO NET/Plugin : dlerror=" + dir + "libnccl-net.so: cannot open shared object file: No such file or directory No plugin found (libnccl-net.so), using internal implementation"
+		if a := analyseText(prefixed("", append(startup("node001", 0, 0, 0, "2.19.3"), line))); hasFlag(a, "error.net-plugin-load-failed") {
+			t.Errorf("%s: raised (%s)", dir, flagIDs(a))
+		}
+	}
+}

@@ -10,13 +10,18 @@ import (
 	"github.com/sparkrig/sparkrig/internal/results"
 )
 
-// refusedFinal is a connection NCCL gave up on after its retries, in each
-// release's words: "Connect to %s failed : %s" after RETRY_REFUSED_TIMES
-// (2e4) refused attempts (src/include/socket.h v2.4.6-1 to v2.11.4-1, "Net :
-// " in front from 2.12; socketStartConnect's in 2.16 to 2.23), and "%s:
-// connect to %s returned %s, exceeded error retry count after %d attempts"
-// (src/misc/socket.cc v2.27.7-1, src/os/linux.cc v2.30.7-1). The INFO
-// "retrying" lines are not final and are not read.
+// refusedFinal is a connection NCCL gave up on after its retries, in the
+// words of the releases that name the address: "Connect to %s failed : %s"
+// after RETRY_REFUSED_TIMES (2e4) refused attempts (src/include/socket.h
+// v2.4.6-1 to v2.11.4-1; src/misc/socket.cc v2.12.12-1 to v2.15.5-1 with
+// "Net : " in front), and "%s: connect to %s returned %s, exceeded error
+// retry count after %d attempts" (src/misc/socket.cc v2.27.7-1,
+// src/os/linux.cc v2.30.7-1). Releases 2.16 to 2.26 end a refused
+// connection without its address ("socketStartConnect: exceeded retries
+// (%d)", then "%s: connect returned %s, exceeded error retry count (%d)"
+// from 2.24; their "Connect to %s failed" is for other errors): those lines
+// name no node and are not read. Neither are the INFO "retrying" lines,
+// which are not final.
 var refusedFinal = regexp.MustCompile(`[Cc]onnect to ([0-9A-Fa-f:.]+)<\d+> (?:failed : Connection refused|returned Connection refused, exceeded error retry count)`)
 
 const weightPeerRefuses = 1.0

@@ -15,8 +15,12 @@ func refusedLine(host string, rank, release int, addr string) string {
 	switch {
 	case release <= 11:
 		return fmt.Sprintf("%s include/socket.h:403 NCCL WARN Connect to %s<%d> failed : Connection refused", p, addr, port)
-	case release < 27:
-		return fmt.Sprintf("%s misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to %s<%d> failed : Connection refused", p, addr, port)
+	case release <= 15:
+		return fmt.Sprintf("%s misc/socket.cc:456 NCCL WARN Net : Connect to %s<%d> failed : Connection refused", p, addr, port)
+	case release <= 23: // no address: socket.cc v2.16.2-1 to v2.23.4-1
+		return fmt.Sprintf("%s misc/socket.cc:467 NCCL WARN socketStartConnect: exceeded retries (20000)", p)
+	case release < 27: // no address: socket.cc v2.24.3-1 to v2.26.2-1
+		return fmt.Sprintf("%s misc/socket.cc:543 NCCL WARN socketPollConnect: connect returned Connection refused, exceeded error retry count (35)", p)
 	}
 	return fmt.Sprintf("%s misc/socket.cc:578 NCCL WARN ncclSocketConnect: connect to %s<%d> returned Connection refused, exceeded error retry count after 35 attempts", p, addr, port)
 }
@@ -28,7 +32,7 @@ func TestPeerRefusesOneNode(t *testing.T) {
 	r := rand.New(rand.NewSource(264))
 	const id = "nccl.peer-refuses"
 	for _, pre := range causePrefixes(r) {
-		for _, release := range []int{7, 19, 27, 30} {
+		for _, release := range []int{7, 13, 27, 30} {
 			nodes := 2 + r.Intn(30)
 			bad := r.Intn(nodes)
 			addr := fmt.Sprintf("10.148.%d.%d", bad/200, 10+bad%200)
@@ -58,6 +62,20 @@ func TestPeerRefusesOneNode(t *testing.T) {
 	}
 }
 
+// NCCL 2.16 to 2.26 end a refused connection without naming the address:
+// however many ranks report it, no node is named.
+func TestPeerRefusesNoAddressReleases(t *testing.T) {
+	for _, release := range []int{16, 19, 23, 24, 26} {
+		var lines []string
+		for rank := range 6 {
+			lines = append(lines, refusedLine(fmt.Sprintf("n%d", rank), rank, release, "10.0.0.2"))
+		}
+		if a := analyseText(prefixed("", lines)); hasFlag(a, "nccl.peer-refuses") {
+			t.Errorf("2.%d: nccl.peer-refuses raised from lines without an address (%s)", release, flagIDs(a))
+		}
+	}
+}
+
 // A single refusal (the peer rank may have exited first), refusals spread
 // over as many addresses as lines, NCCL's "retrying" INFO lines and a
 // loopback peer do not name a node.
@@ -65,7 +83,7 @@ func TestPeerRefusesNotOneNode(t *testing.T) {
 	r := rand.New(rand.NewSource(2640))
 	const id = "nccl.peer-refuses"
 	for _, pre := range causePrefixes(r) {
-		release := []int{7, 19, 27}[r.Intn(3)]
+		release := []int{7, 13, 27}[r.Intn(3)]
 		cases := map[string][]string{
 			"one refusal": {refusedLine("r11i6n2", 1, release, "10.148.3.247")},
 			"spread":      {refusedLine("n1", 1, release, "10.0.0.2"), refusedLine("n2", 9, release, "10.0.0.3"), refusedLine("n3", 17, release, "10.0.0.4")},

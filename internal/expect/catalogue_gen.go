@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 193033
-	signaturesGenCRC   = 0x74d0e831
+	signaturesGenLen   = 193073
+	signaturesGenCRC   = 0x3827a209
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -4642,8 +4642,8 @@ var generatedSignatures = []Signature{
 			"NET/Plugin ?: Plugin load \\(libnccl-net-[^)]+\\) returned",
 			"version `[^`']+' not found \\(required by [^)]+\\) No plugin found \\(",
 			"undefined symbol: \\S+ No plugin found \\(",
-			"NET/Plugin ?: (?:dlerror=|Plugin load returned \\d+ : |Plugin load \\(\\S+\\) returned \\d+ : |\\S+\\.so: )?(?:\\S*/)?(?:[^l/\\s:=]|l[^i]|li[^b]|lib[^n]|libn[^c])[^\\s/:=]*: cannot open shared object file",
-			"(?:^|[^\\w.=-])(?:\\S*/)?(?:[^l/\\s:=]|l[^i]|li[^b]|lib[^n]|libn[^c])[^\\s/:=]*: cannot open shared object file: No such file or directory No plugin found \\(",
+			"NET/Plugin ?: (?:dlerror=|Plugin load returned \\d+ : |Plugin load \\(\\S+\\) returned \\d+ : |\\S+\\.so: )?(?:\\S*/)?(?:[^l/\\s:=]|l[^i/\\s:=]|li[^b/\\s:=]|lib[^n/\\s:=]|libn[^c/\\s:=])[^\\s/:=]*: cannot open shared object file",
+			"(?:^|[^\\w.=-])(?:\\S*/)?(?:[^l/\\s:=]|l[^i/\\s:=]|li[^b/\\s:=]|lib[^n/\\s:=]|libn[^c/\\s:=])[^\\s/:=]*: cannot open shared object file: No such file or directory No plugin found \\(",
 		},
 		Weight:        1,
 		Severity:      "warn",
@@ -5034,7 +5034,7 @@ var generatedSignatures = []Signature{
 			},
 			{
 				prefix:   []byte("NET/Plugin"),
-				anchored: lazyRegexp("^(?:NET/Plugin ?: (?:dlerror=|Plugin load returned \\d+ : |Plugin load \\(\\S+\\) returned \\d+ : |\\S+\\.so: )?(?:\\S*/)?(?:[^l/\\s:=]|l[^i]|li[^b]|lib[^n]|libn[^c])[^\\s/:=]*: cannot open shared object file)", nil),
+				anchored: lazyRegexp("^(?:NET/Plugin ?: (?:dlerror=|Plugin load returned \\d+ : |Plugin load \\(\\S+\\) returned \\d+ : |\\S+\\.so: )?(?:\\S*/)?(?:[^l/\\s:=]|l[^i/\\s:=]|li[^b/\\s:=]|lib[^n/\\s:=]|libn[^c/\\s:=])[^\\s/:=]*: cannot open shared object file)", nil),
 				filter: prefilter{
 					op: pfAll,
 					subs: []prefilter{

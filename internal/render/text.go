@@ -244,11 +244,11 @@ func heredocEnd(line string) string {
 }
 
 // opensQuote: a quote after word holds a shell quote's opening: at a
-// word's start or after an assignment's '=' ("NCCL_IB_HCA='=mlx5_0'"), not
-// an apostrophe inside or after a word of prose ("the peer's address",
-// "the instances' group").
+// word's start, after an assignment's '=' ("NCCL_IB_HCA='=mlx5_0'") or in
+// an option (awk -F': '), not an apostrophe inside or after a word of prose
+// ("the peer's address", "the instances' group").
 func opensQuote(word string) bool {
-	return word == "" || strings.HasSuffix(word, "=")
+	return word == "" || strings.HasSuffix(word, "=") || strings.HasPrefix(word, "-")
 }
 
 // wrapShell breaks a command line between words that are outside quotes and
@@ -287,9 +287,12 @@ func wrapShell(s string, width int) []string {
 	var units []string
 	for i := 0; i < len(words); i++ {
 		w := words[i]
-		if q := strings.IndexAny(w, "'\"`"); vlen(w) > width && q >= 0 && w[q] == '"' && strings.Contains(w, " ") {
-			// Too long for a line: inside double quotes a shell drops
-			// a backslash-newline, so the span may break between words.
+		if q := strings.IndexAny(w, "'\"`"); vlen(w) > width && q >= 0 && w[q] == '"' && strings.Contains(w, " ") &&
+			!strings.ContainsAny(w[q+1:], "'`$") {
+			// Too long for a line: inside double quotes a shell drops a
+			// backslash-newline, so the span may break between words
+			// (the next line's indent joins the string: a span with a
+			// nested quote or an expansion stays whole).
 			units = append(units, strings.Fields(w)...)
 			continue
 		}

@@ -160,6 +160,12 @@ func TestWrapShellTakesAnApostropheForProse(t *testing.T) {
 			t.Errorf("line of %d columns: %q", vlen(l), l)
 		}
 	}
+	// A quote in an option opens a span too: the awk program after it
+	// stays whole.
+	awk := `awk -F': ' '{print $2}' /proc/driver/nvidia/version`
+	if got := wrapShell(awk, 20); !slices.Contains(got, `'{print $2}' \`) {
+		t.Errorf("a quoted argument after an option's quote was split: %q", got)
+	}
 	cmd := `echo 'a b c d e f g h i j k l m n o p q r s t u v w x y z' > /tmp/x`
 	got := wrapShell(cmd, 30)
 	if got[0] != "echo \\" || got[1] != "'a b c d e f g h i j k l m n o p q r s t u v w x y z' \\" {
