@@ -107,8 +107,9 @@ func TestNetPluginDlerrorFragment(t *testing.T) {
 // No other fixture raises the two library signatures.
 func TestLibLoadSignaturesNothingNewOnFixtures(t *testing.T) {
 	noneRaisedOnFixtures(t, []string{"error.nccl-symbol-missing", "error.ofi-av-insert-failed"}, map[string]bool{
-		"field/train/251_p5_torch_efa_unable_to_insert_remote_address_av_outbound_sg.txt":           true,
-		"field/train/260_pytorch_2_2_import_undefined_symbol_ncclcommregister_conflicting_nccl.txt": true,
+		"field/train/251_p5_torch_efa_unable_to_insert_remote_address_av_outbound_sg.txt":             true,
+		"field/train/260_pytorch_2_2_import_undefined_symbol_ncclcommregister_conflicting_nccl.txt":   true,
+		"field/train/286_import_torch_undefined_symbol_ncclmemfree_cu11_cu12_nccl_both_installed.txt": true,
 	})
 }
 
