@@ -16,7 +16,7 @@ func (a *analysis) perftest(runs []results.PerftestRun) {
 	var names []string
 	for i := range runs {
 		r := &runs[i]
-		names = append(names, perftestName(r))
+		names = append(names, strings.TrimPrefix(perftestName(r), "perftest ")) // "perftest bw", not "perftest perftest bw"
 		switch {
 		case r.Kind == "lat" && len(r.Lat) > 0:
 			a.res.Items = append(a.res.Items, a.latItem(r))
@@ -40,17 +40,36 @@ func (a *analysis) perftest(runs []results.PerftestRun) {
 }
 
 func perftestName(r *results.PerftestRun) string {
-	s := "ib_" + r.Verb + "_" + r.Kind
+	s := r.Tool()
 	if r.Device != "" {
 		s += " on " + r.Device
 	}
 	return s
 }
 
+// perftestSummary says what the run's header showed: rows, MTU, connection
+// and QPs, each only where the header was in the text.
+func perftestSummary(r *results.PerftestRun) string {
+	parts := []string{fmt.Sprintf("%d row%s", len(r.BW), plural(len(r.BW)))}
+	if r.MTU > 0 {
+		parts = append(parts, fmt.Sprintf("MTU %d B", r.MTU))
+	}
+	if r.Connection != "" {
+		parts = append(parts, r.Connection)
+	}
+	if r.QPs > 0 {
+		parts = append(parts, fmt.Sprintf("%d QP%s", r.QPs, plural(r.QPs)))
+	}
+	if r.MTU == 0 && r.Connection == "" && r.QPs == 0 {
+		parts = append(parts, "the run's header is not in the text")
+	}
+	return strings.Join(parts, "; ")
+}
+
 func (a *analysis) bwItem(r *results.PerftestRun) report.AnalysisItem {
 	best, size := r.SteadyAvgGbps()
 	it := report.AnalysisItem{Subject: perftestName(r), Metric: "BW average", Value: round2(best), Unit: "Gb/s", AtSize: size, Verdict: report.VerdictNone}
-	it.Summary = fmt.Sprintf("%d row%s; MTU %d B; %s; %d QP%s", len(r.BW), plural(len(r.BW)), r.MTU, r.Connection, r.QPs, plural(r.QPs))
+	it.Summary = perftestSummary(r)
 	if r.Unit != "" && r.Unit != "Gb/sec" {
 		it.Summary += fmt.Sprintf("; printed in %s (2^20 B/s), converted", r.Unit)
 	}
@@ -64,7 +83,7 @@ func (a *analysis) bwItem(r *results.PerftestRun) report.AnalysisItem {
 	if e := a.set.Find(q); len(e) > 0 {
 		a.compare(&it, e[0])
 	} else {
-		it.NoExpectation = a.noExpectation("ib_" + r.Verb + "_bw")
+		it.NoExpectation = a.noExpectation(r.Tool())
 	}
 	if w, ok := a.set.Wire(a.res.Platform, "network"); ok {
 		a.wire(&it, best/8, &w)
@@ -141,7 +160,7 @@ func (a *analysis) latItem(r *results.PerftestRun) report.AnalysisItem {
 	if e := a.set.Find(q); len(e) > 0 {
 		a.compare(&it, e[0])
 	} else {
-		it.NoExpectation = a.noExpectation("ib_" + r.Verb + "_lat")
+		it.NoExpectation = a.noExpectation(r.Tool())
 	}
 	it.Causes = diagnose.Causes(diagnose.Input{Platform: a.res.Platform, Topology: a.res.Topology, Measure: expect.RDMALat,
 		Ratio: ratioOf(it), Verdict: it.Verdict, Perftest: r})

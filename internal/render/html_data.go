@@ -148,7 +148,7 @@ func perftestRails(a *report.AnalysisResult, label string) []railResult {
 		g, _ := p.SteadyAvgGbps() // the value the analysis judged
 		rail := p.Device
 		if rail == "" {
-			rail = "ib_" + p.Verb + "_bw"
+			rail = p.Tool()
 		}
 		out = append(out, railResult{Run: label, Rail: rail, Gbps: g, ExpectedGbps: expected(perftestSubject(p))})
 	}
@@ -157,7 +157,7 @@ func perftestRails(a *report.AnalysisResult, label string) []railResult {
 
 // perftestSubject is the subject the analysis gives a perftest run.
 func perftestSubject(p *results.PerftestRun) string {
-	s := "ib_" + p.Verb + "_" + p.Kind
+	s := p.Tool()
 	if p.Device != "" {
 		s += " on " + p.Device
 	}

@@ -501,3 +501,45 @@ func TestNCCLTestsMinBWFooter(t *testing.T) {
 		}
 	}
 }
+
+// A table pasted without its run's banner is still a run: its rows as
+// printed, its kind from the header, no verb, title or header values.
+func TestPerftestTableWithoutBanner(t *testing.T) {
+	runs, err := ParsePerftest(bytes.NewReader(verbatim(t, "perftest/07_table_only_no_banner_dgx-spark_hotplug.txt")))
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs %d err %v", len(runs), err)
+	}
+	r := runs[0]
+	want := []PerftestBWRow{{Bytes: 1048576, Iterations: 9534, AvgGbps: 13.33, MsgRateMpps: f64(0.001589)},
+		{Bytes: 1048576, Iterations: 9465, AvgGbps: 13.23, MsgRateMpps: f64(0.001578)}}
+	if d := cmp.Diff(want, r.BW); d != "" || r.Kind != "bw" || r.Verb != "" || r.Test != "" || r.MTU != 0 || r.Tool() != "perftest bw" {
+		t.Errorf("%+v (-want +got)\n%s", r, d)
+	}
+}
+
+// Every perftest fixture cut just above its first table (banner and header
+// gone) reads the same rows and kind; with its command line kept, the same
+// verb too.
+func TestPerftestCutAboveTable(t *testing.T) {
+	names, _ := filepath.Glob(filepath.Join("testdata", "perftest", "*.txt"))
+	for _, n := range names {
+		b := verbatim(t, filepath.Join("perftest", filepath.Base(n)))
+		full, _ := ParsePerftest(bytes.NewReader(b))
+		i := bytes.Index(b, []byte("#bytes"))
+		if len(full) == 0 || i < 0 {
+			t.Fatalf("%s: %d runs", n, len(full))
+		}
+		start := bytes.LastIndexByte(b[:i], '\n') + 1
+		cut, _ := ParsePerftest(bytes.NewReader(b[start:]))
+		if len(cut) == 0 {
+			t.Fatalf("%s: cut above the table: no run", n)
+		}
+		if cut[0].Kind != full[0].Kind || !cmp.Equal(cut[0].BW, full[0].BW) || !cmp.Equal(cut[0].Lat, full[0].Lat) || cut[0].Unit != full[0].Unit {
+			t.Errorf("%s: cut %+v\nfull %+v", n, cut[0], full[0])
+		}
+		withCmd, _ := ParsePerftest(bytes.NewReader(append([]byte("ib_"+full[0].Verb+"_"+full[0].Kind+" 10.0.0.2\n"), b[start:]...)))
+		if full[0].Verb != "" && withCmd[0].Verb != full[0].Verb {
+			t.Errorf("%s: verb %q, want %q", n, withCmd[0].Verb, full[0].Verb)
+		}
+	}
+}

@@ -108,6 +108,12 @@ func ParsePerftest(r io.Reader) ([]PerftestRun, error) {
 			continue
 		}
 		s := string(line)
+		if cur == nil && strings.HasPrefix(s, "#bytes") {
+			// a paste cut above the banner: the table alone is still a run
+			runs = append(runs, headlessPerftestRun(s, cmd, warnPending))
+			cur = &runs[len(runs)-1]
+			cmd, warnPending = "", nil
+		}
 		switch {
 		case strings.Contains(s, "ib_") && (strings.Contains(s, "_bw") || strings.Contains(s, "_lat")) && !strings.HasSuffix(s, "Test"):
 			cmd = s
@@ -166,6 +172,32 @@ func newPerftestRun(title, cmd string, warnings []string) PerftestRun {
 	}
 	if strings.Contains(cmd, " -D ") || strings.Contains(cmd, "--duration") {
 		r.Duration = true
+	}
+	return r
+}
+
+// Tool names the perftest program that printed the run ("ib_write_bw"), or
+// "perftest bw" / "perftest lat" when neither its title nor its command line
+// is in the text.
+func (r *PerftestRun) Tool() string {
+	if r.Verb == "" {
+		return "perftest " + r.Kind
+	}
+	return "ib_" + r.Verb + "_" + r.Kind
+}
+
+// headlessPerftestRun is a run whose title line is not in the text: its kind
+// comes from the table's header (latency columns are "t_min", "t_avg", …) and
+// its verb from the command line when one was seen.
+func headlessPerftestRun(header, cmd string, warnings []string) PerftestRun {
+	r := newPerftestRun("", cmd, warnings)
+	if strings.Contains(header, " t_") {
+		r.Kind = "lat"
+	}
+	for _, v := range []string{"write", "read", "send", "atomic"} {
+		if strings.Contains(cmd, "ib_"+v) {
+			r.Verb = v
+		}
 	}
 	return r
 }
