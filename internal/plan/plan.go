@@ -202,7 +202,7 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 		pl.Assumed = append(pl.Assumed, Number{e.ungraphed * 1e3, "ms per layer added to each prefill pass and decode step of more than one token: kernels launched one by one, no CUDA graph (" + eng.Name + ")", e.ungraphedSource})
 	}
 	if b := e.activationBytes(1, 1); b > 0 {
-		pl.Assumed = append(pl.Assumed, Number{round(b/1e6, 2), "MB of feed-forward activations each prompt token writes to memory and reads back between the multiplies (" + eng.Name + ")", e.act.Source})
+		pl.Assumed = append(pl.Assumed, Number{round(b/1e6, 2), "MB of feed-forward activations each token a pass or step multiplies writes to memory and reads back between the multiplies (" + eng.Name + ")", e.act.Source})
 	}
 	if m.Experts > 0 && e.moeMax > 0 {
 		pl.Assumed = append(pl.Assumed, Number{float64(e.moeMax), fmt.Sprintf("tokens at most in a step the mixture of experts' decode figure applies to; a larger prefill pass or decode batch reads at %.2f (%s, %s)", e.wide.Value, eng.Name, f.Name),
@@ -734,8 +734,10 @@ func (e estimator) option(tp, pp int) Option {
 }
 
 // decodeStep is one decode step for b sequences at the workload's mean
-// context: the bytes each node reads over its memory bandwidth, the FLOPs
-// over its compute rate, and the all-reduces (or pipeline hops) between nodes.
+// context: the bytes each node reads over its memory bandwidth (the
+// feed-forward activations' round trips of the tokens it multiplies with
+// them), the FLOPs over its compute rate, and the all-reduces (or pipeline
+// hops) between nodes.
 //
 // With a multi-token-prediction draft of k tokens, a step verifies k+1
 // tokens of each sequence in one pass (one read of the weights and the KV
@@ -750,7 +752,7 @@ func (e estimator) decodeStep(tp, pp, b int) (memory, compute, network float64) 
 	// is the whole model's bytes over one node's bandwidth, split only by TP.
 	bytes := e.denseBytes()/float64(tp) + experts + float64(b)*(e.kvSeq(tp, ctx)+e.statePerSeq(tp))
 	bytes += float64(e.w.Draft) * e.draftPass(tp, b, ctx)
-	memory = bytes / e.bandwidthFor(n)
+	memory = (bytes + e.activationBytes(tp, n)) / e.bandwidthFor(n)
 	compute = 2 * e.p.Active(e.m) * float64(n) / float64(tp) / (e.computeRate() * e.pre.Value)
 	h := float64(e.m.Hidden)
 	network = e.allReduces()*e.allReduce(tp, float64(n)*h*2) + e.hops(pp, float64(n)*h*2)
@@ -799,7 +801,7 @@ func (e estimator) bandwidthFor(n int) float64 {
 	return e.bandwidth()
 }
 
-// activationBytes is what a pass of n prompt tokens writes to one node's
+// activationBytes is what a pass or step of n tokens writes to one node's
 // memory and reads back between its feed-forward multiplies (act): per
 // token and block, every tensor between the block's input and its output
 // once each way. For a block of width i taking inputs of width h with m

@@ -826,7 +826,8 @@ func TestMoEReadsByBatch(t *testing.T) {
 // each written and read once; a mixture of experts' block once per routed
 // expert and its shared expert once. The bytes grow linearly with the
 // tokens, split over the tensor-parallel ranks, and an engine without the
-// figure (vLLM) prices none; a pass's TTFT gains exactly their time.
+// figure (vLLM) prices none; a pass's TTFT and a decode step of b streams
+// gain exactly their time.
 func TestFFNActivationBytes(t *testing.T) {
 	a, err := DefaultAssumptions()
 	if err != nil {
@@ -884,6 +885,13 @@ func TestFFNActivationBytes(t *testing.T) {
 			e.chunks(func(_, n int) { wantGain += e.activationBytes(1, n) / e.bandwidthFor(n) })
 			if d := e.ttft(1, 1) - e0.ttft(1, 1); math.Abs(d-wantGain) > 1e-9 {
 				t.Errorf("%s, %d tokens: TTFT gains %.6f s, want the activations' %.6f s", tc.file, input, d, wantGain)
+			}
+			for _, b := range []int{1, 2, 9, 32} {
+				m1, _, _ := e.decodeStep(1, 1, b)
+				m0, _, _ := e0.decodeStep(1, 1, b)
+				if d, want := m1-m0, e.activationBytes(1, b)/e.bandwidthFor(b); math.Abs(d-want) > 1e-12 {
+					t.Errorf("%s, %d streams: the step's reads gain %.6f s, want the activations' %.6f s", tc.file, b, d, want)
+				}
 			}
 		}
 	}
