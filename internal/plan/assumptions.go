@@ -115,9 +115,10 @@ type Engine struct {
 	// Decode figure. Zero: DecodeMoE applies to every batch.
 	DecodeMoEMaxTokens       int    `yaml:"decode_moe_max_tokens"`
 	DecodeMoEMaxTokensSource string `yaml:"decode_moe_max_tokens_source"`
-	// FFNActivation is what a prompt token's feed-forward activations take
-	// in memory between the multiplies, where the engine writes them out
-	// and reads them back (zero: not priced apart from the prefill figure).
+	// FFNActivation is what the feed-forward activations of each token a
+	// pass or step multiplies take in memory between the multiplies, where
+	// the engine writes them out and reads them back (zero: not priced
+	// apart from the engine's figures).
 	FFNActivation FFNActivation `yaml:"ffn_activation"`
 	Decode        []Factor      `yaml:"decode"`
 	// DecodeMoE, where given, replaces Decode for a mixture-of-experts
@@ -371,7 +372,8 @@ func (a Assumptions) ungraphedLayer(engine string) (float64, string) {
 }
 
 // inherited is the first engine along engine's inherit chain (itself
-// first) that has, and the words that say whose figure it is.
+// first) for which has is true, and the words that say how its figure was
+// reached.
 func (a Assumptions) inherited(engine string, has func(Engine) bool) (Engine, string, bool) {
 	name := engine
 	var via []string

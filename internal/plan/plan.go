@@ -333,8 +333,8 @@ type estimator struct {
 	wide         Factor
 	moeMax       int
 	moeMaxSource string
-	// act is the size of the feed-forward activations each prompt token
-	// writes and reads back (zero: not priced).
+	// act is the size of the feed-forward activations each token a pass or
+	// step multiplies writes and reads back (zero: not priced).
 	act   FFNActivation
 	chunk int
 	// ungraphed is the seconds each layer adds to a pass or step of more
