@@ -81,6 +81,16 @@ type Factor struct {
 	Of16Bit bool `yaml:"of_16_bit"`
 }
 
+// FFNActivation is the size of one activation element a feed-forward
+// block writes to memory and reads back between its multiplies: Float for
+// the multiplies' outputs and the activation function's, Quantized for the
+// copies of their inputs the quantised multiplies read.
+type FFNActivation struct {
+	Float     float64 `yaml:"float_bytes"`
+	Quantized float64 `yaml:"quantized_bytes"`
+	Source    string  `yaml:"source"`
+}
+
 // Engine is one serving engine's factors between peak and achieved rates:
 // decode as a share of peak memory bandwidth, prefill as a share of the
 // format's tensor-core rate, each per weight format. An engine without a
@@ -96,9 +106,21 @@ type Engine struct {
 	// or decode step of more than one token where the engine launches its
 	// kernels one by one instead of replaying a CUDA graph (llama.cpp
 	// captures graphs for one-token steps only); zero: none.
-	UngraphedLayerMs     float64  `yaml:"ungraphed_layer_ms"`
-	UngraphedLayerSource string   `yaml:"ungraphed_layer_source"`
-	Decode               []Factor `yaml:"decode"`
+	UngraphedLayerMs     float64 `yaml:"ungraphed_layer_ms"`
+	UngraphedLayerSource string  `yaml:"ungraphed_layer_source"`
+	// DecodeMoEMaxTokens is the most tokens a decode step or prefill pass
+	// may multiply for the DecodeMoE figures to apply (llama.cpp reads the
+	// experts with its vector kernels up to it); a larger batch reads them
+	// with the tiled kernels a dense model's prompts use, at the format's
+	// Decode figure. Zero: DecodeMoE applies to every batch.
+	DecodeMoEMaxTokens       int    `yaml:"decode_moe_max_tokens"`
+	DecodeMoEMaxTokensSource string `yaml:"decode_moe_max_tokens_source"`
+	// FFNActivation is what the feed-forward activations of each token a
+	// pass or step multiplies take in memory between the multiplies, where
+	// the engine writes them out and reads them back (zero: not priced
+	// apart from the engine's figures).
+	FFNActivation FFNActivation `yaml:"ffn_activation"`
+	Decode        []Factor      `yaml:"decode"`
 	// DecodeMoE, where given, replaces Decode for a mixture-of-experts
 	// model's decode step (its routed experts read by their own kernels).
 	DecodeMoE []Factor `yaml:"decode_moe"`
@@ -191,6 +213,12 @@ func ParseAssumptions(b []byte) (Assumptions, error) {
 		}
 		if e.UngraphedLayerMs < 0 || (e.UngraphedLayerMs > 0 && e.UngraphedLayerSource == "") {
 			return a, fmt.Errorf("plan assumptions: engine %q: an ungraphed layer cost needs its source", e.Name)
+		}
+		if e.DecodeMoEMaxTokens < 0 || (e.DecodeMoEMaxTokens > 0 && e.DecodeMoEMaxTokensSource == "") {
+			return a, fmt.Errorf("plan assumptions: engine %q: decode_moe_max_tokens needs its source", e.Name)
+		}
+		if act := e.FFNActivation; act.Float < 0 || act.Quantized < 0 || ((act.Float > 0 || act.Quantized > 0) && act.Source == "") {
+			return a, fmt.Errorf("plan assumptions: engine %q: ffn_activation needs sizes of zero or more and its source", e.Name)
 		}
 		for _, f := range slices.Concat(e.Decode, e.DecodeMoE, e.Prefill, e.PrefillMoE) {
 			if f.Value <= 0 || f.Value > 1 || f.Source == "" {
@@ -341,6 +369,58 @@ func (a Assumptions) ungraphedLayer(engine string) (float64, string) {
 		name = e.Inherit
 	}
 	return 0, ""
+}
+
+// inherited is the first engine along engine's inherit chain (itself
+// first) for which has is true, and the words that say how its figure was
+// reached.
+func (a Assumptions) inherited(engine string, has func(Engine) bool) (Engine, string, bool) {
+	name := engine
+	var via []string
+	for range 4 {
+		e, err := a.Engine(name)
+		if err != nil {
+			break
+		}
+		if has(e) {
+			return e, strings.Join(via, "; "), true
+		}
+		if e.Inherit == "" {
+			break
+		}
+		via = append(via, e.Name+" takes "+e.Inherit+"'s figure ("+e.InheritSource+")")
+		name = e.Inherit
+	}
+	return Engine{}, "", false
+}
+
+// withVia prefixes source with how an inherited figure was reached.
+func withVia(via, name, source string) string {
+	if via == "" {
+		return source
+	}
+	return via + "; " + name + ": " + source
+}
+
+// decodeMoEMaxTokens is engine's DecodeMoEMaxTokens, its own or inherited,
+// and its source (zero: none).
+func (a Assumptions) decodeMoEMaxTokens(engine string) (int, string) {
+	e, via, ok := a.inherited(engine, func(e Engine) bool { return e.DecodeMoEMaxTokens > 0 })
+	if !ok {
+		return 0, ""
+	}
+	return e.DecodeMoEMaxTokens, withVia(via, e.Name, e.DecodeMoEMaxTokensSource)
+}
+
+// ffnActivation is engine's FFNActivation, its own or inherited (zero: none).
+func (a Assumptions) ffnActivation(engine string) FFNActivation {
+	e, via, ok := a.inherited(engine, func(e Engine) bool { return e.FFNActivation.Float > 0 || e.FFNActivation.Quantized > 0 })
+	if !ok {
+		return FFNActivation{}
+	}
+	act := e.FFNActivation
+	act.Source = withVia(via, e.Name, act.Source)
+	return act
 }
 
 // EngineNames lists the engines by name.

@@ -201,6 +201,13 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 	if e.ungraphed > 0 {
 		pl.Assumed = append(pl.Assumed, Number{e.ungraphed * 1e3, "ms per layer added to each prefill pass and decode step of more than one token: kernels launched one by one, no CUDA graph (" + eng.Name + ")", e.ungraphedSource})
 	}
+	if b := e.activationBytes(1, 1); b > 0 {
+		pl.Assumed = append(pl.Assumed, Number{round(b/1e6, 2), "MB of feed-forward activations each token a pass or step multiplies writes to memory and reads back between the multiplies (" + eng.Name + ")", e.act.Source})
+	}
+	if m.Experts > 0 && e.moeMax > 0 {
+		pl.Assumed = append(pl.Assumed, Number{float64(e.moeMax), fmt.Sprintf("tokens at most in a step the mixture of experts' decode figure applies to; a larger prefill pass or decode batch reads at %.2f (%s, %s)", e.wide.Value, eng.Name, f.Name),
+			e.moeMaxSource})
+	}
 	if m.Experts > 0 && e.preMoE != pre {
 		pl.Assumed = append(pl.Assumed, Number{e.preMoE.Value, "of the " + e.expertRateWords() + " in prefill's routed-expert multiplies (" + eng.Name + ", " + f.Name + ")", e.preMoE.Source})
 	}
@@ -281,9 +288,17 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 	if err != nil {
 		return estimator{}, err
 	}
+	// A batch beyond the mixture of experts' decode figure reads at the
+	// format's decode figure.
+	wide, err := a.Factor(eng.Name, PhaseDecode, f.Name)
+	if err != nil {
+		return estimator{}, err
+	}
 	ungraphed, ungraphedSource := a.ungraphedLayer(eng.Name)
-	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, pre: pre, preMoE: preMoE, att: att,
-		chunk: cmp.Or(w.PrefillChunk, a.prefillChunk(eng.Name)), ungraphed: ungraphed / 1e3, ungraphedSource: ungraphedSource}, nil
+	moeMax, moeMaxSource := a.decodeMoEMaxTokens(eng.Name)
+	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, wide: wide, pre: pre, preMoE: preMoE, att: att,
+		chunk: cmp.Or(w.PrefillChunk, a.prefillChunk(eng.Name)), ungraphed: ungraphed / 1e3, ungraphedSource: ungraphedSource,
+		moeMax: moeMax, moeMaxSource: moeMaxSource, act: a.ffnActivation(eng.Name)}, nil
 }
 
 // layouts lists (TP, PP) pairs: tensor parallel over 1, 2, 4, … nodes, and
@@ -312,7 +327,16 @@ type estimator struct {
 	// format, preMoE its routed experts' prefill multiplies', att its
 	// attention products' share of the 16-bit rate.
 	dec, pre, preMoE, att Factor
-	chunk                 int
+	// wide is the format's decode figure, which a mixture of experts' step
+	// or pass of more than moeMax tokens reads at (moeMax zero: never;
+	// moeMaxSource says why).
+	wide         Factor
+	moeMax       int
+	moeMaxSource string
+	// act is the size of the feed-forward activations each token a pass or
+	// step multiplies writes and reads back (zero: not priced).
+	act   FFNActivation
+	chunk int
 	// ungraphed is the seconds each layer adds to a pass or step of more
 	// than one token (kernels launched one by one, no CUDA graph), and
 	// ungraphedSource where the figure comes from.
@@ -710,8 +734,10 @@ func (e estimator) option(tp, pp int) Option {
 }
 
 // decodeStep is one decode step for b sequences at the workload's mean
-// context: the bytes each node reads over its memory bandwidth, the FLOPs
-// over its compute rate, and the all-reduces (or pipeline hops) between nodes.
+// context: the bytes each node reads over its memory bandwidth (the
+// feed-forward activations' round trips of the tokens it multiplies with
+// them), the FLOPs over its compute rate, and the all-reduces (or pipeline
+// hops) between nodes.
 //
 // With a multi-token-prediction draft of k tokens, a step verifies k+1
 // tokens of each sequence in one pass (one read of the weights and the KV
@@ -726,7 +752,7 @@ func (e estimator) decodeStep(tp, pp, b int) (memory, compute, network float64) 
 	// is the whole model's bytes over one node's bandwidth, split only by TP.
 	bytes := e.denseBytes()/float64(tp) + experts + float64(b)*(e.kvSeq(tp, ctx)+e.statePerSeq(tp))
 	bytes += float64(e.w.Draft) * e.draftPass(tp, b, ctx)
-	memory = bytes / e.bandwidth()
+	memory = (bytes + e.activationBytes(tp, n)) / e.bandwidthFor(n)
 	compute = 2 * e.p.Active(e.m) * float64(n) / float64(tp) / (e.computeRate() * e.pre.Value)
 	h := float64(e.m.Hidden)
 	network = e.allReduces()*e.allReduce(tp, float64(n)*h*2) + e.hops(pp, float64(n)*h*2)
@@ -762,6 +788,49 @@ func (e estimator) bandwidth() float64 {
 	return e.c.MemoryBandwidth.Value * 1e9 * e.dec.Value
 }
 
+// bandwidthFor is the memory bandwidth one node achieves in a step or pass
+// that multiplies n tokens. A mixture of experts' decode figure (dec) is
+// its experts read by the engine's vector kernels, one small batch of
+// tokens at a time; where the engine hands a batch of more than moeMax
+// tokens to the tiled kernels a dense prompt uses (llama.cpp's
+// mul_mat_id), the pass reads at the format's decode figure (wide).
+func (e estimator) bandwidthFor(n int) float64 {
+	if e.m.Experts > 0 && e.moeMax > 0 && n > e.moeMax {
+		return e.c.MemoryBandwidth.Value * 1e9 * e.wide.Value
+	}
+	return e.bandwidth()
+}
+
+// activationBytes is what a pass or step of n tokens writes to one node's
+// memory and reads back between its feed-forward multiplies (act): per
+// token and block, every tensor between the block's input and its output
+// once each way. For a block of width i taking inputs of width h with m
+// matrices (three gated, two plain): the up (and gate) outputs and the
+// activation function's output in float, the down projection's quantised
+// input copy (i each), the block input's quantised copy for each of the up
+// (and gate) multiplies and the down projection's float output (h each).
+// A mixture of experts runs its block once per routed expert a token
+// takes, in the latent width where it has one, and its shared expert once.
+func (e estimator) activationBytes(tp, n int) float64 {
+	a := e.act
+	if a.Float == 0 && a.Quantized == 0 {
+		return 0
+	}
+	m := float64(e.m.FFNMatrices)
+	block := func(i, h int) float64 {
+		if i == 0 {
+			return 0
+		}
+		return 2*float64(i)*(a.Float*m+a.Quantized) + 2*float64(h)*(a.Quantized*(m-1)+a.Float)
+	}
+	b := float64(e.m.DenseFFNLayers) * block(e.m.Intermediate, e.m.Hidden)
+	if e.m.Experts > 0 {
+		b += float64(e.m.MoELayers) * (float64(e.m.ExpertsPerToken)*block(e.m.ExpertIntermediate, cmp.Or(e.m.LatentSize, e.m.Hidden)) +
+			block(e.m.SharedIntermediate, e.m.Hidden))
+	}
+	return b * float64(n) / float64(tp)
+}
+
 // chunks calls f for each pass of the prompt: its first token and length.
 func (e estimator) chunks(f func(start, n int)) {
 	size := max(e.chunk, 1)
@@ -790,8 +859,8 @@ func (e estimator) prefillPass(tp, start, n int, last bool) (compute, memory, ex
 	expertFLOPs := 2 * e.p.Expert * float64(e.m.ExpertsPerToken*e.m.MoELayers) * float64(n)
 	expertCompute = expertFLOPs / (e.expertRate() * e.preMoE.Value) / float64(tp)
 	compute = ((flops-expertFLOPs)/(e.computeRate()*e.pre.Value)+attn)/float64(tp) + expertCompute
-	expertMemory = e.expertsPerNode(tp, n) * e.p.Expert * float64(e.m.MoELayers) * e.expertBytes() / e.bandwidth()
-	memory = (e.denseBytes()/float64(tp)+e.kvSeq(tp, float64(start)))/e.bandwidth() + expertMemory
+	expertMemory = e.expertsPerNode(tp, n) * e.p.Expert * float64(e.m.MoELayers) * e.expertBytes() / e.bandwidthFor(n)
+	memory = (e.denseBytes()/float64(tp)+e.kvSeq(tp, float64(start)))/e.bandwidthFor(n) + expertMemory
 	return compute, memory, expertCompute, expertMemory
 }
 
@@ -800,10 +869,13 @@ func (e estimator) prefillPass(tp, start, n int, last bool) (compute, memory, ex
 // n·k/E tokens routed to it: where that batch is small, reading the
 // expert's weights takes longer than multiplying them, whatever the rest
 // of the pass is bound by. So the experts and the rest are each bound by
-// their own roofline, max(compute, weight reads), and the two add.
+// their own roofline, max(compute, weight reads), and the two add. The
+// feed-forward activations the engine writes out and reads back between
+// the multiplies (activationBytes) are moved by small kernels of their own
+// that run between the multiplies, so their time adds too.
 func (e estimator) passTime(tp, start, n int, last bool) float64 {
 	c, m, ec, em := e.prefillPass(tp, start, n, last)
-	return max(c-ec, m-em) + max(ec, em) + e.launches(n)
+	return max(c-ec, m-em) + max(ec, em) + e.launches(n) + e.activationBytes(tp, n)/e.bandwidthFor(n)
 }
 
 // launches is what launching a pass's kernels one by one adds to a pass or
@@ -833,13 +905,14 @@ func (e estimator) stepLaunches(b int) float64 {
 	return t
 }
 
-// prefill is the prompt's compute and memory time summed over its passes,
-// and the time its activations spend between nodes.
+// prefill is the prompt's compute and memory time summed over its passes
+// (the memory time with the feed-forward activations' round trips), and
+// the time its activations spend between nodes.
 func (e estimator) prefill(tp, pp int) (compute, memory, network float64) {
 	e.chunks(func(start, n int) {
 		c, m, _, _ := e.prefillPass(tp, start, n, start+n == e.w.Input)
 		compute += c
-		memory += m
+		memory += m + e.activationBytes(tp, n)/e.bandwidthFor(n)
 	})
 	size := float64(e.w.Input) * float64(e.m.Hidden) * 2
 	return compute, memory, e.allReduces()*e.allReduce(tp, size) + e.hops(pp, size)

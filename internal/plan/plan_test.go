@@ -772,3 +772,132 @@ func TestWeightOnlyExperts(t *testing.T) {
 		}
 	}
 }
+
+// TestMoEReadsByBatch holds a mixture of experts' read rate to its rule for
+// any batch: llama.cpp's decode_moe figure up to its decode_moe_max_tokens,
+// the format's decode figure above (the tiled kernels a dense prompt uses);
+// a dense model reads at its decode figure at any batch, and an engine
+// without the bound (vLLM) at its mixture-of-experts figure at any batch.
+// Ollama inherits llama.cpp's bound, saying so.
+func TestMoEReadsByBatch(t *testing.T) {
+	a, err := DefaultAssumptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	limit, _ := a.decodeMoEMaxTokens("llama.cpp")
+	if limit < 1 {
+		t.Fatal("llama.cpp has no decode_moe_max_tokens")
+	}
+	if n, src := a.decodeMoEMaxTokens("ollama"); n != limit || !strings.Contains(src, "ollama takes llama.cpp's figure") {
+		t.Errorf("ollama's bound %d (%q), want llama.cpp's %d, said so", n, src, limit)
+	}
+	if n, _ := a.decodeMoEMaxTokens("vllm"); n != 0 {
+		t.Errorf("vLLM has no vector-kernel bound; got %d", n)
+	}
+	set, _ := expect.Default()
+	c, _ := PlatformCluster("dgx-spark", 1, a, set)
+	peak := c.MemoryBandwidth.Value * 1e9
+	for _, tc := range []struct{ file, format, engine string }{
+		{"qwen3-30b-a3b.json", "q4_k_m", "llama.cpp"}, {"gpt-oss-120b.json", "gguf-mxfp4", "ollama"},
+		{"qwen3-8b.json", "q4_k_m", "llama.cpp"}, {"qwen3.6-35b-a3b.json", "fp8", "vllm"},
+	} {
+		f, _ := a.Format(tc.format)
+		e, err := newEstimator(load(t, tc.file), f, c, Workload{Input: 1, Output: 1, Concurrency: 1, KVDType: "fp16", GPUMemUtil: 0.9, Engine: tc.engine}, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dense, _ := a.Factor(tc.engine, PhaseDecode, f.Name)
+		for _, n := range []int{1, 2, limit - 1, limit, limit + 1, 16, 512, 8192} {
+			want := e.dec.Value
+			if e.m.Experts > 0 && e.moeMax > 0 && n > limit {
+				want = dense.Value
+			}
+			if got := e.bandwidthFor(n) / peak; math.Abs(got-want) > 1e-12 {
+				t.Errorf("%s %s on %s, %d tokens: reads at %.3f of peak, want %.3f", tc.file, tc.format, tc.engine, n, got, want)
+			}
+		}
+	}
+}
+
+// TestFFNActivationBytes holds the feed-forward activations' round trips
+// to their rule: per token and block, the up (and gate) and activation
+// outputs in f32 and the down projection's q8_1 input (i wide), the block
+// input's q8_1 copy per up or gate multiply and the f32 output (h wide),
+// each written and read once; a mixture of experts' block once per routed
+// expert and its shared expert once. The bytes grow linearly with the
+// tokens, split over the tensor-parallel ranks, and an engine without the
+// figure (vLLM) prices none; a pass's TTFT and a decode step of b streams
+// gain exactly their time.
+func TestFFNActivationBytes(t *testing.T) {
+	a, err := DefaultAssumptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	act := a.ffnActivation("llama.cpp")
+	if act.Float != 4 || act.Quantized != 1.125 {
+		t.Fatalf("llama.cpp's activations: %v, want f32 and q8_1 (4 and 1.125 bytes)", act)
+	}
+	if o := a.ffnActivation("ollama"); o.Float != act.Float || !strings.Contains(o.Source, "ollama takes llama.cpp's figure") {
+		t.Errorf("ollama's activations %v, want llama.cpp's, said so", o)
+	}
+	set, _ := expect.Default()
+	c, _ := PlatformCluster("dgx-spark", 1, a, set)
+	for _, tc := range []struct {
+		file, format string
+		perToken     func(m Model) float64
+	}{
+		// Gated dense: 2i(4·3+1.125) + 2h(1.125·2+4) = 26.25i + 12.5h.
+		{"qwen3-8b.json", "q4_k_m", func(m Model) float64 {
+			return float64(m.Layers) * (26.25*float64(m.Intermediate) + 12.5*float64(m.Hidden))
+		}},
+		{"qwen3-30b-a3b.json", "q4_k_m", func(m Model) float64 {
+			return float64(m.MoELayers*m.ExpertsPerToken) * (26.25*float64(m.ExpertIntermediate) + 12.5*float64(m.Hidden))
+		}},
+		// Plain (squared ReLU) blocks: 2i(4·2+1.125) + 2h(1.125+4) = 18.25i + 10.25h,
+		// the routed experts in the latent width, the shared expert in the hidden.
+		{"nemotron-3-super-120b-a12b-nvfp4.json", "q4_k_m", func(m Model) float64 {
+			return float64(m.MoELayers) * (float64(m.ExpertsPerToken)*(18.25*float64(m.ExpertIntermediate)+10.25*float64(m.LatentSize)) +
+				18.25*float64(m.SharedIntermediate) + 10.25*float64(m.Hidden))
+		}},
+	} {
+		m := load(t, tc.file)
+		f, _ := a.Format(tc.format)
+		for _, input := range []int{1, 7, 512, 3000} {
+			w := Workload{Input: input, Output: 1, Concurrency: 1, KVDType: "fp16", GPUMemUtil: 0.9, Engine: "llama.cpp", PrefillChunk: 512}
+			e, err := newEstimator(m, f, c, w, a)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tc.perToken(m) * float64(input)
+			if got := e.activationBytes(1, input); math.Abs(got/want-1) > 1e-12 {
+				t.Errorf("%s, %d tokens: %.0f bytes of activations, want %.0f", tc.file, input, got, want)
+			}
+			if got := e.activationBytes(2, input); math.Abs(2*got/want-1) > 1e-12 {
+				t.Errorf("%s, %d tokens at TP2: %.0f bytes a node, want half of %.0f", tc.file, input, got, want)
+			}
+			without := a
+			without.Engines = slices.Clone(a.Engines)
+			for i := range without.Engines {
+				without.Engines[i].FFNActivation = FFNActivation{}
+			}
+			e0, _ := newEstimator(m, f, c, w, without)
+			var wantGain float64
+			e.chunks(func(_, n int) { wantGain += e.activationBytes(1, n) / e.bandwidthFor(n) })
+			if d := e.ttft(1, 1) - e0.ttft(1, 1); math.Abs(d-wantGain) > 1e-9 {
+				t.Errorf("%s, %d tokens: TTFT gains %.6f s, want the activations' %.6f s", tc.file, input, d, wantGain)
+			}
+			for _, b := range []int{1, 2, 9, 32} {
+				m1, _, _ := e.decodeStep(1, 1, b)
+				m0, _, _ := e0.decodeStep(1, 1, b)
+				if d, want := m1-m0, e.activationBytes(1, b)/e.bandwidthFor(b); math.Abs(d-want) > 1e-12 {
+					t.Errorf("%s, %d streams: the step's reads gain %.6f s, want the activations' %.6f s", tc.file, b, d, want)
+				}
+			}
+		}
+	}
+	f, _ := a.Format("fp8")
+	e, _ := newEstimator(load(t, "qwen3-8b.json"), f, c, Workload{Input: 512, Output: 1, Concurrency: 1, KVDType: "fp16", GPUMemUtil: 0.9, Engine: "vllm"}, a)
+	if b := e.activationBytes(1, 512); b != 0 {
+		t.Errorf("vLLM prices no activation round trips apart from its prefill figure; got %.0f bytes", b)
+	}
+}
