@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 193073
-	signaturesGenCRC   = 0x3827a209
+	signaturesGenLen   = 196482
+	signaturesGenCRC   = 0xf5e8cfe4
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -2254,6 +2254,120 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("ncclUnhandledCudaError"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "nccl-peer-access-unsupported",
+		Title: "a CUDA call inside NCCL failed with error 217: peer access is not supported between these two GPUs",
+		Kind:  "cuda",
+		Match: []string{
+			"Cuda failure (217 )?'peer access is not supported between these two devices'",
+			"Cuda failure 217 '",
+			"failed to open CUDA IPC handle : 217 ",
+			"failed to peer with device \\d+(\\(=[0-9a-f]+\\))?: 217 ",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "GB10 has one GPU: no NCCL path between two GPUs of one Spark applies; a process that sees two devices is not a DGX Spark's",
+		MeaningServer: "these GPUs cannot map each other's memory (PCIe GPUs without peer-to-peer such as L4, L40S, T4 or consumer cards, a VM, an IOMMU/ACS setting that blocks it) and NCCL took a path that needs it: its cuMem host allocations for the shared-memory transport (the default since 2.24 with a CUDA 12.6 or later driver) fail without CUDA P2P connectivity on drivers before 13.0, and older releases' P2P/IPC transport opened the peer's memory directly",
+		Fix:           "check peer access between the GPUs (nvidia-smi topo -p2p r); set NCCL_CUMEM_HOST_ENABLE=0 (NCCL 2.23 and later) so the shared-memory transport uses /dev/shm, or NCCL_P2P_DISABLE=1 where the P2P/IPC transport failed; a CUDA 13.0 or later driver lifts the cuMem limit",
+		Sources: []string{
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1:87-92 (\"cuMem host allocations may fail on systems without CUDA P2P connectivity if CUDA driver version prior to 13.0 is being used\"; NCCL_CUMEM_HOST_ENABLE=0 turns them off) and docs/userguide/source/env.rst v2.30.7-1:1102-1111 (NCCL_CUMEM_HOST_ENABLE since 2.23, default 1 since 2.24 with a CUDA 12.6 or later driver)",
+			"NVIDIA/nccl src/include/checks.h and src/include/cudawrap.h v2.30.7-1 (CUDACHECK: WARN \"Cuda failure '%s'\"; CUCHECK: WARN \"Cuda failure %d '%s'\"), src/transport/p2p.cc v2.7.8-1:237 (\"failed to open CUDA IPC handle : %d %s\") and v2.30.7-1:355 (\"failed to peer with device %d(=%lx): %d %s\", from v2.8.3-1), src/transport/net.cc v2.30.7-1:476 (\"failed to peer with device %d: %d %s\", from v2.12.7-1)",
+			"https://github.com/NVIDIA/nccl/issues/1838 (4x L4, NCCL 2.27.3: transport/shm.cc:590 NCCL WARN Cuda failure 217 'peer access is not supported between these two devices'; NCCL_CUMEM_HOST_ENABLE=0 passed)",
+			"https://github.com/NovaSky-AI/SkyRL/pull/108 (L4/L40S, NCCL 2.26.2: Cuda failure 217; NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1 where peer access is unsupported)",
+			"https://github.com/ray-project/ray/pull/64109 (T4 fleet: CUDA error 217, cudaErrorPeerAccessUnsupported, at the first collective; NCCL_CUMEM_HOST_ENABLE=0)",
+			"https://github.com/rapidsai/dask-cuda/issues/639 (cuda-memcheck names the CUDA error: cudaErrorPeerAccessUnsupported, error 217, peer access is not supported between these two devices, from cudaIpcOpenMemHandle)",
+		},
+		Lits: [][]byte{
+			[]byte("'peer access is not supported between these two devices'"),
+			[]byte("Cuda failure 217 '"),
+			[]byte("failed to open CUDA IPC handle : 217 "),
+			[]byte("failed to peer with device "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Cuda failure "),
+				[]byte("'peer access is not supported between these two devices'"),
+			},
+			[][]byte{
+				[]byte("Cuda failure 217 '"),
+			},
+			[][]byte{
+				[]byte("failed to open CUDA IPC handle : 217 "),
+			},
+			[][]byte{
+				[]byte("failed to peer with device "),
+				[]byte(": 217 "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Cuda failure "),
+				anchored: lazyRegexp("^(?:Cuda failure (217 )?'peer access is not supported between these two devices')", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Cuda failure 217 'peer access is not supported between these two devices'"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("Cuda failure 'peer access is not supported between these two devices'"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Cuda failure 217 'peer access is not supported between these two devices'"),
+					[]byte("Cuda failure 'peer access is not supported between these two devices'"),
+				},
+			},
+			{
+				prefix:  []byte("Cuda failure 217 '"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Cuda failure 217 '"),
+				},
+				lits: [][]byte{
+					[]byte("Cuda failure 217 '"),
+				},
+			},
+			{
+				prefix:  []byte("failed to open CUDA IPC handle : 217 "),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("failed to open CUDA IPC handle : 217 "),
+				},
+				lits: [][]byte{
+					[]byte("failed to open CUDA IPC handle : 217 "),
+				},
+			},
+			{
+				prefix:   []byte("failed to peer with device "),
+				anchored: lazyRegexp("^(?:failed to peer with device \\d+(\\(=[0-9a-f]+\\))?: 217 )", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("failed to peer with device "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(": 217 "),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("failed to peer with device "),
+					[]byte(": 217 "),
 				},
 			},
 		},
