@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 196482
-	signaturesGenCRC   = 0xf5e8cfe4
+	signaturesGenLen   = 198998
+	signaturesGenCRC   = 0x56123fb0
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -4051,7 +4051,7 @@ var generatedSignatures = []Signature{
 		Title: "a library needs an NCCL function the libnccl loaded does not have (undefined symbol: nccl...)",
 		Kind:  "framework",
 		Match: []string{
-			"\\.so(\\.\\d+)*: undefined symbol: p?nccl[A-Z]\\w*",
+			"(?:^|[/\\s:'\"=])(?:(?:[^l\\s/:=]|l[^i\\s/:=]|li[^b\\s/:=]|lib[^n\\s/:=]|libn[^c\\s/:=]|libnc[^c\\s/:=]|libncc[^l\\s/:=]|libnccl[^-\\s/:=])[^\\s/:=]*|libnccl)\\.so(\\.\\d+)*: undefined symbol: p?nccl[A-Z]\\w*",
 		},
 		Weight:        1.2,
 		Severity:      "fail",
@@ -4061,6 +4061,7 @@ var generatedSignatures = []Signature{
 		Sources: []string{
 			"https://github.com/pytorch/pytorch/issues/119932",
 			"NVIDIA/nccl src/nccl.h.in v2.18.5-1 and v2.19.3-1 (ncclCommRegister first declared in 2.19.3-1, line 430: a libnccl before 2.19 does not export it)",
+			"NVIDIA/nccl src/plugin/plugin_open.cc v2.30.7-1 (pluginPrefix libnccl-net, libnccl-gin, libnccl-rma, libnccl-tuner, libnccl-profiler, libnccl-env; a dlopen that fails prints INFO \"%s/Plugin: %s: %s\" with the library and its dlerror, v2.26.2-1 \"%s/Plugin: %s\"), src/net.cc v2.19.3-1 (\"NET/Plugin : dlerror=%s No plugin found (%s), using internal implementation\"): an undefined symbol there is the plugin's, which NCCL goes on without, not the framework's libnccl",
 		},
 		Lits: [][]byte{
 			[]byte(": undefined symbol: "),
@@ -4073,8 +4074,6 @@ var generatedSignatures = []Signature{
 		},
 		plans: []matchPlan{
 			{
-				prefix:   []byte(".so"),
-				anchored: lazyRegexp("^(?:\\.so(\\.\\d+)*: undefined symbol: p?nccl[A-Z]\\w*)", nil),
 				filter: prefilter{
 					op: pfAll,
 					subs: []prefilter{
@@ -5564,6 +5563,56 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("Could not find NET with id "),
+				},
+			},
+		},
+	},
+	{
+		ID:    "topo-file-unreadable",
+		Title: "NCCL could not open the topology file NCCL_TOPO_FILE names and went on without it",
+		Kind:  "nccl",
+		Match: []string{
+			"Could not open XML topology file \\S+ : ",
+		},
+		Weight:        0.9,
+		Severity:      "warn",
+		MeaningSpark:  "NCCL_TOPO_FILE names a file NCCL cannot open on this node (not there, in the container, or not readable), so NCCL ignored it and used the topology it detected itself: the description the setting was meant to give is not in effect",
+		MeaningServer: "NCCL_TOPO_FILE names a file NCCL cannot open on this node (a path of another image or VM size, missing in the container, not readable), so NCCL ignored it and used the topology it detected itself: on a VM whose PCI layout hides the NUMA and NIC placement, the one the file was meant to describe, channels and rings may then be built poorly",
+		Fix:           "make the file NCCL_TOPO_FILE names readable on every node (mount it into the container; the path printed is the one NCCL tried) or unset NCCL_TOPO_FILE; check where it is set (the job's environment, /etc/nccl.conf, ~/.nccl.conf)",
+		Sources: []string{
+			"NVIDIA/nccl src/graph/xml.cc v2.7.8-1:306 to v2.26.2-1:378 (ncclTopoGetXmlFromFile: fopen failed: WARN \"Could not open XML topology file %s : %s\", return ncclSuccess) and v2.27.3-1:391, v2.30.7-1:414 (the same words as INFO, NCCL_GRAPH|NCCL_ENV)",
+			"NVIDIA/nccl src/graph/topo.cc v2.7.8-1:505-508 and v2.30.7-1:1774-1780 (ncclTopoGetSystem: only NCCL_TOPO_FILE's path is opened with the message; the platform's /var/run/nvidia-topologyd/virtualTopology.xml is tried silently, warn 0)",
+		},
+		Lits: [][]byte{
+			[]byte("Could not open XML topology file "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Could not open XML topology file "),
+				[]byte(" : "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Could not open XML topology file "),
+				anchored: lazyRegexp("^(?:Could not open XML topology file \\S+ : )", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Could not open XML topology file "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" : "),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Could not open XML topology file "),
+					[]byte(" : "),
 				},
 			},
 		},

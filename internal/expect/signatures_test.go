@@ -25,6 +25,11 @@ func TestSignatures(t *testing.T) {
 			if len(lit) > 0 && !strings.Contains(s.Match[i], string(lit)) {
 				t.Errorf("%s: literal %q not in %q", s.ID, lit, s.Match[i])
 			}
+			// one pattern without a literal turns the matcher's literal
+			// pass off for every line (diagnose's candidate test)
+			if len(lit) == 0 {
+				t.Errorf("%s: pattern %q has no required literal of 4 or more plain characters", s.ID, s.Match[i])
+			}
 		}
 	}
 }
