@@ -437,7 +437,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 		a.debugEnvSet(p.NCCL, hits)
 		a.envDiffers(p.NCCL, hits)
 	}
-	a.archTooOld(p.cuda, archVersion(logVersion, p.NCCL), len(hits) > 0 || p.cuda.testFailure != "")
+	a.archTooOld(p.cuda, archVersion(logVersion, p.NCCL), archFailureExplained(hits, p.cuda))
 	a.testSizeOOM(p.cuda)
 	a.mlx5Syndrome(p.mlx5)
 	a.errors(hits)

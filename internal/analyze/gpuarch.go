@@ -3,7 +3,9 @@ package analyze
 import (
 	"fmt"
 	"regexp"
+	"strings"
 
+	"github.com/sparkrig/sparkrig/internal/diagnose"
 	"github.com/sparkrig/sparkrig/internal/facts"
 	"github.com/sparkrig/sparkrig/internal/report"
 	"github.com/sparkrig/sparkrig/internal/results"
@@ -64,12 +66,57 @@ func archVersion(logVersion string, o *results.NCCLOutput) string {
 // of its own and the fix for this very bug (nccl.too-old, 1.1) tie it.
 const weightArchFloor = 1.1
 
+// archKernelSignatures are the errors a release older than the GPU's
+// architecture's first one explains whatever they quote: no kernel for
+// the GPU, kernels beyond its shared memory, 2.25.1's launch failure.
+var archKernelSignatures = map[string]bool{"nccl-not-built-for-gpu-arch": true, "nccl-kernel-shmem-exceeds": true, "nccl-2251-kernel-launch": true}
+
+// archCUDASignatures are the CUDA or NCCL failures it explains when the
+// line quotes an error of NCCL's code on the GPU (archKernelErrors) or
+// NCCL's generic "unhandled cuda error".
+var archCUDASignatures = map[string]bool{"cuda-failure": true, "nccl-tests-cuda-failure": true, "nccl-tests-nccl-call-failed": true, "xla-nccl-failure": true}
+
+// archKernelErrors are cudaGetErrorString's words for a kernel that does
+// not run on the GPU or faults there (cudaErrorInvalidDeviceFunction,
+// NoKernelImageForDevice, SymbolNotFound, LaunchOutOfResources,
+// IllegalAddress, LaunchFailure, MisalignedAddress, IllegalInstruction,
+// InvalidValue of a launch), and NCCL's result for a CUDA call it does not
+// name ("unhandled cuda error").
+var archKernelErrors = []string{"invalid device function", "no kernel image", "named symbol not found", "too many resources requested for launch",
+	"illegal memory access", "unspecified launch failure", "misaligned address", "illegal instruction", "invalid argument", "unhandled cuda error"}
+
+// archFailureExplained: an error line of the run is one an NCCL release
+// too old for the GPU explains (see archKernelSignatures,
+// archCUDASignatures), in a hit's first line or nccl-tests' own failure.
+// Network, bootstrap, environment, memory and peer-access errors name
+// causes of their own and are not read as the release's.
+func archFailureExplained(hits []diagnose.ErrorHit, c cudaFacts) bool {
+	for _, h := range hits {
+		if archKernelSignatures[h.Signature.ID] || archCUDASignatures[h.Signature.ID] && quotesKernelError(h.First) {
+			return true
+		}
+	}
+	return quotesKernelError(c.testFailure)
+}
+
+func quotesKernelError(line string) bool {
+	l := strings.ToLower(line)
+	for _, e := range archKernelErrors {
+		if strings.Contains(l, e) {
+			return true
+		}
+	}
+	return false
+}
+
 // archTooOld: the lines name a GPU and an NCCL release older than the first
 // release that supports the GPU's architecture. For: the GPU's name on an
 // nccl-tests device line and the release (NCCL's banner, the header's
 // nccl-library, a framework's "NCCL version"). Against: no GPU named, no
 // release, the floor's release or a later one. A fail when the lines show
-// an error, else a warning: the run may not have reached a collective.
+// an error the release explains (archFailureExplained), else a warning:
+// the run may not have reached a collective, or failed for a cause of its
+// own.
 func (a *analysis) archTooOld(c cudaFacts, logVersion string, failed bool) {
 	v := logVersion
 	if v == "" {
@@ -83,7 +130,7 @@ func (a *analysis) archTooOld(c cudaFacts, logVersion string, failed bool) {
 		if !f.name.MatchString(c.gpu) || facts.CompareVersions(v, f.first) >= 0 {
 			continue
 		}
-		sev, seen := report.Warn, " (these lines show no such failure yet)"
+		sev, seen := report.Warn, " (these lines show no failure it explains)"
 		if failed {
 			sev, seen = report.Fail, ""
 		}

@@ -177,3 +177,69 @@ func TestArchTooOldOnlyWhereNCCLWasTooOld(t *testing.T) {
 		t.Error("raised on no field paste (case 231, RTX 5090 with NCCL 2.25.1, should raise it)")
 	}
 }
+
+// archSpecific are the messages that name the release's fault themselves.
+var archSpecific = map[string]bool{"error.nccl-not-built-for-gpu-arch": true, "error.nccl-kernel-shmem-exceeds": true, "error.nccl-2251-kernel-launch": true}
+
+// The release's flag is a failure only for an error it explains: NCCL's
+// code not running on the GPU (no kernel image, shared memory beyond the
+// block's, 2.25.1's launch failure, a kernel's fault, NCCL's generic
+// unhandled cuda error) in NCCL's, nccl-tests' or a framework's words.
+// An error with a cause of its own (the network, the bootstrap, two ranks
+// on one GPU, memory, peer access) leaves it a warning, and that error
+// ranks first; for any rank and host count behind any prefix.
+func TestArchTooOldFailsOnlyOnErrorsItExplains(t *testing.T) {
+	r := rand.New(rand.NewSource(1611))
+	p := ncclPrefix("node00", 0, 0)
+	explained := [][]string{
+		{"node00: Test NCCL failure alltoall.cu:62 'unhandled cuda error (run with NCCL_DEBUG=INFO for details) / '"},
+		{"node00: Test CUDA failure common.cu:516 'an illegal memory access was encountered'"},
+		{p + " enqueue.cc:1500 NCCL WARN Cuda failure 1 'invalid argument'"},
+		{p + " enqueue.cc:1196 NCCL WARN Cuda failure 'invalid device function'"},
+		{p + " init.cc:1320 NCCL WARN Cuda failure 'named symbol not found'"},
+		{p + " NCCL INFO ncclMaxSharedMem 82240 exceeds device/fn maxSharedMem 79856"},
+		{"RuntimeError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5",
+			"ncclUnhandledCudaError: Call to CUDA function failed.", "Last error:", "Cuda failure 'too many resources requested for launch'"},
+	}
+	own := []struct {
+		lines []string
+		first string
+	}{
+		{[]string{p + " misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 192.168.30.123<40123> failed : No route to host"}, "error.socket-no-route"},
+		{[]string{p + " init.cc:872 NCCL WARN Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 16000"}, "error.duplicate-gpu"},
+		{[]string{p + " misc/ibvwrap.cc:301 NCCL WARN Call to ibv_modify_qp failed with 110 Connection timed out, on dev mlx5_0:1, curr state INIT, next state RTR, local GID index 3, local GID ::ffff:10.0.0.1, remote GID ::ffff:10.0.0.2"}, "error.ib-qp-timeout"},
+		{[]string{p + " transport/shm.cc:590 NCCL WARN Cuda failure 217 'peer access is not supported between these two devices'"}, "error.nccl-peer-access-unsupported"},
+		{[]string{p + " include/alloc.h:125 NCCL WARN Cuda failure 2 'out of memory'"}, "error.cuda-oom"},
+		{[]string{"node00: Test NCCL failure common.cu:1005 'unhandled system error (run with NCCL_DEBUG=INFO for details) / '"}, ""},
+		{[]string{"node00: Test NCCL failure common.cu:1005 'remote process exited or there was a network error / '"}, ""},
+	}
+	old := []struct{ gpu, version string }{
+		{"NVIDIA GeForce RTX 5090", "2.25.1"},
+		{"NVIDIA RTX PRO 6000 Blackwell Server Edition", "2.24.3"},
+		{"NVIDIA GB200", "2.21.5"},
+	}
+	for _, pre := range causePrefixes(r) {
+		n, hosts := 1+r.Intn(16), 1+r.Intn(4)
+		for _, c := range old {
+			log := archLog(n, hosts, c.gpu, c.version, false)
+			for _, e := range explained {
+				a := analyseText(prefixed(pre, append(append([]string(nil), log...), e...)))
+				// the release, or a message that names this very fault
+				// (tied with it, see weightArchFloor)
+				first := topCause(a)
+				if f := archFlag(a); f == nil || f.Severity != report.Fail || first != "nccl.too-old" && !archSpecific[first] {
+					t.Errorf("%s with NCCL %s behind %q, %q: flag %+v, first %q", c.gpu, c.version, pre, e, f, topCause(a))
+				}
+			}
+			for _, e := range own {
+				a := analyseText(prefixed(pre, append(append([]string(nil), log...), e.lines...)))
+				if f := archFlag(a); f == nil || f.Severity != report.Warn {
+					t.Errorf("%s with NCCL %s behind %q, %q: flag %+v", c.gpu, c.version, pre, e.lines, f)
+				}
+				if e.first != "" && topCause(a) != e.first {
+					t.Errorf("%s with NCCL %s behind %q, %q: first %q, want %q", c.gpu, c.version, pre, e.lines, topCause(a), e.first)
+				}
+			}
+		}
+	}
+}

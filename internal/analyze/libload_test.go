@@ -44,6 +44,67 @@ func TestNCCLSymbolMissing(t *testing.T) {
 	}
 }
 
+// A plugin of NCCL's own whose dlopen fails on an NCCL symbol is the
+// plugin's failure, which NCCL goes on without, not a framework bound to
+// the wrong libnccl: NCCL prints the dlerror in each release's words
+// (src/net.cc v2.18.5-1 "NET/Plugin : Plugin load (%s) returned %d : %s",
+// v2.19.3-1 "NET/Plugin : dlerror=%s No plugin found (%s), using internal
+// implementation", src/plugin/plugin_open.cc v2.26.2-1 "%s/Plugin: %s",
+// v2.30.7-1 "%s/Plugin: %s: %s" with the library first), for any of its
+// plugin prefixes, behind any prefix. The net plugin's lines are named
+// as its load failure; a framework's own line beside them still is
+// error.nccl-symbol-missing.
+func TestNCCLSymbolMissingNotOnPluginLoad(t *testing.T) {
+	r := rand.New(rand.NewSource(2307))
+	const id = "error.nccl-symbol-missing"
+	kinds := map[string]string{"NET": "libnccl-net", "GIN": "libnccl-gin", "RMA": "libnccl-rma", "TUNER": "libnccl-tuner", "PROFILER": "libnccl-profiler", "ENV": "libnccl-env"}
+	dirs := []string{"/opt/amazon/ofi-nccl/lib/", "/usr/lib/x86_64-linux-gnu/", "/opt/hpcx/nccl_rdma_sharp_plugin/lib/", ""}
+	syms := []string{"ncclParamIbDisable", "ncclDebugLog", "ncclNetPlugin_v9", "ncclProfiler_v4"}
+	for _, pre := range causePrefixes(r) {
+		for kind, prefix := range kinds {
+			lib := prefix + []string{".so", "-ofi.so", ".so.1"}[r.Intn(3)]
+			dl := dirs[r.Intn(len(dirs))] + lib + ": undefined symbol: " + syms[r.Intn(len(syms))]
+			p := ncclPrefix("node001", 0, 0) + " NCCL INFO "
+			lines := []string{
+				p + kind + "/Plugin: " + lib + ": " + dl,
+				p + kind + "/Plugin: " + dl,
+				kind + "/Plugin: " + lib + ": " + dl,
+			}
+			if kind == "NET" {
+				lines = append(lines,
+					p+"NET/Plugin : dlerror="+dl+" No plugin found ("+lib+"), using internal implementation",
+					p+"NET/Plugin : Plugin load ("+lib+") returned 2 : "+dl,
+					dl+" No plugin found ("+lib+"), using internal implementation")
+			}
+			for _, l := range lines {
+				a := analyseText(prefixed(pre, []string{l}))
+				if hasFlag(a, id) {
+					t.Errorf("behind %q: %s raised on %q (%s)", pre, id, l, flagIDs(a))
+				}
+				if kind == "NET" && topCause(a) != "error.net-plugin-load-failed" {
+					t.Errorf("behind %q: first %q on %q", pre, topCause(a), l)
+				}
+			}
+			// the framework's own missing symbol beside it is still read
+			both := []string{lines[0], "ImportError: /usr/local/lib/python3.10/dist-packages/torch/lib/libtorch_cuda.so: undefined symbol: ncclCommRegister"}
+			if got := topCause(analyseText(prefixed(pre, both))); got != id {
+				t.Errorf("behind %q: with a framework's line, first %q", pre, got)
+			}
+		}
+	}
+	// libnccl itself and other libnccl-named libraries than the plugins'
+	// prefix keep the signature: the loader names the library that needs
+	// the symbol
+	for _, l := range []string{
+		"OSError: /usr/lib/x86_64-linux-gnu/libnccl.so.2: undefined symbol: ncclCommRegister",
+		"ImportError: /opt/conda/lib/python3.11/site-packages/cupy_backends/cuda/libs/nccl.cpython-311-x86_64-linux-gnu.so: undefined symbol: ncclCommSplit",
+	} {
+		if a := analyseText(l + "\n"); !hasFlag(a, id) {
+			t.Errorf("%q: %s not raised (%s)", l, id, flagIDs(a))
+		}
+	}
+}
+
 // aws-ofi-nccl's fi_av_insert of a peer's address failing ("Unable to insert
 // remote address into address vector", v1.11.1-aws src/nccl_ofi_sendrecv.c
 // and src/nccl_ofi_rdma.c with RC %d, v1.21.1 with RC as fi_strerror, its CM

@@ -282,9 +282,12 @@ func candidate(line []byte, literals bool) bool {
 			// retrying", src/misc/socket.cc v2.27.3-1); 2.30.7 tells a peer of
 			// the other transport's socket type in an INFO line
 			// ("socketFinalizeAccept from %s: wrong socket type ...",
-			// src/misc/socket.cc v2.30.7-1:378-381)
+			// src/misc/socket.cc v2.30.7-1:378-381); from 2.27 a
+			// NCCL_TOPO_FILE that cannot be opened is an INFO line ("Could
+			// not open XML topology file %s : %s", src/graph/xml.cc
+			// v2.27.3-1:391)
 			rest = rest[5:]
-			return bytes.HasPrefix(rest, []byte("Failed")) || bytes.HasPrefix(rest, []byte("Call to")) || bytes.HasPrefix(rest, []byte("NET/Plugin")) ||
+			return bytes.HasPrefix(rest, []byte("Failed")) || bytes.HasPrefix(rest, []byte("Could not open XML")) || bytes.HasPrefix(rest, []byte("Call to")) || bytes.HasPrefix(rest, []byte("NET/Plugin")) ||
 				bytes.HasPrefix(rest, []byte("ncclMaxSharedMem")) || bytes.HasPrefix(rest, []byte("socketFinalizeAccept")) || bytes.Contains(rest[:min(len(rest), 48)], []byte(": connect to "))
 		}
 		if bytes.HasPrefix(rest, []byte("WARN ")) || bytes.HasPrefix(rest, []byte("ATTN ")) || bytes.HasPrefix(rest, []byte("error")) {

@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 193073
-	signaturesGenCRC   = 0x3827a209
+	signaturesGenLen   = 198998
+	signaturesGenCRC   = 0x56123fb0
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -2259,6 +2259,120 @@ var generatedSignatures = []Signature{
 		},
 	},
 	{
+		ID:    "nccl-peer-access-unsupported",
+		Title: "a CUDA call inside NCCL failed with error 217: peer access is not supported between these two GPUs",
+		Kind:  "cuda",
+		Match: []string{
+			"Cuda failure (217 )?'peer access is not supported between these two devices'",
+			"Cuda failure 217 '",
+			"failed to open CUDA IPC handle : 217 ",
+			"failed to peer with device \\d+(\\(=[0-9a-f]+\\))?: 217 ",
+		},
+		Weight:        1,
+		Severity:      "fail",
+		MeaningSpark:  "GB10 has one GPU: no NCCL path between two GPUs of one Spark applies; a process that sees two devices is not a DGX Spark's",
+		MeaningServer: "these GPUs cannot map each other's memory (PCIe GPUs without peer-to-peer such as L4, L40S, T4 or consumer cards, a VM, an IOMMU/ACS setting that blocks it) and NCCL took a path that needs it: its cuMem host allocations for the shared-memory transport (the default since 2.24 with a CUDA 12.6 or later driver) fail without CUDA P2P connectivity on drivers before 13.0, and older releases' P2P/IPC transport opened the peer's memory directly",
+		Fix:           "check peer access between the GPUs (nvidia-smi topo -p2p r); set NCCL_CUMEM_HOST_ENABLE=0 (NCCL 2.23 and later) so the shared-memory transport uses /dev/shm, or NCCL_P2P_DISABLE=1 where the P2P/IPC transport failed; a CUDA 13.0 or later driver lifts the cuMem limit",
+		Sources: []string{
+			"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1:87-92 (\"cuMem host allocations may fail on systems without CUDA P2P connectivity if CUDA driver version prior to 13.0 is being used\"; NCCL_CUMEM_HOST_ENABLE=0 turns them off) and docs/userguide/source/env.rst v2.30.7-1:1102-1111 (NCCL_CUMEM_HOST_ENABLE since 2.23, default 1 since 2.24 with a CUDA 12.6 or later driver)",
+			"NVIDIA/nccl src/include/checks.h and src/include/cudawrap.h v2.30.7-1 (CUDACHECK: WARN \"Cuda failure '%s'\"; CUCHECK: WARN \"Cuda failure %d '%s'\"), src/transport/p2p.cc v2.7.8-1:237 (\"failed to open CUDA IPC handle : %d %s\") and v2.30.7-1:355 (\"failed to peer with device %d(=%lx): %d %s\", from v2.8.3-1), src/transport/net.cc v2.30.7-1:476 (\"failed to peer with device %d: %d %s\", from v2.12.7-1)",
+			"https://github.com/NVIDIA/nccl/issues/1838 (4x L4, NCCL 2.27.3: transport/shm.cc:590 NCCL WARN Cuda failure 217 'peer access is not supported between these two devices'; NCCL_CUMEM_HOST_ENABLE=0 passed)",
+			"https://github.com/NovaSky-AI/SkyRL/pull/108 (L4/L40S, NCCL 2.26.2: Cuda failure 217; NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1 where peer access is unsupported)",
+			"https://github.com/ray-project/ray/pull/64109 (T4 fleet: CUDA error 217, cudaErrorPeerAccessUnsupported, at the first collective; NCCL_CUMEM_HOST_ENABLE=0)",
+			"https://github.com/rapidsai/dask-cuda/issues/639 (cuda-memcheck names the CUDA error: cudaErrorPeerAccessUnsupported, error 217, peer access is not supported between these two devices, from cudaIpcOpenMemHandle)",
+		},
+		Lits: [][]byte{
+			[]byte("'peer access is not supported between these two devices'"),
+			[]byte("Cuda failure 217 '"),
+			[]byte("failed to open CUDA IPC handle : 217 "),
+			[]byte("failed to peer with device "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Cuda failure "),
+				[]byte("'peer access is not supported between these two devices'"),
+			},
+			[][]byte{
+				[]byte("Cuda failure 217 '"),
+			},
+			[][]byte{
+				[]byte("failed to open CUDA IPC handle : 217 "),
+			},
+			[][]byte{
+				[]byte("failed to peer with device "),
+				[]byte(": 217 "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Cuda failure "),
+				anchored: lazyRegexp("^(?:Cuda failure (217 )?'peer access is not supported between these two devices')", nil),
+				filter: prefilter{
+					op: pfAny,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Cuda failure 217 'peer access is not supported between these two devices'"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("Cuda failure 'peer access is not supported between these two devices'"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Cuda failure 217 'peer access is not supported between these two devices'"),
+					[]byte("Cuda failure 'peer access is not supported between these two devices'"),
+				},
+			},
+			{
+				prefix:  []byte("Cuda failure 217 '"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Cuda failure 217 '"),
+				},
+				lits: [][]byte{
+					[]byte("Cuda failure 217 '"),
+				},
+			},
+			{
+				prefix:  []byte("failed to open CUDA IPC handle : 217 "),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("failed to open CUDA IPC handle : 217 "),
+				},
+				lits: [][]byte{
+					[]byte("failed to open CUDA IPC handle : 217 "),
+				},
+			},
+			{
+				prefix:   []byte("failed to peer with device "),
+				anchored: lazyRegexp("^(?:failed to peer with device \\d+(\\(=[0-9a-f]+\\))?: 217 )", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("failed to peer with device "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(": 217 "),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("failed to peer with device "),
+					[]byte(": 217 "),
+				},
+			},
+		},
+	},
+	{
 		ID:    "nccl-tests-cuda-failure",
 		Title: "a CUDA call of nccl-tests failed (Test CUDA failure): the quoted error names it",
 		Kind:  "cuda",
@@ -3937,7 +4051,7 @@ var generatedSignatures = []Signature{
 		Title: "a library needs an NCCL function the libnccl loaded does not have (undefined symbol: nccl...)",
 		Kind:  "framework",
 		Match: []string{
-			"\\.so(\\.\\d+)*: undefined symbol: p?nccl[A-Z]\\w*",
+			"(?:^|[/\\s:'\"=])(?:(?:[^l\\s/:=]|l[^i\\s/:=]|li[^b\\s/:=]|lib[^n\\s/:=]|libn[^c\\s/:=]|libnc[^c\\s/:=]|libncc[^l\\s/:=]|libnccl[^-\\s/:=])[^\\s/:=]*|libnccl)\\.so(\\.\\d+)*: undefined symbol: p?nccl[A-Z]\\w*",
 		},
 		Weight:        1.2,
 		Severity:      "fail",
@@ -3947,6 +4061,7 @@ var generatedSignatures = []Signature{
 		Sources: []string{
 			"https://github.com/pytorch/pytorch/issues/119932",
 			"NVIDIA/nccl src/nccl.h.in v2.18.5-1 and v2.19.3-1 (ncclCommRegister first declared in 2.19.3-1, line 430: a libnccl before 2.19 does not export it)",
+			"NVIDIA/nccl src/plugin/plugin_open.cc v2.30.7-1 (pluginPrefix libnccl-net, libnccl-gin, libnccl-rma, libnccl-tuner, libnccl-profiler, libnccl-env; a dlopen that fails prints INFO \"%s/Plugin: %s: %s\" with the library and its dlerror, v2.26.2-1 \"%s/Plugin: %s\"), src/net.cc v2.19.3-1 (\"NET/Plugin : dlerror=%s No plugin found (%s), using internal implementation\"): an undefined symbol there is the plugin's, which NCCL goes on without, not the framework's libnccl",
 		},
 		Lits: [][]byte{
 			[]byte(": undefined symbol: "),
@@ -3959,8 +4074,6 @@ var generatedSignatures = []Signature{
 		},
 		plans: []matchPlan{
 			{
-				prefix:   []byte(".so"),
-				anchored: lazyRegexp("^(?:\\.so(\\.\\d+)*: undefined symbol: p?nccl[A-Z]\\w*)", nil),
 				filter: prefilter{
 					op: pfAll,
 					subs: []prefilter{
@@ -5450,6 +5563,56 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("Could not find NET with id "),
+				},
+			},
+		},
+	},
+	{
+		ID:    "topo-file-unreadable",
+		Title: "NCCL could not open the topology file NCCL_TOPO_FILE names and went on without it",
+		Kind:  "nccl",
+		Match: []string{
+			"Could not open XML topology file \\S+ : ",
+		},
+		Weight:        0.9,
+		Severity:      "warn",
+		MeaningSpark:  "NCCL_TOPO_FILE names a file NCCL cannot open on this node (not there, in the container, or not readable), so NCCL ignored it and used the topology it detected itself: the description the setting was meant to give is not in effect",
+		MeaningServer: "NCCL_TOPO_FILE names a file NCCL cannot open on this node (a path of another image or VM size, missing in the container, not readable), so NCCL ignored it and used the topology it detected itself: on a VM whose PCI layout hides the NUMA and NIC placement, the one the file was meant to describe, channels and rings may then be built poorly",
+		Fix:           "make the file NCCL_TOPO_FILE names readable on every node (mount it into the container; the path printed is the one NCCL tried) or unset NCCL_TOPO_FILE; check where it is set (the job's environment, /etc/nccl.conf, ~/.nccl.conf)",
+		Sources: []string{
+			"NVIDIA/nccl src/graph/xml.cc v2.7.8-1:306 to v2.26.2-1:378 (ncclTopoGetXmlFromFile: fopen failed: WARN \"Could not open XML topology file %s : %s\", return ncclSuccess) and v2.27.3-1:391, v2.30.7-1:414 (the same words as INFO, NCCL_GRAPH|NCCL_ENV)",
+			"NVIDIA/nccl src/graph/topo.cc v2.7.8-1:505-508 and v2.30.7-1:1774-1780 (ncclTopoGetSystem: only NCCL_TOPO_FILE's path is opened with the message; the platform's /var/run/nvidia-topologyd/virtualTopology.xml is tried silently, warn 0)",
+		},
+		Lits: [][]byte{
+			[]byte("Could not open XML topology file "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Could not open XML topology file "),
+				[]byte(" : "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Could not open XML topology file "),
+				anchored: lazyRegexp("^(?:Could not open XML topology file \\S+ : )", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Could not open XML topology file "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" : "),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Could not open XML topology file "),
+					[]byte(" : "),
 				},
 			},
 		},

@@ -90,15 +90,15 @@ func requiredLiterals(pattern string) []string {
 			if depth == 0 {
 				return nil // an alternation at the top: no literal is required
 			}
-		case depth > 0:
+		// an escape or a class is read whole inside a group too: the
+		// parentheses or bar it holds are characters, not syntax
 		case c == '\\':
 			flush()
 			i++
 		case c == '[':
 			flush()
-			for i < len(pattern) && pattern[i] != ']' {
-				i++
-			}
+			i = classEnd(pattern, i)
+		case depth > 0:
 		case c == '?' || c == '*' || c == '{':
 			if len(run) > 0 {
 				run = run[:len(run)-1]
@@ -117,6 +117,26 @@ func requiredLiterals(pattern string) []string {
 	}
 	flush()
 	return runs
+}
+
+// classEnd is the index of the ']' that closes the character class
+// opened at pattern[open] (RE2 syntax: a ']' first, after an optional
+// '^', is a member; a backslash escapes the next byte), len(pattern) when
+// none does.
+func classEnd(pattern string, open int) int {
+	i := open + 1
+	if i < len(pattern) && pattern[i] == '^' {
+		i++
+	}
+	if i < len(pattern) && pattern[i] == ']' {
+		i++
+	}
+	for ; i < len(pattern) && pattern[i] != ']'; i++ {
+		if pattern[i] == '\\' {
+			i++
+		}
+	}
+	return i
 }
 
 // Meaning is what the message means on the platform ("dgx-spark" or any

@@ -25,6 +25,11 @@ func TestSignatures(t *testing.T) {
 			if len(lit) > 0 && !strings.Contains(s.Match[i], string(lit)) {
 				t.Errorf("%s: literal %q not in %q", s.ID, lit, s.Match[i])
 			}
+			// one pattern without a literal turns the matcher's literal
+			// pass off for every line (diagnose's candidate test)
+			if len(lit) == 0 {
+				t.Errorf("%s: pattern %q has no required literal of 4 or more plain characters", s.ID, s.Match[i])
+			}
 		}
 	}
 }
@@ -39,6 +44,12 @@ func TestRequiredLiteral(t *testing.T) {
 		`Cuda failure( \d+)? '`: "Cuda failure",
 		`ran for \d+ milliseconds before timing out`: " milliseconds before timing out",
 		`Couldn.t connect to .*:\d+`:                 "t connect to ",
+		// a class or an escape inside a group holds no syntax
+		`(?:^|[/(=])lib\w*: undefined symbol: `: ": undefined symbol: ",
+		`(?:[)]x|y)abcd`:                        "abcd",
+		`(a|[^\]|(])wxyz`:                       "wxyz",
+		`(status=[^(]*\(12\)|error 12)Got it`:   "Got it",
+		`Failed status-[^(]*\(12\):`:            "Failed status-",
 	} {
 		if got := requiredLiteral(pattern); got != want {
 			t.Errorf("%q: %q, want %q", pattern, got, want)

@@ -252,7 +252,9 @@ func quietAlarm(msg []byte) bool {
 	case 'F':
 		return len(msg) < 6 || string(msg[:6]) != "Failed"
 	case 'C':
-		return len(msg) < 7 || string(msg[:7]) != "Call to"
+		// from 2.27 a NCCL_TOPO_FILE that cannot be opened is an INFO
+		// line (src/graph/xml.cc v2.27.3-1:391)
+		return (len(msg) < 7 || string(msg[:7]) != "Call to") && (len(msg) < 18 || string(msg[:18]) != "Could not open XML")
 	case 'N':
 		return len(msg) < 10 || string(msg[:10]) != "NET/Plugin"
 	case 'n':
@@ -1774,9 +1776,10 @@ const (
 
 // mayAlarm: a message that starts with a byte of alarmFirst may be one
 // quietAlarm finds a failure in: it has more than four bytes, and the
-// byte at alarmAt of its first is alarmByte's ("Failed", "Call to",
-// "NET/Plugin", "ncclMaxSharedMem" and "ncclSocket", "socket"). Any other
-// is quiet without quietAlarm's call.
+// byte at alarmAt of its first is alarmByte's ("Failed", "Call to" and
+// "Could not open XML" (their fourth byte), "NET/Plugin",
+// "ncclMaxSharedMem" and "ncclSocket", "socket"). Any other is quiet
+// without quietAlarm's call.
 func mayAlarm(msg []byte) bool {
 	return len(msg) > 4 && msg[alarmAt[msg[0]]] == alarmByte[msg[0]]
 }
@@ -1785,8 +1788,11 @@ func mayAlarm(msg []byte) bool {
 var alarmAt, alarmByte = func() (at, b [256]byte) {
 	for _, w := range []string{"Failed", "Call to", "NET/Plugin", "nc", "so"} {
 		k := 1
-		if w[0] == 'N' {
+		switch w[0] {
+		case 'N':
 			k = 4 // "NET/IB" is none
+		case 'C':
+			k = 3 // "Call to" and "Could not open XML" share it
 		}
 		at[w[0]], b[w[0]] = byte(k), w[k]
 	}
