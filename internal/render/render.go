@@ -70,9 +70,11 @@ type indentWriter struct{ w io.Writer }
 
 func (iw *indentWriter) Write(b []byte) (int, error) {
 	var err error
+	var esc []byte // a block escaped, its storage reused
 	flush := func(dst []byte) []byte {
 		if err == nil {
-			_, err = iw.w.Write(sanitize.JSON(dst))
+			esc = sanitize.AppendJSON(esc[:0], dst)
+			_, err = iw.w.Write(esc)
 		}
 		return dst[:0]
 	}

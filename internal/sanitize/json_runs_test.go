@@ -39,7 +39,8 @@ func jsonByRune(b []byte) []byte {
 }
 
 // TestJSONRunsAsByRune: copying runs of safe ASCII whole gives the very
-// bytes the rune-by-rune escaping gave, for random bytes drawn from
+// bytes the rune-by-rune escaping gave (JSON, and AppendJSON after a
+// buffer's bytes), for random bytes drawn from
 // ASCII (controls included), C1, bidi, private use, invalid UTF-8 and
 // plain non-ASCII text, in any order.
 func TestJSONRunsAsByRune(t *testing.T) {
@@ -58,6 +59,10 @@ func TestJSONRunsAsByRune(t *testing.T) {
 		}
 		if got, want := JSON(bytes.Clone(b)), jsonByRune(b); !bytes.Equal(got, want) {
 			t.Fatalf("case %d %q: got %q, want %q", n, b, got, want)
+		}
+		// AppendJSON appends the same after what its buffer holds
+		if got, want := AppendJSON([]byte("{x"), b), append([]byte("{x"), jsonByRune(b)...); !bytes.Equal(got, want) {
+			t.Fatalf("case %d %q: AppendJSON %q, want %q", n, b, got, want)
 		}
 	}
 }

@@ -190,6 +190,26 @@ func (c *Writer) Unwrap() io.Writer { return c.w }
 // the document decodes to the very same values, and a terminal that shows
 // it acts on none of them.
 func JSON(b []byte) []byte {
+	i := asciiPrefix(b)
+	if i == len(b) {
+		return b
+	}
+	return appendJSON(make([]byte, 0, len(b)+64), b, i)
+}
+
+// AppendJSON appends what JSON returns for b to dst: a writer of many
+// blocks reuses one buffer.
+func AppendJSON(dst, b []byte) []byte {
+	i := asciiPrefix(b)
+	if i == len(b) {
+		return append(dst, b...)
+	}
+	return appendJSON(dst, b, i)
+}
+
+// asciiPrefix is the length of b's prefix of bytes below 0x7f, read
+// eight at a time.
+func asciiPrefix(b []byte) int {
 	i := 0
 	for i+8 <= len(b) && below7f(binary.LittleEndian.Uint64(b[i:])) {
 		i += 8
@@ -197,10 +217,12 @@ func JSON(b []byte) []byte {
 	for i < len(b) && b[i] < 0x7f {
 		i++
 	}
-	if i == len(b) {
-		return b
-	}
-	out := make([]byte, 0, len(b)+64)
+	return i
+}
+
+// appendJSON appends b escaped to out, the i bytes before b[i] (a byte of
+// 0x7f or more) as they are.
+func appendJSON(out, b []byte, i int) []byte {
 	out = append(out, b[:i]...)
 	for i < len(b) {
 		// a run of ASCII that Unsafe passes is copied as one: a document
