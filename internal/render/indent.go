@@ -7,6 +7,14 @@ import "bytes"
 // the same bytes, without the validating scanner's step per byte (most
 // of a large report's rendering). Strings are copied a run at a time.
 func indentJSON(dst, src []byte) []byte {
+	return indentJSONBlocks(dst, src, 0, nil)
+}
+
+// indentJSONBlocks is indentJSON handing dst to flush (which returns what
+// to go on with) whenever it holds block bytes or more after an element's
+// comma: a block never ends inside a string, so a rune is never cut. A
+// nil flush is never called.
+func indentJSONBlocks(dst, src []byte, block int, flush func([]byte) []byte) []byte {
 	depth := 0
 	// open: the last byte written opened an object or array, whose
 	// newline waits for its first element ({} and [] stay as they are)
@@ -29,6 +37,9 @@ func indentJSON(dst, src []byte) []byte {
 			dst = append(dst, c)
 		case ',':
 			dst = newline(append(dst, c), depth)
+			if flush != nil && len(dst) >= block {
+				dst = flush(dst)
+			}
 		case ':':
 			dst = append(dst, c, ' ')
 		case '}', ']':

@@ -3,10 +3,13 @@ package render
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/sanitize"
 )
 
 // randomValue is a JSON value of any shape: nested objects and arrays
@@ -91,3 +94,52 @@ func TestIndentJSONAsJSONIndent(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONInBlocks: JSON writes, a block at a time, what one indented and
+// escaped buffer of the whole document holds (json.Marshal, indentJSON,
+// sanitize.JSON), for documents of one block and of many, and passes a
+// write error on.
+func TestJSONInBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(36, 5))
+	for n := range 40 {
+		var doc []any
+		for range 1 + n*n*5 {
+			doc = append(doc, randomValue(rng, 0), "\u202e≥\x7f")
+		}
+		b, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := sanitize.JSON(append(indentJSON(nil, b), '\n'))
+		w := &countWrites{}
+		if err := JSON(w, doc); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(w.buf.Bytes(), want) {
+			t.Fatalf("document %d (%d bytes): written otherwise than in one buffer", n, len(want))
+		}
+		if blocks := len(want)/jsonBlock + 1; w.writes > blocks || len(want) > 2*jsonBlock && w.writes < 2 {
+			t.Fatalf("document %d (%d bytes): %d writes", n, len(want), w.writes)
+		}
+	}
+	if err := JSON(failWriter{}, []int{1}); err == nil || err.Error() != "full" {
+		t.Fatalf("a write error is %v", err)
+	}
+	if err := JSON(&countWrites{}, func() {}); err == nil {
+		t.Fatal("a value JSON cannot encode is no error")
+	}
+}
+
+type countWrites struct {
+	buf    bytes.Buffer
+	writes int
+}
+
+func (c *countWrites) Write(b []byte) (int, error) {
+	c.writes++
+	return c.buf.Write(b)
+}
+
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("full") }

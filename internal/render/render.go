@@ -4,6 +4,7 @@
 package render
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -47,21 +48,42 @@ func Write(w io.Writer, r *report.Report, format string, opt Options) error {
 
 // JSON writes doc as one indented JSON document: a *report.Report, or a
 // type that embeds one and keeps more beside it (a bench run's record keeps
-// its raw outputs), so every document opens with the same envelope. It
-// indents the compact encoding in one buffer sized for it (indentJSON):
-// json.Encoder's SetIndent grows its buffer step by step, and json.Indent
-// validates every byte again, which cost more than the encoding on a large
-// report. Every rune a terminal could act on is
-// escaped (sanitize.JSON): the values decode unchanged.
+// its raw outputs), so every document opens with the same envelope. The
+// compact encoding (json.Encoder's, written once and not copied) is
+// indented a block at a time (indentJSON): json.Encoder's SetIndent grows
+// its buffer step by step, and json.Indent validates every byte again,
+// which cost more than the encoding on a large report; a block ends
+// outside any string and is written as soon as it is full, so a large
+// report is not held twice more in memory. Every rune a terminal could act
+// on is escaped (sanitize.JSON): the values decode unchanged. Nothing is
+// written when doc cannot be encoded.
 func JSON(w io.Writer, doc any) error {
-	b, err := json.Marshal(doc)
-	if err != nil {
-		return err
+	return json.NewEncoder(&indentWriter{w: w}).Encode(doc)
+}
+
+// jsonBlock is the size at which an indented block is written.
+const jsonBlock = 64 << 10
+
+// indentWriter indents the compact document json.Encoder writes to it in
+// one Write (the encoding and its newline), a block at a time.
+type indentWriter struct{ w io.Writer }
+
+func (iw *indentWriter) Write(b []byte) (int, error) {
+	var err error
+	var esc []byte // a block escaped, its storage reused
+	flush := func(dst []byte) []byte {
+		if err == nil {
+			esc = sanitize.AppendJSON(esc[:0], dst)
+			_, err = iw.w.Write(esc)
+		}
+		return dst[:0]
 	}
-	out := indentJSON(make([]byte, 0, 2*len(b)+1), b)
-	out = append(out, '\n')
-	_, err = w.Write(sanitize.JSON(out))
-	return err
+	dst := indentJSONBlocks(make([]byte, 0, jsonBlock+jsonBlock/4), bytes.TrimSuffix(b, []byte("\n")), jsonBlock, flush)
+	flush(append(dst, '\n'))
+	if err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 // alone reports whether r holds an all-pairs run or a triage and nothing

@@ -448,8 +448,12 @@ func (p *ncclParser) openTable() {
 		p.spare = t
 		p.cur = &p.spare
 	} else {
-		t.Devices = append([]NCCLDevice(nil), p.meta.Devices...)
-		p.cur = &t
+		// a table of its own, t copied into it: t itself stays on the
+		// stack, so a table past maxTables allocates nothing
+		c := new(NCCLTable)
+		*c = t
+		c.Devices = append([]NCCLDevice(nil), p.meta.Devices...)
+		p.cur = c
 	}
 	p.hasMeta = false
 	p.meta = NCCLTable{Devices: p.meta.Devices[:0]}

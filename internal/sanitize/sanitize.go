@@ -190,14 +190,39 @@ func (c *Writer) Unwrap() io.Writer { return c.w }
 // the document decodes to the very same values, and a terminal that shows
 // it acts on none of them.
 func JSON(b []byte) []byte {
-	i := 0
-	for i < len(b) && b[i] < 0x7f {
-		i++
-	}
+	i := asciiPrefix(b)
 	if i == len(b) {
 		return b
 	}
-	out := make([]byte, 0, len(b)+64)
+	return appendJSON(make([]byte, 0, len(b)+64), b, i)
+}
+
+// AppendJSON appends what JSON returns for b to dst: a writer of many
+// blocks reuses one buffer.
+func AppendJSON(dst, b []byte) []byte {
+	i := asciiPrefix(b)
+	if i == len(b) {
+		return append(dst, b...)
+	}
+	return appendJSON(dst, b, i)
+}
+
+// asciiPrefix is the length of b's prefix of bytes below 0x7f, read
+// eight at a time.
+func asciiPrefix(b []byte) int {
+	i := 0
+	for i+8 <= len(b) && below7f(binary.LittleEndian.Uint64(b[i:])) {
+		i += 8
+	}
+	for i < len(b) && b[i] < 0x7f {
+		i++
+	}
+	return i
+}
+
+// appendJSON appends b escaped to out, the i bytes before b[i] (a byte of
+// 0x7f or more) as they are.
+func appendJSON(out, b []byte, i int) []byte {
 	out = append(out, b[:i]...)
 	for i < len(b) {
 		// a run of ASCII that Unsafe passes is copied as one: a document
@@ -205,9 +230,9 @@ func JSON(b []byte) []byte {
 		// by rune to its end
 		j := i
 		for {
-			// eight printable ASCII bytes at a time; a word the test
-			// refuses (one with a '\n' or '\t' in it) byte by byte
-			for j+8 <= len(b) && printable8(binary.LittleEndian.Uint64(b[j:])) {
+			// eight safe ASCII bytes at a time (an indented document's
+			// newlines too); a word the test refuses byte by byte
+			for j+8 <= len(b) && safe8(binary.LittleEndian.Uint64(b[j:])) {
 				j += 8
 			}
 			k := min(j+8, len(b))
@@ -245,6 +270,24 @@ func printable8(x uint64) bool {
 	y := x ^ 0x7f*ones
 	del := (y - ones) &^ y
 	return (x|low|del)&highs == 0
+}
+
+// safe8: every byte of x is printable ASCII or '\n' (an indented
+// document's lines): printable8 of x with each '\n' byte, found exactly
+// (no borrow crosses a byte), given bit 5 ('\n' reads as '*'). A '\t',
+// rare, is left to the test of each byte.
+func safe8(x uint64) bool {
+	const ones, low7 = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f
+	nl := x ^ '\n'*ones
+	// 0x80 in each byte of nl that is zero
+	return printable8(x | ^(nl&low7+low7|nl|low7)>>2)
+}
+
+// below7f: every byte of x is below 0x7f (one of 0x7f adds up to 0x80,
+// one of 0x80 or more has its high bit; a carry comes only out of 0xff).
+func below7f(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	return (x|(x+ones))&highs == 0
 }
 
 // asciiSafe holds the ASCII bytes Unsafe passes: printable ones, '\n' and '\t'.
