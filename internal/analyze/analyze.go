@@ -66,6 +66,8 @@ type Parsed struct {
 	mlx5 mlx5Dump
 	// iperfStream holds the error events of an iperf3 --json-stream output
 	iperfStream iperf3StreamErrors
+	// rdma is what ibdev2netdev and rdma link lines say of the RDMA ports
+	rdma rdmaPorts
 }
 
 // inputStats is what reading a pasted text had to undo.
@@ -178,6 +180,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 		p.cuda.observe(line)
 		p.iperfCtrl.observe(line)
 		p.mlx5.observe(src.lr.Line(), line)
+		p.rdma.observe(line)
 		if !p.Input.errorLines && m.Found() {
 			p.Input.errorLines = true
 		}
@@ -423,6 +426,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 		ncclLog = &p.NCCL.Log
 	}
 	a.ibMTUAccessViolation(p.Errors, p.cuda, ncclLog)
+	a.ibHCAFilterMatchesNone(ncclLog, &p.rdma)
 	a.iperfNoServer(p.iperfCtrl, p.Format == FormatErrors && hasHit(p.Errors, "iperf3-control-closed"))
 	a.iperf2Client(p.iperfCtrl, p.Errors)
 	if p.NCCL != nil && len(p.Errors) == 0 {

@@ -57,6 +57,8 @@ func (a *analysis) startupCauses(l *results.NCCLLog) {
 	a.hostHashClash(l)
 	a.ibGIDIndex(l)
 	a.ibMTUMismatch(l)
+	a.ibMixedLinkLayers(l)
+	a.commIDUnreachable(l)
 	kinds, _ := l.TransportKinds()
 	net := int64(0)
 	for k, n := range kinds {

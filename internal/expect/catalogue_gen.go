@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 198998
-	signaturesGenCRC   = 0x56123fb0
+	signaturesGenLen   = 200779
+	signaturesGenCRC   = 0x3974a4a7
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -84,6 +84,67 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("Failed to modify QP to RTR: Connection timed out"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "ib-qp-link-local-gid",
+		Title: "RDMA connection setup used a link-local RoCE address (GID ::ffff:169.254.x.y): that HCA has no configured address",
+		Kind:  "ibverbs",
+		Match: []string{
+			"(local|remote) GID ::ffff:169\\.254\\.[0-9]{1,3}\\.[0-9]{1,3}",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "a RoCE v2 GID carries the IPv4 address of the port's netdev, and 169.254.0.0/16 is IPv4 link-local: the ConnectX-7 port on that end has no address of its own (an unused twin that NetworkManager gave a link-local address), so NCCL_IB_HCA includes an HCA that does not face the peer and the queue pair cannot reach it",
+		MeaningServer: "a RoCE v2 GID carries the IPv4 address of the port's netdev, and 169.254.0.0/16 is IPv4 link-local (assigned when no address is configured, routed nowhere beyond the link): NCCL selected an RDMA device whose netdev has no address on the fabric, so the queue pair cannot reach the peer",
+		Fix:           "list the HCAs and their netdevs (ibdev2netdev; ip -br addr) and set NCCL_IB_HCA to the HCAs whose netdevs carry the fabric's addresses on every node (e.g. =rocep1s0f0), or give the link-local port an address on the fabric's subnet",
+		Sources: []string{
+			"NVIDIA/nccl src/misc/ibvwrap.cc v2.24.3-1 and v2.30.7-1 (ibvModifyQpLog: \"local GID %s, remote GID %s\" of a failed ibv_modify_qp, printed by inet_ntop(AF_INET6, …), so a RoCE v2 GID of IPv4 address a.b.c.d reads ::ffff:a.b.c.d; 169.254.0.0/16 is IPv4 link-local, RFC 3927)",
+			"https://github.com/sonusflow/spark-vllm-docker/blob/89cdbcc41dad161e63ecfe0d6791af4a917b9f6a/docs/qwen35-397b-tp4.md (4 DGX Spark: NCCL_IB_HCA listing the link-local twins gave this QP timeout; naming the fabric HCA alone fixed it)",
+		},
+		Lits: [][]byte{
+			[]byte(" GID ::ffff:169"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte(" GID ::ffff:169"),
+				[]byte("254"),
+				[]byte("1,3}"),
+				[]byte("1,3}"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("local GID ::ffff:169.254."),
+								},
+								{
+									op:  pfLit,
+									lit: []byte("remote GID ::ffff:169.254."),
+									k:   1,
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte("."),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("local GID ::ffff:169.254."),
+					[]byte("remote GID ::ffff:169.254."),
+					[]byte("."),
 				},
 			},
 		},

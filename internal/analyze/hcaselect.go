@@ -1,0 +1,264 @@
+package analyze
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/sparkrig/sparkrig/internal/report"
+	"github.com/sparkrig/sparkrig/internal/results"
+)
+
+// rdmaPort is an RDMA device's port and the network interface on it, as
+// ibdev2netdev ("mlx5_1 port 1 ==> ib0 (Up)") or rdma link ("link
+// mlx5_0/1 state ACTIVE … netdev ens13np0") print them.
+type rdmaPort struct {
+	hca, port, netdev string
+}
+
+// maxRDMAPorts bounds the ports kept from a paste.
+const maxRDMAPorts = 64
+
+// rdmaPorts collects the RDMA device to netdev lines of a paste.
+type rdmaPorts struct {
+	ports []rdmaPort
+}
+
+var (
+	litIbdevArrow = []byte(" ==> ")
+	litRdmaLink   = []byte("link ")
+	litNetdev     = []byte(" netdev ")
+)
+
+// observe reads one normalised line.
+func (r *rdmaPorts) observe(line []byte) {
+	if len(r.ports) >= maxRDMAPorts {
+		return
+	}
+	if i := bytes.Index(line, litIbdevArrow); i > 0 {
+		// ibdev2netdev: "<hca> port <n> ==> <netdev> (Up)", perhaps behind a label
+		f := bytes.Fields(line[:i])
+		g := bytes.Fields(line[i+len(litIbdevArrow):])
+		if len(f) >= 3 && string(f[len(f)-2]) == "port" && len(g) >= 1 {
+			r.add(rdmaPort{string(f[len(f)-3]), string(f[len(f)-1]), string(g[0])})
+		}
+		return
+	}
+	// rdma link: "link <hca>/<port> state … netdev <netdev>"
+	i := bytes.Index(line, litRdmaLink)
+	j := bytes.Index(line, litNetdev)
+	if i < 0 || j < i {
+		return
+	}
+	f := bytes.Fields(line[i+len(litRdmaLink):])
+	g := bytes.Fields(line[j+len(litNetdev):])
+	if len(f) == 0 || len(g) == 0 {
+		return
+	}
+	hca, port, ok := bytes.Cut(f[0], []byte("/"))
+	if !ok || len(hca) == 0 || !digits(port) {
+		return
+	}
+	r.add(rdmaPort{string(hca), string(port), string(g[0])})
+}
+
+func (r *rdmaPorts) add(p rdmaPort) {
+	if p.hca == "" || p.netdev == "" || slices.Contains(r.ports, p) {
+		return
+	}
+	r.ports = append(r.ports, p)
+}
+
+// of is the port whose netdev is name.
+func (r *rdmaPorts) of(name string) (rdmaPort, bool) {
+	for _, p := range r.ports {
+		if p.netdev == name {
+			return p, true
+		}
+	}
+	return rdmaPort{}, false
+}
+
+// netdevName matches the names the kernel and udev give network
+// interfaces and no RDMA driver gives a verbs device: IPoIB's ib<N>,
+// eth<N>, bond<N>, em<N> and the predictable en* names (ens13np0,
+// enp1s0f0, eno1, enP2p1s0f1). RDMA devices are named by their driver
+// (mlx5_0, mlx5_bond_0, bnxt_re0, irdma0, efa_0, hfi1_0) or by rdma-core's
+// persistent names (ibp…, rocep…, iwp…), none of which this matches.
+var netdevName = regexp.MustCompile(`^(ib[0-9]+|eth[0-9]+|bond[0-9]+|em[0-9]+|en[opsxP][0-9A-Za-z]*)$`)
+
+// weightHCAFilter ranks NCCL_IB_HCA naming no device above the socket
+// fallback and the interface judgements it causes (a socket interface no
+// other node can reach, 1.05).
+const weightHCAFilter = 1.1
+
+// ibHCAFilterMatchesNone: NCCL_IB_HCA is set, NET/IB found no device, and
+// every entry of the filter names a network interface rather than an RDMA
+// device. NCCL matches each entry ("<hca>[:<port>…]", a prefix unless the
+// list starts with "=") against the verbs device names (mlx5_0) of the
+// active ports; a netdev name such as ib0 or ens1f0 matches none, so
+// NET/IB has no device and NCCL falls back to TCP sockets. For: the
+// variable, the "No device found" line, each entry's name either the
+// netdev of an RDMA port the paste lists (ibdev2netdev, rdma link) or
+// shaped as only netdevs are (netdevName). Against: an exclude list (^),
+// an entry that may name an HCA, NET/IB listing devices or RDMA in use,
+// NCCL_IB_DISABLE=1.
+func (a *analysis) ibHCAFilterMatchesNone(l *results.NCCLLog, ports *rdmaPorts) {
+	if l == nil || len(l.IBDevices) > 0 || l.RDMA() || strings.TrimSpace(l.Env["NCCL_IB_DISABLE"]) == "1" {
+		return
+	}
+	raw := strings.TrimSpace(l.Env["NCCL_IB_HCA"])
+	if raw == "" || raw[0] == '^' || !ibNoDevice(l) {
+		return
+	}
+	var named, owners []string
+	for _, e := range strings.Split(strings.TrimPrefix(raw, "="), ",") {
+		name, _, _ := strings.Cut(strings.TrimSpace(e), ":")
+		if name == "" {
+			continue
+		}
+		p, listed := ports.of(name)
+		if !listed && !netdevName.MatchString(name) {
+			return
+		}
+		named = append(named, name)
+		if listed {
+			owners = append(owners, fmt.Sprintf("%s is the netdev of HCA %s port %s", name, p.hca, p.port))
+		}
+	}
+	if len(named) == 0 {
+		return
+	}
+	ev := fmt.Sprintf("NCCL_IB_HCA=%s; \"NET/IB : No device found\"", raw)
+	if len(owners) > 0 {
+		ev += "; " + strings.Join(owners, ", ")
+	}
+	if len(l.SocketDevices) > 0 || l.Network == "Socket" {
+		ev += "; NCCL uses NET/Socket"
+	}
+	fix := "set NCCL_IB_HCA to RDMA device names (the left column of ibdev2netdev, or rdma link; e.g. =mlx5_0:1)"
+	if len(owners) > 0 {
+		var hcas []string
+		for _, n := range named {
+			if p, ok := ports.of(n); ok && !slices.Contains(hcas, p.hca+":"+p.port) {
+				hcas = append(hcas, p.hca+":"+p.port)
+			}
+		}
+		fix = "set NCCL_IB_HCA to =" + strings.Join(hcas, ",") + " (the HCA port under " + strings.Join(named, ", ") + "; ibdev2netdev lists them)"
+	}
+	fix += " on every node, or unset it so NCCL uses every active HCA"
+	a.dropCause("nccl.ib-no-device")
+	a.cause(weightHCAFilter, report.Fail, "nccl.ib-hca-matches-none",
+		fmt.Sprintf("NCCL_IB_HCA names %s, a network interface, not an RDMA device: NCCL matches its entries against HCA names (mlx5_0, optionally with a port), so the filter matches no device, NET/IB finds none and NCCL falls back to TCP sockets", strings.Join(named, ", ")),
+		ev, fix,
+		"NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (NCCL_IB_HCA: entries <hca>[:<port>…], prefixes unless the list starts with =, ^ to exclude); src/transport/net_ib/init.cc v2.30.7-1 and src/transport/net_ib.cc v2.20.5-1 (matchIfList against the verbs device name of each active port, then \"NET/IB : No device found.\"); src/misc/utils.cc v2.30.7-1 (parseStringList, matchIfList); https://github.com/hubutui/hubutui.github.io/blob/main/content/posts/notes-on-nccl-as-pytorch-ddp-backend.md (NCCL_IB_HCA=ib0: no IB device, NET/Socket; the rdma link names work)")
+}
+
+// ibNoDevice: a NET/IB "No device found" line.
+func ibNoDevice(l *results.NCCLLog) bool {
+	for _, n := range l.NetNotes {
+		if strings.Contains(n, "NET/IB") && strings.Contains(n, "No device found") {
+			return true
+		}
+	}
+	return false
+}
+
+// dropCause removes the causes of one id.
+func (a *analysis) dropCause(id string) {
+	a.causes = slices.DeleteFunc(a.causes, func(c rankedFlag) bool { return c.flag.ID == id })
+}
+
+// weightMixedLinks ranks a device list that mixes link layers with the
+// connection failures it explains (1.0).
+const weightMixedLinks = 1.0
+
+// ibMixedLinkLayers: one "NET/IB : Using" list names devices of both link
+// layers, InfiniBand and RoCE (Ethernet). A queue pair joins two ports of
+// one link layer: traffic NCCL puts on the RoCE device cannot reach a
+// peer's InfiniBand device (nor the reverse), and NCCL 2.30 refuses to
+// merge such devices. The devices of the smaller group are named as the
+// odd ones out (a bonded Ethernet port beside the IB rails). Against: a
+// list of one link layer (every DGX Spark list is RoCE), as many devices
+// of each (no odd one out to name).
+func (a *analysis) ibMixedLinkLayers(l *results.NCCLLog) {
+	by := map[string][]string{}
+	for _, d := range l.IBDevices {
+		if d.Link == "IB" || d.Link == "RoCE" {
+			by[d.Link] = append(by[d.Link], fmt.Sprintf("[%d]%s:%d/%s", d.Index, d.Name, d.Port, d.Link))
+		}
+	}
+	ib, roce := by["IB"], by["RoCE"]
+	if len(ib) == 0 || len(roce) == 0 {
+		return
+	}
+	if len(ib) == len(roce) {
+		return // no odd one out to name
+	}
+	odd, rest, oddLink := roce, ib, "RoCE"
+	if len(ib) < len(roce) {
+		odd, rest, oddLink = ib, roce, "InfiniBand"
+	}
+	var names []string
+	for _, d := range odd {
+		name, _, _ := strings.Cut(d[strings.Index(d, "]")+1:], ":")
+		names = append(names, name)
+	}
+	a.cause(weightMixedLinks, report.Warn, "nccl.ib-mixed-link-layers",
+		fmt.Sprintf("NCCL's RDMA device list mixes InfiniBand and RoCE: %d %s device%s beside %d of the other link layer; a queue pair joins ports of one link layer, so traffic NCCL puts on %s cannot reach a peer's device of the other kind (connection failures or low bandwidth)", len(odd), oddLink, plural(len(odd)), len(rest), strings.Join(names, ", ")),
+		"NET/IB : Using "+strings.Join(odd, " ")+" with "+strings.Join(rest, " "),
+		"exclude the odd device"+plural(len(names))+" on every node: set NCCL_IB_HCA to ^="+strings.Join(names, ",")+" (or name the devices to use, =<hca>,<hca>…)",
+		"NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (NCCL_IB_HCA: ^ excludes, = matches exact names, e.g. ^=mlx5_1,mlx5_4); src/transport/net_ib/init.cc v2.30.7-1 (\"Attempted to merge incompatible devices … Try selecting NICs of only one link type using NCCL_IB_HCA\"); https://github.com/stas00/ml-engineering/blob/master/network/debug/README.md (an [8]mlx5_bond_0:1/RoCE beside eight IB HCAs: exclude it with NCCL_IB_HCA)")
+}
+
+// weightCommIDUnreachable ranks the NCCL_COMM_ID address a rank cannot use
+// above the socket errors it gives (a connect failure, 1.0) and NCCL's
+// WARN count.
+const weightCommIDUnreachable = 1.1
+
+// noSubnetIf is NCCL's WARN when no interface of the rank shares a subnet
+// with NCCL_COMM_ID's address (src/include/socket.h v2.4.8-1 to
+// src/misc/socket.cc v2.26; from 2.27 a TRACE only).
+var noSubnetIf = regexp.MustCompile(`No interface found in the same subnet as remote address (\S+?)<(\d+)>`)
+
+// commIDUnreachable: NCCL found no interface of this rank in the subnet of
+// the NCCL_COMM_ID address (so it bootstraps over whatever else it has)
+// and then could not use that address: binding it failed with "Cannot
+// assign requested address" (the root rank does not own it: a container
+// on a bridge network sees its own bridge address, not the host's) or a
+// connect to it failed. For: the no-subnet WARN and either failure in the
+// WARN lines. Against: the WARN alone (a routed address reached through a
+// gateway works), failures of other addresses.
+func (a *analysis) commIDUnreachable(l *results.NCCLLog) {
+	var warn, addr, fail string
+	for _, w := range l.Warnings {
+		if m := noSubnetIf.FindStringSubmatch(w); m != nil && warn == "" {
+			warn, addr = strings.TrimSpace(w), m[1]
+		}
+	}
+	if warn == "" {
+		return
+	}
+	for _, w := range l.Warnings {
+		bind := strings.Contains(w, "Call to bind failed") && strings.Contains(w, "Cannot assign requested address")
+		conn := strings.Contains(strings.ToLower(w), "connect to "+addr+"<")
+		if bind || conn {
+			fail = strings.TrimSpace(w)
+			break
+		}
+	}
+	if fail == "" {
+		return
+	}
+	ev := warn + "; " + fail
+	if ifs := socketInterfaces(&results.NCCLLog{Bootstrap: l.Bootstrap}); len(ifs) > 0 {
+		ev += "; this rank bootstraps over " + ifs[0].name + ":" + ifs[0].addr
+	}
+	a.cause(weightCommIDUnreachable, report.Fail, "nccl.comm-id-unreachable",
+		"the rank cannot use the bootstrap address it was given ("+addr+", NCCL_COMM_ID): none of its interfaces is on that subnet, and binding or reaching the address failed; a container on a bridge network has only its own bridge address, so the host's address is neither its own nor reachable for the other hosts' containers",
+		ev,
+		"run the ranks on the host network (docker run --network=host; hostNetwork: true in Kubernetes) or on an overlay network that routes between the hosts, and set NCCL_COMM_ID to an address the root rank has (ip -br addr where it runs) that every rank reaches",
+		"NVIDIA/nccl src/include/socket.h v2.4.8-1 (findInterfaceMatchSubnet: \"No interface found in the same subnet as remote address\"; SYSCHECK \"Call to bind failed\") and src/bootstrap.cc v2.4.8-1 (with NCCL_COMM_ID the root listens on that address); src/misc/socket.cc v2.26.2-1 (the same WARN); https://github.com/NVIDIA/nccl/issues/331 (containers on Docker's bridge with NCCL_COMM_ID set to the host's address: no interface on its subnet, bind failed; host or overlay networking)")
+}
