@@ -799,7 +799,8 @@ func (e estimator) bandwidth() float64 {
 // its experts read by the engine's vector kernels, one small batch of
 // tokens at a time; where the engine hands a batch of more than moeMax
 // tokens to the tiled kernels a dense prompt uses (llama.cpp's
-// mul_mat_id), the pass reads at the format's decode figure (wide).
+// mul_mat_id), the pass reads at wide: the format's dense decode figure
+// where that is higher, dec otherwise.
 func (e estimator) bandwidthFor(n int) float64 {
 	if e.m.Experts > 0 && e.moeMax > 0 && n > e.moeMax {
 		return e.c.MemoryBandwidth.Value * 1e9 * e.wide.Value
