@@ -88,6 +88,9 @@ type Factor struct {
 type FFNActivation struct {
 	Float     float64 `yaml:"float_bytes"`
 	Quantized float64 `yaml:"quantized_bytes"`
+	// Converted is the bytes a value of a multiply's input copy takes where
+	// the weights are 16-bit (converted to 16-bit floats, not quantised).
+	Converted float64 `yaml:"converted_bytes"`
 	Source    string  `yaml:"source"`
 }
 

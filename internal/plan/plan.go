@@ -289,10 +289,14 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 		return estimator{}, err
 	}
 	// A batch beyond the mixture of experts' decode figure reads at the
-	// format's decode figure.
-	wide, err := a.Factor(eng.Name, PhaseDecode, f.Name)
-	if err != nil {
+	// format's own decode figure (a dense model's) where the engine has one
+	// above it; the engine's catch-all, a median over every model's decode
+	// in every format, says nothing of this format's tiled kernels.
+	wide := dec
+	if d, err := a.Factor(eng.Name, PhaseDecode, f.Name); err != nil {
 		return estimator{}, err
+	} else if d.Format == f.Name && d.Value > dec.Value {
+		wide = d
 	}
 	ungraphed, ungraphedSource := a.ungraphedLayer(eng.Name)
 	moeMax, moeMaxSource := a.decodeMoEMaxTokens(eng.Name)
@@ -327,9 +331,11 @@ type estimator struct {
 	// format, preMoE its routed experts' prefill multiplies', att its
 	// attention products' share of the 16-bit rate.
 	dec, pre, preMoE, att Factor
-	// wide is the format's decode figure, which a mixture of experts' step
-	// or pass of more than moeMax tokens reads at (moeMax zero: never;
-	// moeMaxSource says why).
+	// wide is the figure whole rows of a weight or tensor stream at: the
+	// format's own decode figure where the engine has one above dec, dec
+	// otherwise. A mixture of experts' step or pass of more than moeMax
+	// tokens reads its weights at it (moeMax zero: never; moeMaxSource says
+	// why), and every step and pass moves its activations at it.
 	wide         Factor
 	moeMax       int
 	moeMaxSource string
@@ -752,7 +758,7 @@ func (e estimator) decodeStep(tp, pp, b int) (memory, compute, network float64) 
 	// is the whole model's bytes over one node's bandwidth, split only by TP.
 	bytes := e.denseBytes()/float64(tp) + experts + float64(b)*(e.kvSeq(tp, ctx)+e.statePerSeq(tp))
 	bytes += float64(e.w.Draft) * e.draftPass(tp, b, ctx)
-	memory = (bytes + e.activationBytes(tp, n)) / e.bandwidthFor(n)
+	memory = bytes/e.bandwidthFor(n) + e.activationTime(tp, n)
 	compute = 2 * e.p.Active(e.m) * float64(n) / float64(tp) / (e.computeRate() * e.pre.Value)
 	h := float64(e.m.Hidden)
 	network = e.allReduces()*e.allReduce(tp, float64(n)*h*2) + e.hops(pp, float64(n)*h*2)
@@ -793,7 +799,8 @@ func (e estimator) bandwidth() float64 {
 // its experts read by the engine's vector kernels, one small batch of
 // tokens at a time; where the engine hands a batch of more than moeMax
 // tokens to the tiled kernels a dense prompt uses (llama.cpp's
-// mul_mat_id), the pass reads at the format's decode figure (wide).
+// mul_mat_id), the pass reads at wide: the format's dense decode figure
+// where that is higher, dec otherwise.
 func (e estimator) bandwidthFor(n int) float64 {
 	if e.m.Experts > 0 && e.moeMax > 0 && n > e.moeMax {
 		return e.c.MemoryBandwidth.Value * 1e9 * e.wide.Value
@@ -801,27 +808,50 @@ func (e estimator) bandwidthFor(n int) float64 {
 	return e.bandwidth()
 }
 
+// activationTime is the time a pass or step of n tokens spends moving its
+// feed-forward activations (activationBytes). The kernels that write and
+// read them stream whole contiguous tensors, as a dense model's multiplies
+// stream whole weight rows, not the narrow expert rows a mixture of
+// experts' decode figure prices: they move at wide, the format's dense
+// figure (a dense model's decode figure is its own).
+func (e estimator) activationTime(tp, n int) float64 {
+	b := e.activationBytes(tp, n)
+	if b == 0 {
+		return 0
+	}
+	return b / (e.c.MemoryBandwidth.Value * 1e9 * e.wide.Value)
+}
+
 // activationBytes is what a pass or step of n tokens writes to one node's
 // memory and reads back between its feed-forward multiplies (act): per
-// token and block, every tensor between the block's input and its output
-// once each way. For a block of width i taking inputs of width h with m
-// matrices (three gated, two plain): the up (and gate) outputs and the
-// activation function's output in float, the down projection's quantised
-// input copy (i each), the block input's quantised copy for each of the up
-// (and gate) multiplies and the down projection's float output (h each).
-// A mixture of experts runs its block once per routed expert a token
-// takes, in the latent width where it has one, and its shared expert once.
+// token and block, each of these tensors once each way. For a block of
+// width i taking inputs of width h with m matrices (three gated, two
+// plain): the up (and gate) outputs and the activation function's output
+// in float, the down projection's input copy (i each), the block input's
+// copy for each of the up (and gate) multiplies and the down projection's
+// float output (h each). A copy is quantised (Quantized bytes a value), or
+// where the weights are 16-bit converted to 16-bit floats (Converted). A
+// mixture of experts runs its block once per routed expert a token takes,
+// in the latent width where it has one, and its shared expert once.
+// Not counted: the residual stream, norms and attention; the routing; the
+// weighting of the experts' outputs and their sum; expert biases added by
+// kernels of their own (gpt-oss); a second elementwise kernel of an
+// activation function run as two (squared ReLU unfused).
 func (e estimator) activationBytes(tp, n int) float64 {
 	a := e.act
 	if a.Float == 0 && a.Quantized == 0 {
 		return 0
+	}
+	q := a.Quantized
+	if e.f.BytesPerParam >= 2 && a.Converted > 0 {
+		q = a.Converted
 	}
 	m := float64(e.m.FFNMatrices)
 	block := func(i, h int) float64 {
 		if i == 0 {
 			return 0
 		}
-		return 2*float64(i)*(a.Float*m+a.Quantized) + 2*float64(h)*(a.Quantized*(m-1)+a.Float)
+		return 2*float64(i)*(a.Float*m+q) + 2*float64(h)*(q*(m-1)+a.Float)
 	}
 	b := float64(e.m.DenseFFNLayers) * block(e.m.Intermediate, e.m.Hidden)
 	if e.m.Experts > 0 {
@@ -875,7 +905,7 @@ func (e estimator) prefillPass(tp, start, n int, last bool) (compute, memory, ex
 // that run between the multiplies, so their time adds too.
 func (e estimator) passTime(tp, start, n int, last bool) float64 {
 	c, m, ec, em := e.prefillPass(tp, start, n, last)
-	return max(c-ec, m-em) + max(ec, em) + e.launches(n) + e.activationBytes(tp, n)/e.bandwidthFor(n)
+	return max(c-ec, m-em) + max(ec, em) + e.launches(n) + e.activationTime(tp, n)
 }
 
 // launches is what launching a pass's kernels one by one adds to a pass or
@@ -912,7 +942,7 @@ func (e estimator) prefill(tp, pp int) (compute, memory, network float64) {
 	e.chunks(func(start, n int) {
 		c, m, _, _ := e.prefillPass(tp, start, n, start+n == e.w.Input)
 		compute += c
-		memory += m + e.activationBytes(tp, n)/e.bandwidthFor(n)
+		memory += m + e.activationTime(tp, n)
 	})
 	size := float64(e.w.Input) * float64(e.m.Hidden) * 2
 	return compute, memory, e.allReduces()*e.allReduce(tp, size) + e.hops(pp, size)

@@ -775,45 +775,92 @@ func TestWeightOnlyExperts(t *testing.T) {
 
 // TestMoEReadsByBatch holds a mixture of experts' read rate to its rule for
 // any batch: llama.cpp's decode_moe figure up to its decode_moe_max_tokens,
-// the format's decode figure above (the tiled kernels a dense prompt uses);
-// a dense model reads at its decode figure at any batch, and an engine
-// without the bound (vLLM) at its mixture-of-experts figure at any batch.
-// Ollama inherits llama.cpp's bound, saying so.
+// above it the format's own decode figure where that is higher (the tiled
+// kernels a dense prompt uses), never the catch-all and never below the
+// mixture-of-experts figure; a dense model reads at its decode figure at any
+// batch, and an engine without the bound (vLLM) at its mixture-of-experts
+// figure at any batch. The figures are the data file's, written out here;
+// a step and a pass of 9 tokens read their weights at them (their reads
+// against the same plan without the bound). Ollama inherits the bound,
+// saying so.
 func TestMoEReadsByBatch(t *testing.T) {
 	a, err := DefaultAssumptions()
 	if err != nil {
 		t.Fatal(err)
 	}
-	limit, _ := a.decodeMoEMaxTokens("llama.cpp")
-	if limit < 1 {
-		t.Fatal("llama.cpp has no decode_moe_max_tokens")
+	if n, _ := a.decodeMoEMaxTokens("llama.cpp"); n != 8 {
+		t.Fatalf("llama.cpp's decode_moe_max_tokens %d, want MMVQ_MAX_BATCH_SIZE 8", n)
 	}
-	if n, src := a.decodeMoEMaxTokens("ollama"); n != limit || !strings.Contains(src, "ollama takes llama.cpp's figure") {
-		t.Errorf("ollama's bound %d (%q), want llama.cpp's %d, said so", n, src, limit)
+	if n, src := a.decodeMoEMaxTokens("ollama"); n != 8 || !strings.Contains(src, "ollama takes llama.cpp's figure") {
+		t.Errorf("ollama's bound %d (%q), want llama.cpp's 8, said so", n, src)
 	}
 	if n, _ := a.decodeMoEMaxTokens("vllm"); n != 0 {
 		t.Errorf("vLLM has no vector-kernel bound; got %d", n)
 	}
+	unbound := a
+	unbound.Engines = slices.Clone(a.Engines)
+	for i := range unbound.Engines {
+		unbound.Engines[i].DecodeMoEMaxTokens = 0
+		unbound.Engines[i].FFNActivation = FFNActivation{}
+	}
 	set, _ := expect.Default()
 	c, _ := PlatformCluster("dgx-spark", 1, a, set)
 	peak := c.MemoryBandwidth.Value * 1e9
-	for _, tc := range []struct{ file, format, engine string }{
-		{"qwen3-30b-a3b.json", "q4_k_m", "llama.cpp"}, {"gpt-oss-120b.json", "gguf-mxfp4", "ollama"},
-		{"qwen3-8b.json", "q4_k_m", "llama.cpp"}, {"qwen3.6-35b-a3b.json", "fp8", "vllm"},
+	for _, tc := range []struct {
+		file, format, engine string
+		upTo8, past8         float64
+	}{
+		{"qwen3-30b-a3b.json", "q4_k_m", "llama.cpp", 0.51, 0.65}, // decode_moe q4_k_m, decode q4_k_m
+		{"qwen3-30b-a3b.json", "q8_0", "llama.cpp", 0.72, 0.78},   // decode_moe q8_0, decode q8_0
+		// No MXFP4 decode figure: the MoE one throughout, not the catch-all 0.73.
+		{"gpt-oss-120b.json", "gguf-mxfp4", "llama.cpp", 0.76, 0.76},
+		{"gpt-oss-120b.json", "gguf-mxfp4", "ollama", 0.57, 0.57},
+		{"qwen3-8b.json", "q4_k_m", "llama.cpp", 0.65, 0.65}, // dense
+		{"qwen3.6-35b-a3b.json", "fp8", "vllm", 0, 0},        // no bound: its decode_moe figure throughout
 	} {
 		f, _ := a.Format(tc.format)
-		e, err := newEstimator(load(t, tc.file), f, c, Workload{Input: 1, Output: 1, Concurrency: 1, KVDType: "fp16", GPUMemUtil: 0.9, Engine: tc.engine}, a)
+		w := Workload{Input: 9, Output: 1, Concurrency: 9, KVDType: "fp16", GPUMemUtil: 0.9, Engine: tc.engine, PrefillChunk: 512}
+		e, err := newEstimator(load(t, tc.file), f, c, w, a)
 		if err != nil {
 			t.Fatal(err)
 		}
-		dense, _ := a.Factor(tc.engine, PhaseDecode, f.Name)
-		for _, n := range []int{1, 2, limit - 1, limit, limit + 1, 16, 512, 8192} {
-			want := e.dec.Value
-			if e.m.Experts > 0 && e.moeMax > 0 && n > limit {
-				want = dense.Value
+		if tc.upTo8 == 0 {
+			tc.upTo8, tc.past8 = e.dec.Value, e.dec.Value
+		}
+		for _, n := range []int{1, 2, 7, 8, 9, 16, 512, 8192} {
+			want := tc.upTo8
+			if n > 8 {
+				want = tc.past8
 			}
 			if got := e.bandwidthFor(n) / peak; math.Abs(got-want) > 1e-12 {
 				t.Errorf("%s %s on %s, %d tokens: reads at %.3f of peak, want %.3f", tc.file, tc.format, tc.engine, n, got, want)
+			}
+		}
+		e0, _ := newEstimator(load(t, tc.file), f, c, w, unbound)
+		e.act, e0.act = FFNActivation{}, FFNActivation{}
+		m, _, _ := e.decodeStep(1, 1, 9)
+		m0, _, _ := e0.decodeStep(1, 1, 9)
+		_, p, _, _ := e.prefillPass(1, 0, 9, true)
+		_, p0, _, _ := e0.prefillPass(1, 0, 9, true)
+		if e.m.Experts == 0 || e.moeMax == 0 {
+			tc.upTo8 = e0.dec.Value // the plan without the bound reads at its own figure
+		}
+		for what, r := range map[string]float64{"a 9-stream step": m0 / m, "a 9-token pass": p0 / p} {
+			if want := tc.past8 / tc.upTo8; math.Abs(r-want) > 1e-9 {
+				t.Errorf("%s %s on %s: %s reads %.4f times as fast as without the bound, want %.4f", tc.file, tc.format, tc.engine, what, r, want)
+			}
+		}
+	}
+	// For every engine and format, a mixture of experts never reads slower
+	// past the bound than within it.
+	for _, eng := range a.EngineNames() {
+		for _, f := range a.Formats {
+			e, err := newEstimator(load(t, "qwen3-30b-a3b.json"), f, c, Workload{Input: 1, Output: 1, Concurrency: 1, KVDType: "fp16", GPUMemUtil: 0.9, Engine: eng}, a)
+			if err != nil {
+				continue
+			}
+			if e.bandwidthFor(9) < e.bandwidthFor(8) {
+				t.Errorf("%s %s: past 8 tokens reads at %.2f, below its %.2f within", eng, f.Name, e.wide.Value, e.dec.Value)
 			}
 		}
 	}
@@ -823,19 +870,21 @@ func TestMoEReadsByBatch(t *testing.T) {
 // to their rule: per token and block, the up (and gate) and activation
 // outputs in f32 and the down projection's q8_1 input (i wide), the block
 // input's q8_1 copy per up or gate multiply and the f32 output (h wide),
-// each written and read once; a mixture of experts' block once per routed
-// expert and its shared expert once. The bytes grow linearly with the
-// tokens, split over the tensor-parallel ranks, and an engine without the
-// figure (vLLM) prices none; a pass's TTFT and a decode step of b streams
-// gain exactly their time.
+// each written and read once (an f16 copy, 2 bytes, for 16-bit weights);
+// a mixture of experts' block once per routed expert and its shared expert
+// once. The bytes grow linearly with the tokens, split over the
+// tensor-parallel ranks, and an engine without the figure (vLLM) prices
+// none; a pass's TTFT and a decode step of b streams gain exactly their
+// time at the format's dense decode figure (Q4_K_M 0.65, BF16 the
+// catch-all 0.73), written out here, whatever the step's weights read at.
 func TestFFNActivationBytes(t *testing.T) {
 	a, err := DefaultAssumptions()
 	if err != nil {
 		t.Fatal(err)
 	}
 	act := a.ffnActivation("llama.cpp")
-	if act.Float != 4 || act.Quantized != 1.125 {
-		t.Fatalf("llama.cpp's activations: %v, want f32 and q8_1 (4 and 1.125 bytes)", act)
+	if act.Float != 4 || act.Quantized != 1.125 || act.Converted != 2 {
+		t.Fatalf("llama.cpp's activations: %v, want f32, q8_1 and f16 (4, 1.125 and 2 bytes)", act)
 	}
 	if o := a.ffnActivation("ollama"); o.Float != act.Float || !strings.Contains(o.Source, "ollama takes llama.cpp's figure") {
 		t.Errorf("ollama's activations %v, want llama.cpp's, said so", o)
@@ -844,18 +893,23 @@ func TestFFNActivationBytes(t *testing.T) {
 	c, _ := PlatformCluster("dgx-spark", 1, a, set)
 	for _, tc := range []struct {
 		file, format string
+		moves        float64
 		perToken     func(m Model) float64
 	}{
 		// Gated dense: 2i(4·3+1.125) + 2h(1.125·2+4) = 26.25i + 12.5h.
-		{"qwen3-8b.json", "q4_k_m", func(m Model) float64 {
+		{"qwen3-8b.json", "q4_k_m", 0.65, func(m Model) float64 {
 			return float64(m.Layers) * (26.25*float64(m.Intermediate) + 12.5*float64(m.Hidden))
 		}},
-		{"qwen3-30b-a3b.json", "q4_k_m", func(m Model) float64 {
+		// 16-bit weights: f16 copies, 2i(4·3+2) + 2h(2·2+4) = 28i + 16h.
+		{"qwen3-8b.json", "bf16", 0.73, func(m Model) float64 {
+			return float64(m.Layers) * (28*float64(m.Intermediate) + 16*float64(m.Hidden))
+		}},
+		{"qwen3-30b-a3b.json", "q4_k_m", 0.65, func(m Model) float64 {
 			return float64(m.MoELayers*m.ExpertsPerToken) * (26.25*float64(m.ExpertIntermediate) + 12.5*float64(m.Hidden))
 		}},
 		// Plain (squared ReLU) blocks: 2i(4·2+1.125) + 2h(1.125+4) = 18.25i + 10.25h,
 		// the routed experts in the latent width, the shared expert in the hidden.
-		{"nemotron-3-super-120b-a12b-nvfp4.json", "q4_k_m", func(m Model) float64 {
+		{"nemotron-3-super-120b-a12b-nvfp4.json", "q4_k_m", 0.65, func(m Model) float64 {
 			return float64(m.MoELayers) * (float64(m.ExpertsPerToken)*(18.25*float64(m.ExpertIntermediate)+10.25*float64(m.LatentSize)) +
 				18.25*float64(m.SharedIntermediate) + 10.25*float64(m.Hidden))
 		}},
@@ -882,14 +936,15 @@ func TestFFNActivationBytes(t *testing.T) {
 			}
 			e0, _ := newEstimator(m, f, c, w, without)
 			var wantGain float64
-			e.chunks(func(_, n int) { wantGain += e.activationBytes(1, n) / e.bandwidthFor(n) })
+			rate := c.MemoryBandwidth.Value * 1e9 * tc.moves
+			e.chunks(func(_, n int) { wantGain += tc.perToken(m) * float64(n) / rate })
 			if d := e.ttft(1, 1) - e0.ttft(1, 1); math.Abs(d-wantGain) > 1e-9 {
 				t.Errorf("%s, %d tokens: TTFT gains %.6f s, want the activations' %.6f s", tc.file, input, d, wantGain)
 			}
 			for _, b := range []int{1, 2, 9, 32} {
 				m1, _, _ := e.decodeStep(1, 1, b)
 				m0, _, _ := e0.decodeStep(1, 1, b)
-				if d, want := m1-m0, e.activationBytes(1, b)/e.bandwidthFor(b); math.Abs(d-want) > 1e-12 {
+				if d, want := m1-m0, tc.perToken(m)*float64(b)/rate; math.Abs(d-want) > 1e-12 {
 					t.Errorf("%s, %d streams: the step's reads gain %.6f s, want the activations' %.6f s", tc.file, b, d, want)
 				}
 			}
