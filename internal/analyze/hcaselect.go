@@ -27,9 +27,9 @@ type rdmaPorts struct {
 }
 
 var (
-	litIbdevArrow = []byte(" ==> ")
+	litIbdevArrow = []byte("==> ")
 	litRdmaLink   = []byte("link ")
-	litNetdev     = []byte(" netdev ")
+	litNetdev     = []byte("netdev ")
 )
 
 // observe reads one normalised line.
@@ -37,7 +37,7 @@ func (r *rdmaPorts) observe(line []byte) {
 	if len(r.ports) >= maxRDMAPorts {
 		return
 	}
-	if i := bytes.Index(line, litIbdevArrow); i > 0 {
+	if i := bytes.Index(line, litIbdevArrow); i > 0 && line[i-1] == ' ' {
 		// ibdev2netdev: "<hca> port <n> ==> <netdev> (Up)", perhaps behind a label
 		f := bytes.Fields(line[:i])
 		g := bytes.Fields(line[i+len(litIbdevArrow):])
@@ -46,10 +46,22 @@ func (r *rdmaPorts) observe(line []byte) {
 		}
 		return
 	}
-	// rdma link: "link <hca>/<port> state … netdev <netdev>"
-	i := bytes.Index(line, litRdmaLink)
-	j := bytes.Index(line, litNetdev)
-	if i < 0 || j < i {
+	// rdma link: "link <hca>/<port> state … netdev <netdev>". The rarer
+	// word is looked for first: this runs on every line of the text.
+	j := 0
+	for {
+		k := bytes.Index(line[j:], litNetdev)
+		if k < 0 {
+			return
+		}
+		j += k
+		if j > 0 && line[j-1] == ' ' {
+			break
+		}
+		j++
+	}
+	i := bytes.Index(line[:j], litRdmaLink)
+	if i < 0 {
 		return
 	}
 	f := bytes.Fields(line[i+len(litRdmaLink):])
