@@ -91,18 +91,37 @@ var archKernelErrors = []string{"invalid device function", "no kernel image", "n
 // Network, bootstrap, environment, memory and peer-access errors name
 // causes of their own and are not read as the release's.
 func archFailureExplained(hits []diagnose.ErrorHit, c cudaFacts) bool {
+	// NCCL answers every CUDA failure with "unhandled cuda error", so that
+	// phrase counts only when no hit names a CUDA error of another cause.
+	generic := !ownCUDACause(hits)
 	for _, h := range hits {
-		if archKernelSignatures[h.Signature.ID] || archCUDASignatures[h.Signature.ID] && quotesKernelError(h.First) {
+		if archKernelSignatures[h.Signature.ID] || archCUDASignatures[h.Signature.ID] && quotesKernelError(h.First, generic) {
 			return true
 		}
 	}
-	return quotesKernelError(c.testFailure)
+	return quotesKernelError(c.testFailure, generic)
 }
 
-func quotesKernelError(line string) bool {
+// archOwnCauseSignatures are CUDA failures with a cause of their own that
+// NCCL also reports as "unhandled cuda error".
+var archOwnCauseSignatures = map[string]bool{"cuda-oom": true, "nccl-peer-access-unsupported": true,
+	"p2p-peer-access-unsupported": true, "custom-allreduce-no-peer-access": true}
+
+func ownCUDACause(hits []diagnose.ErrorHit) bool {
+	for _, h := range hits {
+		if archOwnCauseSignatures[h.Signature.ID] {
+			return true
+		}
+	}
+	return false
+}
+
+// quotesKernelError: the line quotes one of archKernelErrors; NCCL's
+// generic "unhandled cuda error" only when generic is set.
+func quotesKernelError(line string, generic bool) bool {
 	l := strings.ToLower(line)
 	for _, e := range archKernelErrors {
-		if strings.Contains(l, e) {
+		if strings.Contains(l, e) && (generic || e != "unhandled cuda error") {
 			return true
 		}
 	}

@@ -517,6 +517,20 @@ func TestPerftestTableWithoutBanner(t *testing.T) {
 	}
 }
 
+// Two tables pasted one under the other without their banners are two
+// runs, each with its own rows: the slower one is not hidden by the other.
+func TestPerftestTwoTablesWithoutBanners(t *testing.T) {
+	b := verbatim(t, "perftest/07_table_only_no_banner_dgx-spark_hotplug.txt")
+	two := append(append([]byte(nil), b...), bytes.ReplaceAll(b, []byte("13.33"), []byte("93.33"))...)
+	runs, err := ParsePerftest(bytes.NewReader(two))
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs %d err %v", len(runs), err)
+	}
+	if len(runs[0].BW) != 2 || runs[0].BW[0].AvgGbps != 13.33 || len(runs[1].BW) != 2 || runs[1].BW[0].AvgGbps != 93.33 {
+		t.Errorf("%+v", runs)
+	}
+}
+
 // Every perftest fixture cut just above its first table (banner and header
 // gone) reads the same rows and kind; with its command line kept, the same
 // verb too.

@@ -108,8 +108,9 @@ func ParsePerftest(r io.Reader) ([]PerftestRun, error) {
 			continue
 		}
 		s := string(line)
-		if cur == nil && strings.HasPrefix(s, "#bytes") {
-			// a paste cut above the banner: the table alone is still a run
+		if strings.HasPrefix(s, "#bytes") && (cur == nil || len(cur.BW) > 0 || len(cur.Lat) > 0) {
+			// a paste cut above the banner, or a second table pasted
+			// under the first: the table alone is still a run
 			runs = append(runs, headlessPerftestRun(s, cmd, warnPending))
 			cur = &runs[len(runs)-1]
 			cmd, warnPending = "", nil
