@@ -111,8 +111,6 @@ var generatedSignatures = []Signature{
 			[][]byte{
 				[]byte(" GID ::ffff:169"),
 				[]byte("254"),
-				[]byte("1,3}"),
-				[]byte("1,3}"),
 			},
 		},
 		plans: []matchPlan{
@@ -4761,7 +4759,7 @@ var generatedSignatures = []Signature{
 		AllLits: [][][]byte{
 			[][]byte{
 				[]byte("Error: network "),
-				[]byte("0,64}not found"),
+				[]byte("not found"),
 			},
 			[][]byte{
 				[]byte("Failed to initialize any NET plugin"),
@@ -7408,8 +7406,6 @@ var generatedSignatures = []Signature{
 			[][]byte{
 				[]byte("onnect to 169"),
 				[]byte("254"),
-				[]byte("1,3}"),
-				[]byte("1,3}"),
 			},
 		},
 		plans: []matchPlan{

@@ -104,6 +104,12 @@ func requiredLiterals(pattern string) []string {
 				run = run[:len(run)-1]
 			}
 			flush()
+			if c == '{' {
+				// a repeat count ("{1,3}") is syntax, not text
+				if j := strings.IndexByte(pattern[i:], '}'); j > 0 {
+					i += j
+				}
+			}
 		case c == '.' || c == '^' || c == '$' || c == '+':
 			if c == '+' {
 				// one or more: the character stays required, the run ends

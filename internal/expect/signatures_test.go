@@ -1,6 +1,7 @@
 package expect
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -50,8 +51,20 @@ func TestRequiredLiteral(t *testing.T) {
 		`(a|[^\]|(])wxyz`:                       "wxyz",
 		`(status=[^(]*\(12\)|error 12)Got it`:   "Got it",
 		`Failed status-[^(]*\(12\):`:            "Failed status-",
+		// a repeat count is syntax
+		`GID ::ffff:169\.254\.[0-9]{1,3}\.[0-9]{1,3}`: "GID ::ffff:169",
+		`x{0,64}not found`:                            "not found",
 	} {
 		if got := requiredLiteral(pattern); got != want {
+			t.Errorf("%q: %q, want %q", pattern, got, want)
+		}
+	}
+	// every literal of a repeat is text of the pattern outside its counts
+	for pattern, want := range map[string][]string{
+		`(local|remote) GID ::ffff:169\.254\.[0-9]{1,3}\.[0-9]{1,3}`: {" GID ::ffff:169", "254"},
+		`network [^ ]{0,64}not found`:                                {"network ", "not found"},
+	} {
+		if got := requiredLiterals(pattern); !slices.Equal(got, want) {
 			t.Errorf("%q: %q, want %q", pattern, got, want)
 		}
 	}
