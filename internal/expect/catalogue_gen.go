@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 200779
-	signaturesGenCRC   = 0x3974a4a7
+	signaturesGenLen   = 200815
+	signaturesGenCRC   = 0x622f703f
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -2334,7 +2334,7 @@ var generatedSignatures = []Signature{
 		Fix:           "check peer access between the GPUs (nvidia-smi topo -p2p r); set NCCL_CUMEM_HOST_ENABLE=0 (NCCL 2.23 and later) so the shared-memory transport uses /dev/shm, or NCCL_P2P_DISABLE=1 where the P2P/IPC transport failed; a CUDA 13.0 or later driver lifts the cuMem limit",
 		Sources: []string{
 			"NVIDIA/nccl docs/userguide/source/troubleshooting/runtime_and_mpi_issues.rst v2.30.7-1:87-92 (\"cuMem host allocations may fail on systems without CUDA P2P connectivity if CUDA driver version prior to 13.0 is being used\"; NCCL_CUMEM_HOST_ENABLE=0 turns them off) and docs/userguide/source/env.rst v2.30.7-1:1102-1111 (NCCL_CUMEM_HOST_ENABLE since 2.23, default 1 since 2.24 with a CUDA 12.6 or later driver)",
-			"NVIDIA/nccl src/include/checks.h and src/include/cudawrap.h v2.30.7-1 (CUDACHECK: WARN \"Cuda failure '%s'\"; CUCHECK: WARN \"Cuda failure %d '%s'\"), src/transport/p2p.cc v2.7.8-1:237 (\"failed to open CUDA IPC handle : %d %s\") and v2.30.7-1:355 (\"failed to peer with device %d(=%lx): %d %s\", from v2.8.3-1), src/transport/net.cc v2.30.7-1:476 (\"failed to peer with device %d: %d %s\", from v2.12.7-1)",
+			"NVIDIA/nccl src/include/checks.h and src/include/cudawrap.h v2.30.7-1 (CUDACHECK: WARN \"Cuda failure '%s'\"; CUCHECK: WARN \"Cuda failure %d '%s'\"), src/transport/p2p.cc v2.7.8-1:237 (\"failed to open CUDA IPC handle : %d %s\") and v2.30.7-1:355 (\"failed to peer with device %d(=%lx): %d %s\", already in v2.6.4-1:122 and v2.7.8-1:145), src/transport/net.cc v2.30.7-1:476 (\"failed to peer with device %d: %d %s\", from v2.12.7-1)",
 			"https://github.com/NVIDIA/nccl/issues/1838 (4x L4, NCCL 2.27.3: transport/shm.cc:590 NCCL WARN Cuda failure 217 'peer access is not supported between these two devices'; NCCL_CUMEM_HOST_ENABLE=0 passed)",
 			"https://github.com/NovaSky-AI/SkyRL/pull/108 (L4/L40S, NCCL 2.26.2: Cuda failure 217; NCCL_P2P_DISABLE=1 and NCCL_SHM_DISABLE=1 where peer access is unsupported)",
 			"https://github.com/ray-project/ray/pull/64109 (T4 fleet: CUDA error 217, cudaErrorPeerAccessUnsupported, at the first collective; NCCL_CUMEM_HOST_ENABLE=0)",
