@@ -83,14 +83,29 @@ func (r *rdmaPorts) add(p rdmaPort) {
 	r.ports = append(r.ports, p)
 }
 
-// of is the port whose netdev is name.
-func (r *rdmaPorts) of(name string) (rdmaPort, bool) {
+// of is every port whose netdev is name (one a node: a paste of several
+// nodes may list ib0 under another HCA on each).
+func (r *rdmaPorts) of(name string) []rdmaPort {
+	var out []rdmaPort
 	for _, p := range r.ports {
 		if p.netdev == name {
-			return p, true
+			out = append(out, p)
 		}
 	}
-	return rdmaPort{}, false
+	return out
+}
+
+// matchesHCA: a listed HCA is one NCCL's filter entry selects (the entry
+// is its name, or with prefix matching a prefix of it). rdma-core's
+// persistent names can give an HCA and its IPoIB netdev one name
+// (ibp59s0 port 1 ==> ibp59s0).
+func (r *rdmaPorts) matchesHCA(entry string, exact bool) bool {
+	for _, p := range r.ports {
+		if p.hca == entry || !exact && strings.HasPrefix(p.hca, entry) {
+			return true
+		}
+	}
+	return false
 }
 
 // netdevName matches the names the kernel and udev give network
@@ -125,19 +140,23 @@ func (a *analysis) ibHCAFilterMatchesNone(l *results.NCCLLog, ports *rdmaPorts) 
 	if raw == "" || raw[0] == '^' || !ibNoDevice(l) {
 		return
 	}
-	var named, owners []string
+	var named, owners, hcas []string
+	exact := strings.HasPrefix(raw, "=")
 	for _, e := range strings.Split(strings.TrimPrefix(raw, "="), ",") {
 		name, _, _ := strings.Cut(strings.TrimSpace(e), ":")
 		if name == "" {
 			continue
 		}
-		p, listed := ports.of(name)
-		if !listed && !netdevName.MatchString(name) {
+		under := ports.of(name)
+		if len(under) == 0 && !netdevName.MatchString(name) || ports.matchesHCA(name, exact) {
 			return
 		}
 		named = append(named, name)
-		if listed {
+		for _, p := range under {
 			owners = append(owners, fmt.Sprintf("%s is the netdev of HCA %s port %s", name, p.hca, p.port))
+			if hp := p.hca + ":" + p.port; !slices.Contains(hcas, hp) {
+				hcas = append(hcas, hp)
+			}
 		}
 	}
 	if len(named) == 0 {
@@ -150,20 +169,21 @@ func (a *analysis) ibHCAFilterMatchesNone(l *results.NCCLLog, ports *rdmaPorts) 
 	if len(l.SocketDevices) > 0 || l.Network == "Socket" {
 		ev += "; NCCL uses NET/Socket"
 	}
-	fix := "set NCCL_IB_HCA to RDMA device names (the left column of ibdev2netdev, or rdma link; e.g. =mlx5_0:1)"
-	if len(owners) > 0 {
-		var hcas []string
-		for _, n := range named {
-			if p, ok := ports.of(n); ok && !slices.Contains(hcas, p.hca+":"+p.port) {
-				hcas = append(hcas, p.hca+":"+p.port)
-			}
-		}
-		fix = "set NCCL_IB_HCA to =" + strings.Join(hcas, ",") + " (the HCA port under " + strings.Join(named, ", ") + "; ibdev2netdev lists them)"
+	fix := "set NCCL_IB_HCA to RDMA device names (the left column of ibdev2netdev, or rdma link; e.g. =mlx5_0:1) on every node, or unset it so NCCL uses every active HCA"
+	switch {
+	case len(hcas) > 0 && len(hcas) == len(named):
+		fix = "set NCCL_IB_HCA to =" + strings.Join(hcas, ",") + " (the HCA port under " + strings.Join(named, ", ") + "; ibdev2netdev lists them) on every node, or unset it so NCCL uses every active HCA"
+	case len(hcas) > 0:
+		// the same netdev sits on different HCAs across the paste's nodes
+		fix = "set NCCL_IB_HCA on each node to the HCA port under " + strings.Join(named, ", ") + " there (this paste lists " + strings.Join(hcas, ", ") + "; ibdev2netdev on each node), or unset it so NCCL uses every active HCA"
 	}
-	fix += " on every node, or unset it so NCCL uses every active HCA"
+	what := strings.Join(named, ", ") + ", a network interface"
+	if len(named) > 1 {
+		what = "network interfaces (" + strings.Join(named, ", ") + ")"
+	}
 	a.dropCause("nccl.ib-no-device")
 	a.cause(weightHCAFilter, report.Fail, "nccl.ib-hca-matches-none",
-		fmt.Sprintf("NCCL_IB_HCA names %s, a network interface, not an RDMA device: NCCL matches its entries against HCA names (mlx5_0, optionally with a port), so the filter matches no device, NET/IB finds none and NCCL falls back to TCP sockets", strings.Join(named, ", ")),
+		fmt.Sprintf("NCCL_IB_HCA names %s, not RDMA devices: NCCL matches its entries against HCA names (mlx5_0, optionally with a port), so the filter matches no device, NET/IB finds none and NCCL falls back to TCP sockets", what),
 		ev, fix,
 		"NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (NCCL_IB_HCA: entries <hca>[:<port>…], prefixes unless the list starts with =, ^ to exclude); src/transport/net_ib/init.cc v2.30.7-1 and src/transport/net_ib.cc v2.20.5-1 (matchIfList against the verbs device name of each active port, then \"NET/IB : No device found.\"); src/misc/utils.cc v2.30.7-1 (parseStringList, matchIfList); https://github.com/hubutui/hubutui.github.io/blob/main/content/posts/notes-on-nccl-as-pytorch-ddp-backend.md (NCCL_IB_HCA=ib0: no IB device, NET/Socket; the rdma link names work)")
 }
@@ -218,12 +238,21 @@ func (a *analysis) ibMixedLinkLayers(l *results.NCCLLog) {
 		name, _, _ := strings.Cut(d[strings.Index(d, "]")+1:], ":")
 		names = append(names, name)
 	}
-	a.cause(weightMixedLinks, report.Warn, "nccl.ib-mixed-link-layers",
-		fmt.Sprintf("NCCL's RDMA device list mixes InfiniBand and RoCE: %d %s device%s beside %d of the other link layer; a queue pair joins ports of one link layer, so traffic NCCL puts on %s cannot reach a peer's device of the other kind (connection failures or low bandwidth)", len(odd), oddLink, plural(len(odd)), len(rest), strings.Join(names, ", ")),
-		"NET/IB : Using "+strings.Join(odd, " ")+" with "+strings.Join(rest, " "),
-		"exclude the odd device"+plural(len(names))+" on every node: set NCCL_IB_HCA to ^="+strings.Join(names, ",")+" (or name the devices to use, =<hca>,<hca>…)",
-		"NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (NCCL_IB_HCA: ^ excludes, = matches exact names, e.g. ^=mlx5_1,mlx5_4); src/transport/net_ib/init.cc v2.30.7-1 (\"Attempted to merge incompatible devices … Try selecting NICs of only one link type using NCCL_IB_HCA\"); https://github.com/stas00/ml-engineering/blob/master/network/debug/README.md (an [8]mlx5_bond_0:1/RoCE beside eight IB HCAs: exclude it with NCCL_IB_HCA)")
+	msg := fmt.Sprintf("NCCL's RDMA device list mixes InfiniBand and RoCE: %d %s device%s beside %d of the other link layer; a queue pair joins ports of one link layer, so traffic NCCL puts on %s cannot reach a peer's device of the other kind (connection failures or low bandwidth)", len(odd), oddLink, plural(len(odd)), len(rest), strings.Join(names, ", "))
+	ev := "NET/IB : Using " + strings.Join(odd, " ") + " with " + strings.Join(rest, " ")
+	fix := "exclude the odd device" + plural(len(names)) + " on every node: set NCCL_IB_HCA to ^=" + strings.Join(names, ",") + " (or name the devices to use, =<hca>,<hca>…)"
+	if len(l.Warnings) == 0 {
+		// Healthy machines list an Ethernet storage or management port
+		// beside their IB rails (Azure ND, DGX with a RoCE bond): said,
+		// not judged, until the run shows a failure.
+		a.flag(report.Info, "nccl.ib-mixed-link-layers", msg+"; this run shows no failure", ev, fix, mixedLinksSource)
+		return
+	}
+	a.cause(weightMixedLinks, report.Warn, "nccl.ib-mixed-link-layers", msg, ev, fix, mixedLinksSource)
 }
+
+// mixedLinksSource is where the mixed-link-layer reading comes from.
+const mixedLinksSource = "NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (NCCL_IB_HCA: ^ excludes, = matches exact names, e.g. ^=mlx5_1,mlx5_4); src/transport/net_ib/init.cc v2.30.7-1 (\"Attempted to merge incompatible devices … Try selecting NICs of only one link type using NCCL_IB_HCA\"); https://github.com/stas00/ml-engineering/blob/master/network/debug/README.md (an [8]mlx5_bond_0:1/RoCE beside eight IB HCAs: exclude it with NCCL_IB_HCA)"
 
 // weightCommIDUnreachable ranks the NCCL_COMM_ID address a rank cannot use
 // above the socket errors it gives (a connect failure, 1.0) and NCCL's
@@ -271,6 +300,6 @@ func (a *analysis) commIDUnreachable(l *results.NCCLLog) {
 	a.cause(weightCommIDUnreachable, report.Fail, "nccl.comm-id-unreachable",
 		"the rank cannot use the bootstrap address it was given ("+addr+", NCCL_COMM_ID): none of its interfaces is on that subnet, and binding or reaching the address failed; a container on a bridge network has only its own bridge address, so the host's address is neither its own nor reachable for the other hosts' containers",
 		ev,
-		"run the ranks on the host network (docker run --network=host; hostNetwork: true in Kubernetes) or on an overlay network that routes between the hosts, and set NCCL_COMM_ID to an address the root rank has (ip -br addr where it runs) that every rank reaches",
+		"set NCCL_COMM_ID to an address the root rank has (ip -br addr where it runs) that every rank reaches; ranks in containers on a bridge network have only their bridge address: run them on the host network (docker run --network=host; hostNetwork: true in Kubernetes) or an overlay that routes between the hosts",
 		"NVIDIA/nccl src/include/socket.h v2.4.8-1 (findInterfaceMatchSubnet: \"No interface found in the same subnet as remote address\"; SYSCHECK \"Call to bind failed\") and src/bootstrap.cc v2.4.8-1 (with NCCL_COMM_ID the root listens on that address); src/misc/socket.cc v2.26.2-1 (the same WARN); https://github.com/NVIDIA/nccl/issues/331 (containers on Docker's bridge with NCCL_COMM_ID set to the host's address: no interface on its subnet, bind failed; host or overlay networking)")
 }

@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 200815
-	signaturesGenCRC   = 0x622f703f
+	signaturesGenLen   = 201506
+	signaturesGenCRC   = 0x45f710f4
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -93,7 +93,8 @@ var generatedSignatures = []Signature{
 		Title: "RDMA connection setup used a link-local RoCE address (GID ::ffff:169.254.x.y): that HCA has no configured address",
 		Kind:  "ibverbs",
 		Match: []string{
-			"(local|remote) GID ::ffff:169\\.254\\.[0-9]{1,3}\\.[0-9]{1,3}",
+			"local GID ::ffff:169\\.254\\.[0-9]{1,3}\\.[0-9]{1,3}, remote GID ::ffff:(?:(?:[0-9]|[1-9][0-9]|1[0-57-9][0-9]|16[0-8]|2[0-9][0-9])\\.[0-9]{1,3}|169\\.(?:[0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-35-9]))\\.[0-9]{1,3}\\.[0-9]{1,3}\\s*$",
+			"local GID ::ffff:(?:(?:[0-9]|[1-9][0-9]|1[0-57-9][0-9]|16[0-8]|2[0-9][0-9])\\.[0-9]{1,3}|169\\.(?:[0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-35-9]))\\.[0-9]{1,3}\\.[0-9]{1,3}, remote GID ::ffff:169\\.254\\.[0-9]{1,3}\\.[0-9]{1,3}\\s*$",
 		},
 		Weight:        1.1,
 		Severity:      "fail",
@@ -105,16 +106,165 @@ var generatedSignatures = []Signature{
 			"https://github.com/sonusflow/spark-vllm-docker/blob/89cdbcc41dad161e63ecfe0d6791af4a917b9f6a/docs/qwen35-397b-tp4.md (4 DGX Spark: NCCL_IB_HCA listing the link-local twins gave this QP timeout; naming the fabric HCA alone fixed it)",
 		},
 		Lits: [][]byte{
-			[]byte(" GID ::ffff:169"),
+			[]byte("local GID ::ffff:169"),
+			[]byte(", remote GID ::ffff:169"),
 		},
 		AllLits: [][][]byte{
 			[][]byte{
-				[]byte(" GID ::ffff:169"),
+				[]byte("local GID ::ffff:169"),
+				[]byte("254"),
+				[]byte(", remote GID ::ffff:"),
+			},
+			[][]byte{
+				[]byte("local GID ::ffff:"),
+				[]byte(", remote GID ::ffff:169"),
 				[]byte("254"),
 			},
 		},
 		plans: []matchPlan{
 			{
+				prefix:   []byte("local GID ::ffff:169.254."),
+				anchored: lazyRegexp("^(?:local GID ::ffff:169\\.254\\.[0-9]{1,3}\\.[0-9]{1,3}, remote GID ::ffff:(?:(?:[0-9]|[1-9][0-9]|1[0-57-9][0-9]|16[0-8]|2[0-9][0-9])\\.[0-9]{1,3}|169\\.(?:[0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-35-9]))\\.[0-9]{1,3}\\.[0-9]{1,3}\\s*$)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("local GID ::ffff:169.254."),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("."),
+							k:   1,
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(", remote GID ::ffff:"),
+											k:   2,
+										},
+										{
+											op:  pfLit,
+											lit: []byte("."),
+											k:   3,
+										},
+									},
+								},
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(", remote GID ::ffff:"),
+											k:   4,
+										},
+										{
+											op: pfAny,
+											subs: []prefilter{
+												{
+													op:  pfLit,
+													lit: []byte("169."),
+													k:   5,
+												},
+												{
+													op:  pfLit,
+													lit: []byte("169."),
+													k:   6,
+												},
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("169."),
+															k:   7,
+														},
+														{
+															op:  pfLit,
+															lit: []byte("1"),
+															k:   8,
+														},
+													},
+												},
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("169."),
+															k:   9,
+														},
+														{
+															op: pfAny,
+															subs: []prefilter{
+																{
+																	op:  pfLit,
+																	lit: []byte("2"),
+																	k:   10,
+																},
+																{
+																	op: pfAll,
+																	subs: []prefilter{
+																		{
+																			op:  pfLit,
+																			lit: []byte("2"),
+																			k:   11,
+																		},
+																		{
+																			op:  pfLit,
+																			lit: []byte("5"),
+																			k:   12,
+																		},
+																	},
+																},
+															},
+														},
+													},
+												},
+											},
+										},
+									},
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte("."),
+							k:   13,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("."),
+							k:   14,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("local GID ::ffff:169.254."),
+					[]byte("."),
+					[]byte(", remote GID ::ffff:"),
+					[]byte("."),
+					[]byte(", remote GID ::ffff:"),
+					[]byte("169."),
+					[]byte("169."),
+					[]byte("169."),
+					[]byte("1"),
+					[]byte("169."),
+					[]byte("2"),
+					[]byte("2"),
+					[]byte("5"),
+					[]byte("."),
+					[]byte("."),
+				},
+			},
+			{
+				prefix:   []byte("local GID ::ffff:"),
+				anchored: lazyRegexp("^(?:local GID ::ffff:(?:(?:[0-9]|[1-9][0-9]|1[0-57-9][0-9]|16[0-8]|2[0-9][0-9])\\.[0-9]{1,3}|169\\.(?:[0-9]|[1-9][0-9]|1[0-9][0-9]|2[0-4][0-9]|25[0-35-9]))\\.[0-9]{1,3}\\.[0-9]{1,3}, remote GID ::ffff:169\\.254\\.[0-9]{1,3}\\.[0-9]{1,3}\\s*$)", nil),
 				filter: prefilter{
 					op: pfAll,
 					subs: []prefilter{
@@ -122,26 +272,133 @@ var generatedSignatures = []Signature{
 							op: pfAny,
 							subs: []prefilter{
 								{
-									op:  pfLit,
-									lit: []byte("local GID ::ffff:169.254."),
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte("local GID ::ffff:"),
+										},
+										{
+											op:  pfLit,
+											lit: []byte("."),
+											k:   1,
+										},
+									},
 								},
 								{
-									op:  pfLit,
-									lit: []byte("remote GID ::ffff:169.254."),
-									k:   1,
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte("local GID ::ffff:"),
+											k:   2,
+										},
+										{
+											op: pfAny,
+											subs: []prefilter{
+												{
+													op:  pfLit,
+													lit: []byte("169."),
+													k:   3,
+												},
+												{
+													op:  pfLit,
+													lit: []byte("169."),
+													k:   4,
+												},
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("169."),
+															k:   5,
+														},
+														{
+															op:  pfLit,
+															lit: []byte("1"),
+															k:   6,
+														},
+													},
+												},
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("169."),
+															k:   7,
+														},
+														{
+															op: pfAny,
+															subs: []prefilter{
+																{
+																	op:  pfLit,
+																	lit: []byte("2"),
+																	k:   8,
+																},
+																{
+																	op: pfAll,
+																	subs: []prefilter{
+																		{
+																			op:  pfLit,
+																			lit: []byte("2"),
+																			k:   9,
+																		},
+																		{
+																			op:  pfLit,
+																			lit: []byte("5"),
+																			k:   10,
+																		},
+																	},
+																},
+															},
+														},
+													},
+												},
+											},
+										},
+									},
 								},
 							},
 						},
 						{
 							op:  pfLit,
 							lit: []byte("."),
-							k:   2,
+							k:   11,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("."),
+							k:   12,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(", remote GID ::ffff:169.254."),
+							k:   13,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("."),
+							k:   14,
 						},
 					},
 				},
 				lits: [][]byte{
-					[]byte("local GID ::ffff:169.254."),
-					[]byte("remote GID ::ffff:169.254."),
+					[]byte("local GID ::ffff:"),
+					[]byte("."),
+					[]byte("local GID ::ffff:"),
+					[]byte("169."),
+					[]byte("169."),
+					[]byte("169."),
+					[]byte("1"),
+					[]byte("169."),
+					[]byte("2"),
+					[]byte("2"),
+					[]byte("5"),
+					[]byte("."),
+					[]byte("."),
+					[]byte(", remote GID ::ffff:169.254."),
 					[]byte("."),
 				},
 			},
