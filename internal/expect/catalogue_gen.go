@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 201506
-	signaturesGenCRC   = 0x45f710f4
+	signaturesGenLen   = 201505
+	signaturesGenCRC   = 0x91bd6a39
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -5888,7 +5888,7 @@ var generatedSignatures = []Signature{
 		Title: "NCCL could not open the topology file NCCL_TOPO_FILE names and went on without it",
 		Kind:  "nccl",
 		Match: []string{
-			"Could not open XML topology file \\S+ : ",
+			"Could not open XML topology file .* : ",
 		},
 		Weight:        0.9,
 		Severity:      "warn",
@@ -5910,8 +5910,12 @@ var generatedSignatures = []Signature{
 		},
 		plans: []matchPlan{
 			{
-				prefix:   []byte("Could not open XML topology file "),
-				anchored: lazyRegexp("^(?:Could not open XML topology file \\S+ : )", nil),
+				prefix: []byte("Could not open XML topology file "),
+				glob: [][]byte{
+					[]byte("Could not open XML topology file "),
+					[]byte(" : "),
+				},
+				anchored: lazyRegexp("^(?:Could not open XML topology file .* : )", nil),
 				filter: prefilter{
 					op: pfAll,
 					subs: []prefilter{
