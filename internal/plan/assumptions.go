@@ -352,26 +352,11 @@ func (a Assumptions) prefillChunk(engine string) int {
 // more than one token, and its source, its own or the engine's it inherits
 // (zero: none).
 func (a Assumptions) ungraphedLayer(engine string) (float64, string) {
-	name := engine
-	var via []string
-	for range 4 {
-		e, err := a.Engine(name)
-		if err != nil {
-			break
-		}
-		if e.UngraphedLayerMs > 0 {
-			if len(via) > 0 {
-				return e.UngraphedLayerMs, strings.Join(via, "; ") + "; " + e.Name + ": " + e.UngraphedLayerSource
-			}
-			return e.UngraphedLayerMs, e.UngraphedLayerSource
-		}
-		if e.Inherit == "" {
-			break
-		}
-		via = append(via, e.Name+" takes "+e.Inherit+"'s figure ("+e.InheritSource+")")
-		name = e.Inherit
+	e, via, ok := a.inherited(engine, func(e Engine) bool { return e.UngraphedLayerMs > 0 })
+	if !ok {
+		return 0, ""
 	}
-	return 0, ""
+	return e.UngraphedLayerMs, withVia(via, e.Name, e.UngraphedLayerSource)
 }
 
 // inherited is the first engine along engine's inherit chain (itself
