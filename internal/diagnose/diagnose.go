@@ -58,16 +58,28 @@ func Causes(in Input) []report.Cause {
 		if c.score <= 0 && len(c.Against) == 0 {
 			continue
 		}
-		switch {
-		case c.score >= 0.6:
-			c.Likelihood = "likely"
-		case c.score > 0:
-			c.Likelihood = "possible"
-		default:
-			c.Likelihood = "ruled-out"
-		}
+		c.Likelihood = likelihood(c.score)
 		out = append(out, c)
 	}
+	return ranked(out)
+}
+
+// likelihood grades a cause's score: 0.6 or more likely, above 0
+// possible, ruled out below.
+func likelihood(score float64) string {
+	switch {
+	case score >= 0.6:
+		return "likely"
+	case score > 0:
+		return "possible"
+	default:
+		return "ruled-out"
+	}
+}
+
+// ranked orders the scored causes, highest score first (ties keep the
+// catalogue's order).
+func ranked(out []scored) []report.Cause {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
 	causes := make([]report.Cause, len(out))
 	for i, c := range out {

@@ -3,7 +3,6 @@ package diagnose
 import (
 	"math/rand/v2"
 	"reflect"
-	"sort"
 	"strings"
 	"testing"
 
@@ -122,22 +121,10 @@ func causesEvalAll(in Input) []report.Cause {
 		if in.Verdict == report.VerdictOK && k.id != "wrong-results" && k.id != "size-collapse" {
 			continue
 		}
-		switch {
-		case c.score >= 0.6:
-			c.Likelihood = "likely"
-		case c.score > 0:
-			c.Likelihood = "possible"
-		default:
-			c.Likelihood = "ruled-out"
-		}
+		c.Likelihood = likelihood(c.score)
 		out = append(out, c)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].score > out[j].score })
-	causes := make([]report.Cause, len(out))
-	for i, c := range out {
-		causes[i] = c.Cause
-	}
-	return causes
+	return ranked(out)
 }
 
 // Property: Causes gives what evaluating every cause and then keeping
