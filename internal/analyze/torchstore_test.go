@@ -124,5 +124,11 @@ func TestTorchStoreNothingNewOnFixtures(t *testing.T) {
 	for _, c := range torchCases {
 		ids = append(ids, c.id)
 	}
-	noneRaisedOnFixtures(t, ids, nil)
+	noneRaisedOnFixtures(t, ids, torchStoreCarriers)
+}
+
+// torchStoreCarriers are the fixtures where a rank does fail to read the store:
+// in 284 rank 1's store read is reset after rank 0 died on its NCCL init.
+var torchStoreCarriers = map[string]bool{
+	"field/train/284_socket_ifname_down_interface_no_socket_interface_found.txt": true,
 }
