@@ -103,5 +103,6 @@ func TestLinkAtLeast(t *testing.T) {
 func TestToolRulesNothingNewOnFixtures(t *testing.T) {
 	noneRaisedOnFixtures(t, []string{"iperf3.single-stream-cpu-bound", "nccl-tests.min-bw-failed", "iperf3.iperf2-server", "error.nvbandwidth-call-failed"}, map[string]bool{
 		"field/train/147_iperf3_single_stream_zerocopy_36g_single_thread.txt": true,
+		"field/train/307_gke_a3_gvnic_200g_iperf3_single_stream_22gbps.txt":   true,
 	})
 }
