@@ -204,11 +204,13 @@ func TestNetdevName(t *testing.T) {
 // Field case 287: the two lines a DGX Spark write-up quotes (a QP timeout
 // toward a twin that had only a link-local address). The quote shows the
 // remote end only, and a direct-cabled DGX Spark pair is link-local at
-// both ends by NVIDIA's own addressing: the line alone cannot tell, so
-// the signature stays quiet and the QP timeout is what is read.
+// both ends by NVIDIA's own addressing: the line alone cannot tell that an
+// end has no configured address, so the signature stays quiet; the
+// timeout towards a link-local peer is what is read
+// (rdma.qp-link-local-remote, qplinklocal_test.go).
 func TestLinkLocalGIDFieldCase(t *testing.T) {
 	a := analyseText(readTrain(t, "287_spark_link_local_twin_hcas_in_nccl_ib_hca_qp_timeout.txt"))
-	if hasFlag(a, "error.ib-qp-link-local-gid") || topCause(a) != "error.ib-qp-timeout" {
+	if hasFlag(a, "error.ib-qp-link-local-gid") || topCause(a) != "rdma.qp-link-local-remote" {
 		t.Fatalf("first %q (%s)", topCause(a), flagIDs(a))
 	}
 }
