@@ -201,7 +201,7 @@ func (a *analysis) ibHCAFilterMatchesNone(l *results.NCCLLog, ports *rdmaPorts) 
 	if raw == "" || raw[0] == '^' || !ibNoDevice(l) {
 		return
 	}
-	var named, owners, hcas, upNames, downNames []string
+	var named, owners, hcas, upNames, down []string
 	exact := strings.HasPrefix(raw, "=")
 	for _, e := range strings.Split(strings.TrimPrefix(raw, "="), ",") {
 		name, _, _ := strings.Cut(strings.TrimSpace(e), ":")
@@ -220,6 +220,9 @@ func (a *analysis) ibHCAFilterMatchesNone(l *results.NCCLLog, ports *rdmaPorts) 
 				// NCCL skips a port that is not ACTIVE: naming it would
 				// find no device either
 				owners = append(owners, fmt.Sprintf("%s is the netdev of HCA %s port %s, which is down", name, p.hca, p.port))
+				if !slices.Contains(down, name) {
+					down = append(down, name)
+				}
 				continue
 			}
 			owners = append(owners, fmt.Sprintf("%s is the netdev of HCA %s port %s", name, p.hca, p.port))
@@ -228,11 +231,8 @@ func (a *analysis) ibHCAFilterMatchesNone(l *results.NCCLLog, ports *rdmaPorts) 
 				hcas = append(hcas, hp)
 			}
 		}
-		switch {
-		case anyUp:
+		if anyUp {
 			upNames = append(upNames, name)
-		case len(under) > 0:
-			downNames = append(downNames, name)
 		}
 	}
 	if len(named) == 0 {
@@ -245,7 +245,7 @@ func (a *analysis) ibHCAFilterMatchesNone(l *results.NCCLLog, ports *rdmaPorts) 
 	if len(l.SocketDevices) > 0 || l.Network == "Socket" {
 		ev += "; NCCL uses NET/Socket"
 	}
-	fix := hcaFilterFix(upNames, downNames, hcas, ports)
+	fix := hcaFilterFix(upNames, hcas, down, ports)
 	what := strings.Join(named, ", ") + ", a network interface"
 	if len(named) > 1 {
 		what = "network interfaces (" + strings.Join(named, ", ") + ")"
@@ -259,28 +259,31 @@ func (a *analysis) ibHCAFilterMatchesNone(l *results.NCCLLog, ports *rdmaPorts) 
 
 // hcaFilterFix is the remedy for a filter of netdev names: the HCA ports
 // under them that no listing shows down (one per netdev: one filter for
-// every node; more: the paste's nodes differ), never a port shown down
-// (NCCL skips it); when every listed port is down, the ports the paste
-// shows up, if any.
-func hcaFilterFix(upNames, downNames, hcas []string, ports *rdmaPorts) string {
+// every node; more, or a netdev up on one node and down on another: the
+// paste's nodes differ, so per node), never a port shown down (NCCL skips
+// it); when every listed port is down, the ports the paste shows up, if
+// any. down are the netdevs with a port shown down; the fix names them,
+// not the ports.
+func hcaFilterFix(upNames, hcas, down []string, ports *rdmaPorts) string {
 	const unset = " or unset it so NCCL uses every active HCA"
 	var fix string
 	switch {
-	case len(hcas) == 0 && len(downNames) > 0:
+	case len(hcas) == 0 && len(down) > 0:
 		fix = "set NCCL_IB_HCA to active HCA ports (rdma link: state ACTIVE; ibdev2netdev: (Up)) on every node," + unset
 		if up := ports.up(); len(up) > 0 {
 			fix = "set NCCL_IB_HCA to =" + strings.Join(up, ",") + " (the ports this paste shows up) on every node that lists them," + unset
 		}
-	case len(hcas) > 0 && len(hcas) == len(upNames):
+	case len(hcas) > 0 && len(hcas) == len(upNames) && !slices.ContainsFunc(down, func(n string) bool { return slices.Contains(upNames, n) }):
 		fix = "set NCCL_IB_HCA to =" + strings.Join(hcas, ",") + " (the HCA port under " + strings.Join(upNames, ", ") + "; ibdev2netdev lists them) on every node," + unset
 	case len(hcas) > 0:
-		// the same netdev sits on different HCAs across the paste's nodes
-		fix = "set NCCL_IB_HCA on each node to the HCA port under " + strings.Join(upNames, ", ") + " there (this paste lists " + strings.Join(hcas, ", ") + "; ibdev2netdev on each node)," + unset
+		// the same netdev sits on different HCAs, or in different states,
+		// across the paste's nodes
+		fix = "set NCCL_IB_HCA on each node to the active HCA port under " + strings.Join(upNames, ", ") + " there (this paste shows " + strings.Join(hcas, ", ") + " up; ibdev2netdev on each node)," + unset
 	default:
 		return "set NCCL_IB_HCA to RDMA device names (the left column of ibdev2netdev, or rdma link; e.g. =mlx5_0:1) on every node," + unset
 	}
-	if len(downNames) > 0 {
-		fix += "; the port under " + strings.Join(downNames, ", ") + " is down, so it carries no RDMA traffic until its link comes up"
+	if len(down) > 0 {
+		fix += "; the port under " + strings.Join(down, ", ") + " is down where a listing says so (NCCL uses only active ports), so no RDMA traffic goes there until its link comes up"
 	}
 	return fix
 }

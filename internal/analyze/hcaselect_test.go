@@ -467,6 +467,8 @@ func TestHCAFilterFixNamesOnlyUpPorts(t *testing.T) {
 	}{
 		// the named netdev's port is down: the ports shown up instead
 		{listing283, "ens17np0", []string{"=mlx5_0:1,mlx5_1:1,mlx5_3:1 ", "the port under ens17np0 is down"}, []string{"mlx5_2"}},
+		// ib0 up on one node, down on the other: per node, the up one only
+		{[]string{"node001: mlx5_1 port 1 ==> ib0 (Up)", "node002: mlx5_4 port 1 ==> ib0 (Down)"}, "ib0", []string{"on each node to the active HCA port under ib0 there (this paste shows mlx5_1:1 up;", "the port under ib0 is down"}, []string{"mlx5_4", "=mlx5_1"}},
 		// rdma link alone says it
 		{[]string{"link mlx5_2/1 state DOWN physical_state DISABLED netdev ens17np0 ", "link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ens13np0 "}, "ens17np0", []string{"=mlx5_0:1 "}, []string{"mlx5_2"}},
 		// one up, one down: the up one only

@@ -156,7 +156,7 @@ func TestLauncherMessagesMustNotFire(t *testing.T) {
 		"an OFI selection message":                        {[]string{"[node001:04242] select: initializing mtl component ofi", "[node001:04242] select: init returned success"}, "", ""},
 		"Open MPI's TCP BTL told which interfaces to use": {[]string{"[node001:04242] btl: tcp: Using interface: eth0", "[node001:04242] btl:tcp: Attempting to bind to AF_INET port 1024"}, "", ""},
 		"the compute mode":                                {[]string{"    Compute Mode                          : Exclusive_Process"}, "", ""},
-		"an HTTP host lookup": {[]string{"requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with url: /api/models (Caused by NameResolutionError(\"<urllib3.connection.HTTPSConnection object>: Failed to resolve 'huggingface.co' ([Errno -3] Temporary failure in name resolution)\"))"}, "", ""},
+		"an HTTP host lookup":                             {[]string{"requests.exceptions.ConnectionError: HTTPSConnectionPool(host='huggingface.co', port=443): Max retries exceeded with url: /api/models (Caused by NameResolutionError(\"<urllib3.connection.HTTPSConnection object>: Failed to resolve 'huggingface.co' ([Errno -3] Temporary failure in name resolution)\"))"}, "", ""},
 	} {
 		a := analyseText(prefixed("", tc.lines))
 		for _, c := range launcherCases {
