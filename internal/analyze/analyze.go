@@ -68,6 +68,8 @@ type Parsed struct {
 	iperfStream iperf3StreamErrors
 	// rdma is what ibdev2netdev and rdma link lines say of the RDMA ports
 	rdma rdmaPorts
+	// qpt is the first queue pair that timed out and the GIDs it names
+	qpt qpTimeout
 }
 
 // inputStats is what reading a pasted text had to undo.
@@ -181,17 +183,19 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 		p.iperfCtrl.observe(line)
 		p.mlx5.observe(src.lr.Line(), line)
 		p.rdma.observe(line)
+		p.qpt.observe(src.lr.Line(), line)
 		if !p.Input.errorLines && m.Found() {
 			p.Input.errorLines = true
 		}
 	}
 	src = newPasteReader(textIn, &p.Input.pasteStats, observe)
 	err = parseTextInto(&p, src, sample, br, isFramed)
+	p.qpt.end()
 	p.Errors = p.iperfStream.restore(m.Hits())
 	if err != nil && len(p.Errors) > 0 && p.Format != FormatErrors {
 		// the output stopped before its results (a waived test, a tool
 		// that failed): its error lines are what it says
-		p = Parsed{Format: FormatErrors, Detection: p.Detection, Input: p.Input, Errors: p.Errors, cuda: p.cuda, iperfCtrl: p.iperfCtrl, mlx5: p.mlx5}
+		p = Parsed{Format: FormatErrors, Detection: p.Detection, Input: p.Input, Errors: p.Errors, cuda: p.cuda, iperfCtrl: p.iperfCtrl, mlx5: p.mlx5, qpt: p.qpt}
 		err = nil
 	}
 	if err == nil && p.Format == FormatErrors && len(p.Errors) == 0 {
@@ -444,6 +448,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	a.archTooOld(p.cuda, archVersion(logVersion, p.NCCL), archFailureExplained(hits, p.cuda))
 	a.testSizeOOM(p.cuda)
 	a.mlx5Syndrome(p.mlx5)
+	a.qpLinkLocalRemote(p.qpt)
 	a.errors(hits)
 	if r := p.Iperf3; r != nil && a.res.Error != "" && iperf3ErrorKnown(hits, r.Error) {
 		// the signature names the cause of the error iperf3 reported

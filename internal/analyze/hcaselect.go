@@ -13,9 +13,47 @@ import (
 
 // rdmaPort is an RDMA device's port and the network interface on it, as
 // ibdev2netdev ("mlx5_1 port 1 ==> ib0 (Up)") or rdma link ("link
-// mlx5_0/1 state ACTIVE … netdev ens13np0") print them.
+// mlx5_0/1 state ACTIVE … netdev ens13np0") print them, with the state
+// the line shows.
 type rdmaPort struct {
 	hca, port, netdev string
+	state             portState
+}
+
+// portState is what a listing says of a port: up, down, or nothing.
+type portState uint8
+
+const (
+	portStateUnknown portState = iota
+	portUp
+	portDown
+)
+
+// ibdevState reads ibdev2netdev's "(Up)"/"(Down)" (mlnx-tools prints the
+// netdev's state there); rdmaLinkState reads rdma link's "state X": NCCL
+// uses a port only while its state is ACTIVE (src/transport/net_ib/init.cc
+// v2.30.7-1: "if (portAttr.state != IBV_PORT_ACTIVE) continue;"), so
+// DOWN, INIT, ARMED and the rest are down to it.
+func ibdevState(w []byte) portState {
+	switch strings.ToLower(strings.Trim(string(w), "()")) {
+	case "up":
+		return portUp
+	case "down":
+		return portDown
+	}
+	return portStateUnknown
+}
+
+func rdmaLinkState(fields [][]byte) portState {
+	for i := 0; i+1 < len(fields); i++ {
+		if string(fields[i]) == "state" {
+			if string(fields[i+1]) == "ACTIVE" {
+				return portUp
+			}
+			return portDown
+		}
+	}
+	return portStateUnknown
 }
 
 // maxRDMAPorts bounds the ports kept from a paste.
@@ -42,7 +80,11 @@ func (r *rdmaPorts) observe(line []byte) {
 		f := bytes.Fields(line[:i])
 		g := bytes.Fields(line[i+len(litIbdevArrow):])
 		if len(f) >= 3 && string(f[len(f)-2]) == "port" && len(g) >= 1 {
-			r.add(rdmaPort{string(f[len(f)-3]), string(f[len(f)-1]), string(g[0])})
+			st := portStateUnknown
+			if len(g) >= 2 {
+				st = ibdevState(g[1])
+			}
+			r.add(rdmaPort{string(f[len(f)-3]), string(f[len(f)-1]), string(g[0]), st})
 		}
 		return
 	}
@@ -73,12 +115,20 @@ func (r *rdmaPorts) observe(line []byte) {
 	if !ok || len(hca) == 0 || !digits(port) {
 		return
 	}
-	r.add(rdmaPort{string(hca), string(port), string(g[0])})
+	r.add(rdmaPort{string(hca), string(port), string(g[0]), rdmaLinkState(f[1:])})
 }
 
+// add keeps a port once; a port listed again keeps the worse state (down
+// if any listing says so, up over nothing said).
 func (r *rdmaPorts) add(p rdmaPort) {
-	if p.hca == "" || p.netdev == "" || slices.Contains(r.ports, p) {
+	if p.hca == "" || p.netdev == "" {
 		return
+	}
+	for i, q := range r.ports {
+		if q.hca == p.hca && q.port == p.port && q.netdev == p.netdev {
+			r.ports[i].state = max(q.state, p.state)
+			return
+		}
 	}
 	r.ports = append(r.ports, p)
 }
@@ -90,6 +140,17 @@ func (r *rdmaPorts) of(name string) []rdmaPort {
 	for _, p := range r.ports {
 		if p.netdev == name {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// up is every port a listing shows up, as <hca>:<port>, once each.
+func (r *rdmaPorts) up() []string {
+	var out []string
+	for _, p := range r.ports {
+		if hp := p.hca + ":" + p.port; p.state == portUp && !slices.Contains(out, hp) {
+			out = append(out, hp)
 		}
 	}
 	return out
@@ -140,7 +201,7 @@ func (a *analysis) ibHCAFilterMatchesNone(l *results.NCCLLog, ports *rdmaPorts) 
 	if raw == "" || raw[0] == '^' || !ibNoDevice(l) {
 		return
 	}
-	var named, owners, hcas []string
+	var named, owners, hcas, upNames, down []string
 	exact := strings.HasPrefix(raw, "=")
 	for _, e := range strings.Split(strings.TrimPrefix(raw, "="), ",") {
 		name, _, _ := strings.Cut(strings.TrimSpace(e), ":")
@@ -152,11 +213,26 @@ func (a *analysis) ibHCAFilterMatchesNone(l *results.NCCLLog, ports *rdmaPorts) 
 			return
 		}
 		named = append(named, name)
+		anyUp := false
 		for _, p := range under {
+			hp := p.hca + ":" + p.port
+			if p.state == portDown {
+				// NCCL skips a port that is not ACTIVE: naming it would
+				// find no device either
+				owners = append(owners, fmt.Sprintf("%s is the netdev of HCA %s port %s, which is down", name, p.hca, p.port))
+				if !slices.Contains(down, name) {
+					down = append(down, name)
+				}
+				continue
+			}
 			owners = append(owners, fmt.Sprintf("%s is the netdev of HCA %s port %s", name, p.hca, p.port))
-			if hp := p.hca + ":" + p.port; !slices.Contains(hcas, hp) {
+			anyUp = true
+			if !slices.Contains(hcas, hp) {
 				hcas = append(hcas, hp)
 			}
+		}
+		if anyUp {
+			upNames = append(upNames, name)
 		}
 	}
 	if len(named) == 0 {
@@ -169,14 +245,7 @@ func (a *analysis) ibHCAFilterMatchesNone(l *results.NCCLLog, ports *rdmaPorts) 
 	if len(l.SocketDevices) > 0 || l.Network == "Socket" {
 		ev += "; NCCL uses NET/Socket"
 	}
-	fix := "set NCCL_IB_HCA to RDMA device names (the left column of ibdev2netdev, or rdma link; e.g. =mlx5_0:1) on every node, or unset it so NCCL uses every active HCA"
-	switch {
-	case len(hcas) > 0 && len(hcas) == len(named):
-		fix = "set NCCL_IB_HCA to =" + strings.Join(hcas, ",") + " (the HCA port under " + strings.Join(named, ", ") + "; ibdev2netdev lists them) on every node, or unset it so NCCL uses every active HCA"
-	case len(hcas) > 0:
-		// the same netdev sits on different HCAs across the paste's nodes
-		fix = "set NCCL_IB_HCA on each node to the HCA port under " + strings.Join(named, ", ") + " there (this paste lists " + strings.Join(hcas, ", ") + "; ibdev2netdev on each node), or unset it so NCCL uses every active HCA"
-	}
+	fix := hcaFilterFix(upNames, hcas, down, ports)
 	what := strings.Join(named, ", ") + ", a network interface"
 	if len(named) > 1 {
 		what = "network interfaces (" + strings.Join(named, ", ") + ")"
@@ -186,6 +255,37 @@ func (a *analysis) ibHCAFilterMatchesNone(l *results.NCCLLog, ports *rdmaPorts) 
 		fmt.Sprintf("NCCL_IB_HCA names %s, not RDMA devices: NCCL matches its entries against HCA names (mlx5_0, optionally with a port), so the filter matches no device, NET/IB finds none and NCCL falls back to TCP sockets", what),
 		ev, fix,
 		"NVIDIA/nccl docs/userguide/source/env.rst v2.30.7-1 (NCCL_IB_HCA: entries <hca>[:<port>…], prefixes unless the list starts with =, ^ to exclude); src/transport/net_ib/init.cc v2.30.7-1 and src/transport/net_ib.cc v2.20.5-1 (matchIfList against the verbs device name of each active port, then \"NET/IB : No device found.\"); src/misc/utils.cc v2.30.7-1 (parseStringList, matchIfList); https://github.com/hubutui/hubutui.github.io/blob/main/content/posts/notes-on-nccl-as-pytorch-ddp-backend.md (NCCL_IB_HCA=ib0: no IB device, NET/Socket; the rdma link names work)")
+}
+
+// hcaFilterFix is the remedy for a filter of netdev names: the HCA ports
+// under them that no listing shows down (one per netdev: one filter for
+// every node; more, or a netdev up on one node and down on another: the
+// paste's nodes differ, so per node), never a port shown down (NCCL skips
+// it); when every listed port is down, the ports the paste shows up, if
+// any. down are the netdevs with a port shown down; the fix names them,
+// not the ports.
+func hcaFilterFix(upNames, hcas, down []string, ports *rdmaPorts) string {
+	const unset = " or unset it so NCCL uses every active HCA"
+	var fix string
+	switch {
+	case len(hcas) == 0 && len(down) > 0:
+		fix = "set NCCL_IB_HCA to active HCA ports (rdma link: state ACTIVE; ibdev2netdev: (Up)) on every node," + unset
+		if up := ports.up(); len(up) > 0 {
+			fix = "set NCCL_IB_HCA to =" + strings.Join(up, ",") + " (the ports this paste shows up) on every node that lists them," + unset
+		}
+	case len(hcas) > 0 && len(hcas) == len(upNames) && !slices.ContainsFunc(down, func(n string) bool { return slices.Contains(upNames, n) }):
+		fix = "set NCCL_IB_HCA to =" + strings.Join(hcas, ",") + " (the HCA port under " + strings.Join(upNames, ", ") + "; ibdev2netdev lists them) on every node," + unset
+	case len(hcas) > 0:
+		// the same netdev sits on different HCAs, or in different states,
+		// across the paste's nodes
+		fix = "set NCCL_IB_HCA on each node to the active HCA port under " + strings.Join(upNames, ", ") + " there (this paste shows " + strings.Join(hcas, ", ") + " up; ibdev2netdev on each node)," + unset
+	default:
+		return "set NCCL_IB_HCA to RDMA device names (the left column of ibdev2netdev, or rdma link; e.g. =mlx5_0:1) on every node," + unset
+	}
+	if len(down) > 0 {
+		fix += "; the port under " + strings.Join(down, ", ") + " is down where a listing says so (NCCL uses only active ports), so no RDMA traffic goes there until its link comes up"
+	}
+	return fix
 }
 
 // ibNoDevice: a NET/IB "No device found" line.

@@ -204,11 +204,13 @@ func TestNetdevName(t *testing.T) {
 // Field case 287: the two lines a DGX Spark write-up quotes (a QP timeout
 // toward a twin that had only a link-local address). The quote shows the
 // remote end only, and a direct-cabled DGX Spark pair is link-local at
-// both ends by NVIDIA's own addressing: the line alone cannot tell, so
-// the signature stays quiet and the QP timeout is what is read.
+// both ends by NVIDIA's own addressing: the line alone cannot tell that an
+// end has no configured address, so the signature stays quiet; the
+// timeout towards a link-local peer is what is read
+// (rdma.qp-link-local-remote, qplinklocal_test.go).
 func TestLinkLocalGIDFieldCase(t *testing.T) {
 	a := analyseText(readTrain(t, "287_spark_link_local_twin_hcas_in_nccl_ib_hca_qp_timeout.txt"))
-	if hasFlag(a, "error.ib-qp-link-local-gid") || topCause(a) != "error.ib-qp-timeout" {
+	if hasFlag(a, "error.ib-qp-link-local-gid") || topCause(a) != "rdma.qp-link-local-remote" {
 		t.Fatalf("first %q (%s)", topCause(a), flagIDs(a))
 	}
 }
@@ -440,5 +442,88 @@ func TestCommIDUnreachableDoesNotFire(t *testing.T) {
 		if a := analyseText(prefixed("", lines)); hasFlag(a, "nccl.comm-id-unreachable") {
 			t.Errorf("%s: raised (%s)", name, flagIDs(a))
 		}
+	}
+}
+
+// The filter's remedy never names a port a listing shows down: NCCL uses
+// only ACTIVE ports (src/transport/net_ib/init.cc v2.30.7-1), so a down
+// port named in NCCL_IB_HCA finds no device either. Field case 283's
+// listing: ens17np0 is the netdev of mlx5_2 port 1, "(Down)" in
+// ibdev2netdev and "state DOWN" in rdma link.
+func TestHCAFilterFixNamesOnlyUpPorts(t *testing.T) {
+	r := rand.New(rand.NewSource(2835))
+	listing283 := []string{
+		"ibdev2netdev: mlx5_0 port 1 ==> ens13np0 (Up)",
+		"mlx5_1 port 1 ==> ib0 (Up)",
+		"mlx5_2 port 1 ==> ens17np0 (Down)",
+		"mlx5_3 port 1 ==> ib1 (Up)",
+		"rdma device: link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ens13np0 ",
+		"link mlx5_2/1 state DOWN physical_state DISABLED netdev ens17np0 ",
+	}
+	for _, tc := range []struct {
+		listing       []string
+		hca           string
+		want, notWant []string
+	}{
+		// the named netdev's port is down: the ports shown up instead
+		{listing283, "ens17np0", []string{"=mlx5_0:1,mlx5_1:1,mlx5_3:1 ", "the port under ens17np0 is down"}, []string{"mlx5_2"}},
+		// ib0 up on one node, down on the other: per node, the up one only
+		{[]string{"node001: mlx5_1 port 1 ==> ib0 (Up)", "node002: mlx5_4 port 1 ==> ib0 (Down)"}, "ib0", []string{"on each node to the active HCA port under ib0 there (this paste shows mlx5_1:1 up;", "the port under ib0 is down"}, []string{"mlx5_4", "=mlx5_1"}},
+		// rdma link alone says it
+		{[]string{"link mlx5_2/1 state DOWN physical_state DISABLED netdev ens17np0 ", "link mlx5_0/1 state ACTIVE physical_state LINK_UP netdev ens13np0 "}, "ens17np0", []string{"=mlx5_0:1 "}, []string{"mlx5_2"}},
+		// one up, one down: the up one only
+		{listing283, "ib0,ens17np0", []string{"=mlx5_1:1 (the HCA port under ib0;", "the port under ens17np0 is down"}, []string{"mlx5_2"}},
+		// up in ibdev2netdev, INIT in rdma link: not ACTIVE, so down
+		{[]string{"mlx5_4 port 1 ==> ib3 (Up)", "link mlx5_4/1 state INIT physical_state LINK_UP netdev ib3 "}, "ib3", []string{"active HCA ports (rdma link: state ACTIVE"}, []string{"mlx5_4"}},
+		// nothing shown up anywhere
+		{[]string{"mlx5_2 port 1 ==> ens17np0 (Down)"}, "ens17np0", []string{"active HCA ports", "is down"}, []string{"=mlx5"}},
+	} {
+		for _, pre := range causePrefixes(r) {
+			hosts := 1 + r.Intn(4)
+			n := hosts * (1 + r.Intn(4))
+			a := analyseText(prefixed(pre, hcaFilterJob(r, n, hosts, tc.hca, tc.listing)))
+			if got := topCause(a); got != "nccl.ib-hca-matches-none" {
+				t.Fatalf("NCCL_IB_HCA=%s behind %q: first %q (%s)", tc.hca, pre, got, flagIDs(a))
+			}
+			f := flagOf(a, "nccl.ib-hca-matches-none")
+			for _, w := range tc.want {
+				if !strings.Contains(f.Fix, w) {
+					t.Errorf("NCCL_IB_HCA=%s behind %q: fix %q lacks %q", tc.hca, pre, f.Fix, w)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(f.Fix, w) {
+					t.Errorf("NCCL_IB_HCA=%s behind %q: fix %q names %q, a port shown down", tc.hca, pre, f.Fix, w)
+				}
+			}
+		}
+	}
+}
+
+// Listings read with their state: ibdev2netdev's (Up)/(Down), rdma link's
+// state (ACTIVE up, anything else down), a port listed twice keeping down.
+func TestRDMAPortsState(t *testing.T) {
+	var r rdmaPorts
+	for _, l := range []string{
+		"mlx5_0 port 1 ==> ens13np0 (Up)",
+		"mlx5_2 port 1 ==> ens17np0 (Down)",
+		"mlx5_5 port 1 ==> ib5",
+		"link mlx5_3/1 state ARMED physical_state LINK_UP netdev ib1 ",
+		"link mlx5_0/1 state DOWN physical_state DISABLED netdev ens13np0 ",
+		"link mlx5_6/1 subnet_prefix fe80:0000:0000:0000 lid 5 sm_lid 6 lmc 0 state ACTIVE physical_state LINK_UP netdev ib6 ",
+	} {
+		r.observe([]byte(l))
+	}
+	want := map[string]portState{"mlx5_0": portDown, "mlx5_2": portDown, "mlx5_5": portStateUnknown, "mlx5_3": portDown, "mlx5_6": portUp}
+	if len(r.ports) != len(want) {
+		t.Fatalf("ports %+v", r.ports)
+	}
+	for _, p := range r.ports {
+		if p.state != want[p.hca] {
+			t.Errorf("%s: state %d, want %d", p.hca, p.state, want[p.hca])
+		}
+	}
+	if got := r.up(); !slices.Equal(got, []string{"mlx5_6:1"}) {
+		t.Errorf("up %v", got)
 	}
 }

@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 201505
-	signaturesGenCRC   = 0x91bd6a39
+	signaturesGenLen   = 202321
+	signaturesGenCRC   = 0x47fe4aa0
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -8242,16 +8242,17 @@ var generatedSignatures = []Signature{
 		Title: "PyTorch's c10d store address is a host name this node cannot resolve (gai error: Name or service not known)",
 		Kind:  "framework",
 		Match: []string{
-			"The (IPv4 )?network addresses of \\(.*\\) cannot be retrieved \\(gai error: (-[235]|8) ",
+			"The (IPv[46] )?network addresses of \\(.*\\) cannot be retrieved \\(gai error: (-[235]|8) ",
 			"host not found: (Name or service not known|Temporary failure in name resolution|No address associated with hostname|nodename nor servname provided)",
 		},
 		Weight:        1.1,
 		Severity:      "fail",
 		MeaningSpark:  "MASTER_ADDR (or the rendezvous endpoint) is a host name the other Spark cannot resolve to an IPv4 address: the name is in neither /etc/hosts nor DNS on that node",
-		MeaningServer: "the store or rendezvous address is a host name this node cannot resolve to an IPv4 address (a pod's or a job's internal host name without DNS, a name missing from /etc/hosts), so the rank cannot reach the store; an IPv6 lookup failing alone is a warning PyTorch prints on IPv4-only hosts and is not this",
+		MeaningServer: "the store or rendezvous address is a host name this node cannot resolve to an IPv4 address (a pod's or a job's internal host name without DNS, a name missing from /etc/hosts), so the rank cannot reach the store; PyTorch's IPv6 lookup asks for IPv4-mapped addresses too (AI_V4MAPPED, AI_ALL), so it fails only for a name with no address, and PyTorch retries it until the store's timeout",
 		Fix:           "give MASTER_ADDR (torchrun --rdzv-endpoint / --master-addr, or --local-addr for what each agent advertises) as a numeric IP address every node can reach, or make the name resolve on every node (DNS, /etc/hosts, a headless Service)",
 		Sources: []string{
 			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp: getaddrinfo for each family, the warning \"The {}network addresses of ({}, {}) cannot be retrieved (gai error: {} - {}).\" with gai_strerror; EAI_NONAME -2, EAI_AGAIN -3, EAI_NODATA -5 in glibc, EAI_NONAME 8 on macOS, whose gai_strerror says \"nodename nor servname provided, or not known\")",
+			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::run: prefer_ipv6, the default in socket.h, tries AF_INET6 first; tryConnect(int family): hints AI_V4MAPPED | AI_ALL | AI_NUMERICSERV, a failed getaddrinfo sets retry and is retried until the connect deadline, then throwTimeoutError) and getaddrinfo(3) (AI_V4MAPPED with AF_INET6: IPv4-mapped addresses when the name has no IPv6 one)",
 			"https://github.com/pytorch/pytorch/blob/v1.4.0/torch/lib/c10d/Utils.cpp (tcputil::connect, the TCPStore client before socket.cpp: getaddrinfo failing throws std::invalid_argument \"host not found: \" + gai_strerror, a ValueError in Python)",
 			"https://github.com/pytorch/elastic/issues/31 (the rendezvous advertised the pod's host name; using the IP fixed it)",
 		},
@@ -8273,23 +8274,18 @@ var generatedSignatures = []Signature{
 		plans: []matchPlan{
 			{
 				prefix:   []byte("The "),
-				anchored: lazyRegexp("^(?:The (IPv4 )?network addresses of \\(.*\\) cannot be retrieved \\(gai error: (-[235]|8) )", nil),
+				anchored: lazyRegexp("^(?:The (IPv[46] )?network addresses of \\(.*\\) cannot be retrieved \\(gai error: (-[235]|8) )", nil),
 				filter: prefilter{
 					op: pfAll,
 					subs: []prefilter{
 						{
-							op: pfAny,
-							subs: []prefilter{
-								{
-									op:  pfLit,
-									lit: []byte("The IPv4 network addresses of ("),
-								},
-								{
-									op:  pfLit,
-									lit: []byte("The network addresses of ("),
-									k:   1,
-								},
-							},
+							op:  pfLit,
+							lit: []byte("The "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("network addresses of ("),
+							k:   1,
 						},
 						{
 							op: pfAny,
@@ -8324,8 +8320,8 @@ var generatedSignatures = []Signature{
 					},
 				},
 				lits: [][]byte{
-					[]byte("The IPv4 network addresses of ("),
-					[]byte("The network addresses of ("),
+					[]byte("The "),
+					[]byte("network addresses of ("),
 					[]byte(") cannot be retrieved (gai error: "),
 					[]byte("-"),
 					[]byte(") cannot be retrieved (gai error: 8"),

@@ -7,14 +7,16 @@ import "bytes"
 // the same bytes, without the validating scanner's step per byte (most
 // of a large report's rendering). Strings are copied a run at a time.
 func indentJSON(dst, src []byte) []byte {
-	return indentJSONBlocks(dst, src, 0, nil)
+	dst, _ = indentJSONBlocks(dst, src, 0, nil)
+	return dst
 }
 
 // indentJSONBlocks is indentJSON handing dst to flush (which returns what
 // to go on with) whenever it holds block bytes or more after an element's
-// comma: a block never ends inside a string, so a rune is never cut. A
-// nil flush is never called.
-func indentJSONBlocks(dst, src []byte, block int, flush func([]byte) []byte) []byte {
+// comma: a block never ends inside a string, so a rune is never cut. The
+// first error flush returns stops it: nothing more is indented, and the
+// error is returned. A nil flush is never called.
+func indentJSONBlocks(dst, src []byte, block int, flush func([]byte) ([]byte, error)) ([]byte, error) {
 	depth := 0
 	// open: the last byte written opened an object or array, whose
 	// newline waits for its first element ({} and [] stay as they are)
@@ -38,7 +40,10 @@ func indentJSONBlocks(dst, src []byte, block int, flush func([]byte) []byte) []b
 		case ',':
 			dst = newline(append(dst, c), depth)
 			if flush != nil && len(dst) >= block {
-				dst = flush(dst)
+				var err error
+				if dst, err = flush(dst); err != nil {
+					return dst, err
+				}
 			}
 		case ':':
 			dst = append(dst, c, ' ')
@@ -55,7 +60,7 @@ func indentJSONBlocks(dst, src []byte, block int, flush func([]byte) []byte) []b
 		}
 		i++
 	}
-	return dst
+	return dst, nil
 }
 
 // stringEnd is the offset just past the closing quote of the string

@@ -143,3 +143,52 @@ func (c *countWrites) Write(b []byte) (int, error) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("full") }
+
+// failAfter accepts n writes and refuses every later one.
+type failAfter struct {
+	n, writes int
+}
+
+func (f *failAfter) Write(b []byte) (int, error) {
+	f.writes++
+	if f.writes > f.n {
+		return 0, errors.New("disk full")
+	}
+	return len(b), nil
+}
+
+// TestJSONStopsAtFirstWriteError: a document of many blocks whose writer
+// fails after n writes is written n+1 times, no more, and the first error
+// is what JSON returns; the indenting stops at the failed block too.
+func TestJSONStopsAtFirstWriteError(t *testing.T) {
+	rng := rand.New(rand.NewPCG(37, 6))
+	var doc []any
+	for range 16000 {
+		doc = append(doc, randomValue(rng, 0))
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := len(indentJSON(nil, b)) / jsonBlock
+	if blocks < 4 {
+		t.Fatalf("the document is %d blocks, too few to test", blocks)
+	}
+	for n := range 3 {
+		w := &failAfter{n: n}
+		if err := JSON(w, doc); err == nil || err.Error() != "disk full" {
+			t.Fatalf("failing after %d writes: error %v", n, err)
+		}
+		if w.writes != n+1 {
+			t.Errorf("failing after %d writes: %d writes of a %d-block document", n, w.writes, blocks)
+		}
+	}
+	calls := 0
+	dst, err := indentJSONBlocks(nil, b, jsonBlock, func(d []byte) ([]byte, error) {
+		calls++
+		return d[:0], errors.New("disk full")
+	})
+	if err == nil || calls != 1 || len(dst) != 0 {
+		t.Errorf("indenting after a failed block: %d flushes, %d bytes more, error %v", calls, len(dst), err)
+	}
+}

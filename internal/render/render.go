@@ -69,17 +69,16 @@ const jsonBlock = 64 << 10
 type indentWriter struct{ w io.Writer }
 
 func (iw *indentWriter) Write(b []byte) (int, error) {
-	var err error
 	var esc []byte // a block escaped, its storage reused
-	flush := func(dst []byte) []byte {
-		if err == nil {
-			esc = sanitize.AppendJSON(esc[:0], dst)
-			_, err = iw.w.Write(esc)
-		}
-		return dst[:0]
+	flush := func(dst []byte) ([]byte, error) {
+		esc = sanitize.AppendJSON(esc[:0], dst)
+		_, err := iw.w.Write(esc)
+		return dst[:0], err
 	}
-	dst := indentJSONBlocks(make([]byte, 0, jsonBlock+jsonBlock/4), bytes.TrimSuffix(b, []byte("\n")), jsonBlock, flush)
-	flush(append(dst, '\n'))
+	dst, err := indentJSONBlocks(make([]byte, 0, jsonBlock+jsonBlock/4), bytes.TrimSuffix(b, []byte("\n")), jsonBlock, flush)
+	if err == nil {
+		_, err = flush(append(dst, '\n'))
+	}
 	if err != nil {
 		return 0, err
 	}
