@@ -246,20 +246,21 @@ func TestDocSignaturesDoNotFire(t *testing.T) {
 // signature; no other file under testdata (the held-out half of the field
 // corpus is not read) raises one.
 var docSignatureFixtures = map[string]bool{
-	"field-cases/06_interleaved_traceback_duplicate_gpu.txt":                     true,
-	"field-cases/07_traceback_duplicate_gpu_default_device.txt":                  true,
-	"field/train/06_interleaved_traceback_duplicate_gpu.txt":                     true,
-	"field/train/07_traceback_duplicate_gpu_default_device.txt":                  true,
-	"field/train/105_rank_prefixed_traceback_duplicate_gpu_ep.txt":               true,
-	"field/train/114_vllm_nccl_invalid_config_blocking_attribute.txt":            true,
-	"field/train/172_lightning_ddp_noncontiguous_gpus_barrier_invalid_usage.txt": true,
-	"field/train/178_pytorch_dataparallel_nccl256_error4_invalid_argument.txt":   true,
-	"field/train/264_slurm_peer_node_network_broken_nccl_connect_refused.txt":    true,
-	"nccl-faults/duplicate-gpu.log":                                              true,
-	"nccl-faults/net-ib-forced.log":                                              true,
-	"nccl-faults/socket-ifname-missing.log":                                      true,
-	"field/train/53_ray_workers_duplicate_gpu_traceback.txt":                     true,
-	"field/train/96_megatron_traceback_duplicate_gpu_f000.txt":                   true,
+	"field-cases/06_interleaved_traceback_duplicate_gpu.txt":                           true,
+	"field-cases/07_traceback_duplicate_gpu_default_device.txt":                        true,
+	"field/train/06_interleaved_traceback_duplicate_gpu.txt":                           true,
+	"field/train/07_traceback_duplicate_gpu_default_device.txt":                        true,
+	"field/train/105_rank_prefixed_traceback_duplicate_gpu_ep.txt":                     true,
+	"field/train/114_vllm_nccl_invalid_config_blocking_attribute.txt":                  true,
+	"field/train/172_lightning_ddp_noncontiguous_gpus_barrier_invalid_usage.txt":       true,
+	"field/train/178_pytorch_dataparallel_nccl256_error4_invalid_argument.txt":         true,
+	"field/train/264_slurm_peer_node_network_broken_nccl_connect_refused.txt":          true,
+	"nccl-faults/duplicate-gpu.log":                                                    true,
+	"nccl-faults/net-ib-forced.log":                                                    true,
+	"nccl-faults/socket-ifname-missing.log":                                            true,
+	"field/train/53_ray_workers_duplicate_gpu_traceback.txt":                           true,
+	"field/train/96_megatron_traceback_duplicate_gpu_f000.txt":                         true,
+	"field/train/369_switched_fabric_second_hca_no_ipv4_gid_mismatch_modify_qp_22.txt": true,
 }
 
 func TestDocSignaturesNothingNewOnFixtures(t *testing.T) {
