@@ -121,7 +121,15 @@ type NCCLLog struct {
 	// the last "Using" line, read when IBDevices was at usingGen
 	ibGen, usingGen int
 	usingDevs       []byte
-	strs            recentStrings
+	// speeds are the last few per-device lines ("NET/IB: [n] dev:...
+	// speed=...") netIB read, each with ibGen after it: every rank prints
+	// them, and one read again while IBDevices is as it left it changes
+	// nothing
+	speeds recentRead[int]
+	// gids are the last few QP lines gid read: GIDs only grows, and a
+	// line read again changes nothing
+	gids recentRead[struct{}]
+	strs recentStrings
 	// opens are the last openings ownTag read (tagAt); lastOpen is the
 	// one the line last read opened with
 	opens              [8]opening
@@ -1052,10 +1060,14 @@ func (l *NCCLLog) netIB(msg []byte) {
 	case hasPrefix(rest, "Using "):
 		l.ibUsing(rest[len("Using "):])
 	case rest[0] == '[':
+		if gen, ok := l.speeds.get(msg); ok && gen == l.ibGen {
+			return
+		}
 		// " speed=" cannot start in the "NET/IB : " before rest
 		if j := index(rest, " speed="); j >= 0 {
 			l.ibSpeed(msg, len(msg)-len(rest)+j)
 		}
+		l.speeds.put(msg, l.ibGen)
 	case hasPrefix(rest, "NCCL Dev "):
 		l.gid(msg)
 	case hasPrefix(rest, "GPU Direct RDMA "):
@@ -1167,6 +1179,10 @@ func (l *NCCLLog) ibSpeed(msg []byte, j int) {
 // gid parses "NET/IB: NCCL Dev 1 IbDev 1 Port 1 qpn 704 mtu 3 GID 0 (80FE/...)";
 // a line without " GID " is passed over.
 func (l *NCCLLog) gid(msg []byte) {
+	if _, ok := l.gids.get(msg); ok {
+		return
+	}
+	l.gids.put(msg, struct{}{})
 	j := index(msg, " GID ")
 	if j < 0 {
 		return
