@@ -1741,15 +1741,22 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 			break
 		}
 		e := m + i
-		if rest[e-1] == '\r' {
-			e--
+		// a '\r' in what is left of buf (most hold none): the line's
+		// "\r\n" ending, or one before it
+		if cr < len(rest) {
+			if rest[e-1] == '\r' {
+				e--
+			}
+			if cr < e {
+				break
+			}
 		}
 		msg := rest[m:e]
 		c := byte(0)
 		if len(msg) > 0 {
 			c = infoClass[msg[0]]
 		}
-		if cr < e || c&classAlarm != 0 && mayAlarm(msg) && !quietAlarm(msg) {
+		if c&classAlarm != 0 && mayAlarm(msg) && !quietAlarm(msg) {
 			break
 		}
 		// Observe's INFO case, the opening known
