@@ -776,11 +776,6 @@ func (l *NCCLLog) setVersion(v []byte) {
 	}
 }
 
-// infoFirst holds the first bytes of the INFO messages info reads (its
-// switch's cases and the digits of its default): a quiet line that
-// starts with another is passed over without a call.
-var infoFirst = byteSet("CRNnUBb[c0123456789")
-
 func (l *NCCLLog) info(msg []byte) {
 	if len(msg) < 2 {
 		return
@@ -1752,7 +1747,7 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 			}
 		}
 		msg := rest[m:e]
-		c := byte(0)
+		c := uint16(0)
 		if len(msg) > 0 {
 			c = infoClass[msg[0]]
 		}
@@ -1772,7 +1767,7 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 				l.hostOf(o, rest[:m-len("NCCL INFO ")])
 			}
 		}
-		if c&classInfo != 0 && len(msg) >= 2 {
+		if len(msg) >= 2 && c&infoPair[msg[1]] != 0 {
 			l.cur = rest[:m-len("NCCL INFO ")]
 			l.info(msg)
 		}
@@ -1793,8 +1788,8 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 const (
 	// classAlarm: quietAlarm tells whether the message is quiet
 	classAlarm = 1 << iota
-	// classInfo: info may read the message
-	classInfo
+	// classFirst is the first of the bits of infoHeads' first bytes
+	classFirst
 )
 
 // mayAlarm: a message that starts with a byte of alarmFirst may be one
@@ -1822,17 +1817,40 @@ var alarmAt, alarmByte = func() (at, b [256]byte) {
 	return at, b
 }()
 
-// infoClass is alarmFirst and infoFirst in one table.
-var infoClass = func() (c [256]byte) {
+// infoHeads are the first two bytes of the INFO messages info reads, of
+// the prefixes its cases compare ("Channel ", "Connected all", "Could
+// not enable P2P", "Ring ", "NET/", "NCCL version ", "NCCL_",
+// "ncclComm", "Using network ", "Bootstrap", "bootstrap.cc:", "[Rank ",
+// "cudaDriverVersion ", "comm 0x"); a digit (its default's "16 coll
+// channels") may be followed by any byte.
+var infoHeads = [...]string{"Ch", "Co", "Ri", "NE", "NC", "nc", "Us", "Bo", "bo", "[R", "cu", "co"}
+
+// infoClass holds, for an INFO message's first byte, classAlarm where it
+// is one of alarmFirst, and a bit from classFirst on for each first byte
+// of infoHeads (one for all the digits); infoPair[b] holds the bits of
+// the first bytes b may follow in a message info reads. A quiet message
+// whose first two bytes b0 b1 have infoClass[b0]&infoPair[b1] == 0
+// (most) changes nothing in info and is passed over without a call.
+var infoClass, infoPair = func() (c, pair [256]uint16) {
 	for b := range c {
 		if alarmFirst[b] {
 			c[b] |= classAlarm
 		}
-		if infoFirst[b] {
-			c[b] |= classInfo
-		}
 	}
-	return c
+	next := uint16(classFirst)
+	for _, h := range infoHeads {
+		if c[h[0]]&^classAlarm == 0 {
+			c[h[0]], next = c[h[0]]|next, next<<1
+		}
+		pair[h[1]] |= c[h[0]] &^ classAlarm
+	}
+	for d := '0'; d <= '9'; d++ {
+		c[d] |= next
+	}
+	for b := range pair {
+		pair[b] |= next
+	}
+	return c, pair
 }()
 
 // infoOpeningAt is openingAt for an INFO line: the plain opening kept
