@@ -127,9 +127,14 @@ type NCCLLog struct {
 	// nothing
 	speeds recentRead[int]
 	// gids are the last few QP lines gid read: GIDs only grows, and a
-	// line read again changes nothing
-	gids recentRead[struct{}]
-	strs recentStrings
+	// line read again changes nothing; gdrLines the same of the "GPU
+	// Direct RDMA ... for HCA" lines and their lists
+	gids, gdrLines recentRead[struct{}]
+	// usings are the last "Using" lines ibUsing read (one per host, each
+	// with its OOB), with where their device list ends
+	usings    [2]usingLine
+	nextUsing int
+	strs      recentStrings
 	// opens are the last openings ownTag read (tagAt); lastOpen is the
 	// one the line last read opened with
 	opens              [8]opening
@@ -920,7 +925,7 @@ type hostGDR struct {
 // sender, each with "/GDRDMA" where that rank's NIC reaches its GPU's
 // memory (src/transport/net.cc). A connection pasted without its opening,
 // in a paste that names no host, counts for the rank that printed it.
-func (l *NCCLLog) netGDRLine(msg []byte, t []byte) {
+func (l *NCCLLog) netGDRLine(msg []byte, via int, t []byte) {
 	host := l.lastHost
 	if l.bare {
 		if len(host) > 0 {
@@ -932,7 +937,9 @@ func (l *NCCLLog) netGDRLine(msg []byte, t []byte) {
 		return
 	}
 	gdr := bytes.Contains(t, []byte("/GDRDMA"))
-	if !gdr && index(msg, "[receive]") < 0 {
+	// NCCL prints "[receive]" just before " via " (at via): looked for
+	// there first
+	if !gdr && !(via >= 9 && string(msg[via-9:via]) == "[receive]") && index(msg, "[receive]") < 0 {
 		return // a send without GDR may be GDR read alone turned off
 	}
 	var h *hostGDR
@@ -985,7 +992,7 @@ func (l *NCCLLog) channel(msg []byte) {
 	}
 	if j >= 0 {
 		t := bytes.TrimSpace(msg[j+5:])
-		l.netGDRLine(msg, t)
+		l.netGDRLine(msg, j, t)
 		l.intraHostLine(msg, t)
 		l.countTransport(t)
 		return
@@ -1066,6 +1073,11 @@ func (l *NCCLLog) netIB(msg []byte) {
 	case hasPrefix(rest, "NCCL Dev "):
 		l.gid(msg)
 	case hasPrefix(rest, "GPU Direct RDMA "):
+		// the HCA lists only grow: a line read again changes nothing
+		if _, ok := l.gdrLines.get(msg); ok {
+			return
+		}
+		l.gdrLines.put(msg, struct{}{})
 		// told by the byte after "GPU Direct RDMA ", then compared whole
 		switch g := rest[len("GPU Direct RDMA "):]; {
 		case hasPrefix(g, "Disabled for HCA"):
@@ -1083,9 +1095,26 @@ func (l *NCCLLog) netIB(msg []byte) {
 
 // ibUsing parses "[0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE [RO]; OOB enp1s0f1np1:192.168.100.16<0>".
 func (l *NCCLLog) ibUsing(u []byte) {
+	// a line read again whose device list is the one read last, nothing
+	// changed since (the memo below): its OOB, without cutting the line
+	if l.usingDevs != nil && l.usingGen == l.ibGen {
+		for i := range l.usings {
+			if e := &l.usings[i]; e.line != nil && bytes.Equal(u, e.line) && bytes.Equal(u[:e.devs], l.usingDevs) {
+				if e.oob != l.OOB {
+					l.OOB = e.oob
+				}
+				return
+			}
+		}
+	}
 	devs, oob, _ := cut(u, "; OOB ")
 	if o := bytes.TrimSpace(oob); string(o) != l.OOB {
 		l.OOB = l.str(o)
+	}
+	if len(u) <= maxRemembered {
+		e := &l.usings[l.nextUsing]
+		l.nextUsing = (l.nextUsing + 1) % len(l.usings)
+		e.line, e.devs, e.oob = append(e.line[:0], u...), len(devs), l.OOB
 	}
 	// every rank of every communicator prints the same list: what it
 	// would change, the same line changed last time
@@ -1144,6 +1173,14 @@ func (l *NCCLLog) ibUsing(u []byte) {
 	}
 	l.usingDevs = append(l.usingDevs[:0], devs...)
 	l.usingGen = l.ibGen
+}
+
+// usingLine is a "Using" line ibUsing read: the line, where its device
+// list ends (devs) and its OOB as ibUsing set it.
+type usingLine struct {
+	line []byte
+	devs int
+	oob  string
 }
 
 // ibSpeed parses "NET/IB: [1] rocep1s0f1:uverbs1:1/RoCE provider=Mlx5 speed=200000 ...".
