@@ -1044,8 +1044,15 @@ func (l *NCCLLog) countTransport(t []byte) {
 }
 
 func (l *NCCLLog) netIB(msg []byte) {
-	// "NET/IB : X" and "NET/IB: X" both occur; dispatch on X
+	// "NET/IB : X" and "NET/IB: X" both occur; dispatch on X (the two
+	// separators told at once, then any run of blanks and colons)
 	i := len("NET/IB")
+	switch {
+	case len(msg) > 9 && string(msg[6:9]) == " : ":
+		i = 9
+	case len(msg) > 8 && string(msg[6:8]) == ": ":
+		i = 8
+	}
 	for i < len(msg) && (msg[i] == ' ' || msg[i] == ':') {
 		i++
 	}
@@ -1667,9 +1674,12 @@ func leadingInt(b []byte) (int, bool) {
 		b = b[1:]
 	}
 	n, i := 0, 0
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' && i < 12 {
-		n = n*10 + int(b[i]-'0')
-		i++
+	for ; i < len(b) && i < 12; i++ {
+		d := b[i] - '0' // a byte: no digit below '0' either
+		if d > 9 {
+			break
+		}
+		n = n*10 + int(d)
 	}
 	return n, i > 0
 }
