@@ -89,7 +89,12 @@ func (r *rdmaPorts) observe(line []byte) {
 		return
 	}
 	// rdma link: "link <hca>/<port> state … netdev <netdev>". The rarer
-	// word is looked for first: this runs on every line of the text.
+	// word is looked for first: this runs on every line of the text. A
+	// line without a 'v' (most; one vectorised search) holds no "netdev ",
+	// whose 'n' bytes.Index would try at each of the line's.
+	if bytes.IndexByte(line, 'v') < 0 {
+		return
+	}
 	j := 0
 	for {
 		k := bytes.Index(line[j:], litNetdev)

@@ -61,7 +61,8 @@ func (c *iperfCtrlFacts) observe(line []byte) {
 	// every line read here but the server's banner says "onnect": one
 	// search passes over the lines of other tools
 	if !bytes.Contains(line, litOnnect) {
-		if bytes.Contains(line, litIperfListening) {
+		// no 'v' (most lines; one vectorised search): no "Server"
+		if bytes.IndexByte(line, 'v') >= 0 && bytes.Contains(line, litIperfListening) {
 			c.server = true
 		}
 		return

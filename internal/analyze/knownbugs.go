@@ -87,7 +87,13 @@ func hopperShown(c cudaFacts, h diagnose.ErrorHit) bool {
 // observe reads one line the error catalogue reads.
 func (c *cudaFacts) observe(line []byte) {
 	if c.version == "" {
-		if j := bytes.Index(line, litNCCLVersion); j >= 0 {
+		// most lines hold no 'v' (vectorised, one search), so no "NCCL
+		// version " either: bytes.Index would try each 'N' of "NCCL"
+		j := -1
+		if bytes.IndexByte(line, 'v') >= 0 {
+			j = bytes.Index(line, litNCCLVersion)
+		}
+		if j >= 0 {
 			c.version = leadingVersion(line[j+len(litNCCLVersion):])
 		} else if c.afterNCCL {
 			if t := bytes.TrimLeft(line, " \t"); bytes.HasPrefix(t, litVersionWord) {

@@ -121,7 +121,20 @@ type NCCLLog struct {
 	// the last "Using" line, read when IBDevices was at usingGen
 	ibGen, usingGen int
 	usingDevs       []byte
-	strs            recentStrings
+	// speeds are the last few per-device lines ("NET/IB: [n] dev:...
+	// speed=...") netIB read, each with ibGen after it: every rank prints
+	// them, and one read again while IBDevices is as it left it changes
+	// nothing
+	speeds recentRead[int]
+	// gids are the last few QP lines gid read: GIDs only grows, and a
+	// line read again changes nothing; gdrLines the same of the "GPU
+	// Direct RDMA ... for HCA" lines and their lists
+	gids, gdrLines recentRead[struct{}]
+	// usings are the last "Using" lines ibUsing read (one per host, each
+	// with its OOB), with where their device list ends
+	usings    [2]usingLine
+	nextUsing int
+	strs      recentStrings
 	// opens are the last openings ownTag read (tagAt); lastOpen is the
 	// one the line last read opened with
 	opens              [8]opening
@@ -768,11 +781,6 @@ func (l *NCCLLog) setVersion(v []byte) {
 	}
 }
 
-// infoFirst holds the first bytes of the INFO messages info reads (its
-// switch's cases and the digits of its default): a quiet line that
-// starts with another is passed over without a call.
-var infoFirst = byteSet("CRNnUBb[c0123456789")
-
 func (l *NCCLLog) info(msg []byte) {
 	if len(msg) < 2 {
 		return
@@ -917,7 +925,7 @@ type hostGDR struct {
 // sender, each with "/GDRDMA" where that rank's NIC reaches its GPU's
 // memory (src/transport/net.cc). A connection pasted without its opening,
 // in a paste that names no host, counts for the rank that printed it.
-func (l *NCCLLog) netGDRLine(msg []byte, t []byte) {
+func (l *NCCLLog) netGDRLine(msg []byte, via int, t []byte) {
 	host := l.lastHost
 	if l.bare {
 		if len(host) > 0 {
@@ -929,7 +937,9 @@ func (l *NCCLLog) netGDRLine(msg []byte, t []byte) {
 		return
 	}
 	gdr := bytes.Contains(t, []byte("/GDRDMA"))
-	if !gdr && index(msg, "[receive]") < 0 {
+	// NCCL prints "[receive]" just before " via " (at via): looked for
+	// there first
+	if !gdr && !(via >= 9 && string(msg[via-9:via]) == "[receive]") && index(msg, "[receive]") < 0 {
 		return // a send without GDR may be GDR read alone turned off
 	}
 	var h *hostGDR
@@ -982,7 +992,7 @@ func (l *NCCLLog) channel(msg []byte) {
 	}
 	if j >= 0 {
 		t := bytes.TrimSpace(msg[j+5:])
-		l.netGDRLine(msg, t)
+		l.netGDRLine(msg, j, t)
 		l.intraHostLine(msg, t)
 		l.countTransport(t)
 		return
@@ -1034,8 +1044,15 @@ func (l *NCCLLog) countTransport(t []byte) {
 }
 
 func (l *NCCLLog) netIB(msg []byte) {
-	// "NET/IB : X" and "NET/IB: X" both occur; dispatch on X
+	// "NET/IB : X" and "NET/IB: X" both occur; dispatch on X (the two
+	// separators told at once, then any run of blanks and colons)
 	i := len("NET/IB")
+	switch {
+	case len(msg) > 9 && string(msg[6:9]) == " : ":
+		i = 9
+	case len(msg) > 8 && string(msg[6:8]) == ": ":
+		i = 8
+	}
 	for i < len(msg) && (msg[i] == ' ' || msg[i] == ':') {
 		i++
 	}
@@ -1052,13 +1069,22 @@ func (l *NCCLLog) netIB(msg []byte) {
 	case hasPrefix(rest, "Using "):
 		l.ibUsing(rest[len("Using "):])
 	case rest[0] == '[':
+		if gen, ok := l.speeds.get(msg); ok && gen == l.ibGen {
+			return
+		}
 		// " speed=" cannot start in the "NET/IB : " before rest
 		if j := index(rest, " speed="); j >= 0 {
 			l.ibSpeed(msg, len(msg)-len(rest)+j)
 		}
+		l.speeds.put(msg, l.ibGen)
 	case hasPrefix(rest, "NCCL Dev "):
 		l.gid(msg)
 	case hasPrefix(rest, "GPU Direct RDMA "):
+		// the HCA lists only grow: a line read again changes nothing
+		if _, ok := l.gdrLines.get(msg); ok {
+			return
+		}
+		l.gdrLines.put(msg, struct{}{})
 		// told by the byte after "GPU Direct RDMA ", then compared whole
 		switch g := rest[len("GPU Direct RDMA "):]; {
 		case hasPrefix(g, "Disabled for HCA"):
@@ -1076,9 +1102,26 @@ func (l *NCCLLog) netIB(msg []byte) {
 
 // ibUsing parses "[0]rocep1s0f1:1/RoCE [1]roceP2p1s0f1:1/RoCE [RO]; OOB enp1s0f1np1:192.168.100.16<0>".
 func (l *NCCLLog) ibUsing(u []byte) {
+	// a line read again whose device list is the one read last, nothing
+	// changed since (the memo below): its OOB, without cutting the line
+	if l.usingDevs != nil && l.usingGen == l.ibGen {
+		for i := range l.usings {
+			if e := &l.usings[i]; e.line != nil && bytes.Equal(u, e.line) && bytes.Equal(u[:e.devs], l.usingDevs) {
+				if e.oob != l.OOB {
+					l.OOB = e.oob
+				}
+				return
+			}
+		}
+	}
 	devs, oob, _ := cut(u, "; OOB ")
 	if o := bytes.TrimSpace(oob); string(o) != l.OOB {
 		l.OOB = l.str(o)
+	}
+	if len(u) <= maxRemembered {
+		e := &l.usings[l.nextUsing]
+		l.nextUsing = (l.nextUsing + 1) % len(l.usings)
+		e.line, e.devs, e.oob = append(e.line[:0], u...), len(devs), l.OOB
 	}
 	// every rank of every communicator prints the same list: what it
 	// would change, the same line changed last time
@@ -1139,6 +1182,14 @@ func (l *NCCLLog) ibUsing(u []byte) {
 	l.usingGen = l.ibGen
 }
 
+// usingLine is a "Using" line ibUsing read: the line, where its device
+// list ends (devs) and its OOB as ibUsing set it.
+type usingLine struct {
+	line []byte
+	devs int
+	oob  string
+}
+
 // ibSpeed parses "NET/IB: [1] rocep1s0f1:uverbs1:1/RoCE provider=Mlx5 speed=200000 ...".
 // j is where " speed=" starts in msg.
 func (l *NCCLLog) ibSpeed(msg []byte, j int) {
@@ -1167,6 +1218,10 @@ func (l *NCCLLog) ibSpeed(msg []byte, j int) {
 // gid parses "NET/IB: NCCL Dev 1 IbDev 1 Port 1 qpn 704 mtu 3 GID 0 (80FE/...)";
 // a line without " GID " is passed over.
 func (l *NCCLLog) gid(msg []byte) {
+	if _, ok := l.gids.get(msg); ok {
+		return
+	}
+	l.gids.put(msg, struct{}{})
 	j := index(msg, " GID ")
 	if j < 0 {
 		return
@@ -1619,9 +1674,12 @@ func leadingInt(b []byte) (int, bool) {
 		b = b[1:]
 	}
 	n, i := 0, 0
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' && i < 12 {
-		n = n*10 + int(b[i]-'0')
-		i++
+	for ; i < len(b) && i < 12; i++ {
+		d := b[i] - '0' // a byte: no digit below '0' either
+		if d > 9 {
+			break
+		}
+		n = n*10 + int(d)
 	}
 	return n, i > 0
 }
@@ -1725,15 +1783,22 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 			break
 		}
 		e := m + i
-		if rest[e-1] == '\r' {
-			e--
+		// a '\r' in what is left of buf (most hold none): the line's
+		// "\r\n" ending, or one before it
+		if cr < len(rest) {
+			if rest[e-1] == '\r' {
+				e--
+			}
+			if cr < e {
+				break
+			}
 		}
 		msg := rest[m:e]
-		c := byte(0)
+		c := uint16(0)
 		if len(msg) > 0 {
 			c = infoClass[msg[0]]
 		}
-		if cr < e || c&classAlarm != 0 && mayAlarm(msg) && !quietAlarm(msg) {
+		if c&classAlarm != 0 && mayAlarm(msg) && !quietAlarm(msg) {
 			break
 		}
 		// Observe's INFO case, the opening known
@@ -1749,7 +1814,7 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 				l.hostOf(o, rest[:m-len("NCCL INFO ")])
 			}
 		}
-		if c&classInfo != 0 && len(msg) >= 2 {
+		if len(msg) >= 2 && c&infoPair[msg[1]] != 0 {
 			l.cur = rest[:m-len("NCCL INFO ")]
 			l.info(msg)
 		}
@@ -1770,8 +1835,8 @@ func (l *NCCLLog) ObserveQuietLines(buf []byte, cr int) (n, lines int) {
 const (
 	// classAlarm: quietAlarm tells whether the message is quiet
 	classAlarm = 1 << iota
-	// classInfo: info may read the message
-	classInfo
+	// classFirst is the first of the bits of infoHeads' first bytes
+	classFirst
 )
 
 // mayAlarm: a message that starts with a byte of alarmFirst may be one
@@ -1799,17 +1864,40 @@ var alarmAt, alarmByte = func() (at, b [256]byte) {
 	return at, b
 }()
 
-// infoClass is alarmFirst and infoFirst in one table.
-var infoClass = func() (c [256]byte) {
+// infoHeads are the first two bytes of the INFO messages info reads, of
+// the prefixes its cases compare ("Channel ", "Connected all", "Could
+// not enable P2P", "Ring ", "NET/", "NCCL version ", "NCCL_",
+// "ncclComm", "Using network ", "Bootstrap", "bootstrap.cc:", "[Rank ",
+// "cudaDriverVersion ", "comm 0x"); a digit (its default's "16 coll
+// channels") may be followed by any byte.
+var infoHeads = [...]string{"Ch", "Co", "Ri", "NE", "NC", "nc", "Us", "Bo", "bo", "[R", "cu", "co"}
+
+// infoClass holds, for an INFO message's first byte, classAlarm where it
+// is one of alarmFirst, and a bit from classFirst on for each first byte
+// of infoHeads (one for all the digits); infoPair[b] holds the bits of
+// the first bytes b may follow in a message info reads. A quiet message
+// whose first two bytes b0 b1 have infoClass[b0]&infoPair[b1] == 0
+// (most) changes nothing in info and is passed over without a call.
+var infoClass, infoPair = func() (c, pair [256]uint16) {
 	for b := range c {
 		if alarmFirst[b] {
 			c[b] |= classAlarm
 		}
-		if infoFirst[b] {
-			c[b] |= classInfo
-		}
 	}
-	return c
+	next := uint16(classFirst)
+	for _, h := range infoHeads {
+		if c[h[0]]&^classAlarm == 0 {
+			c[h[0]], next = c[h[0]]|next, next<<1
+		}
+		pair[h[1]] |= c[h[0]] &^ classAlarm
+	}
+	for d := '0'; d <= '9'; d++ {
+		c[d] |= next
+	}
+	for b := range pair {
+		pair[b] |= next
+	}
+	return c, pair
 }()
 
 // infoOpeningAt is openingAt for an INFO line: the plain opening kept
