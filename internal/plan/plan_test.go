@@ -683,40 +683,60 @@ func TestDraftLaunches(t *testing.T) {
 	}
 }
 
-// TestSixteenBitExpertFigure: vLLM's routed-expert prefill figure is a share
-// of the 16-bit rate, fitted on Marlin's weight-only kernels, and applies to
-// the routed experts in every format, with or without
-// --weight-only-experts: the experts' multiplies take the same time
-// whatever the format, the rest of the pass the format's rate.
+// TestSixteenBitExpertFigure: vLLM's routed-expert prefill figures are
+// shares of the 16-bit rate, one for each format the fit half has rows of
+// and the catch-all for the rest, with or without --weight-only-experts:
+// a format's experts take their multiplies at the 16-bit rate times that
+// format's figure, weight-only kernels do not move them, and the plan says
+// which rate its figure is a share of.
 func TestSixteenBitExpertFigure(t *testing.T) {
 	a, _ := DefaultAssumptions()
 	set, _ := expect.Default()
 	c, _ := PlatformCluster("dgx-spark", 1, a, set)
-	var first float64
-	for _, format := range []string{"nvfp4", "fp8", "bf16", "mxfp4"} {
+	vllm, err := a.Engine("vllm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	figure := func(format string) Factor {
+		var all Factor
+		for _, f := range vllm.factors(PhasePrefillMoE) {
+			switch f.Format {
+			case format:
+				return f
+			case "*":
+				all = f
+			}
+		}
+		return all
+	}
+	for _, format := range []string{"nvfp4", "fp8", "bf16", "mxfp4", "int4", "int8"} {
 		f, _ := a.Format(format)
+		want := figure(format)
+		if !want.Of16Bit || want.Value <= 0 || want.Value > 1 {
+			t.Errorf("%s: vLLM's routed-expert figure %+v is not a share of the 16-bit rate in (0, 1]", format, want)
+		}
+		var plain float64
 		for _, weightOnly := range []bool{false, true} {
 			w := Workload{Input: 8192, Output: 64, Concurrency: 1, KVDType: "fp8", GPUMemUtil: 0.9, Engine: "vllm", WeightOnlyExperts: weightOnly}
 			e, err := newEstimator(load(t, "qwen3.6-35b-a3b.json"), f, c, w, a)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e.preMoE.Value != 0.22 || !e.preMoE.Of16Bit || !e.sixteenBitExperts() {
-				t.Errorf("%s, weight-only %v: experts take %.2f (%s), want the fitted 0.22 of the 16-bit rate", format, weightOnly, e.preMoE.Value, e.preMoE.Source)
+			if e.preMoE.Value != want.Value || !e.sixteenBitExperts() {
+				t.Errorf("%s, weight-only %v: experts take %.2f (%s), want the format's %.2f of the 16-bit rate", format, weightOnly, e.preMoE.Value, e.preMoE.Source, want.Value)
 			}
 			for _, n := range []int{512, 8192} {
 				_, _, ec, _ := e.prefillPass(1, 0, n, true)
-				want := 2 * e.p.Expert * float64(e.m.ExpertsPerToken*e.m.MoELayers) * float64(n) / (c.BF16TFLOPS.Value * 1e12 * 0.22)
-				if math.Abs(ec/want-1) > 1e-9 {
-					t.Errorf("%s, weight-only %v, %d tokens: expert multiplies %.4g s, want %.4g", format, weightOnly, n, ec, want)
+				wantS := 2 * e.p.Expert * float64(e.m.ExpertsPerToken*e.m.MoELayers) * float64(n) / (c.BF16TFLOPS.Value * 1e12 * want.Value)
+				if math.Abs(ec/wantS-1) > 1e-9 {
+					t.Errorf("%s, weight-only %v, %d tokens: expert multiplies %.4g s, want %.4g", format, weightOnly, n, ec, wantS)
 				}
 			}
 			_, _, ec, _ := e.prefillPass(1, 0, 8192, true)
-			if first == 0 {
-				first = ec
-			}
-			if math.Abs(ec/first-1) > 1e-9 {
-				t.Errorf("%s, weight-only %v: expert multiplies %.4g s, %.4g in NVFP4: the format moved them", format, weightOnly, ec, first)
+			if !weightOnly {
+				plain = ec
+			} else if math.Abs(ec/plain-1) > 1e-9 {
+				t.Errorf("%s: expert multiplies %.4g s weight-only, %.4g without: the 16-bit figure already prices them", format, ec, plain)
 			}
 			p, err := Estimate(load(t, "qwen3.6-35b-a3b.json"), f, c, w, a)
 			if err != nil {
