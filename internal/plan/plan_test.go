@@ -460,6 +460,69 @@ func TestScanFLOPs(t *testing.T) {
 	}
 }
 
+// TestLinearAttentionFigure: the linear-attention figure prices the Gated
+// DeltaNet scan's products and nothing else. For any prompt pass (start,
+// length) of a Qwen3.5 or Qwen3.6 model, changing it from v1 to v2 changes
+// the pass's compute by exactly deltaFLOPs/(16-bit rate)·(1/v2 − 1/v1);
+// a Mamba-2 model's and a transformer's passes do not move; and an engine
+// without a figure of its own, nor one it inherits, takes its attention
+// figure.
+func TestLinearAttentionFigure(t *testing.T) {
+	a, err := DefaultAssumptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := expect.Default()
+	c, _ := PlatformCluster("dgx-spark", 1, a, set)
+	with := func(v float64) Assumptions {
+		b := a
+		b.Engines = slices.Clone(a.Engines)
+		for i, e := range b.Engines {
+			if e.Name == "vllm" {
+				b.Engines[i].LinearAttention = []Factor{{Format: "*", Value: v, Source: "test"}}
+			}
+		}
+		return b
+	}
+	for _, tc := range []struct{ file, format string }{{"qwen3.5-0.8b.json", "bf16"}, {"qwen3.5-9b.json", "bf16"},
+		{"qwen3.6-35b-a3b.json", "fp8"}, {"nemotron-3-nano-30b-a3b.json", "bf16"}, {"llama-3.1-8b.json", "nvfp4"}} {
+		f, err := a.Format(tc.format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := load(t, tc.file)
+		for _, start := range []int{0, 1, 8192, 100000} {
+			for _, n := range []int{1, 64, 777, 8192} {
+				w := Workload{Input: start + n, Output: 1, Concurrency: 1, KVDType: "fp8", Engine: "vllm", GPUMemUtil: 0.9}
+				e1, err := newEstimator(m, f, c, w, with(0.5))
+				if err != nil {
+					t.Fatal(err)
+				}
+				e2, _ := newEstimator(m, f, c, w, with(0.05))
+				c1, _, _, _ := e1.prefillPass(1, start, n, true)
+				c2, _, _, _ := e2.prefillPass(1, start, n, true)
+				want := e1.deltaFLOPs(float64(n)) / (c.BF16TFLOPS.Value * 1e12) * (1/0.05 - 1/0.5)
+				if d := c2 - c1; math.Abs(d-want) > 1e-9*max(c1, 1e-6) {
+					t.Errorf("%s, %d tokens after %d: the figure 0.5 to 0.05 moves compute %.6g s, want %.6g s", tc.file, n, start, d, want)
+				}
+				if m.LinearLayers == 0 && want != 0 {
+					t.Errorf("%s has no linear-attention layers but %.3g s of their scan", tc.file, want)
+				}
+			}
+		}
+	}
+	for _, e := range a.Engines {
+		if len(e.LinearAttention) > 0 || e.Inherit != "" {
+			continue
+		}
+		lin, err1 := a.Factor(e.Name, PhaseLinear, "bf16")
+		att, err2 := a.Factor(e.Name, PhaseAttention, "bf16")
+		if err1 != nil || err2 != nil || lin.Value != att.Value || lin.Source != att.Source {
+			t.Errorf("%s has no linear-attention figure; it should take its attention figure (%v, %v), got %v (%v)", e.Name, att, err2, lin, err1)
+		}
+	}
+}
+
 // TestUngraphedLaunches holds llama.cpp's per-layer launch cost to its rule
 // for any prompt length, chunk and stream count: a prompt's TTFT carries it
 // once per pass, a one-token decode step never, a step of more streams once;
