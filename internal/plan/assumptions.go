@@ -136,6 +136,10 @@ type Engine struct {
 	// attention score and value products achieve ("*": every weight format),
 	// whatever format the weights are in.
 	Attention []Factor `yaml:"attention"`
+	// LinearAttention, where given, replaces Attention for the products of
+	// the linear-attention (Gated DeltaNet) layers' chunked scan in
+	// prefill: a share of the measured 16-bit GEMM rate.
+	LinearAttention []Factor `yaml:"linear_attention"`
 }
 
 // The phases an efficiency applies to: decode (a mixture of experts' decode
@@ -146,6 +150,7 @@ const (
 	PhasePrefill    = "prefill"
 	PhasePrefillMoE = "prefill-moe"
 	PhaseAttention  = "attention"
+	PhaseLinear     = "linear-attention"
 )
 
 // factors is the engine's list for phase.
@@ -154,6 +159,11 @@ func (e Engine) factors(phase string) []Factor {
 	case PhasePrefill:
 		return e.Prefill
 	case PhaseAttention:
+		return e.Attention
+	case PhaseLinear:
+		if len(e.LinearAttention) > 0 {
+			return e.LinearAttention
+		}
 		return e.Attention
 	case PhaseDecodeMoE:
 		if len(e.DecodeMoE) > 0 {
@@ -223,7 +233,7 @@ func ParseAssumptions(b []byte) (Assumptions, error) {
 		if act := e.FFNActivation; act.Float < 0 || act.Quantized < 0 || ((act.Float > 0 || act.Quantized > 0) && act.Source == "") {
 			return a, fmt.Errorf("plan assumptions: engine %q: ffn_activation needs sizes of zero or more and its source", e.Name)
 		}
-		for _, f := range slices.Concat(e.Decode, e.DecodeMoE, e.Prefill, e.PrefillMoE) {
+		for _, f := range slices.Concat(e.Decode, e.DecodeMoE, e.Prefill, e.PrefillMoE, e.Attention, e.LinearAttention) {
 			if f.Value <= 0 || f.Value > 1 || f.Source == "" {
 				return a, fmt.Errorf("plan assumptions: engine %q, format %q: efficiencies must lie in (0, 1] and carry their sources", e.Name, f.Format)
 			}

@@ -60,7 +60,7 @@ const within = 0.25
 // half falls short of the target.
 const target = 0.85
 
-var recorded = map[string][2]int{"fit": {260, 221}, "check": {161, 136}}
+var recorded = map[string][2]int{"fit": {409, 325}, "check": {170, 145}}
 
 func decodeYAML(t *testing.T, file string, v any) {
 	t.Helper()
@@ -297,15 +297,50 @@ func withFactor(a Assumptions, engine, phase, format string, v float64) Assumpti
 			list = &a.Engines[i].Prefill
 		case PhaseAttention:
 			list = &a.Engines[i].Attention
+		case PhaseLinear:
+			list = &a.Engines[i].LinearAttention
 		case PhaseDecodeMoE:
 			list = &a.Engines[i].DecodeMoE
 		case PhasePrefillMoE:
 			list = &a.Engines[i].PrefillMoE
 		}
+		// The trial keeps the rate the engine's figure for the format (or
+		// its catch-all) is a share of: a routed-expert figure of the 16-bit
+		// rate stays one, whatever the row's format.
+		of16 := false
+		for _, f := range *list {
+			if f.Format == format || (f.Format == "*" && !slices.ContainsFunc(*list, func(g Factor) bool { return g.Format == format })) {
+				of16 = f.Of16Bit
+			}
+		}
 		*list = slices.DeleteFunc(slices.Clone(*list), func(f Factor) bool { return f.Format == format })
-		*list = append(*list, Factor{Format: format, Value: v, Source: "trial"})
+		*list = append(*list, Factor{Format: format, Value: v, Source: "trial", Of16Bit: of16})
 	}
 	return a
+}
+
+// computeBound says whether prefill row r says anything of compute. A
+// prefill the one read of the weights already predicts within the
+// tolerance is bound by that read; nor does one whose multiplies at the
+// full tensor-core rate would take under a tenth of its time (a prompt of a
+// few dozen tokens measures per-request overheads, not prefill compute).
+func computeBound(t *testing.T, r fieldRow, a Assumptions) bool {
+	t.Helper()
+	e, tp, err := rowEstimator(r, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, mem, net := e.prefill(tp, 1)
+	e.chunks(func(_, n int) { mem += e.launches(n) })
+	took := r.Measured / 1e3
+	if r.Metric == "prefill_tokens_per_s" {
+		took = float64(r.Input) / r.Measured
+	}
+	if r.Depth == 0 && math.Abs(took/(mem+net)-1) <= within {
+		return false
+	}
+	ideal := 2 * e.p.Active(e.m) * float64(r.Input) / float64(tp) / e.computeRate()
+	return ideal >= took/10
 }
 
 // needed is the efficiency row r alone would need for its phase, found by
@@ -322,29 +357,8 @@ func needed(t *testing.T, r fieldRow, a Assumptions) (v float64, ok bool) {
 		t.Fatal(err)
 	}
 	ph := phaseOf(t, r, a)
-	if ph == PhasePrefill || ph == PhasePrefillMoE {
-		// A prefill the one read of the weights already predicts within the
-		// tolerance is bound by that read: it says nothing of compute.
-		e, tp, err := rowEstimator(r, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, mem, net := e.prefill(tp, 1)
-		e.chunks(func(_, n int) { mem += e.launches(n) })
-		took := r.Measured / 1e3
-		if r.Metric == "prefill_tokens_per_s" {
-			took = float64(r.Input) / r.Measured
-		}
-		if r.Depth == 0 && math.Abs(took/(mem+net)-1) <= within {
-			return 0, false
-		}
-		// Nor does one whose multiplies at the full tensor-core rate would
-		// take under a tenth of its time: a prompt of a few dozen tokens
-		// measures per-request overheads, not prefill compute.
-		ideal := 2 * e.p.Active(e.m) * float64(r.Input) / float64(tp) / e.computeRate()
-		if ideal < took/10 {
-			return 0, false
-		}
+	if (ph == PhasePrefill || ph == PhasePrefillMoE) && !computeBound(t, r, a) {
+		return 0, false
 	}
 	// off > 0: the prediction is too slow at v.
 	off := func(v float64) float64 {
@@ -409,6 +423,9 @@ func TestFieldFit(t *testing.T) {
 		eng, _ := a.Engine(r.Engine)
 		f, _ := a.Format(r.Weights)
 		ph := phaseOf(t, r, a)
+		if ph == PhasePrefill && linearFitted(eng) {
+			continue // fitted with the linear-attention figure (checkLinearFit)
+		}
 		if ph != PhaseAttention { // attention multiplies 16-bit operands, whatever the weights' format
 			need[key{eng.Name, ph, f.Name}] = append(need[key{eng.Name, ph, f.Name}], v)
 		}
@@ -422,6 +439,9 @@ func TestFieldFit(t *testing.T) {
 		for _, ph := range []string{PhaseDecode, PhaseDecodeMoE, PhasePrefill, PhasePrefillMoE, PhaseAttention} {
 			if (ph == PhaseDecodeMoE && len(e.DecodeMoE) == 0) || (ph == PhasePrefillMoE && len(e.PrefillMoE) == 0) {
 				continue // its mixtures of experts inform its decode or prefill figures
+			}
+			if ph == PhasePrefill && linearFitted(e) {
+				continue
 			}
 			for _, f := range e.factors(ph) {
 				v, ok := need[key{e.Name, ph, f.Format}]
@@ -444,6 +464,7 @@ func TestFieldFit(t *testing.T) {
 		t.Errorf("%s %s %s: %d fit-half rows give %.2f; the data file has no figure for it", k.engine, k.phase, k.format, len(v), median(v))
 	}
 	checkUngraphedFit(t, a, s)
+	checkLinearFit(t, a, s)
 }
 
 // ungraphedPairs is, for each fit-half pair of one dense model's decode at
@@ -695,4 +716,129 @@ func trim(v float64) string {
 		return fmt.Sprintf("%.0f", v)
 	}
 	return fmt.Sprintf("%.1f", v)
+}
+
+// linearFitted says whether engine e's linear-attention figure is fitted:
+// then it and e's prefill figures are fitted together (checkLinearFit).
+func linearFitted(e Engine) bool {
+	return slices.ContainsFunc(e.LinearAttention, func(f Factor) bool { return strings.HasPrefix(f.Source, "fitted") })
+}
+
+// jointRows is the fit-half rows that inform an engine's prefill figure (a
+// dense model's weight multiplies) and its linear-attention figure
+// together: those that say something of compute (computeBound) and that
+// some pair of figures in (0, 1] reaches (neither too slow at both figures
+// 1, nor too fast at both 0.01).
+func jointRows(t *testing.T, a Assumptions, s fieldSplit, engine string) []fieldRow {
+	t.Helper()
+	var rows []fieldRow
+	for _, r := range fieldRows(t) {
+		eng, err := a.Engine(r.Engine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if eng.Name != engine || s.half(r.SourceID) != "fit" || r.Implausible != "" || r.Unmodelled != "" ||
+			phaseOf(t, r, a) != PhasePrefill || !computeBound(t, r, a) {
+			continue
+		}
+		fast, slow := rowLogErrors(t, a, engine, []fieldRow{r}, 1, 1)[0], rowLogErrors(t, a, engine, []fieldRow{r}, 0.01, 0.01)[0]
+		if fast >= -0.001 && slow <= 0 {
+			rows = append(rows, r)
+		}
+	}
+	return rows
+}
+
+// rowLogErrors is each row's log(predicted/measured) rate with the
+// engine's prefill figure d (for every format) and linear-attention
+// figure v: above zero, the prediction is too fast.
+func rowLogErrors(t *testing.T, a Assumptions, engine string, rows []fieldRow, d, v float64) []float64 {
+	t.Helper()
+	a = withFactor(withFactor(a, engine, PhaseLinear, "*", v), engine, PhasePrefill, "*", d)
+	out := make([]float64, len(rows))
+	for i, r := range rows {
+		f, _ := a.Format(r.Weights)
+		got, err := predictWith(r, withFactor(a, engine, PhasePrefill, f.Name, d))
+		if err != nil {
+			t.Fatalf("%s: %v", r.ID, err)
+		}
+		out[i] = math.Log(got / r.Measured)
+		if strings.HasSuffix(r.Metric, "_ms") {
+			out[i] = -out[i]
+		}
+	}
+	return out
+}
+
+// jointL1 is rows' summed |log error| (rowLogErrors) at d and v.
+func jointL1(t *testing.T, a Assumptions, engine string, rows []fieldRow, d, v float64) float64 {
+	t.Helper()
+	var l1 float64
+	for _, e := range rowLogErrors(t, a, engine, rows, d, v) {
+		l1 += math.Abs(e)
+	}
+	return l1
+}
+
+// checkLinearFit holds an engine's fitted linear-attention figure and its
+// prefill figures ("*" and each format with rows) to their joint fit over
+// jointRows: the pair, each in (0, 1] to 0.01 and 0.001, with the least
+// summed |log error|, the two-figure form of the median the other figures
+// are. One figure alone cannot be told from the other on the same rows
+// (each row's need of either is on the same side of the median); rows of
+// models whose linear-attention scan is a larger or smaller share of
+// their multiplies tell them apart.
+func checkLinearFit(t *testing.T, a Assumptions, s fieldSplit) {
+	t.Helper()
+	for _, e := range a.Engines {
+		if !linearFitted(e) {
+			continue
+		}
+		lin, err := a.Factor(e.Name, PhaseLinear, "*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := a.Factor(e.Name, PhasePrefill, "*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := jointRows(t, a, s, e.Name)
+		if len(rows) < 2 {
+			t.Errorf("%s linear attention is called fitted but %d fit-half rows inform it", e.Name, len(rows))
+			continue
+		}
+		for _, f := range slices.Concat(e.LinearAttention, e.Prefill) {
+			if f.Format != "*" && !slices.ContainsFunc(rows, func(r fieldRow) bool { return r.Weights == f.Format }) {
+				continue
+			}
+			if want := fmt.Sprintf("joint fit over %d fit-half rows", len(rows)); !strings.HasPrefix(f.Source, "fitted") || !strings.Contains(f.Source, want) {
+				t.Errorf("%s %s: the source must say it is fitted, the %s: %q", e.Name, f.Format, want, f.Source)
+			}
+		}
+		for _, f := range e.Prefill {
+			if f.Format != "*" && slices.ContainsFunc(rows, func(r fieldRow) bool { return r.Weights == f.Format }) && math.Abs(f.Value-d.Value) > 0.005 {
+				t.Errorf("%s prefill %s is %.2f, the joint fit's %.2f (every row of the fit is %s)", e.Name, f.Format, f.Value, d.Value, f.Format)
+			}
+		}
+		at := jointL1(t, a, e.Name, rows, d.Value, lin.Value)
+		t.Logf("%s: prefill %.2f, linear attention %.3f, summed |log error| %.4f over %d rows", e.Name, d.Value, lin.Value, at, len(rows))
+		try := func(dv, lv float64) {
+			if dv <= 0 || dv > 1.0001 || lv <= 0 || lv > 1.0001 {
+				return
+			}
+			if l := jointL1(t, a, e.Name, rows, dv, lv); l < at-1e-9 {
+				t.Errorf("%s: prefill %.2f with linear attention %.3f gives %.4f, below the data file's %.4f (%.2f, %.3f)", e.Name, dv, lv, l, at, d.Value, lin.Value)
+			}
+		}
+		for _, dd := range []float64{-0.01, 0, 0.01} {
+			for _, dl := range []float64{-0.001, 0, 0.001} {
+				try(d.Value+dd, lin.Value+dl)
+			}
+		}
+		for dv := 0.05; dv <= 1.0001; dv += 0.05 {
+			for lv := 0.005; lv <= 1.0001; lv *= 1.25 {
+				try(dv, lv)
+			}
+		}
+	}
 }

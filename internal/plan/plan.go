@@ -190,6 +190,9 @@ func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, e
 			{f.BytesPerParam, "bytes per weight (" + f.Name + ")", f.Source},
 			{e.headBytes(), "bytes per lm_head weight", e.headSource()},
 		}}
+	if m.LinearLayers > 0 {
+		pl.Assumed = append(pl.Assumed, Number{e.lin.Value, "of the 16-bit rate in prefill's linear-attention (Gated DeltaNet) scan (" + eng.Name + ")", e.lin.Source})
+	}
 	if e.sixteenBitExperts() && m.Experts > 0 {
 		pl.Assumed = append(pl.Assumed, Number{e.expertRate() / 1e12, "TFLOP/s the routed experts' prefill share applies to: the 16-bit rate, whatever the weights' format",
 			e.expertRateSource()})
@@ -284,6 +287,10 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 	if err != nil {
 		return estimator{}, err
 	}
+	lin, err := a.Factor(eng.Name, PhaseLinear, f.Name)
+	if err != nil {
+		return estimator{}, err
+	}
 	kvb, err := kvBytes(w.KVDType)
 	if err != nil {
 		return estimator{}, err
@@ -300,7 +307,7 @@ func newEstimator(m Model, f Format, c Cluster, w Workload, a Assumptions) (esti
 	}
 	ungraphed, ungraphedSource := a.ungraphedLayer(eng.Name)
 	moeMax, moeMaxSource := a.decodeMoEMaxTokens(eng.Name)
-	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, wide: wide, pre: pre, preMoE: preMoE, att: att,
+	return estimator{m: m, p: m.Count(), f: f, c: c, w: w, a: a, eng: eng, kvb: kvb, dec: dec, wide: wide, pre: pre, preMoE: preMoE, att: att, lin: lin,
 		chunk: cmp.Or(w.PrefillChunk, a.prefillChunk(eng.Name)), ungraphed: ungraphed / 1e3, ungraphedSource: ungraphedSource,
 		moeMax: moeMax, moeMaxSource: moeMaxSource, act: a.ffnActivation(eng.Name)}, nil
 }
@@ -330,7 +337,7 @@ type estimator struct {
 	// dec and pre are the engine's decode and prefill efficiencies for the
 	// format, preMoE its routed experts' prefill multiplies', att its
 	// attention products' share of the 16-bit rate.
-	dec, pre, preMoE, att Factor
+	dec, pre, preMoE, att, lin Factor
 	// wide is the figure whole rows of a weight or tensor stream at: the
 	// format's own decode figure where the engine has one above dec, dec
 	// otherwise. A mixture of experts' step or pass of more than moeMax
@@ -882,8 +889,10 @@ func (e estimator) prefillPass(tp, start, n int, last bool) (compute, memory, ex
 	}
 	// Attention's score and value products, and the linear-attention and
 	// Mamba-2 chunked scans' products, run on 16-bit operands whatever the
-	// weights' format: only the weight multiplies use its rate.
-	attn := (e.attentionFLOPs(float64(start), float64(n)) + e.scanFLOPs(float64(n))) / (e.c.BF16TFLOPS.Value * 1e12 * e.att.Value)
+	// weights' format: only the weight multiplies use its rate. The
+	// linear-attention scan runs at its own share of that rate (lin).
+	r16 := e.c.BF16TFLOPS.Value * 1e12
+	attn := (e.attentionFLOPs(float64(start), float64(n))+e.mambaFLOPs(float64(n)))/(r16*e.att.Value) + e.deltaFLOPs(float64(n))/(r16*e.lin.Value)
 	// The routed experts' multiplies run in the engine's grouped per-expert
 	// kernels, at their own share of the rate (preMoE).
 	expertFLOPs := 2 * e.p.Expert * float64(e.m.ExpertsPerToken*e.m.MoELayers) * float64(n)
@@ -978,30 +987,42 @@ func (e estimator) attentionFLOPs(start, n float64) float64 {
 // from flash-linear-attention) works in chunks of 64 tokens.
 const deltaChunk = 64
 
-// scanFLOPs is the products of the linear-attention (Gated DeltaNet) and
-// Mamba-2 layers' chunked scans over n prompt tokens: linear in n, each
-// token's share set by the chunk length C. Gated DeltaNet, per value head
-// and chunk (key width K, value width V; vLLM's fla ops): K·Kᵀ (2C²K,
-// chunk_scaled_dot_kkt), the triangular solve (about ⅔C³, solve_tril), w
-// and u (2C²K + 2C²V, recompute_w_u), the state's read and update (4CKV,
+// deltaFLOPs is the products of the linear-attention (Gated DeltaNet)
+// layers' chunked scan over n prompt tokens: linear in n, each token's
+// share set by the chunk length C. Per value head and chunk (key width K,
+// value width V; vLLM's fla ops): K·Kᵀ (2C²K, chunk_scaled_dot_kkt), the
+// triangular solve (about ⅔C³, solve_tril), w and u (2C²K + 2C²V,
+// recompute_w_u), the state's read and update (4CKV,
 // chunk_gated_delta_rule_fwd_h), and the output from the state and within
-// the chunk (2CKV + 2C²K + 2C²V, chunk_fwd_o). Mamba-2's SSD, per head of
-// width P and state N (chunk Q): the chunk's state Bᵀx and the output C·h
-// (4NPQ), the chunk's C·Bᵀ per group of heads (2Q²N) and its product with
-// x (2Q²P) (mamba_ssm ssd_combined: chunk_state, bmm_chunk, chunk_scan).
+// the chunk (2CKV + 2C²K + 2C²V, chunk_fwd_o).
+func (e estimator) deltaFLOPs(n float64) float64 {
+	l := e.m.Linear
+	if l.ValueHeads <= 0 {
+		return 0
+	}
+	c, k, v := float64(deltaChunk), float64(l.KeyDim), float64(l.ValueDim)
+	perHead := c*(6*k+4*v) + 6*k*v + 2*c*c/3
+	return float64(e.m.LinearLayers*l.ValueHeads) * perHead * n
+}
+
+// mambaFLOPs is the products of the Mamba-2 layers' chunked scan (SSD) over
+// n prompt tokens, per head of width P and state N (chunk Q): the chunk's
+// state Bᵀx and the output C·h (4NPQ), the chunk's C·Bᵀ per group of heads
+// (2Q²N) and its product with x (2Q²P) (mamba_ssm ssd_combined:
+// chunk_state, bmm_chunk, chunk_scan).
+func (e estimator) mambaFLOPs(n float64) float64 {
+	mb := e.m.Mamba
+	if mb.Heads <= 0 {
+		return 0
+	}
+	q, p, s := float64(cmp.Or(mb.ChunkSize, mambaChunk)), float64(mb.HeadDim), float64(mb.StateSize)
+	perLayer := float64(mb.Heads)*(4*s*p+2*q*p) + float64(mb.Groups)*2*q*s
+	return float64(e.m.MambaLayers) * perLayer * n
+}
+
+// scanFLOPs is both scans' products over n prompt tokens.
 func (e estimator) scanFLOPs(n float64) float64 {
-	var per float64
-	if l := e.m.Linear; l.ValueHeads > 0 {
-		c, k, v := float64(deltaChunk), float64(l.KeyDim), float64(l.ValueDim)
-		perHead := c*(6*k+4*v) + 6*k*v + 2*c*c/3
-		per += float64(e.m.LinearLayers*l.ValueHeads) * perHead
-	}
-	if mb := e.m.Mamba; mb.Heads > 0 {
-		q, p, s := float64(cmp.Or(mb.ChunkSize, mambaChunk)), float64(mb.HeadDim), float64(mb.StateSize)
-		perLayer := float64(mb.Heads)*(4*s*p+2*q*p) + float64(mb.Groups)*2*q*s
-		per += float64(e.m.MambaLayers) * perLayer
-	}
-	return per * n
+	return e.deltaFLOPs(n) + e.mambaFLOPs(n)
 }
 
 // hops is the time activations take between pipeline stages.

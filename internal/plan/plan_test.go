@@ -460,6 +460,69 @@ func TestScanFLOPs(t *testing.T) {
 	}
 }
 
+// TestLinearAttentionFigure: the linear-attention figure prices the Gated
+// DeltaNet scan's products and nothing else. For any prompt pass (start,
+// length) of a Qwen3.5 or Qwen3.6 model, changing it from v1 to v2 changes
+// the pass's compute by exactly deltaFLOPs/(16-bit rate)·(1/v2 − 1/v1);
+// a Mamba-2 model's and a transformer's passes do not move; and an engine
+// without a figure of its own, nor one it inherits, takes its attention
+// figure.
+func TestLinearAttentionFigure(t *testing.T) {
+	a, err := DefaultAssumptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, _ := expect.Default()
+	c, _ := PlatformCluster("dgx-spark", 1, a, set)
+	with := func(v float64) Assumptions {
+		b := a
+		b.Engines = slices.Clone(a.Engines)
+		for i, e := range b.Engines {
+			if e.Name == "vllm" {
+				b.Engines[i].LinearAttention = []Factor{{Format: "*", Value: v, Source: "test"}}
+			}
+		}
+		return b
+	}
+	for _, tc := range []struct{ file, format string }{{"qwen3.5-0.8b.json", "bf16"}, {"qwen3.5-9b.json", "bf16"},
+		{"qwen3.6-35b-a3b.json", "fp8"}, {"nemotron-3-nano-30b-a3b.json", "bf16"}, {"llama-3.1-8b.json", "nvfp4"}} {
+		f, err := a.Format(tc.format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := load(t, tc.file)
+		for _, start := range []int{0, 1, 8192, 100000} {
+			for _, n := range []int{1, 64, 777, 8192} {
+				w := Workload{Input: start + n, Output: 1, Concurrency: 1, KVDType: "fp8", Engine: "vllm", GPUMemUtil: 0.9}
+				e1, err := newEstimator(m, f, c, w, with(0.5))
+				if err != nil {
+					t.Fatal(err)
+				}
+				e2, _ := newEstimator(m, f, c, w, with(0.05))
+				c1, _, _, _ := e1.prefillPass(1, start, n, true)
+				c2, _, _, _ := e2.prefillPass(1, start, n, true)
+				want := e1.deltaFLOPs(float64(n)) / (c.BF16TFLOPS.Value * 1e12) * (1/0.05 - 1/0.5)
+				if d := c2 - c1; math.Abs(d-want) > 1e-9*max(c1, 1e-6) {
+					t.Errorf("%s, %d tokens after %d: the figure 0.5 to 0.05 moves compute %.6g s, want %.6g s", tc.file, n, start, d, want)
+				}
+				if m.LinearLayers == 0 && want != 0 {
+					t.Errorf("%s has no linear-attention layers but %.3g s of their scan", tc.file, want)
+				}
+			}
+		}
+	}
+	for _, e := range a.Engines {
+		if len(e.LinearAttention) > 0 || e.Inherit != "" {
+			continue
+		}
+		lin, err1 := a.Factor(e.Name, PhaseLinear, "bf16")
+		att, err2 := a.Factor(e.Name, PhaseAttention, "bf16")
+		if err1 != nil || err2 != nil || lin.Value != att.Value || lin.Source != att.Source {
+			t.Errorf("%s has no linear-attention figure; it should take its attention figure (%v, %v), got %v (%v)", e.Name, att, err2, lin, err1)
+		}
+	}
+}
+
 // TestUngraphedLaunches holds llama.cpp's per-layer launch cost to its rule
 // for any prompt length, chunk and stream count: a prompt's TTFT carries it
 // once per pass, a one-token decode step never, a step of more streams once;
@@ -683,40 +746,60 @@ func TestDraftLaunches(t *testing.T) {
 	}
 }
 
-// TestSixteenBitExpertFigure: vLLM's routed-expert prefill figure is a share
-// of the 16-bit rate, fitted on Marlin's weight-only kernels, and applies to
-// the routed experts in every format, with or without
-// --weight-only-experts: the experts' multiplies take the same time
-// whatever the format, the rest of the pass the format's rate.
+// TestSixteenBitExpertFigure: vLLM's routed-expert prefill figures are
+// shares of the 16-bit rate, one for each format the fit half has rows of
+// and the catch-all for the rest, with or without --weight-only-experts:
+// a format's experts take their multiplies at the 16-bit rate times that
+// format's figure, weight-only kernels do not move them, and the plan says
+// which rate its figure is a share of.
 func TestSixteenBitExpertFigure(t *testing.T) {
 	a, _ := DefaultAssumptions()
 	set, _ := expect.Default()
 	c, _ := PlatformCluster("dgx-spark", 1, a, set)
-	var first float64
-	for _, format := range []string{"nvfp4", "fp8", "bf16", "mxfp4"} {
+	vllm, err := a.Engine("vllm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	figure := func(format string) Factor {
+		var all Factor
+		for _, f := range vllm.factors(PhasePrefillMoE) {
+			switch f.Format {
+			case format:
+				return f
+			case "*":
+				all = f
+			}
+		}
+		return all
+	}
+	for _, format := range []string{"nvfp4", "fp8", "bf16", "mxfp4", "int4", "int8"} {
 		f, _ := a.Format(format)
+		want := figure(format)
+		if !want.Of16Bit || want.Value <= 0 || want.Value > 1 {
+			t.Errorf("%s: vLLM's routed-expert figure %+v is not a share of the 16-bit rate in (0, 1]", format, want)
+		}
+		var plain float64
 		for _, weightOnly := range []bool{false, true} {
 			w := Workload{Input: 8192, Output: 64, Concurrency: 1, KVDType: "fp8", GPUMemUtil: 0.9, Engine: "vllm", WeightOnlyExperts: weightOnly}
 			e, err := newEstimator(load(t, "qwen3.6-35b-a3b.json"), f, c, w, a)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if e.preMoE.Value != 0.22 || !e.preMoE.Of16Bit || !e.sixteenBitExperts() {
-				t.Errorf("%s, weight-only %v: experts take %.2f (%s), want the fitted 0.22 of the 16-bit rate", format, weightOnly, e.preMoE.Value, e.preMoE.Source)
+			if e.preMoE.Value != want.Value || !e.sixteenBitExperts() {
+				t.Errorf("%s, weight-only %v: experts take %.2f (%s), want the format's %.2f of the 16-bit rate", format, weightOnly, e.preMoE.Value, e.preMoE.Source, want.Value)
 			}
 			for _, n := range []int{512, 8192} {
 				_, _, ec, _ := e.prefillPass(1, 0, n, true)
-				want := 2 * e.p.Expert * float64(e.m.ExpertsPerToken*e.m.MoELayers) * float64(n) / (c.BF16TFLOPS.Value * 1e12 * 0.22)
-				if math.Abs(ec/want-1) > 1e-9 {
-					t.Errorf("%s, weight-only %v, %d tokens: expert multiplies %.4g s, want %.4g", format, weightOnly, n, ec, want)
+				wantS := 2 * e.p.Expert * float64(e.m.ExpertsPerToken*e.m.MoELayers) * float64(n) / (c.BF16TFLOPS.Value * 1e12 * want.Value)
+				if math.Abs(ec/wantS-1) > 1e-9 {
+					t.Errorf("%s, weight-only %v, %d tokens: expert multiplies %.4g s, want %.4g", format, weightOnly, n, ec, wantS)
 				}
 			}
 			_, _, ec, _ := e.prefillPass(1, 0, 8192, true)
-			if first == 0 {
-				first = ec
-			}
-			if math.Abs(ec/first-1) > 1e-9 {
-				t.Errorf("%s, weight-only %v: expert multiplies %.4g s, %.4g in NVFP4: the format moved them", format, weightOnly, ec, first)
+			if !weightOnly {
+				plain = ec
+			} else if math.Abs(ec/plain-1) > 1e-9 {
+				t.Errorf("%s: expert multiplies %.4g s weight-only, %.4g without: the 16-bit figure already prices them", format, ec, plain)
 			}
 			p, err := Estimate(load(t, "qwen3.6-35b-a3b.json"), f, c, w, a)
 			if err != nil {
