@@ -521,6 +521,27 @@ func TestLinearAttentionFigure(t *testing.T) {
 			t.Errorf("%s has no linear-attention figure; it should take its attention figure (%v, %v), got %v (%v)", e.Name, att, err2, lin, err1)
 		}
 	}
+	// An engine that inherits and has no scan figure of its own takes its
+	// parent's, whatever figures of other phases it has: TensorRT-LLM and
+	// SGLang take vLLM's fitted scan figure, Ollama llama.cpp's attention one.
+	for _, e := range a.Engines {
+		if e.Inherit == "" || len(e.LinearAttention) > 0 {
+			continue
+		}
+		for _, format := range []string{"bf16", "fp8", "nvfp4"} {
+			got, err1 := a.Factor(e.Name, PhaseLinear, format)
+			want, err2 := a.Factor(e.Inherit, PhaseLinear, format)
+			if err1 != nil || err2 != nil || got.Value != want.Value || got.Engine != want.Engine || !strings.HasSuffix(got.Source, want.Source) {
+				t.Errorf("%s, %s: the scan figure is %v (%v), want %s's %v (%v)", e.Name, format, got, err1, e.Inherit, want, err2)
+			}
+		}
+	}
+	for _, name := range []string{"trtllm", "sglang"} {
+		got, err := a.Factor(name, PhaseLinear, "bf16")
+		if err != nil || got.Engine != "vllm" || got.Value != 0.036 || !strings.Contains(got.Source, "takes vllm's figure") {
+			t.Errorf("%s's scan figure is %v (%v), want vLLM's linear_attention 0.036, named as inherited", name, got, err)
+		}
+	}
 }
 
 // TestUngraphedLaunches holds llama.cpp's per-layer launch cost to its rule
