@@ -292,7 +292,7 @@ func (a *analysis) peerOtherNetwork(l *results.NCCLLog) {
 // footers of tables of their own, footers far apart (different tests), a
 // header repeated after device lines (a run again).
 func separateTests(l results.NCCLLaunch) bool {
-	if l.RankZeroHosts > 1 || l.StackedHeaders > 0 {
+	if l.RankZeroHosts > 1 || l.RankZeroPIDs > 1 || l.StackedHeaders > 0 {
 		return true
 	}
 	return l.StrayFooters > 1 && l.StrayMax <= 1.5*l.StrayMin
@@ -392,6 +392,8 @@ func (a *analysis) separateTestsCause(o *results.NCCLOutput) {
 	switch {
 	case l.RankZeroHosts > 1:
 		ev = `"Rank 0" device lines from two hosts in one header`
+	case l.RankZeroPIDs > 1:
+		ev = `"Rank 0" device lines of two processes (two Pids) on one host in one header`
 	case l.StackedHeaders > 0:
 		ev = fmt.Sprintf("%d nccl-tests headers (# nThread …) printed one after another with no device line or table between: one per process, while a test built with MPI=1 prints its header on rank 0 only", l.StackedHeaders+1)
 	default:
