@@ -3,6 +3,7 @@ package analyze
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -37,5 +38,18 @@ func TestRemoteErrorCrashOrderAnyPrefix(t *testing.T) {
 		if got := topCause(before); got != "error.process-segfault" {
 			t.Errorf("crash before, rank %d behind %q: first %q", rank, p, got)
 		}
+	}
+}
+
+// The two-Spark write-up's line of a pinned GID index that moved
+// (ibv_modify_qp: errno 61, ENODATA): the empty GID entry is named, with
+// the pinned index among its meanings.
+func TestModifyQPNoDataPinnedGIDIndex(t *testing.T) {
+	a := analyseText(fieldTrain(t, "349_gb10_stale_roce_gid_index_enodata.txt"))
+	if got := topCause(a); got != "error.ib-gid-missing" {
+		t.Fatalf("first %q: %s", got, flagIDs(a))
+	}
+	if !strings.Contains(a.Flags[0].Message, "NCCL_IB_GID_INDEX pinned on every node") {
+		t.Errorf("%q", a.Flags[0].Message)
 	}
 }
