@@ -292,7 +292,7 @@ func (a *analysis) peerOtherNetwork(l *results.NCCLLog) {
 // footers of tables of their own, footers far apart (different tests), a
 // header repeated after device lines (a run again).
 func separateTests(l results.NCCLLaunch) bool {
-	if l.RankZeroHosts > 1 || l.StackedHeaders > 0 {
+	if l.RankZeroHosts > 1 || l.RankZeroPIDs > 1 || l.StackedHeaders > 0 {
 		return true
 	}
 	return l.StrayFooters > 1 && l.StrayMax <= 1.5*l.StrayMin
@@ -392,6 +392,8 @@ func (a *analysis) separateTestsCause(o *results.NCCLOutput) {
 	switch {
 	case l.RankZeroHosts > 1:
 		ev = `"Rank 0" device lines from two hosts in one header`
+	case l.RankZeroPIDs > 1:
+		ev = `"Rank 0" device lines of two processes (two Pids) on one host in one header`
 	case l.StackedHeaders > 0:
 		ev = fmt.Sprintf("%d nccl-tests headers (# nThread …) printed one after another with no device line or table between: one per process, while a test built with MPI=1 prints its header on rank 0 only", l.StackedHeaders+1)
 	default:
@@ -435,7 +437,9 @@ var ofiSocketProviders = []string{"tcp", "sockets", "udp"}
 // nodes, warn otherwise.
 func (a *analysis) ofiTCPProvider(l *results.NCCLLog) {
 	prov, note := "", ""
-	for _, n := range l.NetNotes {
+	// the plugin prints its provider choice as INFO, and as WARN where no
+	// provider of the kind it asked for answered first
+	for _, n := range slices.Concat(l.NetNotes, l.Warnings) {
 		_, rest, ok := strings.Cut(strings.ToLower(n), "selected provider is ")
 		if !ok || !strings.HasPrefix(n, "NET/OFI") {
 			continue
@@ -468,11 +472,31 @@ func (a *analysis) ofiTCPProvider(l *results.NCCLLog) {
 		sev = report.Fail
 		ev = append(ev, "traffic between nodes in the log")
 	}
+	n := len(a.res.Flags)
 	a.flag(sev, "nccl.ofi-tcp-provider",
 		fmt.Sprintf("the OFI net plugin selected libfabric's %s provider: no RDMA provider (EFA, verbs) answered in this process, so NCCL's network traffic goes over kernel sockets at a fraction of the fabric's bandwidth", prov),
 		strings.Join(ev, "; "),
-		"make the RDMA devices visible to the job: fi_info -p efa (or -p verbs) must list them where the job runs; in a container pass them in (docker run --device /dev/infiniband/uverbs0 … for each, or the EFA device plugin on Kubernetes)",
+		"make an RDMA provider answer where the job runs: fi_info -p efa (or -p verbs, -p cxi) must list the devices; in a container pass them in (docker run --device /dev/infiniband/uverbs0 … for each, or the EFA device plugin on Kubernetes); a libfabric built without the fabric's provider lists only tcp (rebuild it with verbs or use the vendor's); an instance launched without an EFA has none to find",
 		"https://github.com/aws/aws-ofi-nccl/blob/v1.12.1-aws/src/nccl_ofi_net.c (\"Selected Provider is %s (found %d nics)\"); https://github.com/aws/aws-ofi-nccl/blob/master/src/platform-aws.cpp (on EC2 the plugin asks for the efa provider; without EFA, TCP); https://github.com/aws/aws-ofi-nccl/issues/803 (EFA devices not passed to the container)")
+	// where NCCL's first WARN line is the plugin's own (NET/OFI), the
+	// generic count of WARN lines names nothing this does not: rank it after
+	a.beforeWarnCount(n, len(l.Warnings) > 0 && strings.HasPrefix(l.Warnings[0], "NET/OFI"))
+}
+
+// beforeWarnCount moves the flag at index i in front of the "nccl.warn"
+// count of WARN lines when explains says it names their cause.
+func (a *analysis) beforeWarnCount(i int, explains bool) {
+	if !explains || i >= len(a.res.Flags) {
+		return
+	}
+	for j := range i {
+		if a.res.Flags[j].ID == "nccl.warn" {
+			f := a.res.Flags[i]
+			copy(a.res.Flags[j+1:i+1], a.res.Flags[j:i])
+			a.res.Flags[j] = f
+			return
+		}
+	}
 }
 
 // containerID: a host name Docker gives a container, the first 12 hex

@@ -134,7 +134,7 @@ func (a *analysis) flags(l *results.NCCLLog) {
 				break
 			}
 		}
-		fix := "make the RDMA devices visible to the job (ibv_devices; /dev/infiniband in containers) and list them in NCCL_IB_HCA"
+		fix := "find why no RDMA network came up, most likely first: the RDMA devices are not visible to the job (ibv_devices lists none: /dev/infiniband not passed into the container); the fabric is reached only through a net plugin the job did not load (aws-ofi-nccl for EFA or Slingshot, the GPUDirect-TCPX/TCPXO plugin on GKE: NCCL_NET_PLUGIN or the library path); the node has no RDMA or GPU network provisioned (an instance without EFA, a node pool without its GPU networks). Then list the devices in NCCL_IB_HCA"
 		if v, ok := l.Env["NCCL_IB_DISABLE"]; ok && strings.TrimSpace(v) == "1" {
 			ev += "; NCCL_IB_DISABLE=1 set by the environment turned the RDMA transport off"
 			fix = "unset NCCL_IB_DISABLE (the job's environment, a container image, or /etc/nccl.conf)"

@@ -62,6 +62,7 @@ func (a *analysis) errors(hits []diagnose.ErrorHit) {
 		ranked = append(ranked, rankedFlag{h.Score, report.AnalysisFlag{ID: "error." + s.ID, Severity: sev, Message: s.Title + ": " + meaning,
 			Evidence: ev, Fix: s.Fix, Source: strings.Join(s.Sources, "; ")}})
 	}
+	crashAfterRemoteError(ranked, hits)
 	ranked = append(ranked, a.causes...)
 	if len(ranked) == 0 {
 		return
@@ -225,4 +226,32 @@ func quotedWarnClass(line string) string {
 		return fmt.Sprintf("; the quoted warning %q comes from %s", msg, expect.NCCLWarnClassText[c])
 	}
 	return ""
+}
+
+// crashAfterRemoteError ranks a segmentation fault printed after NCCL's
+// remote error below it. ncclRemoteError says a peer process exited or the
+// network failed (NVIDIA/nccl src/init.cc v2.30.7-1, ncclGetErrorString:
+// "remote process exited or there was a network error"); the framework
+// then tears the surviving process down (PyTorch's watchdog rethrows the
+// error, std::terminate), and a crash printed after the error is that
+// teardown's, not the cause the error reports.
+func crashAfterRemoteError(ranked []rankedFlag, hits []diagnose.ErrorHit) {
+	remote := -1
+	for _, h := range hits {
+		if h.Signature.ID == "nccl-remote-error" {
+			remote = h.Line
+		}
+	}
+	if remote < 0 {
+		return
+	}
+	for i, h := range hits {
+		if h.Signature.ID == "process-segfault" && h.Line > remote {
+			for _, r := range hits {
+				if r.Signature.ID == "nccl-remote-error" {
+					ranked[i].weight = min(ranked[i].weight, r.Score-0.01)
+				}
+			}
+		}
+	}
 }

@@ -71,3 +71,53 @@ func TestSeparateTestsHeadersBeforeDevices(t *testing.T) {
 		}
 	}
 }
+
+// The Slurm harness's paste: two processes on one node each print
+// "Rank 0" (no header, no table) because each ran a test of its own.
+func TestSeparateTestsSameRankTwoPIDs(t *testing.T) {
+	a := analyseText(fieldTrain(t, "370_nccl_tests_no_mpi_same_rank_repeated.txt"))
+	if got := topCause(a); got != "nccl-tests.not-built-with-mpi" {
+		t.Fatalf("first %q: %+v", got, a.Flags)
+	}
+}
+
+// Device lines of one host alone, any process and GPU count, behind any
+// prefix: "Rank 0" from two Pids is one test per process; one MPI test's
+// ranks (each printed once), and one process's lines pasted twice, are
+// not. (Behind a prefix, device lines alone are told to be nccl-tests
+// output from four lines on, where the prefix repeats enough to be
+// learnt: fewer are tested without one, as in the field paste.)
+func TestSeparateTestsRankZeroPIDsAnyPrefix(t *testing.T) {
+	r := rand.New(rand.NewPCG(370, 2))
+	for range 40 {
+		procs, gpus := 2+r.IntN(15), 1+r.IntN(8)
+		p := anyPrefix(r)
+		if procs*gpus < 4 {
+			p = ""
+		}
+		lines := func(mpi bool) string {
+			var b strings.Builder
+			rank := 0
+			for pr := range procs {
+				if !mpi {
+					rank = 0
+				}
+				for g := range gpus {
+					fmt.Fprintf(&b, "# Rank %2d Group  0 Pid %6d on cnode2-002 device %2d [0000:%02x:00] NVIDIA H100 80GB HBM3\n", rank, 223120+pr, g, 0x1b+g)
+					rank++
+				}
+			}
+			return prefixLines(b.String(), p)
+		}
+		if a := analyseText(lines(false)); topCause(a) != "nccl-tests.not-built-with-mpi" {
+			t.Errorf("%d processes of %d GPUs behind %q: first %q", procs, gpus, p, topCause(a))
+		}
+		if a := analyseText(lines(true)); hasFlag(a, "nccl-tests.not-built-with-mpi") {
+			t.Errorf("one MPI test of %d processes behind %q: raised", procs, p)
+		}
+		twice := "# Rank  0 Group  0 Pid 223120 on cnode2-002 device  0 [0000:1b:00] NVIDIA H100 80GB HBM3\n"
+		if a := analyseText(prefixLines(strings.Repeat(twice, 2+r.IntN(4)), p)); hasFlag(a, "nccl-tests.not-built-with-mpi") {
+			t.Errorf("one process's line twice behind %q: raised", p)
+		}
+	}
+}

@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 202321
-	signaturesGenCRC   = 0x47fe4aa0
+	signaturesGenLen   = 202706
+	signaturesGenCRC   = 0xcde0a51a
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -549,11 +549,12 @@ var generatedSignatures = []Signature{
 		Weight:        1,
 		Severity:      "fail",
 		MeaningSpark:  "the GID table of the RoCE device has no entry at that index: the twin lost its address or the GID was pinned to an index that moved",
-		MeaningServer: "the GID index is empty on this port; GIDs follow the IP addresses configured on the netdev",
+		MeaningServer: "the GID index is empty on this port; GIDs follow the IP addresses configured on the netdev, so an NCCL_IB_GID_INDEX pinned on every node names an empty entry where the RoCE v2 GID sits at another index or moved when the interface was reconfigured",
 		Fix:           "give the netdev its IPv4 address back, then pick the index of its RoCE v2 GID (show_gids); do not pin an index that differs between nodes",
 		Sources: []string{
 			"https://github.com/kvcache-ai/Mooncake/issues/1592",
 			"https://github.com/NVIDIA/nccl/pull/1587",
+			"https://github.com/torvalds/linux/blob/v6.8/drivers/infiniband/core/cache.c (rdma_get_gid_attr: ERR_PTR(-ENODATA) for an index whose GID entry is not valid, which ibv_modify_qp's address resolution returns as errno 61)",
 		},
 		Lits: [][]byte{
 			[]byte("Failed to query GID "),

@@ -832,6 +832,8 @@ func (l *NCCLLog) info(msg []byte) {
 			}
 		case hasPrefix(msg, "NCCL version "):
 			l.setVersion(msg[len("NCCL version "):])
+		case hasPrefix(msg, "NVLS Head "):
+			l.nvlsHead(msg)
 		case hasPrefix(msg, "NCCL_"):
 			l.envLine(msg)
 		}
@@ -885,6 +887,31 @@ func (l *NCCLLog) info(msg []byte) {
 				l.CollChannels = n
 			}
 		}
+	}
+}
+
+// maxNVLSHeadNodes is the most nodes an "NVLS Head" line lists.
+const maxNVLSHeadNodes = 20
+
+// nvlsHead reads "NVLS Head  0:  0  8": NCCL prints it on node 0 only when
+// the communicator spans nodes (connectNvls returns first when nNodes is
+// 1), one head rank per node for the first 20 nodes (src/graph/connect.cc,
+// v2.18.1-1 to v2.30.7-1). Where no "comm 0x… nNodes" line said otherwise,
+// a line of fewer than 20 heads gives the node count.
+func (l *NCCLLog) nvlsHead(msg []byte) {
+	c := index(msg, ":")
+	if c < 0 || l.NNodes > 0 {
+		return
+	}
+	l.scratch = appendFields(l.scratch[:0], msg[c+1:])
+	n := len(l.scratch)
+	for _, f := range l.scratch {
+		if !digits(f) {
+			return
+		}
+	}
+	if n >= 2 && n < maxNVLSHeadNodes {
+		l.NNodes = n
 	}
 }
 
@@ -1867,10 +1894,10 @@ var alarmAt, alarmByte = func() (at, b [256]byte) {
 // infoHeads are the first two bytes of the INFO messages info reads, of
 // the prefixes its cases compare ("Channel ", "Connected all", "Could
 // not enable P2P", "Ring ", "NET/", "NCCL version ", "NCCL_",
-// "ncclComm", "Using network ", "Bootstrap", "bootstrap.cc:", "[Rank ",
+// "NVLS Head ", "ncclComm", "Using network ", "Bootstrap", "bootstrap.cc:", "[Rank ",
 // "cudaDriverVersion ", "comm 0x"); a digit (its default's "16 coll
 // channels") may be followed by any byte.
-var infoHeads = [...]string{"Ch", "Co", "Ri", "NE", "NC", "nc", "Us", "Bo", "bo", "[R", "cu", "co"}
+var infoHeads = [...]string{"Ch", "Co", "Ri", "NE", "NC", "NV", "nc", "Us", "Bo", "bo", "[R", "cu", "co"}
 
 // infoClass holds, for an INFO message's first byte, classAlarm where it
 // is one of alarmFirst, and a bit from classFirst on for each first byte

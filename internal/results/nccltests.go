@@ -42,6 +42,12 @@ type NCCLLaunch struct {
 	// device line, up to 2: an MPI-launched test prints one.
 	RankZeroHosts int    `json:"rank_zero_hosts,omitempty"`
 	rankZeroHost  string // the first such host
+	// RankZeroPIDs is 2 where one host printed "Rank 0" device lines of
+	// two processes (two Pids) in one header: with MPI=1 each rank is
+	// printed once, with its own rank number; without MPI every process
+	// is rank 0 of a test of its own.
+	RankZeroPIDs int `json:"rank_zero_pids,omitempty"`
+	rankZeroPID  int // the first such line's Pid
 	// CompiledNCCL is the NCCL release an old nccl-tests header names
 	// ("# NCCL Tests compiled with NCCL 1.0").
 	CompiledNCCL string `json:"compiled_nccl,omitempty"`
@@ -457,9 +463,10 @@ func (p *ncclParser) openTable() {
 	}
 	p.hasMeta = false
 	p.meta = NCCLTable{Devices: p.meta.Devices[:0]}
-	if p.out.Launch.RankZeroHosts < 2 {
+	if p.out.Launch.RankZeroHosts < 2 && p.out.Launch.RankZeroPIDs < 2 {
 		// a later "Rank 0" on another host belongs to another run
 		p.out.Launch.RankZeroHosts, p.out.Launch.rankZeroHost = 0, ""
+		p.out.Launch.RankZeroPIDs, p.out.Launch.rankZeroPID = 0, 0
 	}
 }
 
@@ -1069,13 +1076,17 @@ func atoi(b []byte) int {
 
 // rankZero notes a "Rank 0" device line's host.
 func (l *NCCLLaunch) rankZero(d NCCLDevice) {
-	if d.Rank != 0 || d.Host == "" || l.RankZeroHosts >= 2 {
+	if d.Rank != 0 || d.Host == "" || l.RankZeroHosts >= 2 || l.RankZeroPIDs >= 2 {
 		return
 	}
-	if l.RankZeroHosts == 0 {
+	switch {
+	case l.RankZeroHosts == 0:
 		l.rankZeroHost, l.RankZeroHosts = d.Host, 1
-	} else if d.Host != l.rankZeroHost {
+		l.rankZeroPID, l.RankZeroPIDs = d.PID, 1
+	case d.Host != l.rankZeroHost:
 		l.RankZeroHosts = 2
+	case d.PID > 0 && l.rankZeroPID > 0 && d.PID != l.rankZeroPID:
+		l.RankZeroPIDs = 2
 	}
 }
 
