@@ -121,3 +121,26 @@ func TestSeparateTestsRankZeroPIDsAnyPrefix(t *testing.T) {
 		}
 	}
 }
+
+// One MPI launch that failed before its table and its retry, both on one
+// host: each header lists its own "Rank 0", and the retry's Pid differs.
+// That is two launches, not one test per process.
+func TestSeparateTestsRetryIsNotTwoProcesses(t *testing.T) {
+	r := rand.New(rand.NewPCG(370, 3))
+	for range 20 {
+		procs := 2 + r.IntN(7)
+		var b strings.Builder
+		for launch := range 2 {
+			b.WriteString("# nThread 1 nGpus 1 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n#\n# Using devices\n")
+			for rank := range procs {
+				fmt.Fprintf(&b, "#  Rank %2d Group  0 Pid %6d on      nodeA device %2d [0x%02x] NVIDIA H100 80GB HBM3\n", rank, 4100+1000*launch+rank, rank, 7+rank)
+			}
+			if launch == 0 {
+				b.WriteString("nodeA: Test CUDA failure common.cu:892 'out of memory'\n .. nodeA pid 4100: Test failure common.cu:1076\n")
+			}
+		}
+		if a := analyseText(b.String()); hasFlag(a, "nccl-tests.not-built-with-mpi") {
+			t.Errorf("an MPI launch of %d processes and its retry: raised\n%s", procs, b.String())
+		}
+	}
+}

@@ -354,6 +354,12 @@ func (p *ncclParser) comment(t []byte) {
 		if p.bareHeader {
 			p.out.Launch.StackedHeaders++
 		}
+		if l := &p.out.Launch; l.RankZeroPIDs == 1 {
+			// a header after one that listed its devices is another
+			// launch (a retry): its "Rank 0" is no second process of
+			// the first
+			l.RankZeroPIDs, l.rankZeroPID = 0, 0
+		}
 		p.bareHeader = true
 		if p.cur != nil && len(p.cur.Rows) > 0 || !p.hasMeta {
 			p.closeTable()
