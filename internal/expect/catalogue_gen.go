@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 202706
-	signaturesGenCRC   = 0xcde0a51a
+	signaturesGenLen   = 204964
+	signaturesGenCRC   = 0x8aa018b3
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -8239,27 +8239,23 @@ var generatedSignatures = []Signature{
 		},
 	},
 	{
-		ID:    "torch-store-host-unresolvable",
-		Title: "PyTorch's c10d store address is a host name this node cannot resolve (gai error: Name or service not known)",
+		ID:    "torch-store-lookup-failed",
+		Title: "PyTorch could not resolve the c10d store's host name and retries the lookup until the store's timeout",
 		Kind:  "framework",
 		Match: []string{
 			"The (IPv[46] )?network addresses of \\(.*\\) cannot be retrieved \\(gai error: (-[235]|8) ",
-			"host not found: (Name or service not known|Temporary failure in name resolution|No address associated with hostname|nodename nor servname provided)",
 		},
 		Weight:        1.1,
-		Severity:      "fail",
-		MeaningSpark:  "MASTER_ADDR (or the rendezvous endpoint) is a host name the other Spark cannot resolve to an IPv4 address: the name is in neither /etc/hosts nor DNS on that node",
-		MeaningServer: "the store or rendezvous address is a host name this node cannot resolve to an IPv4 address (a pod's or a job's internal host name without DNS, a name missing from /etc/hosts), so the rank cannot reach the store; PyTorch's IPv6 lookup asks for IPv4-mapped addresses too (AI_V4MAPPED, AI_ALL), so it fails only for a name with no address, and PyTorch retries it until the store's timeout",
-		Fix:           "give MASTER_ADDR (torchrun --rdzv-endpoint / --master-addr, or --local-addr for what each agent advertises) as a numeric IP address every node can reach, or make the name resolve on every node (DNS, /etc/hosts, a headless Service)",
+		Severity:      "warn",
+		MeaningSpark:  "the store or rendezvous address (MASTER_ADDR) is a host name this Spark could not resolve when it looked: the name is in neither /etc/hosts nor DNS on this node, or DNS failed for a moment; PyTorch retries until the store's timeout, so a run that went on resolved it later",
+		MeaningServer: "the store or rendezvous address is a host name this node could not resolve when it looked (a pod's or a job's internal host name not yet in DNS, a name missing from /etc/hosts, a temporary DNS failure); PyTorch retries the lookup until the store's timeout, so a run that went on resolved it later, and one that stopped with a store timeout never did",
+		Fix:           "if the run stopped: give MASTER_ADDR (torchrun --rdzv-endpoint / --master-addr, or --local-addr for what each agent advertises) as a numeric IP address every node can reach, or make the name resolve on every node (DNS, /etc/hosts, a headless Service); check with getent hosts NAME on the node that warned",
 		Sources: []string{
 			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp: getaddrinfo for each family, the warning \"The {}network addresses of ({}, {}) cannot be retrieved (gai error: {} - {}).\" with gai_strerror; EAI_NONAME -2, EAI_AGAIN -3, EAI_NODATA -5 in glibc, EAI_NONAME 8 on macOS, whose gai_strerror says \"nodename nor servname provided, or not known\")",
 			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::run: prefer_ipv6, the default in socket.h, tries AF_INET6 first; tryConnect(int family): hints AI_V4MAPPED | AI_ALL | AI_NUMERICSERV, a failed getaddrinfo sets retry and is retried until the connect deadline, then throwTimeoutError) and getaddrinfo(3) (AI_V4MAPPED with AF_INET6: IPv4-mapped addresses when the name has no IPv6 one)",
-			"https://github.com/pytorch/pytorch/blob/v1.4.0/torch/lib/c10d/Utils.cpp (tcputil::connect, the TCPStore client before socket.cpp: getaddrinfo failing throws std::invalid_argument \"host not found: \" + gai_strerror, a ValueError in Python)",
-			"https://github.com/pytorch/elastic/issues/31 (the rendezvous advertised the pod's host name; using the IP fixed it)",
 		},
 		Lits: [][]byte{
 			[]byte("network addresses of "),
-			[]byte("host not found: "),
 		},
 		AllLits: [][][]byte{
 			[][]byte{
@@ -8267,9 +8263,6 @@ var generatedSignatures = []Signature{
 				[]byte("network addresses of "),
 				[]byte(" cannot be retrieved "),
 				[]byte("gai error: "),
-			},
-			[][]byte{
-				[]byte("host not found: "),
 			},
 		},
 		plans: []matchPlan{
@@ -8329,6 +8322,35 @@ var generatedSignatures = []Signature{
 					[]byte(" "),
 				},
 			},
+		},
+	},
+	{
+		ID:    "torch-store-host-unresolvable",
+		Title: "PyTorch's c10d store address is a host name this node cannot resolve (gai error: Name or service not known)",
+		Kind:  "framework",
+		Match: []string{
+			"host not found: (Name or service not known|Temporary failure in name resolution|No address associated with hostname|nodename nor servname provided)",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "MASTER_ADDR (or the rendezvous endpoint) is a host name the other Spark cannot resolve to an IPv4 address: the name is in neither /etc/hosts nor DNS on that node",
+		MeaningServer: "the store or rendezvous address is a host name this node cannot resolve to an IPv4 address (a pod's or a job's internal host name without DNS, a name missing from /etc/hosts), so the rank cannot reach the store; PyTorch's IPv6 lookup asks for IPv4-mapped addresses too (AI_V4MAPPED, AI_ALL), so it fails only for a name with no address, and PyTorch retries it until the store's timeout",
+		Fix:           "give MASTER_ADDR (torchrun --rdzv-endpoint / --master-addr, or --local-addr for what each agent advertises) as a numeric IP address every node can reach, or make the name resolve on every node (DNS, /etc/hosts, a headless Service)",
+		Sources: []string{
+			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp: getaddrinfo for each family, the warning \"The {}network addresses of ({}, {}) cannot be retrieved (gai error: {} - {}).\" with gai_strerror; EAI_NONAME -2, EAI_AGAIN -3, EAI_NODATA -5 in glibc, EAI_NONAME 8 on macOS, whose gai_strerror says \"nodename nor servname provided, or not known\")",
+			"https://github.com/pytorch/pytorch/blob/main/torch/csrc/distributed/c10d/socket.cpp (SocketConnectOp::run: prefer_ipv6, the default in socket.h, tries AF_INET6 first; tryConnect(int family): hints AI_V4MAPPED | AI_ALL | AI_NUMERICSERV, a failed getaddrinfo sets retry and is retried until the connect deadline, then throwTimeoutError) and getaddrinfo(3) (AI_V4MAPPED with AF_INET6: IPv4-mapped addresses when the name has no IPv6 one)",
+			"https://github.com/pytorch/pytorch/blob/v1.4.0/torch/lib/c10d/Utils.cpp (tcputil::connect, the TCPStore client before socket.cpp: getaddrinfo failing throws std::invalid_argument \"host not found: \" + gai_strerror, a ValueError in Python)",
+			"https://github.com/pytorch/elastic/issues/31 (the rendezvous advertised the pod's host name; using the IP fixed it)",
+		},
+		Lits: [][]byte{
+			[]byte("host not found: "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("host not found: "),
+			},
+		},
+		plans: []matchPlan{
 			{
 				prefix:   []byte("host not found: "),
 				anchored: lazyRegexp("^(?:host not found: (Name or service not known|Temporary failure in name resolution|No address associated with hostname|nodename nor servname provided))", nil),
