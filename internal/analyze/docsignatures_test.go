@@ -255,6 +255,7 @@ var docSignatureFixtures = map[string]bool{
 	"field/train/172_lightning_ddp_noncontiguous_gpus_barrier_invalid_usage.txt":       true,
 	"field/train/178_pytorch_dataparallel_nccl256_error4_invalid_argument.txt":         true,
 	"field/train/264_slurm_peer_node_network_broken_nccl_connect_refused.txt":          true,
+	"field/train/363_slurm_broken_node_nccl_warn_connect_refused.txt":                  true,
 	"nccl-faults/duplicate-gpu.log":                                                    true,
 	"nccl-faults/net-ib-forced.log":                                                    true,
 	"nccl-faults/socket-ifname-missing.log":                                            true,
