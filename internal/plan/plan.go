@@ -145,30 +145,39 @@ type Plan struct {
 	Assumed     []Number `json:"assumptions"`
 }
 
-// Estimate plans m in format f on c for w.
-func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, error) {
+// checkWorkload refuses a workload the estimate cannot price: lengths or
+// a draft outside their ranges, a draft without its measured tokens per step.
+func checkWorkload(m Model, c Cluster, w Workload) error {
 	if _, err := kvBytes(w.KVDType); err != nil {
-		return nil, err
+		return err
 	}
 	switch {
 	case c.Nodes < 1:
-		return nil, fmt.Errorf("need at least one node")
+		return fmt.Errorf("need at least one node")
 	case w.Input < 1 || w.Output < 1 || w.Concurrency < 1:
-		return nil, fmt.Errorf("input, output and concurrency must be at least 1")
+		return fmt.Errorf("input, output and concurrency must be at least 1")
 	case w.PrefillChunk < 0 || w.PrefillChunk > 1<<20:
-		return nil, fmt.Errorf("prefill chunk %d: want 1 to %d tokens (0: the engine's default)", w.PrefillChunk, 1<<20)
+		return fmt.Errorf("prefill chunk %d: want 1 to %d tokens (0: the engine's default)", w.PrefillChunk, 1<<20)
 	case w.Draft < 0 || w.Draft > 16:
-		return nil, fmt.Errorf("--mtp-draft %d: want 0 to 16 tokens", w.Draft)
+		return fmt.Errorf("--mtp-draft %d: want 0 to 16 tokens", w.Draft)
 	case w.Draft > 0 && w.TokensPerStep == 0:
-		return nil, fmt.Errorf("--mtp-draft %d needs --mtp-tokens-per-step (1 to %d)", w.Draft, w.Draft+1)
+		return fmt.Errorf("--mtp-draft %d needs --mtp-tokens-per-step (1 to %d)", w.Draft, w.Draft+1)
 	case w.Draft > 0 && (w.TokensPerStep < 1 || w.TokensPerStep > float64(w.Draft+1)):
-		return nil, fmt.Errorf("--mtp-tokens-per-step %.2f with --mtp-draft %d: want 1 to %d", w.TokensPerStep, w.Draft, w.Draft+1)
+		return fmt.Errorf("--mtp-tokens-per-step %.2f with --mtp-draft %d: want 1 to %d", w.TokensPerStep, w.Draft, w.Draft+1)
 	case w.Draft == 0 && w.TokensPerStep != 0:
-		return nil, fmt.Errorf("--mtp-tokens-per-step needs --mtp-draft")
+		return fmt.Errorf("--mtp-tokens-per-step needs --mtp-draft")
 	case w.Draft > 0 && m.MTPLayers == 0:
-		return nil, fmt.Errorf("--mtp-draft %d: the model has no multi-token-prediction layers to draft with (config.json num_nextn_predict_layers or mtp_num_hidden_layers)", w.Draft)
+		return fmt.Errorf("--mtp-draft %d: the model has no multi-token-prediction layers to draft with (config.json num_nextn_predict_layers or mtp_num_hidden_layers)", w.Draft)
 	case w.GPUMemUtil <= 0 || w.GPUMemUtil > 1:
-		return nil, fmt.Errorf("--gpu-memory-utilization %.2f: want a fraction in (0, 1]", w.GPUMemUtil)
+		return fmt.Errorf("--gpu-memory-utilization %.2f: want a fraction in (0, 1]", w.GPUMemUtil)
+	}
+	return nil
+}
+
+// Estimate plans m in format f on c for w.
+func Estimate(m Model, f Format, c Cluster, w Workload, a Assumptions) (*Plan, error) {
+	if err := checkWorkload(m, c, w); err != nil {
+		return nil, err
 	}
 	e, err := newEstimator(m, f, c, w, a)
 	if err != nil {
