@@ -215,12 +215,16 @@ func (a *analysis) warnClasses(l *results.NCCLLog) {
 	counts := map[string]int{}
 	var first *expect.NCCLWarn
 	firstClass := ""
+	adjusted := 0
 	for _, w := range l.Warnings {
 		class := "unknown"
 		if f, ok := cat.Match(w); ok && !looseOtherClass(f, w) {
 			class = f.Class
 			if first == nil {
 				first = f
+			}
+			if settingAdjusted(f, w) {
+				adjusted++
 			}
 		} else if c := expect.NCCLWarnClassOf(w); c != "" {
 			class = c
@@ -244,7 +248,35 @@ func (a *analysis) warnClasses(l *results.NCCLLog) {
 	if first != nil {
 		src = fmt.Sprintf("NCCL source: %s (format %q, releases %s to %s)", first.Where, first.Format, first.First, first.Last)
 	}
-	a.flag(report.Warn, "nccl.warn", msg, ev, fix, src)
+	sev := report.Warn
+	if adjusted == len(l.Warnings) && int(l.WarnCount) == len(l.Warnings) {
+		sev = report.Info
+		msg += "; each says NCCL adjusted a setting, or found an empty one, and went on: nothing failed"
+		fix = "correct or unset the setting the line names, for a quiet log; the run used NCCL's adjusted value"
+	}
+	a.flag(sev, "nccl.warn", msg, ev, fix, src)
+}
+
+// adjustedFormats are WARN formats after which NCCL clamps the setting and
+// goes on (NVIDIA/nccl src/graph/tuning.cc getNthreads, v2.18.1-1 to
+// v2.26.6-1: "nt = max" / "nt = min" after the WARN;
+// src/transport/net_socket.cc: "setting to %d").
+var adjustedFormats = map[string]bool{
+	"Invalid %s %d (must be a multiple of %d)": true,
+	"Invalid %s %d (maximum %d).":              true,
+	"Invalid %s %d (minimum %d).":              true,
+	"NET/Socket : NCCL_SOCKET_NTHREADS is greater than the maximum allowed, setting to %d": true,
+}
+
+// settingAdjusted tells a WARN line after which NCCL went on as if the
+// setting were valid: a clamped value, or NCCL_TOPO_FILE set to an empty
+// string (xml.cc prints the empty name: "topology file  : "), which names
+// no file to describe the topology.
+func settingAdjusted(f *expect.NCCLWarn, w string) bool {
+	if adjustedFormats[f.Format] {
+		return true
+	}
+	return f.Format == "Could not open XML topology file %s : %s" && strings.Contains(w, "topology file  : ")
 }
 
 // looseOtherClass: a catalogue format that matched w mostly through its

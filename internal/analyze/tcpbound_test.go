@@ -149,6 +149,7 @@ func TestTCPBoundNoneRaisedOnOtherFixtures(t *testing.T) {
 		"field/train/215_ungrouped_send_recv_socket_af_unix_internal_error.txt":       true,
 		"field/train/22_ansi_residue_prefix_veth_in_socket_list.txt":                  true,
 		"field/train/280_spark_pair_three_nics_same_subnet_socket_allreduce_hang.txt": true,
+		"field/train/380_gke_a3high_3node_no_tcpx_nccl_socket_gvnic_24gpu.txt":        true,
 		"field/train/283_ib_hca_set_to_netdev_name_falls_back_to_socket.txt":          true,
 		"field/train/306_gke_a3_high_no_tcpx_nccl_net_socket_eth0_transport.txt":      true,
 		"field/train/316_rccl_aws_ofi_nccl_libfabric_without_verbs_tcp_provider.txt":  true,

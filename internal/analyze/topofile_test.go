@@ -49,7 +49,8 @@ func TestTopoFileUnreadableRecordedRun(t *testing.T) {
 // beside it, the failure ranks first.
 func TestTopoFileUnreadableAnyRanksAnyPrefix(t *testing.T) {
 	r := rand.New(rand.NewSource(414))
-	paths := []string{"/opt/microsoft/ncv4/topo.xml", "/etc/nccl/topo.xml", "/azure-nhc/topofiles/ndv5-topo.xml", "./topo.xml", "/home/a user/my topo.xml", ""}
+	// an empty NCCL_TOPO_FILE names no file: TestSettingAdjustedWarnsAreInfo
+	paths := []string{"/opt/microsoft/ncv4/topo.xml", "/etc/nccl/topo.xml", "/azure-nhc/topofiles/ndv5-topo.xml", "./topo.xml", "/home/a user/my topo.xml"}
 	errs := []string{"No such file or directory", "Permission denied"}
 	for _, pre := range causePrefixes(r) {
 		for _, release := range []int{7, 12, 19, 26, 27, 30} {

@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 204964
-	signaturesGenCRC   = 0x8aa018b3
+	signaturesGenLen   = 204966
+	signaturesGenCRC   = 0x37cad93a
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -5889,7 +5889,7 @@ var generatedSignatures = []Signature{
 		Title: "NCCL could not open the topology file NCCL_TOPO_FILE names and went on without it",
 		Kind:  "nccl",
 		Match: []string{
-			"Could not open XML topology file .* : ",
+			"Could not open XML topology file \\S.* : ",
 		},
 		Weight:        0.9,
 		Severity:      "warn",
@@ -5911,12 +5911,8 @@ var generatedSignatures = []Signature{
 		},
 		plans: []matchPlan{
 			{
-				prefix: []byte("Could not open XML topology file "),
-				glob: [][]byte{
-					[]byte("Could not open XML topology file "),
-					[]byte(" : "),
-				},
-				anchored: lazyRegexp("^(?:Could not open XML topology file .* : )", nil),
+				prefix:   []byte("Could not open XML topology file "),
+				anchored: lazyRegexp("^(?:Could not open XML topology file \\S.* : )", nil),
 				filter: prefilter{
 					op: pfAll,
 					subs: []prefilter{
