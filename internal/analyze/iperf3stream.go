@@ -57,8 +57,8 @@ func (a *analysis) iperf3SingleStream(r *results.Iperf3Result, judged bool) {
 		version = r.Version + " runs one stream on one CPU thread"
 	}
 	a.flag(report.Warn, "iperf3.single-stream-cpu-bound",
-		fmt.Sprintf("one iperf3 TCP stream averaged %.1f Gb/s while an interval reached %.1f Gb/s, more than a link below %gG carries: the link is faster, and %s, which tops out around 25 Gb/s; the number is the tool's limit, not the link's", mean, r.MaxIntervalGbps, link, version),
+		fmt.Sprintf("one iperf3 TCP stream averaged %.1f Gb/s while an interval reached %.1f Gb/s, more than a link below %gG carries: the link is faster, and %s, which iperf3's FAQ names a bottleneck above about 25 Gb/s; the number is the limit of one core, not the link's", mean, r.MaxIntervalGbps, link, version),
 		fmt.Sprintf("1 stream, %d intervals from %.1f to %.1f Gb/s, mean %.1f Gb/s", r.Intervals, r.MinIntervalGbps, r.MaxIntervalGbps, mean),
-		"run several streams: iperf3 -P 4 (3.16 and later give each stream a thread) or several iperf3 servers and clients on separate ports, and add their rates; if the sum reaches the link, one stream was the limit",
+		"run several streams: iperf3 -P 4 (3.16 and later give each stream a thread) or several iperf3 servers and clients on separate ports, and add their rates; if the sum reaches the link, one stream was the limit; for one stream, keep the NIC's interrupts off the core iperf3 runs on (/proc/interrupts; pin iperf3 with -A)",
 		"https://github.com/esnet/iperf/blob/3.21/docs/faq.rst (iperf3 before 3.16 single threaded, one CPU core a bottleneck \"faster than about 25 Gbps\"; from 3.16 one thread per stream); https://github.com/esnet/iperf/issues/55 (one stream at 36.7 Gbit/s where iperf2 -P6 went faster: run iperf3 >= 3.16 with -P)")
 }
