@@ -145,8 +145,10 @@ type Plan struct {
 	Assumed     []Number `json:"assumptions"`
 }
 
-// checkWorkload refuses a workload the estimate cannot price: lengths or
-// a draft outside their ranges, a draft without its measured tokens per step.
+// checkWorkload refuses a workload the estimate cannot price: an unknown
+// KV-cache type, no node, lengths, a prefill chunk, a draft or a memory
+// share outside their ranges, a draft without its measured tokens per step
+// or on a model with no multi-token-prediction layer.
 func checkWorkload(m Model, c Cluster, w Workload) error {
 	if _, err := kvBytes(w.KVDType); err != nil {
 		return err
