@@ -449,6 +449,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	a.testSizeOOM(p.cuda)
 	a.mlx5Syndrome(p.mlx5)
 	a.qpLinkLocalRemote(p.qpt)
+	a.sparkLinkSlow(hits)
 	a.errors(hits)
 	if r := p.Iperf3; r != nil && a.res.Error != "" && iperf3ErrorKnown(hits, r.Error) {
 		// the signature names the cause of the error iperf3 reported

@@ -449,3 +449,22 @@ func collapse(t *results.NCCLTable) string {
 	}
 	return ""
 }
+
+// ratioMark is in every piece of evidence that rests on the result's
+// ratio to its expectation alone ("busbw is 13 % of expected, the ~1/10
+// signature").
+const ratioMark = " of expected, the ~"
+
+// GuessedFromRatio says whether a cause rests on the ratio to the
+// expectation alone: no log line, version or setting supports it.
+func GuessedFromRatio(c report.Cause) bool {
+	if len(c.Evidence) == 0 {
+		return false
+	}
+	for _, e := range c.Evidence {
+		if !strings.Contains(e, ratioMark) {
+			return false
+		}
+	}
+	return true
+}
