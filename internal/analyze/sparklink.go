@@ -26,7 +26,8 @@ const (
 // Spark measurement over the link (perftest, nccl-tests between nodes,
 // iperf3) sits in the state's band per rail and far below the platform's
 // expectation, and nothing else in the paste names a cause: no error line
-// that fails, no likely cause of the item, no cause a log line or the NCCL
+// that fails, no other warning or failure the log's lines raise, no likely
+// cause of the item, no cause a log line or the NCCL
 // version supports (a cause guessed from the ratio alone, such as NCCL's
 // socket fallback at ~1/10, stays possible, and the remedy says how to
 // tell them apart). The kernel's slot-power
@@ -37,6 +38,16 @@ func (a *analysis) sparkLinkSlow(hits []diagnose.ErrorHit) {
 	}
 	for _, h := range hits {
 		if h.Signature.Severity != "warn" {
+			return
+		}
+	}
+	for _, f := range a.res.Flags {
+		if f.Severity == report.Fail || f.Severity == report.Warn {
+			return
+		}
+	}
+	for _, c := range a.causes {
+		if c.flag.Severity == report.Fail || c.flag.Severity == report.Warn {
 			return
 		}
 	}
@@ -110,20 +121,22 @@ func (a *analysis) sparkLinkFlag(it *report.AnalysisItem, measured string, hits 
 			break
 		}
 	}
-	if net := netSocketGuess(it); net {
-		ev += "; NCCL's socket fallback gives a like number: no NCCL INFO line says which network carried it"
+	if g := guessedCauses(it); len(g) > 0 {
+		ev += "; the number alone also fits: " + strings.Join(g, "; ") + " (the checks below tell them apart)"
 	}
 	a.cause(weightSparkLinkSlow, report.Warn, "spark.cx7-degraded", msg, ev,
-		"confirm on each node: ib_write_bw -d <each RoCE device> --report_gbits between the nodes (one twin gives ~96 Gb/s; 8-25 Gb/s while ethtool shows 200000Mb/s and lspci LnkSta 32GT/s x4 is this state), dmesg | grep 'slot power' (\"PCIe slot power capability was not advertised\" marks a run-time attach), and for NCCL a run with NCCL_DEBUG=INFO that shows NET/IB (NET/Socket would be a fallback instead); then reboot both nodes with the cable seated (the state is per node) and keep the cable in at boot, or turn the CX-7 hot-plug off (/etc/nvidia/cx7-hotplug-enabled); if a reboot does not clear it, shut both nodes down and unplug them from AC power; a cap that stays at ~12.7 Gb/s on every rail after a cold boot is the IOMMU's translated mode (cat /sys/kernel/iommu_groups/*/type), not this state",
+		"confirm on each node: ib_write_bw -d <each RoCE device> --report_gbits between the nodes (one twin gives ~96 Gb/s; 8-25 Gb/s while ethtool shows 200000Mb/s and lspci LnkSta 32GT/s x4 is this state), dmesg | grep 'slot power' (\"PCIe slot power capability was not advertised\" marks a run-time attach), and for NCCL a run with NCCL_DEBUG=INFO that shows NET/IB (NET/Socket would be a fallback instead) and the NCCL release built (a development-branch build gives ~3 GB/s over NET/IB too); then reboot both nodes with the cable seated (the state is per node) and keep the cable in at boot, or turn the CX-7 hot-plug off (/etc/nvidia/cx7-hotplug-enabled); if a reboot does not clear it, shut both nodes down and unplug them from AC power; a cap that stays at ~12.7 Gb/s on every rail after a cold boot is the IOMMU's translated mode (cat /sys/kernel/iommu_groups/*/type), not this state",
 		diagnose.SrcFieldDegraded+"; docs/dgx-spark.md (ib_write_bw ~96 Gb/s per twin, all_gather 16 GiB ~22 GB/s; pitfall 16); https://github.com/ajclark/GLM-5.3-DCP4-DFlash2-NVMe-KV-Offload-4x-DGX-Spark/blob/45e70c52ebe0067beedecdf34e5c6c39a13af8ed/results/incident-20260907-1418-workers-exited/cx7-throttle-after-hotplug.md (hot-plug re-add: ib_write_bw 12.7 Gb/s until a cold boot, then 111.9); https://github.com/KoyoImai/dgx_spark_cluster2/blob/02c1b32a43785f5a236f65277275b4b6c179de10/Step011/README.md (QSFP cable re-plugged without a reboot: all_gather 2.82 GB/s over NET/IB until the Spark rebooted); https://github.com/Jiangw2718i/ai-infra-notes/blob/ab25e5449c46aaeb872733d48b68ccbb423784b4/dgx-spark/qsfp-link-13gbps-until-reboot.md (13.33 + 13.23 Gb/s, 98.03 per rail after rebooting both nodes with the cable attached)")
 }
 
-// netSocketGuess: the item lists NCCL's socket fallback as possible.
-func netSocketGuess(it *report.AnalysisItem) bool {
+// guessedCauses are the titles of the item's causes the ratio alone
+// suggests.
+func guessedCauses(it *report.AnalysisItem) []string {
+	var out []string
 	for _, c := range it.Causes {
-		if c.ID == "net-socket" && c.Likelihood == "possible" {
-			return true
+		if c.Likelihood == "possible" && diagnose.GuessedFromRatio(c) {
+			out = append(out, c.Title)
 		}
 	}
-	return false
+	return out
 }

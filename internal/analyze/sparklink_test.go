@@ -3,6 +3,8 @@ package analyze
 import (
 	"fmt"
 	"math/rand"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,7 +82,7 @@ func TestSparkLinkDegradedFieldCase300(t *testing.T) {
 		t.Fatalf("first %q (%s)", got, flagIDs(a))
 	}
 	f := sparkFlag(a)
-	for _, want := range []string{"busbw 2.83 GB/s", "22.6 Gb/s per GPU", "13 % of the expected 21.97 GB/s", "NCCL's socket fallback"} {
+	for _, want := range []string{"busbw 2.83 GB/s", "22.6 Gb/s per GPU", "13 % of the expected 21.97 GB/s", "the number alone also fits: NCCL fell back to NET/Socket"} {
 		if !strings.Contains(f.Evidence, want) {
 			t.Errorf("evidence lacks %q: %s", want, f.Evidence)
 		}
@@ -192,4 +194,50 @@ func TestSparkLinkDegradedNothingNewOnFixtures(t *testing.T) {
 	noneRaisedOnFixtures(t, []string{"spark.cx7-degraded"}, map[string]bool{
 		"field/train/300_dgx_spark_qsfp_recabled_without_reboot_all_gather_2_8gbs.txt": true,
 	})
+}
+
+// sparkLog09 is testdata/nccl-logs/09 (two DGX Spark, NCCL 2.28.9 on both
+// twins over NET/IB, all_gather 1G at 21.99 GB/s) without its GID lines,
+// with the row set to the degraded state's 2.83 GB/s (field case 300's
+// all_gather of the same cluster after the cable was re-plugged).
+func sparkLog09(t *testing.T) string {
+	b, err := os.ReadFile("testdata/nccl-logs/09_dgx-spark_nccl2.28.9_net-ib-2-twins_gdr-disabled_gid0-on-second-twin.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile(`(?s)=== BEGIN VERBATIM ===\n(.*?)=== END VERBATIM ===`).FindAllStringSubmatch(string(b), -1)
+	if len(blocks) != 3 {
+		t.Fatalf("%d blocks", len(blocks))
+	}
+	row := "  1073741824     134217728     float    none      -1  24414.9   43.98   21.99       0  24472.5   43.88   21.94       0"
+	if !strings.Contains(blocks[2][1], row) {
+		t.Fatal("row not found")
+	}
+	return blocks[0][1] + strings.Replace(blocks[2][1], row, "  1073741824     134217728     float    none      -1  189520.1    5.67    2.83       0  190310.0    5.64    2.82       0", 1)
+}
+
+// NCCL over NET/IB on both twins at 2.83 GB/s: the socket fallback is
+// ruled out and the degraded ConnectX-7 is named, with a development-branch
+// build (the same number over NET/IB) said as the look-alike; the same run
+// over NET/Socket names the socket fallback instead.
+func TestSparkLinkDegradedNCCLLogNETIB(t *testing.T) {
+	text := sparkLog09(t)
+	a := analyseText(text)
+	f := sparkFlag(a)
+	if f == nil || topCause(a) != "spark.cx7-degraded" {
+		t.Fatalf("first %q (%s)", topCause(a), flagIDs(a))
+	}
+	if !strings.Contains(f.Evidence, "the number alone also fits: the NCCL build is too old or not a release build") || strings.Contains(f.Evidence, "NET/Socket") {
+		t.Errorf("evidence: %s", f.Evidence)
+	}
+	// the same run with its GID lines: a twin on a link-local GID is
+	// another cause the log names
+	gid := "spark-4440:24302:24310 [0] NCCL INFO NET/IB: NCCL Dev 1 IbDev 1 Port 1 qpn 704 mtu 3 GID 0 (80FE/46442FFEFF47BB4E) fifoRkey=0x1ddcd6 fifoLkey=0x1ddcd6\n"
+	if a := analyseText(text + gid); sparkFlag(a) != nil || !hasFlag(a, "spark.roce-gid") {
+		t.Errorf("beside a link-local GID: %s", flagIDs(a))
+	}
+	sock := strings.NewReplacer("Using network IB", "Using network Socket", "via NET/IB/", "via NET/Socket/").Replace(text)
+	if a := analyseText(sock); sparkFlag(a) != nil {
+		t.Errorf("raised over NET/Socket: %s", flagIDs(a))
+	}
 }

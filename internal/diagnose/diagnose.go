@@ -294,7 +294,7 @@ var catalogue = []cause{
 				}
 			}
 			if in.Ratio > 0.05 && in.Ratio <= 0.2 && in.Log != nil && in.Log.Network == "IB" {
-				c.for_(0.4, "NET/IB is in use yet busbw is %s of expected: the signature of a development-branch build", pct(in.Ratio))
+				c.for_(0.4, "NET/IB is in use yet busbw is %s of expected, the ~1/10 signature of a development-branch build", pct(in.Ratio))
 			}
 		},
 	},
