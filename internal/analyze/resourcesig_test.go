@@ -140,3 +140,21 @@ func TestResourceSignaturesNothingNewOnFixtures(t *testing.T) {
 		"field/train/364_spark_pair_cx7_hotplug_slot_power_throttle_13gbps_dmesg.txt":      true,
 	})
 }
+
+// Both sides of one failed test pasted together: the client's own refusal
+// names the cause, ranked above the server's lost key exchange it brings.
+func TestPeerEndedBelowItsCause(t *testing.T) {
+	server := []string{"ethernet_read_keys: Couldn't read remote address", " Unable to read to socket/rdma_cm", "Failed to exchange data between server and clients"}
+	for _, client := range [][]string{
+		{"Couldn't allocate MR with error=12", "Failed to create MR", " Couldn't create IB resources"},
+		{"Couldn't create CQ", "Failed to create CQs", " Couldn't create IB resources"},
+		{"Unable to create QP.", "Failed to create QP.", " Couldn't create IB resources"},
+	} {
+		for _, lines := range [][]string{append(append([]string{}, server...), client...), append(append([]string{}, client...), server...)} {
+			a := analyseText(prefixed("", lines))
+			if got := topCause(a); got == "error.perftest-peer-ended-before-keys" || got == "" {
+				t.Errorf("%q: first %q (%s)", client[0], got, flagIDs(a))
+			}
+		}
+	}
+}

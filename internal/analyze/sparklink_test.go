@@ -241,3 +241,28 @@ func TestSparkLinkDegradedNCCLLogNETIB(t *testing.T) {
 		t.Errorf("raised over NET/Socket: %s", flagIDs(a))
 	}
 }
+
+// Field case 267's rows (13.33 and 13.23 Gb/s, no header: the verb is not
+// known) are named once the platform is given, set against one twin's
+// write bandwidth; without a platform nothing says the link is a Spark's.
+func TestSparkLinkDegradedHeaderlessRows(t *testing.T) {
+	text := readTrain(t, "267_spark_pair_cx7_hotplugged_cable_13gbps_per_rail.txt")
+	a := Reader("267.txt", strings.NewReader(text), Options{Platform: "dgx-spark"})
+	f := sparkFlag(a)
+	if f == nil || topCause(a) != "spark.cx7-degraded" {
+		t.Fatalf("first %q (%s)", topCause(a), flagIDs(a))
+	}
+	for _, want := range []string{"13.33 Gb/s on one RoCE device", "its verb is not known", "14 % of the expected 96.00 Gb/s"} {
+		if !strings.Contains(f.Evidence, want) {
+			t.Errorf("evidence lacks %q: %s", want, f.Evidence)
+		}
+	}
+	if a := analyseText(text); sparkFlag(a) != nil {
+		t.Errorf("raised without a platform: %s", flagIDs(a))
+	}
+	// rows of a healthy twin, without their header, raise nothing
+	healthy := strings.NewReplacer("13.33", "98.03", "13.23", "97.95").Replace(text)
+	if a := Reader("267.txt", strings.NewReader(healthy), Options{Platform: "dgx-spark"}); sparkFlag(a) != nil {
+		t.Errorf("raised on 98 Gb/s: %s", flagIDs(a))
+	}
+}
