@@ -3,7 +3,10 @@ package analyze
 import (
 	"fmt"
 	"math/rand"
+	"strings"
 	"testing"
+
+	"github.com/sparkrig/sparkrig/internal/report"
 )
 
 // resourceCases are perftest's resource failures (linux-rdma/perftest
@@ -31,14 +34,32 @@ var resourceCases = []toolCase{
 		return []string{"ethernet_read_keys: Couldn't read remote address", " Unable to read to socket/rdma_cm", "Failed to exchange data between server and clients"}
 	}},
 	{"error.mlx5-slot-power-not-advertised", func(r *rand.Rand) []string {
-		bdf := fmt.Sprintf("%04x:%02x:00.%d", r.Intn(8), 1+r.Intn(0xfe), r.Intn(2))
+		// a DGX Spark's twins after a run-time attach: the not-advertised
+		// line and GB10's 27 W report, in either order, with or without the
+		// pid older kernels print
+		bdf := fmt.Sprintf("%04x:01:00.%d", []int{0, 2}[r.Intn(2)], r.Intn(2))
 		where := fmt.Sprintf("mlx5_pcie_event:%d:", 280+r.Intn(60))
-		if r.Intn(2) == 0 { // older kernels print the pid too
+		if r.Intn(2) == 0 {
 			where = fmt.Sprintf("mlx5_pcie_event:%d:(pid %d):", 280+r.Intn(60), 100+r.Intn(5000))
 		}
-		lines := []string{fmt.Sprintf("mlx5_core %s: %s PCIe slot power capability was not advertised.", bdf, where)}
+		lines := []string{fmt.Sprintf("mlx5_core %s: %s PCIe slot power capability was not advertised.", bdf, where),
+			fmt.Sprintf("mlx5_core %s: %s Detected insufficient power on the PCIe slot (27W).", bdf, where)}
 		if r.Intn(2) == 0 {
-			lines = append(lines, fmt.Sprintf("mlx5_core %s: mlx5_pcie_event:%d: Detected insufficient power on the PCIe slot (%dW).", bdf, 300+r.Intn(40), 10+r.Intn(40)))
+			lines[0], lines[1] = lines[1], lines[0]
+		}
+		return lines
+	}},
+	{"error.mlx5-slot-power-insufficient", func(r *rand.Rand) []string {
+		// a server's slot reporting less power than the card needs (any
+		// report but GB10's 27 W), the not-advertised line beside it or not
+		w := 10 + r.Intn(66)
+		if w == 27 {
+			w = 25
+		}
+		bdf := fmt.Sprintf("%04x:%02x:00.%d", r.Intn(8), 1+r.Intn(0xfe), r.Intn(2))
+		lines := []string{fmt.Sprintf("mlx5_core %s: mlx5_pcie_event:%d: Detected insufficient power on the PCIe slot (%dW).", bdf, 280+r.Intn(60), w)}
+		if r.Intn(2) == 0 {
+			lines = append(lines, fmt.Sprintf("mlx5_core %s: mlx5_pcie_event:%d: PCIe slot power capability was not advertised.", bdf, 280+r.Intn(60)))
 		}
 		return lines
 	}},
@@ -91,7 +112,7 @@ func TestResourceMessagesFieldCases(t *testing.T) {
 	// the two kernel lines of case 364 exactly, read alone
 	a := analyseText("mlx5_core 0000:01:00.0: mlx5_pcie_event:322: PCIe slot power capability was not advertised.\n" +
 		"mlx5_core 0000:01:00.1: mlx5_pcie_event:326: Detected insufficient power on the PCIe slot (27W).\n")
-	if topCause(a) != "error.mlx5-slot-power-not-advertised" || len(a.Flags) != 1 {
+	if topCause(a) != "error.mlx5-slot-power-not-advertised" || flagOf(a, "error.mlx5-slot-power-insufficient").Severity != report.Info {
 		t.Errorf("case 364's lines: %s", flagIDs(a))
 	}
 	// the downgraded slot of a ConnectX-5 (the warpforge lab note's lspci)
@@ -101,12 +122,32 @@ func TestResourceMessagesFieldCases(t *testing.T) {
 	}
 }
 
-// The lines of a healthy NIC and the 27 W line every DGX Spark boot prints
-// raise none of them.
+// A server's dmesg (NVIDIA/gpu-operator #2511: each ConnectX function at
+// boot) says the not-advertised line for information; so does a DGX Spark
+// for its 27 W report alone, printed at every boot.
+func TestSlotPowerLinesForInformation(t *testing.T) {
+	server := "[   22.316553] mlx5_core 0000:13:00.0: mlx5_pcie_event:297:(pid 11): PCIe slot power capability was not advertised.\n" +
+		"[   22.325345] mlx5_core 0000:63:00.0: 504.112 Gb/s available PCIe bandwidth (32.0 GT/s PCIe x16 link)\n" +
+		"[   22.648340] mlx5_core 0000:63:00.0: mlx5_pcie_event:297:(pid 2071): PCIe slot power capability was not advertised.\n"
+	for _, opt := range []Options{{}, {Platform: "h100"}} {
+		a := Reader("dmesg.txt", strings.NewReader(server), opt)
+		if f := flagOf(a, "error.mlx5-slot-power-not-advertised"); f == nil || f.Severity != report.Info || alarm(a) {
+			t.Errorf("server dmesg (platform %q): %s", opt.Platform, flagIDs(a))
+		}
+	}
+	// the same lines on a DGX Spark named as such: the run-time attach
+	if a := Reader("dmesg.txt", strings.NewReader(server), Options{Platform: "dgx-spark"}); topCause(a) != "error.mlx5-slot-power-not-advertised" {
+		t.Errorf("on dgx-spark: %s", flagIDs(a))
+	}
+	spark := "mlx5_core 0000:01:00.1: mlx5_pcie_event:326: Detected insufficient power on the PCIe slot (27W).\n"
+	if a := analyseText(spark); alarm(a) || flagOf(a, "error.mlx5-slot-power-insufficient") == nil {
+		t.Errorf("GB10's 27 W line: %s", flagIDs(a))
+	}
+}
+
+// The lines of a healthy NIC raise none of them.
 func TestResourceSignaturesDoNotFire(t *testing.T) {
 	for _, line := range []string{
-		// every boot of a DGX Spark, healthy or not (Jiangw2718i's note)
-		"mlx5_core 0000:01:00.1: mlx5_pcie_event:326: Detected insufficient power on the PCIe slot (27W).",
 		"mlx5_core 0000:01:00.0: mlx5_pcie_event:330: PCIe slot advertised sufficient power (75W).",
 		// a full-width link: pci.c's other form
 		"mlx5_core 0000:01:00.0: 126.028 Gb/s available PCIe bandwidth (32.0 GT/s PCIe x4 link)",

@@ -167,3 +167,27 @@ func guessedCauses(it *report.AnalysisItem) []string {
 	}
 	return out
 }
+
+// slotPower says the mlx5 driver's slot-power lines for what they are where
+// they are printed. On a DGX Spark (the platform given or inferred, or,
+// with none, GB10's 27 W report in the paste) the not-advertised line marks
+// a ConnectX-7 attached at run time, a warning, and the 27 W line is
+// printed at every boot, information. Elsewhere the driver prints the
+// not-advertised line for information (servers print it at boot) and the
+// insufficient-power line as the warning it is.
+func (a *analysis) slotPower(hits []diagnose.ErrorHit) {
+	gb10 := a.res.Platform == "dgx-spark"
+	if a.res.Platform == "" {
+		for _, h := range hits {
+			if h.Signature.ID == "mlx5-slot-power-insufficient" && strings.Contains(h.First, "PCIe slot (27W)") {
+				gb10 = true
+			}
+		}
+	}
+	for i := range a.res.Flags {
+		f := &a.res.Flags[i]
+		if f.ID == "error.mlx5-slot-power-not-advertised" && !gb10 || f.ID == "error.mlx5-slot-power-insufficient" && gb10 {
+			f.Severity = report.Info
+		}
+	}
+}

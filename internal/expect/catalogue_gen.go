@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 216488
-	signaturesGenCRC   = 0xa9b5e933
+	signaturesGenLen   = 218539
+	signaturesGenCRC   = 0x9d0db6db
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -8342,13 +8342,14 @@ var generatedSignatures = []Signature{
 		Weight:        1,
 		Severity:      "warn",
 		MeaningSpark:  "the ConnectX-7 was attached while the system ran (a QSFP cable plugged in after boot woke it, a PCIe rescan or the hot-plug handler): at a runtime attach the slot's power limit is not advertised, and the NIC then holds each port near 13 Gb/s (ib_write_bw, TCP and NCCL alike; all_gather near 2.8 GB/s) with the link at 200G and PCIe at Gen5 x4, until the node boots with the cable in; the line never appears at a cold boot (the \"insufficient power (27W)\" line appears at every boot and is not the sign)",
-		MeaningServer: "the mlx5 driver read the NIC's power status (MPEIN) after a power change event and the slot advertised no power limit (pwr_status 0): seen when the NIC is attached at run time (hot-plug, PCIe rescan) or in an error state; the NIC's firmware may then hold the port below its rate",
+		MeaningServer: "the mlx5 driver read the NIC's power status (MPEIN) after a power change event and the slot advertised no power limit (pwr_status 0); the driver prints it for information, and servers print it at boot when the slot's power limit is not set: not a fault by itself (said for information unless the paste shows a DGX Spark)",
 		Fix:           "measure the link (ib_write_bw per device: a ConnectX-7 of a DGX Spark gives ~96 Gb/s per twin; near 13 Gb/s is this state); reboot both nodes with the cable already seated (the degraded state is per node); on DGX Spark keep the cable in at boot, or turn the CX-7 hot-plug off (/etc/nvidia/cx7-hotplug-enabled) so that the boot-time attach sets the NIC up; if a reboot does not clear it, power both nodes off and unplug them from AC power",
 		Sources: []string{
 			"https://github.com/torvalds/linux/blob/master/drivers/net/ethernet/mellanox/mlx5/core/events.c (mlx5_pcie_event: MPEIN pwr_status MLX5_PCI_POWER_COULD_NOT_BE_READ, 0, prints \"PCIe slot power capability was not advertised.\"; 2, INSUFFICIENT_REPORTED, \"Detected insufficient power on the PCIe slot (%uW).\"; 1 \"PCIe slot advertised sufficient power (%uW).\")",
 			"https://github.com/ajclark/GLM-5.3-DCP4-DFlash2-NVMe-KV-Offload-4x-DGX-Spark/blob/45e70c52ebe0067beedecdf34e5c6c39a13af8ed/results/incident-20260907-1418-workers-exited/cx7-throttle-after-hotplug.md (4 DGX Spark: after every hot-plug re-add the driver logs the not-advertised line per function, never at a cold boot; ib_write_bw 12.7 Gb/s until a cold boot, then 111.9 Gb/s)",
 			"https://github.com/cosmicbboy/local-ai/blob/e610cb1e7049a126ecd313783a8cf756ad23f5ee/dgx-spark/dual-dgx/README.md (two DGX Spark: the QSFP cable hot-plugged into running systems, ~13 Gb/s; reboot both nodes with the cable connected, 13.42 -> 109.18 Gb/s)",
 			"https://github.com/Jiangw2718i/ai-infra-notes/blob/ab25e5449c46aaeb872733d48b68ccbb423784b4/dgx-spark/qsfp-link-13gbps-until-reboot.md (13.33 + 13.23 Gb/s after a cable plugged into running Sparks, 98.03 per rail after rebooting both with it attached; the 27 W insufficient-power line appears at every boot, the healthy one too)",
+			"https://github.com/NVIDIA/gpu-operator/issues/2511 (a GPU server's dmesg: \"PCIe slot power capability was not advertised\" for each ConnectX function at boot, 22 s after power-on)",
 		},
 		Lits: [][]byte{
 			[]byte("PCIe slot power capability was not advertised"),
@@ -8368,6 +8369,79 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("PCIe slot power capability was not advertised"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "mlx5-slot-power-insufficient",
+		Title: "the ConnectX NIC reports its PCIe slot's power below what it needs (mlx5: Detected insufficient power on the PCIe slot)",
+		Kind:  "kernel",
+		Match: []string{
+			"mlx5_pcie_event:\\d+:(\\(pid \\d+\\): )? ?Detected insufficient power on the PCIe slot \\(\\d+W\\)",
+		},
+		Weight:        0.9,
+		Severity:      "warn",
+		MeaningSpark:  "GB10 reports 27 W to each ConnectX-7 function at every boot, the boots whose link runs at its full rate too: by itself it is not a sign of a fault (said for information on DGX Spark)",
+		MeaningServer: "the mlx5 driver read the NIC's power status (MPEIN) after a power change event and the slot reports less power than the card needs; the driver prints it as a warning: a card short of power may not run its ports at their rate",
+		Fix:           "check that the card sits in a slot rated for its power (the server's documentation; lspci -vv DevCap SlotPowerLimit) and that the port reaches its rate (ib_write_bw); on DGX Spark nothing to do for this line alone",
+		Sources: []string{
+			"https://github.com/torvalds/linux/blob/master/drivers/net/ethernet/mellanox/mlx5/core/events.c (mlx5_pcie_event: MPEIN pwr_status 2, MLX5_PCI_POWER_INSUFFICIENT_REPORTED, prints \"Detected insufficient power on the PCIe slot (%uW).\" with mlx5_core_warn_rl; the not-advertised and sufficient cases print with mlx5_core_info_rl)",
+			"https://github.com/Jiangw2718i/ai-infra-notes/blob/ab25e5449c46aaeb872733d48b68ccbb423784b4/dgx-spark/qsfp-link-13gbps-until-reboot.md (DGX Spark: \"Detected insufficient power on the PCIe slot (27W)\" appears four times per boot, including the boot that measured 98 Gb/s per rail: not a throttle indicator)",
+		},
+		Lits: [][]byte{
+			[]byte("Detected insufficient power on the PCIe slot "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("mlx5_pcie_event:"),
+				[]byte("Detected insufficient power on the PCIe slot "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("mlx5_pcie_event:"),
+				anchored: lazyRegexp("^(?:mlx5_pcie_event:\\d+:(\\(pid \\d+\\): )? ?Detected insufficient power on the PCIe slot \\(\\d+W\\))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("mlx5_pcie_event:"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(":"),
+							k:   1,
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte(" Detected insufficient power on the PCIe slot ("),
+									k:   2,
+								},
+								{
+									op:  pfLit,
+									lit: []byte("Detected insufficient power on the PCIe slot ("),
+									k:   3,
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte("W)"),
+							k:   4,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("mlx5_pcie_event:"),
+					[]byte(":"),
+					[]byte(" Detected insufficient power on the PCIe slot ("),
+					[]byte("Detected insufficient power on the PCIe slot ("),
+					[]byte("W)"),
 				},
 			},
 		},
