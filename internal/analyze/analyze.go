@@ -449,7 +449,9 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	a.testSizeOOM(p.cuda)
 	a.mlx5Syndrome(p.mlx5)
 	a.qpLinkLocalRemote(p.qpt)
+	a.sparkLinkSlow(hits)
 	a.errors(hits)
+	a.slotPower(hits)
 	if r := p.Iperf3; r != nil && a.res.Error != "" && iperf3ErrorKnown(hits, r.Error) {
 		// the signature names the cause of the error iperf3 reported
 		a.note("%s", a.res.Error)

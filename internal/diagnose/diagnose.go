@@ -294,7 +294,7 @@ var catalogue = []cause{
 				}
 			}
 			if in.Ratio > 0.05 && in.Ratio <= 0.2 && in.Log != nil && in.Log.Network == "IB" {
-				c.for_(0.4, "NET/IB is in use yet busbw is %s of expected: the signature of a development-branch build", pct(in.Ratio))
+				c.for_(0.4, "NET/IB is in use yet busbw is %s of expected, the ~1/10 signature of a development-branch build", pct(in.Ratio))
 			}
 		},
 	},
@@ -448,4 +448,23 @@ func collapse(t *results.NCCLTable) string {
 		}
 	}
 	return ""
+}
+
+// ratioMark is in every piece of evidence that rests on the result's
+// ratio to its expectation alone ("busbw is 13 % of expected, the ~1/10
+// signature").
+const ratioMark = " of expected, the ~"
+
+// GuessedFromRatio says whether a cause rests on the ratio to the
+// expectation alone: no log line, version or setting supports it.
+func GuessedFromRatio(c report.Cause) bool {
+	if len(c.Evidence) == 0 {
+		return false
+	}
+	for _, e := range c.Evidence {
+		if !strings.Contains(e, ratioMark) {
+			return false
+		}
+	}
+	return true
 }

@@ -15,9 +15,11 @@ import (
 
 // Thresholds, from the reports each cause cites.
 const (
-	// PR #108: the degraded state measures 8-25 Gb/s raw with a 200G link;
-	// the playbook's healthy examples 92.57 and 97.28 Gb/s per interface.
-	degradedLowGbps, degradedHighGbps = 8, 25
+	// DegradedLowGbps and DegradedHighGbps bound what one ConnectX-7 rail
+	// of a DGX Spark moves in its degraded state (PR #108: 8-25 Gb/s raw
+	// with a 200G link; the playbook's healthy examples 92.57 and 97.28
+	// Gb/s per interface).
+	DegradedLowGbps, DegradedHighGbps = 8, 25
 	healthyRailGbps                   = 60
 	// ServeTheHome: translated mode caps direct DMA near 12.7 Gb/s per port.
 	iommuCapGbps, iommuCapTolerance = 12.7, 1.8
@@ -28,8 +30,9 @@ const (
 )
 
 const (
-	srcFieldIOMMU    = "ServeTheHome, 8x NVIDIA GB10 cluster (https://www.servethehome.com/big-cluster-little-power-the-8x-nvidia-gb10-cluster-marvell-cisco-ubiquiti-qnap-arm/4/)"
-	srcFieldDegraded = "NVIDIA/dgx-spark-playbooks PR #108 (https://github.com/NVIDIA/dgx-spark-playbooks/pull/108); NVIDIA developer forum, 'ConnectX-7 inter-Spark link capped at 13 Gbps'"
+	srcFieldIOMMU = "ServeTheHome, 8x NVIDIA GB10 cluster (https://www.servethehome.com/big-cluster-little-power-the-8x-nvidia-gb10-cluster-marvell-cisco-ubiquiti-qnap-arm/4/)"
+	// SrcFieldDegraded is where the degraded state is reported.
+	SrcFieldDegraded = "NVIDIA/dgx-spark-playbooks PR #108 (https://github.com/NVIDIA/dgx-spark-playbooks/pull/108); NVIDIA developer forum, 'ConnectX-7 inter-Spark link capped at 13 Gbps'"
 	srcFieldStale    = "NVIDIA/dgx-spark-playbooks PR #108 (boot and hot-plug states, recovered by power cycling); community reports on DGX Spark clusters (uncertain); a development-branch NCCL build gives the same ~3 GB/s (PR #103: 3.04 GB/s, 23.74 GB/s from the v2.28.9-1 tag)"
 )
 
@@ -50,7 +53,7 @@ func FieldCauses(e report.LinkEvidence) []report.Cause {
 		switch {
 		case v >= healthyRailGbps:
 			healthy = append(healthy, fmt.Sprintf("%s %.2f Gb/s", r, v))
-		case v >= degradedLowGbps && v <= degradedHighGbps:
+		case v >= DegradedLowGbps && v <= DegradedHighGbps:
 			slow = append(slow, fmt.Sprintf("%s %.2f Gb/s", r, v))
 		}
 		if v >= iommuCapGbps-iommuCapTolerance && v <= iommuCapGbps+iommuCapTolerance {
@@ -89,7 +92,7 @@ func FieldCauses(e report.LinkEvidence) []report.Cause {
 	degraded := scored{Cause: report.Cause{ID: "cx7-degraded", Title: "ConnectX-7 left in its degraded state (8-25 Gb/s with a 200G link)",
 		Confirm: "ethtool <netdev> shows 200000Mb/s and lspci LnkSta Gen5 x4 while ib_write_bw stays at 8-25 Gb/s",
 		Fix:     "reboot the node, or re-plug the QSFP cable; if it stays, shut both nodes down and unplug them from AC power before powering on",
-		Source:  srcFieldDegraded}}
+		Source:  SrcFieldDegraded}}
 	switch {
 	case len(slow) == 0:
 		degraded.against("no rail measured 8-25 Gb/s")

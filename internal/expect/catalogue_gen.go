@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 204966
-	signaturesGenCRC   = 0x37cad93a
+	signaturesGenLen   = 218541
+	signaturesGenCRC   = 0x863a7ba5
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -8144,6 +8144,450 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("Found Incompatibility issue with GID types"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "perftest-cq-failed",
+		Title: "perftest could not create its completion queue (Couldn't create CQ): the queue's pinned memory was refused",
+		Kind:  "perftest",
+		Match: []string{
+			"Couldn.t create (a receiver )?CQ",
+			"Failed to create CQs",
+		},
+		Weight:        1.05,
+		Severity:      "fail",
+		MeaningSpark:  "ibv_create_cq failed after the test buffer was registered: a completion queue's buffer is pinned memory too, counted against the locked-memory limit (ulimit -l) the buffer's registration already used up (a container or a login session with a small memlock limit; perftest prints no errno)",
+		MeaningServer: "ibv_create_cq failed after the test buffer was registered (perftest creates the CQs right after the MR): the completion queue's buffer is pinned memory too, so a locked-memory limit (RLIMIT_MEMLOCK, ulimit -l) that the buffer's registration nearly used up refuses it (a pod or container with the runtime's 64 KiB or 8 MiB default); less often more CQ entries than the device allows (tx depth x queue pairs above ibv_devinfo -v max_cqe)",
+		Fix:           "raise the locked-memory limit to unlimited for the test (ulimit -l unlimited; docker run --ulimit memlock=-1; LimitMEMLOCK=infinity for containerd or the kubelet's runtime, or RLIMIT_MEMLOCK in the runtime's base spec) and check it inside the container (ulimit -l); or size the test to fit (-s, -q, -t)",
+		Sources: []string{
+			"https://github.com/linux-rdma/perftest/blob/26.04.17/src/perftest_resources.c (ctx_init: create_mr, then create_cqs, \"Failed to create CQs\"; create_reg_cqs: \"Couldn't create CQ\" when ibv_create_cq or ibv_create_cq_ex returns NULL, \"Couldn't create a receiver CQ\" for the receive CQ; the test then prints \" Couldn't create IB resources\")",
+			"https://github.com/baldwinSPC/glimmer-burnin/blob/bdcb1da99ad5876e9afe8c984c7de9c031e171ed/runners/ib-write-bw/README.md (every RDMA buffer is pinned memory capped by RLIMIT_MEMLOCK: ibv_create_cq fails with ENOMEM under containerd's 8 MiB default; LimitMEMLOCK=infinity fixed it, 99.59 Gb/s)",
+		},
+		Lits: [][]byte{
+			[]byte("t create "),
+			[]byte("Failed to create CQs"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Couldn"),
+				[]byte("t create "),
+			},
+			[][]byte{
+				[]byte("Failed to create CQs"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("Couldn"),
+				anchored: lazyRegexp("^(?:Couldn.t create (a receiver )?CQ)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("Couldn"),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte("t create a receiver CQ"),
+									k:   1,
+								},
+								{
+									op:  pfLit,
+									lit: []byte("t create CQ"),
+									k:   2,
+								},
+							},
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("Couldn"),
+					[]byte("t create a receiver CQ"),
+					[]byte("t create CQ"),
+				},
+			},
+			{
+				prefix:  []byte("Failed to create CQs"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Failed to create CQs"),
+				},
+				lits: [][]byte{
+					[]byte("Failed to create CQs"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "perftest-qp-create-failed",
+		Title: "perftest could not create its queue pair (Unable to create QP): the device refused the QP's size or inline data",
+		Kind:  "perftest",
+		Match: []string{
+			"Unable to create QP\\.",
+			"Requested QP size might be too big",
+		},
+		Weight:        1.05,
+		Severity:      "fail",
+		MeaningSpark:  "ibv_create_qp refused the queue pair perftest asked for: its inline size (-I), send queue depth (-t) or scatter entries exceed what the device supports (EINVAL, perftest prints nothing more), or with \"Requested QP size might be too big\" its buffers could not be allocated or pinned (ENOMEM: the locked-memory limit, or too deep a queue)",
+		MeaningServer: "ibv_create_qp refused the queue pair perftest asked for: latency tests request 220 bytes of inline data by default on a device perftest does not know, more than some devices support (Intel E810 irdma takes less than 102), or the send queue depth (-t) exceeds the device's; the call then fails with EINVAL and perftest cannot say which; with \"Requested QP size might be too big\" (ENOMEM) the buffers could not be allocated or pinned (the locked-memory limit, or too deep a queue)",
+		Fix:           "rerun with a smaller inline size (-I 0, or the device's limit) and, if it still fails, a smaller tx depth (-t 64); a newer perftest knows more devices' inline limits; for ENOMEM raise the locked-memory limit (ulimit -l unlimited) or reduce -t and -q",
+		Sources: []string{
+			"https://github.com/linux-rdma/perftest/blob/26.04.17/src/perftest_resources.c (create_reg_qp_main: \"Unable to create QP.\" when ctx_qp_create returns NULL; ctx_qp_create: attr.cap.max_inline_data = inline_size, and for errno ENOMEM \"Requested QP size might be too big. Try reducing TX depth and/or inline size.\"; ctx_init: \"Failed to create QP.\") and src/perftest_parameters.c (ctx_set_max_inline: latency tests default to DEF_INLINE_WRITE or DEF_INLINE_SEND_RC_UC_XRC unless the device is one it lists; -I, --inline_size)",
+			"https://github.com/linux-rdma/perftest/issues/139 (ib_write_lat on an Intel E810, irdma: \"Unable to create QP.\" with the default inline size 220, the device supporting less than 102; the maintainer: ibv_create_qp returns EINVAL for an invalid max_inline_data, so perftest cannot tell which value failed; -I fixes it)",
+		},
+		Lits: [][]byte{
+			[]byte("Unable to create QP"),
+			[]byte("Requested QP size might be too big"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("Unable to create QP"),
+			},
+			[][]byte{
+				[]byte("Requested QP size might be too big"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("Unable to create QP."),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Unable to create QP."),
+				},
+				lits: [][]byte{
+					[]byte("Unable to create QP."),
+				},
+			},
+			{
+				prefix:  []byte("Requested QP size might be too big"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("Requested QP size might be too big"),
+				},
+				lits: [][]byte{
+					[]byte("Requested QP size might be too big"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "perftest-peer-ended-before-keys",
+		Title: "the perftest peer ended before sending its queue pair details (ethernet_read_keys: Couldn't read remote address)",
+		Kind:  "perftest",
+		Match: []string{
+			"ethernet_read_keys: Couldn.t read remote address",
+		},
+		Weight:        0.95,
+		Severity:      "fail",
+		MeaningSpark:  "this side set up its resources, printed the test's header and waited for the other Spark's queue pair details, but the connection closed first: the other side's set-up failed after the two had agreed the parameters (its memory registration, completion queue or queue pair, or its GID) or it was stopped; its own output names why",
+		MeaningServer: "this side set up its resources, printed the test's header and waited for the peer's queue pair details over the out-of-band TCP connection, but the connection closed first: the peer's set-up failed after the two had agreed the parameters (ctx_init on the peer: memory registration, completion queue or queue pair, most often refused under a small locked-memory limit) or it was killed; its own output names why",
+		Fix:           "read the other side's output for its own error (Couldn't allocate MR, Couldn't create CQ, Unable to create QP) and fix that; check ulimit -l on the peer (unlimited for RDMA)",
+		Sources: []string{
+			"https://github.com/linux-rdma/perftest/blob/26.04.17/src/perftest_communication.c (ethernet_read_keys: \"ethernet_read_keys: Couldn't read remote address\" when the read of the peer's key message returns short; then \" Unable to read to socket/rdma_cm\") and src/read_bw.c (negotiate_params, then ctx_init, \" Couldn't create IB resources\" on failure, then set_up_connection, ctx_print_test_info and ctx_hand_shake: \"Failed to exchange data between server and clients\")",
+		},
+		Lits: [][]byte{
+			[]byte("ethernet_read_keys: Couldn"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("ethernet_read_keys: Couldn"),
+				[]byte("t read remote address"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("ethernet_read_keys: Couldn"),
+				anchored: lazyRegexp("^(?:ethernet_read_keys: Couldn.t read remote address)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("ethernet_read_keys: Couldn"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("t read remote address"),
+							k:   1,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("ethernet_read_keys: Couldn"),
+					[]byte("t read remote address"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "mlx5-slot-power-not-advertised",
+		Title: "the ConnectX NIC could not read its PCIe slot's power limit (mlx5: PCIe slot power capability was not advertised)",
+		Kind:  "kernel",
+		Match: []string{
+			"PCIe slot power capability was not advertised",
+		},
+		Weight:        1,
+		Severity:      "warn",
+		MeaningSpark:  "the ConnectX-7 was attached while the system ran (a QSFP cable plugged in after boot woke it, a PCIe rescan or the hot-plug handler): at a runtime attach the slot's power limit is not advertised, and the NIC then holds each port near 13 Gb/s (ib_write_bw, TCP and NCCL alike; all_gather near 2.8 GB/s) with the link at 200G and PCIe at Gen5 x4, until the node boots with the cable in; the line never appears at a cold boot (the \"insufficient power (27W)\" line appears at every boot and is not the sign)",
+		MeaningServer: "the mlx5 driver read the NIC's power status (MPEIN) after a power change event and the slot advertised no power limit (pwr_status 0); the driver prints it for information, and servers print it at boot when the slot's power limit is not set: not a fault by itself (said for information unless the paste shows a DGX Spark)",
+		Fix:           "measure the link (ib_write_bw per device: a ConnectX-7 of a DGX Spark gives ~96 Gb/s per twin; near 13 Gb/s is this state); reboot both nodes with the cable already seated (the degraded state is per node); on DGX Spark keep the cable in at boot, or turn the CX-7 hot-plug off (/etc/nvidia/cx7-hotplug-enabled) so that the boot-time attach sets the NIC up; if a reboot does not clear it, power both nodes off and unplug them from AC power",
+		Sources: []string{
+			"https://github.com/torvalds/linux/blob/master/drivers/net/ethernet/mellanox/mlx5/core/events.c (mlx5_pcie_event: MPEIN pwr_status MLX5_PCI_POWER_COULD_NOT_BE_READ, 0, prints \"PCIe slot power capability was not advertised.\"; 2, INSUFFICIENT_REPORTED, \"Detected insufficient power on the PCIe slot (%uW).\"; 1 \"PCIe slot advertised sufficient power (%uW).\")",
+			"https://github.com/ajclark/GLM-5.3-DCP4-DFlash2-NVMe-KV-Offload-4x-DGX-Spark/blob/45e70c52ebe0067beedecdf34e5c6c39a13af8ed/results/incident-20260907-1418-workers-exited/cx7-throttle-after-hotplug.md (4 DGX Spark: after every hot-plug re-add the driver logs the not-advertised line per function, never at a cold boot; ib_write_bw 12.7 Gb/s until a cold boot, then 111.9 Gb/s)",
+			"https://github.com/cosmicbboy/local-ai/blob/e610cb1e7049a126ecd313783a8cf756ad23f5ee/dgx-spark/dual-dgx/README.md (two DGX Spark: the QSFP cable hot-plugged into running systems, ~13 Gb/s; reboot both nodes with the cable connected, 13.42 -> 109.18 Gb/s)",
+			"https://github.com/Jiangw2718i/ai-infra-notes/blob/ab25e5449c46aaeb872733d48b68ccbb423784b4/dgx-spark/qsfp-link-13gbps-until-reboot.md (13.33 + 13.23 Gb/s after a cable plugged into running Sparks, 98.03 per rail after rebooting both with it attached; the 27 W insufficient-power line appears at every boot, the healthy one too)",
+			"https://github.com/NVIDIA/gpu-operator/issues/2511 (a GPU server's dmesg: \"PCIe slot power capability was not advertised\" for each ConnectX function at boot, 22 s after power-on)",
+		},
+		Lits: [][]byte{
+			[]byte("PCIe slot power capability was not advertised"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("PCIe slot power capability was not advertised"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:  []byte("PCIe slot power capability was not advertised"),
+				literal: true,
+				filter: prefilter{
+					op:  pfLit,
+					lit: []byte("PCIe slot power capability was not advertised"),
+				},
+				lits: [][]byte{
+					[]byte("PCIe slot power capability was not advertised"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "mlx5-slot-power-insufficient",
+		Title: "the ConnectX NIC reports its PCIe slot's power below what it needs (mlx5: Detected insufficient power on the PCIe slot)",
+		Kind:  "kernel",
+		Match: []string{
+			"mlx5_pcie_event:\\d+:(\\(pid \\d+\\): )? ?Detected insufficient power on the PCIe slot \\(\\d+W\\)",
+		},
+		Weight:        0.9,
+		Severity:      "warn",
+		MeaningSpark:  "GB10 reports 27 W to each ConnectX-7 function at every boot, the boots whose link runs at its full rate too: by itself it is not a sign of a fault (said for information on DGX Spark)",
+		MeaningServer: "the mlx5 driver read the NIC's power status (MPEIN) after a power change event and the slot reports less power than the card needs; the driver prints it as a warning: a card short of power may not run its ports at their rate",
+		Fix:           "check that the card sits in a slot rated for its power (the server's documentation; lspci -vv DevCap SlotPowerLimit) and that the port reaches its rate (ib_write_bw); on DGX Spark nothing to do for this line alone",
+		Sources: []string{
+			"https://github.com/torvalds/linux/blob/master/drivers/net/ethernet/mellanox/mlx5/core/events.c (mlx5_pcie_event: MPEIN pwr_status 2, MLX5_PCI_POWER_INSUFFICIENT_REPORTED, prints \"Detected insufficient power on the PCIe slot (%uW).\" with mlx5_core_warn_rl; the not-advertised and sufficient cases print with mlx5_core_info_rl)",
+			"https://github.com/Jiangw2718i/ai-infra-notes/blob/ab25e5449c46aaeb872733d48b68ccbb423784b4/dgx-spark/qsfp-link-13gbps-until-reboot.md (DGX Spark: \"Detected insufficient power on the PCIe slot (27W)\" appears four times per boot, including the boot that measured 98 Gb/s per rail: not a throttle indicator)",
+		},
+		Lits: [][]byte{
+			[]byte("Detected insufficient power on the PCIe slot "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("mlx5_pcie_event:"),
+				[]byte("Detected insufficient power on the PCIe slot "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("mlx5_pcie_event:"),
+				anchored: lazyRegexp("^(?:mlx5_pcie_event:\\d+:(\\(pid \\d+\\): )? ?Detected insufficient power on the PCIe slot \\(\\d+W\\))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("mlx5_pcie_event:"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(":"),
+							k:   1,
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op:  pfLit,
+									lit: []byte(" Detected insufficient power on the PCIe slot ("),
+									k:   2,
+								},
+								{
+									op:  pfLit,
+									lit: []byte("Detected insufficient power on the PCIe slot ("),
+									k:   3,
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte("W)"),
+							k:   4,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("mlx5_pcie_event:"),
+					[]byte(":"),
+					[]byte(" Detected insufficient power on the PCIe slot ("),
+					[]byte("Detected insufficient power on the PCIe slot ("),
+					[]byte("W)"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "pcie-link-downgraded",
+		Title: "a PCIe device runs on a slower or narrower link than it is capable of (the kernel's available PCIe bandwidth line, lspci's downgraded LnkSta)",
+		Kind:  "kernel",
+		Match: []string{
+			"available PCIe bandwidth, limited by \\S+ GT/s PCIe x\\d+ link at \\S+ \\(capable of",
+			"LnkSta:\\s+Speed [0-9.]+GT/s[^,]*, Width x\\d+ \\(downgraded\\)",
+			"LnkSta:\\s+Speed [0-9.]+GT/s \\(downgraded\\)",
+		},
+		Weight:        1,
+		Severity:      "warn",
+		MeaningSpark:  "a ConnectX-7 function trained below its PCIe capability: each twin is a Gen5 x4 endpoint (~126 Gb/s of PCIe), and a narrower or slower link caps its RDMA rate (BIOS before 2026-04 trains the second function at x2)",
+		MeaningServer: "the device's PCIe link is slower or narrower than the device supports (the kernel names the limiting link and what the device is capable of): a NIC in a slot wired for fewer lanes, a riser or switch at a lower generation, or a link that trained down; a NIC's RDMA rate is then capped near the link's usable bandwidth (PCIe 3.0 x8 ~ 50-57 Gb/s)",
+		Fix:           "lspci -vv -s <bdf>: compare LnkCap with LnkSta; move the card to a slot wired for its full width (motherboard lane sharing can halve a x16 slot), reseat it, or update the BIOS; the kernel line names the limiting port",
+		Sources: []string{
+			"https://github.com/torvalds/linux/blob/master/drivers/pci/pci.c (__pcie_print_link_status: \"%u.%03u Gb/s available PCIe bandwidth, limited by %s x%d link at %s (capable of %u.%03u Gb/s with %s x%d link)\" when the available bandwidth is below the device's capability; mlx5 and other NIC drivers call pcie_print_link_status at probe)",
+			"https://github.com/pciutils/pciutils/blob/master/ls-caps.c (LnkSta: the link speed and width, each marked \" (downgraded)\" when below what LnkCap says the device can do)",
+			"https://github.com/morrismeyer/warpforge/blob/848da079a95d15048165d1954024be308aa70bae/holmes-lab/mark1/mellanox-perf/CONNECTX5.md (ConnectX-5 100GbE in a PCIe 3.0 x8 slot, LnkSta Width x8 (downgraded): ib_write_bw 55.86 Gb/s, PCIe-limited)",
+		},
+		Lits: [][]byte{
+			[]byte("available PCIe bandwidth, limited by "),
+			[]byte("downgraded"),
+			[]byte("downgraded"),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("available PCIe bandwidth, limited by "),
+				[]byte(" GT/s PCIe x"),
+				[]byte(" link at "),
+				[]byte("capable of"),
+			},
+			[][]byte{
+				[]byte("LnkSta:"),
+				[]byte("Speed "),
+				[]byte("GT/s"),
+				[]byte(", Width x"),
+				[]byte("downgraded"),
+			},
+			[][]byte{
+				[]byte("LnkSta:"),
+				[]byte("Speed "),
+				[]byte("GT/s "),
+				[]byte("downgraded"),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("available PCIe bandwidth, limited by "),
+				anchored: lazyRegexp("^(?:available PCIe bandwidth, limited by \\S+ GT/s PCIe x\\d+ link at \\S+ \\(capable of)", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("available PCIe bandwidth, limited by "),
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" GT/s PCIe x"),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" link at "),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" (capable of"),
+							k:   3,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("available PCIe bandwidth, limited by "),
+					[]byte(" GT/s PCIe x"),
+					[]byte(" link at "),
+					[]byte(" (capable of"),
+				},
+			},
+			{
+				prefix:   []byte("LnkSta:"),
+				anchored: lazyRegexp("^(?:LnkSta:\\s+Speed [0-9.]+GT/s[^,]*, Width x\\d+ \\(downgraded\\))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("LnkSta:"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("Speed "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("GT/s"),
+							k:   2,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(", Width x"),
+							k:   3,
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" (downgraded)"),
+							k:   4,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("LnkSta:"),
+					[]byte("Speed "),
+					[]byte("GT/s"),
+					[]byte(", Width x"),
+					[]byte(" (downgraded)"),
+				},
+			},
+			{
+				prefix:   []byte("LnkSta:"),
+				anchored: lazyRegexp("^(?:LnkSta:\\s+Speed [0-9.]+GT/s \\(downgraded\\))", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("LnkSta:"),
+						},
+						{
+							op:  pfLit,
+							lit: []byte("Speed "),
+							k:   1,
+						},
+						{
+							op:  pfLit,
+							lit: []byte("GT/s (downgraded)"),
+							k:   2,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("LnkSta:"),
+					[]byte("Speed "),
+					[]byte("GT/s (downgraded)"),
 				},
 			},
 		},
