@@ -116,15 +116,20 @@ var docSignatureCases = []docSignatureCase{
 	{"error.socket-connect-failed", func(r *rand.Rand, host string, rank, dev int) []string {
 		p := ncclPrefix(host, rank, dev)
 		peer := fmt.Sprintf("10.20.%d.%d<%d>", r.Intn(8), 10+r.Intn(8), 30000+r.Intn(30000))
-		switch r.Intn(4) {
+		// a refusal that names the refusing address names its node first
+		// (nccl.peer-refuses, peerrefused_test.go): here timeouts, and
+		// refusals in the words of the releases that name no address
+		switch r.Intn(5) {
 		case 0: // v2.12 socket.cc
-			return []string{p + " misc/socket.cc:456 NCCL WARN Net : Connect to " + peer + " failed : Connection refused"}
+			return []string{p + " misc/socket.cc:456 NCCL WARN Net : Connect to " + peer + " failed : Connection timed out"}
+		case 4: // v2.24 to v2.26 socket.cc, no address
+			return []string{p + " misc/socket.cc:543 NCCL WARN socketPollConnect: connect returned Connection refused, exceeded error retry count (35)"}
 		case 1: // v2.17 to v2.19 socket.cc, after the retries
 			return []string{p + fmt.Sprintf(" misc/socket.cc:%d NCCL WARN socket%sConnect: exceeded %s (%d)", 460+r.Intn(60), []string{"Start", "Poll"}[r.Intn(2)], []string{"retries", "timeouts"}[r.Intn(2)], 20+r.Intn(100))}
 		case 2: // the same, with the connect error of v2.17 to v2.19
 			return []string{p + " misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to " + peer + " failed : Connection timed out"}
 		default: // v2.27 and later
-			return []string{p + fmt.Sprintf(" misc/socket.cc:288 NCCL WARN ncclSocketConnect: connect to %s returned %s, exceeded error retry count after %d attempts", peer, []string{"Connection refused", "Connection timed out"}[r.Intn(2)], 35)}
+			return []string{p + fmt.Sprintf(" misc/socket.cc:288 NCCL WARN ncclSocketConnect: connect to %s returned Connection timed out, exceeded error retry count after %d attempts", peer, 35)}
 		}
 	}},
 	{"error.topo-sys-pci-path-missing", func(r *rand.Rand, host string, rank, dev int) []string {
