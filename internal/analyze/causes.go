@@ -80,6 +80,7 @@ func (a *analysis) startupCauses(l *results.NCCLLog) {
 	}
 	a.peerOtherNetwork(l)
 	a.peerRefuses(l)
+	a.netPluginMissing(l)
 }
 
 // minSpreadIfs is the number of socket devices from which NCCL's spread
