@@ -30,7 +30,8 @@ const weightPeerRefuses = 1.0
 // bridge by default: an address in them names no node, every host may own
 // it (Docker's default bridge 172.17.0.0/16,
 // https://docs.docker.com/engine/network/drivers/bridge/; libvirt's
-// default network 192.168.122.0/24, libvirt's networking docs).
+// default network 192.168.122.0/24,
+// https://wiki.libvirt.org/VirtualNetworking.html).
 var hostLocalBridges = []netip.Prefix{netip.MustParsePrefix("172.17.0.0/16"), netip.MustParsePrefix("192.168.122.0/24")}
 
 // nodeAddress: ip can name one node of the job: not loopback, link-local,
