@@ -70,6 +70,8 @@ type Parsed struct {
 	rdma rdmaPorts
 	// qpt is the first queue pair that timed out and the GIDs it names
 	qpt qpTimeout
+	// qpf is the first queue pair that failed, any errno, and its GIDs
+	qpf qpFailure
 }
 
 // inputStats is what reading a pasted text had to undo.
@@ -184,6 +186,7 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 		p.mlx5.observe(src.lr.Line(), line)
 		p.rdma.observe(line)
 		p.qpt.observe(src.lr.Line(), line)
+		p.qpf.observe(src.lr.Line(), line)
 		if !p.Input.errorLines && m.Found() {
 			p.Input.errorLines = true
 		}
@@ -191,11 +194,12 @@ func Parse(r io.Reader, format string) (Parsed, error) {
 	src = newPasteReader(textIn, &p.Input.pasteStats, observe)
 	err = parseTextInto(&p, src, sample, br, isFramed)
 	p.qpt.end()
+	p.qpf.end()
 	p.Errors = p.iperfStream.restore(m.Hits())
 	if err != nil && len(p.Errors) > 0 && p.Format != FormatErrors {
 		// the output stopped before its results (a waived test, a tool
 		// that failed): its error lines are what it says
-		p = Parsed{Format: FormatErrors, Detection: p.Detection, Input: p.Input, Errors: p.Errors, cuda: p.cuda, iperfCtrl: p.iperfCtrl, mlx5: p.mlx5, qpt: p.qpt}
+		p = Parsed{Format: FormatErrors, Detection: p.Detection, Input: p.Input, Errors: p.Errors, cuda: p.cuda, iperfCtrl: p.iperfCtrl, mlx5: p.mlx5, qpt: p.qpt, qpf: p.qpf}
 		err = nil
 	}
 	if err == nil && p.Format == FormatErrors && len(p.Errors) == 0 {
@@ -450,6 +454,7 @@ func Judge(name string, p Parsed, opt Options) report.AnalysisResult {
 	a.mlx5Syndrome(p.mlx5)
 	a.qpLinkLocalRemote(p.qpt)
 	a.sparkLinkSlow(hits)
+	a.qpGIDFamily(p.qpf)
 	a.errors(hits)
 	a.slotPower(hits)
 	if r := p.Iperf3; r != nil && a.res.Error != "" && iperf3ErrorKnown(hits, r.Error) {

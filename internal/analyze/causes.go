@@ -80,6 +80,7 @@ func (a *analysis) startupCauses(l *results.NCCLLog) {
 	}
 	a.peerOtherNetwork(l)
 	a.peerRefuses(l)
+	a.netPluginMissing(l)
 }
 
 // minSpreadIfs is the number of socket devices from which NCCL's spread
@@ -455,6 +456,15 @@ func (a *analysis) ofiTCPProvider(l *results.NCCLLog) {
 		return
 	}
 	ev := []string{fmt.Sprintf("%q", note)}
+	for _, n := range l.NetNotes {
+		// the RDMA protocol's fi_getinfo found none of its providers
+		// before the plugin fell back (src/nccl_ofi_rdma.cpp, aws-ofi-nccl
+		// v1.21.1: "No eligible providers were found" on -FI_ENODATA)
+		if strings.HasPrefix(n, "NET/OFI No eligible providers were found") {
+			ev = append(ev, fmt.Sprintf("%q: the plugin's RDMA protocol found no provider first", n))
+			break
+		}
+	}
 	for _, h := range l.Hosts {
 		if containerID(h) {
 			ev = append(ev, "host name "+h+" is a container ID (12 hex digits): a container, which sees only the devices passed to it")

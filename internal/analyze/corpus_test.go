@@ -60,7 +60,7 @@ var pasted = []struct {
 	{"39_nvbandwidth_preamble_elided.txt", FormatNVBandwidth, report.VerdictNone, "", "nvbandwidth device_to_device_memcpy_read_ce"},
 	{"40_nvbandwidth_quoted_running_lines.txt", FormatNVBandwidth, report.VerdictNone, "", "nvbandwidth host_to_device_memcpy_sm, device_to_host_memcpy_sm"},
 	{"41_async_port_error_flapping.txt", FormatNCCLLog, report.VerdictCritical, "ib-port-error", "NCCL_DEBUG=INFO log"},
-	{"42_torch_rank_prefix_ofi_undeliverable.txt", FormatErrors, report.VerdictCritical, "ofi-undeliverable", "error lines"},
+	{"42_torch_rank_prefix_ofi_undeliverable.txt", FormatNCCLLog, report.VerdictCritical, "ofi-undeliverable", "NCCL_DEBUG=INFO log"}, // the plugin's NET/OFI lines are NCCL log lines
 	{"43_no_host_channels_net_ib.txt", FormatNCCLLog, report.VerdictNone, "", "NCCL_DEBUG=INFO log"},
 	{"44_mpirun_tag_libibverbs_warnings.txt", FormatNCCLLog, report.VerdictCritical, "ibverbs-missing", "NCCL_DEBUG=INFO log"},
 	{"45_k8s_worker_segfault_proxy.txt", FormatNCCLLog, report.VerdictCritical, "process-segfault", "NCCL_DEBUG=INFO log"},

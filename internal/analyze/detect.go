@@ -223,6 +223,8 @@ func lineShape(t []byte) (shape, bool) {
 		return shNCCLLog, true
 	} else if m, _ := results.BareConnection(t); m >= 0 {
 		return shNCCLLog, true
+	} else if results.BareNetNote(t) >= 0 {
+		return shNCCLLog, true
 	}
 	switch t[0] {
 	case '#':

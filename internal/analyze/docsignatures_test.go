@@ -19,6 +19,7 @@ var docSignatureIDs = []string{
 	"error.nccl-invalid-usage", "error.roce-gid-index-wrong", "error.shm-removed-by-systemd", "error.fd-limit",
 	"error.mpi-pmix-gds-lock", "error.ucx-net-device-unavailable", "error.ucx-no-am-transport", "error.mnnvl-imex-not-working",
 	"error.nvlink-p2p-disabled", "error.socket-connect-failed", "error.topo-sys-pci-path-missing",
+	"error.cuda-ipc-host-name-collision",
 }
 
 // ncclPrefix is NCCL's line prefix for a rank: "host:pid:tid [dev]".
@@ -116,16 +117,28 @@ var docSignatureCases = []docSignatureCase{
 	{"error.socket-connect-failed", func(r *rand.Rand, host string, rank, dev int) []string {
 		p := ncclPrefix(host, rank, dev)
 		peer := fmt.Sprintf("10.20.%d.%d<%d>", r.Intn(8), 10+r.Intn(8), 30000+r.Intn(30000))
-		switch r.Intn(4) {
+		// a refusal that names the refusing address names its node first
+		// (nccl.peer-refuses, peerrefused_test.go): here timeouts, and
+		// refusals in the words of the releases that name no address
+		switch r.Intn(5) {
 		case 0: // v2.12 socket.cc
-			return []string{p + " misc/socket.cc:456 NCCL WARN Net : Connect to " + peer + " failed : Connection refused"}
+			return []string{p + " misc/socket.cc:456 NCCL WARN Net : Connect to " + peer + " failed : Connection timed out"}
+		case 4: // v2.24 to v2.26 socket.cc, no address
+			return []string{p + " misc/socket.cc:543 NCCL WARN socketPollConnect: connect returned Connection refused, exceeded error retry count (35)"}
 		case 1: // v2.17 to v2.19 socket.cc, after the retries
 			return []string{p + fmt.Sprintf(" misc/socket.cc:%d NCCL WARN socket%sConnect: exceeded %s (%d)", 460+r.Intn(60), []string{"Start", "Poll"}[r.Intn(2)], []string{"retries", "timeouts"}[r.Intn(2)], 20+r.Intn(100))}
 		case 2: // the same, with the connect error of v2.17 to v2.19
 			return []string{p + " misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to " + peer + " failed : Connection timed out"}
 		default: // v2.27 and later
-			return []string{p + fmt.Sprintf(" misc/socket.cc:288 NCCL WARN ncclSocketConnect: connect to %s returned %s, exceeded error retry count after %d attempts", peer, []string{"Connection refused", "Connection timed out"}[r.Intn(2)], 35)}
+			return []string{p + fmt.Sprintf(" misc/socket.cc:288 NCCL WARN ncclSocketConnect: connect to %s returned Connection timed out, exceeded error retry count after %d attempts", peer, 35)}
 		}
+	}},
+	{"error.cuda-ipc-host-name-collision", func(r *rand.Rand, host string, rank, dev int) []string {
+		// src/transport/p2p.cu to v2.4.2-1: cudaIpcOpenMemHandle failed
+		// (any CUDA error but 217); NCCL before 2.3 printed no "NCCL " tag
+		codes := []string{"30 unknown error", "1 invalid argument", "201 invalid device context", "14 mapping of buffer object failed", "999 unknown error"}
+		tag := []string{"WARN", "NCCL WARN"}[r.Intn(2)]
+		return []string{ncclPrefix(host, rank, dev) + fmt.Sprintf(" transport/p2p.cu:%d %s failed to open CUDA IPC handle : %s", 400+r.Intn(200), tag, codes[r.Intn(len(codes))])}
 	}},
 	{"error.topo-sys-pci-path-missing", func(r *rand.Rand, host string, rank, dev int) []string {
 		// src/graph/xml.cc getPciPath, then the error trace
@@ -227,6 +240,8 @@ func TestDocSignaturesDoNotFire(t *testing.T) {
 		"another UCX warning":                   {[]string{"[1732800000.123456] [node001:4242:0]          parser.c:1918 UCX  WARN  unused env variable: UCX_HOME (set UCX_WARN_UNUSED_ENV_VARS=n to suppress this warning)"}, "error.ucx-net-device-unavailable", ""},
 		"P2P off between PCIe GPUs":             {[]string{p + " NCCL INFO P2P is disabled between connected GPUs 1 and 0. You can repress this message with NCCL_IGNORE_DISABLED_P2P=1."}, "error.nvlink-p2p-disabled", ""},
 		"a retried connect that went on":        {[]string{p + " NCCL INFO ncclSocketConnect: connect to 10.20.1.11<40123> returned Connection refused, retrying (1/34) after sleep for 100 msec"}, "error.socket-connect-failed", ""},
+		"CUDA IPC without peer access":          {[]string{p + " transport/p2p.cu:547 NCCL WARN failed to open CUDA IPC handle : 217 peer access is not supported between these two devices"}, "error.cuda-ipc-host-name-collision", "error.nccl-peer-access-unsupported"},
+		"CUDA IPC failing from NCCL 2.4.6 on":   {[]string{p + " transport/p2p.cc:237 NCCL WARN failed to open CUDA IPC handle : 30 unknown error"}, "error.cuda-ipc-host-name-collision", ""},
 		"a container bridge peer":               {append(startup("node001", 0, 0, 0, "2.18.6"), p+" misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 172.17.0.2<40123> failed : Connection refused"), "", "nccl.peer-other-network"},
 		"a soft-RoCE device without a PCI path": {[]string{p + " transport/net_ib.cc:115 NCCL WARN Could not find real path of rxe0 (/sys/class/infiniband/rxe0/device)"}, "error.topo-sys-pci-path-missing", ""},
 		"a RAS peer joining":                    {[]string{"[2025-12-19 13:07:07] PEER_NEW: Process 1524345 on node 172.16.64.245 managing GPU 1"}, "error.ras-dead", ""},
@@ -255,6 +270,7 @@ var docSignatureFixtures = map[string]bool{
 	"field/train/172_lightning_ddp_noncontiguous_gpus_barrier_invalid_usage.txt":       true,
 	"field/train/178_pytorch_dataparallel_nccl256_error4_invalid_argument.txt":         true,
 	"field/train/264_slurm_peer_node_network_broken_nccl_connect_refused.txt":          true,
+	"field/train/340_horovod_same_hostname_cuda_ipc_handle.txt":                        true,
 	"field/train/363_slurm_broken_node_nccl_warn_connect_refused.txt":                  true,
 	"nccl-faults/duplicate-gpu.log":                                                    true,
 	"nccl-faults/net-ib-forced.log":                                                    true,

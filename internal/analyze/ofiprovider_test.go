@@ -74,3 +74,45 @@ func TestContainerID(t *testing.T) {
 		}
 	}
 }
+
+// The OFI plugin's lines pasted without NCCL's opening (field cases 328
+// and 329: "NET/OFI Selected provider is tcp, fabric is 172.31.32.0/20
+// (found 1 nics)") are read as an NCCL log and name the provider, behind
+// any prefix, alone or after an INFO line that kept its opening; an RDMA
+// provider so pasted raises nothing.
+func TestOFIBareLines(t *testing.T) {
+	r := rand.New(rand.NewPCG(328, 329))
+	real := []string{
+		"NET/OFI No eligible providers were found",
+		"NET/OFI Selected provider is tcp, fabric is 172.31.32.0/20 (found 1 nics)",
+		"NET/OFI Need to force simple protocol: GDR not supported",
+	}
+	a := analyseText(strings.Join(real, "\n") + "\n")
+	f := flagOf(a, "nccl.ofi-tcp-provider")
+	if a.Format != "nccl-log" || f == nil {
+		t.Fatalf("format %q, flags %s", a.Format, flagIDs(a))
+	}
+	if !strings.Contains(f.Evidence, `"NET/OFI Selected provider is tcp, fabric is 172.31.32.0/20 (found 1 nics)"`) || !strings.Contains(f.Evidence, "No eligible providers were found") {
+		t.Errorf("evidence: %s", f.Evidence)
+	}
+	for range 40 {
+		p := anyPrefix(r)
+		prov := []string{"tcp", "tcp;ofi_rxm", "sockets", "efa", "cxi", "verbs;ofi_rxm"}[r.IntN(6)]
+		// four lines at least: a tag no launcher is known by is told
+		// from four lines that carry it (docPrefix)
+		lines := []string{
+			"NET/OFI Initializing aws-ofi-nccl 1.21.1",
+			"NET/OFI Using Libfabric version 2.6",
+			fmt.Sprintf("NET/OFI Selected provider is %s, fabric is 10.%d.0.0/16 (found %d nics)", prov, r.IntN(255), 1+r.IntN(4)),
+			"NET/OFI Using transport protocol SENDRECV",
+		}
+		if r.IntN(2) == 0 {
+			lines = append(lines, fmt.Sprintf("node-%d:%d:%d [0] NCCL INFO Using network AWS Libfabric", r.IntN(9), 100+r.IntN(900), 100+r.IntN(900)))
+		}
+		a := analyseText(prefixed(p, lines))
+		socket := !strings.HasPrefix(prov, "efa") && !strings.HasPrefix(prov, "cxi") && !strings.HasPrefix(prov, "verbs")
+		if hasFlag(a, "nccl.ofi-tcp-provider") != socket {
+			t.Errorf("%s behind %q: flags %s (format %s)", prov, p, flagIDs(a), a.Format)
+		}
+	}
+}

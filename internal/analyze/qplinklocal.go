@@ -74,9 +74,13 @@ func (q *qpTimeout) end() {
 }
 
 // readGIDs takes the local and remote GIDs a part of the message names.
-func (q *qpTimeout) readGIDs(b []byte) {
+func (q *qpTimeout) readGIDs(b []byte) { readQPGIDs(b, &q.local, &q.remote) }
+
+// readQPGIDs sets local and remote to the GIDs a part of an ibv_modify_qp
+// failure names.
+func readQPGIDs(b []byte, local, remote *string) {
 	if i := bytes.Index(b, litRemoteGID); i >= 0 && (i == 0 || !isWordByte(b[i-1])) {
-		q.remote = gidWord(b[i+len(litRemoteGID):])
+		*remote = gidWord(b[i+len(litRemoteGID):])
 	}
 	// "local GID index %d" is followed by "local GID %s"
 	for j := 0; ; {
@@ -86,7 +90,7 @@ func (q *qpTimeout) readGIDs(b []byte) {
 		}
 		j += i + len(litLocalGID)
 		if w := gidWord(b[j:]); w != "" && w != "index" {
-			q.local = w
+			*local = w
 		}
 	}
 }

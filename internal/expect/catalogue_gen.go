@@ -3,8 +3,8 @@
 package expect
 
 const (
-	signaturesGenLen   = 218541
-	signaturesGenCRC   = 0x863a7ba5
+	signaturesGenLen   = 221672
+	signaturesGenCRC   = 0xa81cb3de
 	expectationsGenLen = 10070
 	expectationsGenCRC = 0xd9d56b76
 )
@@ -2571,6 +2571,166 @@ var generatedSignatures = []Signature{
 				},
 				lits: [][]byte{
 					[]byte("ncclUnhandledCudaError"),
+				},
+			},
+		},
+	},
+	{
+		ID:    "cuda-ipc-host-name-collision",
+		Title: "NCCL 2.4 or older could not open a peer's CUDA IPC handle: two machines with one host name taken for one host",
+		Kind:  "nccl",
+		Match: []string{
+			"transport/p2p\\.cu:\\d+ (?:NCCL )?WARN failed to open CUDA IPC handle : (?:\\d{1,2}|[013-9]\\d\\d|2[02-9]\\d|21[0-689]|\\d{4,}) ",
+		},
+		Weight:        1.1,
+		Severity:      "fail",
+		MeaningSpark:  "a DGX Spark has one GPU and runs NCCL 2.28 or later: this line comes from another machine with an NCCL release of 2.4 or older",
+		MeaningServer: "NCCL before 2.5 connects two ranks through P2P/IPC or SHM only when their host hashes agree, and the hash is the host name (up to its first dot before 2.4.6, whole from 2.4.6) with the number of the process's UTS namespace (and from 2.4.6 its mount namespace), which for the init namespace is fixed (the mount one is allocated first at boot, alike on machines booted alike): two machines with one host name are one host to it, and a rank cannot open the CUDA IPC handle of a GPU on the other machine. Horovod's troubleshooting guide names this message for servers that share a host name; on one machine the same failure means two processes that share the host's UTS namespace but cannot share CUDA IPC (containers started with --uts=host and without --ipc=host)",
+		Fix:           "give every machine a host name of its own before the first dot (hostnamectl set-hostname; check with hostname -s on every node), or install NCCL 2.5 or later, whose host hash adds the boot id (/proc/sys/kernel/random/boot_id, NCCL_HOSTID to override); ranks that do share a machine in containers need one IPC namespace (docker run --ipc=host)",
+		Sources: []string{
+			"NVIDIA/nccl src/misc/utils.cu v2.3.5-5:12-50 (getHostName cuts the name at the first '.', getHostHash adds readlink /proc/self/ns/uts), src/misc/utils.cc v2.4.6-1:105-124 (the full name, the uts and mnt namespaces) and v2.5.6-1:87-115 (the name with the boot id, or NCCL_HOSTID)",
+			"NVIDIA/nccl src/transport/p2p.cu v2.3.5-5:77 (P2P only between equal hostHash) and :547 (WARN \"failed to open CUDA IPC handle : %d %s\" when cudaIpcOpenMemHandle fails, then ncclUnhandledCudaError), src/transport/shm.cu v2.3.5-5:72 (SHM only between equal hostHash); the file is p2p.cc from v2.4.6-1",
+			"https://github.com/torvalds/linux/blob/v5.11/include/linux/proc_ns.h (PROC_UTS_INIT_INO = 0xEFFFFFFEU: the init UTS namespace has one fixed number on every machine, readlink /proc/self/ns/uts prints uts:[4026531838])",
+			"https://github.com/horovod/horovod/blob/3a88f15c47e583e9805501652738ac6b2fa08bfa/docs/troubleshooting.rst (transport/p2p.cu:431 WARN failed to open CUDA IPC handle : 30 unknown error: \"it likely means that multiple servers share the same hostname\")",
+			"https://github.com/horovod/horovod/issues/110",
+		},
+		Lits: [][]byte{
+			[]byte("WARN failed to open CUDA IPC handle : "),
+		},
+		AllLits: [][][]byte{
+			[][]byte{
+				[]byte("transport/p2p"),
+				[]byte("cu:"),
+				[]byte("WARN failed to open CUDA IPC handle : "),
+			},
+		},
+		plans: []matchPlan{
+			{
+				prefix:   []byte("transport/p2p.cu:"),
+				anchored: lazyRegexp("^(?:transport/p2p\\.cu:\\d+ (?:NCCL )?WARN failed to open CUDA IPC handle : (?:\\d{1,2}|[013-9]\\d\\d|2[02-9]\\d|21[0-689]|\\d{4,}) )", nil),
+				filter: prefilter{
+					op: pfAll,
+					subs: []prefilter{
+						{
+							op:  pfLit,
+							lit: []byte("transport/p2p.cu:"),
+						},
+						{
+							op: pfAny,
+							subs: []prefilter{
+								{
+									op: pfAny,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(" NCCL WARN failed to open CUDA IPC handle : "),
+											k:   1,
+										},
+										{
+											op:  pfLit,
+											lit: []byte(" WARN failed to open CUDA IPC handle : "),
+											k:   2,
+										},
+									},
+								},
+								{
+									op: pfAny,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(" NCCL WARN failed to open CUDA IPC handle : "),
+											k:   3,
+										},
+										{
+											op:  pfLit,
+											lit: []byte(" WARN failed to open CUDA IPC handle : "),
+											k:   4,
+										},
+									},
+								},
+								{
+									op: pfAll,
+									subs: []prefilter{
+										{
+											op: pfAny,
+											subs: []prefilter{
+												{
+													op:  pfLit,
+													lit: []byte(" NCCL WARN failed to open CUDA IPC handle : "),
+													k:   5,
+												},
+												{
+													op:  pfLit,
+													lit: []byte(" WARN failed to open CUDA IPC handle : "),
+													k:   6,
+												},
+											},
+										},
+										{
+											op: pfAny,
+											subs: []prefilter{
+												{
+													op:  pfLit,
+													lit: []byte("2"),
+													k:   7,
+												},
+												{
+													op: pfAll,
+													subs: []prefilter{
+														{
+															op:  pfLit,
+															lit: []byte("2"),
+															k:   8,
+														},
+														{
+															op:  pfLit,
+															lit: []byte("1"),
+															k:   9,
+														},
+													},
+												},
+											},
+										},
+									},
+								},
+								{
+									op: pfAny,
+									subs: []prefilter{
+										{
+											op:  pfLit,
+											lit: []byte(" NCCL WARN failed to open CUDA IPC handle : "),
+											k:   10,
+										},
+										{
+											op:  pfLit,
+											lit: []byte(" WARN failed to open CUDA IPC handle : "),
+											k:   11,
+										},
+									},
+								},
+							},
+						},
+						{
+							op:  pfLit,
+							lit: []byte(" "),
+							k:   12,
+						},
+					},
+				},
+				lits: [][]byte{
+					[]byte("transport/p2p.cu:"),
+					[]byte(" NCCL WARN failed to open CUDA IPC handle : "),
+					[]byte(" WARN failed to open CUDA IPC handle : "),
+					[]byte(" NCCL WARN failed to open CUDA IPC handle : "),
+					[]byte(" WARN failed to open CUDA IPC handle : "),
+					[]byte(" NCCL WARN failed to open CUDA IPC handle : "),
+					[]byte(" WARN failed to open CUDA IPC handle : "),
+					[]byte("2"),
+					[]byte("2"),
+					[]byte("1"),
+					[]byte(" NCCL WARN failed to open CUDA IPC handle : "),
+					[]byte(" WARN failed to open CUDA IPC handle : "),
+					[]byte(" "),
 				},
 			},
 		},

@@ -21,6 +21,21 @@ func PreTagInfo(line []byte) (prefixEnd, msg int) {
 	return j + 2, j + len("] INFO ")
 }
 
+// BareNetNote finds a net plugin's message pasted without NCCL's opening:
+// the OFI plugin (aws-ofi-nccl) prints every line through NCCL's logger
+// with "NET/OFI " in front (include/nccl_ofi_log.h, NCCL_OFI_INFO and
+// NCCL_OFI_WARN), and NCCL its plugin loading with "NET/Plugin"
+// ("NET/Plugin : No plugin found", src/net.cc v2.18.3-1; "NET/Plugin: Loaded
+// net plugin %s", src/plugin/net/net_v10.cc v2.30.7-1). It returns where the message starts, or
+// -1 when the line is not one.
+func BareNetNote(line []byte) int {
+	t := bytes.TrimLeft(line, " \t")
+	if bytes.HasPrefix(t, []byte("NET/OFI ")) || bytes.HasPrefix(t, []byte("NET/Plugin")) && len(t) > len("NET/Plugin") && (t[len("NET/Plugin")] == ':' || t[len("NET/Plugin")] == ' ') {
+		return len(line) - len(t)
+	}
+	return -1
+}
+
 // NCCLHostClash is two ranks that NCCL connects through P2P or SHM, the
 // transports it uses only between ranks it takes for one host, printed on
 // one host with one GPU: "Ring 00 : 6[6] -> 10[2] via P2P/IPC" where

@@ -323,6 +323,15 @@ func (l *NCCLLog) observe(line []byte, i int) bool {
 			l.info(line[m:])
 			return true
 		}
+		if m := BareNetNote(line); m >= 0 {
+			// a net plugin's message without NCCL's opening
+			// (INFO or WARN unknown: its words are matched as an error
+			// line's too)
+			l.InfoLines++
+			l.cur = nil
+			l.info(line[m:])
+			return true
+		}
 		if m, printer := BareConnection(line); m >= 0 {
 			// a connection message pasted without its opening: its
 			// GPUDirect RDMA is told per printing rank, the host unknown
